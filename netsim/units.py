@@ -1,0 +1,176 @@
+"""Human units at the edges, SI inside.
+
+Everything inside netsim is bytes, seconds and bytes per second. Strings such as
+``"10Gbps"``, ``"64MB"`` or ``"1.5us"`` are parsed here and nowhere else, and the
+``format_*`` helpers turn SI numbers back into short labels for tables.
+
+Decimal prefixes (k, M, G, T, P) are powers of 1000 and binary prefixes (Ki, Mi,
+Gi, Ti) powers of 1024, as in IEC 80000-13. A lower-case ``b`` is a bit, an
+upper-case ``B`` a byte: ``10Gbps`` is 1.25e9 bytes/s and ``10GB/s`` is 1e10.
+"""
+
+import math
+import re
+
+from .errors import UnitError
+
+__all__ = [
+    "parse_bytes",
+    "parse_bandwidth",
+    "parse_time",
+    "format_bytes",
+    "format_bandwidth",
+    "format_time",
+]
+
+_PREFIX = {
+    "": 1.0,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "Ki": 2.0**10,
+    "Mi": 2.0**20,
+    "Gi": 2.0**30,
+    "Ti": 2.0**40,
+    "Pi": 2.0**50,
+}
+_NUMBER = r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
+_QUANTITY = re.compile(_NUMBER + r"(Ki|Mi|Gi|Ti|Pi|k|K|M|G|T|P)?(.*?)\s*$")
+_TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12}
+
+
+def _split(text, what):
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text), "", ""
+    m = _QUANTITY.match(str(text))
+    if not m:
+        raise UnitError(f"cannot parse {what} {text!r}")
+    return float(m.group(1)), m.group(2) or "", m.group(3)
+
+
+def _checked(value, text, what):
+    if not math.isfinite(value) or value < 0:
+        raise UnitError(f"{what} must be a finite non-negative number, got {text!r}")
+    return value
+
+
+def parse_bytes(text):
+    """Parse a size such as ``"64MB"``, ``"1KiB"``, ``"1e6"`` or ``512`` into bytes.
+
+    Parameters
+    ----------
+    text : str or number
+        A number (already bytes) or a number followed by an optional prefix and ``B``.
+
+    Returns
+    -------
+    float
+        The size in bytes.
+
+    Raises
+    ------
+    UnitError
+        If the text is not a size or is negative.
+
+    Examples
+    --------
+    >>> parse_bytes("64MB")
+    64000000.0
+    >>> parse_bytes("1KiB")
+    1024.0
+    >>> parse_bytes(12)
+    12.0
+    """
+    value, prefix, unit = _split(text, "size")
+    if unit not in ("", "B", "bytes", "byte"):
+        raise UnitError(f"unknown size unit {unit!r} in {text!r}; use B, kB, MB, GB, KiB, MiB, ...")
+    return _checked(value * _PREFIX[prefix], text, "size")
+
+
+def parse_bandwidth(text):
+    """Parse a link speed such as ``"10Gbps"``, ``"100Gb/s"`` or ``"12.5GB/s"`` into bytes/s.
+
+    Parameters
+    ----------
+    text : str or number
+        A number (already bytes/s) or a number with a prefix and ``bps``, ``b/s``,
+        ``Bps`` or ``B/s``. ``b`` is bits, ``B`` is bytes.
+
+    Returns
+    -------
+    float
+        The bandwidth in bytes per second.
+
+    Examples
+    --------
+    >>> parse_bandwidth("10Gbps")
+    1250000000.0
+    >>> parse_bandwidth("12.5GB/s")
+    12500000000.0
+    """
+    value, prefix, unit = _split(text, "bandwidth")
+    if unit in ("bps", "b/s", "bit/s"):
+        scale = 1 / 8
+    elif unit in ("Bps", "B/s", ""):
+        scale = 1.0
+    else:
+        raise UnitError(f"unknown bandwidth unit {unit!r} in {text!r}; use Gbps, Gb/s, GB/s, ...")
+    return _checked(value * _PREFIX[prefix] * scale, text, "bandwidth")
+
+
+def parse_time(text):
+    """Parse a duration such as ``"1.5us"``, ``"2ms"`` or ``3e-6`` into seconds.
+
+    Examples
+    --------
+    >>> parse_time("1.5us")
+    1.5e-06
+    >>> parse_time("2ms")
+    0.002
+    """
+    value, prefix, unit = _split(text, "time")
+    unit = prefix + unit
+    if unit not in _TIME_UNITS:
+        raise UnitError(f"unknown time unit {unit!r} in {text!r}; use s, ms, us, ns")
+    return _checked(value * _TIME_UNITS[unit], text, "time")
+
+
+def _format(value, unit, steps):
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g} {unit}"
+    for scale, prefix in steps:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    scale, prefix = steps[-1]
+    return f"{value / scale:.3g} {prefix}{unit}"
+
+
+def format_bytes(nbytes):
+    """Short decimal label for a byte count.
+
+    >>> format_bytes(64e6)
+    '64 MB'
+    """
+    return _format(nbytes, "B", [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")])
+
+
+def format_bandwidth(bytes_per_second):
+    """Short label for a bandwidth, in bits per second as link speeds are sold.
+
+    >>> format_bandwidth(1.25e9)
+    '10 Gbps'
+    """
+    bits = bytes_per_second * 8
+    return _format(bits, "bps", [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")])
+
+
+def format_time(seconds):
+    """Short label for a duration.
+
+    >>> format_time(2.5e-6)
+    '2.5 us'
+    """
+    return _format(seconds, "s", [(1, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n"), (1e-12, "p")])
