@@ -1,0 +1,327 @@
+"""The flow-level fluid engine: a SimPy event loop that replays a trace on a network.
+
+Model (SimGrid's CM02, see :mod:`netsim.maxmin`):
+
+* An op starts when every op it waits for has completed.
+* A compute op occupies its rank for its duration. Ops of one rank that do not
+  depend on each other may overlap, as kernels on separate streams do.
+* A message first waits its path latency (the sum of its links' latencies), then
+  transfers its bytes at its max-min fair share of every link direction it
+  crosses. Rates are recomputed whenever a message starts or finishes, only for
+  the messages connected to it through shared links. Alone on its path a message
+  takes exactly ``latency + bytes / bottleneck bandwidth`` (Hockney).
+* A message is complete when its last byte arrives; ops waiting for it start at
+  that instant. Zero-byte messages complete when their latency has elapsed; a
+  message between ranks on one node completes at once.
+
+Event handling: every distinct future instant is one SimPy timeout that carries
+all the ops whose wait ends then; the network keeps one pending wake-up for its
+next flow completion. Everything that happens at one instant is gathered into a
+single *settle* step (scheduled with a priority after all ordinary events), which
+releases dependent ops and does one rate recomputation.
+
+Numerics: a flow counts as finished once its predicted end is within
+``FINISH_RTOL * t`` of the current time ``t`` (1e-12 relative, some 4,500
+ulps), so floating-point residue such as 1e-13 bytes left never schedules an
+extra event, and every scheduled delay exceeds the resolution of ``t``.
+"""
+
+import numpy as np
+import simpy
+from simpy.events import Event
+
+from .errors import DeadlockError
+from .maxmin import max_min_rates
+
+__all__ = ["FINISH_RTOL", "SATURATION", "replay"]
+
+FINISH_RTOL = 1e-12
+SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
+_LATE = 2  # SimPy priority after NORMAL (1): settle runs after every event of its instant
+
+
+class _Settle(Event):
+    """An event already triggered, processed after all ordinary events of its instant."""
+
+    def __init__(self, env, callback):
+        # Same initialisation as simpy.Timeout, with a later priority.
+        self.env = env
+        self.callbacks = [callback]
+        self._value = None
+        self._ok = True
+        env.schedule(self, _LATE, 0)
+
+
+class _Replay:
+    """State of one replay. Internal: use :func:`netsim.simulate`."""
+
+    def __init__(self, trace, net, nodes, seconds):
+        n = trace.num_ops
+        self.trace, self.net, self.nodes = trace, net, nodes
+        self.env = simpy.Environment()
+        owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(trace.dep_ptr))
+        order = np.argsort(trace.dep_idx, kind="stable")
+        self.succ = owner[order]
+        self.succ_ptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(trace.dep_idx, minlength=n), out=self.succ_ptr[1:])
+        self.waiting = np.diff(trace.dep_ptr)
+        self.is_msg = trace.is_message
+        self.dur = seconds
+        msg = np.flatnonzero(self.is_msg)
+        pair, self.pair_links, self.pair_lat = net.routes(nodes[trace.rank[msg]],
+                                                          nodes[trace.peer[msg]])
+        self.op_pair = np.full(n, -1, np.int64)
+        self.op_pair[msg] = pair
+        L = net.num_links
+        self.L = L
+        # An op is instant on the wire if it has no bytes or no links to cross.
+        self.size = trace.size
+        self.start = np.full(n, np.nan)
+        self.end = np.full(n, np.nan)
+        self.xfer = np.full(n, np.nan)  # when the first byte leaves (latency elapsed)
+        self.calendar = {}
+        self.now = 0.0
+        self.due = []
+        self.settling = False
+        # Flow slots.
+        self.hops = self.pair_links.shape[1]
+        self.cap = np.concatenate([net.bandwidth, [np.inf]])
+        self._alloc(64)
+        # Link statistics, indexed by link direction (plus the dummy pad link L).
+        self.load = np.zeros(L + 1)
+        self.nflows = np.zeros(L + 1, np.int64)
+        self.link_t = np.zeros(L + 1)
+        self.busy = np.zeros(L + 1)
+        self.saturated = np.zeros(L + 1)
+        self.peak_util = np.zeros(L + 1)
+        self.peak_flows = np.zeros(L + 1, np.int64)
+        self.wake_time = np.inf
+        self.wake_token = 0
+        self.settles = 0
+        self.rate_solves = 0
+
+    # -- flow slots ---------------------------------------------------------------------
+    def _alloc(self, size):
+        old = getattr(self, "fl_active", None)
+        k = 0 if old is None else len(old)
+        grow = size - k
+
+        def ext(name, fill, dtype, shape=()):
+            arr = np.full((grow,) + shape, fill, dtype)
+            cur = getattr(self, name, None)
+            setattr(self, name, arr if cur is None else np.concatenate([cur, arr]))
+
+        ext("fl_active", False, bool)
+        ext("fl_op", -1, np.int64)
+        ext("fl_rem", 0.0, np.float64)
+        ext("fl_t", 0.0, np.float64)
+        ext("fl_rate", 0.0, np.float64)
+        ext("fl_finish", np.inf, np.float64)
+        ext("fl_links", self.L, np.int64, (self.hops,))
+
+    def _add_flows(self, ops):
+        free = np.flatnonzero(~self.fl_active)
+        if len(free) < len(ops):
+            self._alloc(max(2 * len(self.fl_active), len(self.fl_active) + len(ops)))
+            free = np.flatnonzero(~self.fl_active)
+        slots = free[:len(ops)]
+        self.fl_active[slots] = True
+        self.fl_op[slots] = ops
+        self.fl_rem[slots] = self.size[ops]
+        self.fl_t[slots] = self.now
+        self.fl_rate[slots] = 0.0
+        self.fl_links[slots] = self.pair_links[self.op_pair[ops]]
+        return slots
+
+    # -- the calendar of fixed-time events -----------------------------------------------
+    def _at(self, t, ops):
+        entry = self.calendar.get(t)
+        if entry is None:
+            self.calendar[t] = [ops]
+            simpy.Timeout(self.env, t - self.now).callbacks.append(lambda _e, t=t: self._due(t))
+        else:
+            entry.append(ops)
+
+    def _schedule(self, ops, times):
+        if len(ops) == 1:
+            self._at(float(times[0]), ops)
+            return
+        uniq, inv = np.unique(times, return_inverse=True)
+        if len(uniq) == 1:
+            self._at(float(uniq[0]), ops)
+            return
+        order = np.argsort(inv, kind="stable")
+        bounds = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+        for i, t in enumerate(uniq.tolist()):
+            self._at(t, ops[order[bounds[i]:bounds[i + 1]]])
+
+    def _due(self, t):
+        self.due.append(t)
+        if not self.settling:
+            self.settling = True
+            _Settle(self.env, self._settle)
+
+    def _wake(self, token, t):
+        if token == self.wake_token:
+            self.wake_time = np.inf
+            self._due(t)
+
+    # -- one instant ---------------------------------------------------------------------
+    def _settle(self, _event):
+        self.settling = False
+        self.settles += 1
+        now = max(self.due)
+        self.now = now = max(now, self.now)
+        completed, entering = [], []
+        for t in self.due:
+            for ops in self.calendar.pop(t, ()):
+                m = self.is_msg[ops]
+                completed.append(ops[~m])
+                entering.append(ops[m])
+        self.due = []
+        finished = np.flatnonzero(self.fl_finish <= now + FINISH_RTOL * now)
+        removed = self.fl_links[finished].ravel()
+        if len(finished):
+            completed.append(self.fl_op[finished])
+            self.fl_active[finished] = False
+            self.fl_finish[finished] = np.inf
+            self.fl_rate[finished] = 0.0
+        added = []
+        while completed or entering:
+            if entering:
+                ops = np.concatenate(entering)
+                entering = []
+                self.xfer[ops] = now
+                instant = (self.size[ops] == 0) | (self.pair_links[self.op_pair[ops], 0] == self.L)
+                if instant.any():
+                    completed.append(ops[instant])
+                    ops = ops[~instant]
+                if len(ops):
+                    added.append(self._add_flows(ops))
+            if not completed:
+                continue
+            done = np.concatenate(completed)
+            completed = []
+            if not len(done):
+                continue
+            self.end[done] = now
+            ready = self._release(done)
+            if not len(ready):
+                continue
+            self.start[ready] = now
+            m = self.is_msg[ready]
+            wait = np.where(m, self.pair_lat[np.maximum(self.op_pair[ready], 0)], self.dur[ready])
+            zero = wait == 0
+            if zero.any():
+                completed.append(ready[zero & ~m])
+                entering.append(ready[zero & m])
+            later = ~zero
+            if later.any():
+                self._schedule(ready[later], now + wait[later])
+        added = np.concatenate(added) if added else np.zeros(0, np.int64)
+        if len(added) or len(finished):
+            self._rerate(added, removed)
+        nxt = float(self.fl_finish.min()) if len(self.fl_finish) else np.inf
+        if nxt < np.inf and nxt != self.wake_time:
+            self.wake_token += 1
+            self.wake_time = nxt
+            token = self.wake_token
+            simpy.Timeout(self.env, max(nxt - now, 0.0)).callbacks.append(
+                lambda _e, token=token, t=nxt: self._wake(token, t))
+
+    def _release(self, done):
+        lo, hi = self.succ_ptr[done], self.succ_ptr[done + 1]
+        cnt = hi - lo
+        total = int(cnt.sum())
+        if total == 0:
+            return np.zeros(0, np.int64)
+        idx = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
+        succ = self.succ[idx]
+        if total == 1:
+            self.waiting[succ] -= 1
+            return succ[self.waiting[succ] == 0]
+        uniq, counts = np.unique(succ, return_counts=True)
+        self.waiting[uniq] -= counts
+        return uniq[self.waiting[uniq] == 0]
+
+    def _rerate(self, added, removed):
+        """Recompute max-min rates for the flows connected to the changed links."""
+        now, L = self.now, self.L
+        mark = np.zeros(L + 1, bool)
+        mark[removed] = True
+        mark[self.fl_links[added].ravel()] = True
+        mark[L] = False
+        active = np.flatnonzero(self.fl_active)
+        links = self.fl_links[active]
+        sel = mark[links].any(axis=1)
+        while True:  # close over flows sharing a link with a marked link
+            new = links[sel].ravel()
+            grow = ~mark[new]
+            grow &= new != L
+            if not grow.any():
+                break
+            mark[new[grow]] = True
+            sel = mark[links].any(axis=1)
+        comp = active[sel]
+        changed = np.flatnonzero(mark)
+        # Account link statistics up to now, before loads change.
+        dt = now - self.link_t[changed]
+        load = self.load[changed]
+        self.busy[changed] += np.where(load > 0, dt, 0.0)
+        self.saturated[changed] += np.where(load >= SATURATION * self.cap[changed], dt, 0.0)
+        self.link_t[changed] = now
+        if len(comp):
+            rem = self.fl_rem[comp] - self.fl_rate[comp] * (now - self.fl_t[comp])
+            np.maximum(rem, 0.0, out=rem)
+            self.fl_rem[comp] = rem
+            self.fl_t[comp] = now
+            rates = max_min_rates(self.fl_links[comp], self.cap, pad=L)
+            self.rate_solves += 1
+            self.fl_rate[comp] = rates
+            self.fl_finish[comp] = now + rem / rates
+            flat = self.fl_links[comp].ravel()
+            new_load = np.bincount(flat, weights=np.repeat(rates, self.hops), minlength=L + 1)
+            new_count = np.bincount(flat, minlength=L + 1)
+        else:
+            new_load = np.zeros(L + 1)
+            new_count = np.zeros(L + 1, np.int64)
+        self.load[changed] = new_load[changed]
+        self.nflows[changed] = new_count[changed]
+        util = new_load[changed] / self.cap[changed]
+        np.maximum(self.peak_util[changed], util, out=util)
+        self.peak_util[changed] = util
+        self.peak_flows[changed] = np.maximum(self.peak_flows[changed], new_count[changed])
+
+    # -- driver --------------------------------------------------------------------------
+    def run(self):
+        roots = np.flatnonzero(self.waiting == 0)
+        if len(roots):
+            self.start[roots] = 0.0
+            m = self.is_msg[roots]
+            wait = np.where(m, self.pair_lat[np.maximum(self.op_pair[roots], 0)], self.dur[roots])
+            self._schedule(roots, wait)
+        self.env.run()
+        if np.isnan(self.end).any():
+            raise self._deadlock()
+        self.makespan = float(self.end.max()) if len(self.end) else 0.0
+        dt = self.makespan - self.link_t
+        self.busy += np.where(self.load > 0, dt, 0.0)
+        return self
+
+    def _deadlock(self):
+        stuck = np.flatnonzero(np.isnan(self.end))
+        t = self.trace
+        lines = []
+        for op in stuck[:20].tolist():
+            deps = t.deps(op)
+            pending = deps[np.isnan(self.end[deps])].tolist()
+            what = (f"message {t.rank[op]}->{t.peer[op]}" if self.is_msg[op]
+                    else f"compute on rank {t.rank[op]}")
+            lines.append({"op": op, "rank": int(t.rank[op]), "what": what, "waits_for": pending})
+        first = "; ".join(f"op {s['op']} ({s['what']}) waits for {s['waits_for']}" for s in lines[:3])
+        return DeadlockError(f"{len(stuck)} ops can never run: {first}", lines)
+
+
+def replay(trace, net, nodes, seconds):
+    """Run the engine; return the finished internal state (see :func:`netsim.simulate`)."""
+    return _Replay(trace, net, nodes, seconds).run()

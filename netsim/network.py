@@ -1,0 +1,327 @@
+"""A networkx topology compiled for simulation: link directions, routes, placement.
+
+netsim takes any ``networkx.Graph`` or ``DiGraph`` whose edges carry
+``bandwidth`` (bytes/s, > 0) and, optionally, ``latency`` (seconds, >= 0; a
+missing latency is 0). An undirected edge is a full-duplex link: it becomes two
+link directions, each with the full bandwidth. A ``DiGraph`` edge is one
+direction.
+
+Routing is deterministic: a message takes the path of least total latency; ties
+go to the path with fewer hops, then to the lowest-ordered predecessor node
+(graph insertion order), node by node back from the destination. Routes are
+computed on first use and cached on the :class:`Network`.
+
+The compute nodes, which host ranks by default, are the nodes of kind ``gpu`` in
+graph order; if there are none, the nodes of kind ``host``; if no node has a
+``kind`` at all, every node.
+"""
+
+import heapq
+import math
+import numbers
+
+import networkx as nx
+import numpy as np
+
+from .errors import TopologyError
+
+__all__ = ["Network", "compute_nodes", "check_topology"]
+
+# Latencies are compared in integer femtoseconds so that equal paths tie exactly.
+_FS = 1e15
+
+
+def compute_nodes(G):
+    """The nodes that host ranks by default, in order.
+
+    Nodes of kind ``gpu`` if the graph has any; otherwise of kind ``host``;
+    otherwise, when no node carries a ``kind``, all nodes.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_node("s", kind="switch"); G.add_node("h0", kind="host")
+    >>> compute_nodes(G)
+    ['h0']
+    """
+    kinds = nx.get_node_attributes(G, "kind")
+    for kind in ("gpu", "host"):
+        nodes = [n for n in G.nodes if kinds.get(n) == kind]
+        if nodes:
+            return nodes
+    if not kinds:
+        return list(G.nodes)
+    return []
+
+
+def _number(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+class Network:
+    """A topology ready for simulation.
+
+    Parameters
+    ----------
+    G : networkx.Graph or networkx.DiGraph
+        Edges need ``bandwidth`` > 0 (bytes/s); ``latency`` >= 0 (s) defaults to 0.
+
+    Attributes
+    ----------
+    nodes : list
+        Graph nodes in order; node ``i`` is ``nodes[i]``.
+    link_src, link_dst : ndarray of int
+        Node indices of each link direction.
+    bandwidth, latency : ndarray of float
+        Per link direction.
+
+    Raises
+    ------
+    TopologyError
+        For a multigraph, an empty graph, or an edge whose bandwidth is missing or
+        not positive or whose latency is negative or not a number.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9, latency=1e-6)
+    >>> net = Network(G)
+    >>> net.num_links, net.path("a", "b")
+    (2, ['a', 'b'])
+    """
+
+    def __init__(self, G):
+        if isinstance(G, Network):
+            G = G.graph
+        if not isinstance(G, nx.Graph):
+            raise TopologyError(f"topology must be a networkx graph, got {type(G).__name__}")
+        if G.is_multigraph():
+            raise TopologyError("multigraphs are not supported: merge parallel links into one "
+                                "edge with their summed bandwidth")
+        if G.number_of_nodes() == 0:
+            raise TopologyError("topology has no nodes")
+        self.graph = G
+        self.directed = G.is_directed()
+        self.nodes = list(G.nodes)
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        src, dst, bw, lat = [], [], [], []
+        for u, v, data in G.edges(data=True):
+            b = data.get("bandwidth")
+            if b is None:
+                raise TopologyError(f"edge ({u!r}, {v!r}) has no 'bandwidth' attribute")
+            if not _number(b) or not math.isfinite(b) or b <= 0:
+                raise TopologyError(f"edge ({u!r}, {v!r}) has bandwidth {b!r}: it must be a "
+                                    f"finite number > 0 bytes/s")
+            lt = data.get("latency", 0.0)
+            if not _number(lt) or not math.isfinite(lt) or lt < 0:
+                raise TopologyError(f"edge ({u!r}, {v!r}) has latency {lt!r}: it must be a "
+                                    f"finite number >= 0 seconds")
+            if u == v:
+                raise TopologyError(f"edge ({u!r}, {v!r}) is a self-loop")
+            pairs = [(u, v)] if self.directed else [(u, v), (v, u)]
+            for a, c in pairs:
+                src.append(self.index[a])
+                dst.append(self.index[c])
+                bw.append(float(b))
+                lat.append(float(lt))
+        self.link_src = np.array(src, np.int64)
+        self.link_dst = np.array(dst, np.int64)
+        self.bandwidth = np.array(bw, np.float64)
+        self.latency = np.array(lat, np.float64)
+        self._lat_fs = np.round(self.latency * _FS).astype(np.int64)
+        adj = [[] for _ in self.nodes]
+        for link, (a, c, fs) in enumerate(zip(src, dst, self._lat_fs.tolist())):
+            adj[a].append((c, link, fs))
+        self._adj = [sorted(a) for a in adj]
+        self._src_list = src
+        self._routes = {}
+
+    @property
+    def num_links(self):
+        """Number of link directions."""
+        return len(self.bandwidth)
+
+    def link_name(self, link):
+        """``"u->v"`` for a link direction."""
+        return f"{self.nodes[self.link_src[link]]}->{self.nodes[self.link_dst[link]]}"
+
+    def node_of(self, node):
+        """Index of a node, raising TopologyError for a missing one."""
+        try:
+            return self.index[node]
+        except (KeyError, TypeError):
+            raise TopologyError(f"node {node!r} is not in the topology") from None
+
+    def route(self, src, dst):
+        """Link directions from node index ``src`` to ``dst`` (a tuple; cached).
+
+        Raises
+        ------
+        TopologyError
+            If there is no path.
+        """
+        key = (src, dst)
+        r = self._routes.get(key)
+        if r is None:
+            self._solve(src, {dst})
+            r = self._routes.get(key)
+            if r is None:
+                raise TopologyError(f"no path from {self.nodes[src]!r} to {self.nodes[dst]!r}")
+        return r
+
+    def path(self, u, v):
+        """The node path a message from ``u`` to ``v`` takes (node names)."""
+        links = self.route(self.node_of(u), self.node_of(v))
+        return [u] + [self.nodes[self.link_dst[k]] for k in links]
+
+    def _solve(self, src, targets):
+        """Dijkstra from ``src`` on (latency, hops); cache routes to every node settled.
+
+        Stops once every target is settled. Among equal (latency, hops) the
+        predecessor with the lowest node index wins.
+        """
+        if src in targets:
+            self._routes[(src, src)] = ()
+        INF = (math.inf, math.inf)
+        dist = {src: (0, 0)}
+        pred = {}
+        done = set()
+        heap = [(0, 0, src)]
+        left = set(targets) - {src}
+        adj, link_src = self._adj, self._src_list
+        while heap and left:
+            d, h, u = heapq.heappop(heap)
+            if u in done:
+                continue
+            done.add(u)
+            left.discard(u)
+            for v, link, fs in adj[u]:
+                if v in done:
+                    continue
+                cand = (d + fs, h + 1)
+                old = dist.get(v, INF)
+                if cand < old or (cand == old and u < link_src[pred[v]]):
+                    if cand < old:
+                        heapq.heappush(heap, (cand[0], cand[1], v))
+                    dist[v] = cand
+                    pred[v] = link
+        for v in done:
+            if v == src or (src, v) in self._routes:
+                continue
+            links = []
+            node = v
+            while node != src:
+                link = pred[node]
+                links.append(link)
+                node = link_src[link]
+            self._routes[(src, v)] = tuple(reversed(links))
+
+    def routes(self, src, dst):
+        """Routes for arrays of node-index pairs, as a padded link matrix.
+
+        Returns
+        -------
+        pair : ndarray of int
+            For each input, the index of its distinct (src, dst) pair.
+        links : ndarray of int, shape (pairs, hops)
+            Link directions of each distinct pair, padded with ``num_links``
+            (a dummy link of infinite capacity).
+        latency : ndarray of float
+            Sum of link latencies of each distinct pair.
+        """
+        src = np.asarray(src, np.int64)
+        dst = np.asarray(dst, np.int64)
+        n = len(self.nodes)
+        keys, pair = np.unique(src * n + dst, return_inverse=True)
+        ps, pd = keys // n, keys % n
+        by_src = {}
+        for s, d in zip(ps.tolist(), pd.tolist()):
+            if (s, d) not in self._routes:
+                by_src.setdefault(s, set()).add(d)
+        for s, ds in by_src.items():
+            self._solve(s, ds)
+        routes = []
+        for s, d in zip(ps.tolist(), pd.tolist()):
+            r = self._routes.get((s, d))
+            if r is None:
+                raise TopologyError(f"no path from {self.nodes[s]!r} to {self.nodes[d]!r}")
+            routes.append(r)
+        hops = max((len(r) for r in routes), default=0)
+        links = np.full((len(routes), max(hops, 1)), self.num_links, np.int64)
+        for i, r in enumerate(routes):
+            links[i, :len(r)] = r
+        lat = np.concatenate([self.latency, [0.0]])[links].sum(axis=1)
+        return pair.reshape(-1), links, lat
+
+    def placement(self, ranks, placement=None):
+        """Node indices hosting ranks ``0..ranks-1``.
+
+        Parameters
+        ----------
+        ranks : int
+        placement : sequence or dict, optional
+            ``placement[r]`` is the node of rank ``r``. By default the compute
+            nodes (:func:`compute_nodes`) in order.
+
+        Raises
+        ------
+        TopologyError
+            If a node is missing, used twice, or there are too few nodes.
+        """
+        if placement is None:
+            nodes = compute_nodes(self.graph)
+            if len(nodes) < ranks:
+                raise TopologyError(f"the trace has {ranks} ranks but the topology has only "
+                                    f"{len(nodes)} compute nodes; pass a placement or a "
+                                    f"larger topology")
+            return np.array([self.index[n] for n in nodes[:ranks]], np.int64)
+        try:
+            chosen = [placement[r] for r in range(ranks)]
+        except (KeyError, IndexError):
+            raise TopologyError(f"placement covers fewer than the trace's {ranks} ranks") from None
+        seen = {}
+        out = np.empty(ranks, np.int64)
+        for r, node in enumerate(chosen):
+            idx = self.node_of(node)
+            if idx in seen:
+                raise TopologyError(f"placement puts ranks {seen[idx]} and {r} on the same "
+                                    f"node {node!r}")
+            seen[idx] = r
+            out[r] = idx
+        return out
+
+
+def check_topology(G, placement=None, ranks=None):
+    """Validate a topology and, optionally, a placement; return the :class:`Network`.
+
+    Checks the edge attributes, the placement, and that every pair of placed
+    ranks is connected.
+
+    Raises
+    ------
+    TopologyError
+        Naming the offending edge, node or pair of ranks.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_node("a", kind="host"); G.add_node("b", kind="host")
+    >>> check_topology(G)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TopologyError: ranks 0 ('a') and 1 ('b') have no path between them
+    """
+    net = Network(G)
+    if ranks is None:
+        ranks = len(placement) if placement is not None else len(compute_nodes(net.graph))
+    nodes = net.placement(ranks, placement)
+    comp = {}
+    conn = nx.strongly_connected_components if net.directed else nx.connected_components
+    for c, members in enumerate(conn(net.graph)):
+        for m in members:
+            comp[net.index[m]] = c
+    for r in range(1, len(nodes)):
+        if comp[nodes[r]] != comp[nodes[0]]:
+            raise TopologyError(f"ranks 0 ({net.nodes[nodes[0]]!r}) and {r} "
+                                f"({net.nodes[nodes[r]]!r}) have no path between them")
+    return net
