@@ -1,0 +1,81 @@
+"""Hardware topologies as networkx graphs.
+
+Builders are plain functions returning an undirected :class:`networkx.Graph`:
+an edge is a full-duplex link with ``bandwidth`` (bytes/s per direction) and
+``latency`` (seconds); a node has a ``kind`` (``gpu``, ``host``, ``cpu``,
+``pcie_switch``, ``nvswitch``, ``nic``, ``switch``); compute nodes come first,
+in rank order; ``G.graph["name"]`` describes the graph. Link speeds and
+latencies live in :mod:`topologies.specs` with their public sources.
+
+Clusters: :func:`star`, :func:`two_tier`, :func:`leaf_spine`, :func:`fat_tree`,
+:func:`ring`, :func:`torus`. Machines: :func:`pcie_tree`, :func:`dgx1`,
+:func:`dgx_a100`, :func:`dgx_h100`.
+
+Examples
+--------
+>>> from topologies import star, link_speed
+>>> star(8, bandwidth=link_speed("100GbE")).graph["name"]
+'star(8 hosts, 100 Gbps)'
+"""
+
+from .clusters import fat_tree, leaf_spine, ring, star, torus, two_tier
+from .machines import dgx1, dgx_a100, dgx_h100, pcie_tree
+from .specs import (
+    CPU_INTERCONNECT,
+    ETHERNET,
+    ETHERNET_LATENCY,
+    INFINIBAND,
+    INFINIBAND_LATENCY,
+    NVLINK,
+    NVLINK_LATENCY,
+    NVLINK_LINKS_PER_GPU,
+    PCIE_LATENCY,
+    PCIE_RATE,
+    PCIE_X16,
+    SOCKET_LATENCY,
+    link_speed,
+)
+
+# Names of the builders, for the CLI's name -> builder table.
+BUILDERS = (
+    "star",
+    "two_tier",
+    "leaf_spine",
+    "fat_tree",
+    "ring",
+    "torus",
+    "pcie_tree",
+    "dgx1",
+    "dgx_a100",
+    "dgx_h100",
+)
+
+__all__ = [
+    "BUILDERS",
+    # clusters
+    "star",
+    "two_tier",
+    "leaf_spine",
+    "fat_tree",
+    "ring",
+    "torus",
+    # machines
+    "pcie_tree",
+    "dgx1",
+    "dgx_a100",
+    "dgx_h100",
+    # specs
+    "ETHERNET",
+    "INFINIBAND",
+    "PCIE_X16",
+    "PCIE_RATE",
+    "NVLINK",
+    "NVLINK_LINKS_PER_GPU",
+    "CPU_INTERCONNECT",
+    "ETHERNET_LATENCY",
+    "INFINIBAND_LATENCY",
+    "PCIE_LATENCY",
+    "NVLINK_LATENCY",
+    "SOCKET_LATENCY",
+    "link_speed",
+]
