@@ -68,12 +68,14 @@ class _Replay:
         self.is_msg = trace.is_message
         self.dur = seconds
         msg = np.flatnonzero(self.is_msg)
-        pair, self.pair_links, self.pair_lat = net.routes(nodes[trace.rank[msg]],
-                                                          nodes[trace.peer[msg]])
-        self.op_pair = np.full(n, -1, np.int64)
-        self.op_pair[msg] = pair
+        pair, links, lat = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]])
         L = net.num_links
         self.L = L
+        # Row -1 is a route of no links and no latency, for compute ops.
+        self.pair_links = np.vstack([links, np.full((1, links.shape[1]), L, np.int64)])
+        self.pair_lat = np.append(lat, 0.0)
+        self.op_pair = np.full(n, -1, np.int64)
+        self.op_pair[msg] = pair
         # An op is instant on the wire if it has no bytes or no links to cross.
         self.size = trace.size
         self.start = np.full(n, np.nan)
@@ -210,7 +212,7 @@ class _Replay:
                 continue
             self.start[ready] = now
             m = self.is_msg[ready]
-            wait = np.where(m, self.pair_lat[np.maximum(self.op_pair[ready], 0)], self.dur[ready])
+            wait = np.where(m, self.pair_lat[self.op_pair[ready]], self.dur[ready])
             zero = wait == 0
             if zero.any():
                 completed.append(ready[zero & ~m])
@@ -298,7 +300,7 @@ class _Replay:
         if len(roots):
             self.start[roots] = 0.0
             m = self.is_msg[roots]
-            wait = np.where(m, self.pair_lat[np.maximum(self.op_pair[roots], 0)], self.dur[roots])
+            wait = np.where(m, self.pair_lat[self.op_pair[roots]], self.dur[roots])
             self._schedule(roots, wait)
         self.env.run()
         if np.isnan(self.end).any():
