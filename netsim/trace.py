@@ -686,12 +686,12 @@ def _from_json(doc):
     for pos, op in enumerate(ops):
         if not isinstance(op, dict):
             raise TraceError(f"op #{pos}: must be an object")
-        unknown = set(op) - _OP_KEYS
-        if unknown:
-            raise TraceError(f"op #{pos}: unknown keys {sorted(unknown)}")
         oid = op.get("id", pos)
         if isinstance(oid, bool) or not isinstance(oid, int):
             raise TraceError(f"op #{pos}: id must be an integer, got {oid!r}")
+        unknown = set(op) - _OP_KEYS
+        if unknown:
+            raise TraceError(f"op {oid}: unknown keys {sorted(unknown)}; known: {sorted(_OP_KEYS)}")
         if oid in ids:
             raise TraceError(f"op #{pos}: duplicate id {oid}")
         ids[oid] = pos

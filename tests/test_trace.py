@@ -1,0 +1,147 @@
+"""Trace format: columns, validation, JSON and npz round trips, composition."""
+
+import json
+
+import numpy as np
+import pytest
+
+from netsim import COMPUTE, MESSAGE, Trace, TraceBuilder, TraceError, concat, load_trace, repeat, save_trace
+from netsim.trace import deps_csr, terminal_ops
+
+
+def sample():
+    b = TraceBuilder(3, metadata={"paradigm": "demo", "seed": 7})
+    c = b.compute(0, seconds=1e-3, tag="fwd")
+    f = b.compute(1, flops=2e9, tag="fwd", iteration=1)
+    m = b.message(0, 1, 4096, deps=[c], tag="push")
+    b.message(1, 2, 0, deps=[m, f], iteration=1)
+    return b.build()
+
+
+def same(a, b):
+    for col in ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag",
+                "dep_ptr", "dep_idx"):
+        np.testing.assert_array_equal(getattr(a, col), getattr(b, col))
+    assert a.ranks == b.ranks and a.tags == b.tags
+
+
+@pytest.mark.parametrize("ext", ["json", "npz"])
+def test_round_trip(tmp_path, ext):
+    t = sample()
+    p = tmp_path / f"t.{ext}"
+    save_trace(t, p)
+    u = load_trace(p)
+    same(t, u)
+    assert u.metadata["paradigm"] == "demo" and u.metadata["seed"] == 7
+    assert u.metadata["netsim_version"]
+
+
+def test_columns_are_numpy_and_counts():
+    t = sample()
+    assert t.num_ops == 4 and t.num_messages == 2 and t.total_bytes == 4096
+    assert t.num_iterations == 2
+    for col in ("kind", "rank", "peer", "size", "dep_ptr", "dep_idx"):
+        assert isinstance(getattr(t, col), np.ndarray)
+    assert t.kind.tolist() == [COMPUTE, COMPUTE, MESSAGE, MESSAGE]
+
+
+def test_json_ids_may_be_arbitrary(tmp_path):
+    doc = {"ranks": 2, "ops": [
+        {"id": 10, "type": "compute", "rank": 0, "seconds": 1.0},
+        {"id": 3, "type": "message", "src": 0, "dst": 1, "bytes": 5, "deps": [10]}]}
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    assert load_trace(p).deps(1).tolist() == [0]
+
+
+@pytest.mark.parametrize("op, message", [
+    ({"type": "message", "src": 0, "dst": 5, "bytes": 1}, "unknown rank 5"),
+    ({"type": "message", "src": 0, "dst": 1, "bytes": -1}, "bytes must be finite and >= 0, got -1"),
+    ({"type": "message", "src": 0, "dst": 1, "bytes": float("nan")}, "bytes must be finite"),
+    ({"type": "message", "src": 0, "dst": 1, "bytes": 1, "deps": [99]}, "depends on missing op 99"),
+    ({"type": "compute", "rank": 0, "seconds": float("nan")}, "seconds must be finite"),
+    ({"type": "compute", "rank": 0}, "needs 'seconds' or 'flops'"),
+    ({"type": "send", "rank": 0}, "type must be 'message' or 'compute'"),
+    ({"type": "message", "src": 0, "dst": 1, "bytes": 1, "colour": 2}, "unknown keys"),
+])
+def test_bad_json_ops_are_named(tmp_path, op, message):
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"ranks": 2, "ops": [{"id": 4, **op}]}))
+    with pytest.raises(TraceError, match="op 4") as exc:
+        load_trace(p)
+    assert message in str(exc.value)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(rank=[0, 7], peer=[1, -1]), "op 1 names unknown rank"),
+    (dict(rank=[0, 0], peer=[9, -1]), "op 0 sends to unknown rank"),
+    (dict(rank=[0, 0], peer=[1, -1], size=[-5.0, 0]), "op 0 has invalid bytes"),
+    (dict(rank=[0, 0], peer=[1, -1], size=[np.nan, 0]), "op 0 has NaN bytes"),
+    (dict(rank=[0, 0], peer=[1, -1], duration=[0, np.inf]), "op 1 has invalid duration"),
+    (dict(rank=[0, 0], peer=[1, -1], dep_ptr=[0, 0, 1], dep_idx=[5]), "op 1 depends on missing op 5"),
+    (dict(rank=[0, 0], peer=[1, -1], dep_ptr=[0, 1, 2], dep_idx=[1, 0]), "dependency cycle"),
+    (dict(rank=[0, 0], peer=[1, -1], dep_ptr=[0, 1, 1], dep_idx=[0]), "op 0 depends on itself"),
+])
+def test_bad_columns_raise_trace_error(kwargs, message):
+    with pytest.raises(TraceError, match=message):
+        Trace(2, kind=[MESSAGE, COMPUTE], **kwargs)
+
+
+def test_cycle_is_shown():
+    b = TraceBuilder(2)
+    b.message(0, 1, 1, deps=[2])
+    b.message(1, 0, 1, deps=[0])
+    b.compute(0, seconds=1, deps=[1])
+    with pytest.raises(TraceError, match=r"cycle among 3 ops: .*0.*<-.*<-"):
+        b.build()
+
+
+@pytest.mark.parametrize("content", [b"", b"{", b"[]", b'{"ranks": 2}', b'{"ranks": 1e30, "ops": []}',
+                                     b"[" * 100000 + b"]" * 100000, b"\xff\xfe"])
+def test_corrupt_json_raises_trace_error(tmp_path, content):
+    p = tmp_path / "t.json"
+    p.write_bytes(content)
+    with pytest.raises(TraceError):
+        load_trace(p)
+
+
+def test_truncated_npz_raises_trace_error(tmp_path):
+    p = tmp_path / "t.npz"
+    save_trace(sample(), p)
+    data = p.read_bytes()
+    for cut in (0, 10, len(data) // 2, len(data) - 5):
+        q = tmp_path / f"cut{cut}.npz"
+        q.write_bytes(data[:cut])
+        with pytest.raises(TraceError):
+            load_trace(q)
+    with pytest.raises(TraceError, match="not found"):
+        load_trace(tmp_path / "missing.npz")
+    with pytest.raises(TraceError, match="unknown trace format"):
+        load_trace(tmp_path / "t.txt")
+
+
+def test_deps_csr_and_terminals():
+    ptr, idx = deps_csr([-1, 0, 1], [-1, -1, 0])
+    assert ptr.tolist() == [0, 0, 1, 3] and idx.tolist() == [0, 1, 0]
+    # Rank 0 sends to 1, then 1 replies: the reply is the last op touching both ranks.
+    b = TraceBuilder(2)
+    a = b.message(0, 1, 1)
+    b.message(1, 0, 1, deps=[a])
+    ops, ranks = terminal_ops(b.build())
+    assert sorted(zip(ranks.tolist(), ops.tolist())) == [(0, 1), (1, 1)]
+
+
+def test_concat_and_repeat_chain_rank_by_rank():
+    b = TraceBuilder(2)
+    b.message(0, 1, 10, tag="a")
+    one = b.build()
+    b2 = TraceBuilder(2)
+    b2.compute(1, seconds=1.0, tag="b")
+    two = concat(one, b2.build(), iteration_offset=1)
+    assert two.deps(1).tolist() == [0] and two.tags == ["a", "b"]
+    assert two.iteration.tolist() == [0, 1]
+    r = repeat(one, 4)
+    assert r.num_messages == 4 and r.num_iterations == 4
+    assert [r.deps(i).tolist() for i in range(4)] == [[], [0], [1], [2]]
+    with pytest.raises(TraceError):
+        repeat(one, 0)
