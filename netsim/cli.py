@@ -55,7 +55,7 @@ def _convert(key, text):
 
 
 def parse_topology(spec):
-    """Build a topology from ``NAME[:key=value,...]`` or a graph file.
+    """Build a topology from ``NAME[:key=value,...]`` or a ``.json`` / ``.graphml`` file.
 
     Values take human units (``bandwidth=10Gbps``, ``latency=1us``).
 
@@ -65,6 +65,10 @@ def parse_topology(spec):
     >>> G.number_of_nodes()
     5
     """
+    if spec.endswith((".json", ".graphml")):
+        from .graphio import read_topology
+
+        return read_topology(spec)
     name, _, rest = spec.partition(":")
     builders = _topologies()
     if name not in builders:
@@ -143,7 +147,7 @@ def _run_topology(args):
     if args.png:
         from .plot import draw_topology
 
-        _write(args.png, lambda f: draw_topology(G, result=result, path=f))
+        _write(args.png, lambda f: draw_topology(G, result=result, path=f), binary=True)
     if args.json:
         print(json.dumps(desc))
         return
@@ -204,9 +208,9 @@ def summary(result, top=5):
     return "\n".join(lines)
 
 
-def _write(path, writer):
+def _write(path, writer, binary=False):
     try:
-        with open(path, "w") as f:
+        with open(path, "wb" if binary else "w") as f:
             writer(f)
     except OSError as exc:
         raise NetsimError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -30,7 +30,7 @@ import numpy as np
 import simpy
 from simpy.events import Event
 
-from .errors import DeadlockError
+from .errors import DeadlockError, TopologyError
 from .maxmin import max_min_rates
 
 __all__ = ["FINISH_RTOL", "SATURATION", "replay"]
@@ -68,7 +68,13 @@ class _Replay:
         self.is_msg = trace.is_message
         self.dur = seconds
         msg = np.flatnonzero(self.is_msg)
-        pair, links, lat = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]])
+        try:
+            pair, links, lat = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]])
+        except TopologyError as exc:
+            s, d = exc.pair
+            rank = {int(node): r for r, node in enumerate(nodes)}
+            raise TopologyError(f"ranks {rank[s]} ({net.nodes[s]!r}) and {rank[d]} "
+                                f"({net.nodes[d]!r}) have no path between them") from None
         L = net.num_links
         self.L = L
         # Row -1 is a route of no links and no latency, for compute ops.

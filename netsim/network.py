@@ -244,7 +244,9 @@ class Network:
         for s, d in zip(ps.tolist(), pd.tolist()):
             r = self._routes.get((s, d))
             if r is None:
-                raise TopologyError(f"no path from {self.nodes[s]!r} to {self.nodes[d]!r}")
+                exc = TopologyError(f"no path from {self.nodes[s]!r} to {self.nodes[d]!r}")
+                exc.pair = (s, d)
+                raise exc
             routes.append(r)
         hops = max((len(r) for r in routes), default=0)
         links = np.full((len(routes), max(hops, 1)), self.num_links, np.int64)

@@ -1,0 +1,152 @@
+"""Pictures: topologies coloured by link load, and time against P.
+
+matplotlib is imported inside each function (with the non-interactive Agg
+backend), so the core never needs it.
+"""
+
+import networkx as nx
+import numpy as np
+
+from .network import compute_nodes
+
+__all__ = ["draw_topology", "plot_series"]
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _layout(G):
+    """Compute nodes on the bottom row, each other node one row per hop above them."""
+    ranks = compute_nodes(G)
+    if len(ranks) == G.number_of_nodes() or not ranks:
+        return nx.circular_layout(G) if G.number_of_nodes() <= 64 else nx.spring_layout(G, seed=0)
+    U = G.to_undirected(as_view=True)
+    dist = nx.multi_source_dijkstra_path_length(U, ranks, weight=None)
+    far = max(dist.values(), default=0) + 1
+    layers = {}
+    for node in G.nodes:
+        layers.setdefault(dist.get(node, far), []).append(node)
+    pos = {}
+    for depth in sorted(layers):
+        nodes = layers[depth]
+        if depth:  # order each upper row by where its lower neighbours sit
+            nodes.sort(key=lambda n: np.mean([pos[m][0] for m in U[n] if m in pos] or [0.5]))
+        for i, node in enumerate(nodes):
+            pos[node] = ((i + 0.5) / len(nodes), float(depth))
+    return pos
+
+
+def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
+    """Draw a topology to PNG; with a result, colour and widen links by load.
+
+    Parameters
+    ----------
+    G : networkx.Graph or DiGraph
+    result : Result, optional
+        Links are coloured by ``metric`` (the larger of a link's two directions).
+    path : str or file
+        Where to write the PNG.
+    metric : str
+        A per-link column of ``result.links``: ``mean_util``, ``peak_util``,
+        ``bytes``, ``busy`` or ``saturated``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from topologies import star
+    >>> p = os.path.join(tempfile.mkdtemp(), "star.png")
+    >>> draw_topology(star(4), path=p)
+    >>> os.path.getsize(p) > 0
+    True
+    """
+    plt = _pyplot()
+    pos = _layout(G)
+    fig, ax = plt.subplots(figsize=(max(6, min(16, G.number_of_nodes() * 0.4)), 5))
+    edges = list(G.edges())
+    values = None
+    if result is not None:
+        lk = result.links
+        load = {}
+        for s, d, v in zip(lk["src"], lk["dst"], lk[metric]):
+            key = frozenset((s, d)) if not G.is_directed() else (s, d)
+            load[key] = max(load.get(key, 0.0), float(v))
+        values = np.array([load.get(frozenset((str(u), str(v))) if not G.is_directed()
+                                    else (str(u), str(v)), 0.0) for u, v in edges])
+    kinds = [G.nodes[n].get("kind", "node") for n in G.nodes]
+    palette = {"gpu": "#2ca02c", "host": "#1f77b4", "cpu": "#9467bd", "pcie_switch": "#8c564b",
+               "nvswitch": "#e377c2", "nic": "#bcbd22", "switch": "#7f7f7f"}
+    nx.draw_networkx_nodes(G, pos, ax=ax, node_size=160,
+                           node_color=[palette.get(k, "#17becf") for k in kinds])
+    if G.number_of_nodes() <= 40:
+        nx.draw_networkx_labels(G, pos, ax=ax, font_size=6)
+    if values is None:
+        nx.draw_networkx_edges(G, pos, ax=ax, edge_color="#999999", width=1.0)
+    else:
+        top = values.max() if len(values) and values.max() > 0 else 1.0
+        widths = 0.5 + 4.0 * values / top
+        coll = nx.draw_networkx_edges(G, pos, ax=ax, edge_color=values, edge_cmap=plt.cm.plasma,
+                                      edge_vmin=0.0, edge_vmax=top, width=widths)
+        label = {"mean_util": "mean utilisation", "peak_util": "peak utilisation",
+                 "bytes": "bytes carried", "busy": "busy time (s)",
+                 "saturated": "time at saturation (s)"}.get(metric, metric)
+        fig.colorbar(coll, ax=ax, label=label)
+    handles = [plt.Line2D([], [], marker="o", ls="", color=palette.get(k, "#17becf"), label=k)
+               for k in sorted(set(kinds))]
+    ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False)
+    ax.set_title(G.graph.get("name", "topology"))
+    ax.set_axis_off()
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=110)
+    plt.close(fig)
+
+
+def plot_series(series, path, title="", xlabel="workers P", ylabel="time per iteration (s)",
+                marks=()):
+    """Plot time against P on a log2 P axis: markers for simulated, lines for closed forms.
+
+    Parameters
+    ----------
+    series : list of dict
+        Each has ``label``, ``P`` (list), ``simulated`` (list, s) and optionally
+        ``closed_form`` (list, s).
+    path : str or file
+        Where to write the PNG.
+    marks : list of (P, text)
+        Vertical markers, e.g. a saturation point.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "s.png")
+    >>> plot_series([{"label": "ring", "P": [2, 4, 8], "simulated": [1.0, 1.5, 1.75],
+    ...               "closed_form": [1.0, 1.5, 1.75]}], p)
+    >>> os.path.getsize(p) > 0
+    True
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, s in enumerate(series):
+        color = f"C{i}"
+        ax.plot(s["P"], s["simulated"], "o", color=color, label=f"{s['label']} (simulated)")
+        if s.get("closed_form") is not None:
+            ax.plot(s["P"], s["closed_form"], "-", color=color, alpha=0.7,
+                    label=f"{s['label']} (closed form)")
+    for p, text in marks:
+        ax.axvline(p, color="red", ls="--", lw=1)
+        ax.annotate(text, (p, ax.get_ylim()[1]), color="red", fontsize=8, rotation=90,
+                    va="top", ha="right")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=110)
+    plt.close(fig)
