@@ -191,3 +191,31 @@ def test_same_input_same_json():
     t = b.build()
     G = star_graph(3, 1e9, 1e-6)
     assert simulate(t, G).to_json() == simulate(t, G).to_json()
+
+
+# -- one message on the catalogue's machines: Hockney with the spec constants ---------------
+
+def one_message(G, src, dst, nbytes):
+    b = TraceBuilder(2)
+    b.message(0, 1, nbytes)
+    return simulate(b.build(), G, placement=[src, dst]).makespan
+
+
+def test_one_message_on_star_two_tier_and_pcie_tree():
+    from topologies import CPU_INTERCONNECT, PCIE_LATENCY, PCIE_X16, SOCKET_LATENCY, pcie_tree, star, two_tier
+
+    n = 64e6
+    # Star: host -> switch -> host, two links.
+    assert one_message(star(4, bandwidth=1.25e9, latency=1e-6), "host0", "host3", n) == \
+        pytest.approx(2e-6 + n / 1.25e9, rel=REL)
+    # Two-tier, across racks: host -> tor0 -> core -> tor1 -> host, four links; the
+    # 0.5 GB/s uplink is the bottleneck.
+    G = two_tier(8, 4, bandwidth=1.25e9, uplink_bandwidth=0.5e9, latency=2e-6)
+    assert one_message(G, "host0", "host5", n) == pytest.approx(4 * 2e-6 + n / 0.5e9, rel=REL)
+    # Same rack: two links at host bandwidth.
+    assert one_message(G, "host0", "host1", n) == pytest.approx(2 * 2e-6 + n / 1.25e9, rel=REL)
+    # PCIe tree, across sockets: gpu0 -> pcie0 -> cpu0 -> cpu1 -> pcie2 -> gpu4:
+    # four PCIe gen3 x16 links and one QPI link; PCIe (15.75 GB/s) < QPI (19.2 GB/s).
+    G = pcie_tree(gen="gen3")
+    expect = 4 * PCIE_LATENCY + SOCKET_LATENCY + n / min(PCIE_X16["gen3"], CPU_INTERCONNECT["QPI"])
+    assert one_message(G, "gpu0", "gpu4", n) == pytest.approx(expect, rel=REL)
