@@ -134,6 +134,10 @@ class Network:
             adj[a].append((c, link, fs))
         self._adj = [sorted(a) for a in adj]
         self._src_list = src
+        # A node whose every out-link goes back to one neighbour is a dead end: it can
+        # only be a path's last node. Dijkstra skips it unless it is a target, which
+        # keeps routing on stars and trees linear in the number of routes asked for.
+        self._dead_end = [a[0][0] if a and all(x[0] == a[0][0] for x in a) else -1 for a in adj]
         self._routes = {}
 
     @property
@@ -188,7 +192,7 @@ class Network:
         done = set()
         heap = [(0, 0, src)]
         left = set(targets) - {src}
-        adj, link_src = self._adj, self._src_list
+        adj, link_src, dead_end = self._adj, self._src_list, self._dead_end
         while heap and left:
             d, h, u = heapq.heappop(heap)
             if u in done:
@@ -196,7 +200,7 @@ class Network:
             done.add(u)
             left.discard(u)
             for v, link, fs in adj[u]:
-                if v in done:
+                if (dead_end[v] == u and v not in targets) or v in done:
                     continue
                 cand = (d + fs, h + 1)
                 old = dist.get(v, INF)
