@@ -103,6 +103,7 @@ class _Replay:
         self.saturated = np.zeros(L + 1)
         self.peak_util = np.zeros(L + 1)
         self.peak_flows = np.zeros(L + 1, np.int64)
+        self._mark = np.zeros(L + 1, bool)
         self.wake_time = np.inf
         self.wake_token = 0
         self.settles = 0
@@ -255,7 +256,7 @@ class _Replay:
     def _rerate(self, added, removed):
         """Recompute max-min rates for the flows connected to the changed links."""
         now, L = self.now, self.L
-        mark = np.zeros(L + 1, bool)
+        mark = self._mark  # all False between calls
         mark[removed] = True
         mark[self.fl_links[added].ravel()] = True
         mark[L] = False
@@ -272,6 +273,7 @@ class _Replay:
             sel = mark[links].any(axis=1)
         comp = active[sel]
         changed = np.flatnonzero(mark)
+        mark[changed] = False
         # Account link statistics up to now, before loads change.
         dt = now - self.link_t[changed]
         load = self.load[changed]

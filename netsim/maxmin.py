@@ -53,7 +53,14 @@ def max_min_rates(flow_links, capacity, pad=-1):
     owner = np.repeat(np.arange(nflows), hops).reshape(nflows, hops)[valid]
     ids, link = np.unique(flow_links[valid], return_inverse=True)
     link = link.reshape(-1)
-    left = np.asarray(capacity, np.float64)[ids].copy()
+    capacity = np.asarray(capacity, np.float64)
+    if len(ids) == len(link):
+        # No link is shared: every flow gets its own bottleneck (one solve for a batch of
+        # independent flows, as in every step of a ring on a star).
+        caps = np.full(flow_links.shape, np.inf)
+        caps[valid] = capacity[flow_links[valid]]
+        return caps.min(axis=1)
+    left = capacity[ids].copy()
     nlinks = len(ids)
     rates = np.zeros(nflows)
     frozen = np.zeros(nflows, bool)
