@@ -294,8 +294,17 @@ def _check_acyclic(trace, owner):
         op = int(deps[stuck[deps]][0])
     cycle = path[seen[op]:] + [op]
     shown = " <- ".join(str(c) for c in cycle[:12]) + (" <- ..." if len(cycle) > 12 else "")
+    blocked = np.flatnonzero(stuck)
+    first = ", ".join(_describe(trace, int(b)) for b in blocked[:3])
     raise TraceError(f"dependency cycle among {len(cycle) - 1} ops: {shown} "
-                     f"(op X <- op Y means X waits for Y)")
+                     f"(X <- Y: X waits for Y); {len(blocked)} ops can never start: {first}"
+                     + (", ..." if len(blocked) > 3 else ""))
+
+
+def _describe(trace, op):
+    if trace.kind[op] == MESSAGE:
+        return f"op {op} (message {trace.rank[op]}->{trace.peer[op]})"
+    return f"op {op} (compute on rank {trace.rank[op]})"
 
 
 class TraceBuilder:
@@ -564,12 +573,22 @@ def save_trace(trace, path):
     header = {"schema": SCHEMA, "ranks": trace.ranks, "tags": trace.tags,
               "metadata": {**trace.metadata, "netsim_version": _version()}}
     if path.endswith(".npz"):
-        np.savez_compressed(path, header=np.array(json.dumps(header)), **_arrays(trace))
+        _write_npz(path, {"header": np.array(json.dumps(header)), **_arrays(trace)})
     elif path.endswith(".json"):
         with open(path, "w") as f:
             json.dump({**header, "ops": _ops_json(trace)}, f, indent=None, separators=(",", ":"))
     else:
         raise TraceError(f"unknown trace format for {path!r}: use .json or .npz")
+
+
+def _write_npz(path, arrays):
+    """Like ``numpy.savez_compressed``, but with fixed timestamps: same trace, same bytes."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, arr in arrays.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with zf.open(info, "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
 
 
 def _arrays(trace):
@@ -641,14 +660,38 @@ def load_trace(path):
     raise TraceError(f"unknown trace format for {path!r}: use .json or .npz")
 
 
+def _read_npz(path):
+    """Arrays of an ``.npz``, refusing members whose header promises more than the file holds."""
+    arrays = {}
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            with zf.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+                else:
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+            if dtype.hasobject:
+                raise TraceError(f"{path}: array {name!r} holds Python objects")
+            declared = math.prod(shape) * dtype.itemsize
+            if declared > info.file_size:
+                raise TraceError(f"{path}: array {name!r} declares {declared} bytes but its "
+                                 f"member holds {info.file_size}")
+            with zf.open(info) as f:
+                arrays[name] = np.lib.format.read_array(f, allow_pickle=False)
+    return arrays
+
+
 def _load_npz(path):
-    with np.load(path, allow_pickle=False) as z:
-        missing = {"header", "kind", "rank"} - set(z.files)
-        if missing:
-            raise TraceError(f"{path}: missing arrays {sorted(missing)}")
-        header = json.loads(str(z["header"][()]))
-        cols = {k: z[k] for k in z.files if k != "header"}
-    header = _check_header(header, path)
+    cols = _read_npz(path)
+    missing = {"header", "kind", "rank"} - set(cols)
+    if missing:
+        raise TraceError(f"{path}: missing arrays {sorted(missing)}")
+    header = cols.pop("header")
+    if header.shape != () or header.dtype.kind != "U":
+        raise TraceError(f"{path}: 'header' must be a JSON string")
+    header = _check_header(json.loads(str(header[()])), path)
     unknown = set(cols) - set(_COLUMNS)
     if unknown:
         raise TraceError(f"{path}: unknown arrays {sorted(unknown)}")

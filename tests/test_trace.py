@@ -145,3 +145,33 @@ def test_concat_and_repeat_chain_rank_by_rank():
     assert [r.deps(i).tolist() for i in range(4)] == [[], [0], [1], [2]]
     with pytest.raises(TraceError):
         repeat(one, 0)
+
+
+def test_npz_bytes_are_identical_for_identical_traces(tmp_path):
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    save_trace(sample(), a)
+    save_trace(sample(), b)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_npz_member_promising_more_than_it_holds_is_refused(tmp_path):
+    import io
+    import zipfile
+
+    # A valid .npy header declaring 10^12 float64 values, followed by 8 bytes of data.
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False,
+                                               "shape": (10**12,)})
+    buf.write(b"\0" * 8)
+    p = tmp_path / "huge.npz"
+    with zipfile.ZipFile(p, "w") as zf:
+        zf.writestr("size.npy", buf.getvalue())
+    with pytest.raises(TraceError, match="declares 8000000000000 bytes"):
+        load_trace(p)
+
+
+def test_npz_with_pickled_objects_is_refused(tmp_path):
+    p = tmp_path / "obj.npz"
+    np.savez(p, header=np.array([{"a": 1}], dtype=object))
+    with pytest.raises(TraceError, match="Python objects"):
+        load_trace(p)
