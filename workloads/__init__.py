@@ -1,0 +1,169 @@
+"""Training paradigms that train a real model and record every message they send.
+
+Each paradigm is a module with ``run(dataset="iris", workers=4, epochs=..., seed=0,
+**options) -> RunResult``. The model (:mod:`workloads.mlp`), the data
+(:mod:`workloads.datasets`) and the recording helpers (:mod:`workloads.recorder`)
+are shared by all of them.
+
+:data:`PARADIGMS` maps each CLI name to a :class:`Paradigm` record (its ``run``
+function, a one-line description and its options with their defaults), and
+:func:`record` validates a request and runs it. A paradigm module whose file is
+absent is simply left out of the registry; one present but broken raises.
+
+A paradigm module provides ``run`` and a one-line ``DESCRIPTION``; the options
+listed are the keyword parameters of ``run`` after ``dataset`` and ``workers``,
+with help text from the module's ``OPTIONS`` dict (name -> text) when it has one.
+
+Examples
+--------
+>>> import workloads
+>>> "ps-sync" in workloads.PARADIGMS
+True
+>>> r = workloads.record("single", epochs=2)
+>>> r.messages, r.trace.metadata["paradigm"]
+(0, 'single')
+"""
+
+import importlib
+import importlib.util
+import inspect
+from typing import NamedTuple
+
+from . import datasets, mlp, recorder
+from .datasets import NAMES as DATASETS
+from .datasets import Dataset, load
+from .errors import DatasetError, PartitionError, WorkloadError
+from .recorder import V100_FP32_FLOPS, Recorder, RunResult
+
+__all__ = [
+    "PARADIGMS",
+    "DATASETS",
+    "Paradigm",
+    "record",
+    "describe",
+    "RunResult",
+    "Recorder",
+    "Dataset",
+    "load",
+    "WorkloadError",
+    "DatasetError",
+    "PartitionError",
+    "V100_FP32_FLOPS",
+    "datasets",
+    "mlp",
+    "recorder",
+]
+
+# CLI name -> module name, in the order `netsim record --list` shows them.
+_MODULES = (
+    ("single", "single"),
+    ("ps-sync", "ps_sync"),
+    ("ps-async", "ps_async"),
+    ("allreduce", "allreduce"),
+    ("model-averaging", "model_averaging"),
+    ("admm", "admm"),
+    ("ringtmp", "ringtmp"),
+    ("pf", "pf"),
+    ("slimdp", "slimdp"),
+    ("dgc", "dgc"),
+    ("ps-partitioned", "ps_partitioned"),
+)
+
+
+class Paradigm(NamedTuple):
+    """A registry entry: the run function and what ``--list`` shows."""
+
+    name: str
+    run: object
+    description: str
+    options: dict  # option name -> (default, help text)
+
+
+def _entry(name, module):
+    run = module.run
+    desc = getattr(module, "DESCRIPTION", None) or (inspect.getdoc(run) or name).splitlines()[0]
+    helps = getattr(module, "OPTIONS", {})
+    options = {}
+    for p in inspect.signature(run).parameters.values():
+        if p.name in ("dataset", "workers") or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            continue
+        default = None if p.default is inspect.Parameter.empty else p.default
+        options[p.name] = (default, helps.get(p.name, ""))
+    return Paradigm(name, run, desc, options)
+
+
+def _registry():
+    out = {}
+    for name, modname in _MODULES:
+        full = f"{__name__}.{modname}"
+        if importlib.util.find_spec(full) is None:
+            continue  # not written yet
+        out[name] = _entry(name, importlib.import_module(full))
+    return out
+
+
+#: CLI name -> :class:`Paradigm`. Built once at import; treat as read-only.
+PARADIGMS = _registry()
+
+
+def describe(name):
+    """A few lines describing paradigm ``name`` and its options, for ``--list``.
+
+    Examples
+    --------
+    >>> print(describe("single").splitlines()[0])
+    single: one node trains alone: no messages (the baseline).
+    """
+    p = _get(name)
+    lines = [f"{p.name}: {p.description}"]
+    for opt, (default, text) in p.options.items():
+        lines.append(f"    {opt}={default!r}" + (f"  {text}" if text else ""))
+    return "\n".join(lines)
+
+
+def _get(name):
+    if name not in PARADIGMS:
+        raise WorkloadError(f"unknown paradigm {name!r}; known paradigms: {', '.join(PARADIGMS)}")
+    return PARADIGMS[name]
+
+
+def record(name, dataset="iris", workers=None, **options):
+    """Validate a request and run paradigm ``name``; return its :class:`RunResult`.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PARADIGMS`.
+    dataset : str
+        A name of :data:`DATASETS`.
+    workers : int, optional
+        Logical workers (>= 1); the paradigm's default if None.
+    **options
+        The paradigm's options (see :func:`describe`).
+
+    Raises
+    ------
+    WorkloadError
+        Unknown paradigm or option (listing the known ones), or workers < 1.
+    DatasetError
+        Unknown dataset (listing the known ones).
+
+    Examples
+    --------
+    >>> record("gossip")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: unknown paradigm 'gossip'; known paradigms: single, ...
+    """
+    p = _get(name)
+    if isinstance(dataset, str) and dataset not in DATASETS:
+        raise DatasetError(f"unknown dataset {dataset!r}; known datasets: {', '.join(DATASETS)}")
+    if workers is not None:
+        recorder.check_workers(workers)
+        options["workers"] = workers
+    known = set(p.options) | {"workers"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise WorkloadError(f"paradigm {name!r} takes no option(s) {', '.join(unknown)}; "
+                            f"its options: {', '.join(p.options)}")
+    return p.run(dataset=dataset, **options)

@@ -1,0 +1,163 @@
+"""Synchronous data parallelism with gradients combined by an allreduce (BSP-SGD).
+
+Every step each worker computes the gradients of its mini-batch (forward, then
+backward layer by layer), the workers allreduce the flat float32 gradient
+vector (``4 * n_params`` bytes, one fused bucket), and every worker applies the
+same momentum SGD step with the average. Numerically the allreduce computes
+the average of the workers' gradients, so it is computed directly with numpy;
+the trace holds the chosen collective's message pattern for a buffer of the
+true gradient size:
+
+========== =========================================================== =========
+name       algorithm                                                   messages
+========== =========================================================== =========
+``ring``   ring reduce-scatter + allgather (Patarasuk & Yuan 2009)     2P(P-1)
+``mst``    binomial-tree reduce to rank 0, then binomial broadcast     2(P-1)
+``be``     Rabenseifner: recursive-halving reduce-scatter +            2P log2 P
+           recursive-doubling allgather (bidirectional exchange)       (P = 2^k)
+``lp``     linear pipeline along ranks 0..P-1, ``segments`` pieces     2(P-1)k
+========== =========================================================== =========
+
+Each of them carries ``2 (P - 1)`` times the gradient bytes in total. The
+message patterns are :mod:`netsim.collectives`' (MPICH's schedules; for
+non-power-of-two P, ``be`` folds the extra ranks into partners first).
+Iterations are composed with :func:`netsim.trace.concat` and
+:func:`netsim.trace.repeat`: compute ops, then the collective, then the update.
+"""
+
+import numpy as np
+
+from netsim import collectives
+from netsim.trace import TraceBuilder, concat, repeat
+
+from . import mlp
+from .errors import WorkloadError
+from .recorder import V100_FP32_FLOPS, payload_bytes, prepare, run_result, worker_batches
+
+__all__ = ["run", "COLLECTIVES", "collective_trace", "DESCRIPTION", "OPTIONS"]
+
+DESCRIPTION = "synchronous SGD, gradients averaged by an allreduce (ring, mst, be or lp)."
+OPTIONS = {
+    "epochs": "passes over each worker's shard of the training set",
+    "seed": "seed of the initial weights, shards and mini-batch order",
+    "collective": "allreduce algorithm: ring, mst (binomial tree), be (Rabenseifner), lp (pipeline)",
+    "segments": "pipeline segments of the lp collective",
+    "hidden": "hidden-layer widths",
+    "batch_size": "samples per step per worker",
+    "lr": "learning rate",
+    "momentum": "SGD momentum",
+    "device_flops": "device throughput in FLOP/s for the compute ops",
+    "data_path": "directory of the MNIST IDX files",
+}
+
+COLLECTIVES = ("ring", "mst", "be", "lp")
+
+
+def collective_trace(name, P, nbytes, segments=4):
+    """The message pattern of one allreduce of ``nbytes`` among ``P`` ranks.
+
+    The generators are :mod:`netsim.collectives`' (MPICH's schedules):
+    ``ring_allreduce``, ``rabenseifner_allreduce``, ``pipeline_allreduce`` and,
+    for ``mst``, ``binomial_reduce`` followed by ``binomial_broadcast``.
+
+    Raises
+    ------
+    WorkloadError
+        For an unknown collective name (listing the known ones) or bad segments.
+
+    Examples
+    --------
+    >>> t = collective_trace("ring", 4, 400)
+    >>> t.num_messages, t.total_bytes
+    (24, 2400.0)
+    >>> collective_trace("mst", 4, 400).total_bytes
+    2400.0
+    """
+    if name not in COLLECTIVES:
+        raise WorkloadError(f"unknown collective {name!r}; known collectives: {', '.join(COLLECTIVES)}")
+    if isinstance(segments, bool) or not isinstance(segments, (int, np.integer)) or segments < 1:
+        raise WorkloadError(f"segments must be an integer >= 1, got {segments!r}")
+    if P == 1:
+        return TraceBuilder(1).build()
+    if name == "ring":
+        return collectives.ring_allreduce(P, nbytes)
+    if name == "be":
+        return collectives.rabenseifner_allreduce(P, nbytes)
+    if name == "lp":
+        return collectives.pipeline_allreduce(P, nbytes, segments=segments)
+    return concat(collectives.binomial_reduce(P, nbytes), collectives.binomial_broadcast(P, nbytes))
+
+
+def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segments=4,
+        hidden=(16,), batch_size=8, lr=0.05, momentum=0.9, device_flops=V100_FP32_FLOPS,
+        data_path=None):
+    """Train with allreduce-based synchronous SGD; record compute and the collective.
+
+    Parameters
+    ----------
+    dataset : str or Dataset
+    workers : int
+    epochs : int
+    seed : int
+    collective : {"ring", "mst", "be", "lp"}
+    segments : int
+        Pipeline segments (``lp`` only).
+    hidden : sequence of int
+    batch_size : int
+    lr, momentum : float
+    device_flops : float
+    data_path : str, optional
+
+    Returns
+    -------
+    RunResult
+        ``extra``: ``gradient_bytes`` (bytes of the allreduced vector),
+        ``bytes_per_allreduce``, ``messages_per_allreduce``, ``test_loss``.
+
+    Examples
+    --------
+    >>> r = run(workers=4, epochs=1, collective="ring")
+    >>> r.extra["bytes_per_allreduce"] == 2 * 3 * r.extra["gradient_bytes"]
+    True
+    """
+    if collective not in COLLECTIVES:
+        raise WorkloadError(f"unknown collective {collective!r}; "
+                            f"known collectives: {', '.join(COLLECTIVES)}")
+    setup = prepare(dataset, workers, seed, hidden, data_path)
+    data, layers, params = setup.data, setup.layers, setup.params
+    n = mlp.num_params(layers)
+    velocity = mlp.zeros_like(params)
+    schedule = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
+    gradient_bytes = None
+    for batch in schedule:
+        flats = []
+        for idx in batch:
+            _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+            flats.append(mlp.flatten(grads))
+        gradient_bytes = payload_bytes(flats[0])
+        avg = np.mean(np.stack(flats), axis=0, dtype=np.float32)
+        mlp.sgd_momentum_step(params, mlp.unflatten(avg, layers), velocity, lr, momentum)
+    # One step's trace; every step has the same shapes (equal batches), so repeat it.
+    b = TraceBuilder(workers)
+    fwd = mlp.forward_flops(layers, len(schedule[0][0]))
+    bwd = mlp.backward_flops(layers, len(schedule[0][0]))
+    for w in range(workers):
+        op = b.compute(w, flops=fwd.sum(), deps=(), tag="forward")
+        for l in range(len(bwd) - 1, -1, -1):
+            op = b.compute(w, flops=bwd[l], deps=[op], tag="backward")
+    step = concat(b.build(), collective_trace(collective, workers, gradient_bytes, segments))
+    upd = TraceBuilder(workers)
+    for w in range(workers):
+        upd.compute(w, flops=mlp.update_flops(n), tag="update")
+    step = concat(step, upd.build())
+    trace = repeat(step, len(schedule))
+    # Own accounting: what one allreduce of the gradient moves, times the steps.
+    total_bytes = step.total_bytes * len(schedule)
+    messages = step.num_messages * len(schedule)
+    hyper = dict(epochs=epochs, collective=collective, segments=segments, hidden=hidden,
+                 batch_size=batch_size, lr=lr, momentum=momentum, device_flops=device_flops)
+    extra = {"gradient_bytes": gradient_bytes, "bytes_per_allreduce": step.total_bytes,
+             "messages_per_allreduce": step.num_messages,
+             "test_loss": mlp.loss(params, data.X_test, data.y_test)}
+    return run_result("allreduce", trace, setup, mlp.accuracy(params, data.X_test, data.y_test),
+                      total_bytes, messages, len(schedule), hyper, extra=extra)

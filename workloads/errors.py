@@ -1,0 +1,21 @@
+"""Exceptions of the workloads package.
+
+All derive from :class:`netsim.errors.NetsimError` (a ``ValueError``), so the CLI
+prints them on one line like every other bad-input error.
+"""
+
+from netsim.errors import NetsimError
+
+__all__ = ["WorkloadError", "DatasetError", "PartitionError"]
+
+
+class WorkloadError(NetsimError):
+    """Bad input to a paradigm: unknown paradigm or option, workers < 1, bad value."""
+
+
+class DatasetError(WorkloadError):
+    """Unknown dataset name, or a missing or corrupt dataset file (e.g. an IDX file)."""
+
+
+class PartitionError(WorkloadError):
+    """A model partition that leaves a node without a layer or without a neuron."""

@@ -1,0 +1,415 @@
+"""A small numpy multilayer perceptron: the model every paradigm trains for real.
+
+The model is a list of parameter arrays ``[W0, b0, W1, b1, ...]`` (float32): layer
+``l`` maps ``layers[l]`` inputs to ``layers[l + 1]`` outputs with
+``z = a @ W_l + b_l``. Hidden layers use ReLU; the last layer gives logits for a
+softmax cross-entropy loss averaged over the batch. Training is SGD with
+(heavy-ball) momentum. Every function is plain and works on that list, so a
+paradigm can slice, flatten, send and average parameters as ordinary arrays.
+
+FLOP counts (used for compute ops in traces) come from the matrix shapes only:
+
+* forward of a dense layer on a batch of ``B``: ``2 * B * in * out`` (one
+  multiply and one add per weight and sample);
+* backward: twice that, ``4 * B * in * out``: the weight gradient
+  ``a.T @ delta`` and the input gradient ``delta @ W.T`` cost one forward
+  each. The input gradient of the first layer is not needed, but the common
+  convention (backward = 2 x forward, e.g. Kaplan et al. 2020, "Scaling Laws for
+  Neural Language Models", section 2.1) counts it, and so do we;
+* biases, ReLU and softmax are left out (they are O(B * out), small next to
+  the matrix products);
+* a momentum SGD update: 4 FLOPs per parameter (``v = m*v + g``; ``p -= lr*v``).
+
+Parameters and messages are float32: 4 bytes per value (:data:`BYTES_PER_VALUE`).
+
+The first layer also accepts a ``scipy.sparse`` input matrix (CSR), for the
+sparse dataset of :func:`workloads.datasets.sparse`.
+"""
+
+import numpy as np
+
+from .errors import WorkloadError
+
+__all__ = [
+    "DTYPE",
+    "BYTES_PER_VALUE",
+    "layer_shapes",
+    "num_params",
+    "layer_offsets",
+    "init_params",
+    "zeros_like",
+    "forward",
+    "softmax_cross_entropy",
+    "backward",
+    "loss_and_grads",
+    "predict",
+    "accuracy",
+    "loss",
+    "sgd_momentum_step",
+    "forward_flops",
+    "backward_flops",
+    "update_flops",
+    "flatten",
+    "unflatten",
+]
+
+DTYPE = np.float32
+BYTES_PER_VALUE = 4
+
+
+def layer_shapes(layers):
+    """The ``(in, out)`` shape of every dense layer.
+
+    Parameters
+    ----------
+    layers : sequence of int
+        Widths from the input to the output, e.g. ``(4, 16, 3)``.
+
+    Returns
+    -------
+    list of tuple
+
+    Raises
+    ------
+    WorkloadError
+        For fewer than two widths or a width < 1.
+
+    Examples
+    --------
+    >>> layer_shapes((4, 16, 3))
+    [(4, 16), (16, 3)]
+    """
+    layers = tuple(layers)
+    if len(layers) < 2:
+        raise WorkloadError(f"a model needs at least an input and an output width, got {layers}")
+    for w in layers:
+        if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1:
+            raise WorkloadError(f"layer widths must be integers >= 1, got {layers}")
+    return [(int(a), int(b)) for a, b in zip(layers[:-1], layers[1:])]
+
+
+def num_params(layers):
+    """Number of parameters (weights and biases) of the model.
+
+    Examples
+    --------
+    >>> num_params((4, 16, 3))
+    131
+    """
+    return sum(i * o + o for i, o in layer_shapes(layers))
+
+
+def layer_offsets(layers):
+    """Boundaries of each layer's ``(W, b)`` block in the flat parameter vector.
+
+    Layer ``l`` occupies ``flat[offsets[l]:offsets[l + 1]]`` of :func:`flatten`.
+
+    Examples
+    --------
+    >>> layer_offsets((4, 16, 3)).tolist()
+    [0, 80, 131]
+    """
+    sizes = [i * o + o for i, o in layer_shapes(layers)]
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def init_params(layers, rng):
+    """He-normal weights (std ``sqrt(2 / in)``) and zero biases, float32.
+
+    Parameters
+    ----------
+    layers : sequence of int
+        Widths from the input to the output.
+    rng : numpy.random.Generator or int
+        Randomness; an int seeds a new Generator.
+
+    Returns
+    -------
+    list of ndarray
+        ``[W0, b0, W1, b1, ...]``.
+
+    Examples
+    --------
+    >>> p = init_params((4, 16, 3), 0)
+    >>> [a.shape for a in p], p[0].dtype
+    ([(4, 16), (16,), (16, 3), (3,)], dtype('float32'))
+    """
+    rng = np.random.default_rng(rng)
+    params = []
+    for i, o in layer_shapes(layers):
+        params.append((rng.standard_normal((i, o)) * np.sqrt(2.0 / i)).astype(DTYPE))
+        params.append(np.zeros(o, DTYPE))
+    return params
+
+
+def zeros_like(params):
+    """A list of zero arrays shaped like ``params`` (e.g. momentum buffers).
+
+    Examples
+    --------
+    >>> [float(v.sum()) for v in zeros_like(init_params((2, 2), 0))]
+    [0.0, 0.0]
+    """
+    return [np.zeros_like(p) for p in params]
+
+
+def _as_input(X):
+    if hasattr(X, "tocsr"):  # scipy.sparse: keep it sparse, float32
+        return X.tocsr().astype(DTYPE, copy=False)
+    return np.asarray(X, dtype=DTYPE)
+
+
+def forward(params, X):
+    """Logits and the input of every layer (kept for :func:`backward`).
+
+    Parameters
+    ----------
+    params : list of ndarray
+        ``[W0, b0, W1, b1, ...]``.
+    X : ndarray or scipy.sparse matrix
+        Batch of inputs, shape ``(B, layers[0])``.
+
+    Returns
+    -------
+    logits : ndarray
+        Shape ``(B, layers[-1])``.
+    acts : list
+        ``acts[l]`` is the input of layer ``l`` (``acts[0]`` is ``X``).
+
+    Examples
+    --------
+    >>> p = init_params((4, 8, 3), 0)
+    >>> logits, acts = forward(p, np.ones((5, 4)))
+    >>> logits.shape, len(acts)
+    ((5, 3), 2)
+    """
+    a = _as_input(X)
+    acts = []
+    L = len(params) // 2
+    for l in range(L):
+        acts.append(a)
+        z = np.asarray(a @ params[2 * l]) + params[2 * l + 1]
+        a = np.maximum(z, 0, dtype=DTYPE) if l < L - 1 else z.astype(DTYPE, copy=False)
+    return a, acts
+
+
+def softmax_cross_entropy(logits, y):
+    """Mean cross-entropy of softmax(logits) against integer labels, and its gradient.
+
+    Returns
+    -------
+    loss : float
+    dlogits : ndarray
+        Gradient of the mean loss with respect to the logits, float32.
+
+    Examples
+    --------
+    >>> loss, d = softmax_cross_entropy(np.zeros((2, 4), np.float32), np.array([0, 3]))
+    >>> round(loss, 4), d.shape
+    (1.3863, (2, 4))
+    """
+    y = np.asarray(y)
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    s = e.sum(axis=1, keepdims=True)
+    rows = np.arange(len(y))
+    loss = float(np.mean(np.log(s[:, 0]) - z[rows, y]))
+    d = e / s
+    d[rows, y] -= 1.0
+    d /= len(y)
+    return loss, d.astype(DTYPE, copy=False)
+
+
+def backward(params, acts, dlogits):
+    """Gradients of the loss for every parameter, from the last layer to the first.
+
+    Parameters
+    ----------
+    params : list of ndarray
+    acts : list
+        From :func:`forward`.
+    dlogits : ndarray
+        Gradient of the loss with respect to the logits.
+
+    Returns
+    -------
+    list of ndarray
+        ``[dW0, db0, dW1, db1, ...]``, float32, aligned with ``params``.
+
+    Examples
+    --------
+    >>> p = init_params((4, 8, 3), 0)
+    >>> logits, acts = forward(p, np.ones((5, 4)))
+    >>> _, d = softmax_cross_entropy(logits, np.zeros(5, int))
+    >>> [g.shape for g in backward(p, acts, d)]
+    [(4, 8), (8,), (8, 3), (3,)]
+    """
+    L = len(params) // 2
+    grads = [None] * (2 * L)
+    delta = np.asarray(dlogits, DTYPE)
+    for l in range(L - 1, -1, -1):
+        a = acts[l]
+        grads[2 * l] = np.asarray(a.T @ delta, dtype=DTYPE)
+        grads[2 * l + 1] = delta.sum(axis=0, dtype=DTYPE)
+        if l:
+            # ReLU derivative: the layer's input a = relu(z) is > 0 exactly where z > 0.
+            delta = (delta @ params[2 * l].T) * (a > 0)
+    return grads
+
+
+def loss_and_grads(params, X, y):
+    """Mean loss on ``(X, y)`` and its gradients (forward, then backward).
+
+    Examples
+    --------
+    >>> p = init_params((4, 8, 3), 0)
+    >>> loss, g = loss_and_grads(p, np.ones((5, 4)), np.zeros(5, int))
+    >>> len(g) == len(p)
+    True
+    """
+    logits, acts = forward(params, X)
+    loss_value, d = softmax_cross_entropy(logits, y)
+    return loss_value, backward(params, acts, d)
+
+
+def predict(params, X):
+    """Predicted class of every row of ``X``.
+
+    Examples
+    --------
+    >>> predict(init_params((4, 8, 3), 0), np.ones((2, 4))).shape
+    (2,)
+    """
+    return forward(params, X)[0].argmax(axis=1)
+
+
+def accuracy(params, X, y):
+    """Fraction of rows of ``X`` whose predicted class is ``y``.
+
+    Examples
+    --------
+    >>> p = init_params((4, 8, 3), 0)
+    >>> 0.0 <= accuracy(p, np.ones((4, 4)), np.array([0, 1, 2, 0])) <= 1.0
+    True
+    """
+    return float(np.mean(predict(params, X) == np.asarray(y)))
+
+
+def loss(params, X, y):
+    """Mean softmax cross-entropy of the model on ``(X, y)``.
+
+    Examples
+    --------
+    >>> loss(init_params((4, 8, 3), 0), np.ones((2, 4)), np.array([0, 1])) > 0
+    True
+    """
+    return softmax_cross_entropy(forward(params, X)[0], y)[0]
+
+
+def sgd_momentum_step(params, grads, velocity, lr, momentum=0.9):
+    """One SGD step with heavy-ball momentum, in place.
+
+    ``v = momentum * v + g``; ``p -= lr * v``, array by array.
+
+    Parameters
+    ----------
+    params, grads, velocity : list of ndarray
+        Aligned lists; ``params`` and ``velocity`` are updated in place.
+    lr : float
+        Learning rate.
+    momentum : float
+        Momentum coefficient (0 gives plain SGD).
+
+    Returns
+    -------
+    list of ndarray
+        ``params`` (the same list), for convenience.
+
+    Examples
+    --------
+    >>> p, v = [np.ones(2, np.float32)], [np.zeros(2, np.float32)]
+    >>> sgd_momentum_step(p, [np.ones(2, np.float32)], v, lr=0.5)[0].tolist()
+    [0.5, 0.5]
+    """
+    for p, g, v in zip(params, grads, velocity):
+        if momentum:
+            v *= DTYPE(momentum)
+            v += g
+            p -= DTYPE(lr) * v
+        else:
+            p -= DTYPE(lr) * g
+    return params
+
+
+def forward_flops(layers, batch):
+    """FLOPs of each dense layer's forward pass on ``batch`` samples: ``2*B*in*out``.
+
+    Examples
+    --------
+    >>> forward_flops((4, 16, 3), 10).tolist()
+    [1280.0, 960.0]
+    """
+    return np.array([2.0 * batch * i * o for i, o in layer_shapes(layers)])
+
+
+def backward_flops(layers, batch):
+    """FLOPs of each dense layer's backward pass: twice the forward, ``4*B*in*out``.
+
+    Examples
+    --------
+    >>> backward_flops((4, 16, 3), 10).tolist()
+    [2560.0, 1920.0]
+    """
+    return 2.0 * forward_flops(layers, batch)
+
+
+def update_flops(n_values):
+    """FLOPs of a momentum SGD update of ``n_values`` parameters (4 per value).
+
+    Examples
+    --------
+    >>> update_flops(131)
+    524.0
+    """
+    return 4.0 * n_values
+
+
+def flatten(arrays):
+    """Concatenate arrays into one flat float32 vector (a copy).
+
+    Examples
+    --------
+    >>> flatten([np.ones((2, 2)), np.zeros(3)]).tolist()
+    [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    """
+    return np.concatenate([np.asarray(a, DTYPE).ravel() for a in arrays])
+
+
+def unflatten(vector, layers):
+    """Split a flat vector into ``[W0, b0, W1, b1, ...]`` shaped for ``layers``.
+
+    The arrays are copies, so the result never aliases ``vector``.
+
+    Raises
+    ------
+    WorkloadError
+        If ``vector`` has the wrong length.
+
+    Examples
+    --------
+    >>> p = init_params((4, 8, 3), 0)
+    >>> q = unflatten(flatten(p), (4, 8, 3))
+    >>> all(np.array_equal(a, b) for a, b in zip(p, q))
+    True
+    """
+    vector = np.asarray(vector, DTYPE)
+    n = num_params(layers)
+    if vector.shape != (n,):
+        raise WorkloadError(f"flat parameter vector has shape {vector.shape}, expected ({n},)")
+    out, pos = [], 0
+    for i, o in layer_shapes(layers):
+        out.append(vector[pos:pos + i * o].reshape(i, o).copy())
+        pos += i * o
+        out.append(vector[pos:pos + o].copy())
+        pos += o
+    return out

@@ -1,0 +1,441 @@
+"""RingTMP: the model is partitioned across P nodes in a ring; activations travel
+between nodes instead of parameters.
+
+Every step the ring trains on the same global batch as P data-parallel workers
+of ``batch_size`` each (the union of their mini-batches), so a run sees exactly
+the data of :mod:`workloads.ps_sync` with the same seed. Every node reads the
+step's input rows and labels itself (a data loader per node, no message).
+Two partitionings:
+
+``layer`` (pipeline)
+    Node ``k`` owns a run of consecutive dense layers (``numpy.array_split`` of
+    the layers into P runs). Node ``k`` sends its output activations
+    (``B x width`` float32) to node ``k + 1``; the last node computes the loss and
+    the activation gradients travel back, node ``k`` to ``k - 1``. With
+    ``microbatches=m`` the batch is cut into m pieces that flow through the
+    pipeline one after another (GPipe: all forwards, then all backwards;
+    gradients accumulate); the link from node P-1 back to node 0 carries nothing.
+    Needs at least P layers.
+
+``neuron`` (tensor parallelism with ring collectives)
+    Node ``k`` owns slice ``k`` (``numpy.array_split``) of every layer's output
+    neurons: those columns of ``W`` and entries of ``b``. Forward, layer by
+    layer: every node computes its slice of the layer's output from the full
+    input, then a ring allgather (P-1 steps, each node passing the slice it
+    received last to its right neighbour) gives every node the full output, the
+    next layer's input. The logits are allgathered too, so every node computes
+    the loss gradient. Backward: node ``k`` computes its slice's weight
+    gradients and its partial input gradient ``delta_k @ W_k.T``; a ring
+    reduce-scatter (P-1 steps, each node adding its partial to the running sum
+    it passes on) leaves node ``k`` with the full input gradient of its own
+    neurons of the layer below. Needs every layer to have at least P neurons.
+
+Either way each node updates only its own parameters (momentum SGD). The
+messages carry the activations and activation gradients actually computed;
+their size is ``4 * rows * columns`` bytes. :func:`compare` runs RingTMP next
+to ps-sync and single on the same data over several seeds.
+"""
+
+import time
+
+import numpy as np
+
+from . import mlp
+from .errors import PartitionError, WorkloadError
+from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+
+__all__ = ["run", "partition_layers", "partition_neurons", "compare", "format_table", "COMPARE_CONFIGS",
+           "DESCRIPTION", "OPTIONS"]
+
+DESCRIPTION = ("model partitioned across a ring of nodes (by layer or by neuron); "
+               "activations travel instead of parameters.")
+OPTIONS = {
+    "epochs": "passes over the training set (in steps of workers * batch_size samples)",
+    "seed": "seed of the initial weights, shards and mini-batch order",
+    "partition": "'layer' (consecutive layers per node) or 'neuron' (a slice of every layer)",
+    "hidden": "hidden-layer widths; default: workers - 1 layers of 16 for 'layer', (16,) for 'neuron'",
+    "batch_size": "samples per step per (virtual) worker; the ring's batch is workers * batch_size",
+    "microbatches": "pieces the batch is cut into, flowing one after another",
+    "lr": "learning rate",
+    "momentum": "SGD momentum",
+    "device_flops": "device throughput in FLOP/s for the compute ops",
+    "data_path": "directory of the MNIST IDX files",
+}
+
+PARTITIONS = ("layer", "neuron")
+
+
+def partition_layers(layers, nodes):
+    """Dense layers of each node for a layer-wise partition: consecutive runs.
+
+    Returns
+    -------
+    list of range
+        ``owned[k]`` are the layer indices of node ``k``.
+
+    Raises
+    ------
+    PartitionError
+        If a node would own no layer.
+
+    Examples
+    --------
+    >>> partition_layers((4, 16, 16, 16, 3), 3)
+    [range(0, 2), range(2, 3), range(3, 4)]
+    >>> partition_layers((4, 16, 3), 3)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.PartitionError: layer-wise partition of 2 dense layers over 3 ring nodes leaves node 2 without a layer; use at least 3 layers (e.g. more hidden layers) or fewer workers
+    """
+    L = len(mlp.layer_shapes(layers))
+    if L < nodes:
+        raise PartitionError(f"layer-wise partition of {L} dense layers over {nodes} ring nodes "
+                             f"leaves node {L} without a layer; use at least {nodes} layers "
+                             "(e.g. more hidden layers) or fewer workers")
+    return [range(int(c[0]), int(c[-1]) + 1) for c in np.array_split(np.arange(L), nodes)]
+
+
+def partition_neurons(layers, nodes):
+    """Neuron slice of each node in every layer for a neuron-wise partition.
+
+    Returns
+    -------
+    list of list of ndarray
+        ``bounds[l]`` has ``nodes + 1`` boundaries: node ``k`` owns output
+        neurons ``bounds[l][k]:bounds[l][k + 1]`` of layer ``l``.
+
+    Raises
+    ------
+    PartitionError
+        If a layer has fewer output neurons than nodes.
+
+    Examples
+    --------
+    >>> [b.tolist() for b in partition_neurons((4, 6, 3), 3)]
+    [[0, 2, 4, 6], [0, 1, 2, 3]]
+    >>> partition_neurons((4, 16, 3), 4)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.PartitionError: neuron-wise partition over 4 ring nodes leaves node 3 without a neuron in layer 1 (3 output neurons); every layer needs at least 4 neurons
+    """
+    out = []
+    for l, (_, o) in enumerate(mlp.layer_shapes(layers)):
+        if o < nodes:
+            raise PartitionError(f"neuron-wise partition over {nodes} ring nodes leaves node {o} "
+                                 f"without a neuron in layer {l} ({o} output neurons); every "
+                                 f"layer needs at least {nodes} neurons")
+        sizes = [len(c) for c in np.array_split(np.arange(o), nodes)]
+        out.append(np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64))
+    return out
+
+
+def _layer_forward(W, b, a, last):
+    z = np.asarray(a @ W) + b
+    return z.astype(mlp.DTYPE, copy=False) if last else np.maximum(z, 0, dtype=mlp.DTYPE)
+
+
+def _microbatches(rows, m):
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise WorkloadError(f"microbatches must be an integer >= 1, got {m!r}")
+    if m > len(rows):
+        raise WorkloadError(f"microbatches ({m}) exceeds the batch of {len(rows)} samples")
+    return np.array_split(rows, m)
+
+
+def _step_layer(rec, params, grads_acc, owned, layers, X, y, it, m):
+    """One layer-wise step: forward/backward per micro-batch through the pipeline."""
+    P = len(owned)
+    Lg = len(layers) - 1
+    B = len(y)
+    parts = _microbatches(np.arange(B), m)
+    acts = [[None] * P for _ in parts]   # acts[j][k]: inputs of node k's layers, micro-batch j
+    deltas = [None] * len(parts)
+    fwd = mlp.forward_flops(layers, 1)
+    bwd = mlp.backward_flops(layers, 1)
+    for j, rows in enumerate(parts):
+        a = X[rows]
+        for k in range(P):
+            ins = []
+            for l in owned[k]:
+                ins.append(a)
+                a = _layer_forward(params[2 * l], params[2 * l + 1], a, l == Lg - 1)
+            acts[j][k] = ins
+            rec.compute(k, fwd[list(owned[k])].sum() * len(rows), iteration=it, tag="forward")
+            if k < P - 1:
+                rec.send(k, k + 1, a, iteration=it, tag="activation")
+        _, d = mlp.softmax_cross_entropy(a, y[rows])
+        deltas[j] = d * np.float32(len(rows) / B)  # mean over the whole batch
+    for j in reversed(range(len(parts))):
+        delta = deltas[j]
+        for k in reversed(range(P)):
+            for l, a_in in zip(reversed(owned[k]), reversed(acts[j][k])):
+                grads_acc[2 * l] += np.asarray(a_in.T @ delta, dtype=mlp.DTYPE)
+                grads_acc[2 * l + 1] += delta.sum(axis=0, dtype=mlp.DTYPE)
+                if l:
+                    delta = ((delta @ params[2 * l].T) * (a_in > 0)).astype(mlp.DTYPE)
+            rec.compute(k, bwd[list(owned[k])].sum() * len(parts[j]), iteration=it,
+                        tag="backward")
+            if k > 0:
+                rec.send(k, k - 1, delta, iteration=it, tag="activation-grad")
+
+
+def _step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
+    """One neuron-wise step: per layer a ring allgather forward, a ring reduce-scatter back."""
+    P = len(bounds[0]) - 1
+    shapes = mlp.layer_shapes(layers)
+    Lg = len(shapes)
+    B = len(y)
+    for rows in _microbatches(np.arange(B), m):
+        a = X[rows]
+        nb = len(rows)
+        ins = []
+        for l, (i, o) in enumerate(shapes):
+            ins.append(a)
+            W, b = params[2 * l], params[2 * l + 1]
+            bl = bounds[l]
+            pieces = [_layer_forward(W[:, bl[k]:bl[k + 1]], b[bl[k]:bl[k + 1]], a, l == Lg - 1)
+                      for k in range(P)]
+            for k in range(P):
+                rec.compute(k, 2.0 * nb * i * (bl[k + 1] - bl[k]), iteration=it, tag="forward")
+            # Ring allgather: in step s node k passes on the piece of node (k - s) mod P.
+            for s in range(P - 1):
+                for k in range(P):
+                    rec.send(k, (k + 1) % P, pieces[(k - s) % P], iteration=it, tag="activation")
+            a = np.concatenate(pieces, axis=1)
+        _, dlogits = mlp.softmax_cross_entropy(a, y[rows])
+        dlogits = dlogits * np.float32(nb / B)
+        bL = bounds[-1]
+        delta = [dlogits[:, bL[k]:bL[k + 1]] for k in range(P)]  # node k's slice
+        for l in reversed(range(Lg)):
+            i, o = shapes[l]
+            bl = bounds[l]
+            W = params[2 * l]
+            a_in = ins[l]
+            for k in range(P):
+                grads_acc[2 * l][:, bl[k]:bl[k + 1]] += np.asarray(a_in.T @ delta[k], mlp.DTYPE)
+                grads_acc[2 * l + 1][bl[k]:bl[k + 1]] += delta[k].sum(axis=0, dtype=mlp.DTYPE)
+                rec.compute(k, 4.0 * nb * i * (bl[k + 1] - bl[k]), iteration=it, tag="backward")
+            if l == 0:
+                break
+            # Partial input gradients, reduced around the ring: node k ends with the
+            # full gradient of its own neurons of layer l - 1 (chunk k).
+            cb = bounds[l - 1]
+            partial = [(delta[k] @ W[:, bl[k]:bl[k + 1]].T).astype(mlp.DTYPE) for k in range(P)]
+            run_sum = {}
+            for s in range(P - 1):
+                sent = []
+                for k in range(P):
+                    c = (k - s - 1) % P
+                    piece = run_sum.get((k, c), partial[k][:, cb[c]:cb[c + 1]])
+                    rec.send(k, (k + 1) % P, piece, iteration=it, tag="activation-grad")
+                    sent.append(((k + 1) % P, c, piece))
+                for dst, c, piece in sent:
+                    run_sum[(dst, c)] = (piece + partial[dst][:, cb[c]:cb[c + 1]]).astype(mlp.DTYPE)
+            prev = ins[l]  # relu output of layer l - 1
+            delta = []
+            for k in range(P):
+                full = run_sum.get((k, k), partial[k][:, cb[k]:cb[k + 1]])
+                delta.append((full * (prev[:, cb[k]:cb[k + 1]] > 0)).astype(mlp.DTYPE))
+
+
+def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=None,
+        batch_size=8, microbatches=1, lr=0.05, momentum=0.9, device_flops=V100_FP32_FLOPS,
+        data_path=None):
+    """Train a model partitioned across a ring of ``workers`` nodes; record activations.
+
+    Parameters
+    ----------
+    dataset : str or Dataset
+    workers : int
+        Ring nodes (ranks ``0..P-1``; node ``k`` sends forward to ``k + 1 mod P``).
+    epochs : int
+        Passes over the training set, in steps of ``workers * batch_size``
+        samples (the steps of ps-sync with the same arguments).
+    seed : int
+    partition : {"layer", "neuron"}
+    hidden : sequence of int, optional
+        Hidden widths. Default: ``(16,) * (workers - 1)`` for ``layer`` (one
+        dense layer per node), ``(16,)`` for ``neuron``.
+    batch_size : int
+        Per virtual worker: the ring's batch is ``workers * batch_size``.
+    microbatches : int
+        Pieces of the batch flowing one after another.
+    lr, momentum : float
+    device_flops : float
+    data_path : str, optional
+
+    Returns
+    -------
+    RunResult
+        ``extra``: ``partition``, ``bytes_per_epoch``, ``owned`` (``[first, stop)``
+        layers per node, or per layer the neuron bounds), ``params_per_node``,
+        ``test_loss``.
+
+    Raises
+    ------
+    PartitionError
+        If the partition leaves a node without a layer or without a neuron.
+
+    Examples
+    --------
+    >>> r = run(workers=2, epochs=1, partition="layer")
+    >>> r.trace.ranks, r.iterations, r.messages
+    (2, 8, 16)
+    >>> run(workers=4, partition="neuron")
+    Traceback (most recent call last):
+    ...
+    workloads.errors.PartitionError: neuron-wise partition over 4 ring nodes leaves node 3 without a neuron in layer 1 (3 output neurons); every layer needs at least 4 neurons
+    """
+    if partition not in PARTITIONS:
+        raise WorkloadError(f"unknown partition {partition!r}; known partitions: "
+                            f"{', '.join(PARTITIONS)}")
+    if hidden is None:
+        hidden = (16,) * (workers - 1) if partition == "layer" else (16,)
+    setup = prepare(dataset, workers, seed, hidden, data_path)
+    data, layers, params = setup.data, setup.layers, setup.params
+    shapes = mlp.layer_shapes(layers)
+    if partition == "layer":
+        plan = partition_layers(layers, workers)
+        step = _step_layer
+        owned_info = [[r.start, r.stop] for r in plan]
+        n_own = [sum(shapes[l][0] * shapes[l][1] + shapes[l][1] for l in r) for r in plan]
+    else:
+        plan = partition_neurons(layers, workers)
+        step = _step_neuron
+        owned_info = [b.tolist() for b in plan]
+        # Node k owns columns bl[k]:bl[k+1] of every W (in values each) and of every b.
+        n_own = [sum((bl[k + 1] - bl[k]) * (i + 1) for bl, (i, _) in zip(plan, shapes))
+                 for k in range(workers)]
+    velocity = mlp.zeros_like(params)
+    rec = Recorder(workers)
+    it = 0
+    for _ in range(epochs):
+        for batch in worker_batches(setup.shards, batch_size, setup.rng):
+            idx = np.concatenate(batch)
+            grads = mlp.zeros_like(params)
+            step(rec, params, grads, plan, layers, data.X_train[idx], data.y_train[idx], it,
+                 microbatches)
+            for k in range(workers):
+                rec.compute(k, mlp.update_flops(n_own[k]), iteration=it, tag="update")
+            mlp.sgd_momentum_step(params, grads, velocity, lr, momentum)
+            it += 1
+    hyper = dict(epochs=epochs, partition=partition, hidden=hidden, batch_size=batch_size,
+                 microbatches=microbatches, lr=lr, momentum=momentum, device_flops=device_flops)
+    extra = {"partition": partition, "owned": owned_info, "params_per_node": n_own,
+             "bytes_per_epoch": rec.total_bytes / max(epochs, 1),
+             "test_loss": mlp.loss(params, data.X_test, data.y_test)}
+    return rec.result("ringtmp", setup, mlp.accuracy(params, data.X_test, data.y_test), it, hyper,
+                      extra=extra)
+
+
+#: The comparisons :func:`compare` runs by default: per dataset, a model that
+#: each partition can split over 8 nodes (Iris has 3 classes, too few to split
+#: its output layer neuron-wise over 8 nodes). The 8-layer digits model uses
+#: lr 0.02: at 0.05 some seeds diverge (for every paradigm, on different seeds,
+#: since float32 rounding differs between them).
+COMPARE_CONFIGS = (
+    {"dataset": "iris", "partition": "layer", "hidden": (16,) * 7, "epochs": 30},
+    {"dataset": "digits", "partition": "layer", "hidden": (32,) * 7, "epochs": 10, "lr": 0.02},
+    {"dataset": "digits", "partition": "neuron", "hidden": (64,), "epochs": 10},
+)
+
+
+def _stats(values):
+    v = np.asarray(values, float)
+    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
+
+
+def compare(seeds=5, workers=8, configs=COMPARE_CONFIGS, batch_size=8, lr=0.05, momentum=0.9):
+    """RingTMP against ps-sync (one server) and single on the same data, over seeds.
+
+    For each configuration and seed ``0..seeds-1`` the three paradigms train
+    the same model from the same initial weights on the same mini-batches
+    (ps-sync: ``workers`` workers of ``batch_size``; RingTMP: ``workers`` ring
+    nodes on their union; single: one node on the union). Bytes per epoch do
+    not depend on the seed; accuracies do.
+
+    Parameters
+    ----------
+    seeds : int
+        Number of seeds (0, 1, ...).
+    workers : int
+    configs : sequence of dict
+        Each with ``dataset``, ``partition``, ``hidden``, ``epochs`` and
+        optionally ``lr`` (overriding the ``lr`` argument).
+    batch_size, lr, momentum
+        Shared by the three paradigms.
+
+    Returns
+    -------
+    list of dict
+        One row per configuration: ``dataset``, ``partition``, ``layers``,
+        ``seeds``, ``ps_bytes_per_epoch``, ``ringtmp_bytes_per_epoch``,
+        ``ratio_mean``/``ratio_std`` (ps-sync bytes / RingTMP bytes; > 1 means
+        RingTMP sends less), ``acc_ringtmp_*``, ``acc_ps_*``, ``acc_single_*``
+        (mean, std) and ``delta_mean``/``delta_std`` (RingTMP minus ps-sync
+        accuracy), and ``seconds`` of wall time.
+
+    Examples
+    --------
+    >>> rows = compare(seeds=2, workers=2, configs=[
+    ...     {"dataset": "iris", "partition": "layer", "hidden": (8,), "epochs": 2}])
+    >>> rows[0]["ratio_std"], rows[0]["seeds"]
+    (0.0, 2)
+    """
+    rows = []
+    for cfg in configs:
+        t0 = time.perf_counter()
+        common = dict(dataset=cfg["dataset"], workers=workers, epochs=cfg["epochs"],
+                      hidden=tuple(cfg["hidden"]), batch_size=batch_size,
+                      lr=cfg.get("lr", lr), momentum=momentum)
+        from . import ps_sync, single
+
+        ratio, acc_r, acc_p, acc_s, delta = [], [], [], [], []
+        for seed in range(seeds):
+            r = run(seed=seed, partition=cfg["partition"], **common)
+            p = ps_sync.run(seed=seed, servers=1, **common)
+            s = single.run(seed=seed, **common)
+            ratio.append(p.total_bytes / r.total_bytes)
+            acc_r.append(r.accuracy)
+            acc_p.append(p.accuracy)
+            acc_s.append(s.accuracy)
+            delta.append(r.accuracy - p.accuracy)
+        row = {"dataset": cfg["dataset"], "partition": cfg["partition"], "lr": common["lr"],
+               "layers": list(r.trace.metadata["layers"]), "seeds": seeds, "workers": workers,
+               "ps_bytes_per_epoch": p.total_bytes / cfg["epochs"],
+               "ringtmp_bytes_per_epoch": r.total_bytes / cfg["epochs"]}
+        for key, vals in (("ratio", ratio), ("acc_ringtmp", acc_r), ("acc_ps", acc_p),
+                          ("acc_single", acc_s), ("delta", delta)):
+            row[f"{key}_mean"], row[f"{key}_std"] = _stats(vals)
+        row["seconds"] = time.perf_counter() - t0
+        rows.append(row)
+    return rows
+
+
+def format_table(rows):
+    """A Markdown table of :func:`compare` rows (mean ± sample std over seeds).
+
+    Examples
+    --------
+    >>> row = {"dataset": "iris", "partition": "layer", "layers": [4, 3], "seeds": 5,
+    ...        "workers": 8, "ps_bytes_per_epoch": 1e6, "ringtmp_bytes_per_epoch": 5e5,
+    ...        "ratio_mean": 2.0, "ratio_std": 0.0, "acc_ringtmp_mean": 0.9,
+    ...        "acc_ringtmp_std": 0.01, "acc_ps_mean": 0.9, "acc_ps_std": 0.01,
+    ...        "acc_single_mean": 0.9, "acc_single_std": 0.0, "delta_mean": 0.0,
+    ...        "delta_std": 0.0}
+    >>> print(format_table([row]).splitlines()[2])
+    | iris | layer | 4-3 | 8 | 5 | 1,000,000 | 500,000 | 2.00 ± 0.00 | 0.900 ± 0.010 | 0.900 ± 0.010 | 0.900 ± 0.000 | +0.000 ± 0.000 |
+    """
+    head = ("| dataset | partition | model | P | seeds | PS bytes/epoch | RingTMP bytes/epoch "
+            "| PS/RingTMP bytes | acc RingTMP | acc PS | acc single | acc delta |")
+    lines = [head, "|" + "---|" * 12]
+    for r in rows:
+        lines.append(
+            f"| {r['dataset']} | {r['partition']} | {'-'.join(map(str, r['layers']))} "
+            f"| {r['workers']} | {r['seeds']} | {r['ps_bytes_per_epoch']:,.0f} "
+            f"| {r['ringtmp_bytes_per_epoch']:,.0f} | {r['ratio_mean']:.2f} ± {r['ratio_std']:.2f} "
+            f"| {r['acc_ringtmp_mean']:.3f} ± {r['acc_ringtmp_std']:.3f} "
+            f"| {r['acc_ps_mean']:.3f} ± {r['acc_ps_std']:.3f} "
+            f"| {r['acc_single_mean']:.3f} ± {r['acc_single_std']:.3f} "
+            f"| {r['delta_mean']:+.3f} ± {r['delta_std']:.3f} |")
+    return "\n".join(lines)
