@@ -161,6 +161,90 @@ def _run_topology(args):
         print(f"wrote {args.png}", file=sys.stderr)
 
 
+def _args_record(p):
+    p.add_argument("paradigm", nargs="?", help="paradigm name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the paradigms and their options")
+    p.add_argument("--dataset", default="iris", help="iris, digits, mnist or sparse (default iris)")
+    p.add_argument("--workers", type=int, default=None, help="logical workers (default: the paradigm's)")
+    p.add_argument("--epochs", type=int, default=None, help="training epochs (default: the paradigm's)")
+    p.add_argument("--seed", type=int, default=0, help="seed of all randomness (default 0)")
+    p.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                   help="a paradigm option, e.g. --set servers=2 --set hidden=32,16 (repeatable)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the trace (.npz or .json)")
+    p.add_argument("--json", action="store_true", help="print the run summary as JSON")
+
+
+def _option_value(key, text, default):
+    """Parse ``--set key=text`` to the type of the option's default."""
+    if isinstance(default, bool):
+        if text.lower() in ("1", "true", "yes", "on"):
+            return True
+        if text.lower() in ("0", "false", "no", "off"):
+            return False
+        raise NetsimError(f"option {key} takes true or false, got {text!r}")
+    try:
+        if isinstance(default, (tuple, list)):
+            return tuple(int(x) for x in text.split(",") if x)
+        if isinstance(default, int):
+            return int(text)
+        if isinstance(default, float):
+            return float(text)
+    except ValueError:
+        raise NetsimError(f"option {key} takes a {type(default).__name__}, got {text!r}") from None
+    if default is None:
+        for cast in (int, float):
+            try:
+                return cast(text)
+            except ValueError:
+                pass
+    return text
+
+
+def _run_record(args):
+    import workloads
+
+    if args.list:
+        print("\n".join(workloads.describe(name) for name in workloads.PARADIGMS))
+        return
+    if not args.paradigm:
+        raise _UsageError("record: give a PARADIGM or --list")
+    entry = workloads.PARADIGMS.get(args.paradigm)
+    if entry is None:
+        raise NetsimError(f"unknown paradigm {args.paradigm!r}; known: {', '.join(workloads.PARADIGMS)}")
+    options = {"seed": args.seed}
+    if args.epochs is not None:
+        options["epochs"] = args.epochs
+    for item in args.options:
+        key, eq, value = item.partition("=")
+        if not eq or key not in entry.options:
+            raise NetsimError(f"--set {item!r}: {args.paradigm} options are "
+                              f"{', '.join(entry.options)}")
+        options[key] = _option_value(key, value, entry.options[key][0])
+    if args.workers is not None and args.workers < 1:
+        raise NetsimError(f"workers must be >= 1, got {args.workers}")
+    print(f"recording {args.paradigm} on {args.dataset} ...", file=sys.stderr)
+    run = workloads.record(args.paradigm, dataset=args.dataset, workers=args.workers, **options)
+    if args.output:
+        from .trace import save_trace
+
+        try:
+            save_trace(run.trace, args.output)
+        except OSError as exc:
+            raise NetsimError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    summary_row = {"paradigm": run.paradigm, "dataset": args.dataset,
+                   "workers": run.trace.metadata.get("workers"), "accuracy": run.accuracy,
+                   "bytes": run.total_bytes, "messages": run.messages,
+                   "iterations": run.iterations, "dropped_fraction": run.dropped_fraction}
+    if args.json:
+        print(json.dumps(summary_row))
+        return
+    rows = [(k, "-" if v is None else (f"{v:.4f}" if isinstance(v, float) else v))
+            for k, v in summary_row.items()]
+    print(table(["field", "value"], rows))
+    if args.output:
+        print(f"wrote {args.output}", file=sys.stderr)
+
+
 # -- output helpers ----------------------------------------------------------------------
 
 def table(headers, rows):
@@ -220,6 +304,7 @@ _COMMANDS = {
     "replay": ("replay a trace on a topology and report times and link loads",
                _args_replay, _run_replay),
     "topology": ("describe a topology and draw it to PNG", _args_topology, _run_topology),
+    "record": ("train a paradigm for real and record its message trace", _args_record, _run_record),
 }
 
 
