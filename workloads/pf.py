@@ -1,0 +1,344 @@
+"""Parameter Flow (PF): an update-centric parameter server with a value-bounded filter.
+
+Ranks ``0..P-1`` are workers, ``P..P+S-1`` servers; the flat parameter vector
+(:func:`workloads.mlp.flatten` order) is cut into S contiguous shards
+(:func:`workloads.ps_sync.shard_bounds`). Only *updates* (parameter changes)
+travel, never weights or raw gradients. Step ``t = 1, 2, ...``:
+
+1. each worker computes the gradient ``g`` of its mini-batch on its copy of
+   the model, keeps a local momentum ``m = momentum * m + g`` and forms its
+   update, the step it would take alone: ``u = -lr * m``;
+2. **value-bounded filter** with the threshold ``tau_t = tau0 / t**(1/a)``: the
+   worker adds its residual, ``v = u + r``, sends ``v_j`` for every ``|v_j| > tau_t``
+   (float32 value + int32 index, 8 bytes each, one message per server shard)
+   and keeps the rest, ``r = v`` where ``|v| <= tau_t`` and 0 elsewhere, for later
+   steps. Nothing small is lost: it waits in ``r`` until it has grown past the
+   (shrinking) threshold;
+3. each server adds ``1/P`` of every value it received to its own residual
+   ``R`` (the averaged update not yet broadcast), filters ``R`` with the same
+   ``tau_t``, broadcasts the surviving values (value + index) to every worker
+   and keeps the rest;
+4. every worker adds the broadcast values to its model. All workers apply the
+   same broadcasts, so their copies stay identical; the server's view of the
+   model is the workers' copy plus the servers' residuals.
+
+So every value on the wire has ``|value| > tau_t``, and the values applied are
+exactly the values sent (``record_values=True`` keeps every message's values and
+indices in ``RunResult.extra`` to check this). With ``tau0 = 0`` only exact zeros
+are held back and the run is synchronous SGD with (worker-side) momentum.
+A push or broadcast with no value above the threshold is still sent as an
+empty, 0-byte message: it is the step's synchronisation signal (message
+headers are not modelled anywhere in netsim).
+
+Units: ``tau`` is in parameter units (the filter applies to parameter
+changes: a worker's own step, and the averaged step on the servers, both
+independent of P), so the useful range of ``tau0`` depends on ``lr`` and on the
+model. On Iris with the defaults (``lr = 0.05``), ``tau0 = 0.05`` keeps about
+70 % of the values off the wire at unchanged accuracy. A sparse value costs 8
+bytes against 4 dense, so the filter saves bytes over a dense exchange only
+once it drops more than half of the values. :func:`sweep` tabulates bytes and
+accuracy against ``tau0``.
+
+References
+----------
+The PF scheme (update-centric server, value-bounded filter whose threshold
+decays as ``tau0 / t**(1/a)``, local residual) is implemented as specified in
+this project's brief, which quotes the authors' MNIST-MLP result (at
+``tau0 = 0.6`` traffic fell from 12.3 GB to 3.0 GB while accuracy went from
+0.975 to 0.969). We could not locate the PF paper itself to check its
+equations, so its authors, venue and year are not given here. The filter is
+the "significantly modified" user-defined filter of the parameter server of
+Li, Andersen, Park, Smola, Ahmed, Josifovski, Long, Shekita and Su, "Scaling
+Distributed Machine Learning with the Parameter Server", OSDI 2014,
+section 3.6 (User-defined Filters), which sends only entries that changed by
+more than a threshold since they were last synchronised.
+"""
+
+import numpy as np
+
+from . import mlp
+from .errors import WorkloadError
+from .ps_sync import shard_bounds
+from .recorder import V100_FP32_FLOPS, Recorder, grad_ready, prepare, worker_batches
+
+__all__ = ["run", "sweep", "threshold", "value_filter", "DESCRIPTION", "OPTIONS"]
+
+DESCRIPTION = ("Parameter Flow: update-centric PS; updates with |u| <= tau0/t^(1/a) stay in a "
+               "local residual, the rest are pushed and broadcast as value+index.")
+OPTIONS = {
+    "epochs": "passes over each worker's shard of the training set",
+    "seed": "seed of the initial weights, shards and mini-batch order",
+    "tau0": "initial filter threshold (parameter units, >= 0); tau_t = tau0 / t^(1/a)",
+    "a": "decay exponent of the threshold (> 0): tau_t = tau0 / t^(1/a)",
+    "servers": "number of servers; the parameters are sharded evenly among them",
+    "hidden": "hidden-layer widths",
+    "batch_size": "samples per step per worker",
+    "lr": "learning rate",
+    "momentum": "SGD momentum (kept on each worker)",
+    "overlap": "let a shard's update leave once its layers' backward is done",
+    "record_values": "keep every message's indices and values in RunResult.extra (for checks)",
+    "device_flops": "device throughput in FLOP/s for the compute ops",
+    "data_path": "directory of the MNIST IDX files",
+}
+
+
+def _check_number(name, value, minimum, strict):
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+          and np.isfinite(value) and (value > minimum if strict else value >= minimum))
+    if not ok:
+        op = ">" if strict else ">="
+        raise WorkloadError(f"{name} must be a finite number {op} {minimum:g}, got {value!r}")
+    return float(value)
+
+
+def threshold(t, tau0, a):
+    """The filter threshold of step ``t``: ``tau0 / t**(1/a)``.
+
+    Parameters
+    ----------
+    t : int
+        Step number, from 1.
+    tau0 : float
+        Initial threshold (>= 0).
+    a : float
+        Decay exponent (> 0); larger ``a`` decays more slowly.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    WorkloadError
+        If ``tau0 < 0``, ``a <= 0`` or ``t < 1``.
+
+    Examples
+    --------
+    >>> threshold(1, 0.6, 2), threshold(4, 0.6, 2)
+    (0.6, 0.3)
+    >>> threshold(1, -0.1, 2)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: tau0 must be a finite number >= 0, got -0.1
+    """
+    tau0 = _check_number("tau0", tau0, 0.0, strict=False)
+    a = _check_number("a", a, 0.0, strict=True)
+    if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1:
+        raise WorkloadError(f"the step t must be an integer >= 1, got {t!r}")
+    return tau0 / float(t) ** (1.0 / a)
+
+
+def value_filter(update, residual, tau):
+    """Apply the value-bounded filter: what to send, and what stays behind.
+
+    ``v = update + residual``; entries with ``|v| > tau`` are sent, the others
+    become the new residual.
+
+    Parameters
+    ----------
+    update, residual : ndarray
+        Float32 vectors of the same length.
+    tau : float
+        Threshold (>= 0).
+
+    Returns
+    -------
+    values : ndarray
+        float32 values sent, ``|values| > tau``.
+    indices : ndarray
+        int32 positions of the values sent, ascending.
+    residual : ndarray
+        New residual: ``v`` where ``|v| <= tau``, 0 where a value was sent.
+
+    Examples
+    --------
+    >>> vals, idx, res = value_filter(np.array([0.5, 0.05, -0.2], np.float32),
+    ...                               np.array([0.0, 0.02, 0.0], np.float32), 0.1)
+    >>> vals.tolist(), idx.tolist(), [round(float(x), 2) for x in res]
+    ([0.5, -0.20000000298023224], [0, 2], [0.0, 0.07, 0.0])
+    """
+    v = np.asarray(update, np.float32) + np.asarray(residual, np.float32)
+    send = np.abs(v) > np.float32(tau)
+    idx = np.flatnonzero(send)
+    return v[idx].copy(), idx.astype(np.int32), np.where(send, np.float32(0), v)
+
+
+def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=1, hidden=(16,),
+        batch_size=8, lr=0.05, momentum=0.9, overlap=True, record_values=False,
+        device_flops=V100_FP32_FLOPS, data_path=None):
+    """Train with Parameter Flow; record every filtered push and broadcast.
+
+    Parameters
+    ----------
+    dataset : str or Dataset
+    workers : int
+        Worker ranks ``0..P-1``; servers are ranks ``P..P+S-1``.
+    epochs : int
+        Passes over each worker's shard (``ceil(shard / batch_size)`` steps each).
+    seed : int
+    tau0 : float
+        Initial threshold (>= 0), in parameter units.
+    a : float
+        Decay exponent (> 0) of ``tau_t = tau0 / t**(1/a)``.
+    servers : int
+    hidden : sequence of int
+    batch_size : int
+    lr, momentum : float
+    overlap : bool
+        Let a shard's push leave once the backward ops of its layers are done.
+    record_values : bool
+        Keep, in ``extra``, every push (``"pushes"``) and broadcast
+        (``"broadcasts"``) as a dict with ``iteration``, ``src``, ``dst``,
+        ``tau``, ``lo`` (start of the shard), ``indices`` (flat positions),
+        ``values``, and for pushes ``total`` (update + old residual of the
+        shard) and ``residual`` (what stayed behind); plus ``initial_params``,
+        ``final_params`` (the workers' flat model) and ``server_residual``.
+    device_flops : float
+    data_path : str, optional
+
+    Returns
+    -------
+    RunResult
+        ``dropped_fraction``: values not sent over values a dense exchange of
+        the same messages would send (pushes and broadcasts together).
+        ``extra``: ``push_dropped_fraction``, ``broadcast_dropped_fraction``,
+        ``dense_bytes`` (bytes the same messages would carry dense, 4 per
+        value), ``final_tau``, ``server_accuracy`` (workers' model plus the
+        servers' residuals), ``shard_sizes``, ``test_loss``.
+
+    Raises
+    ------
+    WorkloadError
+        For ``tau0 < 0`` or ``a <= 0`` (and the usual bad sizes).
+
+    Examples
+    --------
+    >>> r = run(workers=2, epochs=2, tau0=0.01)
+    >>> r.iterations, r.messages, 0 < r.dropped_fraction < 1
+    (16, 64, True)
+    >>> run(tau0=-1)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: tau0 must be a finite number >= 0, got -1
+    """
+    threshold(1, tau0, a)  # validate before any work
+    setup = prepare(dataset, workers, seed, hidden, data_path)
+    data, layers = setup.data, setup.layers
+    P = len(setup.shards)
+    n = mlp.num_params(layers)
+    bounds = shard_bounds(n, servers)
+    model = mlp.flatten(setup.params)          # every worker's copy (identical by construction)
+    initial = model.copy()
+    mom = [np.zeros(n, np.float32) for _ in range(P)]
+    residual = [np.zeros(n, np.float32) for _ in range(P)]
+    srv_res = [np.zeros(bounds[s + 1] - bounds[s], np.float32) for s in range(servers)]
+    scale = np.float32(-lr)
+    inv_p = np.float32(1.0 / P)
+    rec = Recorder(P, servers)
+    log_push, log_bcast = [], []
+    sent_push = sent_bcast = 0
+    it = 0
+    tau = threshold(1, tau0, a)
+    for _ in range(epochs):
+        for batch in worker_batches(setup.shards, batch_size, setup.rng):
+            tau = threshold(it + 1, tau0, a)
+            params = mlp.unflatten(model, layers)
+            received = [[] for _ in range(servers)]
+            for w, idx in enumerate(batch):
+                _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                bwd = rec.forward_backward(w, layers, len(idx), it)
+                mom[w] *= np.float32(momentum)
+                mom[w] += mlp.flatten(grads)
+                update = scale * mom[w]
+                for s in range(servers):
+                    lo, hi = bounds[s], bounds[s + 1]
+                    vals, loc, res = value_filter(update[lo:hi], residual[w][lo:hi], tau)
+                    if record_values:
+                        total = update[lo:hi] + residual[w][lo:hi]
+                    residual[w][lo:hi] = res
+                    deps = [grad_ready(bwd, layers, lo, hi)] if overlap else None
+                    rec.send(w, rec.server(s), (vals, loc), deps=deps, iteration=it, tag="push")
+                    received[s].append((vals, loc))
+                    sent_push += len(vals)
+                    if record_values:
+                        log_push.append({"iteration": it, "src": w, "dst": rec.server(s),
+                                         "tau": tau, "lo": int(lo),
+                                         "indices": loc.astype(np.int64) + lo, "values": vals,
+                                         "total": total, "residual": res.copy()})
+            for s in range(servers):
+                lo, hi = bounds[s], bounds[s + 1]
+                acc = srv_res[s]
+                nnz = 0
+                for vals, loc in received[s]:
+                    acc[loc] += inv_p * vals    # indices within one message are distinct
+                    nnz += len(vals)
+                rec.compute(rec.server(s), nnz + 2 * (hi - lo), iteration=it, tag="aggregate")
+                vals, loc, srv_res[s] = value_filter(acc, np.zeros_like(acc), tau)
+                for w in range(P):
+                    rec.send(rec.server(s), w, (vals, loc), iteration=it, tag="broadcast")
+                sent_bcast += P * len(vals)
+                model[lo + loc.astype(np.int64)] += vals
+                if record_values:
+                    log_bcast.append({"iteration": it, "src": rec.server(s),
+                                      "dst": list(range(P)), "tau": tau, "lo": int(lo),
+                                      "indices": loc.astype(np.int64) + lo, "values": vals})
+            it += 1
+    dense = it * P * n
+    final = mlp.unflatten(model, layers)
+    server_model = mlp.unflatten(model + np.concatenate(srv_res), layers)
+    hyper = dict(epochs=epochs, tau0=tau0, a=a, servers=servers, hidden=hidden,
+                 batch_size=batch_size, lr=lr, momentum=momentum, overlap=overlap,
+                 device_flops=device_flops)
+    extra = {"push_dropped_fraction": 1.0 - sent_push / dense if dense else 0.0,
+             "broadcast_dropped_fraction": 1.0 - sent_bcast / dense if dense else 0.0,
+             "dense_bytes": 2 * dense * mlp.BYTES_PER_VALUE,
+             "final_tau": tau,
+             "server_accuracy": mlp.accuracy(server_model, data.X_test, data.y_test),
+             "shard_sizes": np.diff(bounds).tolist(),
+             "test_loss": mlp.loss(final, data.X_test, data.y_test)}
+    if record_values:
+        extra.update(pushes=log_push, broadcasts=log_bcast, initial_params=initial,
+                     final_params=model.copy(), server_residual=np.concatenate(srv_res))
+    dropped = 1.0 - (sent_push + sent_bcast) / (2 * dense) if dense else 0.0
+    return rec.result("pf", setup, mlp.accuracy(final, data.X_test, data.y_test), it, hyper,
+                      dropped_fraction=dropped, extra=extra)
+
+
+def sweep(tau0s=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5), **options):
+    """Bytes and accuracy of :func:`run` against ``tau0``, one row per value.
+
+    Parameters
+    ----------
+    tau0s : sequence of float
+        Thresholds to try; the first row is the reference for ``traffic_ratio``
+        (use 0 for the unfiltered baseline).
+    **options
+        Passed to :func:`run` (dataset, workers, epochs, seed, a, ...).
+
+    Returns
+    -------
+    list of dict
+        ``tau0``, ``accuracy``, ``total_bytes``, ``messages``,
+        ``dropped_fraction``, ``traffic_ratio`` (bytes of the first row over
+        this row's) and ``accuracy_change`` (this row's accuracy minus the
+        first row's).
+
+    Examples
+    --------
+    >>> rows = sweep((0.0, 0.01), epochs=2, workers=2)
+    >>> [r["tau0"] for r in rows], rows[0]["traffic_ratio"]
+    ([0.0, 0.01], 1.0)
+    >>> rows[1]["total_bytes"] < rows[0]["total_bytes"]
+    True
+    """
+    rows = []
+    for tau0 in tau0s:
+        r = run(tau0=tau0, **options)
+        rows.append({"tau0": float(tau0), "accuracy": r.accuracy, "total_bytes": r.total_bytes,
+                     "messages": r.messages, "dropped_fraction": r.dropped_fraction})
+    ref = rows[0] if rows else None
+    for row in rows:
+        nbytes = row["total_bytes"]
+        row["traffic_ratio"] = ref["total_bytes"] / nbytes if nbytes else float("inf")
+        row["accuracy_change"] = row["accuracy"] - ref["accuracy"]
+    return rows

@@ -1,0 +1,278 @@
+"""Slim-DP: data parallelism that pushes and pulls only a core and an explored subset.
+
+Ranks ``0..P-1`` are workers, ``P..P+S-1`` servers; the flat parameter vector
+(:func:`workloads.mlp.flatten` order, ``d`` values) is cut into S contiguous
+shards (:func:`workloads.ps_sync.shard_bounds`), server ``s`` holding the
+global values of shard ``s``. Every worker trains its own copy of the model;
+round ``t``:
+
+1. each worker takes one momentum SGD step on its mini-batch (forward, backward
+   layer by layer, local update);
+2. it chooses the set ``S = core ∪ explore`` of ``K = round(alpha * d)`` values to
+   communicate this round:
+
+   * **core** (exploit): the ``round(beta * K)`` parameters of largest
+     significance ``|w_j| + lam * |g_j|`` (its current weight and latest
+     gradient), recomputed every ``q`` rounds and kept in between;
+   * **explore**: ``K - |core|`` parameters drawn uniformly without
+     replacement from the others, redrawn every round from a Generator seeded
+     by ``(seed, 1)``;
+
+3. it pushes, for ``j`` in ``S``, its change ``w_j - base_j`` since it last pulled
+   ``j`` (float32 value + int32 index, 8 bytes each, one message per server);
+4. each server adds ``1/P`` of every pushed change to its global values
+   (synchronous: after every push of the round);
+5. each worker pulls the new global values of ``S``: the reply carries the
+   float32 values only (4 bytes each), in the order of the indices the worker
+   pushed, so it needs no index. The worker overwrites ``w_S`` (and ``base_S``)
+   with them.
+
+Parameters outside ``S`` keep training locally; their change since the last
+pull is not lost but waits until they are next in ``S``. With ``alpha = 1``
+every value is exchanged every round and this is synchronous parameter
+averaging after every step. Accuracy is measured on the servers' global model.
+The fraction of values not sent is ``1 - K / d`` per message pair.
+
+References
+----------
+Shizhao Sun, Wei Chen, Jiang Bian, Xiaoguang Liu and Tie-Yan Liu, "Slim-DP: A
+Light Communication Data Parallelism for DNN", arXiv:1709.09393, 2017;
+published as "Slim-DP: A Multi-Agent System for Communication-Efficient
+Distributed Deep Learning", AAMAS 2018. Section 3 of the paper: the
+explore-exploit choice of the communicated subset (core = most significant
+parameters by magnitude and gradient, refreshed every ``q`` rounds; explore =
+random sample of the rest), push of the updates and pull of the global values
+of that subset only. The significance ``|w| + lam * |g|`` and the options
+``alpha`` (fraction communicated), ``beta`` (core share), ``lam`` and ``q`` follow
+this project's brief; the per-worker core is our reading.
+"""
+
+import numpy as np
+
+from . import mlp
+from .errors import WorkloadError
+from .ps_sync import shard_bounds
+from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+
+__all__ = ["run", "subset_sizes", "core_set", "explore_set", "DESCRIPTION", "OPTIONS"]
+
+DESCRIPTION = ("Slim-DP: each round push/pull only alpha*d values: a core of significant "
+               "parameters (|w| + lam*|g|, refreshed every q rounds) plus a random explored set.")
+OPTIONS = {
+    "epochs": "passes over each worker's shard of the training set",
+    "seed": "seed of the initial weights, shards, mini-batch order and explored sets",
+    "alpha": "fraction of the d parameters communicated per round (0 < alpha <= 1)",
+    "beta": "share of the communicated set that is core (0 <= beta <= 1)",
+    "lam": "weight of |gradient| in the significance |w| + lam*|g| (>= 0)",
+    "q": "rounds between two refreshes of the core",
+    "servers": "number of servers; the parameters are sharded evenly among them",
+    "hidden": "hidden-layer widths",
+    "batch_size": "samples per step per worker",
+    "lr": "learning rate (local steps)",
+    "momentum": "SGD momentum (local to each worker)",
+    "record_values": "keep every message's indices and values in RunResult.extra (for checks)",
+    "device_flops": "device throughput in FLOP/s for the compute ops",
+    "data_path": "directory of the MNIST IDX files",
+}
+
+
+def _fraction(name, v, zero_ok):
+    ok = (not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+          and np.isfinite(v) and (0 <= v <= 1 if zero_ok else 0 < v <= 1))
+    if not ok:
+        raise WorkloadError(f"{name} must be a number in {'[0, 1]' if zero_ok else '(0, 1]'}, "
+                            f"got {v!r}")
+    return float(v)
+
+
+def subset_sizes(d, alpha, beta):
+    """Sizes ``(K, core)`` of the communicated set and of its core for ``d`` parameters.
+
+    ``K = max(1, round(alpha * d))`` and ``core = round(beta * K)``.
+
+    Raises
+    ------
+    WorkloadError
+        If ``alpha`` is not in (0, 1] or ``beta`` not in [0, 1].
+
+    Examples
+    --------
+    >>> subset_sizes(131, 0.3, 0.5)
+    (39, 20)
+    >>> subset_sizes(131, 0, 0.5)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: alpha must be a number in (0, 1], got 0
+    """
+    alpha = _fraction("alpha", alpha, zero_ok=False)
+    beta = _fraction("beta", beta, zero_ok=True)
+    K = max(1, int(round(alpha * d)))
+    return K, int(round(beta * K))
+
+
+def core_set(weights, grads, size, lam):
+    """The ``size`` most significant parameters, by ``|w| + lam * |g|``, ascending indices.
+
+    Ties are broken by the lower index (a stable sort), so the choice is deterministic.
+
+    Examples
+    --------
+    >>> core_set(np.array([0.1, -2.0, 0.3, 0.0]), np.array([0.0, 0.0, 1.0, 5.0]), 2, 1.0).tolist()
+    [1, 3]
+    """
+    sig = np.abs(np.asarray(weights, np.float64)) + lam * np.abs(np.asarray(grads, np.float64))
+    order = np.argsort(-sig, kind="stable")
+    return np.sort(order[:size]).astype(np.int64)
+
+
+def explore_set(rng, d, core, size):
+    """``size`` parameters drawn uniformly without replacement from those not in ``core``.
+
+    Examples
+    --------
+    >>> e = explore_set(np.random.default_rng(0), 10, np.array([0, 1, 2]), 4)
+    >>> len(e), bool(np.isin(e, [0, 1, 2]).any())
+    (4, False)
+    """
+    rest = np.setdiff1d(np.arange(d), core, assume_unique=True)
+    return np.sort(rng.choice(rest, size=size, replace=False)).astype(np.int64)
+
+
+def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1.0, q=10,
+        servers=1, hidden=(16,), batch_size=8, lr=0.05, momentum=0.9, record_values=False,
+        device_flops=V100_FP32_FLOPS, data_path=None):
+    """Train with Slim-DP; record every partial push and pull.
+
+    Parameters
+    ----------
+    dataset : str or Dataset
+    workers : int
+        Worker ranks ``0..P-1``; servers are ranks ``P..P+S-1``.
+    epochs : int
+    seed : int
+    alpha : float
+        Fraction of the parameters communicated per round, in (0, 1].
+    beta : float
+        Share of the communicated set taken by the core, in [0, 1].
+    lam : float
+        Weight of the gradient in the significance ``|w| + lam * |g|`` (>= 0).
+    q : int
+        Rounds between core refreshes (>= 1).
+    servers : int
+    hidden : sequence of int
+    batch_size : int
+    lr, momentum : float
+        Local momentum SGD.
+    record_values : bool
+        Keep every push and pull in ``extra["messages_log"]`` as dicts with
+        ``iteration``, ``src``, ``dst``, ``tag``, ``indices`` (flat positions)
+        and ``values``; ``extra["core_log"]`` holds each worker's core at every
+        refresh, and ``extra["subsets"]`` every worker's set ``S`` per round.
+    device_flops : float
+    data_path : str, optional
+
+    Returns
+    -------
+    RunResult
+        ``dropped_fraction``: values not sent over the values of a dense push
+        and pull of the same messages. ``extra``: ``K``, ``core_size``,
+        ``explore_size``, ``params``, ``core_refreshes``, ``dense_bytes``,
+        ``shard_sizes``, ``test_loss``.
+
+    Examples
+    --------
+    >>> r = run(workers=2, epochs=2, alpha=0.5)
+    >>> r.extra["K"], r.extra["params"], r.iterations, r.messages
+    (66, 131, 16, 64)
+    >>> r.total_bytes == r.iterations * 2 * 66 * (8 + 4)
+    True
+    """
+    subset_sizes(1, alpha, beta)  # validate before any work
+    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
+        raise WorkloadError(f"q must be an integer >= 1, got {q!r}")
+    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(lam) or lam < 0:
+        raise WorkloadError(f"lam must be a finite number >= 0, got {lam!r}")
+    setup = prepare(dataset, workers, seed, hidden, data_path)
+    data, layers = setup.data, setup.layers
+    P = len(setup.shards)
+    d = mlp.num_params(layers)
+    K, kc = subset_sizes(d, alpha, beta)
+    bounds = shard_bounds(d, servers)
+    explore_rng = np.random.default_rng((seed, 1))
+    global_w = mlp.flatten(setup.params)
+    local = [global_w.copy() for _ in range(P)]
+    base = [global_w.copy() for _ in range(P)]
+    mom = [np.zeros(d, np.float32) for _ in range(P)]
+    core = [np.zeros(0, np.int64) for _ in range(P)]
+    inv_p = np.float32(1.0 / P)
+    rec = Recorder(P, servers)
+    log, core_log, subsets = [], [], []
+    sent = refreshes = 0
+    it = 0
+    for _ in range(epochs):
+        for batch in worker_batches(setup.shards, batch_size, setup.rng):
+            pushed = [[] for _ in range(servers)]
+            chosen = []
+            for w, idx in enumerate(batch):
+                params = mlp.unflatten(local[w], layers)
+                _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                g = mlp.flatten(grads)
+                rec.forward_backward(w, layers, len(idx), it)
+                mom[w] *= np.float32(momentum)
+                mom[w] += g
+                local[w] -= np.float32(lr) * mom[w]
+                refresh = it % q == 0
+                if refresh:
+                    core[w] = core_set(local[w], g, kc, lam)
+                    refreshes += 1
+                    if record_values:
+                        core_log.append({"iteration": it, "worker": w, "core": core[w].copy()})
+                S = np.union1d(core[w], explore_set(explore_rng, d, core[w], K - kc))
+                chosen.append(S)
+                # Local update (4 FLOPs/value) plus choosing S (significance on refresh rounds).
+                rec.compute(w, mlp.update_flops(d) + (3 * d if refresh else 0) + K, iteration=it,
+                            tag="update")
+                delta = local[w] - base[w]
+                for s in range(servers):
+                    lo, hi = bounds[s], bounds[s + 1]
+                    sel = S[(S >= lo) & (S < hi)]
+                    payload = (delta[sel].copy(), (sel - lo).astype(np.int32))
+                    rec.send(w, rec.server(s), payload, iteration=it, tag="push")
+                    pushed[s].append((w, sel, payload[0]))
+                    sent += len(sel)
+                    if record_values:
+                        log.append({"iteration": it, "src": w, "dst": rec.server(s), "tag": "push",
+                                    "indices": sel.copy(), "values": payload[0]})
+            if record_values:
+                subsets.append([S.copy() for S in chosen])
+            for s in range(servers):
+                lo, hi = bounds[s], bounds[s + 1]
+                nnz = sum(len(sel) for _, sel, _ in pushed[s])
+                rec.compute(rec.server(s), 2 * nnz + 1, iteration=it, tag="aggregate")
+                for _, sel, vals in pushed[s]:
+                    global_w[sel] += inv_p * vals
+                for w, sel, _ in pushed[s]:
+                    reply = global_w[sel].copy()
+                    rec.send(rec.server(s), w, reply, iteration=it, tag="pull")
+                    local[w][sel] = reply
+                    base[w][sel] = reply
+                    sent += len(sel)
+                    if record_values:
+                        log.append({"iteration": it, "src": rec.server(s), "dst": w, "tag": "pull",
+                                    "indices": sel.copy(), "values": reply})
+            it += 1
+    dense = 2 * it * P * d
+    final = mlp.unflatten(global_w, layers)
+    hyper = dict(epochs=epochs, alpha=alpha, beta=beta, lam=lam, q=q, servers=servers,
+                 hidden=hidden, batch_size=batch_size, lr=lr, momentum=momentum,
+                 device_flops=device_flops)
+    extra = {"K": K, "core_size": kc, "explore_size": K - kc, "params": d,
+             "core_refreshes": refreshes, "dense_bytes": dense * mlp.BYTES_PER_VALUE,
+             "shard_sizes": np.diff(bounds).tolist(),
+             "test_loss": mlp.loss(final, data.X_test, data.y_test)}
+    if record_values:
+        extra.update(messages_log=log, core_log=core_log, subsets=subsets,
+                     final_params=global_w.copy())
+    return rec.result("slimdp", setup, mlp.accuracy(final, data.X_test, data.y_test), it, hyper,
+                      dropped_fraction=1.0 - sent / dense if dense else 0.0, extra=extra)
