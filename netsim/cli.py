@@ -54,6 +54,52 @@ def _convert(key, text):
     return text
 
 
+def parse_workers(text):
+    """Worker counts: ``2..64`` (powers of two from 2 to 64) or ``2,3,8`` (a list).
+
+    >>> parse_workers("2..16"), parse_workers("3,5")
+    ([2, 4, 8, 16], [3, 5])
+    """
+    text = str(text).strip()
+    try:
+        if ".." in text:
+            lo, hi = (int(x) for x in text.split(".."))
+            if lo < 1 or hi < lo:
+                raise NetsimError(f"workers range {text!r} must be A..B with 1 <= A <= B")
+            out = []
+            while lo <= hi:
+                out.append(lo)
+                lo *= 2
+            return out
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise NetsimError(f"workers must look like 2..64 or 2,4,8, got {text!r}") from None
+    if not out:
+        raise NetsimError("the worker list is empty")
+    if any(p < 1 for p in out):
+        raise NetsimError(f"workers must be >= 1, got {text!r}")
+    if out != sorted(set(out)):
+        raise NetsimError(f"worker list must be strictly increasing, got {text!r}")
+    return out
+
+
+def topology_factory(spec):
+    """``hosts -> graph`` for a spec; builders with an ``n`` option are sized to the ranks.
+
+    >>> make = topology_factory("star:bandwidth=10Gbps")
+    >>> make(8).number_of_nodes()
+    9
+    """
+    name = spec.partition(":")[0]
+    builders = _topologies()
+    if name in builders and "n" in inspect.signature(builders[name]).parameters \
+            and "n=" not in spec.partition(":")[2]:
+        sep = "," if ":" in spec else ":"
+        return lambda hosts: parse_topology(f"{spec}{sep}n={hosts}")
+    G = parse_topology(spec)
+    return lambda hosts: G
+
+
 def parse_topology(spec):
     """Build a topology from ``NAME[:key=value,...]`` or a ``.json`` / ``.graphml`` file.
 
@@ -245,6 +291,133 @@ def _run_record(args):
         print(f"wrote {args.output}", file=sys.stderr)
 
 
+def _args_collective(p):
+    p.add_argument("algorithm", help="collective algorithm: mst, lp, be, ring, rd, rabenseifner, "
+                                     "ring_allgather, rd_allgather, ring_reduce_scatter, "
+                                     "rh_reduce_scatter, alltoall, ps, ...")
+    p.add_argument("--topology", default="star", metavar="NAME[:k=v,...]",
+                   help="topology (default star; builders with n are sized to the ranks)")
+    p.add_argument("--workers", "-P", type=int, required=True, help="ranks P")
+    p.add_argument("--bytes", "-n", required=True, help="message size, e.g. 64MB")
+    p.add_argument("--segments", "-k", type=int, default=None,
+                   help="LP segments (default: the optimal k* for the topology's alpha, beta)")
+    p.add_argument("--gamma", type=float, default=0.0, help="reduction cost, seconds per byte")
+    p.add_argument("--servers", type=int, default=1, help="servers for ps (default 1)")
+    p.add_argument("--json", action="store_true", help="print the record as JSON")
+
+
+def _run_collective(args):
+    from .studies import compare
+    from .units import parse_bytes
+
+    if args.workers < 1:
+        raise NetsimError(f"P must be >= 1, got {args.workers}")
+    ranks = args.workers + (args.servers if args.algorithm == "ps" else 0)
+    G = topology_factory(args.topology)(ranks)
+    rec = compare(args.algorithm, G, args.workers, parse_bytes(args.bytes), segments=args.segments,
+                  gamma=args.gamma, servers=args.servers)
+    if args.json:
+        print(json.dumps(rec))
+        return
+    rows = [("algorithm", f"{rec['algorithm']} ({rec['collective']})"), ("P", rec["P"]),
+            ("bytes", format_bytes(rec["nbytes"])), ("topology", rec["topology"]),
+            ("alpha", format_time(rec["alpha"])), ("1/beta", format_bandwidth(1 / rec["beta"])),
+            ("messages", rec["messages"]), ("simulated", format_time(rec["simulated"])),
+            ("closed form", format_time(rec["closed_form"])), ("gap", f"{rec['gap']:+.3%}"),
+            ("contention bound", f"{format_time(rec['contention_bound'])} on {rec['bound_link']}")]
+    if rec["segments"] is not None:
+        rows.insert(3, ("segments k", rec["segments"]))
+    print(table(["", "value"], rows))
+    if rec["limit"]:
+        print(f"\nthe simulation is {rec['gap']:+.1%} off the uncontended closed form: link "
+              f"{rec['limit']} limited it, shared by up to {rec['limit_peak_flows']} messages at "
+              f"once and saturated for {format_time(rec['limit_saturated'])}")
+
+
+def _args_scale(p):
+    p.add_argument("--algorithms", "-a", default="lp,mst,be,ring",
+                   help="comma-separated collective algorithms (default lp,mst,be,ring)")
+    p.add_argument("--workers", "-P", default="2..64",
+                   help="P values: 2..64 (powers of two) or 2,3,5 (default 2..64)")
+    p.add_argument("--bytes", "-n", default="64MB", help="message size (default 64MB)")
+    p.add_argument("--topology", default="star", metavar="NAME[:k=v,...]",
+                   help="topology (default star; builders with n are sized to each P)")
+    p.add_argument("--segments", "-k", type=int, default=None,
+                   help="LP segments, fixed across P (default: the optimum k* at the largest P)")
+    p.add_argument("--png", default="netsim-scale.png", help="plot file (default netsim-scale.png)")
+    p.add_argument("--logy", action="store_true", help="logarithmic time axis in the plot")
+    p.add_argument("--json", action="store_true", help="print the records as JSON")
+    p.add_argument("--csv", metavar="FILE", help="also write the records as CSV")
+
+
+def _run_scale(args, title=None):
+    from .studies import ALGORITHMS, fit_scaling, plot_scale, scale
+    from .units import parse_bytes
+
+    algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    for name in algorithms:
+        if name not in ALGORITHMS:
+            raise NetsimError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
+    workers = parse_workers(args.workers)
+    nbytes = parse_bytes(args.bytes)
+    make = topology_factory(args.topology)
+    segments = args.segments
+    if segments is None and "lp" in ",".join(algorithms):
+        from .costmodel import alpha_beta, optimal_segments
+        from .collectives import pipeline_broadcast
+
+        P = workers[-1]
+        a, b = alpha_beta(make(P), trace=pipeline_broadcast(P, nbytes, 1))
+        segments = optimal_segments(P, nbytes, a, b)
+    records = []
+    for name in algorithms:
+        print(f"simulating {name} at P = {', '.join(map(str, workers))} ...", file=sys.stderr)
+        records += scale([name], workers, nbytes, make, segments=segments)
+    fits = {}
+    for name in algorithms:
+        rs = [r for r in records if r["algorithm"] == name]
+        fits[name] = fit_scaling([r["P"] for r in rs], [r["simulated"] for r in rs])
+    if args.csv:
+        import csv
+
+        def write(f):
+            w = csv.DictWriter(f, fieldnames=list(records[0]))
+            w.writeheader()
+            w.writerows(records)
+        _write(args.csv, write)
+    _write(args.png, lambda f: plot_scale(records, f, title=title, logy=args.logy), binary=True)
+    if args.json:
+        print(json.dumps({"records": records, "fits": fits}))
+        return
+    print(table(["algorithm", "P", "simulated", "closed form", "gap", "limit"],
+                [(r["algorithm"], r["P"], format_time(r["simulated"]), format_time(r["closed_form"]),
+                  f"{r['gap'] + 0.0:+.2%}" if abs(r["gap"]) >= 5e-5 else "0", r["limit"] or "-")
+                 for r in records]))
+    print()
+    print(table(["algorithm", "scaling law", "R^2", "note"],
+                [(name, f["law"], f"{f['r2']:.4f}", "no single law fits" if f["no_single_law"] else "")
+                 for name, f in fits.items()]))
+    note = f"n = {format_bytes(nbytes)}, topology {args.topology}"
+    if segments is not None:
+        note += f", LP segments k = {segments}"
+    print(f"\n{note}; wrote {args.png}")
+
+
+def _args_demo(p):
+    p.add_argument("--png", default="netsim-demo.png", help="plot file (default netsim-demo.png)")
+    p.add_argument("--json", action="store_true", help="print the records as JSON")
+
+
+def _run_demo(args):
+    """Ring allreduce, Rabenseifner (BE) and a parameter server on a 10 GbE star, P = 2..64."""
+    print("netsim demo: allreduce of a 100 MB gradient (ResNet-50 size) on a 10 GbE star, "
+          "ring vs Rabenseifner vs one parameter server, P = 2..64", file=sys.stderr)
+    ns = argparse.Namespace(algorithms="ring,rabenseifner,ps", workers="2..64", bytes="100MB",
+                            topology="star:bandwidth=10Gbps,latency=1us", segments=None,
+                            png=args.png, json=args.json, csv=None, logy=True)
+    _run_scale(ns, title="100 MB gradient exchange on a 10 GbE star")
+
+
 # -- output helpers ----------------------------------------------------------------------
 
 def table(headers, rows):
@@ -305,6 +478,12 @@ _COMMANDS = {
                _args_replay, _run_replay),
     "topology": ("describe a topology and draw it to PNG", _args_topology, _run_topology),
     "record": ("train a paradigm for real and record its message trace", _args_record, _run_record),
+    "collective": ("one collective: simulated time next to its closed form, and why they differ",
+                   _args_collective, _run_collective),
+    "scale": ("collectives' time against P: simulation, closed forms, scaling-law fits, PNG",
+              _args_scale, _run_scale),
+    "demo": ("the main job on a built-in default: gradient exchange vs P on 10 GbE, table + PNG",
+             _args_demo, _run_demo),
 }
 
 

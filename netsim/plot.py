@@ -107,7 +107,7 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
 
 
 def plot_series(series, path, title="", xlabel="workers P", ylabel="time per iteration (s)",
-                marks=()):
+                marks=(), logy=False):
     """Plot time against P on a log2 P axis: markers for simulated, lines for closed forms.
 
     Parameters
@@ -119,6 +119,8 @@ def plot_series(series, path, title="", xlabel="workers P", ylabel="time per ite
         Where to write the PNG.
     marks : list of (P, text)
         Vertical markers, e.g. a saturation point.
+    logy : bool
+        Logarithmic time axis.
 
     Examples
     --------
@@ -142,6 +144,8 @@ def plot_series(series, path, title="", xlabel="workers P", ylabel="time per ite
         ax.annotate(text, (p, ax.get_ylim()[1]), color="red", fontsize=8, rotation=90,
                     va="top", ha="right")
     ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)

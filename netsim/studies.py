@@ -377,33 +377,17 @@ def plot_scale(records, path, title=None, logy=False):
     >>> os.path.getsize(out) > 0
     True
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from .plot import plot_series
 
-    fig = Figure(figsize=(6.4, 4.2), layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
     names = list(dict.fromkeys(r["algorithm"] for r in records))
-    for i, name in enumerate(names):
+    series = []
+    for name in names:
         rows = sorted((r for r in records if r["algorithm"] == name), key=lambda r: r["P"])
-        x = [r["P"] for r in rows]
-        color = f"C{i % 10}"
-        ax.plot(x, [r["closed_form"] for r in rows], "-", color=color,
-                label=f"{name} closed form")
-        ax.plot(x, [r["simulated"] for r in rows], "o", color=color, fillstyle="none",
-                label=f"{name} simulated")
-    ax.set_xscale("log", base=2)
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel("ranks P (log2 scale)")
-    ax.set_ylabel("time (s)")
-    if title:
-        ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    if names:
-        ax.legend(fontsize="small")
-    path = str(path)
-    fig.savefig(path, dpi=120)
+        series.append({"label": name, "P": [r["P"] for r in rows],
+                       "simulated": [r["simulated"] for r in rows],
+                       "closed_form": [r["closed_form"] for r in rows]})
+    plot_series(series, path, title=title or "", xlabel="ranks P (log2 scale)", ylabel="time (s)",
+                logy=logy)
     return path
 
 
