@@ -55,9 +55,13 @@ class _Settle(Event):
 class _Replay:
     """State of one replay. Internal: use :func:`netsim.simulate`."""
 
-    def __init__(self, trace, net, nodes, seconds):
+    def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False):
         n = trace.num_ops
         self.trace, self.net, self.nodes = trace, net, nodes
+        self.progress = progress
+        self.done = 0
+        # Optional record of every link-load change: (time, link, bytes/s) chunks.
+        self.series = [] if link_series else None
         self.env = simpy.Environment()
         owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(trace.dep_ptr))
         order = np.argsort(trace.dep_idx, kind="stable")
@@ -214,6 +218,9 @@ class _Replay:
             if not len(done):
                 continue
             self.end[done] = now
+            if self.progress is not None:
+                self.done += len(done)
+                self.progress(self.done)
             ready = self._release(done)
             if not len(ready):
                 continue
@@ -295,6 +302,10 @@ class _Replay:
         else:
             new_load = np.zeros(L + 1)
             new_count = np.zeros(L + 1, np.int64)
+        if self.series is not None:
+            moved = changed[new_load[changed] != self.load[changed]]
+            if len(moved):
+                self.series.append((np.full(len(moved), now), moved, new_load[moved]))
         self.load[changed] = new_load[changed]
         self.nflows[changed] = new_count[changed]
         util = new_load[changed] / self.cap[changed]
@@ -332,6 +343,10 @@ class _Replay:
         return DeadlockError(f"{len(stuck)} ops can never run: {first}", lines)
 
 
-def replay(trace, net, nodes, seconds):
-    """Run the engine; return the finished internal state (see :func:`netsim.simulate`)."""
-    return _Replay(trace, net, nodes, seconds).run()
+def replay(trace, net, nodes, seconds, progress=None, link_series=False):
+    """Run the engine; return the finished internal state (see :func:`netsim.simulate`).
+
+    ``progress(ops_done)`` is called as ops complete; with ``link_series`` every
+    change of a link direction's load is kept for timelines.
+    """
+    return _Replay(trace, net, nodes, seconds, progress, link_series).run()

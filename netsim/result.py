@@ -68,6 +68,10 @@ class Result:
     ops : dict of ndarray
         ``start`` (ready), ``transfer`` (first byte on the wire, messages only) and
         ``end`` of every op, seconds.
+    link_series : dict of ndarray or None
+        With ``simulate(..., link_series=True)``: every change of a link
+        direction's load, as columns ``time`` (s), ``link`` (row of ``links``)
+        and ``load`` (bytes/s from that time on); loads start at 0.
     stats : dict
         Engine counters: ops, messages, settle steps, rate solves, wall seconds.
     metadata : dict
@@ -127,6 +131,12 @@ class Result:
             "saturated": state.saturated[:L],
             "peak_flows": state.peak_flows[:L],
         }
+        self.link_series = None
+        if state.series is not None:
+            chunks = state.series or [(np.zeros(0), np.zeros(0, np.int64), np.zeros(0))]
+            self.link_series = {"time": np.concatenate([c[0] for c in chunks]),
+                                "link": np.concatenate([c[1] for c in chunks]),
+                                "load": np.concatenate([c[2] for c in chunks])}
         self.stats = {"ops": tr.num_ops, "messages": tr.num_messages, "bytes": tr.total_bytes,
                       "settles": state.settles, "rate_solves": state.rate_solves,
                       "wall_seconds": wall}
@@ -190,7 +200,7 @@ def _plain(x):
     return x.item() if isinstance(x, np.generic) else x
 
 
-def simulate(trace, topology, placement=None, device_flops=None):
+def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False):
     """Replay a trace on a topology and return its :class:`Result`.
 
     Parameters
@@ -205,6 +215,11 @@ def simulate(trace, topology, placement=None, device_flops=None):
         nodes (gpus, else hosts) in graph order.
     device_flops : float, optional
         FLOP/s for compute ops given in FLOPs (else ``trace.metadata["device_flops"]``).
+    progress : callable, optional
+        Called as ``progress(ops_done)`` while ops complete (for progress bars).
+    link_series : bool, optional
+        Keep every change of every link direction's load in
+        ``result.link_series`` (for timelines; costs memory on large runs).
 
     Returns
     -------
@@ -235,5 +250,5 @@ def simulate(trace, topology, placement=None, device_flops=None):
     nodes = net.placement(trace.ranks, placement)
     seconds = trace.compute_seconds(device_flops)
     t0 = time.perf_counter()
-    state = engine.replay(trace, net, nodes, seconds)
+    state = engine.replay(trace, net, nodes, seconds, progress=progress, link_series=link_series)
     return Result(state, time.perf_counter() - t0)

@@ -219,3 +219,20 @@ def test_one_message_on_star_two_tier_and_pcie_tree():
     G = pcie_tree(gen="gen3")
     expect = 4 * PCIE_LATENCY + SOCKET_LATENCY + n / min(PCIE_X16["gen3"], CPU_INTERCONNECT["QPI"])
     assert one_message(G, "gpu0", "gpu4", n) == pytest.approx(expect, rel=REL)
+
+
+def test_link_series_integrates_to_bytes_and_progress_counts_ops():
+    # The series is piecewise constant: integrating each link's load over time gives
+    # the bytes it carried. Progress reports reach the number of ops.
+    b = TraceBuilder(4)
+    for src, size in ((0, 1e6), (1, 2e6), (2, 3e6)):
+        b.message(src, 3, size)
+    seen = []
+    r = simulate(b.build(), star_graph(4, 1e9, 1e-6), link_series=True, progress=seen.append)
+    ls = r.link_series
+    for link in range(len(r.links["bytes"])):
+        sel = ls["link"] == link
+        t = np.append(ls["time"][sel], r.makespan)
+        area = float(np.sum(np.diff(t) * ls["load"][sel]))
+        assert area == pytest.approx(r.links["bytes"][link], rel=1e-9, abs=1e-6)
+    assert seen[-1] == 3
