@@ -268,7 +268,6 @@ def _run_record(args):
         options[key] = _option_value(key, value, entry.options[key][0])
     if args.workers is not None and args.workers < 1:
         raise NetsimError(f"workers must be >= 1, got {args.workers}")
-    print(f"recording {args.paradigm} on {args.dataset} ...", file=sys.stderr)
     run = workloads.record(args.paradigm, dataset=args.dataset, workers=args.workers, **options)
     if args.output:
         from .trace import save_trace

@@ -213,6 +213,7 @@ def prepare(dataset, workers, seed, hidden=(16,), data_path=None, dataset_option
         data = dataset
     else:
         data = _datasets.load(dataset, path=data_path, **(dataset_options or {}))
+    hidden = (hidden,) if isinstance(hidden, (int, np.integer)) else hidden
     hidden = tuple(int(h) for h in hidden)
     layers = (data.n_features, *hidden, data.n_classes)
     _mlp.layer_shapes(layers)
