@@ -14,7 +14,7 @@ import json
 import sys
 
 from . import __version__
-from .errors import NetsimError, TopologyError
+from .errors import DeadlockError, NetsimError, TopologyError
 from .units import format_bandwidth, format_bytes, format_time, parse_bandwidth, parse_time
 
 __all__ = ["main", "parse_topology"]
@@ -510,6 +510,12 @@ def main(argv=None):
         _COMMANDS[args.command][2](args)
     except _UsageError as exc:
         print(f"netsim: error: {exc}", file=sys.stderr)
+        return 2
+    except DeadlockError as exc:
+        print(f"netsim: error: {str(exc).split(':')[0]}; the first of them:", file=sys.stderr)
+        for s in exc.stuck[:5]:
+            print(f"  op {s['op']} on rank {s['rank']}: {s['what']}, waits for ops {s['waits_for']}",
+                  file=sys.stderr)
         return 2
     except NetsimError as exc:
         print(f"netsim: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",

@@ -654,9 +654,12 @@ def load_trace(path):
         raise TraceError(f"trace file not found: {path}") from None
     except RecursionError:
         raise TraceError(f"{path}: JSON nested too deeply") from None
-    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile,
-            UnicodeDecodeError, OverflowError, MemoryError) as exc:
-        raise TraceError(f"{path}: not a valid trace ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:
+        # Whatever a damaged file makes the zip, zlib, npy or JSON readers raise (OSError,
+        # ValueError, zlib.error, struct.error, MemoryError for absurd sizes, ...), the
+        # cause is the input, so it is reported as such and never as a crash.
+        reason = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise TraceError(f"{path}: not a valid trace ({type(exc).__name__}: {reason})") from None
     raise TraceError(f"unknown trace format for {path!r}: use .json or .npz")
 
 

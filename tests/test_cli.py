@@ -100,3 +100,33 @@ def test_console_script_prints_no_traceback(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_cycle_and_blocked_message_are_named_exit_2(tmp_path, capsys):
+    # Ops 1 and 2 wait for each other; message 3 waits for op 2 and so can never start.
+    ops = [{"id": 0, "type": "compute", "rank": 0, "seconds": 1.0},
+           {"id": 1, "type": "message", "src": 0, "dst": 1, "bytes": 8, "deps": [0, 2]},
+           {"id": 2, "type": "message", "src": 1, "dst": 0, "bytes": 8, "deps": [1]},
+           {"id": 3, "type": "message", "src": 1, "dst": 0, "bytes": 8, "deps": [2]}]
+    path = write_json(tmp_path, ops)
+    one_line_error(capsys, ["replay", path, "--topology", "star:n=2"], "dependency cycle among 2 ops")
+    assert main(["replay", path, "--topology", "star:n=2"]) == 2
+    err = capsys.readouterr().err
+    assert "op 3 (message 1->0)" in err and "3 ops can never start" in err
+
+
+def test_deadlock_error_lists_stuck_ops_one_per_line(monkeypatch, trace_file, capsys):
+    from netsim import DeadlockError
+    from netsim import cli
+
+    def stuck(*args, **kwargs):
+        raise DeadlockError("2 ops can never run: ...", [
+            {"op": 4, "rank": 0, "what": "message 0->1", "waits_for": [5]},
+            {"op": 5, "rank": 1, "what": "compute on rank 1", "waits_for": [4]}])
+
+    monkeypatch.setattr("netsim.result.simulate", stuck)
+    assert cli.main(["replay", trace_file, "--topology", "star:n=2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == "netsim: error: 2 ops can never run; the first of them:"
+    assert err[1:] == ["  op 4 on rank 0: message 0->1, waits for ops [5]",
+                       "  op 5 on rank 1: compute on rank 1, waits for ops [4]"]
