@@ -90,34 +90,37 @@ __all__ = [
 
 # -- input checks (shared with costmodel and studies) ------------------------------------
 
+def _check_count(value, name, error=TraceError):
+    """An integer >= 1 (a number of ranks, segments or servers)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise error(f"{name} must be an integer >= 1, got {value!r}")
+    if value < 1:
+        raise error(f"{name} must be >= 1, got {value}")
+    return int(value)
+
+
+def _check_real(value, name, error=TraceError):
+    """A finite real number >= 0 (bytes, seconds, seconds per byte)."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not math.isfinite(value) or value < 0):
+        raise error(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 def _check_ranks(P, name="P"):
-    if isinstance(P, bool) or not isinstance(P, (int, np.integer)):
-        raise TraceError(f"{name} must be an integer number of ranks, got {P!r}")
-    if P < 1:
-        raise TraceError(f"{name} must be >= 1, got {P}")
-    return int(P)
+    return _check_count(P, name)
 
 
 def _check_bytes(nbytes):
-    if (isinstance(nbytes, bool) or not isinstance(nbytes, numbers.Real)
-            or not math.isfinite(nbytes) or nbytes < 0):
-        raise TraceError(f"nbytes must be a finite number >= 0, got {nbytes!r}")
-    return float(nbytes)
+    return _check_real(nbytes, "nbytes")
 
 
 def _check_segments(segments):
-    if isinstance(segments, bool) or not isinstance(segments, (int, np.integer)):
-        raise TraceError(f"segments must be an integer >= 1, got {segments!r}")
-    if segments < 1:
-        raise TraceError(f"segments must be >= 1, got {segments}")
-    return int(segments)
+    return _check_count(segments, "segments")
 
 
 def _check_gamma(gamma):
-    if (isinstance(gamma, bool) or not isinstance(gamma, numbers.Real)
-            or not math.isfinite(gamma) or gamma < 0):
-        raise TraceError(f"gamma must be a finite number >= 0 seconds per byte, got {gamma!r}")
-    return float(gamma)
+    return _check_real(gamma, "gamma")
 
 
 def _pof2(P):

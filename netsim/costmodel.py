@@ -34,11 +34,10 @@ References
 """
 
 import math
-import numbers
 
 import numpy as np
 
-from .collectives import _check_bytes, _check_gamma, _check_ranks, _check_segments, _pof2
+from .collectives import _check_bytes, _check_gamma, _check_ranks, _check_real, _check_segments, _pof2
 from .errors import NetsimError
 from .network import Network, compute_nodes
 
@@ -69,10 +68,7 @@ __all__ = [
 
 
 def _check_time(value, name):
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not math.isfinite(value) or value < 0):
-        raise NetsimError(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
+    return _check_real(value, name, NetsimError)
 
 
 def _common(P, nbytes, alpha, beta, gamma=0.0):
