@@ -13,6 +13,8 @@ absent is simply left out of the registry; one present but broken raises.
 A paradigm module provides ``run`` and a one-line ``DESCRIPTION``; the options
 listed are the keyword parameters of ``run`` after ``dataset`` and ``workers``,
 with help text from the module's ``OPTIONS`` dict (name -> text) when it has one.
+``run`` also takes ``progress=None``, called as ``progress(epochs_done, epochs)``
+after each epoch; it is not an option.
 
 Examples
 --------
@@ -85,7 +87,8 @@ def _entry(name, module):
     helps = getattr(module, "OPTIONS", {})
     options = {}
     for p in inspect.signature(run).parameters.values():
-        if p.name in ("dataset", "workers") or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+        if p.name in ("dataset", "workers", "progress") or p.kind in (p.VAR_KEYWORD,
+                                                                       p.VAR_POSITIONAL):
             continue
         default = None if p.default is inspect.Parameter.empty else p.default
         options[p.name] = (default, helps.get(p.name, ""))
@@ -127,7 +130,7 @@ def _get(name):
     return PARADIGMS[name]
 
 
-def record(name, dataset="iris", workers=None, **options):
+def record(name, dataset="iris", workers=None, progress=None, **options):
     """Validate a request and run paradigm ``name``; return its :class:`RunResult`.
 
     Parameters
@@ -138,6 +141,9 @@ def record(name, dataset="iris", workers=None, **options):
         A name of :data:`DATASETS`.
     workers : int, optional
         Logical workers (>= 1); the paradigm's default if None.
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each training epoch
+        (see :class:`netsim.progress.Progress`).
     **options
         The paradigm's options (see :func:`describe`).
 
@@ -166,4 +172,6 @@ def record(name, dataset="iris", workers=None, **options):
     if unknown:
         raise WorkloadError(f"paradigm {name!r} takes no option(s) {', '.join(unknown)}; "
                             f"its options: {', '.join(p.options)}")
+    if progress is not None:
+        options["progress"] = progress
     return p.run(dataset=dataset, **options)

@@ -23,6 +23,7 @@ import numpy as np
 from . import mlp
 from .errors import WorkloadError
 from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "DESCRIPTION", "OPTIONS"]
 
@@ -42,7 +43,8 @@ OPTIONS = {
 
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, rho=0.1, local_steps=4, hidden=(16,),
-        batch_size=8, lr=0.05, momentum=0.9, device_flops=V100_FP32_FLOPS, data_path=None):
+        batch_size=8, lr=0.05, momentum=0.9, device_flops=V100_FP32_FLOPS, data_path=None,
+        progress=None):
     """Train with consensus ADMM through a master; record every exchange.
 
     Parameters
@@ -64,6 +66,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, rho=0.1, local_steps=4, hi
         Of the local SGD.
     device_flops : float
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -96,7 +100,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, rho=0.1, local_steps=4, hi
     schedule = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
     rounds = [schedule[k:k + local_steps] for k in range(0, len(schedule), local_steps)]
     rho32 = np.float32(rho)
-    for k, steps in enumerate(rounds):
+    for k, steps in enumerate(epochs_of(rounds, epochs, progress)):
         received = []
         for w in range(workers):
             params = mlp.unflatten(x[w], layers)

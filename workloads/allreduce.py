@@ -33,6 +33,7 @@ from netsim.trace import TraceBuilder, concat, repeat
 from . import mlp
 from .errors import WorkloadError
 from .recorder import V100_FP32_FLOPS, payload_bytes, prepare, run_result, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "COLLECTIVES", "collective_trace", "DESCRIPTION", "OPTIONS"]
 
@@ -90,7 +91,7 @@ def collective_trace(name, P, nbytes, segments=4):
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segments=4,
         hidden=(16,), batch_size=8, lr=0.05, momentum=0.9, device_flops=V100_FP32_FLOPS,
-        data_path=None):
+        data_path=None, progress=None):
     """Train with allreduce-based synchronous SGD; record compute and the collective.
 
     Parameters
@@ -107,6 +108,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
     lr, momentum : float
     device_flops : float
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -129,7 +132,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
     velocity = mlp.zeros_like(params)
     schedule = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
     gradient_bytes = None
-    for batch in schedule:
+    for batch in epochs_of(schedule, epochs, progress):
         flats = []
         for idx in batch:
             _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])

@@ -50,6 +50,7 @@ import numpy as np
 from . import mlp
 from .errors import WorkloadError
 from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "warmup_sparsity", "values_per_layer", "top_k", "DESCRIPTION", "OPTIONS"]
 
@@ -133,7 +134,7 @@ def top_k(vector, k):
 
 def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warmup_epochs=4,
         clip_norm=1.0, hidden=(16,), batch_size=8, lr=0.05, momentum=0.9, record_values=False,
-        device_flops=V100_FP32_FLOPS, data_path=None):
+        device_flops=V100_FP32_FLOPS, data_path=None, progress=None):
     """Train with Deep Gradient Compression; record every sparse allgather message.
 
     Parameters
@@ -159,6 +160,8 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
         ``values``, and ``extra["initial_params"]``, ``extra["final_params"]``.
     device_flops : float
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -203,7 +206,7 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     stages, sent_log = [], []
     sent_values = dense_values = clipped = 0
     it = 0
-    for epoch in range(epochs):
+    for epoch in epochs_of(range(epochs), epochs, progress):
         sparsity = warmup_sparsity(epoch, warmup_epochs, final_sparsity)
         ks = values_per_layer(sizes, sparsity)
         stage_sent = stage_dense = stage_steps = 0
@@ -277,5 +280,8 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     if record_values:
         extra.update(sent=sent_log, initial_params=initial, final_params=model.copy())
     dropped = 1.0 - sent_values / dense_values if dense_values else 0.0
-    return rec.result("dgc", setup, mlp.accuracy(final, data.X_test, data.y_test), it, hyper,
-                      dropped_fraction=dropped, extra=extra)
+    result = rec.result("dgc", setup, mlp.accuracy(final, data.X_test, data.y_test), it, hyper,
+                        dropped_fraction=dropped, extra=extra)
+    # For workloads.projection: an epoch's length in steps at another worker count.
+    result.trace.metadata["train_samples"] = int(data.n_train)
+    return result

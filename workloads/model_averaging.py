@@ -16,6 +16,7 @@ import numpy as np
 from . import mlp
 from .errors import WorkloadError
 from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "DESCRIPTION", "OPTIONS"]
 
@@ -34,7 +35,7 @@ OPTIONS = {
 
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, period=4, hidden=(16,), batch_size=8,
-        lr=0.05, momentum=0.9, device_flops=V100_FP32_FLOPS, data_path=None):
+        lr=0.05, momentum=0.9, device_flops=V100_FP32_FLOPS, data_path=None, progress=None):
     """Train with periodic model averaging through a master; record every exchange.
 
     Parameters
@@ -51,6 +52,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, period=4, hidden=(16,), ba
     lr, momentum : float
     device_flops : float
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -76,7 +79,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, period=4, hidden=(16,), ba
     schedule = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
     averagings = 0
     average = mlp.flatten(setup.params)
-    for t, batch in enumerate(schedule):
+    for t, batch in enumerate(epochs_of(schedule, epochs, progress)):
         for w, idx in enumerate(batch):
             _, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
             rec.forward_backward(w, layers, len(idx), t)

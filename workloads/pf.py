@@ -60,6 +60,7 @@ from . import mlp
 from .errors import WorkloadError
 from .ps_sync import shard_bounds
 from .recorder import V100_FP32_FLOPS, Recorder, grad_ready, prepare, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "sweep", "threshold", "value_filter", "DESCRIPTION", "OPTIONS"]
 
@@ -165,7 +166,7 @@ def value_filter(update, residual, tau):
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=1, hidden=(16,),
         batch_size=8, lr=0.05, momentum=0.9, overlap=True, record_values=False,
-        device_flops=V100_FP32_FLOPS, data_path=None):
+        device_flops=V100_FP32_FLOPS, data_path=None, progress=None):
     """Train with Parameter Flow; record every filtered push and broadcast.
 
     Parameters
@@ -195,6 +196,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=
         ``final_params`` (the workers' flat model) and ``server_residual``.
     device_flops : float
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -239,7 +242,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=
     sent_push = sent_bcast = 0
     it = 0
     tau = threshold(1, tau0, a)
-    for _ in range(epochs):
+    for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             tau = threshold(it + 1, tau0, a)
             params = mlp.unflatten(model, layers)

@@ -31,6 +31,7 @@ from . import mlp
 from .errors import WorkloadError
 from .ps_sync import shard_bounds
 from .recorder import V100_FP32_FLOPS, Recorder, grad_ready, prepare, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "DESCRIPTION", "OPTIONS"]
 
@@ -59,7 +60,7 @@ def _positive_int(name, v):
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_push=1,
         hidden=(16,), batch_size=8, lr=0.02, momentum=0.0, overlap=True,
-        device_flops=V100_FP32_FLOPS, data_path=None):
+        device_flops=V100_FP32_FLOPS, data_path=None, progress=None):
     """Train with Downpour SGD; record every fetch, push and server update.
 
     Parameters
@@ -79,6 +80,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     overlap : bool
     device_flops : float
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -110,7 +113,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     rec = Recorder(workers, servers)
     schedule = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
     steps = len(schedule)
-    for t, batch in enumerate(schedule):
+    for t, batch in enumerate(epochs_of(schedule, epochs, progress)):
         # Round t: the workers due to fetch read the servers' current weights, all
         # compute concurrently, then their pushes reach the servers one by one, in an
         # order rotated every round so that no worker is always the freshest.

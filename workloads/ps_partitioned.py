@@ -64,6 +64,7 @@ from . import mlp
 from .datasets import shards as _random_shards
 from .errors import PartitionError, WorkloadError
 from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "compare", "partition_samples", "partition_features", "random_features",
            "PARTITIONS", "DESCRIPTION", "OPTIONS"]
@@ -222,7 +223,7 @@ def _check_int(name, v, minimum=1):
 
 def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="metis",
         batch_size=64, lr=2.0, dataset_options=None, device_flops=V100_FP32_FLOPS,
-        data_path=None):
+        data_path=None, progress=None):
     """Train sparse softmax regression on a parameter server; record every pull and push.
 
     Parameters
@@ -244,6 +245,8 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
         Passed to :func:`workloads.datasets.load`.
     device_flops : float
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -291,7 +294,7 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
     rows_pulled = contacts = steps = sent_values = 0
     lr32, inv_p = np.float32(lr), np.float32(1.0 / P)
     it = 0
-    for _ in range(epochs):
+    for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(shard_list, batch_size, setup.rng):
             plans = []
             # 1-2. Pull requests and replies (the reply waits for the server's last update).

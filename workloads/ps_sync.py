@@ -21,6 +21,7 @@ import numpy as np
 from . import mlp
 from .errors import WorkloadError
 from .recorder import V100_FP32_FLOPS, Recorder, grad_ready, prepare, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "shard_bounds", "DESCRIPTION", "OPTIONS"]
 
@@ -64,7 +65,8 @@ def shard_bounds(n, servers):
 
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), batch_size=8,
-        lr=0.05, momentum=0.9, overlap=True, device_flops=V100_FP32_FLOPS, data_path=None):
+        lr=0.05, momentum=0.9, overlap=True, device_flops=V100_FP32_FLOPS, data_path=None,
+        progress=None):
     """Train with a synchronous parameter server; record every push and pull.
 
     Parameters
@@ -84,6 +86,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
         Let each gradient shard leave when its layers' backward ops are done.
     device_flops : float
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -106,7 +110,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
     models = [mlp.unflatten(flat, layers) for _ in range(workers)]
     rec = Recorder(workers, servers)
     it = 0
-    for _ in range(epochs):
+    for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             received = [[] for _ in range(servers)]
             for w, idx in enumerate(batch):

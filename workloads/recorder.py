@@ -54,6 +54,7 @@ __all__ = [
     "grad_ready",
     "prepare",
     "worker_batches",
+    "epochs_of",
     "run_result",
     "check_workers",
 ]
@@ -253,6 +254,44 @@ def worker_batches(shards, batch_size, rng):
             row.append(p[(t * b + np.arange(b)) % len(p)])
         out.append(row)
     return out
+
+
+def epochs_of(steps, epochs, progress=None):
+    """Iterate over ``steps`` (``epochs`` epochs' worth), reporting each finished epoch.
+
+    ``progress(epochs_done, epochs)`` is called once per epoch, when the step
+    that completes it has been processed (the loop body has run). ``steps`` is
+    either ``range(epochs)`` or a flat list of every step of every epoch (equal
+    steps per epoch; a step may also be a group of steps, such as ADMM's rounds).
+
+    Parameters
+    ----------
+    steps : iterable
+        What the training loop iterates over; needs ``len``.
+    epochs : int
+    progress : callable, optional
+        ``progress(epochs_done, epochs)``; None iterates without reporting.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> for step in epochs_of(list("abcdef"), 3, lambda e, n: seen.append((e, n))):
+    ...     pass
+    >>> seen
+    [(1, 3), (2, 3), (3, 3)]
+    """
+    if progress is None:
+        yield from steps
+        return
+    total = len(steps)
+    reported = 0
+    for i, step in enumerate(steps):
+        yield step
+        # The body has run for step i: report every epoch it completed.
+        done = (i + 1) * epochs // total
+        while reported < done:
+            reported += 1
+            progress(reported, epochs)
 
 
 def payload_bytes(payload):

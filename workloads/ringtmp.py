@@ -43,6 +43,7 @@ import numpy as np
 from . import mlp
 from .errors import PartitionError, WorkloadError
 from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "partition_layers", "partition_neurons", "compare", "format_table", "COMPARE_CONFIGS",
            "DESCRIPTION", "OPTIONS"]
@@ -240,7 +241,7 @@ def _step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=None,
         batch_size=8, microbatches=1, lr=0.05, momentum=0.9, device_flops=V100_FP32_FLOPS,
-        data_path=None):
+        data_path=None, progress=None):
     """Train a model partitioned across a ring of ``workers`` nodes; record activations.
 
     Parameters
@@ -263,6 +264,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     lr, momentum : float
     device_flops : float
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -289,6 +292,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     if partition not in PARTITIONS:
         raise WorkloadError(f"unknown partition {partition!r}; known partitions: "
                             f"{', '.join(PARTITIONS)}")
+    default_hidden = hidden is None
     if hidden is None:
         hidden = (16,) * (workers - 1) if partition == "layer" else (16,)
     setup = prepare(dataset, workers, seed, hidden, data_path)
@@ -309,7 +313,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     velocity = mlp.zeros_like(params)
     rec = Recorder(workers)
     it = 0
-    for _ in range(epochs):
+    for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             idx = np.concatenate(batch)
             grads = mlp.zeros_like(params)
@@ -324,8 +328,12 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     extra = {"partition": partition, "owned": owned_info, "params_per_node": n_own,
              "bytes_per_epoch": rec.total_bytes / max(epochs, 1),
              "test_loss": mlp.loss(params, data.X_test, data.y_test)}
-    return rec.result("ringtmp", setup, mlp.accuracy(params, data.X_test, data.y_test), it, hyper,
-                      extra=extra)
+    result = rec.result("ringtmp", setup, mlp.accuracy(params, data.X_test, data.y_test), it,
+                        hyper, extra=extra)
+    # For workloads.projection: the default widths give one hidden layer per node, so the
+    # model's depth grows with the number of nodes.
+    result.trace.metadata["default_hidden"] = default_hidden
+    return result
 
 
 #: The comparisons :func:`compare` runs by default: per dataset, a model that

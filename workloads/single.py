@@ -11,6 +11,7 @@ import numpy as np
 
 from . import mlp
 from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "DESCRIPTION", "OPTIONS"]
 
@@ -28,7 +29,7 @@ OPTIONS = {
 
 
 def run(dataset="iris", workers=1, epochs=30, seed=0, hidden=(16,), batch_size=8, lr=0.05,
-        momentum=0.9, device_flops=V100_FP32_FLOPS, data_path=None):
+        momentum=0.9, device_flops=V100_FP32_FLOPS, data_path=None, progress=None):
     """Train on one node with momentum SGD; record its compute ops (no messages).
 
     Parameters
@@ -45,6 +46,8 @@ def run(dataset="iris", workers=1, epochs=30, seed=0, hidden=(16,), batch_size=8
     device_flops : float
         FLOP/s stored in the trace metadata.
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -61,7 +64,7 @@ def run(dataset="iris", workers=1, epochs=30, seed=0, hidden=(16,), batch_size=8
     velocity = mlp.zeros_like(params)
     rec = Recorder(1)
     it = 0
-    for _ in range(epochs):
+    for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             idx = np.concatenate(batch)
             _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
@@ -71,6 +74,9 @@ def run(dataset="iris", workers=1, epochs=30, seed=0, hidden=(16,), batch_size=8
             it += 1
     hyper = dict(epochs=epochs, hidden=hidden, batch_size=workers * batch_size, lr=lr,
                  momentum=momentum, device_flops=device_flops)
-    return rec.result("single", setup, mlp.accuracy(params, data.X_test, data.y_test), it, hyper,
-                      extra={"test_loss": mlp.loss(params, data.X_test, data.y_test)},
-                      roles=["worker"])
+    result = rec.result("single", setup, mlp.accuracy(params, data.X_test, data.y_test), it,
+                        hyper, extra={"test_loss": mlp.loss(params, data.X_test, data.y_test)},
+                        roles=["worker"])
+    # For workloads.projection: the data-parallel workers whose union batch this rank trains.
+    result.trace.metadata["virtual_workers"] = int(workers)
+    return result

@@ -53,6 +53,7 @@ from . import mlp
 from .errors import WorkloadError
 from .ps_sync import shard_bounds
 from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+from .recorder import epochs_of
 
 __all__ = ["run", "subset_sizes", "core_set", "explore_set", "DESCRIPTION", "OPTIONS"]
 
@@ -140,7 +141,7 @@ def explore_set(rng, d, core, size):
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1.0, q=10,
         servers=1, hidden=(16,), batch_size=8, lr=0.05, momentum=0.9, record_values=False,
-        device_flops=V100_FP32_FLOPS, data_path=None):
+        device_flops=V100_FP32_FLOPS, data_path=None, progress=None):
     """Train with Slim-DP; record every partial push and pull.
 
     Parameters
@@ -170,6 +171,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
         refresh, and ``extra["subsets"]`` every worker's set ``S`` per round.
     device_flops : float
     data_path : str, optional
+    progress : callable, optional
+        Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
 
     Returns
     -------
@@ -210,7 +213,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
     log, core_log, subsets = [], [], []
     sent = refreshes = 0
     it = 0
-    for _ in range(epochs):
+    for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             pushed = [[] for _ in range(servers)]
             chosen = []
