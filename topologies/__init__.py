@@ -9,7 +9,8 @@ latencies live in :mod:`topologies.specs` with their public sources.
 
 Clusters: :func:`star`, :func:`two_tier`, :func:`leaf_spine`, :func:`fat_tree`,
 :func:`ring`, :func:`torus`. Machines: :func:`pcie_tree`, :func:`dgx1`,
-:func:`dgx_a100`, :func:`dgx_h100`.
+:func:`dgx_a100`, :func:`dgx_h100`. GPU throughput presets: :func:`device_flops`
+(:mod:`topologies.devices`).
 
 Examples
 --------
@@ -19,6 +20,7 @@ Examples
 """
 
 from .clusters import fat_tree, leaf_spine, ring, star, torus, two_tier
+from .devices import DEVICES, DeviceError, device_flops
 from .machines import dgx1, dgx_a100, dgx_h100, pcie_tree
 from .specs import (
     CPU_INTERCONNECT,
@@ -78,4 +80,8 @@ __all__ = [
     "NVLINK_LATENCY",
     "SOCKET_LATENCY",
     "link_speed",
+    # devices
+    "DEVICES",
+    "DeviceError",
+    "device_flops",
 ]

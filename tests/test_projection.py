@@ -1,0 +1,275 @@
+"""Projection of recorded traces to other worker counts (workloads.projection)."""
+
+import collections
+import time
+
+import numpy as np
+import pytest
+
+import netsim
+import workloads
+from netsim import TraceBuilder
+from topologies import star
+from workloads import WorkloadError, mlp
+from workloads.projection import PROJECTABLE, ProjectionError, project
+
+TOL = 0.10   # the acceptance tolerance on bytes and on time per iteration
+
+
+def _rows(t):
+    """Every op as a comparable row (op ids and dependency order aside)."""
+    tag = [t.tags[i] if i >= 0 else None for i in t.tag]
+    return collections.Counter(zip(t.kind.tolist(), t.rank.tolist(), t.peer.tolist(),
+                                   np.round(t.size, 6).tolist(), np.round(t.flops, 3).tolist(),
+                                   t.iteration.tolist(), tag))
+
+
+def _time_per_iteration(trace):
+    return netsim.simulate(trace, star(trace.ranks)).iteration_times.mean()
+
+
+# -- the acceptance test: P = 4 projected to 8 against a real P = 8 run -----------------------
+
+ACCEPTANCE = [
+    ("ps-sync", "iris", {}),
+    ("allreduce", "iris", {"collective": "ring"}),
+    ("ringtmp", "iris", {}),
+    ("pf", "iris", {}),
+    ("dgc", "iris", {}),
+    ("pf", "digits", {}),      # a model where the broadcast pass rate falls with P
+]
+
+
+@pytest.mark.parametrize("name, dataset, options", ACCEPTANCE)
+def test_projection_from_4_to_8_matches_a_real_run_at_8(name, dataset, options):
+    # Iris: 120 training samples, 4 steps per epoch at P = 4 and 2 at P = 8, so 10 and
+    # 20 epochs give 40 iterations on both sides. Digits: 45 and 23 steps per epoch.
+    e4, e8 = (10, 20) if dataset == "iris" else (2, 4)
+    real4 = workloads.record(name, dataset=dataset, workers=4, epochs=e4, **options).trace
+    real8 = workloads.record(name, dataset=dataset, workers=8, epochs=e8, **options).trace
+    n = real8.num_iterations
+    proj = project(real4, 8, iterations=n)
+    assert proj.ranks == real8.ranks and proj.num_iterations == n
+    assert proj.metadata["workers"] == 8 and proj.metadata["projection"]["from_workers"] == 4
+    assert proj.total_bytes / n == pytest.approx(real8.total_bytes / n, rel=TOL)
+    assert _time_per_iteration(proj) == pytest.approx(_time_per_iteration(real8), rel=TOL)
+
+
+@pytest.mark.parametrize("name", ["ps-sync", "allreduce", "ringtmp", "dgc", "slimdp", "ps-async",
+                                  "model-averaging"])
+def test_dense_and_scheduled_paradigms_project_exactly(name):
+    # Their bytes at P = 8 are determined by the P = 4 run: same pattern, same sizes.
+    real4 = workloads.record(name, workers=4, epochs=10).trace
+    real8 = workloads.record(name, workers=8, epochs=20).trace
+    proj = project(real4, 8, iterations=real8.num_iterations)
+    assert _rows(proj) == _rows(real8)
+    assert len(proj.dep_idx) == len(real8.dep_idx)
+
+
+# -- P0 -> P0 reproduces the recording -------------------------------------------------------
+
+IDENTITY = [
+    ("single", {"workers": 3}),
+    ("ps-sync", {"servers": 2}),
+    ("ps-sync", {"overlap": False}),
+    ("ps-async", {"n_fetch": 2, "n_push": 3, "servers": 2}),
+    ("allreduce", {"collective": "ring"}),
+    ("allreduce", {"collective": "be"}),
+    ("allreduce", {"collective": "mst"}),
+    ("allreduce", {"collective": "lp", "segments": 3}),
+    ("model-averaging", {"period": 3}),
+    ("admm", {"local_steps": 2}),
+    ("ringtmp", {"microbatches": 3}),
+    ("ringtmp", {"hidden": (16,) * 5}),
+    ("pf", {"servers": 2}),
+    ("slimdp", {"servers": 2}),
+    ("dgc", {"epochs": 6}),
+]
+
+
+@pytest.mark.parametrize("name, options", IDENTITY)
+def test_projecting_to_the_recorded_P_gives_the_recording(name, options):
+    opts = {"workers": 3, "epochs": 2, **options}
+    t = workloads.record(name, **opts).trace
+    p = project(t, opts["workers"])
+    assert _rows(p) == _rows(t)
+    assert len(p.dep_idx) == len(t.dep_idx) and p.total_bytes == t.total_bytes
+    G = star(t.ranks)
+    a, b = netsim.simulate(t, G), netsim.simulate(p, G)
+    np.testing.assert_allclose(b.iteration_times, a.iteration_times, rtol=1e-12, atol=1e-15)
+
+
+def test_every_registered_paradigm_but_the_partitioned_one_is_projectable():
+    assert set(PROJECTABLE) == set(workloads.PARADIGMS) - {"ps-partitioned"}
+
+
+# -- the pattern at P ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def recorded():
+    return {name: workloads.record(name, workers=4, epochs=2).trace
+            for name in ("ps-sync", "allreduce", "ringtmp", "pf", "dgc", "single")}
+
+
+def test_ps_sync_pattern_and_weak_scaling(recorded):
+    t = recorded["ps-sync"]
+    p = project(t, 32, servers=4, iterations=3)
+    assert p.ranks == 36 and p.num_iterations == 3
+    assert p.num_messages == 3 * 2 * 32 * 4
+    # Every push and pull carries the shard's float32 values: 4 bytes per parameter.
+    n = mlp.num_params(t.metadata["layers"])
+    assert p.total_bytes == 3 * 2 * 32 * 4 * n
+    # Weak scaling: a worker computes what a recorded worker computes per iteration.
+    def per_worker(tr, w):
+        m = (tr.kind == netsim.COMPUTE) & (tr.rank == w) & (tr.iteration == 0)
+        return sorted(tr.flops[m].tolist())
+    assert per_worker(p, 31) == per_worker(t, 0)
+    # Servers average P pushes: (P + 4) FLOPs per value of their shard.
+    upd = (p.kind == netsim.COMPUTE) & (p.rank >= 32) & (p.iteration == 0)
+    assert p.flops[upd].sum() == (32 + 4) * n
+    md = p.metadata
+    assert md["roles"] == ["worker"] * 32 + ["server"] * 4
+    assert md["total_bytes"] == p.total_bytes and md["messages"] == p.num_messages
+
+
+def test_ring_allreduce_pattern(recorded):
+    p = project(recorded["allreduce"], 16, iterations=2)
+    assert p.num_messages == 2 * 2 * 16 * 15
+    G = recorded["allreduce"].metadata["total_bytes"] / recorded["allreduce"].num_iterations / 6
+    assert p.total_bytes == pytest.approx(2 * 2 * 15 * G)
+
+
+def test_ringtmp_depth_and_batch_grow_with_P(recorded):
+    t = recorded["ringtmp"]
+    assert t.metadata["default_hidden"] is True
+    p = project(t, 12, iterations=1)
+    assert p.metadata["layers"] == [4] + [16] * 11 + [3]
+    # 11 activations forward and 11 gradients back, each of a 12 x 8-sample batch of 16 values.
+    assert p.num_messages == 22 and p.total_bytes == 22 * 96 * 16 * 4
+
+
+def test_ringtmp_with_given_widths_keeps_its_model():
+    t = workloads.record("ringtmp", workers=2, epochs=1, hidden=(16,) * 3).trace
+    p = project(t, 4, iterations=1)
+    assert p.metadata["layers"] == [4, 16, 16, 16, 3]
+    with pytest.raises(ProjectionError, match="leaves a node without a layer"):
+        project(t, 5)
+
+
+def test_dgc_pattern_and_warmup_by_epoch(recorded):
+    t = recorded["dgc"]
+    L = len(t.metadata["layers"]) - 1
+    p = project(t, 8, iterations=30)
+    assert p.num_messages == 30 * 8 * 7 * L
+    # At P = 8 an Iris epoch is 2 steps, so the 4 warm-up epochs end at iteration 8, and the
+    # stages the P = 4 recording (2 epochs) did not reach follow the warm-up schedule.
+    from workloads.dgc import values_per_layer, warmup_sparsity
+    n_l = [i * o + o for i, o in mlp.layer_shapes(t.metadata["layers"])]
+    for it in (0, 3, 5, 7, 8, 29):
+        m = p.is_message & (p.iteration == it)
+        expect = 8 * 7 * 8 * sum(values_per_layer(n_l, warmup_sparsity(it // 2)))
+        assert p.size[m].sum() == expect, it
+
+
+def test_pf_broadcast_follows_the_averaging_model(recorded):
+    from workloads.projection import _broadcast_scale
+
+    t = recorded["pf"]
+    same = project(t, 4)
+    assert same.total_bytes == t.total_bytes
+    big = project(t, 64)
+    bcast = lambda tr: tr.size[tr.is_message & (tr.tag == tr.tags.index("broadcast"))].sum()
+    push = lambda tr: tr.size[tr.is_message & (tr.tag == tr.tags.index("push"))].sum()
+    # Pushes: worker w sends as recorded worker w mod 4, so 16 copies of the recording's.
+    assert push(big) == pytest.approx(16 * push(t))
+    assert _broadcast_scale(0.3, 4, 4) == 1.0 and _broadcast_scale(1.0, 64, 4) == 1.0
+    assert _broadcast_scale(0.3, 64, 4) < 1.0
+    # Broadcasts: the recorded ones, each scaled by the model's factor for P = 64.
+    f = _signal_share(t)
+    assert 0.0 <= f <= 1.0
+    assert bcast(big) / 64 == pytest.approx(bcast(t) / 4 * _broadcast_scale(f, 64, 4))
+
+
+def _signal_share(t):
+    """The signal share f fitted to a pf recording: ratio(P0) = f + (1 - f) / sqrt(P0)."""
+    P0 = t.metadata["workers"]
+    is_tag = lambda name: t.is_message & (t.tag == t.tags.index(name))
+    ratio = t.size[is_tag("broadcast")].sum() / t.size[is_tag("push")].sum()
+    g0 = P0 ** -0.5
+    return min(1.0, max(0.0, (ratio - g0) / (1 - g0)))
+
+
+def test_iterations_beyond_the_recording_repeat_its_last_epoch(recorded):
+    t = recorded["pf"]
+    n = t.num_iterations                  # 2 epochs of 4 steps
+    p = project(t, 4, iterations=n + 6)
+    push = lambda tr, i: tr.size[tr.is_message & (tr.iteration == i)].sum()
+    for k in range(6):
+        assert push(p, n + k) == push(t, n - 4 + k % 4)
+
+
+def test_single_projects_the_union_batch(recorded):
+    t = recorded["single"]
+    p = project(t, 16, iterations=2)
+    assert p.ranks == 1 and p.num_messages == 0 and p.metadata["workers"] == 16
+    fwd = lambda tr: tr.flops[(tr.tag == tr.tags.index("forward")) & (tr.iteration == 0)].sum()
+    assert fwd(p) == pytest.approx(4 * fwd(t))   # 16 virtual workers instead of 4
+
+
+def test_batch_size_and_device_flops(recorded):
+    t = recorded["ps-sync"]
+    p = project(t, 8, batch_size=32, device_flops=19.5e12, iterations=1)
+    f = lambda tr: tr.flops[(tr.tag == tr.tags.index("forward")) & (tr.rank == 0)
+                            & (tr.iteration == 0)].sum()
+    assert f(p) == pytest.approx(4 * f(t))
+    assert p.metadata["device_flops"] == 19.5e12
+    assert p.metadata["projection"]["batch_size"] == 32
+
+
+def test_servers_are_resharded(recorded):
+    t = recorded["pf"]
+    p = project(t, 4, servers=3)
+    assert p.ranks == 7
+    # Same pass rates, spread over 3 shards: push bytes unchanged.
+    push = lambda tr: tr.size[tr.is_message & (tr.tag == tr.tags.index("push"))].sum()
+    assert push(p) == pytest.approx(push(t))
+
+
+def test_large_P_takes_seconds(recorded):
+    t0 = time.perf_counter()
+    p = project(recorded["ps-sync"], 1024)
+    assert p.ranks == 1025 and p.num_iterations == recorded["ps-sync"].num_iterations
+    r = project(recorded["allreduce"], 1024, iterations=1)
+    assert r.num_messages == 2 * 1024 * 1023
+    d = project(recorded["dgc"], 1024, iterations=1)
+    assert d.num_messages == 1024 * 1023 * 2
+    assert time.perf_counter() - t0 < 60  # a few seconds on a laptop
+
+
+# -- what cannot be projected ------------------------------------------------------------------
+
+def test_errors_say_why():
+    assert issubclass(ProjectionError, WorkloadError)
+    part = workloads.record("ps-partitioned", dataset="sparse", workers=2, epochs=1).trace
+    with pytest.raises(ProjectionError, match="ps-partitioned.*METIS"):
+        project(part, 8)
+    with pytest.raises(ProjectionError, match="no 'paradigm'"):
+        project(TraceBuilder(2).build(), 4)
+    t = workloads.record("allreduce", workers=2, epochs=1).trace
+    for bad in (0, -3, 2.5, True, "8"):
+        with pytest.raises(ProjectionError, match="P must be an integer >= 1"):
+            project(t, bad)
+    with pytest.raises(ProjectionError, match="already a projection"):
+        project(project(t, 4), 8)
+    with pytest.raises(ProjectionError, match="no servers"):
+        project(t, 4, servers=2)
+    with pytest.raises(ProjectionError, match="iterations must be"):
+        project(t, 4, iterations=0)
+    with pytest.raises(ProjectionError, match="device_flops"):
+        project(t, 4, device_flops=-1.0)
+    neuron = workloads.record("ringtmp", workers=2, epochs=1, partition="neuron").trace
+    with pytest.raises(ProjectionError, match="neuron"):
+        project(neuron, 4)
+    unknown = TraceBuilder(2, metadata={"paradigm": "gossip"}).build()
+    with pytest.raises(ProjectionError, match="projectable paradigms: single"):
+        project(unknown, 4)

@@ -1,0 +1,127 @@
+"""Peak arithmetic throughput of GPUs, in FLOP/s, from NVIDIA's datasheets.
+
+A trace's compute ops are given in FLOPs; the simulator turns them into
+seconds as ``FLOPs / device throughput`` (``trace.metadata["device_flops"]``,
+or ``netsim.simulate(..., device_flops=...)``). :func:`device_flops` gives
+that throughput for a named GPU and precision.
+
+======== ============ ========= =========== =========== ==========================
+name     form factor  FP32      TF32 tensor FP16 tensor source
+======== ============ ========= =========== =========== ==========================
+V100     SXM2         15.7 T    --          125 T       [1]
+V100-PCIe PCIe        14 T      --          112 T       [1]
+A100     SXM4         19.5 T    156 T       312 T       [2]
+A100-PCIe PCIe        19.5 T    156 T       312 T       [2]
+H100     SXM5         67 T      494.5 T     989.5 T     [3]
+H100-PCIe PCIe        51 T      378 T       756 T       [3]
+======== ============ ========= =========== =========== ==========================
+
+``fp32`` is the CUDA-core (non-tensor) single-precision peak; ``tf32`` and
+``fp16`` are the dense tensor-core peaks (FP16 inputs, FP32 accumulation on
+the V100). NVIDIA's A100 and H100 datasheets print the tensor figures with
+2:4 structured sparsity (marked "*": A100 TF32 312, FP16 624; H100 SXM TF32
+989, FP16 1,979; H100 PCIe TF32 756, FP16 1,513) and state that dense
+throughput is half of that; the table holds the dense values. Peaks are
+upper bounds: real training reaches a fraction of them.
+
+References
+----------
+.. [1] NVIDIA, "NVIDIA Tesla V100 GPU Accelerator" datasheet (2018):
+       single precision 15.7 (SXM2) / 14 (PCIe) TFLOPS, tensor performance
+       125 / 112 TFLOPS.
+.. [2] NVIDIA, "NVIDIA A100 Tensor Core GPU" datasheet (2021): FP32 19.5 TFLOPS,
+       TF32 tensor core 156 (312*) TFLOPS, FP16 tensor core 312 (624*) TFLOPS
+       for both the SXM and PCIe forms.
+.. [3] NVIDIA, "NVIDIA H100 Tensor Core GPU" datasheet (2023): FP32 67 (SXM) /
+       51 (PCIe) TFLOPS, TF32 tensor core 989* / 756*, FP16 tensor core
+       1,979* / 1,513* TFLOPS (* with sparsity; dense is half).
+"""
+
+from types import MappingProxyType
+from typing import NamedTuple
+
+from netsim.errors import TopologyError
+
+__all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops"]
+
+
+class DeviceError(TopologyError):
+    """An unknown device name or a precision the device does not have."""
+
+
+class Device(NamedTuple):
+    """Peak FLOP/s of one GPU per precision (None: the device has no such unit)."""
+
+    name: str
+    form_factor: str
+    fp32: float
+    tf32: float | None
+    fp16: float | None
+    source: str
+
+
+#: Precisions :func:`device_flops` knows.
+PRECISIONS = ("fp32", "tf32", "fp16")
+
+_T = 1e12
+
+#: Named devices (read-only); see the module docstring for the sources.
+DEVICES = MappingProxyType({
+    "V100": Device("V100", "SXM2", 15.7 * _T, None, 125 * _T, "NVIDIA Tesla V100 datasheet"),
+    "V100-PCIe": Device("V100-PCIe", "PCIe", 14 * _T, None, 112 * _T,
+                        "NVIDIA Tesla V100 datasheet"),
+    "A100": Device("A100", "SXM4", 19.5 * _T, 156 * _T, 312 * _T, "NVIDIA A100 datasheet"),
+    "A100-PCIe": Device("A100-PCIe", "PCIe", 19.5 * _T, 156 * _T, 312 * _T,
+                        "NVIDIA A100 datasheet"),
+    "H100": Device("H100", "SXM5", 67 * _T, 494.5 * _T, 989.5 * _T, "NVIDIA H100 datasheet"),
+    "H100-PCIe": Device("H100-PCIe", "PCIe", 51 * _T, 378 * _T, 756 * _T,
+                        "NVIDIA H100 datasheet"),
+})
+
+
+def _key(name):
+    return "".join(ch for ch in str(name).casefold() if ch.isalnum())
+
+
+def device_flops(name, precision="fp32"):
+    """Peak throughput of a named GPU, in FLOP/s.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DEVICES`; case and dashes do not matter (``"h100pcie"``).
+    precision : {"fp32", "tf32", "fp16"}
+        CUDA-core FP32, or dense tensor-core TF32 / FP16.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    DeviceError
+        For an unknown device or precision, or one the device lacks (the V100
+        has no TF32), listing what is known.
+
+    Examples
+    --------
+    >>> device_flops("V100"), device_flops("a100", "tf32")
+    (15700000000000.0, 156000000000000.0)
+    >>> device_flops("TPU")
+    Traceback (most recent call last):
+    ...
+    topologies.devices.DeviceError: unknown device 'TPU'; known devices: V100, V100-PCIe, A100, A100-PCIe, H100, H100-PCIe
+    """
+    for key, dev in DEVICES.items():
+        if _key(key) == _key(name):
+            break
+    else:
+        raise DeviceError(f"unknown device {name!r}; known devices: {', '.join(DEVICES)}")
+    if precision not in PRECISIONS:
+        raise DeviceError(f"unknown precision {precision!r}; known precisions: "
+                          f"{', '.join(PRECISIONS)}")
+    value = getattr(dev, precision)
+    if value is None:
+        have = [p for p in PRECISIONS if getattr(dev, p) is not None]
+        raise DeviceError(f"{dev.name} has no {precision} throughput; it has: {', '.join(have)}")
+    return float(value)
