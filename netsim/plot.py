@@ -92,9 +92,10 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
         widths = 0.5 + 4.0 * values / top
         coll = nx.draw_networkx_edges(G, pos, ax=ax, edge_color=values, edge_cmap=plt.cm.plasma,
                                       edge_vmin=0.0, edge_vmax=top, width=widths)
-        label = {"mean_util": "mean utilisation", "peak_util": "peak utilisation",
-                 "bytes": "bytes carried", "busy": "busy time (s)",
-                 "saturated": "time at saturation (s)"}.get(metric, metric)
+        label = {"mean_util": "mean utilisation (fraction of capacity)",
+                 "peak_util": "peak utilisation (fraction of capacity)",
+                 "bytes": "bytes carried (B)", "busy": "busy time (s)",
+                 "saturated": "time at >= 99 % of capacity (s)"}.get(metric, metric)
         fig.colorbar(coll, ax=ax, label=label)
     handles = [plt.Line2D([], [], marker="o", ls="", color=palette.get(k, "#17becf"), label=k)
                for k in sorted(set(kinds))]
@@ -107,20 +108,23 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
 
 
 def plot_series(series, path, title="", xlabel="workers P", ylabel="time per iteration (s)",
-                marks=(), logy=False):
+                marks=(), logy=False, saturation_label="saturation point"):
     """Plot time against P on a log2 P axis: markers for simulated, lines for closed forms.
 
     Parameters
     ----------
     series : list of dict
         Each has ``label``, ``P`` (list), ``simulated`` (list, s) and optionally
-        ``closed_form`` (list, s).
+        ``closed_form`` (list, s) and ``saturation`` (the P of its saturation
+        point, circled on its simulated curve).
     path : str or file
         Where to write the PNG.
     marks : list of (P, text)
         Vertical markers, e.g. a saturation point.
     logy : bool
         Logarithmic time axis.
+    saturation_label : str
+        Legend entry of the circled saturation points.
 
     Examples
     --------
@@ -132,25 +136,39 @@ def plot_series(series, path, title="", xlabel="workers P", ylabel="time per ite
     True
     """
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    many = len(series) > 3  # then the legend goes beside the axes, not over the curves
+    fig, ax = plt.subplots(figsize=(11 if many else 7, 4.5))
+    circled = False
     for i, s in enumerate(series):
         color = f"C{i}"
         ax.plot(s["P"], s["simulated"], "o", color=color, label=f"{s['label']} (simulated)")
         if s.get("closed_form") is not None:
             ax.plot(s["P"], s["closed_form"], "-", color=color, alpha=0.7,
                     label=f"{s['label']} (closed form)")
+        if s.get("saturation") is not None and s["saturation"] in s["P"]:
+            y = s["simulated"][list(s["P"]).index(s["saturation"])]
+            ax.plot([s["saturation"]], [y], "o", ms=14, mfc="none", mec="red", mew=1.5,
+                    label=saturation_label if not circled else None)
+            circled = True
     for p, text in marks:
         ax.axvline(p, color="red", ls="--", lw=1)
         ax.annotate(text, (p, ax.get_ylim()[1]), color="red", fontsize=8, rotation=90,
                     va="top", ha="right")
     ax.set_xscale("log", base=2)
+    ticks = sorted({p for s in series for p in s["P"]})
+    if 0 < len(ticks) <= 16:  # label the P values themselves: 2, 4, 8 rather than 2^1, 2^2
+        ax.set_xticks(ticks, [str(p) for p in ticks])
+        ax.minorticks_off()
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    if many:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    else:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=110)
     plt.close(fig)

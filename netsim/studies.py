@@ -157,7 +157,11 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
         :func:`~netsim.costmodel.contention_bound`), and ``limit`` (link
         ``"u->v"``), ``limit_peak_flows`` (most messages sharing it at once)
         and ``limit_saturated`` (seconds at >= 99 % of capacity) when they
-        differ, else None.
+        differ, else None; ``top_link`` (the most saturated link, ``"u<->v"``
+        for an undirected graph's full-duplex edge, see
+        :func:`netsim.saturation.link_saturation`; None without traffic) and
+        ``saturated_fraction`` (its time with a direction at >= 99 % of
+        capacity over the simulated time).
 
     Raises
     ------
@@ -195,7 +199,7 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
     trace = gen(P, n, **opts)
     alpha, beta = alpha_beta(net, placement=placement, trace=trace)
     closed = formula(P, n, alpha=alpha, beta=beta, **_accepts(formula, **opts))
-    result = simulate(trace, net, placement)
+    result = simulate(trace, net, placement, link_series=True)
     sim = result.makespan
     if closed > 0:
         gap = (sim - closed) / closed
@@ -224,6 +228,11 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
         "limit_peak_flows": None,
         "limit_saturated": None,
     }
+    from .saturation import link_saturation
+
+    sat = link_saturation(result, duplex=not net.graph.is_directed())
+    record.update(top_link=sat[0]["link"] if sat else None,
+                  saturated_fraction=sat[0]["fraction"] if sat else 0.0)
     if abs(gap) > REL_TOL:
         top = result.bottlenecks(1)
         if top:
@@ -233,7 +242,8 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
 
 
 _SCALE_KEYS = ("algorithm", "P", "ranks", "nbytes", "segments", "alpha", "beta", "simulated",
-               "closed_form", "gap", "contention_bound", "limit")
+               "closed_form", "gap", "contention_bound", "limit", "top_link",
+               "saturated_fraction")
 
 
 def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0):
@@ -260,8 +270,8 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0):
     list of dict
         One record per (algorithm, P): ``algorithm``, ``P``, ``ranks``,
         ``nbytes``, ``segments``, ``alpha``, ``beta``, ``simulated``,
-        ``closed_form``, ``gap``, ``contention_bound``, ``limit`` (see
-        :func:`compare`).
+        ``closed_form``, ``gap``, ``contention_bound``, ``limit``,
+        ``top_link`` and ``saturated_fraction`` (see :func:`compare`).
 
     Examples
     --------
@@ -349,8 +359,13 @@ def fit_scaling(P, T, flat=0.05, margin=0.01, min_r2=0.95):
             "fits": fits}
 
 
-def plot_scale(records, path, title=None, logy=False):
+def plot_scale(records, path, title=None, logy=False, level=0.5):
     """Plot time against P: simulated points as markers, closed forms as lines.
+
+    Each algorithm's saturation point, the smallest P at which its most
+    saturated link is at >= 99 % of capacity for more than ``level`` of the
+    run (records with ``saturated_fraction``, see :func:`compare`), is
+    circled.
 
     Parameters
     ----------
@@ -362,6 +377,8 @@ def plot_scale(records, path, title=None, logy=False):
     title : str, optional
     logy : bool, optional
         Logarithmic time axis.
+    level : float, optional
+        Saturated fraction that marks saturation.
 
     Returns
     -------
@@ -383,11 +400,13 @@ def plot_scale(records, path, title=None, logy=False):
     series = []
     for name in names:
         rows = sorted((r for r in records if r["algorithm"] == name), key=lambda r: r["P"])
+        sat = next((r["P"] for r in rows if (r.get("saturated_fraction") or 0) > level), None)
         series.append({"label": name, "P": [r["P"] for r in rows],
                        "simulated": [r["simulated"] for r in rows],
-                       "closed_form": [r["closed_form"] for r in rows]})
+                       "closed_form": [r["closed_form"] for r in rows], "saturation": sat})
     plot_series(series, path, title=title or "", xlabel="ranks P (log2 scale)", ylabel="time (s)",
-                logy=logy)
+                logy=logy, saturation_label=f"saturation point (a link at >= 99 % for > "
+                                            f"{level:.0%} of the run)")
     return path
 
 
