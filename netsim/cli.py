@@ -146,6 +146,9 @@ def _args_replay(p):
                    help="FLOP/s for compute ops given in FLOPs")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
+    p.add_argument("--timeline", metavar="FILE.json",
+                   help="write the run as a Chrome trace (open it in ui.perfetto.dev): a track "
+                        "group per rank, a utilisation counter per link, iteration marks")
 
 
 def _run_replay(args):
@@ -154,9 +157,21 @@ def _run_replay(args):
 
     trace = load_trace(args.trace)
     G = parse_topology(args.topology)
-    result = simulate(trace, G, device_flops=args.device_flops)
+    # A bar only for long replays: on a terminal, without --quiet, from 10^5 messages.
+    with _progress(args, trace.num_ops, "replay", unit="op",
+                   show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
+        result = simulate(trace, G, device_flops=args.device_flops, progress=bar,
+                          link_series=bool(args.timeline))
     if args.csv:
         _write(args.csv, lambda f: result.table("links").to_csv(f, index=False))
+    if args.timeline:
+        from .timeline import write_timeline
+
+        with _progress(args, None, "timeline", unit="event",
+                       show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
+            counts = write_timeline(trace, result, args.timeline, progress=bar)
+        _log(args, f"wrote {args.timeline}: {counts['slices']} slices ({counts['messages']} "
+                   f"messages), {counts['links']} link counters; open it in ui.perfetto.dev")
     if args.json:
         print(result.to_json())
     else:
@@ -167,8 +182,15 @@ def _args_topology(p):
     p.add_argument("name", metavar="NAME[:k=v,...]", help="topology builder and options")
     p.add_argument("--png", metavar="FILE", help="draw the topology to this PNG file")
     p.add_argument("--result", metavar="TRACE",
-                   help="replay this trace first and colour links by utilisation")
+                   help="replay this trace first and colour and widen links by --metric "
+                        "(draws to netsim-topology.png unless --png is given)")
+    p.add_argument("--metric", default="mean_util", choices=_LINK_METRICS,
+                   help="link statistic that colours the links with --result: mean_util "
+                        "(default), peak_util, bytes, busy (s) or saturated (s)")
     p.add_argument("--json", action="store_true", help="print the description as JSON")
+
+
+_LINK_METRICS = ("mean_util", "peak_util", "bytes", "busy", "saturated")
 
 
 def _run_topology(args):
@@ -185,17 +207,27 @@ def _run_topology(args):
             "bandwidths": sorted({float(b) for b in net.bandwidth}),
             "latencies": sorted({float(x) for x in net.latency})}
     result = None
+    if args.metric != "mean_util" and not args.result:
+        raise NetsimError("--metric colours links by a replay: give --result TRACE too")
     if args.result:
         from .result import simulate
         from .trace import load_trace
 
-        result = simulate(load_trace(args.result), net)
+        trace = load_trace(args.result)
+        with _progress(args, trace.num_ops, "replay", unit="op",
+                       show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
+            result = simulate(trace, net, progress=bar)
+        desc["bottlenecks"] = result.bottlenecks(5)
+        args.png = args.png or "netsim-topology.png"
     if args.png:
         from .plot import draw_topology
 
-        _write(args.png, lambda f: draw_topology(G, result=result, path=f), binary=True)
+        _write(args.png, lambda f: draw_topology(G, result=result, path=f, metric=args.metric),
+               binary=True)
     if args.json:
         print(json.dumps(desc))
+        if args.png:
+            _log(args, f"wrote {args.png}")
         return
     rows = [("name", desc["name"]), ("nodes", desc["nodes"]), ("links", desc["links"]),
             ("kinds", ", ".join(f"{k}={v}" for k, v in sorted(kinds.items()))),
@@ -203,8 +235,17 @@ def _run_topology(args):
             ("bandwidths", ", ".join(format_bandwidth(b) for b in desc["bandwidths"])),
             ("latencies", ", ".join(format_time(x) for x in desc["latencies"]))]
     print(table(["field", "value"], rows))
+    if result is not None:
+        print("\nbusiest links (" + args.metric + ")")
+        lk = result.links
+        order = sorted(range(len(lk["bytes"])), key=lambda i: -float(lk[args.metric][i]))[:5]
+        print(table(["link", "bandwidth", "bytes", "mean util", "peak util", "saturated"],
+                    [(f"{lk['src'][i]}->{lk['dst'][i]}", format_bandwidth(lk["bandwidth"][i]),
+                      format_bytes(lk["bytes"][i]), f"{lk['mean_util'][i]:.3f}",
+                      f"{lk['peak_util'][i]:.3f}", format_time(lk["saturated"][i]))
+                     for i in order if lk["bytes"][i] > 0]))
     if args.png:
-        print(f"wrote {args.png}", file=sys.stderr)
+        _log(args, f"wrote {args.png}")
 
 
 def _args_record(p):
@@ -268,7 +309,9 @@ def _run_record(args):
         options[key] = _option_value(key, value, entry.options[key][0])
     if args.workers is not None and args.workers < 1:
         raise NetsimError(f"workers must be >= 1, got {args.workers}")
-    run = workloads.record(args.paradigm, dataset=args.dataset, workers=args.workers, **options)
+    with _progress(args, None, f"recording {args.paradigm}", unit="epoch") as bar:
+        run = workloads.record(args.paradigm, dataset=args.dataset, workers=args.workers,
+                               progress=bar, **options)
     if args.output:
         from .trace import save_trace
 
@@ -287,7 +330,7 @@ def _run_record(args):
             for k, v in summary_row.items()]
     print(table(["field", "value"], rows))
     if args.output:
-        print(f"wrote {args.output}", file=sys.stderr)
+        _log(args, f"wrote {args.output}")
 
 
 def _args_collective(p):
@@ -334,7 +377,18 @@ def _run_collective(args):
 
 
 def _args_scale(p):
-    p.add_argument("--algorithms", "-a", default="lp,mst,be,ring",
+    p.description = (
+        "Time per iteration against the worker count P. With a PARADIGM (or a saved trace): "
+        "simulate its training at each P next to its alpha-beta closed form, split into "
+        "compute and exposed communication, with speed-up and efficiency (weak scaling: fixed "
+        "per-worker batch, speed-up P*T(1)/T(P) with T(1) one worker's compute alone), the "
+        "saturation point (smallest P at which a link is at >= 99% of capacity for more than "
+        "half of the iteration; --strong: or at which time per iteration stops falling) and "
+        "scaling-law fits. Without one: collective algorithms (--algorithms).")
+    p.add_argument("paradigm", nargs="?", metavar="PARADIGM|TRACE",
+                   help="a paradigm (see netsim record --list) or a trace file to project to "
+                        "each P; omit for collective algorithms")
+    p.add_argument("--algorithms", "-a", default=None,
                    help="comma-separated collective algorithms (default lp,mst,be,ring)")
     p.add_argument("--workers", "-P", default="2..64",
                    help="P values: 2..64 (powers of two) or 2,3,5 (default 2..64)")
@@ -347,13 +401,32 @@ def _args_scale(p):
     p.add_argument("--logy", action="store_true", help="logarithmic time axis in the plot")
     p.add_argument("--json", action="store_true", help="print the records as JSON")
     p.add_argument("--csv", metavar="FILE", help="also write the records as CSV")
+    g = p.add_argument_group("paradigm scaling (with PARADIGM)")
+    g.add_argument("--model", help="resize the traces to this model: resnet50, vgg16, "
+                                   "bert-large, gpt2-small, ... (message sizes and FLOPs)")
+    g.add_argument("--batch", type=int, default=None,
+                   help="samples per worker per step (default: the recording's)")
+    g.add_argument("--device", metavar="NAME[:PRECISION]",
+                   help="device preset for the compute ops: V100, A100, H100 (-PCIe), "
+                        "optionally :fp32 (default), :tf32 or :fp16")
+    g.add_argument("--device-flops", type=float, default=None,
+                   help="device throughput, FLOP/s (default: the trace's, a V100's 15.7e12)")
+    g.add_argument("--dataset", default="digits", help="dataset of the recordings (default digits)")
+    g.add_argument("--iterations", type=int, default=3, help="iterations simulated (default 3)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the recordings (default 0)")
+    g.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                   help="a paradigm option, e.g. --set batch_size=32 (repeatable)")
+    g.add_argument("--strong", action="store_true",
+                   help="strong scaling: the global batch of the smallest P, split over P workers")
 
 
 def _run_scale(args, title=None):
     from .studies import ALGORITHMS, fit_scaling, plot_scale, scale
     from .units import parse_bytes
 
-    algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    if getattr(args, "paradigm", None):
+        return _run_scale_paradigm(args)
+    algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
     for name in algorithms:
         if name not in ALGORITHMS:
             raise NetsimError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
@@ -394,12 +467,163 @@ def _run_scale(args, title=None):
                  for r in records]))
     print()
     print(table(["algorithm", "scaling law", "R^2", "note"],
-                [(name, f["law"], f"{f['r2']:.4f}", "no single law fits" if f["no_single_law"] else "")
+                [(name, f["law"], "-" if f["r2"] is None else f"{f['r2']:.4f}",
+                  "no single law fits" if f["no_single_law"] else "")
                  for name, f in fits.items()]))
     note = f"n = {format_bytes(nbytes)}, topology {args.topology}"
     if segments is not None:
         note += f", LP segments k = {segments}"
     print(f"\n{note}; wrote {args.png}")
+
+
+def _run_scale_paradigm(args):
+    import workloads
+    from workloads import scaling
+
+    if args.algorithms:
+        raise NetsimError("--algorithms is for collectives; give either a PARADIGM or --algorithms")
+    workers = parse_workers(args.workers)
+    options = {}
+    entry = workloads.PARADIGMS.get(args.paradigm)
+    for item in args.options:
+        key, eq, value = item.partition("=")
+        if entry is None or not eq or key not in entry.options:
+            raise NetsimError(f"--set {item!r}: " + (f"{args.paradigm} options are "
+                              f"{', '.join(entry.options)}" if entry else "options need a PARADIGM"))
+        options[key] = _option_value(key, value, entry.options[key][0])
+    flops = args.device_flops
+    if args.device:
+        if flops is not None:
+            raise NetsimError("give --device or --device-flops, not both")
+        flops = _device_flops(args.device)
+    print(f"simulating {args.paradigm} at P = {', '.join(map(str, workers))} ...", file=sys.stderr)
+    st = scaling.study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
+                       device_flops=flops, iterations=args.iterations, seed=args.seed,
+                       dataset=args.dataset, strong=args.strong, batch=args.batch,
+                       **options)
+    records = st["records"]
+    if args.csv:
+        import csv
+
+        def write(f):
+            w = csv.DictWriter(f, fieldnames=list(records[0]))
+            w.writeheader()
+            w.writerows(records)
+        _write(args.csv, write)
+    _write(args.png, lambda f: scaling.plot_study(st, f), binary=True)
+    if args.json:
+        print(json.dumps(st))
+        return
+    print(scaling.format_study(st))
+    print(f"\ntopology {args.topology}; wrote {args.png}")
+
+
+def _device_flops(spec):
+    """FLOP/s of a device preset: ``V100`` or ``A100:tf32`` (``topologies.devices``)."""
+    from topologies.devices import device_flops
+
+    name, _, precision = spec.partition(":")
+    return device_flops(name, precision or "fp32")
+
+
+def _args_claims(p):
+    p.description = (
+        "Reproduce the seed papers' claims (linear pipelining, RingTMP, Parameter Flow, graph "
+        "partitioning, DGC, Slim-DP) on stated topologies and sizes, and print one row per "
+        "claim: claim, source, what was measured, its threshold, PASS or FAIL. A FAIL is a "
+        "result, not an error: every row is shown and the exit status is 0 whatever the "
+        "verdicts. Takes about half a minute.")
+    p.add_argument("--seed", type=int, default=0, help="seed of every training run (default 0)")
+    p.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+
+
+def _run_claims(args):
+    import time
+
+    from workloads.claims import format_claims, run_claims
+
+    print("reproducing the seed papers' claims ...", file=sys.stderr)
+    t0 = time.perf_counter()
+    rows = run_claims(seed=args.seed)
+    wall = time.perf_counter() - t0
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        print(format_claims(rows, markdown=args.markdown))
+    failed = sum(not r["passed"] for r in rows)
+    print(f"{len(rows) - failed} PASS, {failed} FAIL in {wall:.0f} s (a FAIL is reported, "
+          f"not an error)", file=sys.stderr)
+
+
+def _args_sweep(p):
+    p.add_argument("config", metavar="CONFIG.yaml",
+                   help="the grid: topologies x collectives (with bytes) or paradigms (with "
+                        "hidden) x P; see the README for a sample")
+    p.add_argument("-o", "--output", metavar="FILE.csv",
+                   help="results, one row per point (default: the config's output, else "
+                        "CONFIG.csv); points already in it are skipped")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run on this Dask scheduler (started with `dask scheduler`) instead of "
+                        "a local cluster")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help="local Dask workers (default: the machine's cores)")
+    p.add_argument("--threads", action="store_true",
+                   help="local workers as threads of this process, not processes (quicker start)")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for --scheduler (default 10)")
+    p.add_argument("--png", metavar="FILE",
+                   help="plot of time per iteration vs P (default: the config's png, else "
+                        "the output's name with .png)")
+    p.add_argument("--json", action="store_true", help="print the run's counts as JSON")
+
+
+def _run_sweep(args):
+    import os
+
+    from .sweep import load_config, plot_sweep, point_key, read_rows, run_sweep, sweep_points
+
+    config = load_config(args.config)
+    output = args.output or config["output"]
+    png = args.png or config.get("png") or os.path.splitext(output)[0] + ".png"
+    if args.jobs is not None and args.jobs < 1:
+        raise NetsimError(f"--jobs must be >= 1, got {args.jobs}")
+    keys = {point_key(p) for p in sweep_points(config)}
+    with _progress(args, len(keys), "sweep", unit="point") as bar:
+        counts = run_sweep(config, output, scheduler=args.scheduler, jobs=args.jobs,
+                           processes=not args.threads, timeout=args.timeout, progress=bar,
+                           log=lambda line: _log(args, line))
+    rows = [r for r in read_rows(output) if point_key(r) in keys]
+    _write(png, lambda f: plot_sweep(rows, f, title=f"sweep {os.path.basename(args.config)}"),
+           binary=True)
+    counts["png"] = png
+    if args.json:
+        print(json.dumps(counts))
+        return
+
+    def size(r):
+        if r["kind"] == "collective":
+            return format_bytes(float(r["nbytes"]))
+        return f"hidden {r['hidden']}" if r["hidden"] else "-"
+
+    def seconds(text):
+        return format_time(float(text)) if text else "-"
+
+    print(table(["kind", "name", "topology", "P", "size", "simulated", "closed form", "gap",
+                 "top link", "saturated"],
+                [(r["kind"], r["name"], r["topology"], int(r["P"]), size(r),
+                  seconds(r["simulated"]) if not r["error"] else "error",
+                  seconds(r["closed_form"]), f"{float(r['gap']):+.2%}" if r["gap"] else "-",
+                  r["top_link"] or "-",
+                  f"{float(r['saturated_fraction']):.0%}" if r["saturated_fraction"] else "-")
+                 for r in rows]))
+    failed = [r for r in rows if r["error"]]
+    if failed:
+        print("\nerrors (in the error column of the output):")
+        for r in failed:
+            print(f"  {r['name']} {size(r)} P={r['P']} on {r['topology']}: {r['error']}")
+    print(f"\n{counts['points']} points: {counts['ran']} simulated now, {counts['skipped']} "
+          f"already in {output}, {len(failed)} with errors; wrote {output} and {png}")
 
 
 def _args_demo(p):
@@ -464,6 +688,24 @@ def summary(result, top=5):
     return "\n".join(lines)
 
 
+PROGRESS_MESSAGES = 100_000
+"""Replays of at least this many messages show a progress bar (on a terminal)."""
+
+
+def _progress(args, total, desc, unit="it", show=True, initial=0):
+    """A progress bar on stderr if it is a terminal, ``show`` holds and not ``--quiet``."""
+    from .progress import Progress, show_progress
+
+    return Progress(total, desc, show=show and show_progress(getattr(args, "quiet", False)),
+                    initial=initial, unit=unit)
+
+
+def _log(args, message):
+    """A note for people on stderr (stdout stays for results), unless ``--quiet``."""
+    if not getattr(args, "quiet", False):
+        print(message, file=sys.stderr)
+
+
 def _write(path, writer, binary=False):
     try:
         with open(path, "wb" if binary else "w") as f:
@@ -481,8 +723,12 @@ _COMMANDS = {
                    _args_collective, _run_collective),
     "scale": ("collectives' time against P: simulation, closed forms, scaling-law fits, PNG",
               _args_scale, _run_scale),
+    "claims": ("the seed papers' claims reproduced: a PASS/FAIL table (exit 0 either way)",
+               _args_claims, _run_claims),
     "demo": ("the main job on a built-in default: gradient exchange vs P on 10 GbE, table + PNG",
              _args_demo, _run_demo),
+    "sweep": ("a grid of topologies x collectives or paradigms x P x sizes, in parallel on Dask, "
+              "to one resumable CSV", _args_sweep, _run_sweep),
 }
 
 
@@ -495,7 +741,12 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"netsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (help_text, add_args, _run) in _COMMANDS.items():
-        add_args(sub.add_parser(name, help=help_text, description=help_text))
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        add_args(p)
+        if "--quiet" not in p._option_string_actions:  # one convention for every command
+            flags = [f for f in ("--quiet", "-q") if f not in p._option_string_actions]
+            p.add_argument(*flags, action="store_true",
+                           help="no progress bars or notes on stderr (errors still show)")
     return parser
 
 
