@@ -432,7 +432,11 @@ def terminal_ops(trace):
     hidden = [dep * p + trace.rank[owner].astype(np.int64)]
     m = trace.is_message[owner]
     hidden.append(dep[m] * p + trace.peer[owner][m].astype(np.int64))
-    keep = ~np.isin(key, np.concatenate(hidden))
+    # sort + searchsorted rather than np.isin, which picks a dense lookup table over
+    # the whole key range here and took 15x longer (2.7 s for a P=512 ring allreduce).
+    hidden = np.sort(np.concatenate(hidden))
+    at = np.minimum(np.searchsorted(hidden, key), max(len(hidden) - 1, 0))
+    keep = ~(hidden[at] == key) if len(hidden) else np.ones(len(key), bool)
     return op[keep], rank[keep]
 
 
