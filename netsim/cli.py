@@ -287,6 +287,18 @@ def _option_value(key, text, default):
     return text
 
 
+def _paradigm_options(name, entry, items):
+    """``--set KEY=VALUE`` items as typed options of paradigm ``name`` (registry ``entry``)."""
+    options = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if entry is None or not eq or key not in entry.options:
+            known = f"{name} options are {', '.join(entry.options)}" if entry else "options need a PARADIGM"
+            raise NetsimError(f"--set {item!r}: {known}")
+        options[key] = _option_value(key, value, entry.options[key][0])
+    return options
+
+
 def _run_record(args):
     import workloads
 
@@ -301,12 +313,7 @@ def _run_record(args):
     options = {"seed": args.seed}
     if args.epochs is not None:
         options["epochs"] = args.epochs
-    for item in args.options:
-        key, eq, value = item.partition("=")
-        if not eq or key not in entry.options:
-            raise NetsimError(f"--set {item!r}: {args.paradigm} options are "
-                              f"{', '.join(entry.options)}")
-        options[key] = _option_value(key, value, entry.options[key][0])
+    options.update(_paradigm_options(args.paradigm, entry, args.options))
     if args.workers is not None and args.workers < 1:
         raise NetsimError(f"workers must be >= 1, got {args.workers}")
     with _progress(args, None, f"recording {args.paradigm}", unit="epoch") as bar:
@@ -443,20 +450,14 @@ def _run_scale(args, title=None):
         segments = optimal_segments(P, nbytes, a, b)
     records = []
     for name in algorithms:
-        print(f"simulating {name} at P = {', '.join(map(str, workers))} ...", file=sys.stderr)
+        _log(args, f"simulating {name} at P = {', '.join(map(str, workers))} ...")
         records += scale([name], workers, nbytes, make, segments=segments)
     fits = {}
     for name in algorithms:
         rs = [r for r in records if r["algorithm"] == name]
         fits[name] = fit_scaling([r["P"] for r in rs], [r["simulated"] for r in rs])
     if args.csv:
-        import csv
-
-        def write(f):
-            w = csv.DictWriter(f, fieldnames=list(records[0]))
-            w.writeheader()
-            w.writerows(records)
-        _write(args.csv, write)
+        _write_csv(args.csv, records)
     _write(args.png, lambda f: plot_scale(records, f, title=title, logy=args.logy), binary=True)
     if args.json:
         print(json.dumps({"records": records, "fits": fits}))
@@ -483,33 +484,20 @@ def _run_scale_paradigm(args):
     if args.algorithms:
         raise NetsimError("--algorithms is for collectives; give either a PARADIGM or --algorithms")
     workers = parse_workers(args.workers)
-    options = {}
-    entry = workloads.PARADIGMS.get(args.paradigm)
-    for item in args.options:
-        key, eq, value = item.partition("=")
-        if entry is None or not eq or key not in entry.options:
-            raise NetsimError(f"--set {item!r}: " + (f"{args.paradigm} options are "
-                              f"{', '.join(entry.options)}" if entry else "options need a PARADIGM"))
-        options[key] = _option_value(key, value, entry.options[key][0])
+    options = _paradigm_options(args.paradigm, workloads.PARADIGMS.get(args.paradigm), args.options)
     flops = args.device_flops
     if args.device:
         if flops is not None:
             raise NetsimError("give --device or --device-flops, not both")
         flops = _device_flops(args.device)
-    print(f"simulating {args.paradigm} at P = {', '.join(map(str, workers))} ...", file=sys.stderr)
+    _log(args, f"simulating {args.paradigm} at P = {', '.join(map(str, workers))} ...")
     st = scaling.study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
                        dataset=args.dataset, strong=args.strong, batch=args.batch,
                        **options)
     records = st["records"]
     if args.csv:
-        import csv
-
-        def write(f):
-            w = csv.DictWriter(f, fieldnames=list(records[0]))
-            w.writeheader()
-            w.writerows(records)
-        _write(args.csv, write)
+        _write_csv(args.csv, records)
     _write(args.png, lambda f: scaling.plot_study(st, f), binary=True)
     if args.json:
         print(json.dumps(st))
@@ -543,7 +531,7 @@ def _run_claims(args):
 
     from workloads.claims import format_claims, run_claims
 
-    print("reproducing the seed papers' claims ...", file=sys.stderr)
+    _log(args, "reproducing the seed papers' claims ...")
     t0 = time.perf_counter()
     rows = run_claims(seed=args.seed)
     wall = time.perf_counter() - t0
@@ -633,11 +621,12 @@ def _args_demo(p):
 
 def _run_demo(args):
     """Ring allreduce, Rabenseifner (BE) and a parameter server on a 10 GbE star, P = 2..64."""
-    print("netsim demo: allreduce of a 100 MB gradient (ResNet-50 size) on a 10 GbE star, "
-          "ring vs Rabenseifner vs one parameter server, P = 2..64", file=sys.stderr)
+    _log(args, "netsim demo: allreduce of a 100 MB gradient (ResNet-50 size) on a 10 GbE star, "
+               "ring vs Rabenseifner vs one parameter server, P = 2..64")
     ns = argparse.Namespace(algorithms="ring,rabenseifner,ps", workers="2..64", bytes="100MB",
                             topology="star:bandwidth=10Gbps,latency=1us", segments=None,
-                            png=args.png, json=args.json, csv=None, logy=True)
+                            png=args.png, json=args.json, csv=None, logy=True,
+                            quiet=getattr(args, "quiet", False))
     _run_scale(ns, title="100 MB gradient exchange on a 10 GbE star")
 
 
@@ -704,6 +693,17 @@ def _log(args, message):
     """A note for people on stderr (stdout stays for results), unless ``--quiet``."""
     if not getattr(args, "quiet", False):
         print(message, file=sys.stderr)
+
+
+def _write_csv(path, records):
+    """Records (dicts with the same keys) as a CSV file."""
+    import csv
+
+    def write(f):
+        w = csv.DictWriter(f, fieldnames=list(records[0]))
+        w.writeheader()
+        w.writerows(records)
+    _write(path, write)
 
 
 def _write(path, writer, binary=False):
