@@ -721,7 +721,8 @@ _COMMANDS = {
     "record": ("train a paradigm for real and record its message trace", _args_record, _run_record),
     "collective": ("one collective: simulated time next to its closed form, and why they differ",
                    _args_collective, _run_collective),
-    "scale": ("time per iteration against P for a paradigm, or collectives: simulation, closed forms, saturation, fits, PNG",
+    "scale": ("time per iteration against P for a paradigm, or collectives: simulation, "
+              "closed forms, saturation, fits, PNG",
               _args_scale, _run_scale),
     "claims": ("the seed papers' claims reproduced: a PASS/FAIL table (exit 0 either way)",
                _args_claims, _run_claims),
