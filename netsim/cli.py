@@ -180,10 +180,10 @@ def _run_replay(args):
 
 def _args_topology(p):
     p.add_argument("name", metavar="NAME[:k=v,...]", help="topology builder and options")
-    p.add_argument("--png", metavar="FILE", help="draw the topology to this PNG file")
+    p.add_argument("--png", metavar="FILE", default="netsim-topology.png",
+                   help="draw the topology to this PNG file (default netsim-topology.png)")
     p.add_argument("--result", metavar="TRACE",
-                   help="replay this trace first and colour and widen links by --metric "
-                        "(draws to netsim-topology.png unless --png is given)")
+                   help="replay this trace first and colour and widen links by --metric")
     p.add_argument("--metric", default="mean_util", choices=_LINK_METRICS,
                    help="link statistic that colours the links with --result: mean_util "
                         "(default), peak_util, bytes, busy (s) or saturated (s)")
@@ -218,7 +218,6 @@ def _run_topology(args):
                        show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
             result = simulate(trace, net, progress=bar)
         desc["bottlenecks"] = result.bottlenecks(5)
-        args.png = args.png or "netsim-topology.png"
     if args.png:
         from .plot import draw_topology
 

@@ -86,17 +86,30 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
     if G.number_of_nodes() <= 40:
         nx.draw_networkx_labels(G, pos, ax=ax, font_size=6)
     if values is None:
-        nx.draw_networkx_edges(G, pos, ax=ax, edge_color="#999999", width=1.0)
+        top, colors, widths = 1.0, ["#999999"] * len(edges), [1.0] * len(edges)
     else:
         top = values.max() if len(values) and values.max() > 0 else 1.0
-        widths = 0.5 + 4.0 * values / top
-        coll = nx.draw_networkx_edges(G, pos, ax=ax, edge_color=values, edge_cmap=plt.cm.plasma,
-                                      edge_vmin=0.0, edge_vmax=top, width=widths)
+        colors, widths = values, 0.5 + 4.0 * values / top
+    # Links within one row (NVLinks between GPUs, ring and torus neighbours) are drawn as
+    # arcs, so that a link to a farther node does not hide behind the nearer ones.
+    row = [i for i, (u, v) in enumerate(edges) if pos[u][1] == pos[v][1]]
+    rest = [i for i in range(len(edges)) if pos[edges[i][0]][1] != pos[edges[i][1]][1]]
+    for idx, curved in ((rest, False), (row, True)):
+        if not idx:
+            continue
+        style = dict(arrows=True, arrowstyle="-", connectionstyle="arc3,rad=0.3") if curved else {}
+        nx.draw_networkx_edges(
+            G, pos, ax=ax, edgelist=[edges[i] for i in idx],
+            edge_color=[colors[i] for i in idx], width=[widths[i] for i in idx],
+            edge_cmap=plt.cm.plasma if values is not None else None,
+            edge_vmin=0.0, edge_vmax=top, **style)
+    if values is not None:
+        scale = plt.cm.ScalarMappable(cmap=plt.cm.plasma, norm=plt.Normalize(0.0, top))
         label = {"mean_util": "mean utilisation (fraction of capacity)",
                  "peak_util": "peak utilisation (fraction of capacity)",
                  "bytes": "bytes carried (B)", "busy": "busy time (s)",
                  "saturated": "time at >= 99 % of capacity (s)"}.get(metric, metric)
-        fig.colorbar(coll, ax=ax, label=label)
+        fig.colorbar(scale, ax=ax, label=label)
     handles = [plt.Line2D([], [], marker="o", ls="", color=palette.get(k, "#17becf"), label=k)
                for k in sorted(set(kinds))]
     ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False)
