@@ -8,7 +8,6 @@ chunks its sender holds *as of the ops it depends on*. Afterwards the result mus
 hold every required contribution exactly once: dropped or duplicated chunks fail.
 """
 
-import time
 from collections import Counter
 
 import numpy as np
@@ -322,13 +321,11 @@ def test_single_rank_and_zero_bytes():
     assert simulate(t, star(4, latency=1e-6)).makespan == pytest.approx(12e-6, rel=1e-12)
 
 
-def test_ring_allreduce_1024_is_fast_to_build():
-    t0 = time.perf_counter()
+def test_ring_allreduce_1024_counts():
+    # 2(P-1) steps of P messages of n/P bytes (speed is measured in benchmarks/engine.py).
     t = C.ring_allreduce(1024, 100e6)
-    elapsed = time.perf_counter() - t0
     assert t.num_messages == 2_095_104
     assert t.total_bytes == pytest.approx(2 * 1023 * 100e6)
-    assert elapsed < 5.0, f"building took {elapsed:.2f} s"
 
 
 # -- bad input --------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ it uses, and give the same trace for the same seed.
 """
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -48,10 +47,9 @@ def test_learns_iris_like_ps_sync(module, ps_sync_iris):
 
 
 @pytest.mark.parametrize("module", [pf, slimdp, dgc], ids=["pf", "slimdp", "dgc"])
-def test_sixteen_workers_record_quickly(module):
-    t0 = time.perf_counter()
+def test_sixteen_workers_learn(module):
+    # Recording time is measured in benchmarks/record.py, not here.
     r = module.run(workers=16)
-    assert time.perf_counter() - t0 < 20.0
     assert r.trace.metadata["workers"] == 16
     assert r.accuracy >= 0.85
 
