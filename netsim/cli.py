@@ -449,7 +449,7 @@ def _run_scale(args, title=None):
         segments = optimal_segments(P, nbytes, a, b)
     records = []
     for name in algorithms:
-        _log(args, f"simulating {name} at P = {', '.join(map(str, workers))} ...")
+        _note(args, f"simulating {name} at P = {', '.join(map(str, workers))} ...")
         records += scale([name], workers, nbytes, make, segments=segments)
     fits = {}
     for name in algorithms:
@@ -489,7 +489,11 @@ def _run_scale_paradigm(args):
         if flops is not None:
             raise NetsimError("give --device or --device-flops, not both")
         flops = _device_flops(args.device)
-    _log(args, f"simulating {args.paradigm} at P = {', '.join(map(str, workers))} ...")
+    if args.model:
+        from workloads.models import get_model
+
+        get_model(args.model)  # an unknown name fails here, before any work
+    _note(args, f"simulating {args.paradigm} at P = {', '.join(map(str, workers))} ...")
     st = scaling.study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
                        dataset=args.dataset, strong=args.strong, batch=args.batch,
@@ -530,7 +534,7 @@ def _run_claims(args):
 
     from workloads.claims import format_claims, run_claims
 
-    _log(args, "reproducing the seed papers' claims ...")
+    _note(args, "reproducing the seed papers' claims ...")
     t0 = time.perf_counter()
     rows = run_claims(seed=args.seed)
     wall = time.perf_counter() - t0
@@ -686,6 +690,14 @@ def _progress(args, total, desc, unit="it", show=True, initial=0):
 
     return Progress(total, desc, show=show and show_progress(getattr(args, "quiet", False)),
                     initial=initial, unit=unit)
+
+
+def _note(args, message):
+    """A progress note: like a progress bar, shown only on a terminal and not with --quiet."""
+    from .progress import show_progress
+
+    if show_progress(getattr(args, "quiet", False)):
+        print(message, file=sys.stderr)
 
 
 def _log(args, message):

@@ -284,9 +284,7 @@ def test_cli_scale_collectives_still_work(tmp_path, capsys):
 def test_cli_scale_bad_input_one_line_exit_2(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) >= 1
-    last = err[-1]
-    assert last.startswith("netsim: error:") and needle in last, err
+    assert len(err) == 1 and err[0].startswith("netsim: error:") and needle in err[0], err
 
 
 def test_a_trace_that_cannot_be_projected_says_why(tmp_path, capsys):
@@ -296,7 +294,9 @@ def test_a_trace_that_cannot_be_projected_says_why(tmp_path, capsys):
     path = tmp_path / "t.npz"
     save_trace(record_at("ps-partitioned", 2, iterations=1, dataset="iris"), path)
     assert main(["scale", str(path), "-P", "2,4", "--png", str(tmp_path / "x.png")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()[-1]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    err = err[0]
     assert err.startswith("netsim: error:") and "project" in err and "ps-partitioned" in err, err
 
 
