@@ -46,6 +46,11 @@ def _convert(key, text):
             return tuple(int(x) for x in text.replace("x", ",").split(",") if x)
         except ValueError:
             raise TopologyError(f"dims must look like 4x4 or 4,4, got {text!r}") from None
+    return _number_or_text(text)
+
+
+def _number_or_text(text):
+    """An int if the text is one, else a float if it is one, else the text itself."""
     for cast in (int, float):
         try:
             return cast(text)
@@ -277,13 +282,7 @@ def _option_value(key, text, default):
             return float(text)
     except ValueError:
         raise NetsimError(f"option {key} takes a {type(default).__name__}, got {text!r}") from None
-    if default is None:
-        for cast in (int, float):
-            try:
-                return cast(text)
-            except ValueError:
-                pass
-    return text
+    return _number_or_text(text) if default is None else text
 
 
 def _paradigm_options(name, entry, items):
