@@ -101,7 +101,6 @@ class _Replay:
         self._alloc(64)
         # Link statistics, indexed by link direction (plus the dummy pad link L).
         self.load = np.zeros(L + 1)
-        self.nflows = np.zeros(L + 1, np.int64)
         self.link_t = np.zeros(L + 1)
         self.busy = np.zeros(L + 1)
         self.saturated = np.zeros(L + 1)
@@ -226,7 +225,7 @@ class _Replay:
                 continue
             self.start[ready] = now
             m = self.is_msg[ready]
-            wait = np.where(m, self.pair_lat[self.op_pair[ready]], self.dur[ready])
+            wait = self._wait(ready)
             zero = wait == 0
             if zero.any():
                 completed.append(ready[zero & ~m])
@@ -244,6 +243,10 @@ class _Replay:
             token = self.wake_token
             simpy.Timeout(self.env, max(nxt - now, 0.0)).callbacks.append(
                 lambda _e, token=token, t=nxt: self._wake(token, t))
+
+    def _wait(self, ops):
+        """What ops wait once ready: a compute op its duration, a message its path latency."""
+        return np.where(self.is_msg[ops], self.pair_lat[self.op_pair[ops]], self.dur[ops])
 
     def _release(self, done):
         lo, hi = self.succ_ptr[done], self.succ_ptr[done + 1]
@@ -307,7 +310,6 @@ class _Replay:
             if len(moved):
                 self.series.append((np.full(len(moved), now), moved, new_load[moved]))
         self.load[changed] = new_load[changed]
-        self.nflows[changed] = new_count[changed]
         util = new_load[changed] / self.cap[changed]
         np.maximum(self.peak_util[changed], util, out=util)
         self.peak_util[changed] = util
@@ -318,15 +320,12 @@ class _Replay:
         roots = np.flatnonzero(self.waiting == 0)
         if len(roots):
             self.start[roots] = 0.0
-            m = self.is_msg[roots]
-            wait = np.where(m, self.pair_lat[self.op_pair[roots]], self.dur[roots])
-            self._schedule(roots, wait)
+            self._schedule(roots, self._wait(roots))
         self.env.run()
         if np.isnan(self.end).any():
             raise self._deadlock()
+        # Every flow has ended, so every load is back to 0 and busy/saturated are complete.
         self.makespan = float(self.end.max()) if len(self.end) else 0.0
-        dt = self.makespan - self.link_t
-        self.busy += np.where(self.load > 0, dt, 0.0)
         return self
 
     def _deadlock(self):

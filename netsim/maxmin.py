@@ -63,7 +63,6 @@ def max_min_rates(flow_links, capacity, pad=-1):
     left = capacity[ids].copy()
     nlinks = len(ids)
     rates = np.zeros(nflows)
-    frozen = np.zeros(nflows, bool)
     live = np.ones(len(owner), bool)  # incidence entries of unfrozen flows
     while live.any():
         count = np.bincount(link[live], minlength=nlinks)
@@ -78,6 +77,5 @@ def max_min_rates(flow_links, capacity, pad=-1):
         newly = live & hit[owner]
         left -= level * np.bincount(link[newly], minlength=nlinks)
         np.maximum(left, 0.0, out=left)
-        frozen |= hit
         live &= ~newly
     return rates
