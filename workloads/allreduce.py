@@ -31,9 +31,9 @@ from netsim import collectives
 from netsim.trace import TraceBuilder, concat, repeat
 
 from . import mlp
-from .errors import WorkloadError
-from .recorder import V100_FP32_FLOPS, payload_bytes, prepare, run_result, worker_batches
-from .recorder import epochs_of
+from .errors import WorkloadError, check_int
+from .recorder import V100_FP32_FLOPS, Recorder, payload_bytes, prepare, run_result
+from .recorder import epochs_of, worker_batches
 
 __all__ = ["run", "COLLECTIVES", "collective_trace", "DESCRIPTION", "OPTIONS"]
 
@@ -52,6 +52,13 @@ OPTIONS = {
 }
 
 COLLECTIVES = ("ring", "mst", "be", "lp")
+
+
+def _check_collective(name, segments):
+    if name not in COLLECTIVES:
+        raise WorkloadError(f"unknown collective {name!r}; "
+                            f"known collectives: {', '.join(COLLECTIVES)}")
+    check_int("segments", segments)
 
 
 def collective_trace(name, P, nbytes, segments=4):
@@ -74,10 +81,7 @@ def collective_trace(name, P, nbytes, segments=4):
     >>> collective_trace("mst", 4, 400).total_bytes
     2400.0
     """
-    if name not in COLLECTIVES:
-        raise WorkloadError(f"unknown collective {name!r}; known collectives: {', '.join(COLLECTIVES)}")
-    if isinstance(segments, bool) or not isinstance(segments, (int, np.integer)) or segments < 1:
-        raise WorkloadError(f"segments must be an integer >= 1, got {segments!r}")
+    _check_collective(name, segments)
     if P == 1:
         return TraceBuilder(1).build()
     if name == "ring":
@@ -123,10 +127,9 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
     >>> r.extra["bytes_per_allreduce"] == 2 * 3 * r.extra["gradient_bytes"]
     True
     """
-    if collective not in COLLECTIVES:
-        raise WorkloadError(f"unknown collective {collective!r}; "
-                            f"known collectives: {', '.join(COLLECTIVES)}")
-    setup = prepare(dataset, workers, seed, hidden, data_path)
+    _check_collective(collective, segments)
+    setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
+                    momentum=momentum)
     data, layers, params = setup.data, setup.layers, setup.params
     n = mlp.num_params(layers)
     velocity = mlp.zeros_like(params)
@@ -140,15 +143,14 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
         gradient_bytes = payload_bytes(flats[0])
         avg = np.mean(np.stack(flats), axis=0, dtype=np.float32)
         mlp.sgd_momentum_step(params, mlp.unflatten(avg, layers), velocity, lr, momentum)
-    # One step's trace; every step has the same shapes (equal batches), so repeat it.
-    b = TraceBuilder(workers)
-    fwd = mlp.forward_flops(layers, len(schedule[0][0]))
-    bwd = mlp.backward_flops(layers, len(schedule[0][0]))
-    for w in range(workers):
-        op = b.compute(w, flops=fwd.sum(), deps=(), tag="forward")
-        for l in range(len(bwd) - 1, -1, -1):
-            op = b.compute(w, flops=bwd[l], deps=[op], tag="backward")
-    step = concat(b.build(), collective_trace(collective, workers, gradient_bytes, segments))
+    # One step's trace. A worker's batch has the same size every step (worker_batches),
+    # though sizes may differ between workers, so the first step's sizes hold for all
+    # steps and the step is repeated.
+    rec = Recorder(workers)
+    for w, idx in enumerate(schedule[0]):
+        rec.forward_backward(w, layers, len(idx))
+    step = concat(rec.builder.build(),
+                  collective_trace(collective, workers, gradient_bytes, segments))
     upd = TraceBuilder(workers)
     for w in range(workers):
         upd.compute(w, flops=mlp.update_flops(n), tag="update")
