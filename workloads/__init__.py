@@ -1,9 +1,11 @@
 """Training paradigms that train a real model and record every message they send.
 
-Each paradigm is a module with ``run(dataset="iris", workers=4, epochs=..., seed=0,
-**options) -> RunResult``. The model (:mod:`workloads.mlp`), the data
-(:mod:`workloads.datasets`) and the recording helpers (:mod:`workloads.recorder`)
-are shared by all of them.
+Each paradigm is a module with ``run(dataset=..., workers=..., epochs=..., seed=0,
+**options) -> RunResult``. Most ``run`` functions default to ``dataset="iris"`` and
+``workers=4``; ``single`` defaults to ``workers=1`` and ``ps-partitioned`` to
+``dataset="sparse"`` (but :func:`record` always uses ``"iris"`` unless told). The
+model (:mod:`workloads.mlp`), the data (:mod:`workloads.datasets`) and the
+recording helpers (:mod:`workloads.recorder`) are shared by all of them.
 
 :data:`PARADIGMS` maps each CLI name to a :class:`Paradigm` record (its ``run``
 function, a one-line description and its options with their defaults), and
@@ -138,7 +140,8 @@ def record(name, dataset="iris", workers=None, progress=None, **options):
     name : str
         A key of :data:`PARADIGMS`.
     dataset : str
-        A name of :data:`DATASETS`.
+        A name of :data:`DATASETS`; ``"iris"`` unless given, for every paradigm
+        (also ``ps-partitioned``, whose ``run`` alone defaults to ``"sparse"``).
     workers : int, optional
         Logical workers (>= 1); the paradigm's default if None.
     progress : callable, optional

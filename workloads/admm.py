@@ -21,7 +21,7 @@ The model scored on the test set is ``z``.
 import numpy as np
 
 from . import mlp
-from .errors import WorkloadError
+from .errors import check_int, check_number
 from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
 from .recorder import epochs_of
 
@@ -57,7 +57,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, rho=0.1, local_steps=4, hi
         ``ceil(epochs * steps_per_epoch / local_steps)`` rounds.
     seed : int
     rho : float
-        Penalty parameter (> 0).
+        Penalty parameter (finite, > 0).
     local_steps : int
         SGD steps per round on the local subproblem.
     hidden : sequence of int
@@ -82,12 +82,10 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, rho=0.1, local_steps=4, hi
     >>> r.iterations, r.messages
     (2, 8)
     """
-    if not (isinstance(rho, (int, float)) and not isinstance(rho, bool) and rho > 0):
-        raise WorkloadError(f"rho must be a number > 0, got {rho!r}")
-    if isinstance(local_steps, bool) or not isinstance(local_steps, (int, np.integer)) \
-            or local_steps < 1:
-        raise WorkloadError(f"local_steps must be an integer >= 1, got {local_steps!r}")
-    setup = prepare(dataset, workers, seed, hidden, data_path)
+    check_number("rho", rho, lo=0, strict=True)
+    check_int("local_steps", local_steps)
+    setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
+                    momentum=momentum)
     data, layers = setup.data, setup.layers
     n = mlp.num_params(layers)
     z = mlp.flatten(setup.params)

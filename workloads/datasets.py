@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import DatasetError
+from .errors import DatasetError, check_int, check_number
 
 __all__ = [
     "NAMES",
@@ -387,15 +387,12 @@ def sparse(n_samples=2000, n_features=1000, n_clusters=8, seed=0, nnz=20, n_clas
     import scipy.sparse
 
     for name, v in (("n_samples", n_samples), ("n_features", n_features),
-                    ("n_clusters", n_clusters), ("nnz", nnz), ("n_classes", n_classes)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise DatasetError(f"{name} must be an integer >= 1, got {v!r}")
-    if n_classes < 2:
-        raise DatasetError(f"n_classes must be >= 2, got {n_classes}")
+                    ("n_clusters", n_clusters), ("nnz", nnz)):
+        check_int(name, v, error=DatasetError)
+    check_int("n_classes", n_classes, 2, error=DatasetError)
     if n_clusters > n_features:
         raise DatasetError(f"n_clusters ({n_clusters}) must not exceed n_features ({n_features})")
-    if not 0.0 <= locality <= 1.0:
-        raise DatasetError(f"locality must be in [0, 1], got {locality}")
+    check_number("locality", locality, 0, 1, error=DatasetError)
     blocks = np.array_split(np.arange(n_features), n_clusters)
     if nnz > min(len(b) for b in blocks):
         raise DatasetError(f"nnz ({nnz}) must not exceed the smallest cluster block "

@@ -48,8 +48,9 @@ import math
 import numpy as np
 
 from . import mlp
-from .errors import WorkloadError
-from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+from .errors import check_int, check_number
+from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, Recorder, prepare,
+                       sparse_payload, worker_batches)
 from .recorder import epochs_of
 
 __all__ = ["run", "warmup_sparsity", "values_per_layer", "top_k", "DESCRIPTION", "OPTIONS"]
@@ -92,13 +93,8 @@ def warmup_sparsity(epoch, warmup_epochs=4, final_sparsity=0.999):
     >>> warmup_sparsity(0, warmup_epochs=0, final_sparsity=0.99)
     0.99
     """
-    number = (int, float, np.integer, np.floating)
-    if isinstance(final_sparsity, bool) or not isinstance(final_sparsity, number) \
-            or not 0.0 <= final_sparsity < 1.0:
-        raise WorkloadError(f"final_sparsity must be a number in [0, 1), got {final_sparsity!r}")
-    if isinstance(warmup_epochs, bool) or not isinstance(warmup_epochs, (int, np.integer)) \
-            or warmup_epochs < 0:
-        raise WorkloadError(f"warmup_epochs must be an integer >= 0, got {warmup_epochs!r}")
+    check_number("final_sparsity", final_sparsity, 0, 1, strict=(False, True))
+    check_int("warmup_epochs", warmup_epochs, 0)
     if epoch < warmup_epochs:
         return min(1.0 - 0.25 ** (epoch + 1), float(final_sparsity))
     return float(final_sparsity)
@@ -187,10 +183,10 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     True
     """
     warmup_sparsity(0, warmup_epochs, final_sparsity)  # validate before any work
-    if clip_norm is not None and (isinstance(clip_norm, bool) or not isinstance(
-            clip_norm, (int, float, np.integer, np.floating)) or not clip_norm > 0):
-        raise WorkloadError(f"clip_norm must be a number > 0 or None, got {clip_norm!r}")
-    setup = prepare(dataset, workers, seed, hidden, data_path)
+    if clip_norm is not None:
+        check_number("clip_norm", clip_norm, lo=0, strict=True)
+    setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
+                    momentum=momentum)
     data, layers = setup.data, setup.layers
     P = len(setup.shards)
     n = mlp.num_params(layers)
@@ -204,12 +200,13 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     local_clip = None if clip_norm is None else clip_norm / math.sqrt(P)
     rec = Recorder(P)
     stages, sent_log = [], []
-    sent_values = dense_values = clipped = 0
+    sent_values = clipped = 0
     it = 0
     for epoch in epochs_of(range(epochs), epochs, progress):
         sparsity = warmup_sparsity(epoch, warmup_epochs, final_sparsity)
         ks = values_per_layer(sizes, sparsity)
-        stage_sent = stage_dense = stage_steps = 0
+        step_values = sum(ks)                        # values each worker sends per peer and step
+        stage_steps = 0
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             params = mlp.unflatten(model, layers)
             bwd, sets = [], []
@@ -229,7 +226,7 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
                 for l in range(L):
                     lo, hi = offsets[l], offsets[l + 1]
                     pos = lo + top_k(v[w][lo:hi], ks[l])
-                    per_layer.append((v[w][pos].copy(), pos.astype(np.int32)))
+                    per_layer.append(sparse_payload(v[w], pos))
                     v[w][pos] = 0.0                 # momentum factor masking
                     u[w][pos] = 0.0
                 sets.append(per_layer)
@@ -252,21 +249,21 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
             for w in range(P):                       # every worker sums the same sets in rank order
                 for vals, pos in sets[w]:
                     total[pos] += vals
-            step_values = sum(ks)
             for w in range(P):
                 rec.compute(w, 2 * n + P * step_values, deps=rec.last(w) + compress[w],
                             iteration=it, tag="update")
             model -= np.float32(lr) * total
-            sent_values += P * (P - 1) * step_values
-            dense_values += P * (P - 1) * n
-            stage_sent += P * (P - 1) * step_values
-            stage_dense += P * (P - 1) * n
             stage_steps += 1
             it += 1
+        stage_sent = stage_steps * P * (P - 1) * step_values
+        stage_dense = stage_steps * P * (P - 1) * n
+        sent_values += stage_sent
         stages.append({"epoch": epoch, "sparsity": sparsity, "values_per_layer": list(ks),
-                       "density": sum(ks) / n, "steps": stage_steps,
+                       "density": step_values / n, "steps": stage_steps,
                        "compression_ratio": (stage_dense * mlp.BYTES_PER_VALUE
-                                             / (stage_sent * 8)) if stage_sent else None})
+                                             / (stage_sent * SPARSE_BYTES_PER_VALUE))
+                                            if stage_sent else None})
+    dense_values = it * P * (P - 1) * n
     final = mlp.unflatten(model, layers)
     dense_bytes = dense_values * mlp.BYTES_PER_VALUE
     hyper = dict(epochs=epochs, final_sparsity=final_sparsity, warmup_epochs=warmup_epochs,

@@ -28,7 +28,7 @@ sparse dataset of :func:`workloads.datasets.sparse`.
 
 import numpy as np
 
-from .errors import WorkloadError
+from .errors import WorkloadError, check_int
 
 __all__ = [
     "DTYPE",
@@ -38,6 +38,9 @@ __all__ = [
     "layer_offsets",
     "init_params",
     "zeros_like",
+    "dense_forward",
+    "dense_backward",
+    "relu_backward",
     "forward",
     "softmax_cross_entropy",
     "backward",
@@ -83,8 +86,7 @@ def layer_shapes(layers):
     if len(layers) < 2:
         raise WorkloadError(f"a model needs at least an input and an output width, got {layers}")
     for w in layers:
-        if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1:
-            raise WorkloadError(f"layer widths must be integers >= 1, got {layers}")
+        check_int(f"every layer width of {layers}", w)
     return [(int(a), int(b)) for a, b in zip(layers[:-1], layers[1:])]
 
 
@@ -159,6 +161,79 @@ def _as_input(X):
     return np.asarray(X, dtype=DTYPE)
 
 
+def dense_forward(W, b, a, relu=True):
+    """Output of one dense layer, ``relu(a @ W + b)`` (or the bare logits), float32.
+
+    :func:`forward` applies it layer by layer; a model-parallel paradigm
+    applies it to a slice of a layer's columns (:mod:`workloads.ringtmp`).
+
+    Parameters
+    ----------
+    W, b : ndarray
+        The layer's weights ``(in, out)`` and biases ``(out,)``, or a column slice.
+    a : ndarray or scipy.sparse matrix
+        The layer's input, ``(B, in)``.
+    relu : bool
+        Apply ReLU (hidden layers); False for the last layer's logits.
+
+    Examples
+    --------
+    >>> dense_forward(np.eye(2, dtype=np.float32), np.zeros(2, np.float32),
+    ...               np.array([[1.0, -2.0]], np.float32)).tolist()
+    [[1.0, 0.0]]
+    """
+    z = np.asarray(a @ W) + b
+    return np.maximum(z, 0, dtype=DTYPE) if relu else z.astype(DTYPE, copy=False)
+
+
+def dense_backward(W, a, delta, input_grad=True):
+    """Gradients of one dense layer ``z = a @ W + b`` from ``delta`` = dLoss/dz.
+
+    Parameters
+    ----------
+    W : ndarray
+        The layer's weights (or a column slice, with the matching ``delta`` columns).
+    a : ndarray or scipy.sparse matrix
+        The layer's input, from the forward pass.
+    delta : ndarray
+        Gradient of the loss with respect to the layer's output ``z``, float32.
+    input_grad : bool
+        Also compute the gradient with respect to the input (not needed for
+        the first layer).
+
+    Returns
+    -------
+    dW, db : ndarray
+        float32 gradients of ``W`` and ``b``.
+    da : ndarray or None
+        ``delta @ W.T``, the gradient with respect to ``a`` (before the
+        previous layer's ReLU: see :func:`relu_backward`); None if not asked.
+
+    Examples
+    --------
+    >>> dW, db, da = dense_backward(np.ones((3, 2), np.float32), np.ones((4, 3), np.float32),
+    ...                             np.ones((4, 2), np.float32))
+    >>> dW.shape, db.tolist(), da.shape
+    ((3, 2), [4.0, 4.0], (4, 3))
+    """
+    dW = np.asarray(a.T @ delta, dtype=DTYPE)
+    db = delta.sum(axis=0, dtype=DTYPE)
+    return dW, db, (delta @ W.T) if input_grad else None
+
+
+def relu_backward(da, a):
+    """Gradient through the ReLU whose output is ``a``: ``da`` where ``a > 0``, else 0.
+
+    ``a = relu(z)`` is > 0 exactly where ``z`` > 0, so the output suffices.
+
+    Examples
+    --------
+    >>> relu_backward(np.array([1.0, 2.0], np.float32), np.array([0.0, 3.0], np.float32)).tolist()
+    [0.0, 2.0]
+    """
+    return da * (a > 0)
+
+
 def forward(params, X):
     """Logits and the input of every layer (kept for :func:`backward`).
 
@@ -188,8 +263,7 @@ def forward(params, X):
     L = len(params) // 2
     for l in range(L):
         acts.append(a)
-        z = np.asarray(a @ params[2 * l]) + params[2 * l + 1]
-        a = np.maximum(z, 0, dtype=DTYPE) if l < L - 1 else z.astype(DTYPE, copy=False)
+        a = dense_forward(params[2 * l], params[2 * l + 1], a, relu=l < L - 1)
     return a, acts
 
 
@@ -248,12 +322,10 @@ def backward(params, acts, dlogits):
     grads = [None] * (2 * L)
     delta = np.asarray(dlogits, DTYPE)
     for l in range(L - 1, -1, -1):
-        a = acts[l]
-        grads[2 * l] = np.asarray(a.T @ delta, dtype=DTYPE)
-        grads[2 * l + 1] = delta.sum(axis=0, dtype=DTYPE)
+        grads[2 * l], grads[2 * l + 1], da = dense_backward(params[2 * l], acts[l], delta,
+                                                            input_grad=l > 0)
         if l:
-            # ReLU derivative: the layer's input a = relu(z) is > 0 exactly where z > 0.
-            delta = (delta @ params[2 * l].T) * (a > 0)
+            delta = relu_backward(da, acts[l])
     return grads
 
 

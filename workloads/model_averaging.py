@@ -14,7 +14,7 @@ Descent"; Lin et al. 2020, "Don't Use Large Mini-Batches, Use Local SGD").
 import numpy as np
 
 from . import mlp
-from .errors import WorkloadError
+from .errors import check_int
 from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
 from .recorder import epochs_of
 
@@ -67,9 +67,9 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, period=4, hidden=(16,), ba
     >>> r.extra["averagings"], r.messages, r.total_bytes == r.messages * r.extra["model_bytes"]
     (3, 12, True)
     """
-    if isinstance(period, bool) or not isinstance(period, (int, np.integer)) or period < 1:
-        raise WorkloadError(f"period must be an integer >= 1, got {period!r}")
-    setup = prepare(dataset, workers, seed, hidden, data_path)
+    check_int("period", period)
+    setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
+                    momentum=momentum)
     data, layers = setup.data, setup.layers
     n = mlp.num_params(layers)
     models = [[p.copy() for p in setup.params] for _ in range(workers)]

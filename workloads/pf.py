@@ -57,9 +57,10 @@ more than a threshold since they were last synchronised.
 import numpy as np
 
 from . import mlp
-from .errors import WorkloadError
+from .errors import check_int, check_number
 from .ps_sync import shard_bounds
-from .recorder import V100_FP32_FLOPS, Recorder, grad_ready, prepare, worker_batches
+from .recorder import V100_FP32_FLOPS, Recorder, prepare, push_deps, sparse_payload
+from .recorder import worker_batches
 from .recorder import epochs_of
 
 __all__ = ["run", "sweep", "threshold", "value_filter", "DESCRIPTION", "OPTIONS"]
@@ -81,15 +82,6 @@ OPTIONS = {
     "device_flops": "device throughput in FLOP/s for the compute ops",
     "data_path": "directory of the MNIST IDX files",
 }
-
-
-def _check_number(name, value, minimum, strict):
-    ok = (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
-          and np.isfinite(value) and (value > minimum if strict else value >= minimum))
-    if not ok:
-        op = ">" if strict else ">="
-        raise WorkloadError(f"{name} must be a finite number {op} {minimum:g}, got {value!r}")
-    return float(value)
 
 
 def threshold(t, tau0, a):
@@ -122,10 +114,9 @@ def threshold(t, tau0, a):
     ...
     workloads.errors.WorkloadError: tau0 must be a finite number >= 0, got -0.1
     """
-    tau0 = _check_number("tau0", tau0, 0.0, strict=False)
-    a = _check_number("a", a, 0.0, strict=True)
-    if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1:
-        raise WorkloadError(f"the step t must be an integer >= 1, got {t!r}")
+    tau0 = check_number("tau0", tau0, lo=0)
+    a = check_number("a", a, lo=0, strict=True)
+    check_int("the step t", t)
     return tau0 / float(t) ** (1.0 / a)
 
 
@@ -160,8 +151,7 @@ def value_filter(update, residual, tau):
     """
     v = np.asarray(update, np.float32) + np.asarray(residual, np.float32)
     send = np.abs(v) > np.float32(tau)
-    idx = np.flatnonzero(send)
-    return v[idx].copy(), idx.astype(np.int32), np.where(send, np.float32(0), v)
+    return (*sparse_payload(v, send), np.where(send, np.float32(0), v))
 
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=1, hidden=(16,),
@@ -224,8 +214,9 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=
     ...
     workloads.errors.WorkloadError: tau0 must be a finite number >= 0, got -1
     """
-    threshold(1, tau0, a)  # validate before any work
-    setup = prepare(dataset, workers, seed, hidden, data_path)
+    tau = threshold(1, tau0, a)  # validates tau0 and a before any work
+    setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
+                    momentum=momentum)
     data, layers = setup.data, setup.layers
     P = len(setup.shards)
     n = mlp.num_params(layers)
@@ -241,7 +232,6 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=
     log_push, log_bcast = [], []
     sent_push = sent_bcast = 0
     it = 0
-    tau = threshold(1, tau0, a)
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             tau = threshold(it + 1, tau0, a)
@@ -259,8 +249,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=
                     if record_values:
                         total = update[lo:hi] + residual[w][lo:hi]
                     residual[w][lo:hi] = res
-                    deps = [grad_ready(bwd, layers, lo, hi)] if overlap else None
-                    rec.send(w, rec.server(s), (vals, loc), deps=deps, iteration=it, tag="push")
+                    rec.send(w, rec.server(s), (vals, loc),
+                             deps=push_deps(bwd, layers, lo, hi, overlap), iteration=it, tag="push")
                     received[s].append((vals, loc))
                     sent_push += len(vals)
                     if record_values:

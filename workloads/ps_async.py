@@ -8,7 +8,10 @@ Each worker keeps a copy of the weights and, on its own schedule,
 * adds them to an accumulator, and every ``n_push`` steps pushes the
   accumulated gradients (float32 shards, ``4 * len(shard)`` bytes each); the
   servers apply them at once with an SGD step (Downpour used Adagrad; we use
-  momentum SGD, ``momentum=0`` by default).
+  momentum SGD, ``momentum=0`` by default). A server's update of a push is a
+  compute op of ``5 * len(shard)`` FLOPs: ps-sync's ``(P + 4)`` per value for a
+  single push (1 to take the pushed value in, 4 for the momentum update,
+  :func:`workloads.mlp.update_flops`), whatever the momentum.
 
 The asynchrony is simulated deterministically in one process, in rounds: in
 round ``t`` the workers due to fetch read the servers' current weights, every
@@ -28,9 +31,9 @@ update. ``RunResult.extra`` reports its mean and maximum.
 import numpy as np
 
 from . import mlp
-from .errors import WorkloadError
-from .ps_sync import shard_bounds
-from .recorder import V100_FP32_FLOPS, Recorder, grad_ready, prepare, worker_batches
+from .errors import check_int
+from .ps_sync import init_servers, pull_shard
+from .recorder import V100_FP32_FLOPS, Recorder, prepare, push_deps, worker_batches
 from .recorder import epochs_of
 
 __all__ = ["run", "DESCRIPTION", "OPTIONS"]
@@ -50,12 +53,6 @@ OPTIONS = {
     "device_flops": "device throughput in FLOP/s for the compute ops",
     "data_path": "directory of the MNIST IDX files",
 }
-
-
-def _positive_int(name, v):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise WorkloadError(f"{name} must be an integer >= 1, got {v!r}")
-    return int(v)
 
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_push=1,
@@ -87,7 +84,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     -------
     RunResult
         ``extra``: ``mean_staleness``, ``max_staleness``, ``updates`` (server
-        updates applied), ``test_loss``.
+        updates applied), ``shard_sizes`` (values per server), ``test_loss``.
 
     Examples
     --------
@@ -95,16 +92,13 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     >>> r.extra["updates"], r.extra["max_staleness"]
     (9, 2)
     """
-    n_fetch = _positive_int("n_fetch", n_fetch)
-    n_push = _positive_int("n_push", n_push)
-    setup = prepare(dataset, workers, seed, hidden, data_path)
+    n_fetch = check_int("n_fetch", n_fetch)
+    n_push = check_int("n_push", n_push)
+    setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
+                    momentum=momentum)
     data, layers = setup.data, setup.layers
     n = mlp.num_params(layers)
-    bounds = shard_bounds(n, servers)
-    flat = mlp.flatten(setup.params)
-    shard = [flat[bounds[s]:bounds[s + 1]].copy() for s in range(servers)]
-    velocity = [np.zeros_like(x) for x in shard]
-    models = [mlp.unflatten(flat, layers) for _ in range(workers)]
+    bounds, shard, velocity, models = init_servers(setup, servers)
     acc = [np.zeros(n, np.float32) for _ in range(workers)]
     base = [0] * workers          # server version of the weights a worker holds
     oldest = [None] * workers     # version behind the oldest accumulated gradient
@@ -120,11 +114,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
         grads_of = {}
         for w, idx in enumerate(batch):
             if t % n_fetch == 0 and t > 0:
-                pulled = []
-                for s in range(servers):
-                    payload = shard[s].copy()
-                    rec.send(rec.server(s), w, payload, iteration=t, tag="fetch")
-                    pulled.append(payload)
+                pulled = [pull_shard(rec, shard, s, w, t, tag="fetch") for s in range(servers)]
                 models[w] = mlp.unflatten(np.concatenate(pulled), layers)
                 base[w] = version
             _, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
@@ -140,9 +130,12 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
             for s in range(servers):
                 lo, hi = bounds[s], bounds[s + 1]
                 payload = acc[w][lo:hi].copy()
-                deps = [grad_ready(bwd, layers, lo, hi)] if overlap else None
-                rec.send(w, rec.server(s), payload, deps=deps, iteration=t, tag="push")
-                rec.compute(rec.server(s), 5 * (hi - lo), iteration=t, tag="update")
+                rec.send(w, rec.server(s), payload, deps=push_deps(bwd, layers, lo, hi, overlap),
+                         iteration=t, tag="push")
+                # ps-sync's (P + 4) per value with P = 1: one push to take in, then the
+                # momentum SGD update (5 FLOPs per value in all).
+                rec.compute(rec.server(s), (hi - lo) + mlp.update_flops(hi - lo), iteration=t,
+                            tag="update")
                 mlp.sgd_momentum_step([shard[s]], [payload], [velocity[s]], lr, momentum)
             staleness.append(version - oldest[w])
             version += 1

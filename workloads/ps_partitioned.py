@@ -62,7 +62,7 @@ import numpy as np
 
 from . import mlp
 from .datasets import shards as _random_shards
-from .errors import PartitionError, WorkloadError
+from .errors import PartitionError, WorkloadError, check_int
 from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
 from .recorder import epochs_of
 
@@ -215,12 +215,6 @@ def random_features(F, servers, rng):
     return (np.random.default_rng(rng).permutation(F) % servers).astype(np.int64)
 
 
-def _check_int(name, v, minimum=1):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
-        raise WorkloadError(f"{name} must be an integer >= {minimum}, got {v!r}")
-    return int(v)
-
-
 def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="metis",
         batch_size=64, lr=2.0, dataset_options=None, device_flops=V100_FP32_FLOPS,
         data_path=None, progress=None):
@@ -269,8 +263,8 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
     """
     if partition not in PARTITIONS:
         raise WorkloadError(f"unknown partition {partition!r}; known: {', '.join(PARTITIONS)}")
-    servers = _check_int("servers", servers)
-    setup = prepare(dataset, workers, seed, (), data_path, dataset_options)
+    servers = check_int("servers", servers)
+    setup = prepare(dataset, workers, seed, (), data_path, dataset_options, epochs=epochs, lr=lr)
     data = setup.data
     P = len(setup.shards)
     X = _csr(data.X_train)
@@ -281,10 +275,9 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
         shard_list = [np.flatnonzero(sample_part == w) for w in range(P)]
         owner = partition_features(X, sample_part, P, servers, seed)
     else:
+        # A second draw from setup.rng rather than prepare's setup.shards: recorded
+        # random-placement runs have always used it, and dropping it would change them.
         shard_list = _random_shards(data.n_train, P, setup.rng)
-        sample_part = np.empty(data.n_train, np.int64)
-        for w, s in enumerate(shard_list):
-            sample_part[s] = w
         owner = random_features(F, servers, setup.rng)
     owner = np.concatenate([owner, [0]])       # row F (the biases) lives on server 0
     table = np.vstack([setup.params[0], setup.params[1][None, :]]).astype(np.float32)

@@ -19,11 +19,11 @@ equal size; server ``s`` owns shard ``s`` and its momentum buffer. Every step:
 import numpy as np
 
 from . import mlp
-from .errors import WorkloadError
-from .recorder import V100_FP32_FLOPS, Recorder, grad_ready, prepare, worker_batches
+from .errors import check_int
+from .recorder import V100_FP32_FLOPS, Recorder, prepare, push_deps, worker_batches
 from .recorder import epochs_of
 
-__all__ = ["run", "shard_bounds", "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "shard_bounds", "init_servers", "pull_shard", "DESCRIPTION", "OPTIONS"]
 
 DESCRIPTION = "parameter server, synchronous: push gradients, servers average, pull weights."
 OPTIONS = {
@@ -49,19 +49,69 @@ def shard_bounds(n, servers):
     Raises
     ------
     WorkloadError
-        If ``servers`` is not an integer in ``1..n``.
+        If ``servers`` is not an integer in ``1..n`` (each server needs a value).
 
     Examples
     --------
     >>> shard_bounds(131, 3).tolist()
     [0, 44, 88, 131]
     """
-    if isinstance(servers, bool) or not isinstance(servers, (int, np.integer)) or not 1 <= servers <= n:
-        raise WorkloadError(f"servers must be an integer in 1..{n} (the number of parameters), "
-                            f"got {servers!r}")
+    # The upper bound is the number of parameters: every server needs a value.
+    servers = check_int("servers", servers, 1, n)
     sizes = np.full(servers, n // servers, np.int64)
     sizes[:n % servers] += 1
     return np.concatenate([[0], np.cumsum(sizes)])
+
+
+def init_servers(setup, servers):
+    """Shard a run's initial parameters among ``servers`` parameter servers.
+
+    Parameters
+    ----------
+    setup : workloads.recorder.Setup
+    servers : int
+
+    Returns
+    -------
+    bounds : ndarray
+        :func:`shard_bounds` of the flat parameter vector.
+    shards : list of ndarray
+        Server ``s``'s values (float32 copies of the initial parameters).
+    velocity : list of ndarray
+        Server ``s``'s momentum buffer (zeros).
+    models : list of list of ndarray
+        Every worker's copy of the initial model (:func:`workloads.mlp.unflatten`).
+
+    Examples
+    --------
+    >>> from workloads.recorder import prepare
+    >>> bounds, shards, velocity, models = init_servers(prepare("iris", 2, seed=0), 3)
+    >>> [len(x) for x in shards], len(models)
+    ([44, 44, 43], 2)
+    """
+    bounds = shard_bounds(mlp.num_params(setup.layers), servers)
+    flat = mlp.flatten(setup.params)
+    shards = [flat[bounds[s]:bounds[s + 1]].copy() for s in range(len(bounds) - 1)]
+    velocity = [np.zeros_like(x) for x in shards]
+    models = [mlp.unflatten(flat, setup.layers) for _ in setup.shards]
+    return bounds, shards, velocity, models
+
+
+def pull_shard(rec, shards, s, w, iteration, tag="pull"):
+    """Record server ``s`` sending its current values to worker ``w``; return what was sent.
+
+    The payload is a copy, so the server's later updates leave it unchanged.
+
+    Examples
+    --------
+    >>> from workloads.recorder import Recorder
+    >>> rec = Recorder(1, servers=1)
+    >>> pull_shard(rec, [np.ones(3, np.float32)], 0, 0, iteration=0).tolist(), rec.total_bytes
+    ([1.0, 1.0, 1.0], 12)
+    """
+    payload = shards[s].copy()
+    rec.send(rec.server(s), w, payload, iteration=iteration, tag=tag)
+    return payload
 
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), batch_size=8,
@@ -100,14 +150,10 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
     >>> r.trace.ranks, r.iterations, r.messages, r.total_bytes
     (4, 8, 64, 16768)
     """
-    setup = prepare(dataset, workers, seed, hidden, data_path)
+    setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
+                    momentum=momentum)
     data, layers = setup.data, setup.layers
-    n = mlp.num_params(layers)
-    bounds = shard_bounds(n, servers)
-    flat = mlp.flatten(setup.params)
-    shard = [flat[bounds[s]:bounds[s + 1]].copy() for s in range(servers)]
-    velocity = [np.zeros_like(x) for x in shard]
-    models = [mlp.unflatten(flat, layers) for _ in range(workers)]
+    bounds, shard, velocity, models = init_servers(setup, servers)
     rec = Recorder(workers, servers)
     it = 0
     for _ in epochs_of(range(epochs), epochs, progress):
@@ -120,7 +166,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
                 for s in range(servers):
                     lo, hi = bounds[s], bounds[s + 1]
                     payload = g[lo:hi]
-                    deps = [grad_ready(bwd, layers, lo, hi)] if overlap else None
+                    deps = push_deps(bwd, layers, lo, hi, overlap)
                     rec.send(w, rec.server(s), payload, deps=deps, iteration=it, tag="push")
                     received[s].append(payload)
             pulled = [[None] * servers for _ in range(workers)]
@@ -130,9 +176,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
                 rec.compute(rec.server(s), (workers + 4) * size, iteration=it, tag="update")
                 mlp.sgd_momentum_step([shard[s]], [avg], [velocity[s]], lr, momentum)
                 for w in range(workers):
-                    payload = shard[s].copy()
-                    rec.send(rec.server(s), w, payload, iteration=it, tag="pull")
-                    pulled[w][s] = payload
+                    pulled[w][s] = pull_shard(rec, shard, s, w, it)
             models = [mlp.unflatten(np.concatenate(p), layers) for p in pulled]
             it += 1
     final = mlp.unflatten(np.concatenate(shard), layers)

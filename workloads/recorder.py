@@ -20,8 +20,13 @@ true size (:func:`payload_bytes`), adds a message op to a
   (:func:`grad_ready` finds the op for a slice of the flat gradient).
 
 :func:`run_result` (or :meth:`Recorder.result`) turns the recording into the
-:class:`RunResult` every paradigm returns, attaching the trace metadata and
-checking that the paradigm's own byte and message accounting equals the trace's.
+:class:`RunResult` every paradigm returns and attaches the trace metadata. It
+also checks that the byte and message totals it is given equal the trace's.
+Through :meth:`Recorder.result` those totals are the recorder's counters,
+updated by the same :meth:`Recorder.send` calls that add the messages, so the
+check only catches messages added to ``Recorder.builder`` behind
+:meth:`Recorder.send`'s back; a paradigm that builds its trace otherwise (e.g.
+allreduce, one step's trace repeated) passes its own totals.
 
 Typical use in a paradigm::
 
@@ -42,27 +47,35 @@ from netsim.trace import Trace, TraceBuilder
 
 from . import datasets as _datasets
 from . import mlp as _mlp
-from .errors import WorkloadError
+from .errors import WorkloadError, check_int, check_number
 
 __all__ = [
     "V100_FP32_FLOPS",
+    "SPARSE_BYTES_PER_VALUE",
     "RunResult",
     "Setup",
     "Recorder",
     "payload_bytes",
     "sparse_payload",
     "grad_ready",
+    "push_deps",
     "prepare",
     "worker_batches",
     "epochs_of",
     "run_result",
     "check_workers",
+    "check_int",
+    "check_number",
 ]
 
 #: FP32 throughput of an NVIDIA Tesla V100 (SXM2): 15.7 TFLOP/s, from NVIDIA's
 #: "NVIDIA Tesla V100 GPU Accelerator" datasheet. The default ``device_flops``
 #: of recorded traces; every paradigm takes ``device_flops=`` to override it.
 V100_FP32_FLOPS = 15.7e12
+
+#: Bytes per value of a sparse payload (:func:`sparse_payload`): a float32 value
+#: and its int32 index, against :data:`workloads.mlp.BYTES_PER_VALUE` (4) dense.
+SPARSE_BYTES_PER_VALUE = _mlp.BYTES_PER_VALUE + np.dtype(np.int32).itemsize
 
 
 @dataclass
@@ -163,27 +176,19 @@ def check_workers(workers, minimum=1):
     ...
     workloads.errors.WorkloadError: workers must be an integer >= 1, got 0
     """
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < minimum:
-        raise WorkloadError(f"workers must be an integer >= {minimum}, got {workers!r}")
-    return int(workers)
+    return check_int("workers", workers, minimum)
 
 
-def _positive(name, value, integer=False):
-    ok = (not isinstance(value, bool) and isinstance(value, (int, np.integer) if integer
-                                                      else (int, float, np.integer, np.floating))
-          and math.isfinite(value) and value > 0)
-    if not ok:
-        kind = "an integer" if integer else "a number"
-        raise WorkloadError(f"{name} must be {kind} > 0, got {value!r}")
-    return value
-
-
-def prepare(dataset, workers, seed, hidden=(16,), data_path=None, dataset_options=None):
+def prepare(dataset, workers, seed, hidden=(16,), data_path=None, dataset_options=None, *,
+            epochs=None, lr=None, momentum=None):
     """Load the data, build the model and split the training set among workers.
 
     The run's Generator is ``numpy.random.default_rng(seed)``; it draws the
     initial parameters, then the shards, and is returned for the mini-batch
     order. The train/test split itself is fixed (independent of ``seed``).
+
+    It also validates the training options every paradigm shares (those given),
+    before loading any data, so that all paradigms check them alike.
 
     Parameters
     ----------
@@ -192,32 +197,53 @@ def prepare(dataset, workers, seed, hidden=(16,), data_path=None, dataset_option
     workers : int
         Number of data shards (>= 1).
     seed : int
-    hidden : sequence of int
-        Hidden-layer widths; the model is ``(n_features, *hidden, n_classes)``.
+    hidden : int or sequence of int
+        Hidden-layer widths (an int alone is one layer); the model is
+        ``(n_features, *hidden, n_classes)``.
     data_path : str, optional
         For ``mnist``.
     dataset_options : dict, optional
         Passed to :func:`workloads.datasets.load`.
+    epochs : int, optional
+        Checked to be an integer >= 1.
+    lr : float, optional
+        Learning rate, checked to be a finite number > 0.
+    momentum : float, optional
+        Checked to be a finite number >= 0.
 
     Returns
     -------
     Setup
+
+    Raises
+    ------
+    WorkloadError
+        For a bad worker count, hidden width, ``epochs``, ``lr`` or ``momentum``.
 
     Examples
     --------
     >>> s = prepare("iris", 4, seed=0)
     >>> s.layers, [len(x) for x in s.shards]
     ((4, 16, 3), [30, 30, 30, 30])
+    >>> prepare("iris", 4, seed=0, hidden=(16.7,))
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: hidden width must be an integer >= 1, got 16.7
     """
     workers = check_workers(workers)
+    if epochs is not None:
+        check_int("epochs", epochs)
+    if lr is not None:
+        check_number("lr", lr, lo=0, strict=True)
+    if momentum is not None:
+        check_number("momentum", momentum, lo=0)
+    hidden = (hidden,) if np.ndim(hidden) == 0 else tuple(hidden)
+    hidden = tuple(check_int("hidden width", h) for h in hidden)
     if isinstance(dataset, _datasets.Dataset):
         data = dataset
     else:
         data = _datasets.load(dataset, path=data_path, **(dataset_options or {}))
-    hidden = (hidden,) if isinstance(hidden, (int, np.integer)) else hidden
-    hidden = tuple(int(h) for h in hidden)
     layers = (data.n_features, *hidden, data.n_classes)
-    _mlp.layer_shapes(layers)
     rng = np.random.default_rng(seed)
     params = _mlp.init_params(layers, rng)
     shard_list = _datasets.shards(data.n_train, workers, rng)
@@ -243,7 +269,7 @@ def worker_batches(shards, batch_size, rng):
     >>> len(b), [len(x) for x in b[0]]
     (3, [2, 2])
     """
-    _positive("batch_size", batch_size, integer=True)
+    check_int("batch_size", batch_size)
     perms = [rng.permutation(s) for s in shards]
     steps = max(math.ceil(len(s) / batch_size) for s in shards)
     out = []
@@ -326,7 +352,9 @@ def payload_bytes(payload):
 
 
 def sparse_payload(vector, keep=None):
-    """Encode a vector sparsely as ``(values float32, indices int32)``: 8 bytes per entry.
+    """Encode a vector sparsely as ``(values float32, indices int32)``.
+
+    Each entry sent costs :data:`SPARSE_BYTES_PER_VALUE` (8) bytes.
 
     Parameters
     ----------
@@ -380,6 +408,21 @@ def grad_ready(bwd_ops, layers, lo, hi):
     return bwd_ops[min(layer, len(bwd_ops) - 1)]
 
 
+def push_deps(bwd_ops, layers, lo, hi, overlap=True):
+    """The ``deps`` of a message carrying the flat gradient slice ``[lo, hi)``.
+
+    With ``overlap`` it waits only for the backward op that completes the slice
+    (:func:`grad_ready`), so it may leave while earlier layers still
+    back-propagate; without, ``None``: the sender's frontier, the whole backward.
+
+    Examples
+    --------
+    >>> push_deps([10, 11], (4, 16, 3), 80, 131), push_deps([10, 11], (4, 16, 3), 80, 131, False)
+    ([11], None)
+    """
+    return [grad_ready(bwd_ops, layers, lo, hi)] if overlap else None
+
+
 class Recorder:
     """A :class:`netsim.TraceBuilder` with true byte counts and per-rank dependencies.
 
@@ -408,9 +451,7 @@ class Recorder:
 
     def __init__(self, workers, servers=0):
         self.workers = check_workers(workers)
-        if isinstance(servers, bool) or not isinstance(servers, (int, np.integer)) or servers < 0:
-            raise WorkloadError(f"servers must be an integer >= 0, got {servers!r}")
-        self.servers = int(servers)
+        self.servers = check_int("servers", servers, 0)
         self.ranks = self.workers + self.servers
         self.builder = TraceBuilder(self.ranks)
         self._frontier = [[] for _ in range(self.ranks)]
@@ -440,18 +481,6 @@ class Recorder:
         (True, [])
         """
         return list(self._frontier[rank])
-
-    def wait(self, rank, ops):
-        """Make the next op of ``rank`` also wait for ``ops``.
-
-        Examples
-        --------
-        >>> rec = Recorder(2)
-        >>> a = rec.compute(0, 100)
-        >>> rec.wait(1, [a]); rec.last(1) == [a]
-        True
-        """
-        self._frontier[rank].extend(int(o) for o in ops)
 
     def compute(self, rank, flops, deps=None, iteration=0, tag="compute"):
         """Record a compute op of ``flops`` FLOPs on ``rank``; return its op id.
@@ -546,8 +575,6 @@ class Recorder:
         >>> r.total_bytes, r.messages, r.trace.metadata["hyper"]
         (16, 1, {'lr': 0.1})
         """
-        if roles is None:
-            roles = ["worker"] * self.workers + ["server"] * self.servers
         return run_result(paradigm, self.builder.build(), setup, accuracy=accuracy,
                           total_bytes=self.total_bytes, messages=self.messages,
                           iterations=iterations, hyper=hyper, servers=self.servers,
@@ -563,8 +590,7 @@ def _exact(x):
 
 
 def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iterations, hyper,
-               servers=0, dropped_fraction=None, extra=None, roles=None,
-               device_flops=V100_FP32_FLOPS):
+               servers=0, dropped_fraction=None, extra=None, roles=None):
     """Attach metadata to ``trace`` and return the :class:`RunResult`.
 
     The trace metadata gets: ``paradigm``, ``dataset``, ``workers``, ``servers``,
@@ -576,9 +602,8 @@ def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iteratio
     Raises
     ------
     RuntimeError
-        If the paradigm's accounting (``total_bytes``, ``messages``) differs from
-        the trace's totals (bytes beyond float rounding): a recording bug, never
-        bad input.
+        If ``total_bytes`` or ``messages`` differs from the trace's totals
+        (bytes beyond float rounding): a recording bug, never bad input.
 
     Examples
     --------
@@ -596,7 +621,7 @@ def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iteratio
                            f"differs from the trace ({trace.total_bytes} bytes, "
                            f"{trace.num_messages} messages)")
     hyper = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dict(hyper).items()}
-    rate = hyper.get("device_flops", device_flops)
+    rate = hyper.get("device_flops", V100_FP32_FLOPS)
     workers = trace.ranks - servers
     trace.metadata.update({
         "paradigm": paradigm,

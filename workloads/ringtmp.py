@@ -42,11 +42,12 @@ import numpy as np
 
 from . import mlp
 from .errors import PartitionError, WorkloadError
-from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+from .ps_sync import shard_bounds
+from .recorder import V100_FP32_FLOPS, Recorder, check_int, check_workers, prepare, worker_batches
 from .recorder import epochs_of
 
-__all__ = ["run", "partition_layers", "partition_neurons", "compare", "format_table", "COMPARE_CONFIGS",
-           "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "partition_layers", "partition_neurons", "compare", "format_table",
+           "COMPARE_CONFIGS", "DEFAULT_WIDTH", "DESCRIPTION", "OPTIONS"]
 
 DESCRIPTION = ("model partitioned across a ring of nodes (by layer or by neuron); "
                "activations travel instead of parameters.")
@@ -64,6 +65,9 @@ OPTIONS = {
 }
 
 PARTITIONS = ("layer", "neuron")
+
+#: Width of every hidden layer of the default model (see :func:`run`'s ``hidden``).
+DEFAULT_WIDTH = 16
 
 
 def partition_layers(layers, nodes):
@@ -125,19 +129,11 @@ def partition_neurons(layers, nodes):
             raise PartitionError(f"neuron-wise partition over {nodes} ring nodes leaves node {o} "
                                  f"without a neuron in layer {l} ({o} output neurons); every "
                                  f"layer needs at least {nodes} neurons")
-        sizes = [len(c) for c in np.array_split(np.arange(o), nodes)]
-        out.append(np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64))
+        out.append(shard_bounds(o, nodes))  # numpy.array_split's sizes
     return out
 
 
-def _layer_forward(W, b, a, last):
-    z = np.asarray(a @ W) + b
-    return z.astype(mlp.DTYPE, copy=False) if last else np.maximum(z, 0, dtype=mlp.DTYPE)
-
-
 def _microbatches(rows, m):
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise WorkloadError(f"microbatches must be an integer >= 1, got {m!r}")
     if m > len(rows):
         raise WorkloadError(f"microbatches ({m}) exceeds the batch of {len(rows)} samples")
     return np.array_split(rows, m)
@@ -159,7 +155,7 @@ def _step_layer(rec, params, grads_acc, owned, layers, X, y, it, m):
             ins = []
             for l in owned[k]:
                 ins.append(a)
-                a = _layer_forward(params[2 * l], params[2 * l + 1], a, l == Lg - 1)
+                a = mlp.dense_forward(params[2 * l], params[2 * l + 1], a, relu=l < Lg - 1)
             acts[j][k] = ins
             rec.compute(k, fwd[list(owned[k])].sum() * len(rows), iteration=it, tag="forward")
             if k < P - 1:
@@ -170,10 +166,11 @@ def _step_layer(rec, params, grads_acc, owned, layers, X, y, it, m):
         delta = deltas[j]
         for k in reversed(range(P)):
             for l, a_in in zip(reversed(owned[k]), reversed(acts[j][k])):
-                grads_acc[2 * l] += np.asarray(a_in.T @ delta, dtype=mlp.DTYPE)
-                grads_acc[2 * l + 1] += delta.sum(axis=0, dtype=mlp.DTYPE)
+                dW, db, da = mlp.dense_backward(params[2 * l], a_in, delta, input_grad=l > 0)
+                grads_acc[2 * l] += dW
+                grads_acc[2 * l + 1] += db
                 if l:
-                    delta = ((delta @ params[2 * l].T) * (a_in > 0)).astype(mlp.DTYPE)
+                    delta = mlp.relu_backward(da, a_in)
             rec.compute(k, bwd[list(owned[k])].sum() * len(parts[j]), iteration=it,
                         tag="backward")
             if k > 0:
@@ -194,8 +191,8 @@ def _step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
             ins.append(a)
             W, b = params[2 * l], params[2 * l + 1]
             bl = bounds[l]
-            pieces = [_layer_forward(W[:, bl[k]:bl[k + 1]], b[bl[k]:bl[k + 1]], a, l == Lg - 1)
-                      for k in range(P)]
+            pieces = [mlp.dense_forward(W[:, bl[k]:bl[k + 1]], b[bl[k]:bl[k + 1]], a,
+                                        relu=l < Lg - 1) for k in range(P)]
             for k in range(P):
                 rec.compute(k, 2.0 * nb * i * (bl[k + 1] - bl[k]), iteration=it, tag="forward")
             # Ring allgather: in step s node k passes on the piece of node (k - s) mod P.
@@ -212,16 +209,19 @@ def _step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
             bl = bounds[l]
             W = params[2 * l]
             a_in = ins[l]
+            partial = []  # node k's partial input gradient delta_k @ W_k.T
             for k in range(P):
-                grads_acc[2 * l][:, bl[k]:bl[k + 1]] += np.asarray(a_in.T @ delta[k], mlp.DTYPE)
-                grads_acc[2 * l + 1][bl[k]:bl[k + 1]] += delta[k].sum(axis=0, dtype=mlp.DTYPE)
+                dW, db, da = mlp.dense_backward(W[:, bl[k]:bl[k + 1]], a_in, delta[k],
+                                                input_grad=l > 0)
+                grads_acc[2 * l][:, bl[k]:bl[k + 1]] += dW
+                grads_acc[2 * l + 1][bl[k]:bl[k + 1]] += db
+                partial.append(da)
                 rec.compute(k, 4.0 * nb * i * (bl[k + 1] - bl[k]), iteration=it, tag="backward")
             if l == 0:
                 break
             # Partial input gradients, reduced around the ring: node k ends with the
             # full gradient of its own neurons of layer l - 1 (chunk k).
             cb = bounds[l - 1]
-            partial = [(delta[k] @ W[:, bl[k]:bl[k + 1]].T).astype(mlp.DTYPE) for k in range(P)]
             run_sum = {}
             for s in range(P - 1):
                 sent = []
@@ -236,7 +236,7 @@ def _step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
             delta = []
             for k in range(P):
                 full = run_sum.get((k, k), partial[k][:, cb[k]:cb[k + 1]])
-                delta.append((full * (prev[:, cb[k]:cb[k + 1]] > 0)).astype(mlp.DTYPE))
+                delta.append(mlp.relu_backward(full, prev[:, cb[k]:cb[k + 1]]))
 
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=None,
@@ -292,17 +292,21 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     if partition not in PARTITIONS:
         raise WorkloadError(f"unknown partition {partition!r}; known partitions: "
                             f"{', '.join(PARTITIONS)}")
+    check_workers(workers)
+    check_int("microbatches", microbatches)
     default_hidden = hidden is None
     if hidden is None:
-        hidden = (16,) * (workers - 1) if partition == "layer" else (16,)
-    setup = prepare(dataset, workers, seed, hidden, data_path)
+        hidden = (DEFAULT_WIDTH,) * (workers - 1) if partition == "layer" else (DEFAULT_WIDTH,)
+    setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
+                    momentum=momentum)
     data, layers, params = setup.data, setup.layers, setup.params
     shapes = mlp.layer_shapes(layers)
     if partition == "layer":
         plan = partition_layers(layers, workers)
         step = _step_layer
         owned_info = [[r.start, r.stop] for r in plan]
-        n_own = [sum(shapes[l][0] * shapes[l][1] + shapes[l][1] for l in r) for r in plan]
+        offsets = mlp.layer_offsets(layers)  # node k's layers are consecutive
+        n_own = [int(offsets[r.stop] - offsets[r.start]) for r in plan]
     else:
         plan = partition_neurons(layers, workers)
         step = _step_neuron

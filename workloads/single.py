@@ -59,7 +59,8 @@ def run(dataset="iris", workers=1, epochs=30, seed=0, hidden=(16,), batch_size=8
     >>> r.messages, r.trace.ranks, r.iterations
     (0, 1, 30)
     """
-    setup = prepare(dataset, workers, seed, hidden, data_path)
+    setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
+                    momentum=momentum)
     data, layers, params = setup.data, setup.layers, setup.params
     velocity = mlp.zeros_like(params)
     rec = Recorder(1)

@@ -50,9 +50,9 @@ this project's brief; the per-worker core is our reading.
 import numpy as np
 
 from . import mlp
-from .errors import WorkloadError
+from .errors import check_int, check_number
 from .ps_sync import shard_bounds
-from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
+from .recorder import V100_FP32_FLOPS, Recorder, prepare, sparse_payload, worker_batches
 from .recorder import epochs_of
 
 __all__ = ["run", "subset_sizes", "core_set", "explore_set", "DESCRIPTION", "OPTIONS"]
@@ -77,15 +77,6 @@ OPTIONS = {
 }
 
 
-def _fraction(name, v, zero_ok):
-    ok = (not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
-          and np.isfinite(v) and (0 <= v <= 1 if zero_ok else 0 < v <= 1))
-    if not ok:
-        raise WorkloadError(f"{name} must be a number in {'[0, 1]' if zero_ok else '(0, 1]'}, "
-                            f"got {v!r}")
-    return float(v)
-
-
 def subset_sizes(d, alpha, beta):
     """Sizes ``(K, core)`` of the communicated set and of its core for ``d`` parameters.
 
@@ -105,8 +96,8 @@ def subset_sizes(d, alpha, beta):
     ...
     workloads.errors.WorkloadError: alpha must be a number in (0, 1], got 0
     """
-    alpha = _fraction("alpha", alpha, zero_ok=False)
-    beta = _fraction("beta", beta, zero_ok=True)
+    alpha = check_number("alpha", alpha, 0, 1, strict=(True, False))
+    beta = check_number("beta", beta, 0, 1)
     K = max(1, int(round(alpha * d)))
     return K, int(round(beta * K))
 
@@ -191,12 +182,10 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
     True
     """
     subset_sizes(1, alpha, beta)  # validate before any work
-    if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1:
-        raise WorkloadError(f"q must be an integer >= 1, got {q!r}")
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(lam) or lam < 0:
-        raise WorkloadError(f"lam must be a finite number >= 0, got {lam!r}")
-    setup = prepare(dataset, workers, seed, hidden, data_path)
+    check_int("q", q)
+    check_number("lam", lam, lo=0)
+    setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
+                    momentum=momentum)
     data, layers = setup.data, setup.layers
     P = len(setup.shards)
     d = mlp.num_params(layers)
@@ -240,7 +229,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
                 for s in range(servers):
                     lo, hi = bounds[s], bounds[s + 1]
                     sel = S[(S >= lo) & (S < hi)]
-                    payload = (delta[sel].copy(), (sel - lo).astype(np.int32))
+                    payload = sparse_payload(delta[lo:hi], sel - lo)
                     rec.send(w, rec.server(s), payload, iteration=it, tag="push")
                     pushed[s].append((w, sel, payload[0]))
                     sent += len(sel)
