@@ -122,25 +122,23 @@ from typing import NamedTuple
 
 import numpy as np
 
-from netsim.trace import COMPUTE, MESSAGE, Trace, TraceBuilder
+from netsim.trace import (COMPUTE, MESSAGE, Trace, TraceBuilder, _ranges, concat, deps_csr,
+                          repeat)
 
 from . import mlp
 from .allreduce import collective_trace
 from .dgc import values_per_layer, warmup_sparsity
-from .errors import WorkloadError
+from .errors import WorkloadError, check_int, check_number
+from .models import mlp_model
 from .ps_sync import shard_bounds
+from .recorder import SPARSE_BYTES_PER_VALUE
+from .ringtmp import DEFAULT_WIDTH
 
-__all__ = ["project", "ProjectionError", "PROJECTABLE", "SPARSE_BYTES_PER_VALUE"]
+__all__ = ["project", "ProjectionError", "PROJECTABLE"]
 
 
 class ProjectionError(WorkloadError):
     """A trace cannot be projected: unknown or unsupported paradigm, bad P, bad option."""
-
-
-#: Bytes of one sparse entry on the wire (float32 value + int32 index), as
-#: :func:`workloads.recorder.sparse_payload` sends them. Used only to count the
-#: values a server aggregates (its FLOPs), never to size a message.
-SPARSE_BYTES_PER_VALUE = 8
 
 
 # -- the model as the projection sees it ---------------------------------------------------
@@ -173,14 +171,6 @@ class _Net(NamedTuple):
         return np.concatenate([[0], np.cumsum(self.params)]).astype(np.int64)
 
 
-def _mlp_net(layers):
-    shapes = mlp.layer_shapes(layers)
-    return _Net("mlp" + "-".join(str(w) for w in layers),
-                np.array([i * o + o for i, o in shapes], np.int64),
-                np.array([2.0 * i * o for i, o in shapes]),
-                np.array([o for _, o in shapes], np.int64))
-
-
 def _net_from_model(model):
     """A :class:`workloads.models.Model` (anything with ``layers`` of params, flops,
     activations) as a _Net."""
@@ -197,15 +187,6 @@ def _units(net, lo):
 
 # -- CSR dependency helpers --------------------------------------------------------------------
 
-def _ranges(lo, cnt):
-    """Concatenation of ``arange(lo[i], lo[i] + cnt[i])``."""
-    cnt = np.asarray(cnt, np.int64)
-    total = int(cnt.sum())
-    if total == 0:
-        return np.zeros(0, np.int64)
-    return np.repeat(np.asarray(lo, np.int64) - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
-
-
 def _one(ops):
     """Each op waits for one op."""
     ops = np.asarray(ops, np.int64)
@@ -213,10 +194,9 @@ def _one(ops):
 
 
 def _cols(*cols):
-    """Deps from columns of op ids, -1 for none."""
-    m = np.stack([np.asarray(c, np.int64) for c in cols], axis=1)
-    valid = m >= 0
-    return valid.sum(axis=1), m[valid]
+    """Deps from columns of op ids, -1 for none (:func:`netsim.trace.deps_csr`, as counts)."""
+    ptr, idx = deps_csr(*cols)
+    return np.diff(ptr), idx
 
 
 def _merge(a, b):
@@ -380,10 +360,6 @@ def _per(trace, mask, shape, *keys):
     return np.bincount(flat, weights=trace.size[mask], minlength=math.prod(shape)).reshape(shape)
 
 
-def _shards(n, S):
-    return shard_bounds(n, S)
-
-
 def _rec_index(i, n_rec, window):
     """Recorded iteration of projected iteration ``i``: itself, or beyond the recording
     the last ``window`` recorded iterations over and over."""
@@ -442,7 +418,7 @@ def _gen_single(c, st):
 # ps-sync -------------------------------------------------------------------------------
 
 def _measure_ps(trace, c, push="push", pull="pull"):
-    sizes = np.diff(_shards(c.net0.n, c.S0))
+    sizes = np.diff(shard_bounds(c.net0.n, c.S0))
     bpv = c.md.get("bytes_per_value", mlp.BYTES_PER_VALUE)
     return {"push": _dense_bpv(trace, push, lambda r, p: sizes[p - c.P0], bpv),
             "pull": _dense_bpv(trace, pull, lambda r, p: sizes[r - c.P0], bpv)}
@@ -450,7 +426,7 @@ def _measure_ps(trace, c, push="push", pull="pull"):
 
 def _gen_ps_sync(c, st):
     P, S, net = c.P, c.S, c.net
-    bounds = _shards(net.n, S)
+    bounds = shard_bounds(net.n, S)
     sizes = np.diff(bounds).astype(np.float64)
     W, srv = np.arange(P), P + np.arange(S)
     overlap = c.hyper.get("overlap", True)
@@ -472,7 +448,7 @@ def _measure_ps_async(trace, c):
 
 def _gen_ps_async(c, st):
     P, S, net = c.P, c.S, c.net
-    bounds = _shards(net.n, S)
+    bounds = shard_bounds(net.n, S)
     sizes = np.diff(bounds).astype(np.float64)
     W, srv = np.arange(P), P + np.arange(S)
     n_fetch, n_push = int(c.hyper.get("n_fetch", 1)), int(c.hyper.get("n_push", 1))
@@ -508,13 +484,9 @@ def _gen_ps_async(c, st):
 
 # allreduce -----------------------------------------------------------------------------
 
-def _unit_collective_bytes(name, P, segments):
-    return collective_trace(name, P, 1.0, segments).total_bytes
-
-
 def _measure_allreduce(trace, c):
     name, seg = c.hyper.get("collective", "ring"), int(c.hyper.get("segments", 4))
-    unit = _unit_collective_bytes(name, c.P0, seg)
+    unit = collective_trace(name, c.P0, 1.0, seg).total_bytes   # bytes per gradient byte
     if unit == 0 or not trace.num_messages:
         return {"bpv": float(c.md.get("bytes_per_value", mlp.BYTES_PER_VALUE))}
     G0 = trace.total_bytes / c.n_rec / unit
@@ -522,93 +494,26 @@ def _measure_allreduce(trace, c):
 
 
 def _gen_allreduce(c, st):
-    # The paradigm's own construction -- compute, then the collective after each rank's
-    # last backward op (netsim.trace.concat), then the update after everything that
-    # touched the rank, repeated (netsim.trace.repeat) -- written out with numpy, because
-    # concat's general search for terminal ops is slow on 2 million messages.
+    # The paradigm's own construction (workloads.allreduce.run): each worker's forward
+    # and backward ops, then the collective after each rank's last backward op, then the
+    # update after everything that touched the rank, repeated.
     P, net, L = c.P, c.net, c.net.L
     C = collective_trace(c.hyper.get("collective", "ring"), P, st["bpv"] * net.n,
                          int(c.hyper.get("segments", 4)))
-    W = np.arange(P)
-    nc, nC = P * (L + 1), C.num_ops
-    n = nc + nC + P
-    fl = np.concatenate([[net.fwd.sum() * c.batch], net.bwd[::-1] * c.batch])
-    bwd0 = W * (L + 1) + L
-    # Compute block: forward, then backward from the last unit to the first, per worker.
-    comp_counts = np.tile(np.r_[0, np.ones(L, np.int64)], P)
-    comp_idx = np.flatnonzero(comp_counts) - 1
-    # The collective: its own dependencies, and its roots wait for their rank's last backward.
-    own = np.diff(C.dep_ptr)
-    root = own == 0
-    c_counts = np.where(root, 1, own)
-    c_idx = np.empty(int(c_counts.sum()), np.int64)
-    from_root = np.repeat(root, c_counts)
-    c_idx[~from_root] = C.dep_idx + nc
-    c_idx[from_root] = bwd0[C.rank[root]]
-    # Update: after every op touching the rank that nothing later on the rank waits for.
-    t_op, t_rank = _terminal_ops(C)
-    t_op = t_op + nc
-    rooted = np.zeros(P, bool)
-    rooted[C.rank[root]] = True
-    t_op = np.concatenate([t_op, bwd0[~rooted]])
-    t_rank = np.concatenate([t_rank, W[~rooted]])
-    order = np.lexsort((t_op, t_rank))
-    u_counts = np.bincount(t_rank, minlength=P)
-    u_idx = t_op[order]
-    counts = np.concatenate([comp_counts, c_counts, u_counts])
-    idx = np.concatenate([comp_idx, c_idx, u_idx])
-    kind = np.concatenate([np.full(nc, COMPUTE, np.uint8), C.kind, np.full(P, COMPUTE, np.uint8)])
-    rank = np.concatenate([np.repeat(W, L + 1), C.rank, W])
-    peer = np.concatenate([np.full(nc, -1), C.peer, np.full(P, -1)])
-    size = np.concatenate([np.zeros(nc), C.size, np.zeros(P)])
-    flops = np.concatenate([np.tile(fl, P), np.zeros(nC), np.full(P, 4.0 * net.n)])
-    tags = ["forward", "backward"] + [t for t in C.tags if t not in ("forward", "backward",
-                                                                     "update")] + ["update"]
-    remap = np.array([tags.index(t) for t in C.tags] + [-1], np.int16)
-    tag = np.concatenate([np.tile(np.r_[0, np.ones(L, np.int16)], P), remap[C.tag],
-                          np.full(P, tags.index("update"), np.int16)])
-    # Iterations: copy k's forward ops also wait for the rank's update of copy k - 1.
-    k = c.iterations
-    fwd = np.zeros(n, bool)
-    fwd[W * (L + 1)] = True
-    counts_k = counts + fwd
-    starts = np.cumsum(counts_k) - counts_k
-    idx_k = np.empty(int(counts_k.sum()), np.int64)
-    idx_k[_ranges(starts + fwd, counts)] = idx
-    idx_k[starts[fwd]] = nc + nC + W - n              # the previous copy's update
-    all_counts = np.concatenate([counts, np.tile(counts_k, k - 1)])
-    later = idx_k[None, :] + (np.arange(1, k, dtype=np.int64) * n)[:, None]
-    all_idx = np.concatenate([idx, later.ravel()])
-    ptr = np.zeros(n * k + 1, np.int64)
-    np.cumsum(all_counts, out=ptr[1:])
-    rep = np.tile
-    return Trace(P, rep(kind, k), rep(rank, k), rep(peer, k), rep(size, k),
-                 rep(np.where((kind == COMPUTE) & (flops > 0), np.nan, 0.0), k), rep(flops, k),
-                 np.broadcast_to(np.arange(k, dtype=np.int32)[:, None], (k, n)).ravel(),
-                 rep(tag, k), ptr, all_idx, tags=tags)
-
-
-def _terminal_ops(trace):
-    """(op, rank) pairs: ops touching a rank that no later op touching it waits for
-    (:func:`netsim.trace.terminal_ops`, with flags per touched slot instead of a search).
-
-    An op touches its rank (slot 0) and, for a message, its peer (slot 1); the pair
-    (d, r) is hidden when an op touching r depends on d.
-    """
-    n = trace.num_ops
-    msg = trace.is_message
-    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(trace.dep_ptr))
-    d = trace.dep_idx
-    o_rank, o_peer, o_msg = trace.rank[owner], trace.peer[owner], msg[owner]
-    hidden0 = np.zeros(n, bool)
-    hidden1 = np.zeros(n, bool)
-    d_rank, d_peer, d_msg = trace.rank[d], trace.peer[d], msg[d]
-    hidden0[d[(o_rank == d_rank) | (o_msg & (o_peer == d_rank))]] = True
-    hidden1[d[d_msg & ((o_rank == d_peer) | (o_msg & (o_peer == d_peer)))]] = True
-    ops = np.arange(n, dtype=np.int64)
-    keep1 = msg & ~hidden1
-    return (np.concatenate([ops[~hidden0], ops[keep1]]),
-            np.concatenate([trace.rank[~hidden0], trace.peer[keep1]]).astype(np.int64))
+    # Per worker: forward, then backward from the last unit to the first, each op
+    # waiting for the one before it.
+    fl = np.tile(np.concatenate([[net.fwd.sum() * c.batch], net.bwd[::-1] * c.batch]), P)
+    chained = np.tile(np.r_[False, np.ones(L, bool)], P)
+    ops = np.arange(P * (L + 1), dtype=np.int64)
+    dep_ptr, dep_idx = deps_csr(np.where(chained, ops - 1, -1))
+    work = Trace(P, np.full(len(ops), COMPUTE, np.uint8), np.repeat(np.arange(P), L + 1),
+                 flops=fl, duration=np.where(fl > 0, np.nan, 0.0),
+                 tag=chained.astype(np.int16), dep_ptr=dep_ptr, dep_idx=dep_idx,
+                 tags=["forward", "backward"])
+    upd = Trace(P, np.full(P, COMPUTE, np.uint8), np.arange(P), flops=np.full(P, 4.0 * net.n),
+                duration=np.full(P, np.nan if net.n else 0.0), tag=np.zeros(P, np.int16),
+                tags=["update"])
+    return repeat(concat(concat(work, C), upd), c.iterations)
 
 
 # model averaging and ADMM -----------------------------------------------------------------
@@ -750,22 +655,34 @@ def _measure_sparse_ps(trace, c, push, down):
     """Per iteration, bytes per shard parameter of each worker's pushes and of each
     server's replies (broadcast or pull)."""
     P0, S0, n_rec = c.P0, c.S0, c.n_rec
-    sizes = np.diff(_shards(c.net0.n, S0)).astype(np.float64)
+    sizes = np.diff(shard_bounds(c.net0.n, S0)).astype(np.float64)
     mp, md_ = _tag_mask(trace, push), _tag_mask(trace, down)
     up = _per(trace, mp, (n_rec, P0, S0), trace.iteration[mp], trace.rank[mp],
               trace.peer[mp] - P0)
     dn = _per(trace, md_, (n_rec, P0, S0), trace.iteration[md_], trace.peer[md_],
               trace.rank[md_] - P0)
-    epochs = int(c.hyper.get("epochs", 1)) or 1
     return {"up": up / sizes, "down": dn / sizes, "up_all": up.sum(axis=2) / c.net0.n,
-            "down_all": dn.sum(axis=2) / c.net0.n, "window": max(1, n_rec // epochs)}
+            "down_all": dn.sum(axis=2) / c.net0.n, "window": _recorded_epoch(c)}
+
+
+def _recorded_epoch(c):
+    """Steps of one recorded epoch, the window :func:`_rec_index` repeats beyond the
+    recording: the formula used at P, at the recorded P0 and batch (``n_rec // epochs``
+    is wrong for a trace cut to fewer iterations than it recorded)."""
+    if c.iterations <= c.n_rec:
+        return c.n_rec          # nothing beyond the recording: no dataset to load
+    try:
+        return _steps_per_epoch(_train_samples(c.md), c.P0, c.batch)
+    except ProjectionError:
+        # The epoch size is unknown (a dataset that needs a path): an uncut recording's.
+        return max(1, c.n_rec // (int(c.hyper.get("epochs", 1)) or 1))
 
 
 def _sparse_sizes(c, st, it, key):
     """Bytes of every (worker, server) message of iteration ``it`` at P, S."""
     i = int(_rec_index(it, c.n_rec, st["window"]))
     w0 = np.arange(c.P) % c.P0
-    sizes = np.diff(_shards(c.net.n, c.S)).astype(np.float64)
+    sizes = np.diff(shard_bounds(c.net.n, c.S)).astype(np.float64)
     if c.S == c.S0:
         rate = st[key][i][w0]                       # (P, S)
     else:
@@ -793,7 +710,7 @@ def _broadcast_scale(f, P, P0):
 
 def _gen_pf(c, st):
     P, S, net = c.P, c.S, c.net
-    bounds = _shards(net.n, S)
+    bounds = shard_bounds(net.n, S)
     sizes = np.diff(bounds).astype(np.float64)
     W, srv = np.arange(P), P + np.arange(S)
     overlap = c.hyper.get("overlap", True)
@@ -864,8 +781,8 @@ def _measure_dgc(trace, c):
         first = np.searchsorted(ks, ks, "left")
         layer_of[comp[order]] = np.arange(len(comp)) - first
     msg = np.flatnonzero(_tag_mask(trace, "allgather"))
-    epochs = int(c.hyper.get("epochs", 1))
-    spe0 = max(1, c.n_rec // max(epochs, 1))
+    N = _train_samples(c.md)
+    spe0 = _steps_per_epoch(N, c.P0, c.batch)      # c.batch is the recorded batch here
     E = max(1, math.ceil(c.n_rec / spe0))
     sizes = np.zeros((E, L))
     if len(msg):
@@ -874,7 +791,7 @@ def _measure_dgc(trace, c):
         tot = np.bincount(e * L + layer, weights=trace.size[msg], minlength=E * L)
         cnt = np.bincount(e * L + layer, minlength=E * L)
         sizes = (tot / np.maximum(cnt, 1)).reshape(E, L)
-    return {"sizes": sizes, "N": _train_samples(c.md)}
+    return {"sizes": sizes, "N": N}
 
 
 def _dgc_layer_bytes(c, st, epoch):
@@ -941,12 +858,6 @@ _WHY_NOT = MappingProxyType({
 })
 
 
-def _count(value, name, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ProjectionError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def _recorded(trace):
     """The metadata of a trace recorded by a projectable paradigm, or why it is not one."""
     if not isinstance(trace, Trace):
@@ -977,7 +888,7 @@ def _project(trace, P, servers=None, iterations=None, batch_size=None, device_fl
     """:func:`project`, optionally onto another model (``model``: anything with ``name``
     and ``layers`` of ``params``, ``flops``, ``activations``; see workloads.models)."""
     md = _recorded(trace)
-    P = _count(P, "P")
+    P = check_int("P", P, error=ProjectionError)
     paradigm = md["paradigm"]
     spec = _PARADIGMS[paradigm]
     hyper = dict(md.get("hyper") or {})
@@ -986,7 +897,7 @@ def _project(trace, P, servers=None, iterations=None, batch_size=None, device_fl
         P0 = int(md.get("virtual_workers", P0))
     n_rec = max(1, trace.num_iterations)
     if spec.servers == "servers":
-        S = S0 if servers is None else _count(servers, "servers")
+        S = S0 if servers is None else check_int("servers", servers, error=ProjectionError)
     elif spec.servers == "master":
         if servers not in (None, 1):
             raise ProjectionError(f"{paradigm} has one master; servers must be 1, got {servers!r}")
@@ -996,26 +907,26 @@ def _project(trace, P, servers=None, iterations=None, batch_size=None, device_fl
             raise ProjectionError(f"{paradigm} has no servers; servers must be None or 0, "
                                   f"got {servers!r}")
         S = 0
-    iters = n_rec if iterations is None else _count(iterations, "iterations")
+    iters = (n_rec if iterations is None
+             else check_int("iterations", iterations, error=ProjectionError))
     b0 = int(hyper.get("batch_size", 1))
     if paradigm == "single":
         b0 = max(1, b0 // max(P0, 1))      # single records the union batch of P0 workers
-    batch = b0 if batch_size is None else _count(batch_size, "batch_size")
-    if device_flops is not None and (isinstance(device_flops, bool) or not isinstance(
-            device_flops, (int, float, np.integer, np.floating)) or not math.isfinite(
-            device_flops) or device_flops <= 0):
-        raise ProjectionError(f"device_flops must be a finite number > 0 (FLOP/s), "
-                              f"got {device_flops!r}")
+    batch = (b0 if batch_size is None
+             else check_int("batch_size", batch_size, error=ProjectionError))
+    if device_flops is not None:
+        device_flops = check_number("device_flops", device_flops, lo=0, strict=True,
+                                    error=ProjectionError)
     layers = [int(w) for w in md["layers"]]
-    net0 = _mlp_net(layers)
+    net0 = _net_from_model(mlp_model(layers))
     grown = None
     if model is not None:
         net = _net_from_model(model)
     elif (paradigm == "ringtmp" and md.get("default_hidden")
           and hyper.get("partition", "layer") == "layer"):
-        width = layers[1] if len(layers) > 2 else 16   # ringtmp's default hidden width
+        width = layers[1] if len(layers) > 2 else DEFAULT_WIDTH
         grown = [layers[0]] + [width] * (P - 1) + [layers[-1]]
-        net = _mlp_net(grown)
+        net = _net_from_model(mlp_model(grown))
     else:
         net = net0
     if S > net.n:
