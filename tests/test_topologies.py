@@ -34,8 +34,8 @@ from topologies import (
     torus,
     two_tier,
 )
+from topologies._validate import KINDS
 
-KINDS = {"gpu", "host", "cpu", "pcie_switch", "nvswitch", "nic", "switch"}
 GB = 1e9
 GBIT = 1e9 / 8
 

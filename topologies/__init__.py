@@ -19,24 +19,11 @@ Examples
 'star(8 hosts, 100 Gbps)'
 """
 
+from . import specs
 from .clusters import fat_tree, leaf_spine, ring, star, torus, two_tier
 from .devices import DEVICES, DeviceError, device_flops
 from .machines import dgx1, dgx_a100, dgx_h100, pcie_tree
-from .specs import (
-    CPU_INTERCONNECT,
-    ETHERNET,
-    ETHERNET_LATENCY,
-    INFINIBAND,
-    INFINIBAND_LATENCY,
-    NVLINK,
-    NVLINK_LATENCY,
-    NVLINK_LINKS_PER_GPU,
-    PCIE_LATENCY,
-    PCIE_RATE,
-    PCIE_X16,
-    SOCKET_LATENCY,
-    link_speed,
-)
+from .specs import *  # noqa: F403 -- link speeds and latencies: the names of specs.__all__
 
 # Names of the builders, for the CLI's name -> builder table.
 BUILDERS = (
@@ -52,36 +39,4 @@ BUILDERS = (
     "dgx_h100",
 )
 
-__all__ = [
-    "BUILDERS",
-    # clusters
-    "star",
-    "two_tier",
-    "leaf_spine",
-    "fat_tree",
-    "ring",
-    "torus",
-    # machines
-    "pcie_tree",
-    "dgx1",
-    "dgx_a100",
-    "dgx_h100",
-    # specs
-    "ETHERNET",
-    "INFINIBAND",
-    "PCIE_X16",
-    "PCIE_RATE",
-    "NVLINK",
-    "NVLINK_LINKS_PER_GPU",
-    "CPU_INTERCONNECT",
-    "ETHERNET_LATENCY",
-    "INFINIBAND_LATENCY",
-    "PCIE_LATENCY",
-    "NVLINK_LATENCY",
-    "SOCKET_LATENCY",
-    "link_speed",
-    # devices
-    "DEVICES",
-    "DeviceError",
-    "device_flops",
-]
+__all__ = ["BUILDERS", *BUILDERS, *specs.__all__, "DEVICES", "DeviceError", "device_flops"]

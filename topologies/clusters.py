@@ -318,7 +318,8 @@ def ring(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, kind="host"):
     Returns
     -------
     networkx.Graph
-        Isomorphic to ``networkx.cycle_graph(n)`` for ``n >= 3``.
+        ``torus((n,))`` without the ``coord`` node attribute;
+        isomorphic to ``networkx.cycle_graph(n)`` for ``n >= 3``.
 
     Raises
     ------
@@ -336,10 +337,11 @@ def ring(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, kind="host"):
     bandwidth = _check.bandwidth("ring", "bandwidth", bandwidth)
     latency = _check.latency("ring", "latency", latency)
     kind = _check.compute_kind("ring", kind)
-    G = nx.Graph(name=f"ring({n} {kind}s, {format_bandwidth(bandwidth)})")
-    G.add_nodes_from((f"{kind}{i}" for i in range(n)), kind=kind)
-    for i in range(n if n > 2 else n - 1):
-        _link(G, f"{kind}{i}", f"{kind}{(i + 1) % n}", bandwidth, latency)
+    # A one-dimensional torus, checked above so that errors name "ring".
+    G = torus((n,), bandwidth, latency, kind)
+    for _, data in G.nodes(data=True):
+        del data["coord"]  # a ring's nodes have no coordinates
+    G.graph["name"] = f"ring({n} {kind}s, {format_bandwidth(bandwidth)})"
     return G
 
 

@@ -5,16 +5,16 @@ seconds as ``FLOPs / device throughput`` (``trace.metadata["device_flops"]``,
 or ``netsim.simulate(..., device_flops=...)``). :func:`device_flops` gives
 that throughput for a named GPU and precision.
 
-======== ============ ========= =========== =========== ==========================
-name     form factor  FP32      TF32 tensor FP16 tensor source
-======== ============ ========= =========== =========== ==========================
-V100     SXM2         15.7 T    --          125 T       [1]
-V100-PCIe PCIe        14 T      --          112 T       [1]
-A100     SXM4         19.5 T    156 T       312 T       [2]
-A100-PCIe PCIe        19.5 T    156 T       312 T       [2]
-H100     SXM5         67 T      494.5 T     989.5 T     [3]
-H100-PCIe PCIe        51 T      378 T       756 T       [3]
-======== ============ ========= =========== =========== ==========================
+========= ============ ========= =========== =========== ==========================
+name      form factor  FP32      TF32 tensor FP16 tensor source
+========= ============ ========= =========== =========== ==========================
+V100      SXM2         15.7 T    --          125 T       [1]
+V100-PCIe PCIe         14 T      --          112 T       [1]
+A100      SXM4         19.5 T    156 T       312 T       [2]
+A100-PCIe PCIe         19.5 T    156 T       312 T       [2]
+H100      SXM5         67 T      494.5 T     989.5 T     [3]
+H100-PCIe PCIe         51 T      378 T       756.5 T     [3]
+========= ============ ========= =========== =========== ==========================
 
 ``fp32`` is the CUDA-core (non-tensor) single-precision peak; ``tf32`` and
 ``fp16`` are the dense tensor-core peaks (FP16 inputs, FP32 accumulation on
@@ -74,12 +74,14 @@ DEVICES = MappingProxyType({
     "A100-PCIe": Device("A100-PCIe", "PCIe", 19.5 * _T, 156 * _T, 312 * _T,
                         "NVIDIA A100 datasheet"),
     "H100": Device("H100", "SXM5", 67 * _T, 494.5 * _T, 989.5 * _T, "NVIDIA H100 datasheet"),
-    "H100-PCIe": Device("H100-PCIe", "PCIe", 51 * _T, 378 * _T, 756 * _T,
+    "H100-PCIe": Device("H100-PCIe", "PCIe", 51 * _T, 378 * _T, 756.5 * _T,
                         "NVIDIA H100 datasheet"),
 })
 
 
 def _key(name):
+    # Same rule as workloads.models._key; copied because workloads/ and topologies/ do not
+    # import each other (ARCHITECTURE.md).
     return "".join(ch for ch in str(name).casefold() if ch.isalnum())
 
 

@@ -76,7 +76,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from . import mlp
-from .errors import WorkloadError
+from .errors import WorkloadError, check_int
 
 __all__ = [
     "Layer",
@@ -233,7 +233,7 @@ def bert_large(seq_len=512):
     (335141888, 26)
     """
     h, V = 1024, 30522
-    s = _positive_int("seq_len", seq_len)
+    s = check_int("seq_len", seq_len)
     units = [Layer("embeddings", V * h + 512 * h + 2 * h + 2 * h, 0.0, s * h)]
     p, f = _block(h, s)
     units += [Layer(f"block{k + 1}", p, f, s * h) for k in range(24)]
@@ -272,19 +272,13 @@ def gpt2(size="small", seq_len=1024):
         raise UnknownModelError(f"unknown GPT-2 size {size!r}; known sizes: {', '.join(_GPT2)}")
     L, h = _GPT2[size]
     V, ctx = 50257, 1024
-    s = _positive_int("seq_len", seq_len)
+    s = check_int("seq_len", seq_len)
     units = [Layer("embeddings", V * h + ctx * h, 0.0, s * h)]
     p, f = _block(h, s)
     units += [Layer(f"block{k + 1}", p, f, s * h) for k in range(L)]
     units.append(Layer("head", 2 * h, 2.0 * s * h * V, s * V))
     return Model(f"gpt2-{size}", tuple(units), f"GPT-2 {size}, sequences of {s} tokens",
                  "Radford et al. 2019; openai/gpt-2 released checkpoints", _GPT2_PUBLISHED[size])
-
-
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise WorkloadError(f"{name} must be an integer >= 1, got {value!r}")
-    return value
 
 
 #: Named models (read-only); keys are what :func:`get_model` and the CLI accept.
@@ -300,6 +294,8 @@ MODELS = MappingProxyType({
 
 
 def _key(name):
+    # Same rule as topologies.devices._key; copied because workloads/ and topologies/ do not
+    # import each other (ARCHITECTURE.md).
     return "".join(ch for ch in str(name).casefold() if ch.isalnum())
 
 
