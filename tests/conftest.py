@@ -11,6 +11,18 @@ settings.register_profile("extended", max_examples=10_000, deadline=None,
 settings.load_profile("ci")
 
 
+def one_line_error(capsys, argv, *needles):
+    """Run the CLI: exit status 2, one stderr line "netsim: error: ..." holding every needle."""
+    from netsim.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("netsim: error:"), err
+    for needle in needles:
+        assert needle in err, err
+    return err
+
+
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="run slow tests")
 

@@ -10,6 +10,7 @@ import pytest
 from netsim import TraceBuilder, save_trace
 from netsim.cli import main
 from netsim.graphio import write_topology
+from conftest import one_line_error
 
 
 @pytest.fixture
@@ -49,13 +50,6 @@ def write_json(tmp_path, ops, ranks=2):
     p = tmp_path / "bad.json"
     p.write_text(json.dumps({"ranks": ranks, "ops": ops}))
     return str(p)
-
-
-def one_line_error(capsys, argv, needle):
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1, err
-    assert err.startswith("netsim: error:") and needle in err, err
 
 
 @pytest.mark.parametrize("op, needle", [

@@ -3,6 +3,7 @@
 import fcntl
 import io
 import json
+import math
 import os
 import pty
 import struct
@@ -87,6 +88,10 @@ def run_netsim(argv, stderr_tty):
     return proc.returncode, out, b"".join(chunks).decode(errors="replace")
 
 
+# `netsim record ps-sync --epochs 3`: 3 epochs x ceil(30 / 8) steps x 4 workers x 2 messages.
+PS_SYNC_MESSAGES = 3 * math.ceil(120 / 4 / 8) * 4 * 2
+
+
 def test_cli_bar_on_a_terminal_quiet_under_quiet_or_a_pipe(monkeypatch, capsys):
     pytest.importorskip("tqdm")
     argv = ["record", "ps-sync", "--epochs", "3", "--json"]
@@ -94,7 +99,9 @@ def test_cli_bar_on_a_terminal_quiet_under_quiet_or_a_pipe(monkeypatch, capsys):
         err = Terminal() if tty else io.StringIO()
         monkeypatch.setattr(sys, "stderr", err)
         assert main(argv + (["--quiet"] if quiet else [])) == 0
-        assert json.loads(capsys.readouterr().out)["messages"] == 96  # stdout: results only
+        # stdout: results only. Iris: 120 training rows over 4 workers = 30 each, batches of
+        # 8: ceil(30/8) = 4 steps per epoch; each step a push and a pull per worker.
+        assert json.loads(capsys.readouterr().out)["messages"] == PS_SYNC_MESSAGES
         drawn = "recording ps-sync" in err.getvalue() and "epoch" in err.getvalue()
         assert drawn == (tty and not quiet), (quiet, tty, err.getvalue())
 
@@ -104,4 +111,4 @@ def test_cli_bar_in_a_real_terminal():
     pytest.importorskip("tqdm")
     code, out, err = run_netsim(["record", "ps-sync", "--epochs", "3", "--json"], stderr_tty=True)
     assert code == 0 and "recording ps-sync" in err and "epoch" in err
-    assert json.loads(out)["messages"] == 96
+    assert json.loads(out)["messages"] == PS_SYNC_MESSAGES

@@ -181,12 +181,15 @@ def test_pf_broadcast_follows_the_averaging_model(recorded):
     push = lambda tr: tr.size[tr.is_message & (tr.tag == tr.tags.index("push"))].sum()
     # Pushes: worker w sends as recorded worker w mod 4, so 16 copies of the recording's.
     assert push(big) == pytest.approx(16 * push(t))
+    # Averaging model: pass rate f + (1 - f)/sqrt(P), so the scale from P0 to P is
+    # (f + (1-f)/sqrt(P)) / (f + (1-f)/sqrt(P0)); 1 at P = P0 or f = 1.
+    scale = lambda f, P, P0: (f + (1 - f) / P ** 0.5) / (f + (1 - f) / P0 ** 0.5)
     assert _broadcast_scale(0.3, 4, 4) == 1.0 and _broadcast_scale(1.0, 64, 4) == 1.0
-    assert _broadcast_scale(0.3, 64, 4) < 1.0
+    assert _broadcast_scale(0.3, 64, 4) == pytest.approx((0.3 + 0.7 / 8) / (0.3 + 0.7 / 2))
     # Broadcasts: the recorded ones, each scaled by the model's factor for P = 64.
     f = _signal_share(t)
     assert 0.0 <= f <= 1.0
-    assert bcast(big) / 64 == pytest.approx(bcast(t) / 4 * _broadcast_scale(f, 64, 4))
+    assert bcast(big) / 64 == pytest.approx(bcast(t) / 4 * scale(f, 64, 4))
 
 
 def _signal_share(t):
@@ -270,3 +273,21 @@ def test_errors_say_why():
     unknown = TraceBuilder(2, metadata={"paradigm": "gossip"}).build()
     with pytest.raises(ProjectionError, match="projectable paradigms: single"):
         project(unknown, 4)
+
+
+def test_projection_of_a_cut_recording_keeps_its_warmup_bytes():
+    # A DGC recording cut to 10 of its iterations (4 steps per epoch on Iris at P0 = 4,
+    # batch 8: 120 samples / 4 workers / 8 = ceil(3.75) = 4) keeps its own per-stage
+    # bytes when projected to the same P: steps per epoch come from (N, P0, b), not from
+    # iterations // epochs.
+    from workloads.scaling import record_at
+
+    def per_iter(tr):
+        return np.bincount(tr.iteration, weights=tr.size).tolist()
+
+    t = record_at("dgc", 4, iterations=10, dataset="iris")
+    assert per_iter(project(t, 4)) == per_iter(t)
+    # PF beyond the recording repeats the last whole epoch (4 steps), not 10 // 3 = 3.
+    p = record_at("pf", 4, iterations=10, dataset="iris")
+    long = per_iter(project(p, 4, iterations=14))
+    assert long[:10] == per_iter(p) and long[10:] == per_iter(p)[6:10]

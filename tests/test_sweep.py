@@ -7,6 +7,7 @@ import socket
 import pytest
 
 from netsim import NetsimError
+from conftest import one_line_error
 from netsim.cli import main, topology_factory
 from netsim.studies import compare
 from netsim.sweep import (COLUMNS, check_config, plot_sweep, point_key, read_rows, run_point,
@@ -104,15 +105,6 @@ def test_cli_sweep_json_table_and_png(tmp_path, config_file, capsys):
     assert main(argv + ["--json", "--quiet"]) == 0
     cap = capsys.readouterr()
     assert json.loads(cap.out)["ran"] == 0 and cap.err == ""
-
-
-def one_line_error(capsys, argv, *needles):
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("netsim: error:"), err
-    for needle in needles:
-        assert needle in err, err
-    return err
 
 
 def test_unknown_key_lists_the_known_ones(tmp_path, capsys):

@@ -215,7 +215,7 @@ def test_dgc_values_sent_follow_the_sparsity_schedule():
     P = 3
     r = dgc.run(workers=P, epochs=6, record_values=True)
     sizes = r.extra["layer_sizes"]
-    assert sizes == [80, 51]
+    assert sizes == [4 * 16 + 16, 16 * 3 + 3]  # Iris MLP 4-16-3: weights + biases per layer
     steps = r.extra["stages"][0]["steps"]
     expected_stage = [[20, 13], [5, 4], [2, 1], [1, 1], [1, 1], [1, 1]]   # at least 1 per layer
     for e, stage in enumerate(r.extra["stages"]):
