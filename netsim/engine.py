@@ -30,14 +30,45 @@ import numpy as np
 import simpy
 from simpy.events import Event
 
-from .errors import DeadlockError, TopologyError
+from .errors import DeadlockError
 from .maxmin import max_min_rates
+from .trace import _ranges, _successors
 
 __all__ = ["FINISH_RTOL", "SATURATION", "replay"]
 
 FINISH_RTOL = 1e-12
 SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
 _LATE = 2  # SimPy priority after NORMAL (1): settle runs after every event of its instant
+_SWEEPS = 4  # closure sweeps over the active flows before solving connected components
+
+
+def _closure(links, mark, pad):
+    """Rows of ``links`` connected to a marked link through shared links; marks their links.
+
+    Flows are edges between the links they cross (each joined to its first link), so
+    the answer is the connected components that hold a marked link.
+    """
+    # Imported here: scipy.sparse costs a third of a second at import, and most runs
+    # never reach a chain long enough to need it.
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    valid = links != pad
+    ids, node = np.unique(links[valid], return_inverse=True)
+    idx = np.full(links.shape, -1, np.int64)
+    idx[valid] = node.reshape(-1)
+    first = idx[:, 0]  # a flow crosses at least one real link
+    rest = idx[:, 1:]
+    u = np.repeat(first, rest.shape[1])
+    v = rest.ravel()
+    real = v >= 0
+    graph = coo_matrix((np.ones(int(real.sum()), np.int8), (u[real], v[real])),
+                       shape=(len(ids), len(ids)))
+    ncomp, label = connected_components(graph, directed=False)
+    hit = np.zeros(ncomp, bool)
+    hit[label[mark[ids]]] = True
+    mark[ids[hit[label]]] = True
+    return hit[label[first]]
 
 
 class _Settle(Event):
@@ -63,22 +94,12 @@ class _Replay:
         # Optional record of every link-load change: (time, link, bytes/s) chunks.
         self.series = [] if link_series else None
         self.env = simpy.Environment()
-        owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(trace.dep_ptr))
-        order = np.argsort(trace.dep_idx, kind="stable")
-        self.succ = owner[order]
-        self.succ_ptr = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(trace.dep_idx, minlength=n), out=self.succ_ptr[1:])
+        self.succ_ptr, self.succ = _successors(trace)
         self.waiting = np.diff(trace.dep_ptr)
         self.is_msg = trace.is_message
         self.dur = seconds
         msg = np.flatnonzero(self.is_msg)
-        try:
-            pair, links, lat = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]])
-        except TopologyError as exc:
-            s, d = exc.pair
-            rank = {int(node): r for r, node in enumerate(nodes)}
-            raise TopologyError(f"ranks {rank[s]} ({net.nodes[s]!r}) and {rank[d]} "
-                                f"({net.nodes[d]!r}) have no path between them") from None
+        pair, links, lat = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]], placed=nodes)
         L = net.num_links
         self.L = L
         # Row -1 is a route of no links and no latency, for compute ops.
@@ -236,7 +257,7 @@ class _Replay:
         added = np.concatenate(added) if added else np.zeros(0, np.int64)
         if len(added) or len(finished):
             self._rerate(added, removed)
-        nxt = float(self.fl_finish.min()) if len(self.fl_finish) else np.inf
+        nxt = float(self.fl_finish.min())  # never empty: there are always flow slots
         if nxt < np.inf and nxt != self.wake_time:
             self.wake_token += 1
             self.wake_time = nxt
@@ -249,14 +270,9 @@ class _Replay:
         return np.where(self.is_msg[ops], self.pair_lat[self.op_pair[ops]], self.dur[ops])
 
     def _release(self, done):
-        lo, hi = self.succ_ptr[done], self.succ_ptr[done + 1]
-        cnt = hi - lo
-        total = int(cnt.sum())
-        if total == 0:
-            return np.zeros(0, np.int64)
-        idx = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
-        succ = self.succ[idx]
-        if total == 1:
+        lo = self.succ_ptr[done]
+        succ = self.succ[_ranges(lo, self.succ_ptr[done + 1] - lo)]
+        if len(succ) <= 1:
             self.waiting[succ] -= 1
             return succ[self.waiting[succ] == 0]
         uniq, counts = np.unique(succ, return_counts=True)
@@ -273,7 +289,9 @@ class _Replay:
         active = np.flatnonzero(self.fl_active)
         links = self.fl_links[active]
         sel = mark[links].any(axis=1)
-        while True:  # close over flows sharing a link with a marked link
+        # Close over flows sharing a link with a marked link. A few sweeps settle the usual
+        # case; a long chain of flows (one per sweep) is left to a connected-components solve.
+        for _ in range(_SWEEPS):
             new = links[sel].ravel()
             grow = ~mark[new]
             grow &= new != L
@@ -281,6 +299,8 @@ class _Replay:
                 break
             mark[new[grow]] = True
             sel = mark[links].any(axis=1)
+        else:
+            sel = _closure(links, mark, L)
         comp = active[sel]
         changed = np.flatnonzero(mark)
         mark[changed] = False

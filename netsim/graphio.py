@@ -16,13 +16,18 @@ __all__ = ["read_topology", "write_topology"]
 def write_topology(G, path):
     """Write ``G`` as node-link JSON (``.json``) or GraphML (``.graphml``).
 
-    Both formats round-trip a topology: :func:`read_topology` gives back a
-    graph isomorphic to ``G`` with the same node ids, node, edge and graph
-    attributes. Tuple-valued attributes (such as a torus node's ``coord``)
-    are stored as JSON lists (GraphML has no list type) and their names kept
-    in the graph attribute ``netsim_tuples``, so they come back as tuples;
-    GraphML ids are strings, so integer node ids are flagged in
-    ``netsim_node_type`` and restored.
+    JSON round-trips a topology: :func:`read_topology` gives back a graph
+    isomorphic to ``G`` with the same node ids (strings, integers or tuples)
+    and the same node, edge and graph attributes, lists and tuples included.
+    Tuple-valued attributes (such as a torus node's ``coord``) are stored as
+    lists and their names kept in the graph attribute ``netsim_tuples``, so
+    they come back as tuples.
+
+    GraphML round-trips string and integer node ids (integer ids are flagged
+    in ``netsim_node_type`` and restored) and scalar and tuple attributes.
+    It has no list type and its ids are strings, so two things do not come
+    back: a list-valued attribute is read back as its JSON text (``"[1, 2]"``),
+    and a tuple node id as its ``str`` (``"(0, 1)"``). Use JSON for such graphs.
 
     Parameters
     ----------

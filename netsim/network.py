@@ -55,6 +55,7 @@ def compute_nodes(G):
 
 
 def _number(value):
+    """A real number (numpy scalars included) that is not a bool."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
@@ -220,8 +221,16 @@ class Network:
                 node = link_src[link]
             self._routes[(src, v)] = tuple(reversed(links))
 
-    def routes(self, src, dst):
+    def routes(self, src, dst, placed=None):
         """Routes for arrays of node-index pairs, as a padded link matrix.
+
+        Parameters
+        ----------
+        src, dst : array_like of int
+            Node indices.
+        placed : ndarray of int, optional
+            Node index of each rank (from :meth:`placement`); when given, a
+            missing route is reported by the ranks it joins.
 
         Returns
         -------
@@ -232,6 +241,11 @@ class Network:
             (a dummy link of infinite capacity).
         latency : ndarray of float
             Sum of link latencies of each distinct pair.
+
+        Raises
+        ------
+        TopologyError
+            If some pair has no path.
         """
         src = np.asarray(src, np.int64)
         dst = np.asarray(dst, np.int64)
@@ -248,9 +262,9 @@ class Network:
         for s, d in zip(ps.tolist(), pd.tolist()):
             r = self._routes.get((s, d))
             if r is None:
-                exc = TopologyError(f"no path from {self.nodes[s]!r} to {self.nodes[d]!r}")
-                exc.pair = (s, d)
-                raise exc
+                if placed is not None:
+                    raise _no_path(self, placed, s, d)
+                raise TopologyError(f"no path from {self.nodes[s]!r} to {self.nodes[d]!r}")
             routes.append(r)
         hops = max((len(r) for r in routes), default=0)
         links = np.full((len(routes), max(hops, 1)), self.num_links, np.int64)
@@ -297,11 +311,17 @@ class Network:
         return out
 
 
+def _as_network(topology):
+    """``topology`` itself if it is a :class:`Network` (keeping its route cache), else compiled."""
+    return topology if isinstance(topology, Network) else Network(topology)
+
+
 def check_topology(G, placement=None, ranks=None):
     """Validate a topology and, optionally, a placement; return the :class:`Network`.
 
     Checks the edge attributes, the placement, and that every pair of placed
-    ranks is connected.
+    ranks is connected. A :class:`Network` is checked and returned itself, route
+    cache included; a graph is compiled into a new one.
 
     Raises
     ------
@@ -317,7 +337,7 @@ def check_topology(G, placement=None, ranks=None):
     ...
     netsim.errors.TopologyError: ranks 0 ('a') and 1 ('b') have no path between them
     """
-    net = Network(G)
+    net = _as_network(G)
     if ranks is None:
         ranks = len(placement) if placement is not None else len(compute_nodes(net.graph))
     nodes = net.placement(ranks, placement)
@@ -328,6 +348,13 @@ def check_topology(G, placement=None, ranks=None):
             comp[net.index[m]] = c
     for r in range(1, len(nodes)):
         if comp[nodes[r]] != comp[nodes[0]]:
-            raise TopologyError(f"ranks 0 ({net.nodes[nodes[0]]!r}) and {r} "
-                                f"({net.nodes[nodes[r]]!r}) have no path between them")
+            raise _no_path(net, nodes, nodes[0], nodes[r])
     return net
+
+
+def _no_path(net, placed, u, v):
+    """The error for placed nodes ``u`` and ``v`` (node indices) with no path between them."""
+    rank = {int(node): r for r, node in enumerate(placed)}
+    u, v = int(u), int(v)
+    return TopologyError(f"ranks {rank[u]} ({net.nodes[u]!r}) and {rank[v]} ({net.nodes[v]!r}) "
+                         f"have no path between them")

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from . import engine
-from .network import Network
+from .network import _as_network
 
 __all__ = ["Result", "simulate"]
 
@@ -113,10 +113,16 @@ class Result:
         }
         # Links.
         L = net.num_links
-        links = state.pair_links[state.op_pair[msg]]
-        sizes = np.repeat(tr.size[msg], links.shape[1])
-        nbytes = np.bincount(links.ravel(), weights=sizes, minlength=L + 1)[:L]
-        count = np.bincount(links.ravel(), minlength=L + 1)[:L]
+        # Bin messages by route first: a (messages x hops) matrix would be large.
+        routes = state.pair_links[:-1]  # the last row is the compute ops' empty route
+        pair = state.op_pair[msg]
+        hops = routes.shape[1]
+        flat = routes.ravel()
+        pair_bytes = np.bincount(pair, weights=tr.size[msg], minlength=len(routes))
+        pair_count = np.bincount(pair, minlength=len(routes))
+        nbytes = np.bincount(flat, weights=np.repeat(pair_bytes, hops), minlength=L + 1)[:L]
+        count = np.bincount(flat, weights=np.repeat(pair_count, hops), minlength=L + 1)[:L]
+        count = count.astype(np.int64)  # whole numbers, exact in float64
         span = self.makespan if self.makespan > 0 else np.inf
         self.links = {
             "src": np.array([str(net.nodes[i]) for i in net.link_src]),
@@ -246,7 +252,7 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     >>> round(r.makespan, 12)
     0.001002
     """
-    net = topology if isinstance(topology, Network) else Network(topology)
+    net = _as_network(topology)
     nodes = net.placement(trace.ranks, placement)
     seconds = trace.compute_seconds(device_flops)
     t0 = time.perf_counter()
