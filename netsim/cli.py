@@ -35,8 +35,14 @@ def _topologies():
     return {name: getattr(topologies, name) for name in topologies.BUILDERS}
 
 
-def _convert(key, text):
-    """Turn a ``key=value`` string into the builder's SI argument."""
+def _convert(key, text, default=None):
+    """Turn a ``key=value`` string into the builder's SI argument.
+
+    Bandwidths and latencies take human units and ``dims`` a shape; any other
+    value is parsed to the type of the option's ``default`` (see
+    :func:`_option_value`: a bool takes true or false), or to a number or the
+    text itself when the option has no default.
+    """
     if "bandwidth" in key:
         return parse_bandwidth(text)
     if "latency" in key:
@@ -46,7 +52,7 @@ def _convert(key, text):
             return tuple(int(x) for x in text.replace("x", ",").split(",") if x)
         except ValueError:
             raise TopologyError(f"dims must look like 4x4 or 4,4, got {text!r}") from None
-    return _number_or_text(text)
+    return _option_value(key, text, None if default is inspect.Parameter.empty else default)
 
 
 def _number_or_text(text):
@@ -66,19 +72,23 @@ def parse_workers(text):
     ([2, 4, 8, 16], [3, 5])
     """
     text = str(text).strip()
+    # Only int() is guarded: NetsimError is a ValueError, so the range check below must sit
+    # outside the try or its message would be replaced by the generic one.
     try:
         if ".." in text:
             lo, hi = (int(x) for x in text.split(".."))
-            if lo < 1 or hi < lo:
-                raise NetsimError(f"workers range {text!r} must be A..B with 1 <= A <= B")
-            out = []
-            while lo <= hi:
-                out.append(lo)
-                lo *= 2
-            return out
-        out = [int(x) for x in text.split(",") if x.strip()]
+        else:
+            out = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise NetsimError(f"workers must look like 2..64 or 2,4,8, got {text!r}") from None
+    if ".." in text:
+        if lo < 1 or hi < lo:
+            raise NetsimError(f"workers range {text!r} must be A..B with 1 <= A <= B")
+        out = []
+        while lo <= hi:
+            out.append(lo)
+            lo *= 2
+        return out
     if not out:
         raise NetsimError("the worker list is empty")
     if any(p < 1 for p in out):
@@ -134,7 +144,7 @@ def parse_topology(spec):
             raise TopologyError(f"topology option {item!r} must be key=value")
         if key not in params:
             raise TopologyError(f"{name} has no option {key!r}; options: {', '.join(params)}")
-        kwargs[key] = _convert(key, value.strip())
+        kwargs[key] = _convert(key, value.strip(), params[key].default)
     try:
         return builder(**kwargs)
     except TypeError as exc:
@@ -243,11 +253,9 @@ def _run_topology(args):
         print("\nbusiest links (" + args.metric + ")")
         lk = result.links
         order = sorted(range(len(lk["bytes"])), key=lambda i: -float(lk[args.metric][i]))[:5]
-        print(table(["link", "bandwidth", "bytes", "mean util", "peak util", "saturated"],
-                    [(f"{lk['src'][i]}->{lk['dst'][i]}", format_bandwidth(lk["bandwidth"][i]),
-                      format_bytes(lk["bytes"][i]), f"{lk['mean_util'][i]:.3f}",
-                      f"{lk['peak_util'][i]:.3f}", format_time(lk["saturated"][i]))
-                     for i in order if lk["bytes"][i] > 0]))
+        print(_link_table([{**{k: col[i] for k, col in lk.items()},
+                            "link": f"{lk['src'][i]}->{lk['dst'][i]}"}
+                           for i in order if lk["bytes"][i] > 0], flows=False))
     if args.png:
         _log(args, f"wrote {args.png}")
 
@@ -354,13 +362,12 @@ def _args_collective(p):
 
 
 def _run_collective(args):
-    from .studies import compare
+    from .studies import compare, ranks_for
     from .units import parse_bytes
 
     if args.workers < 1:
         raise NetsimError(f"P must be >= 1, got {args.workers}")
-    ranks = args.workers + (args.servers if args.algorithm == "ps" else 0)
-    G = topology_factory(args.topology)(ranks)
+    G = topology_factory(args.topology)(ranks_for(args.algorithm, args.workers, args.servers))
     rec = compare(args.algorithm, G, args.workers, parse_bytes(args.bytes), segments=args.segments,
                   gamma=args.gamma, servers=args.servers)
     if args.json:
@@ -368,10 +375,13 @@ def _run_collective(args):
         return
     rows = [("algorithm", f"{rec['algorithm']} ({rec['collective']})"), ("P", rec["P"]),
             ("bytes", format_bytes(rec["nbytes"])), ("topology", rec["topology"]),
-            ("alpha", format_time(rec["alpha"])), ("1/beta", format_bandwidth(1 / rec["beta"])),
+            ("alpha", format_time(rec["alpha"])),
+            # beta is 0 when no message is sent (P = 1): there is no bandwidth to show.
+            ("1/beta", format_bandwidth(1 / rec["beta"]) if rec["beta"] > 0 else "-"),
             ("messages", rec["messages"]), ("simulated", format_time(rec["simulated"])),
             ("closed form", format_time(rec["closed_form"])), ("gap", f"{rec['gap']:+.3%}"),
-            ("contention bound", f"{format_time(rec['contention_bound'])} on {rec['bound_link']}")]
+            ("contention bound", format_time(rec["contention_bound"])
+             + (f" on {rec['bound_link']}" if rec["bound_link"] else ""))]
     if rec["segments"] is not None:
         rows.insert(3, ("segments k", rec["segments"]))
     print(table(["", "value"], rows))
@@ -426,7 +436,7 @@ def _args_scale(p):
 
 
 def _run_scale(args, title=None):
-    from .studies import ALGORITHMS, fit_scaling, plot_scale, scale
+    from .studies import ALGORITHMS, fit_scaling, lp_segments, plot_scale, scale, takes_segments
     from .units import parse_bytes
 
     if getattr(args, "paradigm", None):
@@ -439,21 +449,24 @@ def _run_scale(args, title=None):
     nbytes = parse_bytes(args.bytes)
     make = topology_factory(args.topology)
     segments = args.segments
-    if segments is None and "lp" in ",".join(algorithms):
-        from .costmodel import alpha_beta, optimal_segments
-        from .collectives import pipeline_broadcast
-
-        P = workers[-1]
-        a, b = alpha_beta(make(P), trace=pipeline_broadcast(P, nbytes, 1))
-        segments = optimal_segments(P, nbytes, a, b)
+    if segments is None and any(takes_segments(name) for name in algorithms):
+        segments = lp_segments(workers, nbytes, make)
     records = []
     for name in algorithms:
         _note(args, f"simulating {name} at P = {', '.join(map(str, workers))} ...")
         records += scale([name], workers, nbytes, make, segments=segments)
-    fits = {}
+    fits, notes = {}, {}
     for name in algorithms:
+        # A point of zero time (P = 1: one rank sends nothing) fits no law; leave it out.
         rs = [r for r in records if r["algorithm"] == name]
-        fits[name] = fit_scaling([r["P"] for r in rs], [r["simulated"] for r in rs])
+        timed = [r for r in rs if r["simulated"] > 0]
+        fits[name] = (fit_scaling([r["P"] for r in timed], [r["simulated"] for r in timed])
+                      if len({r["P"] for r in timed}) >= 2 else None)
+        zero = [r["P"] for r in rs if r["simulated"] <= 0]
+        if fits[name] is None:
+            notes[name] = "no fit: fewer than two P with time > 0"
+        elif zero:
+            notes[name] = f"P = {', '.join(map(str, zero))} left out (time 0: no messages)"
     if args.csv:
         _write_csv(args.csv, records)
     _write(args.png, lambda f: plot_scale(records, f, title=title, logy=args.logy), binary=True)
@@ -466,8 +479,9 @@ def _run_scale(args, title=None):
                  for r in records]))
     print()
     print(table(["algorithm", "scaling law", "R^2", "note"],
-                [(name, f["law"], "-" if f["r2"] is None else f"{f['r2']:.4f}",
-                  "no single law fits" if f["no_single_law"] else "")
+                [(name, f["law"] if f else "-", "-" if not f or f["r2"] is None else f"{f['r2']:.4f}",
+                  "; ".join(x for x in ("no single law fits" if f and f["no_single_law"] else "",
+                                        notes.get(name, "")) if x))
                  for name, f in fits.items()]))
     note = f"n = {format_bytes(nbytes)}, topology {args.topology}"
     if segments is not None:
@@ -531,11 +545,12 @@ def _args_claims(p):
 def _run_claims(args):
     import time
 
+    from topologies import star
     from workloads.claims import format_claims, run_claims
 
     _note(args, "reproducing the seed papers' claims ...")
     t0 = time.perf_counter()
-    rows = run_claims(seed=args.seed)
+    rows = run_claims(star, seed=args.seed)
     wall = time.perf_counter() - t0
     if args.json:
         print(json.dumps(rows))
@@ -579,10 +594,15 @@ def _run_sweep(args):
     if args.jobs is not None and args.jobs < 1:
         raise NetsimError(f"--jobs must be >= 1, got {args.jobs}")
     keys = {point_key(p) for p in sweep_points(config)}
+    runners = {}
+    if config["paradigms"]:
+        from workloads.scaling import sweep_point
+
+        runners["paradigm"] = sweep_point
     with _progress(args, len(keys), "sweep", unit="point") as bar:
         counts = run_sweep(config, output, scheduler=args.scheduler, jobs=args.jobs,
                            processes=not args.threads, timeout=args.timeout, progress=bar,
-                           log=lambda line: _log(args, line))
+                           log=lambda line: _log(args, line), runners=runners)
     rows = [r for r in read_rows(output) if point_key(r) in keys]
     _write(png, lambda f: plot_sweep(rows, f, title=f"sweep {os.path.basename(args.config)}"),
            binary=True)
@@ -670,13 +690,17 @@ def summary(result, top=5):
         ("mean compute / rank", format_time(float(r.ranks["compute"].mean()))),
         ("mean exposed comm / rank", format_time(float(r.ranks["exposed_communication"].mean()))),
         ("mean idle / rank", format_time(float(r.ranks["idle"].mean()))),
-    ]), "", "bottleneck links"]
-    rows = [(b["link"], format_bandwidth(b["bandwidth"]), format_bytes(b["bytes"]),
-             f"{b['mean_util']:.3f}", f"{b['peak_util']:.3f}", format_time(b["saturated"]),
-             b["peak_flows"]) for b in r.bottlenecks(top)]
-    lines.append(table(["link", "bandwidth", "bytes", "mean util", "peak util", "saturated",
-                        "max flows"], rows))
+    ]), "", "bottleneck links", _link_table(r.bottlenecks(top))]
     return "\n".join(lines)
+
+
+def _link_table(links, flows=True):
+    """Table of link-direction records (as of ``Result.bottlenecks``), one row each."""
+    headers = ["link", "bandwidth", "bytes", "mean util", "peak util", "saturated"]
+    rows = [(b["link"], format_bandwidth(b["bandwidth"]), format_bytes(b["bytes"]),
+             f"{b['mean_util']:.3f}", f"{b['peak_util']:.3f}", format_time(b["saturated"]))
+            + ((b["peak_flows"],) if flows else ()) for b in links]
+    return table(headers + ["max flows"] * flows, rows)
 
 
 PROGRESS_MESSAGES = 100_000

@@ -35,25 +35,17 @@ import numpy as np
 
 from .engine import SATURATION
 from .errors import NetsimError
+from .result import _union_length
 
 __all__ = [
     "link_saturation",
+    "top_link",
     "crossing",
     "speedup",
     "saturation_point",
+    "saturation_label",
     "plot_scaling",
 ]
-
-
-def _union(starts, ends):
-    """Total length of the union of intervals."""
-    if not len(starts):
-        return 0.0
-    order = np.argsort(starts, kind="stable")
-    s, e = starts[order], ends[order]
-    reach = np.maximum.accumulate(e)
-    prev = np.concatenate([[s[0]], reach[:-1]])
-    return float(np.maximum(e - np.maximum(s, prev), 0.0).sum())
 
 
 def _saturated_intervals(series, bandwidth, makespan):
@@ -124,7 +116,7 @@ def link_saturation(result, duplex=True):
         key = (min(s, d), max(s, d)) if duplex else (s, d)
         groups.setdefault(key, []).append(i)
     out = []
-    for (u, v), idx in groups.items():
+    for idx in groups.values():
         nbytes = float(sum(lk["bytes"][i] for i in idx))
         if nbytes <= 0:
             continue
@@ -132,10 +124,11 @@ def link_saturation(result, duplex=True):
             empty = (np.zeros(0), np.zeros(0))
             starts = np.concatenate([per_dir.get(i, empty)[0] for i in idx])
             ends = np.concatenate([per_dir.get(i, empty)[1] for i in idx])
-            sat = _union(starts, ends)
+            sat = float(_union_length(starts, ends, np.zeros(len(starts), np.int64), 1)[0])
         else:
             sat = float(max(lk["saturated"][i] for i in idx))
-        a, b = (u, v) if not duplex else (str(lk["src"][idx[0]]), str(lk["dst"][idx[0]]))
+        # Named as its first direction runs.
+        a, b = str(lk["src"][idx[0]]), str(lk["dst"][idx[0]])
         out.append({
             "link": f"{a}<->{b}" if duplex else f"{a}->{b}",
             "directions": [f"{lk['src'][i]}->{lk['dst'][i]}" for i in idx],
@@ -148,6 +141,40 @@ def link_saturation(result, duplex=True):
         })
     out.sort(key=lambda r: (-r["fraction"], -r["bytes"], r["link"]))
     return out
+
+
+def top_link(result, duplex=True):
+    """The most saturated link of a run, as the flat fields of a study's record.
+
+    Parameters
+    ----------
+    result : Result
+        As for :func:`link_saturation` (``link_series=True`` for the exact union).
+    duplex : bool, optional
+        As for :func:`link_saturation`: False for a ``DiGraph``.
+
+    Returns
+    -------
+    dict
+        ``top_link`` (the first link of :func:`link_saturation`, None without
+        traffic), ``saturated_fraction`` (its saturated fraction of the run,
+        0.0 without traffic) and ``top_bandwidth`` (its bytes/s per direction,
+        None without traffic).
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder, simulate
+    >>> from topologies import star
+    >>> b = TraceBuilder(3); _ = b.message(0, 2, 1e6); _ = b.message(2, 1, 1e6)
+    >>> r = simulate(b.build(), star(3, bandwidth=1e6, latency=0.0), link_series=True)
+    >>> top_link(r)
+    {'top_link': 'host2<->switch', 'saturated_fraction': 1.0, 'top_bandwidth': 1000000.0}
+    """
+    sat = link_saturation(result, duplex=duplex)
+    top = sat[0] if sat else None
+    return {"top_link": top["link"] if top else None,
+            "saturated_fraction": top["fraction"] if top else 0.0,
+            "top_bandwidth": top["bandwidth"] if top else None}
 
 
 def crossing(x, y, level, log_x=True):
@@ -256,7 +283,8 @@ def saturation_point(P, fraction, links=None, times=None, level=0.5, strong=Fals
         ("time per iteration stops falling").
     level : float, optional
         Saturated fraction above which a link counts as saturated (0.5: most
-        of the iteration).
+        of the iteration). The comparison is strict everywhere: a fraction
+        equal to ``level`` is not saturated, for ``P`` as for ``crossing``.
     strong : bool, optional
 
     Returns
@@ -269,8 +297,9 @@ def saturation_point(P, fraction, links=None, times=None, level=0.5, strong=Fals
         the time per iteration, interpolated linearly in P when ``times`` is
         given, which is exact when both grow linearly in P; else the P at
         which the fraction reaches ``level``, interpolated in log2 P, see
-        :func:`crossing`; None if the level is never reached or already at
-        the first P) and ``level``.
+        :func:`crossing`; in both cases between the last P whose fraction is
+        at most ``level`` and the first above it; None if no fraction is
+        above ``level`` or the first already is) and ``level``.
 
     Examples
     --------
@@ -279,6 +308,12 @@ def saturation_point(P, fraction, links=None, times=None, level=0.5, strong=Fals
     (8, 'c', 5.657)
     >>> saturation_point([2, 4, 8], [0, 0, 0], times=[1.0, 0.6, 0.7], strong=True)["reason"]
     'time stops falling'
+
+    A fraction equal to ``level`` is not above it:
+
+    >>> sp = saturation_point([2, 4, 8], [0.5, 0.5, 0.9])
+    >>> sp["P"], sp["crossing"]
+    (8, 4.0)
     """
     P = [int(p) for p in P]
     fr = [float(f) for f in fraction]
@@ -286,18 +321,20 @@ def saturation_point(P, fraction, links=None, times=None, level=0.5, strong=Fals
         raise NetsimError("P and fraction must be non-empty and of equal length")
     if any(b <= a for a, b in zip(P, P[1:])):
         raise NetsimError(f"P must be strictly increasing, got {P}")
-    if times is not None:
-        # Saturated time minus level x time, per iteration: linear in P when both are
-        # (a parameter server), so the interpolated zero is exact there.
-        gap = [(f - level) * float(t) for f, t in zip(fr, times)]
-        cross = crossing(P, gap, 0.0, log_x=False)
-    else:
-        cross = crossing(P, fr, level) if min(P) > 0 else None
-    if fr[0] >= level:
-        cross = None  # already saturated at the first P: the crossing lies below the range
+    over = next((i for i, f in enumerate(fr) if f > level), None)
+    cross = None  # also when already saturated at the first P: the crossing lies below P[0]
+    if over is not None and over > 0:
+        # Between the last P at or below the level and the first above it.
+        seg = slice(over - 1, over + 1)
+        if times is not None:
+            # Saturated time minus level x time, per iteration: linear in P when both are
+            # (a parameter server), so the interpolated zero is exact there.
+            gap = [(f - level) * float(t) for f, t in zip(fr[seg], times[seg])]
+            cross = crossing(P[seg], gap, 0.0, log_x=False)
+        elif min(P) > 0:
+            cross = crossing(P[seg], fr[seg], level)
     out = {"P": None, "link": None, "fraction": None, "reason": None, "level": level,
            "crossing": cross}
-    over = next((i for i, f in enumerate(fr) if f > level), None)
     stop = None
     if strong and times is not None:
         stop = next((i for i in range(1, len(P)) if times[i] >= times[i - 1]), None)
@@ -307,6 +344,18 @@ def saturation_point(P, fraction, links=None, times=None, level=0.5, strong=Fals
     elif stop is not None:
         out.update(P=P[stop], fraction=fr[stop], reason="time stops falling")
     return out
+
+
+def saturation_label(level=0.5):
+    """Legend entry of the saturation points circled on a plot (see :func:`saturation_point`).
+
+    Examples
+    --------
+    >>> saturation_label(0.5)
+    'saturation point (a link at >= 99 % for > 50% of the run)'
+    """
+    return (f"saturation point (a link at >= {SATURATION * 100:g} % for > {level:.0%} "
+            f"of the run)")
 
 
 def plot_scaling(P, series, path, saturation=None, title="", logy=False):
