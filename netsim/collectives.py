@@ -59,12 +59,11 @@ neural networks" (linear pipelining), arXiv:1611.04255, 2016.
 """
 
 import inspect
-import math
-import numbers
 from types import MappingProxyType
 
 import numpy as np
 
+from ._checks import check_count, check_real
 from .errors import TraceError
 from .trace import COMPUTE, MESSAGE, Trace
 
@@ -86,41 +85,6 @@ __all__ = [
     "ps_push_pull",
     "payloads",
 ]
-
-
-# -- input checks (shared with costmodel and studies) ------------------------------------
-
-def _check_count(value, name, error=TraceError):
-    """An integer >= 1 (a number of ranks, segments or servers)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise error(f"{name} must be an integer >= 1, got {value!r}")
-    if value < 1:
-        raise error(f"{name} must be >= 1, got {value}")
-    return int(value)
-
-
-def _check_real(value, name, error=TraceError):
-    """A finite real number >= 0 (bytes, seconds, seconds per byte)."""
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not math.isfinite(value) or value < 0):
-        raise error(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
-
-
-def _check_ranks(P, name="P"):
-    return _check_count(P, name)
-
-
-def _check_bytes(nbytes):
-    return _check_real(nbytes, "nbytes")
-
-
-def _check_segments(segments):
-    return _check_count(segments, "segments")
-
-
-def _check_gamma(gamma):
-    return _check_real(gamma, "gamma")
 
 
 def _pof2(P):
@@ -271,7 +235,7 @@ def _unfold(s, rem, lo, hi):
     s.step(odd, odd - 1, odd - 1 if lo is None else lo, odd if hi is None else hi, "unfold")
 
 
-def _halving(s, p2, real, start, reduce=True, tag="reduce-scatter"):
+def _halving(s, p2, real, start):
     """Recursive halving over core ranks 0..p2-1 (distance p2/2 first).
 
     ``start(i)`` is the first chunk of core block ``i`` (``start(p2)`` the end);
@@ -282,17 +246,18 @@ def _halving(s, p2, real, start, reduce=True, tag="reduce-scatter"):
     while m >= 1:
         partner = nr ^ m
         first = partner & ~(m - 1)
-        s.step(real(nr), real(partner), start(first), start(first + m), tag, reduce=reduce)
+        s.step(real(nr), real(partner), start(first), start(first + m), "reduce-scatter",
+               reduce=True)
         m //= 2
 
 
-def _doubling(s, p2, real, start, tag="allgather"):
+def _doubling(s, p2, real, start):
     """Recursive-doubling allgather of core blocks: core rank i starts with block i."""
     nr = np.arange(p2)
     m = 1
     while m < p2:
         first = nr & ~(m - 1)
-        s.step(real(nr), real(nr ^ m), start(first), start(first + m), tag)
+        s.step(real(nr), real(nr ^ m), start(first), start(first + m), "allgather")
         m *= 2
 
 
@@ -989,11 +954,13 @@ def payloads(generator, P, nbytes, **options):
     return s.trace(), s.payload()
 
 
-_CHECKS = MappingProxyType({"segments": _check_segments, "gamma": _check_gamma,
-                           "servers": lambda v: _check_ranks(v, "servers")})
+_CHECKS = MappingProxyType({"segments": lambda v: check_count(v, "segments", TraceError),
+                           "gamma": lambda v: check_real(v, "gamma", TraceError),
+                           "servers": lambda v: check_count(v, "servers", TraceError)})
 
 
 def _build(name, P, nbytes, **options):
     """Validate the arguments and run the named schedule."""
     args = {key: _CHECKS[key](value) for key, value in options.items()}
-    return _SCHEDULES[name](_check_ranks(P), _check_bytes(nbytes), **args)
+    return _SCHEDULES[name](check_count(P, "P", TraceError),
+                            check_real(nbytes, "nbytes", TraceError), **args)

@@ -37,8 +37,9 @@ import math
 
 import numpy as np
 
-from .collectives import _check_bytes, _check_gamma, _check_ranks, _check_real, _check_segments, _pof2
-from .errors import NetsimError
+from ._checks import check_count, check_real
+from .collectives import _pof2
+from .errors import NetsimError, TraceError
 from .network import Network, compute_nodes
 
 __all__ = [
@@ -67,13 +68,17 @@ __all__ = [
 ]
 
 
+# Ranks, bytes, segments and gamma raise TraceError, as the generators do for the same
+# arguments; alpha and beta, which only cost models take, raise NetsimError.
+
 def _check_time(value, name):
-    return _check_real(value, name, NetsimError)
+    return check_real(value, name, NetsimError)
 
 
 def _common(P, nbytes, alpha, beta, gamma=0.0):
-    return (_check_ranks(P), _check_bytes(nbytes), _check_time(alpha, "alpha"),
-            _check_time(beta, "beta"), _check_gamma(gamma))
+    return (check_count(P, "P", TraceError), check_real(nbytes, "nbytes", TraceError),
+            _check_time(alpha, "alpha"), _check_time(beta, "beta"),
+            check_real(gamma, "gamma", TraceError))
 
 
 def hockney(nbytes, alpha, beta):
@@ -84,7 +89,8 @@ def hockney(nbytes, alpha, beta):
     >>> round(hockney(1e6, 2e-6, 1 / 1.25e9), 12)
     0.000802
     """
-    return _check_time(alpha, "alpha") + _check_bytes(nbytes) * _check_time(beta, "beta")
+    return (_check_time(alpha, "alpha")
+            + check_real(nbytes, "nbytes", TraceError) * _check_time(beta, "beta"))
 
 
 # -- trees ---------------------------------------------------------------------------------
@@ -137,7 +143,7 @@ def pipeline_broadcast(P, nbytes, segments, alpha, beta):
     0.002004
     """
     P, n, a, b, _ = _common(P, nbytes, alpha, beta)
-    k = _check_segments(segments)
+    k = check_count(segments, "segments", TraceError)
     return 0.0 if P == 1 else (P + k - 2) * (a + n * b / k)
 
 
@@ -160,7 +166,7 @@ def pipeline_reduce(P, nbytes, segments, alpha, beta, gamma=0.0):
     0.001305
     """
     P, n, a, b, g = _common(P, nbytes, alpha, beta, gamma)
-    k = _check_segments(segments)
+    k = check_count(segments, "segments", TraceError)
     if P == 1:
         return 0.0
     tm, tc = a + n * b / k, n * g / k
@@ -195,7 +201,7 @@ def linear_pipeline(P, nbytes, segments, alpha, beta):
     0.002505
     """
     P, n, a, b, _ = _common(P, nbytes, alpha, beta)
-    k = _check_segments(segments)
+    k = check_count(segments, "segments", TraceError)
     return (P - 1 + k) * (a + n * b / k)
 
 
@@ -434,7 +440,7 @@ def ps_push_pull(P, nbytes, alpha, beta, gamma=0.0, servers=1):
     0.008002
     """
     P, n, a, b, g = _common(P, nbytes, alpha, beta, gamma)
-    S = _check_ranks(servers, "servers")
+    S = check_count(servers, "servers", TraceError)
     return 2 * (a + max(P, S) * n * b / S) + (P - 1) * n * g / S
 
 
@@ -503,7 +509,7 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
     else:
         if ranks is None:
             ranks = len(placement) if placement is not None else len(compute_nodes(net.graph))
-        ranks = _check_ranks(ranks, "ranks")
+        ranks = check_count(ranks, "ranks", TraceError)
         src, dst = np.divmod(np.arange(ranks * ranks, dtype=np.int64), ranks)
     nodes = net.placement(ranks, placement)
     u, v = nodes[src], nodes[dst]

@@ -7,6 +7,7 @@ backend), so the core never needs it.
 import networkx as nx
 import numpy as np
 
+from .errors import NetsimError
 from .network import compute_nodes
 
 __all__ = ["draw_topology", "plot_series"]
@@ -71,13 +72,15 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
     edges = list(G.edges())
     values = None
     if result is not None:
-        lk = result.links
-        load = {}
-        for s, d, v in zip(lk["src"], lk["dst"], lk[metric]):
-            key = frozenset((s, d)) if not G.is_directed() else (s, d)
-            load[key] = max(load.get(key, 0.0), float(v))
-        values = np.array([load.get(frozenset((str(u), str(v))) if not G.is_directed()
-                                    else (str(u), str(v)), 0.0) for u, v in edges])
+        # Result links are in Network order: edge i of G.edges() is link direction i of a
+        # DiGraph, and directions 2i and 2i+1 (u->v, v->u) of an undirected graph.
+        values = np.asarray(result.links[metric], np.float64)
+        per_edge = 1 if G.is_directed() else 2
+        if len(values) != per_edge * len(edges):
+            raise NetsimError(f"the result has {len(values)} link directions but the topology "
+                              f"has {per_edge * len(edges)}: simulate on this topology")
+        if per_edge == 2:
+            values = values.reshape(-1, 2).max(axis=1)
     kinds = [G.nodes[n].get("kind", "node") for n in G.nodes]
     palette = {"gpu": "#2ca02c", "host": "#1f77b4", "cpu": "#9467bd", "pcie_switch": "#8c564b",
                "nvswitch": "#e377c2", "nic": "#bcbd22", "switch": "#7f7f7f"}

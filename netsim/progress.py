@@ -9,7 +9,7 @@ asked for quiet. Results go to standard output, so a bar never mixes with
 :class:`Progress` is one bar with a callable interface that fits every
 progress hook of the project: :func:`netsim.simulate` calls ``progress(ops_done)``,
 a paradigm's ``run`` calls ``progress(epochs_done, epochs)`` and a sweep calls
-``progress(points_done)``. Without tqdm installed, bars are simply not shown.
+``progress(points_done, points)``. Without tqdm installed, bars are simply not shown.
 """
 
 import sys

@@ -45,19 +45,23 @@ import networkx as nx
 import numpy as np
 
 from . import collectives, costmodel
-from .collectives import _check_bytes, _check_gamma, _check_ranks, _check_segments
-from .costmodel import alpha_beta, contention_bound, optimal_segments
-from .errors import NetsimError
+from ._checks import check_count, check_real
+from .costmodel import alpha_beta, optimal_segments
+from .errors import NetsimError, TraceError
 from .network import Network
 from .result import simulate
+from .saturation import saturation_label, saturation_point, top_link
 
 __all__ = [
     "ALGORITHMS",
     "FORMULAS",
     "LAWS",
     "REL_TOL",
+    "ranks_for",
     "compare",
     "optimal_segments",
+    "takes_segments",
+    "lp_segments",
     "scale",
     "fit_scaling",
     "plot_scale",
@@ -108,6 +112,57 @@ def _lookup(algorithm):
     return ALGORITHMS[algorithm], FORMULAS[algorithm]
 
 
+def ranks_for(algorithm, P, servers=1):
+    """Ranks a collective of P ranks (workers) occupies: ``P``, plus ``servers`` for ``"ps"``.
+
+    Examples
+    --------
+    >>> ranks_for("ring", 8), ranks_for("ps", 8), ranks_for("ps", 8, servers=2)
+    (8, 9, 10)
+    """
+    _lookup(algorithm)
+    return P + (servers if algorithm == "ps" else 0)
+
+
+def takes_segments(algorithm):
+    """Whether an algorithm is pipelined in segments (the LP family).
+
+    Examples
+    --------
+    >>> takes_segments("lp_reduce"), takes_segments("ring")
+    (True, False)
+    """
+    gen, _ = _lookup(algorithm)
+    return "segments" in inspect.signature(gen).parameters
+
+
+def lp_segments(workers, nbytes, topology):
+    """LP segments for a scaling study: the optimum k* at the largest P, kept at every P.
+
+    :func:`~netsim.costmodel.optimal_segments` with alpha and beta of an LP
+    broadcast of the largest P on the topology (:func:`~netsim.costmodel.alpha_beta`).
+
+    Parameters
+    ----------
+    workers : sequence of int
+        The values of P.
+    nbytes : float
+        Message size.
+    topology : callable or networkx.Graph
+        As for :func:`scale`.
+
+    Examples
+    --------
+    >>> from topologies import star
+    >>> lp_segments([2, 4, 64], 64e6, star)
+    1260
+    """
+    P = max(workers)
+    G = topology(ranks_for("lp", P)) if callable(topology) else topology
+    alpha, beta = alpha_beta(G, trace=collectives.pipeline_broadcast(P, nbytes, 1))
+    return optimal_segments(P, nbytes, alpha, beta)
+
+
 def _accepts(func, **options):
     """The options ``func`` takes (by parameter name)."""
     params = inspect.signature(func).parameters
@@ -115,7 +170,7 @@ def _accepts(func, **options):
 
 
 def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=None,
-            servers=1):
+            servers=1, saturation=True):
     """Simulate one collective and put its closed form and contention bound beside it.
 
     Alpha and beta for the closed form come from the topology
@@ -145,6 +200,10 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
         ``placement[r]`` is the node of rank r.
     servers : int, optional
         Parameter servers for ``"ps"``.
+    saturation : bool, optional
+        Also find the most saturated link (``top_link``, ``saturated_fraction``),
+        which records every change of every link's load; False leaves both
+        None, for callers that need only the times.
 
     Returns
     -------
@@ -154,14 +213,15 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
         name), ``alpha``, ``beta``, ``messages``, ``simulated``,
         ``closed_form``, ``gap`` ((simulated - closed form) / closed form),
         ``contention_bound`` and ``bound_link`` (see
-        :func:`~netsim.costmodel.contention_bound`), and ``limit`` (link
+        :func:`~netsim.costmodel.contention_bound`, here read from the
+        simulated link bytes), and ``limit`` (link
         ``"u->v"``), ``limit_peak_flows`` (most messages sharing it at once)
         and ``limit_saturated`` (seconds at >= 99 % of capacity) when they
         differ, else None; ``top_link`` (the most saturated link, ``"u<->v"``
         for an undirected graph's full-duplex edge, see
         :func:`netsim.saturation.link_saturation`; None without traffic) and
         ``saturated_fraction`` (its time with a direction at >= 99 % of
-        capacity over the simulated time).
+        capacity over the simulated time); both None with ``saturation=False``.
 
     Raises
     ------
@@ -180,32 +240,34 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
     (24, True, None)
     """
     gen, formula = _lookup(algorithm)
-    P = _check_ranks(P)
-    n = _check_bytes(nbytes)
-    gamma = _check_gamma(gamma)
-    servers = _check_ranks(servers, "servers")
+    P = check_count(P, "P", TraceError)
+    n = check_real(nbytes, "nbytes", TraceError)
+    gamma = check_real(gamma, "gamma", TraceError)
+    servers = check_count(servers, "servers", TraceError)
     if segments is not None:
-        segments = _check_segments(segments)
+        segments = check_count(segments, "segments", TraceError)
     net = topology if isinstance(topology, Network) else Network(topology)
     opts = _accepts(gen, gamma=gamma, servers=servers)
+    alpha = beta = None
     if "segments" in inspect.signature(gen).parameters:
         if segments is None:
             probe = gen(P, n, segments=1, **opts)  # same pairs, whatever the segments
-            a, b = alpha_beta(net, placement=placement, trace=probe)
-            segments = optimal_segments(P, n, a, b)
+            alpha, beta = alpha_beta(net, placement=placement, trace=probe)
+            segments = optimal_segments(P, n, alpha, beta)
         opts["segments"] = segments
     else:
         segments = None
     trace = gen(P, n, **opts)
-    alpha, beta = alpha_beta(net, placement=placement, trace=trace)
+    if alpha is None:
+        alpha, beta = alpha_beta(net, placement=placement, trace=trace)
     closed = formula(P, n, alpha=alpha, beta=beta, **_accepts(formula, **opts))
-    result = simulate(trace, net, placement, link_series=True)
+    result = simulate(trace, net, placement, link_series=saturation)
     sim = result.makespan
     if closed > 0:
         gap = (sim - closed) / closed
     else:
         gap = 0.0 if sim == 0 else math.inf
-    bound = contention_bound(trace, net, placement)
+    bound = _contention_bound(result)
     record = {
         "algorithm": algorithm,
         "collective": gen.__name__,
@@ -228,11 +290,10 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
         "limit_peak_flows": None,
         "limit_saturated": None,
     }
-    from .saturation import link_saturation
-
-    sat = link_saturation(result, duplex=not net.graph.is_directed())
-    record.update(top_link=sat[0]["link"] if sat else None,
-                  saturated_fraction=sat[0]["fraction"] if sat else 0.0)
+    record.update(top_link=None, saturated_fraction=None)
+    if saturation:
+        top = top_link(result, duplex=not net.graph.is_directed())
+        record.update(top_link=top["top_link"], saturated_fraction=top["saturated_fraction"])
     if abs(gap) > REL_TOL:
         top = result.bottlenecks(1)
         if top:
@@ -241,12 +302,22 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
     return record
 
 
+def _contention_bound(result):
+    """:func:`~netsim.costmodel.contention_bound` from a run's link bytes (no re-routing)."""
+    lk = result.links
+    if not len(lk["bytes"]) or lk["bytes"].max() <= 0:
+        return {"seconds": 0.0, "link": None}
+    t = lk["bytes"] / lk["bandwidth"]
+    i = int(np.argmax(t))
+    return {"seconds": float(t[i]), "link": f"{lk['src'][i]}->{lk['dst'][i]}"}
+
+
 _SCALE_KEYS = ("algorithm", "P", "ranks", "nbytes", "segments", "alpha", "beta", "simulated",
                "closed_form", "gap", "contention_bound", "limit", "top_link",
                "saturated_fraction")
 
 
-def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0):
+def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, saturation=True):
     """Simulated and closed-form time of each algorithm at each P.
 
     Parameters
@@ -264,6 +335,8 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0):
         LP segments, fixed across P; None picks the optimum at each P.
     gamma : float, optional
         Reduction cost, seconds per byte.
+    saturation : bool, optional
+        Find each point's most saturated link (see :func:`compare`).
 
     Returns
     -------
@@ -286,9 +359,10 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0):
     records = []
     for name in names:
         for P in workers:
-            P = _check_ranks(P)
-            G = topology(P + 1 if name == "ps" else P) if callable(topology) else topology
-            rec = compare(name, G, P, nbytes, segments=segments, gamma=gamma)
+            P = check_count(P, "P", TraceError)
+            G = topology(ranks_for(name, P)) if callable(topology) else topology
+            rec = compare(name, G, P, nbytes, segments=segments, gamma=gamma,
+                          saturation=saturation)
             records.append({k: rec[k] for k in _SCALE_KEYS})
     return records
 
@@ -339,8 +413,11 @@ def fit_scaling(P, T, flat=0.05, margin=0.01, min_r2=0.95):
         raise NetsimError("fit_scaling needs at least two distinct values of P")
     if not np.all(np.isfinite(P)) or P.min() < 1:
         raise NetsimError("every P must be a finite number >= 1")
-    if not np.all(np.isfinite(T)) or T.min() <= 0:
-        raise NetsimError("every time T must be a finite number > 0")
+    bad = np.flatnonzero(~np.isfinite(T) | (T <= 0))
+    if len(bad):
+        i = int(bad[0])
+        raise NetsimError(f"every time T must be a finite number > 0, got T = {T[i]:g} at "
+                          f"P = {P[i]:g}")
     spread = float(T.max() / T.min() - 1)
     ss_tot = float(((T - T.mean()) ** 2).sum())
     fits = {}
@@ -400,13 +477,13 @@ def plot_scale(records, path, title=None, logy=False, level=0.5):
     series = []
     for name in names:
         rows = sorted((r for r in records if r["algorithm"] == name), key=lambda r: r["P"])
-        sat = next((r["P"] for r in rows if (r.get("saturated_fraction") or 0) > level), None)
+        sat = saturation_point([r["P"] for r in rows],
+                               [r.get("saturated_fraction") or 0.0 for r in rows], level=level)
         series.append({"label": name, "P": [r["P"] for r in rows],
                        "simulated": [r["simulated"] for r in rows],
-                       "closed_form": [r["closed_form"] for r in rows], "saturation": sat})
+                       "closed_form": [r["closed_form"] for r in rows], "saturation": sat["P"]})
     plot_series(series, path, title=title or "", xlabel="ranks P (log2 scale)", ylabel="time (s)",
-                logy=logy, saturation_label=f"saturation point (a link at >= 99 % for > "
-                                            f"{level:.0%} of the run)")
+                logy=logy, saturation_label=saturation_label(level))
     return path
 
 
@@ -444,8 +521,8 @@ def lp_be_ratio(P, sizes, topology, segments=None):
     net = topology if isinstance(topology, Network) else Network(topology)
     rows = []
     for n in sizes:
-        lp = compare("lp", net, P, n, segments=segments)
-        be = compare("be", net, P, n)
+        lp = compare("lp", net, P, n, segments=segments, saturation=False)
+        be = compare("be", net, P, n, saturation=False)
         rows.append({"nbytes": float(n), "segments": lp["segments"], "lp": lp["simulated"],
                      "be": be["simulated"], "ratio": be["simulated"] / lp["simulated"],
                      "limit": 2 * (P - 1) / P})
@@ -488,11 +565,10 @@ def pipelining_claims(bandwidth=1.25e9, latency=1e-6, nbytes=64e6,
                          latency=latency)
         return G
 
-    alpha, beta = alpha_beta(build(2))
-    k = optimal_segments(max(workers), nbytes, alpha, beta)
+    k = lp_segments(workers, nbytes, build)
     out = {}
     for name, seg in (("lp", k), ("mst", None)):
-        recs = scale(name, workers, nbytes, build, segments=seg)
+        recs = scale(name, workers, nbytes, build, segments=seg, saturation=False)
         out[name] = {"segments": seg, "records": recs,
                      "fit": fit_scaling([r["P"] for r in recs], [r["simulated"] for r in recs])}
     out["ratio"] = lp_be_ratio(ratio_P, sizes, build(ratio_P))

@@ -26,12 +26,13 @@ Results
 -------
 * Collectives: :func:`netsim.studies.compare`, so ``simulated`` is the
   collective's time and ``closed_form`` its alpha-beta closed form.
-* Paradigms: :func:`workloads.record` trains the paradigm at P workers for
-  ``epochs`` epochs, the trace is simulated on the topology built for its
-  ranks, and ``simulated`` is the time per iteration (makespan /
-  iterations). ``closed_form`` is the paradigm's closed form per iteration
-  (:func:`workloads.scaling.closed_form`, where that module is installed and
-  the paradigm has one), else empty.
+* Paradigms: run by the runner the caller gives (``runners={"paradigm":
+  ...}`` of :func:`run_sweep`; the CLI gives
+  :func:`workloads.scaling.sweep_point`, which trains the paradigm at P
+  workers for ``epochs`` epochs and simulates the trace on the topology built
+  for its ranks): ``simulated`` is the time per iteration (makespan /
+  iterations), ``closed_form`` the paradigm's closed form per iteration where
+  it has one, else empty.
 * ``top_link`` is the link that spent the longest at >= 99 % of its
   capacity (``u<->v``: either direction of a full-duplex link, see
   :func:`netsim.saturation.link_saturation`), ``saturated_fraction`` that
@@ -380,7 +381,7 @@ def point_key(point):
 
 # -- one point -------------------------------------------------------------------------------
 
-def run_point(point):
+def run_point(point, runners=None):
     """Simulate one point of a sweep; return its row (inputs and results).
 
     Runs in a Dask worker: it takes and returns plain values only. Bad input
@@ -391,6 +392,14 @@ def run_point(point):
     ----------
     point : dict
         One of :func:`sweep_points`.
+    runners : dict, optional
+        Point kind -> ``runner(point, topology)`` for the kinds other than
+        ``"collective"``, which this module runs itself: ``topology(ranks)``
+        builds the point's topology, and the runner returns the point's result
+        columns (of :data:`RESULTS`). The core knows no paradigm, so the
+        caller gives the runner of ``"paradigm"`` points
+        (:func:`workloads.scaling.sweep_point`, as the CLI does); a point
+        without a runner gets an error.
 
     Returns
     -------
@@ -413,33 +422,31 @@ def run_point(point):
     row.update({c: None for c in RESULTS})
     t0 = time.perf_counter()
     try:
-        if point["kind"] == "collective":
+        kind = point["kind"]
+        if kind == "collective":
             row.update(_collective(point))
+        elif kind in (runners or {}):
+            from .cli import topology_factory
+
+            row.update(runners[kind](point, topology_factory(point["topology"])))
         else:
-            row.update(_paradigm(point))
+            raise NetsimError(f"no runner for {kind} points: give run_sweep "
+                              f"runners={{{kind!r}: function}}")
     except NetsimError as exc:
         row["error"] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     row["wall_seconds"] = round(time.perf_counter() - t0, 6)
     return row
 
 
-def _top_link(result, directed):
-    from .saturation import link_saturation
-
-    sat = link_saturation(result, duplex=not directed)
-    return {"top_link": sat[0]["link"] if sat else None,
-            "saturated_fraction": sat[0]["fraction"] if sat else 0.0}
-
-
 def _collective(point):
     from .cli import topology_factory
     from .network import Network
-    from .studies import compare
+    from .studies import compare, ranks_for
 
     opts = json.loads(point["options"]) if point.get("options") else {}
     P = int(point["P"])
     servers = int(opts.get("servers", 1))
-    G = Network(topology_factory(point["topology"])(P + (servers if point["name"] == "ps" else 0)))
+    G = Network(topology_factory(point["topology"])(ranks_for(point["name"], P, servers)))
     rec = compare(point["name"], G, P, float(point["nbytes"]), segments=opts.get("segments"),
                   gamma=float(opts.get("gamma", 0.0)), servers=servers)
     out = {"ranks": rec["ranks"], "simulated": rec["simulated"], "closed_form": rec["closed_form"],
@@ -447,40 +454,6 @@ def _collective(point):
            "messages": rec["messages"], "limit": rec["limit"]}
     out.update({k: rec[k] for k in ("top_link", "saturated_fraction")})
     return out
-
-
-def _paradigm(point):
-    import importlib.util
-
-    import workloads
-
-    from .cli import topology_factory
-    from .result import simulate
-
-    opts = json.loads(point["options"]) if point.get("options") else {}
-    if point.get("hidden"):
-        opts["hidden"] = tuple(int(x) for x in str(point["hidden"]).split(","))
-    run = workloads.record(point["name"], dataset=point["dataset"], workers=int(point["P"]),
-                           epochs=int(point["epochs"]), seed=int(point["seed"]), **opts)
-    trace = run.trace
-    G = topology_factory(point["topology"])(trace.ranks)
-    result = simulate(trace, G, link_series=True)
-    iterations = max(trace.num_iterations, 1)
-    per_iter = result.makespan / iterations
-    closed = None
-    if importlib.util.find_spec("workloads.scaling") is not None:
-        from workloads import scaling
-
-        if hasattr(scaling, "closed_form"):
-            closed = scaling.closed_form(trace, G).get("time")
-    gap = None
-    if closed is not None and closed > 0:
-        gap = (per_iter - closed) / closed
-    accuracy = run.accuracy
-    return {"ranks": trace.ranks, "simulated": per_iter, "closed_form": closed, "gap": gap,
-            "makespan": result.makespan, "iterations": iterations,
-            "messages": trace.num_messages, "accuracy": accuracy,
-            **_top_link(result, G.is_directed())}
 
 
 # -- the output file -------------------------------------------------------------------------
@@ -577,7 +550,7 @@ def _client(scheduler, jobs, processes, timeout):
 
 
 def run_sweep(config, output=None, scheduler=None, jobs=None, processes=True, timeout=10.0,
-              client=None, progress=None, log=None):
+              client=None, progress=None, log=None, runners=None):
     """Run every point of a sweep not yet in its output file, in parallel on Dask.
 
     Parameters
@@ -604,6 +577,10 @@ def run_sweep(config, output=None, scheduler=None, jobs=None, processes=True, ti
     log : callable, optional
         Called with one line for people once the work is about to start (how
         many points, on which cluster), after every check has passed.
+    runners : dict, optional
+        Point kind -> runner, for the points that are not collectives (see
+        :func:`run_point`); each must be picklable (a module-level function)
+        to run in worker processes.
 
     Returns
     -------
@@ -657,7 +634,7 @@ def run_sweep(config, output=None, scheduler=None, jobs=None, processes=True, ti
         try:
             from distributed import as_completed
 
-            futures = client.map(run_point, todo, pure=False)
+            futures = client.map(run_point, todo, runners=runners, pure=False)
             for fut in as_completed(futures):
                 row = fut.result()
                 writer.writerow(row)
@@ -723,6 +700,7 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
     (4, 'ps 1 MB on star')
     """
     from .plot import plot_series
+    from .saturation import saturation_label, saturation_point
     from .units import format_bytes
 
     groups = {}
@@ -740,12 +718,14 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
         rs = sorted(rs, key=lambda r: int(r["P"]))
         P = [int(r["P"]) for r in rs]
         closed = [_float(r.get("closed_form")) for r in rs]
-        sat = next((p for p, r in zip(P, rs) if _float(r.get("saturated_fraction")) > level), None)
+        sat = None
+        if len(set(P)) == len(P):  # rows of other grids may repeat a P under one label
+            sat = saturation_point(P, [_float(r.get("saturated_fraction")) for r in rs],
+                                   level=level)["P"]
         series.append({"label": label, "P": P, "simulated": [_float(r["simulated"]) for r in rs],
                        "closed_form": None if all(math.isnan(c) for c in closed) else closed,
                        "saturation": sat})
     plot_series(series, path, title=title, xlabel="workers P (log2 scale)",
                 ylabel="time per iteration (s)", logy=logy,
-                saturation_label=f"saturation point (a link at >= 99 % for > {level:.0%} "
-                                 f"of the run)")
+                saturation_label=saturation_label(level))
     return series

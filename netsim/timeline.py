@@ -164,25 +164,32 @@ def timeline_events(trace, result):
            "args": {"name": "links"}}
     yield {"ph": "M", "name": "process_sort_index", "pid": links_pid, "tid": links_tid,
            "args": {"sort_index": P}}
-    # Slices, in time order.
+    # Slices, in time order. Columns become Python lists once: per-element numpy scalars
+    # would dominate the loop for a million messages.
     tags = trace.tags
-    tid = first_tid[group] + lane
-    for k in np.lexsort((kinds, start[ops])).tolist():
-        op, kind = int(ops[k]), int(kinds[k])
-        s, e = int(start[op]), int(end[op])
-        tag = tags[trace.tag[op]] if trace.tag[op] >= 0 else ""
-        args = {"op": op, "iteration": int(trace.iteration[op])}
+    order = np.lexsort((kinds, start[ops])).tolist()
+    wire_ns = np.zeros(trace.num_ops, np.int64)
+    wire_ns[msg] = _ns(wire[msg])
+    start_l, end_l, wire_l = start.tolist(), end.tolist(), wire_ns.tolist()
+    tag_l, iter_l, flops_l = trace.tag.tolist(), trace.iteration.tolist(), trace.flops.tolist()
+    src_l, dst_l, size_l = trace.rank.tolist(), trace.peer.tolist(), trace.size.tolist()
+    ops_l, kinds_l, ranks_l = ops.tolist(), kinds.tolist(), ranks.tolist()
+    tid_l = (first_tid[group] + lane).tolist()
+    for k in order:
+        op, kind = ops_l[k], kinds_l[k]
+        s, e = start_l[op], end_l[op]
+        tag = tags[tag_l[op]] if tag_l[op] >= 0 else ""
+        args = {"op": op, "iteration": iter_l[op]}
         if kind == 0:
             name = tag or "compute"
-            if trace.flops[op]:
-                args["flops"] = float(trace.flops[op])
+            if flops_l[op]:
+                args["flops"] = float(flops_l[op])
         else:
-            src, dst = int(trace.rank[op]), int(trace.peer[op])
             name = ("send" if kind == 1 else "recv") + (f" {tag}" if tag else "")
-            args.update(src=src, dst=dst, bytes=float(trace.size[op]),
-                        wire_us=_us(_ns(wire[op])))
-        yield {"ph": "X", "cat": names[kind], "name": name, "pid": int(ranks[k]) + 1,
-               "tid": int(tid[k]), "ts": _us(s), "dur": _us(e - s), "args": args}
+            args.update(src=src_l[op], dst=dst_l[op], bytes=float(size_l[op]),
+                        wire_us=_us(wire_l[op]))
+        yield {"ph": "X", "cat": names[kind], "name": name, "pid": ranks_l[k] + 1,
+               "tid": tid_l[k], "ts": _us(s), "dur": _us(e - s), "args": args}
     # Link counters.
     series = result.link_series
     if series is not None:
@@ -191,15 +198,16 @@ def timeline_events(trace, result):
         when, link = _ns(series["time"]), series["link"]
         util = series["load"] / lk["bandwidth"][link]
         order = np.lexsort((when, link))
-        bounds = np.searchsorted(link[order], np.arange(len(label) + 1))
+        bounds = np.searchsorted(link[order], np.arange(len(label) + 1)).tolist()
+        when_l, util_l, order_l = when.tolist(), util.tolist(), order.tolist()
         for i, name in enumerate(label):
-            rows = order[bounds[i]:bounds[i + 1]]
-            if not len(rows) or when[rows[0]] > 0:
+            rows = order_l[bounds[i]:bounds[i + 1]]
+            if not rows or when_l[rows[0]] > 0:
                 yield {"ph": "C", "cat": "link", "name": name, "pid": links_pid,
                        "tid": links_tid, "ts": 0.0, "args": {"util": 0.0}}
-            for j in rows.tolist():
+            for j in rows:
                 yield {"ph": "C", "cat": "link", "name": name, "pid": links_pid,
-                       "tid": links_tid, "ts": _us(when[j]), "args": {"util": float(util[j])}}
+                       "tid": links_tid, "ts": _us(when_l[j]), "args": {"util": util_l[j]}}
     # Iteration boundaries.
     for k, t in enumerate(_ns(result.iteration_end).tolist()):
         yield {"ph": "i", "s": "g", "cat": "iteration", "name": f"iteration {k} end",

@@ -48,7 +48,9 @@ def test_ringtmp_claim_fails_honestly_and_reports_accuracy():
 
 
 def test_pf_claims_traffic_and_speedup():
-    traffic, speed = claims.pf_claims()
+    from topologies import star
+
+    traffic, speed = claims.pf_claims(star)
     _check_rows([traffic, speed])
     # ps-sync moves 2 P 4n bytes per step (push + pull of n = 64*64+64 + 64*10+10 = 4810
     # float32 values per worker, P = 4) over the same steps as PF.
@@ -112,7 +114,7 @@ def test_format_claims_shows_every_fail():
 def test_cli_claims_exits_0_with_fails(monkeypatch, capsys):
     fake = [{"claim": "x", "source": "s", "setup": "u", "measured": "m", "threshold": ">= 8x",
              "value": 2.0, "passed": False, "seconds": 0.0}]
-    monkeypatch.setattr(claims, "run_claims", lambda seed=0: fake)
+    monkeypatch.setattr(claims, "run_claims", lambda star, seed=0: fake)
     assert main(["claims"]) == 0
     out = capsys.readouterr()
     assert "FAIL" in out.out and "1 FAIL" in out.err

@@ -86,12 +86,6 @@ def _row(claim, source, setup, measured, threshold, value, passed, seconds):
             "seconds": float(seconds)}
 
 
-def _star(hosts):
-    from topologies import star
-
-    return star(hosts, **STAR_10GBE)
-
-
 def lp_claims(nbytes=64e6, workers=(2, 4, 8, 16, 32, 64), sizes=(1e5, 1e6, 1e7, 1e8),
               ratio_P=64, ratio_min=1.8):
     """The three linear-pipelining claims of [LP]_ on a 10 GbE star.
@@ -167,7 +161,7 @@ def ringtmp_claim(seeds=2, workers=8, configs=ringtmp.COMPARE_CONFIGS, target=8.
                  f"best PS/RingTMP >= {target:g}x", best, best >= target, dt)]
 
 
-def pf_claims(dataset="digits", hidden=(64,), epochs=3, tau0=0.05, workers=4, seed=0,
+def pf_claims(star, dataset="digits", hidden=(64,), epochs=3, tau0=0.05, workers=4, seed=0,
               comm_over_compute=5.7, bytes_target=12.3 / 3.0, speedup_target=4.3,
               max_accuracy_drop=0.975 - 0.969 + 1e-9):
     """Parameter Flow against ps-sync: traffic at (almost) equal accuracy, and speed-up [PF]_.
@@ -181,9 +175,14 @@ def pf_claims(dataset="digits", hidden=(64,), epochs=3, tau0=0.05, workers=4, se
     ``comm_over_compute`` (5.7) times its computation, the authors' regime;
     PASS if ps-sync time / PF time reaches 4.3.
 
+    ``star(hosts, bandwidth=..., latency=...)`` builds the star (such as
+    :func:`topologies.star`: workloads/ sits beside topologies/, never above
+    it, so the caller gives the builder).
+
     Examples
     --------
-    >>> rows = pf_claims(dataset="iris", hidden=(8,), epochs=1)
+    >>> from topologies import star
+    >>> rows = pf_claims(star, dataset="iris", hidden=(8,), epochs=1)
     >>> [r["claim"].split(":")[0] for r in rows]
     ['PF traffic', 'PF speed-up']
     """
@@ -194,7 +193,7 @@ def pf_claims(dataset="digits", hidden=(64,), epochs=3, tau0=0.05, workers=4, se
     pfr = pf.run(tau0=tau0, **common)
     ratio = ps.total_bytes / pfr.total_bytes
     drop = ps.accuracy - pfr.accuracy
-    G = _star(ps.trace.ranks)
+    G = star(ps.trace.ranks, **STAR_10GBE)
     cf = closed_form(ps.trace, G, device_flops=1.0)  # compute in FLOPs
     flops = comm_over_compute * (cf["compute"] + cf["server"]) / cf["communication"]
     t_ps = simulate(ps.trace, G, device_flops=flops)
@@ -313,11 +312,14 @@ def slimdp_claim(dataset="digits", hidden=(64,), epochs=3, workers=4, alpha=0.3,
                  ratio > 1 and drop <= max_accuracy_drop, dt)]
 
 
-def run_claims(seed=0, ringtmp_seeds=5):
+def run_claims(star, seed=0, ringtmp_seeds=5):
     """Every claim at its stated size; a FAIL is a row, never an exception.
 
     Parameters
     ----------
+    star : callable
+        ``star(hosts, bandwidth=..., latency=...)``, the star builder of
+        :func:`pf_claims` (the CLI gives :func:`topologies.star`).
     seed : int
         Seed of every training run.
     ringtmp_seeds : int
@@ -337,7 +339,7 @@ def run_claims(seed=0, ringtmp_seeds=5):
     """
     rows = lp_claims()
     rows += ringtmp_claim(seeds=ringtmp_seeds)
-    rows += pf_claims(seed=seed)
+    rows += pf_claims(star, seed=seed)
     rows += partition_claim(seed=seed)
     rows += dgc_claim(seed=seed)
     rows += slimdp_claim(seed=seed)

@@ -58,16 +58,13 @@ Examples
 ([2, 4], 'host2<->switch')
 """
 
-import importlib
-import importlib.util
 import math
 
 import numpy as np
 
 from netsim import costmodel
-from netsim.errors import NetsimError
 from netsim.result import simulate
-from netsim.saturation import link_saturation, saturation_point, speedup
+from netsim.saturation import saturation_point, speedup, top_link
 from netsim.saturation import crossing as _crossing
 from netsim.studies import fit_scaling
 from netsim.trace import COMPUTE, Trace, load_trace
@@ -82,6 +79,7 @@ __all__ = [
     "traces",
     "closed_form",
     "study",
+    "sweep_point",
     "plot_study",
     "format_study",
 ]
@@ -102,14 +100,6 @@ _ALLREDUCE = {
     "be": lambda P, n, a, b, k: costmodel.rabenseifner_allreduce(P, n, a, b),
     "lp": lambda P, n, a, b, k: costmodel.pipeline_allreduce(P, n, k, a, b),
 }
-
-
-def _optional(name):
-    """The module ``workloads.NAME`` if it exists, else None (written in parallel)."""
-    full = f"{__package__}.{name}"
-    if importlib.util.find_spec(full) is None:
-        return None
-    return importlib.import_module(full)
 
 
 def _check_count(name, value, minimum=1):
@@ -194,13 +184,6 @@ def record_at(paradigm, P, iterations=3, seed=0, dataset="digits", **options):
     return trace
 
 
-def _wrap(exc, what):
-    """Bad input from a module written in parallel as a one-line NetsimError."""
-    if isinstance(exc, NetsimError):
-        return exc
-    return WorkloadError(f"{what}: {exc}")
-
-
 def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
            batch=None, base_workers=4, device_flops=None, **options):
     """The trace of ``source`` at every P of ``workers``.
@@ -224,11 +207,11 @@ def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
         Samples per worker per step of the projected traces (default: the
         recording's, the paradigm option ``batch_size``).
     base_workers : int
-        With :mod:`workloads.projection` present, a paradigm is recorded once
-        (one epoch) at this P and projected to every P
+        A paradigm of :data:`workloads.projection.PROJECTABLE` is recorded
+        once (one epoch) at this P and projected to every P
         (:func:`workloads.projection.project`, weak scaling: the per-worker
-        batch is kept); without it, it is recorded at every P (which needs
-        enough samples per worker).
+        batch is kept); any other (e.g. ``ps-partitioned``) is recorded at
+        every P (which needs enough samples per worker).
     device_flops : float, optional
         Stored in every trace's metadata (FLOP/s of the compute ops).
     **options
@@ -255,27 +238,23 @@ def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
     """
     import workloads
 
+    from . import models, projection
+
     workers = _check_workers(workers)
     iterations = _check_count("iterations", iterations)
-    projection = _optional("projection")
-    models = _optional("models")
     if model is not None:
-        if models is None:
-            raise WorkloadError(f"model {model!r}: resizing a trace to a model needs "
-                                "workloads.models, which is not installed")
         models.get_model(model)  # an unknown name fails here, before any recording
     if batch is not None:
         batch = _check_count("batch", batch)
     if isinstance(source, str) and source in workloads.PARADIGMS:
         base = None
-        if projection is not None:
+        # A paradigm that cannot be projected is recorded at every P, unless a model or a
+        # batch size asks for a projection: then project() says why it cannot be.
+        if source in projection.PROJECTABLE or model is not None or batch is not None:
             base_workers = _check_count("base_workers", base_workers)
             # One whole epoch, so that the projection measures every per-epoch statistic.
             base = workloads.record(source, dataset=dataset, workers=base_workers, epochs=1,
                                     seed=seed, **options).trace
-        elif model is not None or batch is not None:
-            raise WorkloadError("a model or a batch size needs workloads.projection, which is "
-                                "not installed")
     elif isinstance(source, Trace):
         base = source
     elif isinstance(source, str) and source.endswith((".npz", ".json")):
@@ -283,23 +262,19 @@ def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
     else:
         raise WorkloadError(f"unknown paradigm {source!r}; known: {', '.join(workloads.PARADIGMS)}"
                             " (or give a trace file .npz/.json)")
-    if base is not None and projection is None:
-        raise WorkloadError("projecting a recorded trace to other worker counts needs "
-                            "workloads.projection, which is not installed")
     out = []
     for P in workers:
         if base is None:
             t = record_at(source, P, iterations, seed, dataset, **options)
             t.metadata["source"] = "recorded"
         else:
-            try:
-                if model is not None:
-                    t = models.resize(base, model, workers=P, iterations=iterations,
-                                      batch_size=batch)
-                else:
-                    t = projection.project(base, P, iterations=iterations, batch_size=batch)
-            except Exception as exc:
-                raise _wrap(exc, f"cannot project to P = {P}") from None
+            # Bad input raises a WorkloadError (a NetsimError) with its reason; anything
+            # else is a bug and keeps its traceback.
+            if model is not None:
+                t = models.resize(base, model, workers=P, iterations=iterations,
+                                  batch_size=batch)
+            else:
+                t = projection.project(base, P, iterations=iterations, batch_size=batch)
             t.metadata["source"] = "projected"
         if device_flops is not None:
             t.metadata["device_flops"] = float(device_flops)
@@ -455,6 +430,67 @@ def _worker_compute(trace, device_flops):
     return float(per.mean())
 
 
+def _measure(trace, G):
+    """Simulate one point of a study: its result, iterations, top link and closed form."""
+    res = simulate(trace, G, link_series=True)
+    return (res, max(trace.num_iterations, 1), top_link(res, duplex=not G.is_directed()),
+            closed_form(trace, G))
+
+
+def sweep_point(point, topology):
+    """Run one paradigm point of a sweep (:mod:`netsim.sweep`): record, simulate, measure.
+
+    The runner the CLI gives :func:`netsim.sweep.run_sweep` for ``"paradigm"``
+    points: the paradigm is trained at P workers for the point's epochs, its
+    whole trace simulated on ``topology(ranks)``, and measured as each point
+    of :func:`study` is.
+
+    Parameters
+    ----------
+    point : dict
+        A paradigm point of :func:`netsim.sweep.sweep_points`: ``name``,
+        ``P``, ``hidden``, ``dataset``, ``epochs``, ``seed``, ``options``
+        (JSON text or None).
+    topology : callable
+        ``topology(ranks)`` builds the graph for the trace's ranks.
+
+    Returns
+    -------
+    dict
+        Result columns of a sweep row: ``ranks``, ``simulated`` (seconds per
+        iteration), ``closed_form`` (:func:`closed_form`, None without one),
+        ``gap``, ``makespan``, ``iterations``, ``messages``, ``accuracy``,
+        ``top_link`` and ``saturated_fraction``.
+
+    Examples
+    --------
+    >>> from topologies import star
+    >>> row = sweep_point({"name": "ps-sync", "P": 2, "hidden": "8", "dataset": "iris",
+    ...                    "epochs": 1, "seed": 0, "options": None}, star)
+    >>> row["ranks"], row["simulated"] == row["makespan"] / row["iterations"]
+    (3, True)
+    """
+    import json
+
+    import workloads
+
+    opts = json.loads(point["options"]) if point.get("options") else {}
+    if point.get("hidden"):
+        opts["hidden"] = tuple(int(x) for x in str(point["hidden"]).split(","))
+    run = workloads.record(point["name"], dataset=point["dataset"], workers=int(point["P"]),
+                           epochs=int(point["epochs"]), seed=int(point["seed"]), **opts)
+    trace = run.trace
+    G = topology(trace.ranks)
+    res, iterations, top, cf = _measure(trace, G)
+    per_iter = res.makespan / iterations
+    closed = cf["time"]
+    gap = (per_iter - closed) / closed if closed is not None and closed > 0 else None
+    return {"ranks": trace.ranks, "simulated": per_iter, "closed_form": closed, "gap": gap,
+            "makespan": res.makespan, "iterations": iterations,
+            "messages": trace.num_messages, "accuracy": run.accuracy,
+            "top_link": top["top_link"], "saturated_fraction": top["saturated_fraction"]}
+
+
 def _fit(P, values):
     if len(P) < 2 or any(v is None or not v > 0 for v in values):
         return None
@@ -526,16 +562,12 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         if strong:
             t = _strong(t, P0 / P)
         G = topology(t.ranks) if callable(topology) else topology
-        res = simulate(t, G, link_series=True)
-        nit = max(t.num_iterations, 1)
+        res, nit, top, cf = _measure(t, G)
         worker = _roles(t)
-        sat = link_saturation(res, duplex=not G.is_directed())
-        cf = closed_form(t, G)
         note = note or cf["reason"] or cf["formula"]
         if T1 is None:
             c = _worker_compute(t, None)
             T1 = c * P if strong else c
-        top = sat[0] if sat else None
         records.append({
             "P": P, "ranks": t.ranks, "iterations": nit,
             "bytes_per_iteration": t.total_bytes / nit,
@@ -545,10 +577,10 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
             "idle": float(res.ranks["idle"][worker].mean()) / nit,
             "closed_form": cf["time"], "closed_compute": cf["compute"],
             "closed_server": cf["server"], "closed_communication": cf["communication"],
-            "top_link": top["link"] if top else None,
-            "top_link_ranks": _link_ranks(top["link"], res, t) if top else None,
-            "top_fraction": top["fraction"] if top else 0.0,
-            "top_bandwidth": top["bandwidth"] if top else None,
+            "top_link": top["top_link"],
+            "top_link_ranks": _link_ranks(top["top_link"], res, t),
+            "top_fraction": top["saturated_fraction"],
+            "top_bandwidth": top["top_bandwidth"],
             "source": t.metadata.get("source"),
         })
     Ps = [r["P"] for r in records]
