@@ -810,6 +810,12 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("netsim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader (say `| head`) closed the pipe: stop quietly, as Unix tools do.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0
 
 
