@@ -4,14 +4,13 @@ All exceptions derive from :class:`netsim.errors.NetsimError` (a ``ValueError``)
 so the CLI prints them on one line like every other bad-input error.
 
 :func:`check_int` and :func:`check_number` validate every integer and number
-option of the package (re-exported by :mod:`workloads.recorder`). They live
+option of the package (re-exported by :mod:`workloads.recorder`); both call
+:mod:`netsim.checks` with this package's error class. They live
 here, in a module that imports nothing else of the package, so that
 :mod:`workloads.mlp` and :mod:`workloads.datasets` can use them too.
 """
 
-import math
-import numbers
-
+from netsim import checks
 from netsim.errors import NetsimError
 
 __all__ = ["WorkloadError", "DatasetError", "PartitionError", "check_int", "check_number"]
@@ -62,12 +61,7 @@ def check_int(name, value, minimum=1, maximum=None, error=WorkloadError):
     ...
     workloads.errors.WorkloadError: servers must be an integer in 1..131, got 200
     """
-    ok = (isinstance(value, numbers.Integral) and not isinstance(value, bool)
-          and value >= minimum and (maximum is None or value <= maximum))
-    if not ok:
-        bound = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
-        raise error(f"{name} must be an integer {bound}, got {value!r}")
-    return int(value)
+    return checks.check_int(value, name, minimum, maximum, error)
 
 
 def check_number(name, value, lo=None, hi=None, strict=False, error=WorkloadError):
@@ -104,20 +98,4 @@ def check_number(name, value, lo=None, hi=None, strict=False, error=WorkloadErro
     ...
     workloads.errors.WorkloadError: alpha must be a number in (0, 1], got 0
     """
-    lo_strict, hi_strict = strict if isinstance(strict, tuple) else (strict, strict)
-    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool)
-          and math.isfinite(value)
-          and (lo is None or (value > lo if lo_strict else value >= lo))
-          and (hi is None or (value < hi if hi_strict else value <= hi)))
-    if not ok:
-        if lo is not None and hi is not None:
-            kind = (f"a number in {'(' if lo_strict else '['}{lo:g}, "
-                    f"{hi:g}{')' if hi_strict else ']'}")
-        elif lo is not None:
-            kind = f"a finite number {'>' if lo_strict else '>='} {lo:g}"
-        elif hi is not None:
-            kind = f"a finite number {'<' if hi_strict else '<='} {hi:g}"
-        else:
-            kind = "a finite number"
-        raise error(f"{name} must be {kind}, got {value!r}")
-    return float(value)
+    return checks.check_real(value, name, lo, hi, strict, error)

@@ -1,0 +1,120 @@
+"""The one integer check and the one real-number check, used by every package.
+
+Each takes the value first, then its name for the message, and the error class
+its caller's users should see (:class:`~netsim.errors.TraceError` for what
+builds a trace, :class:`~netsim.errors.TopologyError` for a builder's arguments,
+``workloads.WorkloadError`` for a paradigm's options, ...). A prefix such as a
+builder's name goes into ``name`` (``"star: n"``).
+"""
+
+import math
+import numbers
+
+from .errors import NetsimError
+
+__all__ = ["check_int", "check_real"]
+
+
+def check_int(value, name, minimum=1, maximum=None, error=NetsimError):
+    """Validate an integer (not a bool, not a float) within bounds; return it as an int.
+
+    Parameters
+    ----------
+    value : object
+        What the caller was given.
+    name : str
+        The option's name, for the message.
+    minimum : int
+        Smallest value allowed.
+    maximum : int, optional
+        Largest value allowed; None for no bound.
+    error : type
+        The exception class raised.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    NetsimError
+        (or ``error``) saying the value, if ``value`` is not an integer in range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_int(np.int64(4), "workers")
+    4
+    >>> check_int(2.0, "epochs")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: epochs must be an integer >= 1, got 2.0
+    >>> check_int(200, "servers", maximum=131)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: servers must be an integer in 1..131, got 200
+    """
+    ok = (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+          and value >= minimum and (maximum is None or value <= maximum))
+    if not ok:
+        bound = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
+        raise error(f"{name} must be an integer {bound}, got {value!r}")
+    return int(value)
+
+
+def check_real(value, name, lo=None, hi=None, strict=False, error=NetsimError):
+    """Validate a finite real number (not a bool) within bounds; return it as a float.
+
+    Parameters
+    ----------
+    value : object
+        What the caller was given.
+    name : str
+        The option's name, for the message.
+    lo, hi : float, optional
+        Bounds; None for none.
+    strict : bool or (bool, bool)
+        Whether the bounds themselves are excluded: one flag for both, or
+        ``(lo_strict, hi_strict)``.
+    error : type
+        The exception class raised.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    NetsimError
+        (or ``error``) saying the value, if ``value`` is not a finite number in range.
+
+    Examples
+    --------
+    >>> check_real(0.05, "lr", lo=0, strict=True)
+    0.05
+    >>> check_real(float("inf"), "rho", lo=0, strict=True)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: rho must be a finite number > 0, got inf
+    >>> check_real(0, "alpha", 0, 1, strict=(True, False))
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: alpha must be a number in (0, 1], got 0
+    """
+    lo_strict, hi_strict = strict if isinstance(strict, tuple) else (strict, strict)
+    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool)
+          and math.isfinite(value)
+          and (lo is None or (value > lo if lo_strict else value >= lo))
+          and (hi is None or (value < hi if hi_strict else value <= hi)))
+    if not ok:
+        if lo is not None and hi is not None:
+            kind = (f"a number in {'(' if lo_strict else '['}{lo:g}, "
+                    f"{hi:g}{')' if hi_strict else ']'}")
+        elif lo is not None:
+            kind = f"a finite number {'>' if lo_strict else '>='} {lo:g}"
+        elif hi is not None:
+            kind = f"a finite number {'<' if hi_strict else '<='} {hi:g}"
+        else:
+            kind = "a finite number"
+        raise error(f"{name} must be {kind}, got {value!r}")
+    return float(value)
