@@ -177,8 +177,10 @@ def test_lp_broadcast_is_constant_in_P(claims):
     alpha, beta, n, k = 2 * LAT, 1 / BW, 64e6, 1260
     want = [(p + k - 2) * (alpha + n * beta / k) for p in (2, 4, 8, 16, 32, 64)]
     assert [r["simulated"] for r in lp["records"]] == pytest.approx(want, rel=1e-9)
-    assert lp["fit"]["law"] == "constant"
     assert lp["fit"]["spread"] == pytest.approx(62 / 1260, rel=1e-6)
+    # 4.9 % lies within 2 % of the 5 % "flat" rule, so only the rule is checked here; the
+    # verdict is the claims' business.
+    assert (lp["fit"]["law"] == "constant") == (lp["fit"]["spread"] < 0.05)
 
 
 def test_mst_broadcast_grows_as_log_P(claims):
@@ -193,7 +195,13 @@ def test_be_over_lp_ratio_approaches_two(claims):
     assert ratios == sorted(ratios)  # grows with n
     assert ratios[0] < 1 < ratios[-1]  # latency-bound small messages favour BE
     assert rows[-1]["limit"] == pytest.approx(2 * 63 / 64)
-    assert 1.8 < ratios[-1] < rows[-1]["limit"]
+    assert ratios[-1] < rows[-1]["limit"]
+    # The largest size against the closed forms (BE; LP at its optimal k), which a star
+    # reproduces exactly; 1.82 lies too near the claim's 1.8 to assert the verdict here.
+    n, alpha, beta = rows[-1]["nbytes"], 2 * LAT, 1 / BW
+    k = M.optimal_segments(64, n, alpha, beta)
+    want = M.be_broadcast(64, n, alpha, beta) / M.pipeline_broadcast(64, n, k, alpha, beta)
+    assert ratios[-1] == pytest.approx(want, rel=1e-9)
     # From the closed forms at a size too large to simulate here: nearer still.
     n, alpha, beta = 1e10, 2 * LAT, 1 / BW
     k = M.optimal_segments(64, n, alpha, beta)
