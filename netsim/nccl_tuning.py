@@ -105,8 +105,7 @@ SPEEDS = types.MappingProxyType({
     (True, True): (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0,
                    2.4, 1.2, 0.24, 0.12),
 })
-_GB = 1e9
-_US = 1e-6
+_GB, _US = 1e9, 1e-6
 
 
 class Graph(NamedTuple):
@@ -219,6 +218,16 @@ def steps(op, n_ranks, n_nodes=1):
 def nvlink_bw(compcap):
     """Bandwidth NCCL assigns one NVLink of a GPU generation, in bytes/s (topo.h).
 
+    Parameters
+    ----------
+    compcap : int
+        Compute capability x 10 (70 V100, 80 A100, 86 consumer Ampere, 90 H100).
+
+    Returns
+    -------
+    float
+        Bytes/s (``SM*_NVLINK_BW``; below 60 NCCL has no NVLink figure).
+
     Examples
     --------
     >>> nvlink_bw(70), nvlink_bw(90)
@@ -231,6 +240,18 @@ def nvlink_bw(compcap):
 
 def pci_bw(gen="gen3", width=16):
     """Bandwidth NCCL assigns a PCIe link: ``width * speed / 80`` GB/s (topo.cc).
+
+    Parameters
+    ----------
+    gen : str
+        ``"gen1"`` .. ``"gen6"`` (``kvDictPciGen``: 15 .. 480 x 100 Mb/s per lane).
+    width : int
+        Lanes.
+
+    Returns
+    -------
+    float
+        Bytes/s.
 
     Examples
     --------
@@ -255,8 +276,10 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
     the largest ``channels * speed``, stop when it fills the total; then
     ``ncclTopoDupChannels`` doubles the channels (halving their bandwidth)
     unless the speed is < 25 GB/s, or compcap > 80 with speed < 50 and more
-    than 4 channels, or the pattern is NVLS. The real search also proves a
-    ring exists at that speed; here it is assumed to.
+    than 4 channels, or the pattern is NVLS. NVLS inside one node (every GPU
+    heads a channel through the switch) fits ``floor(total / speed)``
+    channels instead. The real search also proves a ring (tree, NVLS head
+    set) exists at that speed; here it is assumed to.
 
     Parameters
     ----------
@@ -326,8 +349,7 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
 
 
 def _indices(comm):
-    cc = comm.compcap
-    cc_index = 2 if cc >= 90 else 1 if cc >= 80 else 0
+    cc_index = 2 if comm.compcap >= 90 else 1 if comm.compcap >= 80 else 0
     index2 = comm.n_nodes - 1 if comm.n_nodes <= 2 else 2
     index1 = cc_index if comm.n_nodes == 1 else (1 if comm.cpu_vendor == "amd" else 0)
     return cc_index, index1, index2
@@ -338,9 +360,8 @@ def _check(comm, op, algorithm, protocol):
         raise NcclModelError(f"comm must be a Comm, got {type(comm).__name__}")
     check_int(comm.n_ranks, "n_ranks", minimum=2, error=NcclModelError)
     check_int(comm.n_nodes, "n_nodes", maximum=comm.n_ranks, error=NcclModelError)
-    o = _index(op, OPS, "op")
-    a = _index(algorithm, ALGORITHMS, "algorithm")
-    p = _index(protocol, PROTOCOLS, "protocol")
+    o, a, p = _index(op, OPS, "op"), _index(algorithm, ALGORITHMS, "algorithm"), \
+        _index(protocol, PROTOCOLS, "protocol")
     if algorithm not in _MODELLED:
         raise NcclModelError(f"algorithm {algorithm!r} needs CollNet (SHARP), not modelled")
     return o, a, p
@@ -493,7 +514,7 @@ def latency(comm, op, algorithm, protocol):
     return lat * _US
 
 
-def _log2i(n):
+def _log2i(n):  # utils.h log2i: floor(log2(n)), 0 for n <= 1
     return int(n).bit_length() - 1 if n > 0 else 0
 
 
