@@ -1,0 +1,599 @@
+"""NCCL's own tuning model: per-(algorithm, protocol) latency and bandwidth, and its choice.
+
+A faithful, plain-number transcription of ``ncclTopoTuneModel`` and
+``ncclTopoGetAlgoTime`` in NCCL v2.21.5-1, ``src/graph/tuning.cc``, with the
+link bandwidths NCCL assigns in ``src/graph/topo.h`` and the speed ladders of
+``src/graph/search.cc``. NCCL uses this model to *choose* an algorithm and a
+protocol; it predicts time as ``latency + bytes / bandwidth``.
+
+Units: NCCL's tables are in microseconds and GB/s (1e9 bytes/s) and are kept
+so here, as written in the source; every public function takes and returns SI
+units (seconds, bytes, bytes/s).
+
+What a caller supplies is what NCCL's topology search would find, as plain
+numbers: per algorithm a :class:`Graph` (channels, per-channel bandwidth
+inside and across nodes, intra-node link type), and a :class:`Comm` (ranks,
+nodes, compute capability, CPU vendor). :func:`search_channels` gives the
+channel count and per-channel bandwidth NCCL's search reaches when it finds a
+solution that fills the links (it is the bound of the search, not the search).
+
+Not modelled: CollNet (needs the SHARP plugin), per-call channel reduction for
+small sizes, user overrides (``NCCL_ALGO``/``NCCL_PROTO``), the Power-CPU tree
+adjustment, aggregation of several operations (``numPipeOps`` is 1).
+
+References
+----------
+.. [1] NVIDIA NCCL v2.21.5-1, src/graph/tuning.cc: ``baseLat``, ``hwLat``,
+   ``llMaxBws``, ``perChMaxRingLL128Bws``, ``perChMaxTreeLL128Bws``,
+   ``perChMaxTreeBws``, ``getNetOverhead``, ``treeCorrectionFactor``,
+   ``ncclTopoTuneModel``, ``ncclTopoGetAlgoTime``.
+.. [2] NCCL v2.21.5-1, src/graph/topo.h: ``SM60_NVLINK_BW`` .. ``SM90_NVLINK_BW``,
+   ``PCI_BW``, ``QPI_BW`` .. ``ARM_BW``; src/graph/topo.cc: ``kvDictPciGen`` (PCIe bandwidth
+   ``width * speed / 80`` GB/s).
+.. [3] NCCL v2.21.5-1, src/graph/search.cc: ``speedArrayIntra``,
+   ``speedArrayInter``, ``sm90SpeedArrayIntra``, ``sm90SpeedArrayInter``,
+   ``ncclTopoCompute``, ``ncclTopoDupChannels``; src/init.cc: ring
+   ``maxChannels = MAXCHANNELS/2`` (16).
+.. [4] NVIDIA nccl-tests, doc/PERFORMANCE.md: bus bandwidth factors.
+"""
+
+import math
+import types
+from typing import Mapping, NamedTuple
+
+from .checks import check_int, check_real
+from .errors import NetsimError
+
+__all__ = [
+    "NcclModelError", "NCCL_VERSION", "ALGORITHMS", "PROTOCOLS", "OPS",
+    "BASE_LAT_US", "HW_LAT_US", "LL_MAX_BW", "PER_CH_MAX_RING_LL128_BW",
+    "PER_CH_MAX_TREE_LL128_BW", "PER_CH_MAX_TREE_BW", "TREE_CORRECTION_FACTOR",
+    "NVLINK_BW", "PCI_BW", "CPU_LINK_BW", "SPEEDS", "Graph", "Comm", "Choice",
+    "bus_factor", "steps", "nvlink_bw", "pci_bw", "search_channels",
+    "bandwidth", "latency", "algo_time", "choose",
+]
+
+NCCL_VERSION = "v2.21.5-1"
+
+
+class NcclModelError(NetsimError):
+    """A request the NCCL tuning model cannot answer (unknown op, algorithm, ...)."""
+
+
+# Index order of NCCL's arrays (src/include/device.h): NCCL_ALGO_*, NCCL_PROTO_*.
+ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree")
+PROTOCOLS = ("LL", "LL128", "Simple")
+# ncclFunc_t order; allreduce 2(n-1) steps, allgather/reduce_scatter n-1, others n.
+OPS = ("broadcast", "reduce", "allgather", "reduce_scatter", "allreduce")
+_MODELLED = ("tree", "ring", "nvls", "nvls_tree")
+_HW = types.MappingProxyType({"nvlink": 0, "pci": 1, "net": 2})  # NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET
+
+# tuning.cc ``baseLat`` (us): rows Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree.
+BASE_LAT_US = ((6.8, 14.0, 0), (6.6, 14.0, 8.4), (0, 0, 0), (0, 0, 0), (0, 0, 0), (0, 0, 0))
+# tuning.cc ``hwLat`` (us): [NVLINK, PCI, NET][algorithm][protocol].
+HW_LAT_US = (
+    ((.6, 1.25, 28), (.6, 1.9, 3.4), (0, 0, 3.7), (0, 0, 2.8), (0, 0, 25), (0, 0, 25)),
+    ((1.0, 1.9, 28), (1.0, 2.5, 5.7), (0, 0, 3.7), (0, 0, 2.8), (0, 0, 0), (0, 0, 0)),
+    ((5.0, 8.5, 28), (2.7, 4.0, 14.0), (0, 0, 31), (0, 0, 30), (0, 0, 18), (0, 0, 14)),
+)
+# tuning.cc (GB/s); rows Volta, Ampere, Hopper (compute capability index); columns
+# nNodes 1, 2, >2. ``llMaxBws`` rows are the GPU for one node, the CPU (Intel, AMD) beyond.
+LL_MAX_BW = ((39.0, 39.0, 20.4), (87.7, 22.5, 19.0), (141.0, 45.0, 35.0))
+PER_CH_MAX_RING_LL128_BW = ((20.0, 20.0, 20.0), (20.0, 20.0, 20.0), (36.7, 36.7, 36.7))
+PER_CH_MAX_TREE_LL128_BW = ((20.0, 20.0, 20.0), (20.0, 20.0, 20.0), (36.7, 36.7, 29.0))
+PER_CH_MAX_TREE_BW = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (38.7, 41.4, 36.0))
+# tuning.cc ``treeCorrectionFactor``[protocol][log2(bytes / 64)], 64 B .. 256 MiB.
+TREE_CORRECTION_FACTOR = (
+    (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0),
+    (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0),
+    (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9),
+)
+# topo.h (GB/s per NVLink): SM60 18, SM70 20, SM80 20, SM86 12, SM90 20.6.
+NVLINK_BW = types.MappingProxyType({60: 18.0, 70: 20.0, 80: 20.0, 86: 12.0, 90: 20.6})
+PCI_BW = 12.0  # topo.h ``PCI_BW``: PCIe gen3 x16
+# topo.h, GB/s NCCL gives the link between CPU sockets: QPI_BW, SKL_QPI_BW, AMD_BW, ZPI_BW, P9_BW, ARM_BW.
+CPU_LINK_BW = types.MappingProxyType(
+    {"qpi": 6.0, "skl_qpi": 10.0, "amd": 16.0, "zpi": 6.0, "p9": 32.0, "arm": 6.0})
+_PCI_LANE = types.MappingProxyType(
+    {"gen1": 15, "gen2": 30, "gen3": 60, "gen4": 120, "gen5": 240, "gen6": 480})
+# search.cc speed ladders (GB/s per channel): [compcap >= 90][crosses a network].
+SPEEDS = types.MappingProxyType({
+    (False, False): (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
+    (False, True): (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0,
+                    4.0, 3.0, 2.4, 1.2, 0.24, 0.12),
+    (True, False): (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
+    (True, True): (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0,
+                   2.4, 1.2, 0.24, 0.12),
+})
+_GB, _US = 1e9, 1e-6
+
+
+class Graph(NamedTuple):
+    """What NCCL's topology search found for one algorithm (``struct ncclTopoGraph``).
+
+    ``bw_intra``/``bw_inter`` are bytes/s per channel; ``link`` is the
+    intra-node path type, ``"nvlink"`` (typeIntra NVL/NVB) or ``"pci"``
+    (anything slower); ``tree_pattern`` marks NCCL_TOPO_PATTERN_TREE (a 0.85
+    bandwidth penalty) rather than a balanced or split tree; ``same_channels``
+    is the search's ``sameChannels`` (broadcast and reduce then pay one hop of
+    latency instead of one per step).
+    """
+
+    n_channels: int
+    bw_intra: float
+    bw_inter: float
+    link: str = "nvlink"
+    latency_inter: float = 0.0
+    tree_pattern: bool = False
+    same_channels: bool = True
+
+
+class Comm(NamedTuple):
+    """A communicator as the tuning model sees it; ``graphs`` maps algorithm -> Graph."""
+
+    n_ranks: int
+    n_nodes: int
+    compcap: int
+    graphs: Mapping[str, Graph]
+    cpu_vendor: str = "intel"
+
+
+class Choice(NamedTuple):
+    """The fastest (algorithm, protocol) for one call, its predicted time (s) and bandwidth."""
+
+    algorithm: str
+    protocol: str
+    time: float
+    bandwidth: float
+
+
+def _index(name, names, what):
+    if name not in names:
+        raise NcclModelError(f"unknown {what} {name!r}; known: {', '.join(names)}")
+    return names.index(name)
+
+
+def bus_factor(op, n_ranks):
+    """nccl-tests' bus-bandwidth factor: busbw = algbw * factor.
+
+    Parameters
+    ----------
+    op : str
+        ``"allreduce"`` (2(n-1)/n), ``"allgather"``, ``"reduce_scatter"``,
+        ``"alltoall"`` ((n-1)/n), ``"broadcast"``, ``"reduce"``, ``"sendrecv"`` (1).
+    n_ranks : int
+        Ranks, >= 1.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> bus_factor("allreduce", 8), bus_factor("allgather", 4), bus_factor("reduce", 8)
+    (1.75, 0.75, 1.0)
+
+    References
+    ----------
+    nccl-tests doc/PERFORMANCE.md, and ``getBw`` in src/all_reduce.cu, all_gather.cu, ...
+    """
+    n = check_int(n_ranks, "n_ranks", error=NcclModelError)
+    factors = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n,
+               "reduce_scatter": (n - 1) / n, "alltoall": (n - 1) / n,
+               "broadcast": 1.0, "reduce": 1.0, "sendrecv": 1.0}
+    if op not in factors:
+        raise NcclModelError(f"unknown op {op!r}; known: {', '.join(factors)}")
+    return factors[op]
+
+
+def steps(op, n_ranks, n_nodes=1):
+    """Ring steps of an op, and how many of them cross nodes (``nsteps``, ``nInterSteps``).
+
+    Parameters
+    ----------
+    op : str
+        One of :data:`OPS`.
+    n_ranks, n_nodes : int
+        Ranks and nodes (>= 1).
+
+    Returns
+    -------
+    (int, int)
+
+    Examples
+    --------
+    >>> steps("allreduce", 8), steps("allreduce", 16, 2), steps("allgather", 16, 2)
+    ((14, 0), (30, 4), (15, 1))
+    """
+    _index(op, OPS, "op")
+    n = check_int(n_ranks, "n_ranks", error=NcclModelError)
+    nodes = check_int(n_nodes, "n_nodes", maximum=n, error=NcclModelError)
+    if op == "allreduce":
+        return 2 * (n - 1), (2 * nodes if nodes > 1 else 0)
+    if op in ("allgather", "reduce_scatter"):
+        return n - 1, nodes - 1
+    return n, nodes
+
+
+def nvlink_bw(compcap):
+    """Bandwidth NCCL assigns one NVLink of a GPU generation, in bytes/s (topo.h).
+
+    Parameters
+    ----------
+    compcap : int
+        Compute capability x 10 (70 V100, 80 A100, 86 consumer Ampere, 90 H100).
+
+    Returns
+    -------
+    float
+        Bytes/s (``SM*_NVLINK_BW``; below 60 NCCL has no NVLink figure).
+
+    Examples
+    --------
+    >>> nvlink_bw(70), nvlink_bw(90)
+    (20000000000.0, 20600000000.0)
+    """
+    cc = check_int(compcap, "compcap", minimum=60, error=NcclModelError)
+    key = 90 if cc >= 90 else 86 if cc == 86 else 80 if cc >= 80 else 70 if cc >= 70 else 60
+    return NVLINK_BW[key] * _GB
+
+
+def pci_bw(gen="gen3", width=16):
+    """Bandwidth NCCL assigns a PCIe link: ``width * speed / 80`` GB/s (topo.cc).
+
+    Parameters
+    ----------
+    gen : str
+        ``"gen1"`` .. ``"gen6"`` (``kvDictPciGen``: 15 .. 480 x 100 Mb/s per lane).
+    width : int
+        Lanes.
+
+    Returns
+    -------
+    float
+        Bytes/s.
+
+    Examples
+    --------
+    >>> pci_bw("gen3") / 1e9, pci_bw("gen4") / 1e9, pci_bw("gen5", 8) / 1e9
+    (12.0, 24.0, 24.0)
+    """
+    lane = _PCI_LANE.get(gen)
+    if lane is None:
+        raise NcclModelError(f"unknown PCIe generation {gen!r}; known: {', '.join(_PCI_LANE)}")
+    return check_int(width, "width", error=NcclModelError) * lane / 80 * _GB
+
+
+def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
+                    n_gpus=8, min_channels=1, max_channels=16):
+    """Channels and per-channel bandwidth NCCL's search reaches when it fills the links.
+
+    Follows ``ncclTopoCompute`` (search.cc): start at the fastest speed of the
+    ladder that one link carries (and, for trees and NVLS, that
+    ``min_channels`` channels fit in ``n_gpus/(n_gpus-1)`` of the total); fit
+    ``floor(link_bw / speed)`` channels on each of ``n_links`` links; step down
+    the ladder while the next speed is more than 0.49 of the best found, keep
+    the largest ``channels * speed``, stop when it fills the total; then
+    ``ncclTopoDupChannels`` doubles the channels (halving their bandwidth)
+    unless the speed is < 25 GB/s, or compcap > 80 with speed < 50 and more
+    than 4 channels, or the pattern is NVLS. NVLS inside one node (every GPU
+    heads a channel through the switch) fits ``floor(total / speed)``
+    channels instead. The real search also proves a ring (tree, NVLS head
+    set) exists at that speed; here it is assumed to.
+
+    Parameters
+    ----------
+    link_bw : float
+        Bytes/s of the link each channel crosses: one GPU's NVLink (NV1), its
+        NVSwitch port (all its NVLinks), its PCIe path, or one NIC.
+    n_links : int
+        How many such links share the channels (NVLinks per GPU, NICs per node).
+    compcap : int
+        Compute capability (selects the sm90 ladders).
+    net : bool
+        Whether the graph crosses a network (selects the inter-node ladder).
+    pattern : {"ring", "tree", "nvls"}
+        Graph pattern.
+    n_gpus : int
+        GPUs per node.
+    min_channels, max_channels : int
+        NCCL's bounds (ring 1..16; tree = ring's channels; NVLS 1..32, and
+        n_gpus..n_gpus on one node).
+
+    Returns
+    -------
+    (int, float)
+        Channels and per-channel bytes/s (the graph's ``bwIntra`` = ``bwInter``).
+
+    Examples
+    --------
+    >>> search_channels(12 * 20e9)                 # A100: 6 x 40 GB/s, duplicated
+    (12, 20000000000.0)
+    >>> search_channels(20e9, n_links=6, compcap=70)   # DGX-1 V100: six NVLinks
+    (6, 20000000000.0)
+    >>> search_channels(12.5e9, n_links=4, net=True)   # four 100 Gb/s NICs
+    (4, 12000000000.0)
+    """
+    link = check_real(link_bw, "link_bw", lo=0, strict=True, error=NcclModelError) / _GB
+    n_links = check_int(n_links, "n_links", error=NcclModelError)
+    n_gpus = check_int(n_gpus, "n_gpus", error=NcclModelError)
+    hi = check_int(max_channels, "max_channels", error=NcclModelError)
+    lo = check_int(min_channels, "min_channels", maximum=hi, error=NcclModelError)
+    if pattern not in ("ring", "tree", "nvls"):
+        raise NcclModelError(f"unknown graph pattern {pattern!r}; known: ring, tree, nvls")
+    ladder = SPEEDS[(check_int(compcap, "compcap", error=NcclModelError) >= 90, bool(net))]
+    total = link * n_links * (n_gpus / (n_gpus - 1) if pattern != "ring" and n_gpus > 1 else 1)
+    i = 0
+    while i < len(ladder) - 1 and (ladder[i] > link or ladder[i] * lo > total):
+        i += 1
+    best = (0, 0.0)
+    for speed in ladder[i:]:
+        if best[0] and speed / best[1] <= .49:
+            break
+        if pattern == "nvls" and not net:  # every GPU heads one channel on the switch
+            fit = min(hi, math.floor(total / speed + 1e-9))
+        else:
+            fit = min(hi, n_links * math.floor(link / speed + 1e-9))
+        if fit >= lo and fit * speed > best[0] * best[1] + 1e-9:
+            best = (fit, speed)
+        if best[0] * best[1] >= total - 1e-9:
+            break
+    n, bw = best
+    if n == 0:
+        raise NcclModelError(f"no channel fits: link {link:g} GB/s below every speed")
+    if pattern != "nvls" and bw >= 25.0 and not (compcap > 80 and bw < 50.0 and n > 4):
+        dup = min(2 * n, hi)
+        bw /= -(-dup // n)
+        n = dup
+    return n, bw * _GB
+
+
+def _indices(comm):
+    cc_index = 2 if comm.compcap >= 90 else 1 if comm.compcap >= 80 else 0
+    index2 = comm.n_nodes - 1 if comm.n_nodes <= 2 else 2
+    index1 = cc_index if comm.n_nodes == 1 else (1 if comm.cpu_vendor == "amd" else 0)
+    return cc_index, index1, index2
+
+
+def _check(comm, op, algorithm, protocol):
+    if not isinstance(comm, Comm):
+        raise NcclModelError(f"comm must be a Comm, got {type(comm).__name__}")
+    check_int(comm.n_ranks, "n_ranks", minimum=2, error=NcclModelError)
+    check_int(comm.n_nodes, "n_nodes", maximum=comm.n_ranks, error=NcclModelError)
+    o, a, p = _index(op, OPS, "op"), _index(algorithm, ALGORITHMS, "algorithm"), \
+        _index(protocol, PROTOCOLS, "protocol")
+    if algorithm not in _MODELLED:
+        raise NcclModelError(f"algorithm {algorithm!r} needs CollNet (SHARP), not modelled")
+    return o, a, p
+
+
+def _applies(comm, op, algorithm, protocol):
+    """NCCL's filters: which (op, algorithm, protocol) it considers at all."""
+    if algorithm not in comm.graphs:
+        return False
+    if op in ("broadcast", "reduce") and algorithm != "ring":
+        return False
+    if op in ("allgather", "reduce_scatter") and algorithm not in ("ring", "nvls"):
+        return False
+    if algorithm in ("nvls", "nvls_tree") and protocol != "Simple":
+        return False
+    if algorithm == "nvls_tree" and comm.n_nodes == 1:
+        return False  # algoEnable[NVLS_TREE] = 0 on one node
+    if algorithm == "nvls" and comm.n_nodes > 1:
+        return False  # no CollNet support: algoEnable[NVLS] = 0 across nodes
+    if protocol == "LL128":  # default only with NVLink inside nodes and one compcap of 70/80/90
+        # (NCCL also requires the NIC path within PXB, PXN on sm90: assumed met).
+        graph = comm.graphs[algorithm]
+        return graph.link == "nvlink" and comm.compcap in (70, 80, 90)
+    return True
+
+
+def bandwidth(comm, op, algorithm, protocol):
+    """Algorithm bandwidth NCCL's model gives an (op, algorithm, protocol), bytes/s.
+
+    ``comm->bandwidths`` of ``ncclTopoTuneModel``: the bus bandwidth
+    ``nChannels * bw`` (``bwIntra`` up to two nodes, ``bwInter`` beyond),
+    capped and scaled per protocol (LL half the wire rate up to ``llMaxBw``;
+    LL128 0.92 (0.7 at one rank per node); tree 0.92 then LL /3.8, LL128
+    7/9 on one node else 120/128; 0.85 for a plain tree pattern), then
+    converted to algorithm bandwidth (ring n/nsteps, NVLS 5/6, tree 1/2).
+    0.0 where NCCL does not consider the combination.
+
+    Parameters
+    ----------
+    comm : Comm
+    op, algorithm, protocol : str
+        One of :data:`OPS`, :data:`ALGORITHMS`, :data:`PROTOCOLS`.
+
+    Returns
+    -------
+    float
+        Bytes/s.
+
+    Examples
+    --------
+    >>> c = Comm(8, 1, 80, {"ring": Graph(12, 20e9, 20e9)})
+    >>> bandwidth(c, "allreduce", "ring", "Simple") / 1e9   # 240 * 8 / 14
+    137.14285714285714
+    >>> bandwidth(c, "allreduce", "ring", "LL") / 1e9       # min(87.7, 240 / 2) * 8 / 14
+    50.114285714285714
+    """
+    _check(comm, op, algorithm, protocol)
+    if not _applies(comm, op, algorithm, protocol):
+        return 0.0
+    g = comm.graphs[algorithm]
+    cc_index, index1, index2 = _indices(comm)
+    nsteps, _ = steps(op, comm.n_ranks, comm.n_nodes)
+    ppn = comm.n_ranks / comm.n_nodes
+    bw = (g.bw_intra if comm.n_nodes <= 2 else g.bw_inter) / _GB
+    if algorithm == "nvls":
+        bw = min(g.bw_intra, g.bw_inter) / _GB
+    if algorithm == "nvls_tree":
+        bw = min(g.bw_intra, g.bw_inter if comm.n_nodes <= 2 else g.bw_inter / 2) / _GB
+    bus = g.n_channels * bw
+    ll_max = LL_MAX_BW[index1][index2]
+    if algorithm == "ring" and protocol == "LL":
+        bus = min(ll_max, bus * .5)
+    if algorithm == "ring" and protocol == "LL128":
+        bus = min(bus * (0.7 if ppn < 2 else 0.92),
+                  g.n_channels * PER_CH_MAX_RING_LL128_BW[cc_index][index2])
+    if algorithm == "tree":
+        bus = min(bus * .92, g.n_channels * PER_CH_MAX_TREE_BW[cc_index][index2])
+        if protocol == "LL":
+            bus = min(bus / 3.8, ll_max)
+        if protocol == "LL128":
+            bus = min(bus * (7.0 / 9.0 if comm.n_nodes == 1 else 120.0 / 128.0),
+                      g.n_channels * PER_CH_MAX_TREE_LL128_BW[cc_index][index2])
+        if g.tree_pattern:
+            bus *= .85
+    ratio = (comm.n_ranks / nsteps if algorithm == "ring"
+             else 5.0 / 6.0 if algorithm in ("nvls", "nvls_tree") else .5)
+    return bus * ratio * _GB
+
+
+def latency(comm, op, algorithm, protocol):
+    """Latency NCCL's model gives an (op, algorithm, protocol), in seconds.
+
+    ``comm->latencies`` of ``ncclTopoTuneModel``: ``baseLat`` plus, for rings,
+    ``(nsteps - nInterSteps) * intraLat + nInterSteps * interLat`` (intraLat at
+    least the network post overhead, 1 us Intel / 2 us AMD, x3 for Simple,
+    when the ring crosses nodes; broadcast and reduce pay one hop), for trees
+    ``2 * ((ranks per node - 1) * intraLat + log2(nodes) * interLat)``, for
+    NVLS ``intraLat (+ interLat)``, for NVLS tree ``intraLat + 2 log2(nodes)
+    interLat``; ``interLat`` is ``hwLat[NET]`` plus the graph's network
+    latency (twice for Simple).
+
+    Parameters
+    ----------
+    comm : Comm
+    op, algorithm, protocol : str
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    Examples
+    --------
+    >>> c = Comm(8, 1, 80, {"ring": Graph(12, 20e9, 20e9)})
+    >>> round(latency(c, "allreduce", "ring", "LL") * 1e6, 6)      # 6.6 + 14 * 0.6
+    15.0
+    >>> round(latency(c, "allreduce", "ring", "Simple") * 1e6, 6)  # 8.4 + 14 * 3.4
+    56.0
+    """
+    _, a, p = _check(comm, op, algorithm, protocol)
+    if algorithm not in comm.graphs:
+        raise NcclModelError(f"comm has no graph for algorithm {algorithm!r}")
+    g = comm.graphs[algorithm]
+    n, nodes = comm.n_ranks, comm.n_nodes
+    nsteps, inter_steps = steps(op, n, nodes)
+    intra_hw = _HW["nvlink"] if g.link == "nvlink" else _HW["pci"]
+    hw = intra_hw if nodes == 1 else _HW["net"]
+    intra = HW_LAT_US[intra_hw][a][p]
+    net_lat = g.latency_inter / _US
+    inter = HW_LAT_US[_HW["net"]][a][p] + net_lat + (net_lat if protocol == "Simple" else 0)
+    lat = BASE_LAT_US[a][p]
+    if algorithm == "ring":
+        hop = HW_LAT_US[hw][a][p]
+        if op in ("broadcast", "reduce"):
+            if g.same_channels:
+                lat += hop
+            else:  # Simple borrows the tree's hop latency ("waiting for proper chunk modeling")
+                lat += nsteps * (HW_LAT_US[hw][0][p] if protocol == "Simple" else hop)
+        else:
+            overhead = 0.0
+            if nodes > 1:
+                overhead = (2.0 if comm.cpu_vendor == "amd" else 1.0) * (3 if protocol == "Simple" else 1)
+            lat += (nsteps - inter_steps) * max(intra, overhead) + inter_steps * inter
+    elif algorithm == "tree":
+        lat += 2 * ((n // nodes - 1) * intra + _log2i(nodes) * inter)
+    elif algorithm == "nvls":
+        lat = intra + (inter if nodes > 1 else 0)
+    else:  # nvls_tree
+        lat += intra + 2 * _log2i(nodes) * inter
+    return lat * _US
+
+
+def _log2i(n):  # utils.h log2i: floor(log2(n)), 0 for n <= 1
+    return int(n).bit_length() - 1 if n > 0 else 0
+
+
+def algo_time(comm, op, algorithm, protocol, nbytes):
+    """Predicted time of one call: ``ncclTopoGetAlgoTime`` (latency + bytes / bandwidth).
+
+    Trees get ``treeCorrectionFactor`` below 512 MiB; inter-node Simple ring
+    allreduce gets the "plateau" latency factor 1.9 (compcap < 80) or 1.4 once
+    each rank-channel carries >= 64 bytes. ``inf`` where NCCL's bandwidth is 0.
+
+    Parameters
+    ----------
+    comm : Comm
+    op, algorithm, protocol : str
+    nbytes : int
+        Message size in bytes (nccl-tests' "size"), >= 1.
+
+    Returns
+    -------
+    float
+        Seconds, or ``math.inf``.
+
+    Examples
+    --------
+    >>> c = Comm(8, 1, 80, {"ring": Graph(12, 20e9, 20e9)})
+    >>> round(algo_time(c, "allreduce", "ring", "Simple", 2**30) * 1e3, 4)  # 56 us + 1 GiB / 137 GB/s
+    7.8854
+    """
+    _check(comm, op, algorithm, protocol)
+    size = check_int(nbytes, "nbytes", error=NcclModelError)
+    bw = bandwidth(comm, op, algorithm, protocol) / _GB
+    if bw == 0:
+        return math.inf
+    lat = latency(comm, op, algorithm, protocol) / _US
+    log_size = _log2i(size >> 6)
+    if algorithm == "tree" and log_size < 23:
+        bw *= TREE_CORRECTION_FACTOR[PROTOCOLS.index(protocol)][log_size]
+    g = comm.graphs[algorithm]
+    if (algorithm == "ring" and protocol == "Simple" and comm.n_nodes > 1
+            and op == "allreduce" and size / (g.n_channels * comm.n_ranks) >= 64):
+        lat *= 1.9 if comm.compcap < 80 else 1.4
+    return (lat + size / (1000 * bw)) * _US
+
+
+def choose(comm, op, nbytes):
+    """NCCL's choice: the (algorithm, protocol) of least :func:`algo_time`.
+
+    Ties go to the first in NCCL's loop order (algorithm, then protocol).
+
+    Parameters
+    ----------
+    comm : Comm
+    op : str
+    nbytes : int
+
+    Returns
+    -------
+    Choice
+
+    Raises
+    ------
+    NcclModelError
+        If no graph in ``comm`` can run ``op``.
+
+    Examples
+    --------
+    >>> c = Comm(8, 1, 80, {"ring": Graph(12, 20e9, 20e9), "tree": Graph(12, 20e9, 20e9)})
+    >>> choose(c, "allreduce", 8)[:2], choose(c, "allreduce", 2**30)[:2]
+    (('ring', 'LL'), ('ring', 'Simple'))
+    """
+    best = None
+    for algorithm in ALGORITHMS:
+        if algorithm not in _MODELLED:
+            continue
+        for protocol in PROTOCOLS:
+            t = algo_time(comm, op, algorithm, protocol, nbytes)
+            if t < math.inf and (best is None or t < best.time):
+                bw = bandwidth(comm, op, algorithm, protocol)
+                best = Choice(algorithm, protocol, t, bw)
+    if best is None:
+        raise NcclModelError(f"no algorithm in {sorted(comm.graphs)} can run {op!r}")
+    return best
