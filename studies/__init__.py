@@ -20,6 +20,7 @@ sweep_config      a sweep's grid: the config file, its checks and points
 sweep             running a sweep on Dask to one resumable CSV, and its picture
 console           what every command shares: progress bars, notes, files
 cli               ``main()``, the entry point of the ``netsim`` console script
+commands          one module per ``netsim`` subcommand
 
 Examples
 --------

@@ -92,6 +92,8 @@ def pipelining_claims(bandwidth=1.25e9, latency=1e-6, nbytes=64e6,
                       workers=(2, 4, 8, 16, 32, 64), sizes=(1e5, 1e6, 1e7, 1e8), ratio_P=64):
     """Check the three claims of the linear-pipelining study on a non-blocking star.
 
+    The star is :func:`topologies.star` with the given host links.
+
     Defaults: a 10 GbE star (1.25e9 bytes/s, 1 us per link, so alpha = 2 us
     and beta = 0.8 ns/byte), n = 64 MB, P = 2, 4, ..., 64.
 
