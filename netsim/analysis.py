@@ -31,8 +31,9 @@ ps                 ps_push_pull                      push + pull
 
 Every function takes the topology as a graph (or a ``hosts -> graph``
 builder) from its caller: this module knows no hardware. The claims of the
-linear-pipelining study built on :func:`scale`, :func:`fit_scaling` and
-:func:`lp_be_ratio` live in :mod:`studies.claims`.
+linear-pipelining study (arXiv:1611.04255) are built on :func:`scale`,
+:func:`fit_scaling` and :func:`lp_be_ratio` by the composition layer above the
+core, which picks the hardware.
 """
 
 import inspect
