@@ -494,8 +494,11 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
 
     Examples
     --------
-    >>> from topologies import star
-    >>> a, b = alpha_beta(star(4, bandwidth=1.25e9, latency=1e-6))
+    >>> import networkx as nx  # a star: hosts on one switch
+    >>> G = nx.Graph()
+    >>> G.add_nodes_from([f"host{i}" for i in range(4)], kind="host")
+    >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1.25e9, latency=1e-6)
+    >>> a, b = alpha_beta(G)
     >>> a, 1 / b
     (2e-06, 1250000000.0)
     """
@@ -532,8 +535,11 @@ def link_loads(trace, topology, placement=None):
     Examples
     --------
     >>> from netsim.collectives import ring_allgather
-    >>> from topologies import star
-    >>> link_loads(ring_allgather(2, 2e6), star(2)).tolist()
+    >>> import networkx as nx  # a star: hosts on one switch
+    >>> G = nx.Graph()
+    >>> G.add_nodes_from(["host0", "host1"], kind="host")
+    >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1.25e9, latency=1e-6)
+    >>> link_loads(ring_allgather(2, 2e6), G).tolist()
     [1000000.0, 1000000.0, 1000000.0, 1000000.0]
     """
     net = _net(topology)
@@ -563,8 +569,11 @@ def contention_bound(trace, topology, placement=None):
     Examples
     --------
     >>> from netsim.collectives import ps_push_pull
-    >>> from topologies import star
-    >>> cb = contention_bound(ps_push_pull(4, 1e6), star(5, bandwidth=1e9))
+    >>> import networkx as nx  # a star: hosts on one switch
+    >>> G = nx.Graph()
+    >>> G.add_nodes_from([f"host{i}" for i in range(5)], kind="host")
+    >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1e9, latency=1e-6)
+    >>> cb = contention_bound(ps_push_pull(4, 1e6), G)
     >>> cb["seconds"], cb["link"]
     (0.004, 'host4->switch')
     """

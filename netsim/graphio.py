@@ -43,9 +43,12 @@ def write_topology(G, path):
     Examples
     --------
     >>> import os, tempfile
-    >>> from topologies import star
+    >>> import networkx as nx  # a star: hosts on one switch
+    >>> G = nx.Graph()
+    >>> G.add_nodes_from(["host0", "host1", "host2"], kind="host")
+    >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1.25e9, latency=1e-6)
     >>> p = os.path.join(tempfile.mkdtemp(), "s.graphml")
-    >>> write_topology(star(3), p)
+    >>> write_topology(G, p)
     >>> read_topology(p).number_of_edges()
     3
     """
@@ -110,9 +113,12 @@ def read_topology(path):
     Examples
     --------
     >>> import os, tempfile
-    >>> from topologies import torus
+    >>> import networkx as nx  # a 2 x 2 torus, hosts with their grid coordinates
+    >>> G = nx.cycle_graph([f"host{i}" for i in (0, 1, 3, 2)])
+    >>> nx.set_node_attributes(G, {f"host{i}": (i // 2, i % 2) for i in range(4)}, "coord")
+    >>> nx.set_edge_attributes(G, 1.25e9, "bandwidth"); nx.set_edge_attributes(G, 1e-6, "latency")
     >>> p = os.path.join(tempfile.mkdtemp(), "t.json")
-    >>> write_topology(torus((2, 2)), p)
+    >>> write_topology(G, p)
     >>> read_topology(p).nodes["host3"]["coord"]
     (1, 1)
     """

@@ -246,9 +246,12 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     then 1 MB at 1 GB/s.
 
     >>> from netsim import TraceBuilder, simulate
-    >>> from topologies import star
+    >>> import networkx as nx  # a star: hosts on one switch
+    >>> G = nx.Graph()
+    >>> G.add_nodes_from(["host0", "host1"], kind="host")
+    >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1e9, latency=1e-6)
     >>> b = TraceBuilder(2); _ = b.message(0, 1, 1e6)
-    >>> r = simulate(b.build(), star(2, bandwidth=1e9, latency=1e-6))
+    >>> r = simulate(b.build(), G)
     >>> round(r.makespan, 12)
     0.001002
     """

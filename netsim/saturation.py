@@ -97,9 +97,12 @@ def link_saturation(result, duplex=True):
     each link is saturated for the whole second.
 
     >>> from netsim import TraceBuilder, simulate
-    >>> from topologies import star
+    >>> import networkx as nx  # a star: hosts on one switch
+    >>> G = nx.Graph()
+    >>> G.add_nodes_from(["host0", "host1", "host2"], kind="host")
+    >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1e6, latency=0.0)
     >>> b = TraceBuilder(3); _ = b.message(0, 2, 1e6); _ = b.message(2, 1, 1e6)
-    >>> r = simulate(b.build(), star(3, bandwidth=1e6, latency=0.0), link_series=True)
+    >>> r = simulate(b.build(), G, link_series=True)
     >>> top = link_saturation(r)[0]
     >>> top["link"], top["fraction"], top["bytes"]
     ('host2<->switch', 1.0, 2000000.0)
@@ -164,9 +167,12 @@ def top_link(result, duplex=True):
     Examples
     --------
     >>> from netsim import TraceBuilder, simulate
-    >>> from topologies import star
+    >>> import networkx as nx  # a star: hosts on one switch
+    >>> G = nx.Graph()
+    >>> G.add_nodes_from(["host0", "host1", "host2"], kind="host")
+    >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1e6, latency=0.0)
     >>> b = TraceBuilder(3); _ = b.message(0, 2, 1e6); _ = b.message(2, 1, 1e6)
-    >>> r = simulate(b.build(), star(3, bandwidth=1e6, latency=0.0), link_series=True)
+    >>> r = simulate(b.build(), G, link_series=True)
     >>> top_link(r)
     {'top_link': 'host2<->switch', 'saturated_fraction': 1.0, 'top_bandwidth': 1000000.0}
     """

@@ -113,10 +113,13 @@ def timeline_events(trace, result):
     Examples
     --------
     >>> from netsim import TraceBuilder, simulate
-    >>> from topologies import star
+    >>> import networkx as nx  # a star: hosts on one switch
+    >>> G = nx.Graph()
+    >>> G.add_nodes_from(["host0", "host1"], kind="host")
+    >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1e9, latency=1e-6)
     >>> b = TraceBuilder(2); _ = b.message(0, 1, 1e6)
     >>> tr = b.build()
-    >>> r = simulate(tr, star(2, bandwidth=1e9, latency=1e-6), link_series=True)
+    >>> r = simulate(tr, G, link_series=True)
     >>> ev = list(timeline_events(tr, r))
     >>> [(e["cat"], e["ts"], e["dur"]) for e in ev if e["ph"] == "X"]
     [('send', 0.0, 1002.0), ('recv', 0.0, 1002.0)]
@@ -249,10 +252,13 @@ def write_timeline(trace, result, path, progress=None):
     --------
     >>> import json, os, tempfile
     >>> from netsim import TraceBuilder, simulate
-    >>> from topologies import star
+    >>> import networkx as nx  # a star: hosts on one switch
+    >>> G = nx.Graph()
+    >>> G.add_nodes_from(["host0", "host1"], kind="host")
+    >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1e9, latency=1e-6)
     >>> b = TraceBuilder(2); c = b.compute(0, seconds=1e-3); _ = b.message(0, 1, 1e6, deps=[c])
     >>> tr = b.build()
-    >>> r = simulate(tr, star(2, bandwidth=1e9, latency=1e-6), link_series=True)
+    >>> r = simulate(tr, G, link_series=True)
     >>> p = os.path.join(tempfile.mkdtemp(), "run.json")
     >>> counts = write_timeline(tr, r, p)
     >>> counts["slices"], counts["messages"], counts["links"]

@@ -13,7 +13,7 @@ settings.load_profile("ci")
 
 def one_line_error(capsys, argv, *needles):
     """Run the CLI: exit status 2, one stderr line "netsim: error: ..." holding every needle."""
-    from netsim.cli import main
+    from studies.cli import main
 
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()

@@ -1,11 +1,11 @@
-"""The seed papers' claims (workloads.claims) and `netsim claims`."""
+"""The seed papers' claims (studies.claims) and `netsim claims`."""
 
 import json
 
 import pytest
 
-from netsim.cli import main
-from workloads import claims
+from studies.cli import main
+from studies import claims, report
 
 KEYS = {"claim", "source", "setup", "measured", "threshold", "value", "passed", "seconds"}
 
@@ -48,9 +48,7 @@ def test_ringtmp_claim_fails_honestly_and_reports_accuracy():
 
 
 def test_pf_claims_traffic_and_speedup():
-    from topologies import star
-
-    traffic, speed = claims.pf_claims(star)
+    traffic, speed = claims.pf_claims()
     _check_rows([traffic, speed])
     # ps-sync moves 2 P 4n bytes per step (push + pull of n = 64*64+64 + 64*10+10 = 4810
     # float32 values per worker, P = 4) over the same steps as PF.
@@ -109,16 +107,16 @@ def test_format_claims_shows_every_fail():
              "value": 1.0, "passed": False, "seconds": 0.0},
             {"claim": "b", "source": "s", "setup": "x", "measured": "m", "threshold": "t",
              "value": 1.0, "passed": True, "seconds": 0.0}]
-    text = claims.format_claims(rows)
+    text = report.format_claims(rows)
     assert "FAIL" in text and "PASS" in text
-    md = claims.format_claims(rows, markdown=True)
+    md = report.format_claims(rows, markdown=True)
     assert md.count("\n") == 3 and md.splitlines()[2].endswith("| FAIL |")
 
 
 def test_cli_claims_exits_0_with_fails(monkeypatch, capsys):
     fake = [{"claim": "x", "source": "s", "setup": "u", "measured": "m", "threshold": ">= 8x",
              "value": 2.0, "passed": False, "seconds": 0.0}]
-    monkeypatch.setattr(claims, "run_claims", lambda star, seed=0: fake)
+    monkeypatch.setattr(claims, "run_claims", lambda seed=0: fake)
     assert main(["claims"]) == 0
     out = capsys.readouterr()
     assert "FAIL" in out.out and "1 FAIL" in out.err

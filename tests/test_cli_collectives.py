@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from netsim.cli import main, parse_workers
+from studies.cli import main
+from studies.options import parse_workers
 
 
 def run_json(capsys, argv):

@@ -225,7 +225,7 @@ def _critical_path(trace, alpha, beta):
 
 def test_resized_traces_simulate(runs):
     from netsim.costmodel import alpha_beta, contention_bound
-    from workloads.scaling import closed_form
+    from studies.closed_forms import closed_form
 
     v100 = devices.device_flops("V100")
     for name, t in runs.items():

@@ -280,7 +280,7 @@ def test_projection_of_a_cut_recording_keeps_its_warmup_bytes():
     # batch 8: 120 samples / 4 workers / 8 = ceil(3.75) = 4) keeps its own per-stage
     # bytes when projected to the same P: steps per epoch come from (N, P0, b), not from
     # iterations // epochs.
-    from workloads.scaling import record_at
+    from studies.paradigm_traces import record_at
 
     def per_iter(tr):
         return np.bincount(tr.iteration, weights=tr.size).tolist()

@@ -1,4 +1,4 @@
-"""Saturation analysis (netsim.saturation), paradigm scaling (workloads.scaling), `netsim scale`."""
+"""Saturation analysis (netsim.saturation), paradigm scaling (studies.paradigm_scaling), `netsim scale`."""
 
 import csv
 import json
@@ -7,13 +7,15 @@ import numpy as np
 import pytest
 
 from netsim import TraceBuilder, simulate
-from netsim.cli import main
+from studies.cli import main
 from netsim.collectives import ps_push_pull
 from netsim.errors import NetsimError
 from netsim.saturation import crossing, link_saturation, saturation_point, speedup
 from topologies import star
 from workloads import mlp
-from workloads.scaling import closed_form, first_iterations, record_at, study
+from studies.closed_forms import closed_form
+from studies.paradigm_scaling import study
+from studies.paradigm_traces import first_iterations, record_at
 
 TEN_GBE = 1.25e9  # bytes/s
 LINK_LATENCY = 1e-6  # s, the star's default per link
@@ -82,7 +84,7 @@ def test_saturation_point_rules():
         saturation_point([4, 2], [0.1, 0.2])
 
 
-# -- workloads.scaling ----------------------------------------------------------------------
+# -- studies.paradigm_scaling -------------------------------------------------------------------
 
 def test_first_iterations_keeps_a_valid_prefix():
     t = record_at("ps-sync", 2, iterations=3, dataset="iris")

@@ -10,7 +10,8 @@ import pytest
 from netsim import NetsimError, TopologyError, TraceError
 from netsim import collectives as C
 from netsim import costmodel as M
-from netsim import studies as S
+from netsim import analysis as S
+from studies.claims import pipelining_claims
 from topologies import star, two_tier
 
 LAT, BW = 1e-6, 1.25e9  # 10 GbE, 1 us per link
@@ -167,7 +168,7 @@ def claims():
     """10 GbE star (1.25e9 B/s, 1 us per link), n = 64 MB, P = 2, 4, ..., 64;
     LP with k fixed at the optimum for P = 64 (1260 segments);
     BE / LP ratio at P = 64 for n = 100 kB .. 100 MB."""
-    return S.pipelining_claims()
+    return pipelining_claims()
 
 
 def test_lp_broadcast_is_constant_in_P(claims):

@@ -8,10 +8,11 @@ import pytest
 
 from netsim import NetsimError
 from conftest import one_line_error
-from netsim.cli import main, topology_factory
-from netsim.studies import compare
-from netsim.sweep import (COLUMNS, check_config, plot_sweep, point_key, read_rows, run_point,
-                          run_sweep, sweep_points)
+from netsim.analysis import compare
+from studies.cli import main
+from studies.registry import topology_factory
+from studies.sweep import plot_sweep, read_rows, run_point, run_sweep
+from studies.sweep_config import COLUMNS, check_config, point_key, sweep_points
 
 pytest.importorskip("distributed")
 pytest.importorskip("yaml")
@@ -40,7 +41,7 @@ def rows_of(path):
 
 
 def test_grid_on_a_local_cluster_then_resume(tmp_path, config_file):
-    from netsim.sweep import load_config
+    from studies.sweep_config import load_config
 
     cfg = load_config(config_file)
     out = tmp_path / "grid.csv"
@@ -80,7 +81,7 @@ def test_grid_on_a_local_cluster_then_resume(tmp_path, config_file):
 @pytest.mark.slow
 def test_local_cluster_of_processes(tmp_path, config_file):
     # The default: worker processes (a few seconds to start them).
-    from netsim.sweep import load_config
+    from studies.sweep_config import load_config
 
     out = tmp_path / "p.csv"
     counts = run_sweep(load_config(config_file), out, jobs=2)
@@ -161,7 +162,7 @@ def test_paradigm_points_record_and_report_time_per_iteration():
     points = sweep_points(cfg)
     assert [(p["name"], p["P"], p["hidden"]) for p in points] == [
         ("ps-sync", 2, "16"), ("ps-sync", 4, "16"), ("ringtmp", 2, "16"), ("ringtmp", 4, "16")]
-    from workloads.scaling import sweep_point
+    from studies.paradigm_scaling import sweep_point
 
     runners = {"paradigm": sweep_point}  # the core knows no paradigm: the caller runs them
     assert "no runner for paradigm points" in run_point(points[1])["error"]

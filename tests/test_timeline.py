@@ -8,7 +8,7 @@ import pytest
 
 import workloads
 from netsim import NetsimError, TraceBuilder, save_trace, simulate
-from netsim.cli import main
+from studies.cli import main
 from netsim.collectives import ring_allreduce
 from netsim.timeline import timeline_events, write_timeline
 from topologies import star, two_tier

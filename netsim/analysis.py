@@ -1,6 +1,6 @@
-"""Studies: each collective's closed form next to its simulation, and scaling laws.
+"""Analysis: each collective's closed form next to its simulation, and scaling laws.
 
-Plain functions returning flat records (dicts, lists of dicts) for the CLI
+Plain functions returning flat records (dicts, lists of dicts) for the studies
 (``netsim collective``, ``netsim scale``), notebooks and tests.
 
 Algorithm names
@@ -29,19 +29,17 @@ alltoall           alltoall                          all-to-all
 ps                 ps_push_pull                      push + pull
 ================== ================================= ===========================
 
-The linear-pipelining claims
-----------------------------
-:func:`pipelining_claims` checks the three claims of the linear-pipelining
-study (arXiv:1611.04255) on a non-blocking star: LP broadcast time does not
-grow with P, MST (binomial) broadcast grows as log2 P, and BE broadcast takes
-up to twice as long as LP as n grows (the ratio tends to ``2 (P - 1) / P``).
+Every function takes the topology as a graph (or a ``hosts -> graph``
+builder) from its caller: this module knows no hardware. The claims of the
+linear-pipelining study (arXiv:1611.04255) are built on :func:`scale`,
+:func:`fit_scaling` and :func:`lp_be_ratio` by the composition layer above the
+core, which picks the hardware.
 """
 
 import inspect
 import math
 from types import MappingProxyType
 
-import networkx as nx
 import numpy as np
 
 from . import collectives, costmodel
@@ -66,7 +64,6 @@ __all__ = [
     "fit_scaling",
     "plot_scale",
     "lp_be_ratio",
-    "pipelining_claims",
 ]
 
 ALGORITHMS = MappingProxyType({
@@ -153,7 +150,13 @@ def lp_segments(workers, nbytes, topology):
 
     Examples
     --------
-    >>> from topologies import star
+    >>> import networkx as nx
+    >>> def star(hosts):  # hosts on one non-blocking switch, 10 GbE links of 1 us
+    ...     G = nx.Graph()
+    ...     G.add_nodes_from((f"host{i}" for i in range(hosts)), kind="host")
+    ...     G.add_edges_from(((f"host{i}", "switch") for i in range(hosts)),
+    ...                      bandwidth=1.25e9, latency=1e-6)
+    ...     return G
     >>> lp_segments([2, 4, 64], 64e6, star)
     1260
     """
@@ -234,8 +237,14 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
 
     Examples
     --------
-    >>> from topologies import star
-    >>> r = compare("ring", star(4, bandwidth=1.25e9, latency=1e-6), 4, 1e6)
+    >>> import networkx as nx
+    >>> def star(hosts):  # hosts on one non-blocking switch, 10 GbE links of 1 us
+    ...     G = nx.Graph()
+    ...     G.add_nodes_from((f"host{i}" for i in range(hosts)), kind="host")
+    ...     G.add_edges_from(((f"host{i}", "switch") for i in range(hosts)),
+    ...                      bandwidth=1.25e9, latency=1e-6)
+    ...     return G
+    >>> r = compare("ring", star(4), 4, 1e6)
     >>> r["messages"], abs(r["gap"]) < 1e-9, r["limit"]
     (24, True, None)
     """
@@ -330,7 +339,7 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, satur
         Message size, fixed across P.
     topology : callable or networkx.Graph
         ``topology(hosts)`` builds the graph for ``hosts`` ranks (``P + 1``
-        for ``"ps"``), e.g. :func:`topologies.star`; a graph is used as is.
+        for ``"ps"``), e.g. ``topologies.star``; a graph is used as is.
     segments : int, optional
         LP segments, fixed across P; None picks the optimum at each P.
     gamma : float, optional
@@ -348,7 +357,13 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, satur
 
     Examples
     --------
-    >>> from topologies import star
+    >>> import networkx as nx
+    >>> def star(hosts):  # hosts on one non-blocking switch, 10 GbE links of 1 us
+    ...     G = nx.Graph()
+    ...     G.add_nodes_from((f"host{i}" for i in range(hosts)), kind="host")
+    ...     G.add_edges_from(((f"host{i}", "switch") for i in range(hosts)),
+    ...                      bandwidth=1.25e9, latency=1e-6)
+    ...     return G
     >>> recs = scale(["mst", "lp"], [2, 4], 1e6, star, segments=4)
     >>> [(r["algorithm"], r["P"]) for r in recs]
     [('mst', 2), ('mst', 4), ('lp', 2), ('lp', 4)]
@@ -513,8 +528,14 @@ def lp_be_ratio(P, sizes, topology, segments=None):
 
     Examples
     --------
-    >>> from topologies import star
-    >>> rows = lp_be_ratio(8, [1e6, 1e8], star(8, bandwidth=1.25e9, latency=1e-6))
+    >>> import networkx as nx
+    >>> def star(hosts):  # hosts on one non-blocking switch, 10 GbE links of 1 us
+    ...     G = nx.Graph()
+    ...     G.add_nodes_from((f"host{i}" for i in range(hosts)), kind="host")
+    ...     G.add_edges_from(((f"host{i}", "switch") for i in range(hosts)),
+    ...                      bandwidth=1.25e9, latency=1e-6)
+    ...     return G
+    >>> rows = lp_be_ratio(8, [1e6, 1e8], star(8))
     >>> rows[0]["ratio"] < rows[1]["ratio"] < rows[1]["limit"]
     True
     """
@@ -527,49 +548,3 @@ def lp_be_ratio(P, sizes, topology, segments=None):
                      "be": be["simulated"], "ratio": be["simulated"] / lp["simulated"],
                      "limit": 2 * (P - 1) / P})
     return rows
-
-
-def pipelining_claims(bandwidth=1.25e9, latency=1e-6, nbytes=64e6,
-                      workers=(2, 4, 8, 16, 32, 64), sizes=(1e5, 1e6, 1e7, 1e8), ratio_P=64):
-    """Check the three claims of the linear-pipelining study on a non-blocking star.
-
-    Defaults: a 10 GbE star (1.25e9 bytes/s, 1 us per link, so alpha = 2 us
-    and beta = 0.8 ns/byte), n = 64 MB, P = 2, 4, ..., 64.
-
-    1. LP broadcast with k fixed at the optimum for the largest P
-       (:func:`~netsim.costmodel.optimal_segments`: k = 1260 by default) is
-       classified ``"constant"`` by :func:`fit_scaling`: its time varies by
-       about 5 % while P grows 32-fold. (Re-optimising k at every P makes the
-       small-P times shorter and the spread about 10 %.)
-    2. MST (binomial) broadcast is classified ``"log2 P"``.
-    3. The BE / LP broadcast time ratio at ``P = ratio_P`` grows with n
-       towards ``2 (P - 1) / P`` (:func:`lp_be_ratio`, optimal k per size).
-
-    Returns
-    -------
-    dict
-        ``lp`` and ``mst``: ``{"segments", "records", "fit"}``; ``ratio``:
-        the rows of :func:`lp_be_ratio`.
-
-    Examples
-    --------
-    >>> c = pipelining_claims(nbytes=1e6, workers=(2, 4, 8), sizes=(1e5, 1e6), ratio_P=4)
-    >>> c["mst"]["fit"]["law"], c["ratio"][0]["ratio"] < c["ratio"][1]["ratio"]
-    ('log2 P', True)
-    """
-    def build(hosts):  # netsim sits below topologies/, so the star is built here
-        G = nx.Graph(name=f"star({hosts} hosts)")
-        G.add_nodes_from((f"host{i}" for i in range(hosts)), kind="host")
-        G.add_node("switch", kind="switch")
-        G.add_edges_from(((f"host{i}", "switch") for i in range(hosts)), bandwidth=bandwidth,
-                         latency=latency)
-        return G
-
-    k = lp_segments(workers, nbytes, build)
-    out = {}
-    for name, seg in (("lp", k), ("mst", None)):
-        recs = scale(name, workers, nbytes, build, segments=seg, saturation=False)
-        out[name] = {"segments": seg, "records": recs,
-                     "fit": fit_scaling([r["P"] for r in recs], [r["simulated"] for r in recs])}
-    out["ratio"] = lp_be_ratio(ratio_P, sizes, build(ratio_P))
-    return out

@@ -1,5 +1,7 @@
 """The seed papers' claims, reproduced on stated topologies and sizes: PASS or FAIL.
 
+The table of the rows is :func:`studies.report.format_claims`.
+
 Each claim function runs one experiment and returns flat rows, one per claim:
 
 ``claim``
@@ -57,15 +59,16 @@ Examples
 
 import time
 
+from netsim.analysis import fit_scaling, lp_be_ratio, lp_segments, scale
 from netsim.result import simulate
-from netsim.studies import pipelining_claims
+from topologies import star
+from workloads import allreduce, dgc, pf, ps_partitioned, ps_sync, ringtmp, slimdp
 
-from . import dgc, pf, ps_partitioned, ps_sync, ringtmp, slimdp
-from . import allreduce as _allreduce
-from .scaling import closed_form
+from .closed_forms import closed_form
 
 __all__ = [
     "STAR_10GBE",
+    "pipelining_claims",
     "lp_claims",
     "ringtmp_claim",
     "pf_claims",
@@ -73,7 +76,6 @@ __all__ = [
     "dgc_claim",
     "slimdp_claim",
     "run_claims",
-    "format_claims",
 ]
 
 #: The star of every simulated claim: 10 GbE host links (bytes/s) and 1 us per link.
@@ -86,13 +88,56 @@ def _row(claim, source, setup, measured, threshold, value, passed, seconds):
             "seconds": float(seconds)}
 
 
+def pipelining_claims(bandwidth=1.25e9, latency=1e-6, nbytes=64e6,
+                      workers=(2, 4, 8, 16, 32, 64), sizes=(1e5, 1e6, 1e7, 1e8), ratio_P=64):
+    """Check the three claims of the linear-pipelining study on a non-blocking star.
+
+    The star is :func:`topologies.star` with the given host links.
+
+    Defaults: a 10 GbE star (1.25e9 bytes/s, 1 us per link, so alpha = 2 us
+    and beta = 0.8 ns/byte), n = 64 MB, P = 2, 4, ..., 64.
+
+    1. LP broadcast with k fixed at the optimum for the largest P
+       (:func:`netsim.costmodel.optimal_segments`: k = 1260 by default) is
+       classified ``"constant"`` by :func:`netsim.analysis.fit_scaling`: its time varies by
+       about 5 % while P grows 32-fold. (Re-optimising k at every P makes the
+       small-P times shorter and the spread about 10 %.)
+    2. MST (binomial) broadcast is classified ``"log2 P"``.
+    3. The BE / LP broadcast time ratio at ``P = ratio_P`` grows with n
+       towards ``2 (P - 1) / P`` (:func:`netsim.analysis.lp_be_ratio`, optimal k per size).
+
+    Returns
+    -------
+    dict
+        ``lp`` and ``mst``: ``{"segments", "records", "fit"}``; ``ratio``:
+        the rows of :func:`netsim.analysis.lp_be_ratio`.
+
+    Examples
+    --------
+    >>> c = pipelining_claims(nbytes=1e6, workers=(2, 4, 8), sizes=(1e5, 1e6), ratio_P=4)
+    >>> c["mst"]["fit"]["law"], c["ratio"][0]["ratio"] < c["ratio"][1]["ratio"]
+    ('log2 P', True)
+    """
+    def build(hosts):
+        return star(hosts, bandwidth=bandwidth, latency=latency)
+
+    k = lp_segments(workers, nbytes, build)
+    out = {}
+    for name, seg in (("lp", k), ("mst", None)):
+        recs = scale(name, workers, nbytes, build, segments=seg, saturation=False)
+        out[name] = {"segments": seg, "records": recs,
+                     "fit": fit_scaling([r["P"] for r in recs], [r["simulated"] for r in recs])}
+    out["ratio"] = lp_be_ratio(ratio_P, sizes, build(ratio_P))
+    return out
+
+
 def lp_claims(nbytes=64e6, workers=(2, 4, 8, 16, 32, 64), sizes=(1e5, 1e6, 1e7, 1e8),
               ratio_P=64, ratio_min=1.8):
     """The three linear-pipelining claims of [LP]_ on a 10 GbE star.
 
-    Runs :func:`netsim.studies.pipelining_claims`: LP broadcast (k fixed at the
+    Runs :func:`pipelining_claims`: LP broadcast (k fixed at the
     optimum for the largest P) must be classified ``constant`` in P by
-    :func:`netsim.studies.fit_scaling` (its time varies by less than 5 %), MST
+    :func:`netsim.analysis.fit_scaling` (its time varies by less than 5 %), MST
     broadcast ``log2 P``, and BE / LP broadcast time at ``P = ratio_P`` and the
     largest size must reach ``ratio_min`` ("about 2x": within 10 % of 2).
 
@@ -161,7 +206,7 @@ def ringtmp_claim(seeds=2, workers=8, configs=ringtmp.COMPARE_CONFIGS, target=8.
                  f"best PS/RingTMP >= {target:g}x", best, best >= target, dt)]
 
 
-def pf_claims(star, dataset="digits", hidden=(64,), epochs=3, tau0=0.05, workers=4, seed=0,
+def pf_claims(dataset="digits", hidden=(64,), epochs=3, tau0=0.05, workers=4, seed=0,
               comm_over_compute=5.7, bytes_target=12.3 / 3.0, speedup_target=4.3,
               max_accuracy_drop=0.975 - 0.969 + 1e-9):
     """Parameter Flow against ps-sync: traffic at (almost) equal accuracy, and speed-up [PF]_.
@@ -175,14 +220,9 @@ def pf_claims(star, dataset="digits", hidden=(64,), epochs=3, tau0=0.05, workers
     ``comm_over_compute`` (5.7) times its computation, the authors' regime;
     PASS if ps-sync time / PF time reaches 4.3.
 
-    ``star(hosts, bandwidth=..., latency=...)`` builds the star (such as
-    :func:`topologies.star`: workloads/ sits beside topologies/, never above
-    it, so the caller gives the builder).
-
     Examples
     --------
-    >>> from topologies import star
-    >>> rows = pf_claims(star, dataset="iris", hidden=(8,), epochs=1)
+    >>> rows = pf_claims(dataset="iris", hidden=(8,), epochs=1)
     >>> [r["claim"].split(":")[0] for r in rows]
     ['PF traffic', 'PF speed-up']
     """
@@ -267,7 +307,7 @@ def dgc_claim(dataset="digits", hidden=(128,), epochs=8, workers=4, seed=0, low=
     common = dict(dataset=dataset, hidden=tuple(hidden), epochs=epochs, workers=workers,
                   seed=seed)
     d = dgc.run(**common)
-    a = _allreduce.run(**common)
+    a = allreduce.run(**common)
     dt = time.perf_counter() - t0
     ratio = d.extra["stages"][-1]["compression_ratio"] or 0.0
     drop = a.accuracy - d.accuracy
@@ -312,14 +352,11 @@ def slimdp_claim(dataset="digits", hidden=(64,), epochs=3, workers=4, alpha=0.3,
                  ratio > 1 and drop <= max_accuracy_drop, dt)]
 
 
-def run_claims(star, seed=0, ringtmp_seeds=5):
+def run_claims(seed=0, ringtmp_seeds=5):
     """Every claim at its stated size; a FAIL is a row, never an exception.
 
     Parameters
     ----------
-    star : callable
-        ``star(hosts, bandwidth=..., latency=...)``, the star builder of
-        :func:`pf_claims` (the CLI gives :func:`topologies.star`).
     seed : int
         Seed of every training run.
     ringtmp_seeds : int
@@ -334,39 +371,17 @@ def run_claims(star, seed=0, ringtmp_seeds=5):
 
     Examples
     --------
-    >>> run_claims.__name__  # the full run takes about half a minute; see `netsim claims`
-    'run_claims'
+    The full run takes about half a minute (``netsim claims``); it needs no
+    builder from its caller:
+
+    >>> import inspect
+    >>> list(inspect.signature(run_claims).parameters)
+    ['seed', 'ringtmp_seeds']
     """
     rows = lp_claims()
     rows += ringtmp_claim(seeds=ringtmp_seeds)
-    rows += pf_claims(star, seed=seed)
+    rows += pf_claims(seed=seed)
     rows += partition_claim(seed=seed)
     rows += dgc_claim(seed=seed)
     rows += slimdp_claim(seed=seed)
     return rows
-
-
-def format_claims(rows, markdown=False):
-    """The claims as a table: claim, source, measured, threshold, PASS or FAIL.
-
-    Examples
-    --------
-    >>> rows = [{"claim": "c", "source": "s", "setup": "x", "measured": "m",
-    ...          "threshold": ">= 1", "value": 2.0, "passed": True, "seconds": 0.1}]
-    >>> print(format_claims(rows, markdown=True))
-    | claim | source | setup | measured | threshold | result |
-    |---|---|---|---|---|---|
-    | c | s | x | m | >= 1 | PASS |
-    """
-    verdict = ["PASS" if r["passed"] else "FAIL" for r in rows]
-    if markdown:
-        lines = ["| claim | source | setup | measured | threshold | result |",
-                 "|---|---|---|---|---|---|"]
-        lines += [f"| {r['claim']} | {r['source']} | {r['setup']} | {r['measured']} | "
-                  f"{r['threshold']} | {v} |" for r, v in zip(rows, verdict)]
-        return "\n".join(lines)
-    from netsim.cli import table
-
-    return table(["claim", "source", "measured", "threshold", "result"],
-                 [(r["claim"], r["source"], r["measured"], r["threshold"], v)
-                  for r, v in zip(rows, verdict)])

@@ -1,0 +1,128 @@
+"""The ``netsim`` command line: ``main()`` and its parser.
+
+Each subcommand is a module of :mod:`studies.commands` with ``HELP`` (its
+line in ``netsim --help``), ``add_arguments(parser)`` and ``run(args)``,
+listed in :data:`COMMANDS`. Names on the command line become builders and
+traces through :mod:`studies.registry`.
+
+Bad input never shows a traceback: it prints ``netsim: error: ...`` on one line
+and exits with status 2.
+
+Examples
+--------
+>>> main(["collective", "ring", "-P", "1", "-n", "1MB", "--topology", "stra"])
+2
+"""
+
+import argparse
+import sys
+from types import MappingProxyType
+
+from netsim import __version__
+from netsim.errors import DeadlockError, NetsimError
+
+from .commands import claims, collective, demo, record, replay, scale, sweep, topology
+from .console import UsageError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+COMMANDS = MappingProxyType({
+    "replay": replay,
+    "topology": topology,
+    "record": record,
+    "collective": collective,
+    "scale": scale,
+    "claims": claims,
+    "demo": demo,
+    "sweep": sweep,
+})
+"""Command name -> its module (``HELP``, ``add_arguments``, ``run``), in ``--help`` order."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser():
+    """The argparse parser of every subcommand.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Its ``error`` raises :class:`studies.console.UsageError` instead of exiting.
+
+    Examples
+    --------
+    >>> build_parser().parse_args(["collective", "ring", "-P", "4", "-n", "1MB"]).workers
+    4
+    """
+    parser = _Parser(prog="netsim", description=(
+        "Flow-level network simulation of distributed neural-network training: replay "
+        "traces of real training runs on topologies of real hardware, next to the "
+        "alpha-beta closed forms."))
+    parser.add_argument("--version", action="version", version=f"netsim {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, command in COMMANDS.items():
+        p = sub.add_parser(name, help=command.HELP, description=command.HELP)
+        command.add_arguments(p)
+        if "--quiet" not in p._option_string_actions:  # one convention for every command
+            flags = [f for f in ("--quiet", "-q") if f not in p._option_string_actions]
+            p.add_argument(*flags, action="store_true",
+                           help="no progress bars or notes on stderr (errors still show)")
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the ``netsim`` console script; returns the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 2 for bad input (one line ``netsim: error: ...`` on
+        stderr), 130 when interrupted.
+
+    Examples
+    --------
+    >>> main(["scale", "-a", "ring", "-P", "2,4", "-n", "1MB", "--topology", "star:n=-1"])
+    2
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        COMMANDS[args.command].run(args)
+    except UsageError as exc:
+        print(f"netsim: error: {exc}", file=sys.stderr)
+        return 2
+    except DeadlockError as exc:
+        print(f"netsim: error: {str(exc).split(':')[0]}; the first of them:", file=sys.stderr)
+        for s in exc.stuck[:5]:
+            print(f"  op {s['op']} on rank {s['rank']}: {s['what']}, waits for ops {s['waits_for']}",
+                  file=sys.stderr)
+        return 2
+    except NetsimError as exc:
+        print(f"netsim: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+              file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("netsim: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader (say `| head`) closed the pipe: stop quietly, as Unix tools do.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

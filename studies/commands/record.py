@@ -1,0 +1,98 @@
+"""``netsim record``: train a paradigm for real and record its message trace.
+
+``--list`` lists the paradigms of :data:`studies.registry.PARADIGMS` and
+their options; ``--set KEY=VALUE`` sets one.
+"""
+
+import json
+
+from netsim.errors import NetsimError
+from workloads import describe, record
+
+from ..console import UsageError, log, progress
+from ..options import paradigm_options
+from ..registry import PARADIGMS
+from ..report import table
+
+HELP = "train a paradigm for real and record its message trace"
+"""One line for ``netsim --help``."""
+
+
+def add_arguments(p):
+    """Add the command's arguments to ``p``, its ``argparse`` parser.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> p.parse_args(["ps-sync", "--set", "servers=2"]).options
+    ['servers=2']
+    """
+    p.add_argument("paradigm", nargs="?", help="paradigm name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the paradigms and their options")
+    p.add_argument("--dataset", default="iris", help="iris, digits, mnist or sparse (default iris)")
+    p.add_argument("--workers", type=int, default=None, help="logical workers (default: the paradigm's)")
+    p.add_argument("--epochs", type=int, default=None, help="training epochs (default: the paradigm's)")
+    p.add_argument("--seed", type=int, default=0, help="seed of all randomness (default 0)")
+    p.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                   help="a paradigm option, e.g. --set servers=2 --set hidden=32,16 (repeatable)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the trace (.npz or .json)")
+    p.add_argument("--json", action="store_true", help="print the run summary as JSON")
+
+
+def run(args):
+    """Run the command on its parsed arguments: the report on stdout, notes on stderr.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by the parser :func:`add_arguments` filled (``quiet`` is read if present).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> run(p.parse_args(["single", "--dataset", "iris", "--epochs", "1", "--json"]))
+    ... # doctest: +ELLIPSIS
+    {"paradigm": "single", "dataset": "iris", "workers": 1, ..., "messages": 0, ...}
+    """
+    if args.list:
+        print("\n".join(describe(name) for name in PARADIGMS))
+        return
+    if not args.paradigm:
+        raise UsageError("record: give a PARADIGM or --list")
+    entry = PARADIGMS.get(args.paradigm)
+    if entry is None:
+        raise NetsimError(f"unknown paradigm {args.paradigm!r}; known: {', '.join(PARADIGMS)}")
+    options = {"seed": args.seed}
+    if args.epochs is not None:
+        options["epochs"] = args.epochs
+    options.update(paradigm_options(args.paradigm, entry, args.options))
+    if args.workers is not None and args.workers < 1:
+        raise NetsimError(f"workers must be >= 1, got {args.workers}")
+    with progress(args, None, f"recording {args.paradigm}", unit="epoch") as bar:
+        rec = record(args.paradigm, dataset=args.dataset, workers=args.workers,
+                     progress=bar, **options)
+    if args.output:
+        from netsim.trace import save_trace
+
+        try:
+            save_trace(rec.trace, args.output)
+        except OSError as exc:
+            raise NetsimError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    summary_row = {"paradigm": rec.paradigm, "dataset": args.dataset,
+                   "workers": rec.trace.metadata.get("workers"), "accuracy": rec.accuracy,
+                   "bytes": rec.total_bytes, "messages": rec.messages,
+                   "iterations": rec.iterations, "dropped_fraction": rec.dropped_fraction}
+    if args.json:
+        print(json.dumps(summary_row))
+        return
+    rows = [(k, "-" if v is None else (f"{v:.4f}" if isinstance(v, float) else v))
+            for k, v in summary_row.items()]
+    print(table(["field", "value"], rows))
+    if args.output:
+        log(args, f"wrote {args.output}")

@@ -1,0 +1,187 @@
+"""``netsim scale``: time per iteration against P, for a paradigm or for collectives.
+
+With a PARADIGM (or a trace file): :func:`studies.paradigm_scaling.study`.
+Without one: collective algorithms by :func:`netsim.analysis.scale`, with
+scaling-law fits (:func:`netsim.analysis.fit_scaling`).
+"""
+
+import json
+
+from netsim.analysis import fit_scaling, lp_segments, plot_scale, scale, takes_segments
+from netsim.errors import NetsimError
+from netsim.units import format_bytes, format_time, parse_bytes
+from topologies.devices import device_flops
+from workloads.models import get_model
+
+from ..console import note, write, write_csv
+from ..options import paradigm_options, parse_workers
+from ..paradigm_scaling import plot_study, study
+from ..registry import COLLECTIVES, PARADIGMS, topology_factory
+from ..report import format_study, table
+
+HELP = ("time per iteration against P for a paradigm, or collectives: simulation, "
+        "closed forms, saturation, fits, PNG")
+"""One line for ``netsim --help``."""
+
+
+def add_arguments(p):
+    """Add the command's arguments to ``p``, its ``argparse`` parser.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> p.parse_args(["-a", "ring,mst", "-P", "2..8"]).workers
+    '2..8'
+    """
+    p.description = (
+        "Time per iteration against the worker count P. With a PARADIGM (or a saved trace): "
+        "simulate its training at each P next to its alpha-beta closed form, split into "
+        "compute and exposed communication, with speed-up and efficiency (weak scaling: fixed "
+        "per-worker batch, speed-up P*T(1)/T(P) with T(1) one worker's compute alone), the "
+        "saturation point (smallest P at which a link is at >= 99% of capacity for more than "
+        "half of the iteration; --strong: or at which time per iteration stops falling) and "
+        "scaling-law fits. Without one: collective algorithms (--algorithms).")
+    p.add_argument("paradigm", nargs="?", metavar="PARADIGM|TRACE",
+                   help="a paradigm (see netsim record --list) or a trace file to project to "
+                        "each P; omit for collective algorithms")
+    p.add_argument("--algorithms", "-a", default=None,
+                   help="comma-separated collective algorithms (default lp,mst,be,ring)")
+    p.add_argument("--workers", "-P", default="2..64",
+                   help="P values: 2..64 (powers of two) or 2,3,5 (default 2..64)")
+    p.add_argument("--bytes", "-n", default="64MB", help="message size (default 64MB)")
+    p.add_argument("--topology", default="star", metavar="NAME[:k=v,...]",
+                   help="topology (default star; builders with n are sized to each P)")
+    p.add_argument("--segments", "-k", type=int, default=None,
+                   help="LP segments, fixed across P (default: the optimum k* at the largest P)")
+    p.add_argument("--png", default="netsim-scale.png", help="plot file (default netsim-scale.png)")
+    p.add_argument("--logy", action="store_true", help="logarithmic time axis in the plot")
+    p.add_argument("--json", action="store_true", help="print the records as JSON")
+    p.add_argument("--csv", metavar="FILE", help="also write the records as CSV")
+    g = p.add_argument_group("paradigm scaling (with PARADIGM)")
+    g.add_argument("--model", help="resize the traces to this model: resnet50, vgg16, "
+                                   "bert-large, gpt2-small, ... (message sizes and FLOPs)")
+    g.add_argument("--batch", type=int, default=None,
+                   help="samples per worker per step (default: the recording's)")
+    g.add_argument("--device", metavar="NAME[:PRECISION]",
+                   help="device preset for the compute ops: V100, A100, H100 (-PCIe), "
+                        "optionally :fp32 (default), :tf32 or :fp16")
+    g.add_argument("--device-flops", type=float, default=None,
+                   help="device throughput, FLOP/s (default: the trace's, a V100's 15.7e12)")
+    g.add_argument("--dataset", default="digits", help="dataset of the recordings (default digits)")
+    g.add_argument("--iterations", type=int, default=3, help="iterations simulated (default 3)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the recordings (default 0)")
+    g.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                   help="a paradigm option, e.g. --set batch_size=32 (repeatable)")
+    g.add_argument("--strong", action="store_true",
+                   help="strong scaling: the global batch of the smallest P, split over P workers")
+
+
+def run(args, title=None):
+    """Run the command on its parsed arguments: the report on stdout, notes on stderr.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by the parser :func:`add_arguments` filled (``quiet`` is read if present).
+
+    Examples
+    --------
+    >>> import argparse, os, tempfile
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> png = os.path.join(tempfile.mkdtemp(), "s.png")
+    >>> run(p.parse_args(["-a", "ring", "-P", "2,4", "-n", "1MB", "--png", png]))
+    ... # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    algorithm  P  simulated  closed form  gap  limit
+    ---------  -  ---------  -----------  ---  -----
+    ring       2  804 us     804 us       0    -
+    ring       4  1.21 ms    1.21 ms      0    -
+    ...
+    """
+    if getattr(args, "paradigm", None):
+        return _run_paradigm(args)
+    algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
+    for name in algorithms:
+        if name not in COLLECTIVES:
+            raise NetsimError(f"unknown algorithm {name!r}; known: {', '.join(COLLECTIVES)}")
+    workers = parse_workers(args.workers)
+    nbytes = parse_bytes(args.bytes)
+    make = topology_factory(args.topology)
+    segments = args.segments
+    if segments is None and any(takes_segments(name) for name in algorithms):
+        segments = lp_segments(workers, nbytes, make)
+    records = []
+    for name in algorithms:
+        note(args, f"simulating {name} at P = {', '.join(map(str, workers))} ...")
+        records += scale([name], workers, nbytes, make, segments=segments)
+    fits, notes = {}, {}
+    for name in algorithms:
+        # A point of zero time (P = 1: one rank sends nothing) fits no law; leave it out.
+        rs = [r for r in records if r["algorithm"] == name]
+        timed = [r for r in rs if r["simulated"] > 0]
+        fits[name] = (fit_scaling([r["P"] for r in timed], [r["simulated"] for r in timed])
+                      if len({r["P"] for r in timed}) >= 2 else None)
+        zero = [r["P"] for r in rs if r["simulated"] <= 0]
+        if fits[name] is None:
+            notes[name] = "no fit: fewer than two P with time > 0"
+        elif zero:
+            notes[name] = f"P = {', '.join(map(str, zero))} left out (time 0: no messages)"
+    if args.csv:
+        write_csv(args.csv, records)
+    write(args.png, lambda f: plot_scale(records, f, title=title, logy=args.logy), binary=True)
+    if args.json:
+        print(json.dumps({"records": records, "fits": fits}))
+        return
+    print(table(["algorithm", "P", "simulated", "closed form", "gap", "limit"],
+                [(r["algorithm"], r["P"], format_time(r["simulated"]), format_time(r["closed_form"]),
+                  f"{r['gap'] + 0.0:+.2%}" if abs(r["gap"]) >= 5e-5 else "0", r["limit"] or "-")
+                 for r in records]))
+    print()
+    print(table(["algorithm", "scaling law", "R^2", "note"],
+                [(name, f["law"] if f else "-", "-" if not f or f["r2"] is None else f"{f['r2']:.4f}",
+                  "; ".join(x for x in ("no single law fits" if f and f["no_single_law"] else "",
+                                        notes.get(name, "")) if x))
+                 for name, f in fits.items()]))
+    footer = f"n = {format_bytes(nbytes)}, topology {args.topology}"
+    if segments is not None:
+        footer += f", LP segments k = {segments}"
+    print(f"\n{footer}; wrote {args.png}")
+
+
+def _run_paradigm(args):
+    """``netsim scale PARADIGM``: :func:`studies.paradigm_scaling.study` at each P."""
+    if args.algorithms:
+        raise NetsimError("--algorithms is for collectives; give either a PARADIGM or --algorithms")
+    workers = parse_workers(args.workers)
+    options = paradigm_options(args.paradigm, PARADIGMS.get(args.paradigm), args.options)
+    flops = args.device_flops
+    if args.device:
+        if flops is not None:
+            raise NetsimError("give --device or --device-flops, not both")
+        flops = _device_flops(args.device)
+    if args.model:
+        get_model(args.model)  # an unknown name fails here, before any work
+    note(args, f"simulating {args.paradigm} at P = {', '.join(map(str, workers))} ...")
+    st = study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
+                       device_flops=flops, iterations=args.iterations, seed=args.seed,
+                       dataset=args.dataset, strong=args.strong, batch=args.batch,
+                       **options)
+    records = st["records"]
+    if args.csv:
+        write_csv(args.csv, records)
+    write(args.png, lambda f: plot_study(st, f), binary=True)
+    if args.json:
+        print(json.dumps(st))
+        return
+    print(format_study(st))
+    print(f"\ntopology {args.topology}; wrote {args.png}")
+
+
+def _device_flops(spec):
+    """FLOP/s of a device preset: ``V100`` or ``A100:tf32`` (``topologies.devices``)."""
+    name, _, precision = spec.partition(":")
+    return device_flops(name, precision or "fp32")

@@ -1,0 +1,112 @@
+"""``netsim sweep``: a grid of topologies x collectives or paradigms x P x sizes, on Dask.
+
+The grid is a config file (:mod:`studies.sweep_config`); the points run in
+parallel (:func:`studies.sweep.run_sweep`) and the output is resumable.
+"""
+
+import json
+import os
+
+from netsim.errors import NetsimError
+from netsim.units import format_bytes, format_time
+
+from ..console import log, progress, write
+from ..paradigm_scaling import sweep_point
+from ..report import table
+from ..sweep import plot_sweep, read_rows, run_sweep
+from ..sweep_config import load_config, point_key, sweep_points
+
+HELP = ("a grid of topologies x collectives or paradigms x P x sizes, in parallel on Dask, "
+        "to one resumable CSV")
+"""One line for ``netsim --help``."""
+
+
+def add_arguments(p):
+    """Add the command's arguments to ``p``, its ``argparse`` parser.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> p.parse_args(["grid.yaml", "-j", "2"]).jobs
+    2
+    """
+    p.add_argument("config", metavar="CONFIG.yaml",
+                   help="the grid: topologies x collectives (with bytes) or paradigms (with "
+                        "hidden) x P; see the README for a sample")
+    p.add_argument("-o", "--output", metavar="FILE.csv",
+                   help="results, one row per point (default: the config's output, else "
+                        "CONFIG.csv); points already in it are skipped")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run on this Dask scheduler (started with `dask scheduler`) instead of "
+                        "a local cluster")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help="local Dask workers (default: the machine's cores)")
+    p.add_argument("--threads", action="store_true",
+                   help="local workers as threads of this process, not processes (quicker start)")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for --scheduler (default 10)")
+    p.add_argument("--png", metavar="FILE",
+                   help="plot of time per iteration vs P (default: the config's png, else "
+                        "the output's name with .png)")
+    p.add_argument("--json", action="store_true", help="print the run's counts as JSON")
+
+
+def run(args):
+    """Run the command on its parsed arguments: the report on stdout, notes on stderr.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by the parser :func:`add_arguments` filled (``quiet`` is read if present).
+
+    Notes
+    -----
+    It starts a Dask cluster; ``tests/test_sweep.py`` runs it on a small grid.
+    """
+    config = load_config(args.config)
+    output = args.output or config["output"]
+    png = args.png or config.get("png") or os.path.splitext(output)[0] + ".png"
+    if args.jobs is not None and args.jobs < 1:
+        raise NetsimError(f"--jobs must be >= 1, got {args.jobs}")
+    keys = {point_key(p) for p in sweep_points(config)}
+    runners = {"paradigm": sweep_point} if config["paradigms"] else {}
+    with progress(args, len(keys), "sweep", unit="point") as bar:
+        counts = run_sweep(config, output, scheduler=args.scheduler, jobs=args.jobs,
+                           processes=not args.threads, timeout=args.timeout, progress=bar,
+                           log=lambda line: log(args, line), runners=runners)
+    rows = [r for r in read_rows(output) if point_key(r) in keys]
+    write(png, lambda f: plot_sweep(rows, f, title=f"sweep {os.path.basename(args.config)}"),
+           binary=True)
+    counts["png"] = png
+    if args.json:
+        print(json.dumps(counts))
+        return
+
+    def size(r):
+        if r["kind"] == "collective":
+            return format_bytes(float(r["nbytes"]))
+        return f"hidden {r['hidden']}" if r["hidden"] else "-"
+
+    def seconds(text):
+        return format_time(float(text)) if text else "-"
+
+    print(table(["kind", "name", "topology", "P", "size", "simulated", "closed form", "gap",
+                 "top link", "saturated"],
+                [(r["kind"], r["name"], r["topology"], int(r["P"]), size(r),
+                  seconds(r["simulated"]) if not r["error"] else "error",
+                  seconds(r["closed_form"]), f"{float(r['gap']):+.2%}" if r["gap"] else "-",
+                  r["top_link"] or "-",
+                  f"{float(r['saturated_fraction']):.0%}" if r["saturated_fraction"] else "-")
+                 for r in rows]))
+    failed = [r for r in rows if r["error"]]
+    if failed:
+        print("\nerrors (in the error column of the output):")
+        for r in failed:
+            print(f"  {r['name']} {size(r)} P={r['P']} on {r['topology']}: {r['error']}")
+    print(f"\n{counts['points']} points: {counts['ran']} simulated now, {counts['skipped']} "
+          f"already in {output}, {len(failed)} with errors; wrote {output} and {png}")

@@ -1,0 +1,112 @@
+"""``netsim topology``: describe a topology and draw it to PNG.
+
+With ``--result TRACE`` the trace is replayed first and the links are coloured
+by a link statistic; the busiest links are listed.
+"""
+
+import json
+
+from netsim.errors import NetsimError
+from netsim.units import format_bandwidth, format_time
+
+from ..console import PROGRESS_MESSAGES, log, progress, write
+from ..registry import parse_topology
+from ..report import link_table, table
+
+HELP = "describe a topology and draw it to PNG"
+"""One line for ``netsim --help``."""
+
+
+def add_arguments(p):
+    """Add the command's arguments to ``p``, its ``argparse`` parser.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> p.parse_args(["star:n=4", "--json"]).json
+    True
+    """
+    p.add_argument("name", metavar="NAME[:k=v,...]", help="topology builder and options")
+    p.add_argument("--png", metavar="FILE", default="netsim-topology.png",
+                   help="draw the topology to this PNG file (default netsim-topology.png)")
+    p.add_argument("--result", metavar="TRACE",
+                   help="replay this trace first and colour and widen links by --metric")
+    p.add_argument("--metric", default="mean_util", choices=_LINK_METRICS,
+                   help="link statistic that colours the links with --result: mean_util "
+                        "(default), peak_util, bytes, busy (s) or saturated (s)")
+    p.add_argument("--json", action="store_true", help="print the description as JSON")
+
+
+_LINK_METRICS = ("mean_util", "peak_util", "bytes", "busy", "saturated")
+
+
+def run(args):
+    """Run the command on its parsed arguments: the report on stdout, notes on stderr.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by the parser :func:`add_arguments` filled (``quiet`` is read if present).
+
+    Examples
+    --------
+    >>> import argparse, os, tempfile
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> png = os.path.join(tempfile.mkdtemp(), "t.png")
+    >>> run(p.parse_args(["star:n=4", "--png", png, "--json"]))  # doctest: +ELLIPSIS
+    {"name": "star(4 hosts, 10 Gbps)", "nodes": 5, "links": 4, "link_directions": 8, ...}
+    """
+    from netsim.network import Network, compute_nodes
+
+    G = parse_topology(args.name)
+    net = Network(G)
+    kinds = {}
+    for _, k in G.nodes(data="kind"):
+        kinds[k or "node"] = kinds.get(k or "node", 0) + 1
+    desc = {"name": G.graph.get("name", args.name), "nodes": G.number_of_nodes(),
+            "links": G.number_of_edges(), "link_directions": net.num_links,
+            "kinds": kinds, "compute_nodes": len(compute_nodes(G)),
+            "bandwidths": sorted({float(b) for b in net.bandwidth}),
+            "latencies": sorted({float(x) for x in net.latency})}
+    result = None
+    if args.metric != "mean_util" and not args.result:
+        raise NetsimError("--metric colours links by a replay: give --result TRACE too")
+    if args.result:
+        from netsim.result import simulate
+        from netsim.trace import load_trace
+
+        trace = load_trace(args.result)
+        with progress(args, trace.num_ops, "replay", unit="op",
+                      show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
+            result = simulate(trace, net, progress=bar)
+        desc["bottlenecks"] = result.bottlenecks(5)
+    if args.png:
+        from netsim.plot import draw_topology
+
+        write(args.png, lambda f: draw_topology(G, result=result, path=f, metric=args.metric),
+               binary=True)
+    if args.json:
+        print(json.dumps(desc))
+        if args.png:
+            log(args, f"wrote {args.png}")
+        return
+    rows = [("name", desc["name"]), ("nodes", desc["nodes"]), ("links", desc["links"]),
+            ("kinds", ", ".join(f"{k}={v}" for k, v in sorted(kinds.items()))),
+            ("compute nodes", desc["compute_nodes"]),
+            ("bandwidths", ", ".join(format_bandwidth(b) for b in desc["bandwidths"])),
+            ("latencies", ", ".join(format_time(x) for x in desc["latencies"]))]
+    print(table(["field", "value"], rows))
+    if result is not None:
+        print("\nbusiest links (" + args.metric + ")")
+        lk = result.links
+        order = sorted(range(len(lk["bytes"])), key=lambda i: -float(lk[args.metric][i]))[:5]
+        print(link_table([{**{k: col[i] for k, col in lk.items()},
+                            "link": f"{lk['src'][i]}->{lk['dst'][i]}"}
+                           for i in order if lk["bytes"][i] > 0], flows=False))
+    if args.png:
+        log(args, f"wrote {args.png}")

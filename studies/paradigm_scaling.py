@@ -1,0 +1,301 @@
+"""Scaling studies of a training paradigm: time per iteration against the worker count P.
+
+For each P the paradigm's trace is obtained (:func:`studies.paradigm_traces.traces`:
+recorded at that P, or recorded once at a small P and projected with
+:func:`workloads.projection.project`), optionally resized to a real model
+(:func:`workloads.models.resize`), simulated on the topology built for its
+ranks, and put beside the alpha-beta closed form of the paradigm
+(:func:`studies.closed_forms.closed_form`). :func:`study` adds speed-up,
+efficiency, the saturation point (:func:`netsim.saturation.saturation_point`)
+and scaling-law fits (:func:`netsim.analysis.fit_scaling`).
+
+Definitions (see :mod:`netsim.saturation` for the saturation point)
+-------------------------------------------------------------------
+* **Time per iteration**: makespan / iterations of the simulated trace.
+* **Compute**, **exposed communication**, **idle**: per iteration, averaged
+  over the worker ranks (:class:`netsim.Result` ``ranks`` columns).
+* **Weak scaling** (the default): every worker keeps its per-worker batch, so
+  an iteration processes P times the samples of one worker. ``T(1)`` is the
+  compute time per iteration of one worker alone (no communication, no
+  server); the throughput speed-up is ``S(P) = P T(1) / T(P)``, the
+  efficiency ``E(P) = T(1) / T(P)``.
+* **Strong scaling** (``strong=True``): the global batch is that of the
+  smallest P studied, ``P0``: each worker's forward and backward compute is
+  multiplied by ``P0 / P``; message sizes are unchanged (they are gradient- or
+  model-sized for every dense paradigm). ``S(P) = T(1) / T(P)`` with ``T(1)``
+  the compute of the whole global batch on one worker, ``E = S / P``.
+
+Examples
+--------
+>>> from topologies import star
+>>> st = study("ps-sync", [2, 4], star, iterations=2, dataset="iris")
+>>> [r["P"] for r in st["records"]], st["records"][0]["top_link"]
+([2, 4], 'host2<->switch')
+"""
+
+import math
+
+import numpy as np
+
+from netsim.analysis import fit_scaling
+from netsim.checks import check_int
+from netsim.result import simulate
+from netsim.saturation import crossing, saturation_point, speedup, top_link
+from netsim.trace import COMPUTE, Trace
+from workloads.errors import WorkloadError
+
+from .closed_forms import closed_form, worker_compute, worker_mask
+from .paradigm_traces import check_workers, traces
+
+__all__ = ["study", "sweep_point", "plot_study"]
+
+
+def _strong(trace, factor):
+    """Worker forward/backward compute multiplied by ``factor`` (a smaller per-worker batch)."""
+    if factor == 1.0:
+        return trace
+    worker = worker_mask(trace)
+    names = np.array(list(trace.tags) + [""])
+    tag = names[trace.tag]
+    sel = (trace.kind == COMPUTE) & worker[trace.rank] & np.isin(tag, ("forward", "backward"))
+    flops = np.where(sel, trace.flops * factor, trace.flops)
+    dur = np.where(sel & ~np.isnan(trace.duration), trace.duration * factor, trace.duration)
+    return Trace(trace.ranks, trace.kind, trace.rank, trace.peer, trace.size, dur, flops,
+                 trace.iteration, trace.tag, trace.dep_ptr, trace.dep_idx, tags=trace.tags,
+                 metadata=trace.metadata)
+
+
+def _link_ranks(link, result, trace):
+    """``"server rank 16"``-style description of the ranks placed on a link's end nodes."""
+    if not link:
+        return None
+    ends = set(link.replace("<->", "->").split("->"))
+    roles = trace.metadata.get("roles")
+    if roles is None or len(roles) != trace.ranks:
+        roles = ["worker" if w else "server" for w in worker_mask(trace)]
+    names = [f"{roles[r]} rank {r}" for r, node in enumerate(result.ranks["node"]) if node in ends]
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") if names else None
+
+
+def _measure(trace, G):
+    """Simulate one point of a study: its result, iterations, top link and closed form."""
+    res = simulate(trace, G, link_series=True)
+    return (res, max(trace.num_iterations, 1), top_link(res, duplex=not G.is_directed()),
+            closed_form(trace, G))
+
+
+def sweep_point(point, topology):
+    """Run one paradigm point of a sweep (:mod:`studies.sweep`): record, simulate, measure.
+
+    The runner the CLI gives :func:`studies.sweep.run_sweep` for ``"paradigm"``
+    points: the paradigm is trained at P workers for the point's epochs, its
+    whole trace simulated on ``topology(ranks)``, and measured as each point
+    of :func:`study` is.
+
+    Parameters
+    ----------
+    point : dict
+        A paradigm point of :func:`studies.sweep_config.sweep_points`: ``name``,
+        ``P``, ``hidden``, ``dataset``, ``epochs``, ``seed``, ``options``
+        (JSON text or None).
+    topology : callable
+        ``topology(ranks)`` builds the graph for the trace's ranks.
+
+    Returns
+    -------
+    dict
+        Result columns of a sweep row: ``ranks``, ``simulated`` (seconds per
+        iteration), ``closed_form`` (:func:`studies.closed_forms.closed_form`, None without one),
+        ``gap``, ``makespan``, ``iterations``, ``messages``, ``accuracy``,
+        ``top_link`` and ``saturated_fraction``.
+
+    Examples
+    --------
+    >>> from topologies import star
+    >>> row = sweep_point({"name": "ps-sync", "P": 2, "hidden": "8", "dataset": "iris",
+    ...                    "epochs": 1, "seed": 0, "options": None}, star)
+    >>> row["ranks"], row["simulated"] == row["makespan"] / row["iterations"]
+    (3, True)
+    """
+    import json
+
+    import workloads
+
+    opts = json.loads(point["options"]) if point.get("options") else {}
+    if point.get("hidden"):
+        opts["hidden"] = tuple(int(x) for x in str(point["hidden"]).split(","))
+    run = workloads.record(point["name"], dataset=point["dataset"], workers=int(point["P"]),
+                           epochs=int(point["epochs"]), seed=int(point["seed"]), **opts)
+    trace = run.trace
+    G = topology(trace.ranks)
+    res, iterations, top, cf = _measure(trace, G)
+    per_iter = res.makespan / iterations
+    closed = cf["time"]
+    gap = (per_iter - closed) / closed if closed is not None and closed > 0 else None
+    return {"ranks": trace.ranks, "simulated": per_iter, "closed_form": closed, "gap": gap,
+            "makespan": res.makespan, "iterations": iterations,
+            "messages": trace.num_messages, "accuracy": run.accuracy,
+            "top_link": top["top_link"], "saturated_fraction": top["saturated_fraction"]}
+
+
+def _fit(P, values):
+    if len(P) < 2 or any(v is None or not v > 0 for v in values):
+        return None
+    return fit_scaling(P, values)
+
+
+def study(source, workers, topology, model=None, device_flops=None, iterations=3, seed=0,
+          dataset="digits", strong=False, level=0.5, base_workers=4, batch=None, **options):
+    """Simulate a paradigm at each P beside its closed form; find where it saturates.
+
+    Parameters
+    ----------
+    source : str or Trace or path
+        See :func:`studies.paradigm_traces.traces`.
+    workers : sequence of int
+        Strictly increasing worker counts.
+    topology : callable or networkx.Graph
+        ``topology(ranks)`` builds the graph for a trace's ranks (workers and
+        servers), e.g. :func:`topologies.star`; a graph is used as is.
+    model : str, optional
+        Resize the traces to this model (:func:`workloads.models.resize`).
+    device_flops : float, optional
+        FLOP/s of the compute ops (default: each trace's metadata).
+    iterations, seed, dataset, base_workers, batch, **options
+        See :func:`studies.paradigm_traces.traces`.
+    strong : bool
+        Strong scaling (see the module docstring); weak by default.
+    level : float
+        Saturated fraction of the iteration that counts as saturation.
+
+    Returns
+    -------
+    dict
+        ``paradigm``, ``workers``, ``strong``, ``T1`` (seconds), ``records``
+        (one per P: ``P``, ``ranks``, ``iterations``, ``bytes_per_iteration``,
+        ``time``, ``compute``, ``exposed``, ``idle``, ``closed_form``,
+        ``closed_compute``, ``closed_server``, ``closed_communication``, ``speedup``,
+        ``efficiency``, ``closed_speedup``, ``top_link``, ``top_link_ranks``
+        (e.g. ``"server rank 16"``: the ranks on the link's end nodes),
+        ``top_fraction``, ``top_bandwidth``, ``source``), ``saturation`` (from
+        :func:`netsim.saturation.saturation_point`), ``closed_form_crossing``
+        (the P at which the closed-form communication reaches the closed-form
+        compute plus server time, interpolated linearly in P, exact when both
+        are linear in P as for ps-sync; None if it does not within the
+        range, or communication already exceeds compute at the smallest P),
+        ``closed_form_regime`` (``"communication > compute at every P"``,
+        ``"compute > communication at every P"`` or None), ``fits`` (curve -> :func:`netsim.analysis.fit_scaling` record
+        or None) and ``closed_form_note``.
+
+    Examples
+    --------
+    >>> from topologies import star
+    >>> st = study("allreduce", [2, 4], star, iterations=1, dataset="iris")
+    >>> st["records"][1]["efficiency"] < 1, st["fits"]["time"]["law"] is not None
+    (True, True)
+    """
+    workers = check_workers(workers)
+    iterations = check_int(iterations, "iterations", error=WorkloadError)
+    if device_flops is not None and not (isinstance(device_flops, (int, float))
+                                         and math.isfinite(device_flops) and device_flops > 0):
+        raise WorkloadError(f"device_flops must be a number > 0, got {device_flops!r}")
+    ts = traces(source, workers, iterations=iterations, seed=seed, dataset=dataset, model=model,
+                batch=batch, base_workers=base_workers, device_flops=device_flops,
+                **options)
+    P0 = workers[0]
+    records, note = [], None
+    T1 = None
+    for P, t in zip(workers, ts):
+        if strong:
+            t = _strong(t, P0 / P)
+        G = topology(t.ranks) if callable(topology) else topology
+        res, nit, top, cf = _measure(t, G)
+        worker = worker_mask(t)
+        note = note or cf["reason"] or cf["formula"]
+        if T1 is None:
+            c = worker_compute(t, None)
+            T1 = c * P if strong else c
+        records.append({
+            "P": P, "ranks": t.ranks, "iterations": nit,
+            "bytes_per_iteration": t.total_bytes / nit,
+            "time": res.makespan / nit,
+            "compute": float(res.ranks["compute"][worker].mean()) / nit,
+            "exposed": float(res.ranks["exposed_communication"][worker].mean()) / nit,
+            "idle": float(res.ranks["idle"][worker].mean()) / nit,
+            "closed_form": cf["time"], "closed_compute": cf["compute"],
+            "closed_server": cf["server"], "closed_communication": cf["communication"],
+            "top_link": top["top_link"],
+            "top_link_ranks": _link_ranks(top["top_link"], res, t),
+            "top_fraction": top["saturated_fraction"],
+            "top_bandwidth": top["top_bandwidth"],
+            "source": t.metadata.get("source"),
+        })
+    Ps = [r["P"] for r in records]
+    sp, eff = speedup(Ps, [r["time"] for r in records], T1, strong=strong)
+    have_cf = all(r["closed_form"] for r in records)
+    csp = speedup(Ps, [r["closed_form"] for r in records], T1, strong=strong)[0] if have_cf else None
+    for i, r in enumerate(records):
+        r["speedup"], r["efficiency"] = sp[i], eff[i]
+        r["closed_speedup"] = csp[i] if csp else None
+    saturation = saturation_point(Ps, [r["top_fraction"] for r in records],
+                                  [r["top_link"] for r in records],
+                                  times=[r["time"] for r in records], level=level, strong=strong)
+    cross = None
+    if have_cf:
+        diff = [r["closed_communication"] - r["closed_compute"] - r["closed_server"]
+                for r in records]
+        cross = crossing(Ps, diff, 0.0, log_x=False)
+        if diff[0] >= 0:
+            cross = None  # communication already exceeds compute at the smallest P
+    regime = None
+    if have_cf and cross is None:
+        regime = ("communication > compute at every P" if diff[0] >= 0
+                  else "compute > communication at every P")
+    curves = {"time": [r["time"] for r in records],
+              "closed_form": [r["closed_form"] for r in records],
+              "compute": [r["compute"] for r in records],
+              "exposed": [r["exposed"] for r in records]}
+    if saturation["reason"] == "link":
+        saturation["link_ranks"] = records[Ps.index(saturation["P"])]["top_link_ranks"]
+    return {"paradigm": ts[0].metadata.get("paradigm"), "workers": Ps, "strong": strong,
+            "model": model, "T1": T1, "records": records, "saturation": saturation,
+            "closed_form_crossing": cross, "closed_form_regime": regime,
+            "fits": {k: _fit(Ps, v) for k, v in curves.items()},
+            "closed_form_note": note}
+
+
+def plot_study(st, path, title=None, logy=True):
+    """Time per iteration, compute and exposed communication against P, saturation marked.
+
+    Markers are simulated, lines closed forms (the closed-form communication
+    beside the simulated exposed communication).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from topologies import star
+    >>> st = study("ps-sync", [2, 4], star, iterations=1, dataset="iris")
+    >>> p = plot_study(st, os.path.join(tempfile.mkdtemp(), "ps.png"))
+    >>> os.path.getsize(p) > 0
+    True
+    """
+    from netsim.saturation import plot_scaling
+
+    recs = st["records"]
+    cf = all(r["closed_form"] for r in recs)
+    series = [{"label": "time per iteration", "simulated": [r["time"] for r in recs],
+               "closed_form": [r["closed_form"] for r in recs] if cf else None,
+               "saturation": st["saturation"]["P"]},
+              {"label": "compute", "simulated": [r["compute"] for r in recs],
+               "closed_form": [r["closed_compute"] for r in recs] if cf else None},
+              {"label": "exposed communication", "simulated": [r["exposed"] for r in recs],
+               "closed_form": [r["closed_communication"] for r in recs] if cf else None}]
+    if logy:  # a log axis cannot show zeros
+        for s in series:
+            if any(v <= 0 for v in s["simulated"]) or (s["closed_form"] and
+                                                        any(v <= 0 for v in s["closed_form"])):
+                logy = False
+    title = title or (f"{st['paradigm']}" + (f" ({st['model']})" if st.get("model") else "")
+                      + (", strong scaling" if st["strong"] else ", weak scaling"))
+    return plot_scaling(st["workers"], series, path, saturation=st["saturation"], title=title,
+                        logy=logy)

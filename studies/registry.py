@@ -1,0 +1,159 @@
+"""One read-only registry of names: topology builders, paradigms, collectives, models.
+
+Every name a command line, a sweep config or a notebook may give is looked up
+here, and nowhere else:
+
+=============== ========================================= ==============================
+registry        name -> what                              from
+=============== ========================================= ==============================
+``topologies``  builder ``f(n, ..., bandwidth, latency)`` :data:`topologies.BUILDERS`
+``paradigms``   :class:`workloads.Paradigm` (run, options) :data:`workloads.PARADIGMS`
+``collectives`` trace generator of the collective         :data:`netsim.analysis.ALGORITHMS`
+``models``      :class:`workloads.models.Model`           :data:`workloads.models.MODELS`
+=============== ========================================= ==============================
+
+Every mapping is a :class:`types.MappingProxyType`: no caller can add or
+replace an entry. :func:`parse_topology` and :func:`topology_factory` turn a
+spec ``NAME[:key=value,...]`` (or a graph file) into a graph or a builder.
+"""
+
+import inspect
+from types import MappingProxyType
+
+import topologies
+import workloads
+from netsim.analysis import ALGORITHMS
+from netsim.errors import TopologyError
+from netsim.units import parse_bandwidth, parse_time
+from workloads.models import MODELS
+
+from .options import option_value
+
+__all__ = ["TOPOLOGIES", "PARADIGMS", "COLLECTIVES", "MODELS", "REGISTRY", "parse_topology",
+           "topology_factory"]
+
+TOPOLOGIES = MappingProxyType({name: getattr(topologies, name) for name in topologies.BUILDERS})
+"""Topology name -> builder (read-only)."""
+
+PARADIGMS = MappingProxyType(dict(workloads.PARADIGMS))
+"""Paradigm name -> :class:`workloads.Paradigm` (read-only)."""
+
+COLLECTIVES = ALGORITHMS
+"""Collective algorithm name -> trace generator (read-only; see :mod:`netsim.analysis`)."""
+
+REGISTRY = MappingProxyType({"topologies": TOPOLOGIES, "paradigms": PARADIGMS,
+                             "collectives": COLLECTIVES, "models": MODELS})
+"""Kind -> its read-only registry.
+
+Examples
+--------
+>>> REGISTRY["topologies"]["star"](2).number_of_nodes()
+3
+>>> REGISTRY["paradigms"]["new"] = None
+Traceback (most recent call last):
+...
+TypeError: 'mappingproxy' object does not support item assignment
+"""
+
+
+def _convert(key, text, default=None):
+    """Turn a ``key=value`` string into the builder's SI argument.
+
+    Bandwidths and latencies take human units and ``dims`` a shape; any other
+    value is parsed to the type of the option's ``default`` (see
+    :func:`studies.options.option_value`: a bool takes true or false), or to a
+    number or the text itself when the option has no default.
+    """
+    if "bandwidth" in key:
+        return parse_bandwidth(text)
+    if "latency" in key:
+        return parse_time(text)
+    if key == "dims":
+        try:
+            return tuple(int(x) for x in text.replace("x", ",").split(",") if x)
+        except ValueError:
+            raise TopologyError(f"dims must look like 4x4 or 4,4, got {text!r}") from None
+    return option_value(key, text, None if default is inspect.Parameter.empty else default)
+
+
+def topology_factory(spec):
+    """``hosts -> graph`` for a spec; builders with an ``n`` option are sized to the ranks.
+
+    Parameters
+    ----------
+    spec : str
+        As for :func:`parse_topology`.
+
+    Returns
+    -------
+    callable
+        ``make(hosts)``: the spec's graph, with ``n=hosts`` unless the spec
+        gives ``n`` or its builder has none (then the same graph every time).
+
+    Examples
+    --------
+    >>> make = topology_factory("star:bandwidth=10Gbps")
+    >>> make(8).number_of_nodes()
+    9
+    """
+    name = spec.partition(":")[0]
+    if name in TOPOLOGIES and "n" in inspect.signature(TOPOLOGIES[name]).parameters \
+            and "n=" not in spec.partition(":")[2]:
+        sep = "," if ":" in spec else ":"
+        return lambda hosts: parse_topology(f"{spec}{sep}n={hosts}")
+    G = parse_topology(spec)
+    return lambda hosts: G
+
+
+def parse_topology(spec):
+    """Build a topology from ``NAME[:key=value,...]`` or a ``.json`` / ``.graphml`` file.
+
+    Values take human units (``bandwidth=10Gbps``, ``latency=1us``).
+
+    Parameters
+    ----------
+    spec : str
+        A name of :data:`TOPOLOGIES` with options, or a graph file
+        (:func:`netsim.graphio.read_topology`).
+
+    Returns
+    -------
+    networkx.Graph
+
+    Raises
+    ------
+    TopologyError
+        For an unknown name or option (listing the known ones), or a bad value.
+
+    Examples
+    --------
+    >>> G = parse_topology("star:n=4,bandwidth=10Gbps")
+    >>> G.number_of_nodes()
+    5
+    >>> parse_topology("stra")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TopologyError: unknown topology 'stra'; known: dgx1, ...
+    """
+    if spec.endswith((".json", ".graphml")):
+        from netsim.graphio import read_topology
+
+        return read_topology(spec)
+    name, _, rest = spec.partition(":")
+    if name not in TOPOLOGIES:
+        raise TopologyError(f"unknown topology {name!r}; known: {', '.join(sorted(TOPOLOGIES))}")
+    builder = TOPOLOGIES[name]
+    params = inspect.signature(builder).parameters
+    kwargs = {}
+    for item in filter(None, rest.split(",")) if rest else ():
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq:
+            raise TopologyError(f"topology option {item!r} must be key=value")
+        if key not in params:
+            raise TopologyError(f"{name} has no option {key!r}; options: {', '.join(params)}")
+        kwargs[key] = _convert(key, value.strip(), params[key].default)
+    try:
+        return builder(**kwargs)
+    except TypeError as exc:
+        raise TopologyError(f"{name}: {exc}") from None

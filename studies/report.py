@@ -1,0 +1,180 @@
+"""Plain-text reports: aligned tables, and the reports of a replay, a study and the claims.
+
+Every text table the ``netsim`` commands print is made by :func:`table`, so
+all share one layout: headers, a rule of dashes, numbers right-aligned.
+"""
+
+from netsim.units import format_bandwidth, format_bytes, format_time
+
+__all__ = ["table", "summary", "link_table", "format_study", "format_claims"]
+
+
+def table(headers, rows):
+    """Aligned plain-text table; numbers right-aligned.
+
+    Parameters
+    ----------
+    headers : sequence of str
+    rows : sequence of sequence
+        One value per header; a column of ints and floats only is right-aligned.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(table(["a", "bb"], [(1, "x"), (22, "yy")]))
+     a  bb
+    --  --
+     1  x
+    22  yy
+    """
+    cells = [[str(c) for c in r] for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    numeric = [bool(rows) and all(_is_number(r[i]) for r in rows) for i in range(len(headers))]
+
+    def line(values):
+        return "  ".join(v.rjust(w) if num else v.ljust(w)
+                         for v, w, num in zip(values, widths, numeric)).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
+
+
+def _is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def summary(result, top=5):
+    """Human summary of a :class:`~netsim.result.Result`: totals, ranks, bottleneck links.
+
+    Parameters
+    ----------
+    result : netsim.Result
+    top : int, optional
+        Bottleneck links listed.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from netsim import TraceBuilder, simulate
+    >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9, latency=0.0)
+    >>> b = TraceBuilder(2); _ = b.message(0, 1, 1e6)
+    >>> print(summary(simulate(b.build(), G)).splitlines()[2])  # 1 MB at 1 GB/s
+    makespan                  1 ms
+    """
+    r = result
+    lines = [table(["metric", "value"], [
+        ("makespan", format_time(r.makespan)),
+        ("iterations", len(r.iteration_end)),
+        ("mean iteration", format_time(float(r.iteration_times.mean())) if len(r.iteration_times) else "-"),
+        ("messages", r.stats["messages"]),
+        ("bytes", format_bytes(r.stats["bytes"])),
+        ("mean compute / rank", format_time(float(r.ranks["compute"].mean()))),
+        ("mean exposed comm / rank", format_time(float(r.ranks["exposed_communication"].mean()))),
+        ("mean idle / rank", format_time(float(r.ranks["idle"].mean()))),
+    ]), "", "bottleneck links", link_table(r.bottlenecks(top))]
+    return "\n".join(lines)
+
+
+def link_table(links, flows=True):
+    """Table of link-direction records (as of ``Result.bottlenecks``), one row each.
+
+    Parameters
+    ----------
+    links : list of dict
+        ``link``, ``bandwidth``, ``bytes``, ``mean_util``, ``peak_util``,
+        ``saturated`` and, with ``flows``, ``peak_flows``.
+    flows : bool, optional
+        Add the column of the most messages sharing the link at once.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(link_table([{"link": "a->b", "bandwidth": 1e9, "bytes": 1e6, "mean_util": 1.0,
+    ...                    "peak_util": 1.0, "saturated": 1e-3}], flows=False))
+    link  bandwidth  bytes  mean util  peak util  saturated
+    ----  ---------  -----  ---------  ---------  ---------
+    a->b  8 Gbps     1 MB   1.000      1.000      1 ms
+    """
+    headers = ["link", "bandwidth", "bytes", "mean util", "peak util", "saturated"]
+    rows = [(b["link"], format_bandwidth(b["bandwidth"]), format_bytes(b["bytes"]),
+             f"{b['mean_util']:.3f}", f"{b['peak_util']:.3f}", format_time(b["saturated"]))
+            + ((b["peak_flows"],) if flows else ()) for b in links]
+    return table(headers + ["max flows"] * flows, rows)
+
+
+def format_study(st):
+    """Plain-text tables of a :func:`studies.paradigm_scaling.study`: per P, then fits and the saturation point.
+
+    Examples
+    --------
+    >>> from topologies import star
+    >>> from studies.paradigm_scaling import study
+    >>> print(format_study(study("ps-sync", [2, 4], star, iterations=1,
+    ...                          dataset="iris")).splitlines()[0].split()[:3])
+    ['P', 'time/iter', 'closed']
+    """
+    def ft(x):
+        return "-" if x is None else format_time(x)
+
+    rows = [(r["P"], ft(r["time"]), ft(r["closed_form"]), ft(r["compute"]), ft(r["exposed"]),
+             ft(r["closed_communication"]), f"{r['speedup']:.2f}", f"{r['efficiency']:.3f}",
+             r["top_link"] or "-", f"{r['top_fraction']:.3f}") for r in st["records"]]
+    lines = [table(["P", "time/iter", "closed form", "compute", "exposed comm", "closed comm",
+                    "speed-up", "efficiency", "busiest link", "saturated"], rows), ""]
+    fits = [(k, f["law"], "-" if f["r2"] is None else f"{f['r2']:.4f}",
+             "no single law fits" if f["no_single_law"] else "")
+            for k, f in st["fits"].items() if f is not None]
+    lines.append(table(["curve", "scaling law", "R^2", "note"], fits))
+    sat = st["saturation"]
+    lines.append("")
+    if sat["P"] is None:
+        lines.append(f"no saturation up to P = {st['workers'][-1]} (no link saturated for more "
+                     f"than {sat['level']:.0%} of the iteration)")
+    elif sat["reason"] == "link":
+        who = f" ({sat['link_ranks']})" if sat.get("link_ranks") else ""
+        lines.append(f"saturation point: P = {sat['P']}: link {sat['link']}{who} saturated for "
+                     f"{sat['fraction']:.0%} of the iteration"
+                     + (f" (crossing {sat['level']:.0%} at P ~ {sat['crossing']:.1f})"
+                        if sat["crossing"] else " (already at the smallest P)"))
+    else:
+        lines.append(f"saturation point: P = {sat['P']}: time per iteration stops falling")
+    if st["closed_form_crossing"] is not None:
+        lines.append(f"closed form: communication equals compute at P ~ "
+                     f"{st['closed_form_crossing']:.1f}")
+    elif st.get("closed_form_regime"):
+        lines.append(f"closed form: {st['closed_form_regime']} studied")
+    lines.append(f"closed form: {st['closed_form_note']}")
+    return "\n".join(lines)
+
+
+def format_claims(rows, markdown=False):
+    """The claims as a table: claim, source, measured, threshold, PASS or FAIL.
+
+    Examples
+    --------
+    >>> rows = [{"claim": "c", "source": "s", "setup": "x", "measured": "m",
+    ...          "threshold": ">= 1", "value": 2.0, "passed": True, "seconds": 0.1}]
+    >>> print(format_claims(rows, markdown=True))
+    | claim | source | setup | measured | threshold | result |
+    |---|---|---|---|---|---|
+    | c | s | x | m | >= 1 | PASS |
+    """
+    verdict = ["PASS" if r["passed"] else "FAIL" for r in rows]
+    if markdown:
+        lines = ["| claim | source | setup | measured | threshold | result |",
+                 "|---|---|---|---|---|---|"]
+        lines += [f"| {r['claim']} | {r['source']} | {r['setup']} | {r['measured']} | "
+                  f"{r['threshold']} | {v} |" for r, v in zip(rows, verdict)]
+        return "\n".join(lines)
+    return table(["claim", "source", "measured", "threshold", "result"],
+                 [(r["claim"], r["source"], r["measured"], r["threshold"], v)
+                  for r, v in zip(rows, verdict)])

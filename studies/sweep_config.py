@@ -1,0 +1,343 @@
+"""A sweep's grid: its config file, the checks of it, and its points.
+
+A sweep config (YAML, or JSON, which is YAML) names the grid::
+
+    topologies: ["star:bandwidth=10Gbps,latency=1us", "two_tier:per_rack=4"]
+    collectives: [ring, rabenseifner]   # studies.registry.COLLECTIVES
+    bytes: [1MB, 64MB]                  # message sizes of the collectives
+    paradigms: [ps-sync, allreduce]     # studies.registry.PARADIGMS
+    hidden: ["16", "64,64"]             # model sizes of the paradigms (hidden widths)
+    P: "2..16"                          # or a list: [2, 4, 8, 16]
+
+Every point (a topology, a collective and a size, or a paradigm and a model
+size, and a P) is one row of a CSV file holding its inputs (:data:`INPUTS`)
+and its results (:data:`RESULTS`); :func:`point_key` is a row's key for
+resuming. Names are checked against :mod:`studies.registry`. Running the
+points is :mod:`studies.sweep`.
+"""
+
+import json
+import os
+
+from netsim.errors import NetsimError
+from netsim.units import parse_bytes
+from workloads import DATASETS
+
+from .options import parse_workers
+from .registry import COLLECTIVES, PARADIGMS, topology_factory
+
+__all__ = [
+    "INPUTS",
+    "RESULTS",
+    "COLUMNS",
+    "KNOWN_KEYS",
+    "load_config",
+    "check_config",
+    "sweep_points",
+    "point_key",
+]
+
+INPUTS = ("kind", "name", "topology", "P", "nbytes", "hidden", "dataset", "epochs", "seed",
+          "options")
+"""Input columns: a row's key for resuming."""
+
+RESULTS = ("ranks", "simulated", "closed_form", "gap", "makespan", "iterations", "messages",
+           "top_link", "saturated_fraction", "limit", "accuracy", "error", "wall_seconds")
+"""Result columns (seconds, or fractions of the run for utilisation and saturation)."""
+
+COLUMNS = INPUTS + RESULTS
+"""The header of a sweep's CSV file."""
+
+KNOWN_KEYS = {
+    "topologies": "list of topology specs (NAME[:k=v,...] or a .json/.graphml file); builders "
+                  "with an n option are sized to each point's ranks",
+    "collectives": "collective algorithms of studies.registry.COLLECTIVES",
+    "bytes": "message sizes of the collectives (64MB, 1e6, ...)",
+    "paradigms": "training paradigms of studies.registry.PARADIGMS",
+    "hidden": "model sizes of the paradigms: hidden-layer widths such as 16 or '64,64'",
+    "P": "worker counts: a list, or 2..64 for the powers of two",
+    "dataset": "dataset of the paradigms (default iris)",
+    "epochs": "training epochs of the paradigms (default 1)",
+    "seed": "seed of the paradigms (default 0)",
+    "options": "per collective or paradigm, its options: {ps-sync: {servers: 2}, "
+               "lp: {segments: 8}}",
+    "output": "CSV file of the results (default: the config's name with .csv)",
+    "png": "plot of time per iteration against P (optional)",
+}
+"""The keys a sweep config may have, with what each means."""
+
+_COLLECTIVE_OPTIONS = ("segments", "gamma", "servers")
+
+
+# -- the config ------------------------------------------------------------------------------
+
+def load_config(path):
+    """Read and check a sweep config file (YAML or JSON).
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    dict
+        The checked config (see :func:`check_config`).
+
+    Raises
+    ------
+    NetsimError
+        For a missing or unreadable file, invalid YAML, or a bad config,
+        naming the file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "s.yaml")
+    >>> _ = open(p, "w").write("topologies: [star]\\ncollectives: [ring]\\n"
+    ...                        "bytes: [1MB]\\nP: 2..8\\n")
+    >>> load_config(p)["P"]
+    [2, 4, 8]
+    """
+    try:
+        import yaml
+    except ImportError:
+        raise NetsimError("reading a sweep config needs PyYAML: pip install pyyaml") from None
+    try:
+        with open(path) as f:
+            raw = yaml.safe_load(f)
+    except FileNotFoundError:
+        raise NetsimError(f"sweep config not found: {path}") from None
+    except OSError as exc:
+        raise NetsimError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise NetsimError(f"{path}: not valid YAML{at}: {problem}") from None
+    config = check_config(raw, where=str(path))
+    if "output" not in config:
+        config["output"] = os.path.splitext(str(path))[0] + ".csv"
+    return config
+
+
+def _fail(where, message):
+    raise NetsimError(f"{where}: {message}")
+
+
+def _list(where, raw, key):
+    value = raw[key]
+    if isinstance(value, (str, int, float)):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        _fail(where, f"{key} must be a non-empty list, got {value!r}")
+    return value
+
+
+def _hidden(where, value):
+    """Hidden widths as a normalised string ``"64,64"`` and a tuple."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        widths = (value,)
+    elif isinstance(value, str):
+        try:
+            widths = tuple(int(x) for x in value.replace("x", ",").split(",") if x.strip())
+        except ValueError:
+            widths = ()
+    elif isinstance(value, list) and all(isinstance(x, int) for x in value):
+        widths = tuple(value)
+    else:
+        widths = ()
+    if not widths or min(widths) < 1:
+        _fail(where, f"hidden sizes look like 16 or '64,64', got {value!r}")
+    return ",".join(map(str, widths))
+
+
+def check_config(raw, where="sweep config"):
+    """Check a sweep config (a mapping, as read from YAML) and normalise it.
+
+    Parameters
+    ----------
+    raw : dict
+        Keys of :data:`KNOWN_KEYS`.
+    where : str, optional
+        Named in error messages (the file).
+
+    Returns
+    -------
+    dict
+        ``topologies`` (list of str), ``collectives`` and ``paradigms`` (lists
+        of names, possibly empty), ``bytes`` (list of float), ``hidden`` (list
+        of str such as ``"64,64"``), ``P`` (increasing list of int),
+        ``dataset``, ``epochs``, ``seed``, ``options`` (name -> dict) and,
+        when given, ``output`` and ``png``.
+
+    Raises
+    ------
+    NetsimError
+        For an unknown key (listing the known ones), a missing key, an
+        unknown topology, collective, paradigm, dataset or option, or a bad
+        value.
+
+    Examples
+    --------
+    >>> check_config({"topologies": ["star"], "collectives": ["ring"], "bytes": ["1MB"],
+    ...               "P": [2, 4]})["bytes"]
+    [1000000.0]
+    >>> check_config({"topologies": ["star"], "colectives": ["ring"]})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: sweep config: unknown key 'colectives'; known keys: topologies, ...
+    """
+    if not isinstance(raw, dict):
+        _fail(where, f"a sweep config is a mapping of keys ({', '.join(KNOWN_KEYS)}), "
+                     f"got {type(raw).__name__}")
+    unknown = [k for k in raw if k not in KNOWN_KEYS]
+    if unknown:
+        _fail(where, f"unknown key {unknown[0]!r}; known keys: {', '.join(KNOWN_KEYS)}")
+    for key in ("topologies", "P"):
+        if key not in raw:
+            _fail(where, f"missing key {key!r} ({KNOWN_KEYS[key]})")
+    if not raw.get("collectives") and not raw.get("paradigms"):
+        _fail(where, "give collectives (with bytes) or paradigms, or both")
+    out = {"collectives": [], "paradigms": [], "bytes": [], "hidden": [None]}
+    P = raw["P"]
+    if isinstance(P, list) and P and all(isinstance(p, int) and not isinstance(p, bool)
+                                         for p in P):
+        P = ",".join(map(str, P))
+    if not isinstance(P, (str, int)) or isinstance(P, bool):
+        _fail(where, f"P must be a list of integers or A..B, got {P!r}")
+    try:
+        out["P"] = parse_workers(str(P))
+    except NetsimError as exc:
+        _fail(where, exc)
+    out["topologies"] = []
+    for spec in _list(where, raw, "topologies"):
+        if not isinstance(spec, str) or not spec.strip():
+            _fail(where, f"a topology is a spec string such as star:bandwidth=10Gbps, got {spec!r}")
+        spec = spec.strip()
+        try:
+            topology_factory(spec)(out["P"][0])  # unknown names and options fail here
+        except NetsimError as exc:
+            _fail(where, f"topology {spec!r}: {exc}")
+        out["topologies"].append(spec)
+    if raw.get("collectives"):
+        out["collectives"] = [str(c) for c in _list(where, raw, "collectives")]
+        for name in out["collectives"]:
+            if name not in COLLECTIVES:
+                _fail(where, f"unknown collective {name!r}; known: {', '.join(COLLECTIVES)}")
+        if "bytes" not in raw:
+            _fail(where, "collectives need bytes (message sizes, e.g. [1MB, 64MB])")
+        try:
+            out["bytes"] = [parse_bytes(b) for b in _list(where, raw, "bytes")]
+        except NetsimError as exc:
+            _fail(where, f"bytes: {exc}")
+    if raw.get("paradigms"):
+        out["paradigms"] = [str(p) for p in _list(where, raw, "paradigms")]
+        for name in out["paradigms"]:
+            if name not in PARADIGMS:
+                _fail(where, f"unknown paradigm {name!r}; known: {', '.join(PARADIGMS)}")
+        if "hidden" in raw:
+            out["hidden"] = [_hidden(where, h) for h in _list(where, raw, "hidden")]
+        dataset = raw.get("dataset", "iris")
+        if dataset not in DATASETS:
+            _fail(where, f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
+        out["dataset"] = dataset
+    for key, default, low in (("epochs", 1, 1), ("seed", 0, 0)):
+        value = raw.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            _fail(where, f"{key} must be an integer >= {low}, got {value!r}")
+        out[key] = value
+    out.setdefault("dataset", raw.get("dataset", "iris"))
+    options = raw.get("options") or {}
+    if not isinstance(options, dict):
+        _fail(where, f"options must map a collective or paradigm to its options, got {options!r}")
+    out["options"] = {}
+    for name, opts in options.items():
+        if name not in out["collectives"] + out["paradigms"]:
+            _fail(where, f"options for {name!r}, which is not in collectives or paradigms")
+        if not isinstance(opts, dict):
+            _fail(where, f"options of {name} must be a mapping, got {opts!r}")
+        known = (_COLLECTIVE_OPTIONS if name in out["collectives"] else _paradigm_options(name))
+        for key in opts:
+            if key not in known:
+                _fail(where, f"{name} has no option {key!r}; its options: {', '.join(known)}")
+        out["options"][name] = dict(opts)
+    for key in ("output", "png"):
+        if key in raw:
+            if not isinstance(raw[key], str) or not raw[key]:
+                _fail(where, f"{key} must be a file name, got {raw[key]!r}")
+            out[key] = raw[key]
+    return out
+
+
+def _paradigm_options(name):
+    """Options a sweep may set for a paradigm (epochs, seed and hidden are grid keys)."""
+    return [k for k in PARADIGMS[name].options if k not in ("epochs", "seed", "hidden")]
+
+
+# -- the grid --------------------------------------------------------------------------------
+
+def sweep_points(config):
+    """Every point of a checked config's grid, in a fixed order.
+
+    Topology, then collectives (each size, each P), then paradigms (each
+    model size, each P); a point listed twice (a repeated value) appears once.
+
+    Parameters
+    ----------
+    config : dict
+        From :func:`check_config` or :func:`load_config`.
+
+    Returns
+    -------
+    list of dict
+        One dict of the :data:`INPUTS` per point (None where a column does
+        not apply).
+
+    Examples
+    --------
+    >>> cfg = check_config({"topologies": ["star", "ring"], "collectives": ["ring", "mst"],
+    ...                     "bytes": [1e6], "P": [2, 4, 8, 16]})
+    >>> pts = sweep_points(cfg)
+    >>> len(pts), pts[0]["name"], pts[0]["P"], pts[0]["nbytes"]
+    (16, 'ring', 2, 1000000.0)
+    """
+    points = []
+    for topo in config["topologies"]:
+        for name in config["collectives"]:
+            opts = _options(config["options"].get(name))
+            for n in config["bytes"]:
+                for P in config["P"]:
+                    points.append({"kind": "collective", "name": name, "topology": topo, "P": P,
+                                   "nbytes": n, "hidden": None, "dataset": None, "epochs": None,
+                                   "seed": None, "options": opts})
+        for name in config["paradigms"]:
+            opts = _options(config["options"].get(name))
+            has_hidden = "hidden" in PARADIGMS[name].options
+            for hidden in (config["hidden"] if has_hidden else [None]):
+                for P in config["P"]:
+                    points.append({"kind": "paradigm", "name": name, "topology": topo, "P": P,
+                                   "nbytes": None, "hidden": hidden,
+                                   "dataset": config["dataset"], "epochs": config["epochs"],
+                                   "seed": config["seed"], "options": opts})
+    unique = {point_key(p): p for p in points}  # a value listed twice is one point
+    return list(unique.values())
+
+
+def _options(opts):
+    return json.dumps(opts, sort_keys=True) if opts else None
+
+
+def _cell(value):
+    return "" if value is None else str(value)
+
+
+def point_key(point):
+    """The key of a point or row: its input columns as the strings the CSV holds.
+
+    Examples
+    --------
+    >>> point_key({"kind": "collective", "name": "ring", "topology": "star", "P": 4,
+    ...            "nbytes": 1e6})[:5]
+    ('collective', 'ring', 'star', '4', '1000000.0')
+    """
+    return tuple(_cell(point.get(c)) for c in INPUTS)
