@@ -33,10 +33,10 @@ import importlib.util
 import inspect
 from typing import NamedTuple
 
-from . import datasets, mlp, recorder
+from . import datasets, mlp, recorder, training
 from .datasets import NAMES as DATASETS
 from .datasets import Dataset, load
-from .errors import DatasetError, PartitionError, WorkloadError
+from .errors import DatasetError, PartitionError, ProjectionError, WorkloadError
 from .recorder import V100_FP32_FLOPS, Recorder, RunResult
 
 __all__ = [
@@ -52,10 +52,12 @@ __all__ = [
     "WorkloadError",
     "DatasetError",
     "PartitionError",
+    "ProjectionError",
     "V100_FP32_FLOPS",
     "datasets",
     "mlp",
     "recorder",
+    "training",
 ]
 
 # CLI name -> module name, in the order `netsim record --list` shows them.
@@ -168,7 +170,7 @@ def record(name, dataset="iris", workers=None, progress=None, **options):
     if isinstance(dataset, str) and dataset not in DATASETS:
         raise DatasetError(f"unknown dataset {dataset!r}; known datasets: {', '.join(DATASETS)}")
     if workers is not None:
-        recorder.check_workers(workers)
+        training.check_workers(workers)
         options["workers"] = workers
     known = set(p.options) | {"workers"}
     unknown = sorted(set(options) - known)
