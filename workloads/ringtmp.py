@@ -47,8 +47,8 @@ from .errors import PartitionError, WorkloadError
 from .ps_sync import shard_bounds
 from .errors import ProjectionError
 from .frontier import Frontier, cols, merge, one, pipeline, rows
-from .plan import finish, plan, recording
-from .recorder import V100_FP32_FLOPS, Recorder
+from .plan import Recording, finish, plan, recording
+from .recorder import V100_FP32_FLOPS, Recorder, bytes_per_value, count_sent, run_result
 from .training import check_workers, epochs_of, prepare, worker_batches
 
 __all__ = ["run", "partition_layers", "partition_neurons", "compare", "format_table",
@@ -148,16 +148,15 @@ def _microbatches(rows, m):
     return np.array_split(rows, m)
 
 
-def _step_layer(rec, params, grads_acc, owned, layers, X, y, it, m):
-    """One layer-wise step: forward/backward per micro-batch through the pipeline."""
+def _step_layer(sent, params, grads_acc, owned, layers, X, y, it, m):
+    """One layer-wise step: forward/backward per micro-batch through the pipeline; every
+    activation and gradient sent is counted into ``sent`` (its trace is :func:`schedule`'s)."""
     P = len(owned)
     Lg = len(layers) - 1
     B = len(y)
     parts = _microbatches(np.arange(B), m)
     acts = [[None] * P for _ in parts]   # acts[j][k]: inputs of node k's layers, micro-batch j
     deltas = [None] * len(parts)
-    fwd = mlp.forward_flops(layers, 1)
-    bwd = mlp.backward_flops(layers, 1)
     for j, rows in enumerate(parts):
         a = X[rows]
         for k in range(P):
@@ -166,9 +165,8 @@ def _step_layer(rec, params, grads_acc, owned, layers, X, y, it, m):
                 ins.append(a)
                 a = mlp.dense_forward(params[2 * l], params[2 * l + 1], a, relu=l < Lg - 1)
             acts[j][k] = ins
-            rec.compute(k, fwd[list(owned[k])].sum() * len(rows), iteration=it, tag="forward")
             if k < P - 1:
-                rec.send(k, k + 1, a, iteration=it, tag="activation")
+                count_sent(sent, a)
         _, d = mlp.softmax_cross_entropy(a, y[rows])
         deltas[j] = d * np.float32(len(rows) / B)  # mean over the whole batch
     for j in reversed(range(len(parts))):
@@ -180,10 +178,8 @@ def _step_layer(rec, params, grads_acc, owned, layers, X, y, it, m):
                 grads_acc[2 * l + 1] += db
                 if l:
                     delta = mlp.relu_backward(da, a_in)
-            rec.compute(k, bwd[list(owned[k])].sum() * len(parts[j]), iteration=it,
-                        tag="backward")
             if k > 0:
-                rec.send(k, k - 1, delta, iteration=it, tag="activation-grad")
+                count_sent(sent, delta)
 
 
 def _step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
@@ -311,38 +307,49 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     data, layers, params = setup.data, setup.layers, setup.params
     shapes = mlp.layer_shapes(layers)
     if partition == "layer":
-        plan = partition_layers(layers, workers)
+        split = partition_layers(layers, workers)
         step = _step_layer
-        owned_info = [[r.start, r.stop] for r in plan]
+        owned_info = [[r.start, r.stop] for r in split]
         offsets = mlp.layer_offsets(layers)  # node k's layers are consecutive
-        n_own = [int(offsets[r.stop] - offsets[r.start]) for r in plan]
+        n_own = [int(offsets[r.stop] - offsets[r.start]) for r in split]
     else:
-        plan = partition_neurons(layers, workers)
+        split = partition_neurons(layers, workers)
         step = _step_neuron
-        owned_info = [b.tolist() for b in plan]
+        owned_info = [b.tolist() for b in split]
         # Node k owns columns bl[k]:bl[k+1] of every W (in values each) and of every b.
-        n_own = [sum((bl[k + 1] - bl[k]) * (i + 1) for bl, (i, _) in zip(plan, shapes))
+        n_own = [sum((bl[k + 1] - bl[k]) * (i + 1) for bl, (i, _) in zip(split, shapes))
                  for k in range(workers)]
     velocity = mlp.zeros_like(params)
-    rec = Recorder(workers)
+    # The layer partition counts what it sends and gets its trace from schedule(); the
+    # neuron partition (which schedule() does not cover) records op by op.
+    rec = Recorder(workers) if partition == "neuron" else None
+    sent = {}
     it = 0
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             idx = np.concatenate(batch)
             grads = mlp.zeros_like(params)
-            step(rec, params, grads, plan, layers, data.X_train[idx], data.y_train[idx], it,
-                 microbatches)
-            for k in range(workers):
+            step(rec or sent, params, grads, split, layers, data.X_train[idx],
+                 data.y_train[idx], it, microbatches)
+            for k in range(workers if rec else 0):
                 rec.compute(k, mlp.update_flops(n_own[k]), iteration=it, tag="update")
             mlp.sgd_momentum_step(params, grads, velocity, lr, momentum)
             it += 1
     hyper = dict(epochs=epochs, partition=partition, hidden=hidden, batch_size=batch_size,
                  microbatches=microbatches, lr=lr, momentum=momentum, device_flops=device_flops)
+    accuracy = mlp.accuracy(params, data.X_test, data.y_test)
+    total = rec.total_bytes if rec else sent.get("bytes", 0)
     extra = {"partition": partition, "owned": owned_info, "params_per_node": n_own,
-             "bytes_per_epoch": rec.total_bytes / max(epochs, 1),
+             "bytes_per_epoch": total / max(epochs, 1),
              "test_loss": mlp.loss(params, data.X_test, data.y_test)}
-    result = rec.result("ringtmp", setup, mlp.accuracy(params, data.X_test, data.y_test), it,
-                        hyper, extra=extra)
+    if rec:
+        result = rec.result("ringtmp", setup, accuracy, it, hyper, extra=extra)
+    else:
+        stats = {"recording": Recording(workers, 0, it, mlp.model_of(layers),
+                                        np.array([len(i) for i in batch]), hyper, {}),
+                 "bpv": bytes_per_value(sent)}
+        result = run_result("ringtmp", schedule(workers, stats), setup, accuracy, total,
+                            sent.get("messages", 0), it, hyper, extra=extra)
     # For workloads.projection: the default widths give one hidden layer per node, so the
     # model's depth grows with the number of nodes.
     result.trace.metadata["default_hidden"] = default_hidden
@@ -542,7 +549,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
                               f"P <= {L}, or record with the default hidden widths (one "
                               "layer per node, depth growing with P)")
     m = int(c.rec.hyper.get("microbatches", 1))
-    B = P * c.batch
+    B = int(np.sum(np.broadcast_to(c.batch, (P,))))     # the ring batch
     if m > B:
         raise ProjectionError(f"ringtmp: {m} microbatches exceed the ring batch of {B} samples")
     owned = np.array_split(np.arange(L), P)
