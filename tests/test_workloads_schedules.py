@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import workloads
+from netsim import COMPUTE
 from workloads.frontier import Frontier
 from workloads.projection import PROJECTABLE, SCHEDULES
 
@@ -73,3 +74,15 @@ def test_the_graph_comparison_sees_a_moved_dependency():
     assert _graph(build(True)) != _graph(build(False))
     assert collections.Counter(_signatures(build(True))) == collections.Counter(
         _signatures(build(False)))
+
+
+@pytest.mark.parametrize("name", ["ps-sync", "allreduce", "model-averaging", "pf", "dgc"])
+def test_a_run_with_unequal_worker_batches_schedules_each_workers_own_batch(name):
+    # 120 Iris samples over 7 workers: shards of 18 and 17, all below batch_size 32, so
+    # every worker's step takes its whole shard and the forward FLOPs differ by worker.
+    t = workloads.record(name, workers=7, epochs=1, batch_size=32).trace
+    shard = workloads.training.prepare("iris", 7, seed=0).shards
+    per_sample = workloads.mlp.model_of(t.metadata["layers"]).flops
+    fwd = (t.kind == COMPUTE) & (t.tag == t.tags.index("forward")) & (t.iteration == 0)
+    assert sorted(zip(t.rank[fwd].tolist(), t.flops[fwd].tolist())) == [
+        (w, per_sample * len(shard[w])) for w in range(7)]
