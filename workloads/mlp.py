@@ -93,8 +93,9 @@ def layer_shapes(layers):
     layers = tuple(layers)
     if len(layers) < 2:
         raise WorkloadError(f"a model needs at least an input and an output width, got {layers}")
+    name = f"every layer width of {layers}"
     for w in layers:
-        checks.check_int(w, f"every layer width of {layers}", error=WorkloadError)
+        checks.check_int(w, name, error=WorkloadError)
     return [(int(a), int(b)) for a, b in zip(layers[:-1], layers[1:])]
 
 

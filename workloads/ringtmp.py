@@ -553,9 +553,9 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     if m > B:
         raise ProjectionError(f"ringtmp: {m} microbatches exceed the ring batch of {B} samples")
     owned = np.array_split(np.arange(L), P)
-    unit_flops, act = net.unit_flops, net.unit_activations
+    unit_flops, act, unit_params = net.unit_flops, net.unit_activations, net.unit_params
     fwd = np.array([unit_flops[o].sum() for o in owned])
-    params = np.array([net.unit_params[o].sum() for o in owned], np.float64)
+    params = np.array([unit_params[o].sum() for o in owned], np.float64)
     w_out = np.array([act[o[-1]] for o in owned], np.float64)
     rows_ = np.array([len(x) for x in np.array_split(np.arange(B), m)], np.float64)
     G = 2 * P - 1                 # ops of one micro-batch in one direction
