@@ -171,7 +171,7 @@ def test_dgc_pattern_and_warmup_by_epoch(recorded):
 
 
 def test_pf_broadcast_follows_the_averaging_model(recorded):
-    from workloads.projection import _broadcast_scale
+    from workloads.pf import broadcast_scale as _broadcast_scale
 
     t = recorded["pf"]
     same = project(t, 4)

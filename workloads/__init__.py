@@ -4,8 +4,17 @@ Each paradigm is a module with ``run(dataset=..., workers=..., epochs=..., seed=
 **options) -> RunResult``. Most ``run`` functions default to ``dataset="iris"`` and
 ``workers=4``; ``single`` defaults to ``workers=1`` and ``ps-partitioned`` to
 ``dataset="sparse"`` (but :func:`record` always uses ``"iris"`` unless told). The
-model (:mod:`workloads.mlp`), the data (:mod:`workloads.datasets`) and the
-recording helpers (:mod:`workloads.recorder`) are shared by all of them.
+model (:mod:`workloads.mlp`), the data (:mod:`workloads.datasets`), the training
+set-up (:mod:`workloads.training`) and the recording helpers
+(:mod:`workloads.recorder`) are shared by all of them.
+
+Every paradigm but ``ps-partitioned`` also has ``measure(trace)`` (the statistics
+of a recording) and ``schedule(P, stats, servers=None, iterations=None,
+batch_size=None, model=None)`` (its trace at any P from them, built with the one
+frontier builder :class:`workloads.frontier.Frontier`); ``run`` trains for real
+and builds its trace through its own ``schedule`` from the statistics of what it
+sent (RingTMP's neuron partition, which has no schedule, records op by op), and
+:func:`workloads.projection.project` is ``schedule(P, measure(trace))``.
 
 :data:`PARADIGMS` maps each CLI name to a :class:`Paradigm` record (its ``run``
 function, a one-line description and its options with their defaults), and
@@ -33,10 +42,10 @@ import importlib.util
 import inspect
 from typing import NamedTuple
 
-from . import datasets, mlp, recorder
+from . import datasets, mlp, recorder, training
 from .datasets import NAMES as DATASETS
 from .datasets import Dataset, load
-from .errors import DatasetError, PartitionError, WorkloadError
+from .errors import DatasetError, PartitionError, ProjectionError, WorkloadError
 from .recorder import V100_FP32_FLOPS, Recorder, RunResult
 
 __all__ = [
@@ -52,10 +61,12 @@ __all__ = [
     "WorkloadError",
     "DatasetError",
     "PartitionError",
+    "ProjectionError",
     "V100_FP32_FLOPS",
     "datasets",
     "mlp",
     "recorder",
+    "training",
 ]
 
 # CLI name -> module name, in the order `netsim record --list` shows them.
@@ -168,7 +179,7 @@ def record(name, dataset="iris", workers=None, progress=None, **options):
     if isinstance(dataset, str) and dataset not in DATASETS:
         raise DatasetError(f"unknown dataset {dataset!r}; known datasets: {', '.join(DATASETS)}")
     if workers is not None:
-        recorder.check_workers(workers)
+        training.check_workers(workers)
         options["workers"] = workers
     known = set(p.options) | {"workers"}
     unknown = sorted(set(options) - known)

@@ -20,12 +20,22 @@ The model scored on the test set is ``z``.
 
 import numpy as np
 
-from . import mlp
-from .errors import check_int, check_number
-from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
-from .recorder import epochs_of
+from netsim import checks
+from netsim.trace import COMPUTE
 
-__all__ = ["run", "DESCRIPTION", "OPTIONS"]
+from . import mlp, model_averaging
+from .errors import WorkloadError
+from .frontier import Frontier
+from .model_averaging import average_flops
+from .plan import Recording, finish, plan, tag_mask
+from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
+from .training import epochs_of, prepare, worker_batches
+
+__all__ = ["run", "schedule", "measure", "local_update_flops", "dual_flops", "SERVERS",
+           "DESCRIPTION", "OPTIONS"]
+
+#: One master, rank P (see :func:`workloads.plan.plan`).
+SERVERS = "master"
 
 DESCRIPTION = "consensus ADMM: local SGD on loss + (rho/2)||x - z + u||^2, master averages x + u."
 OPTIONS = {
@@ -82,8 +92,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, rho=0.1, local_steps=4, hi
     >>> r.iterations, r.messages
     (2, 8)
     """
-    check_number("rho", rho, lo=0, strict=True)
-    check_int("local_steps", local_steps)
+    checks.check_real(rho, "rho", lo=0, strict=True, error=WorkloadError)
+    checks.check_int(local_steps, "local_steps", error=WorkloadError)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers
@@ -93,41 +103,124 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, rho=0.1, local_steps=4, hi
     x = [z.copy() for _ in range(workers)]
     u = [np.zeros(n, np.float32) for _ in range(workers)]
     velocity = [mlp.zeros_like(setup.params) for _ in range(workers)]
-    rec = Recorder(workers, servers=1)
-    master = rec.server(0)
-    schedule = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
-    rounds = [schedule[k:k + local_steps] for k in range(0, len(schedule), local_steps)]
+    steps = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
+    rounds = [steps[k:k + local_steps] for k in range(0, len(steps), local_steps)]
     rho32 = np.float32(rho)
-    for k, steps in enumerate(epochs_of(rounds, epochs, progress)):
+    sent = {"x+u": {}, "z": {}}
+    for k, group in enumerate(epochs_of(rounds, epochs, progress)):
         received = []
         for w in range(workers):
             params = mlp.unflatten(x[w], layers)
             center = mlp.unflatten(z - u[w], layers)  # the prox term pulls x towards z - u
-            for batch in steps:
+            for batch in group:
                 idx = batch[w]
                 _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
                 grads = [g + rho32 * (p - c) for g, p, c in zip(grads, params, center)]
-                rec.forward_backward(w, layers, len(idx), k)
-                # 4 FLOPs per value for the update, 3 for the prox gradient.
-                rec.compute(w, mlp.update_flops(n) + 3 * n, iteration=k, tag="update")
                 mlp.sgd_momentum_step(params, grads, velocity[w], lr, momentum)
             x[w] = mlp.flatten(params)
-            payload = x[w] + u[w]
-            rec.send(w, master, payload, iteration=k, tag="x+u")
-            received.append(payload)
-        rec.compute(master, workers * n, iteration=k, tag="average")
+            received.append(count_sent(sent["x+u"], x[w] + u[w]))
         z_prev, z = z, np.mean(np.stack(received), axis=0, dtype=np.float32)
         for w in range(workers):
-            payload = z.copy()
-            rec.send(master, w, payload, iteration=k, tag="z")
-            rec.compute(w, 2 * n, iteration=k, tag="dual")
-            u[w] += x[w] - payload
+            u[w] += x[w] - count_sent(sent["z"], z.copy())
     final = mlp.unflatten(z, layers)
     hyper = dict(epochs=epochs, rho=rho, local_steps=local_steps, hidden=hidden,
                  batch_size=batch_size, lr=lr, momentum=momentum, device_flops=device_flops)
+    stats = {"recording": Recording(workers, 1, len(rounds), mlp.model_of(layers),
+                                    np.array([len(idx) for idx in steps[0]]), hyper, {}),
+             "up": bytes_per_value(sent["x+u"]), "down": bytes_per_value(sent["z"]),
+             "last_steps": len(rounds[-1])}
     extra = {"rounds": len(rounds),
              "primal_residual": float(np.sqrt(sum(np.sum((xi - z) ** 2) for xi in x))),
              "dual_residual": float(rho * np.sqrt(workers) * np.linalg.norm(z - z_prev)),
              "test_loss": mlp.loss(final, data.X_test, data.y_test)}
-    return rec.result("admm", setup, mlp.accuracy(final, data.X_test, data.y_test), len(rounds),
-                      hyper, extra=extra, roles=["worker"] * workers + ["master"])
+    return run_result("admm", schedule(workers, stats), setup,
+                      mlp.accuracy(final, data.X_test, data.y_test),
+                      sent["x+u"]["bytes"] + sent["z"]["bytes"],
+                      sent["x+u"]["messages"] + sent["z"]["messages"], len(rounds), hyper,
+                      servers=1, extra=extra, roles=["worker"] * workers + ["master"])
+
+
+def local_update_flops(n):
+    """FLOPs of a local step's update of ``n`` values: the momentum SGD update
+    (:func:`workloads.mlp.update_flops`) and 3 per value for the prox gradient.
+
+    Examples
+    --------
+    >>> local_update_flops(131)
+    917.0
+    """
+    return mlp.update_flops(n) + 3.0 * n
+
+
+def dual_flops(n):
+    """FLOPs of a worker's dual update ``u += x - z`` of ``n`` values (2 per value).
+
+    Examples
+    --------
+    >>> dual_flops(131)
+    262.0
+    """
+    return 2.0 * n
+
+
+def measure(trace):
+    """Bytes per parameter of ``x + u`` and ``z``, and the local steps of the recording's
+    last round (cut short when the steps ran out), with the
+    :class:`workloads.plan.Recording`.
+
+    Examples
+    --------
+    >>> m = measure(run(workers=2, epochs=1, local_steps=3).trace)
+    >>> m["up"], m["down"], m["last_steps"]
+    (4.0, 4.0, 2)
+    """
+    stats = model_averaging.measure(trace, "x+u", "z")
+    r = stats["recording"]
+    upd = tag_mask(trace, "update", COMPUTE) & (trace.rank == 0)
+    stats["last_steps"] = int(np.sum(upd & (trace.iteration == r.n_rec - 1)))
+    return stats
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+    """Consensus ADMM with ``P`` workers: rounds of ``local_steps`` local steps (forward,
+    backward, :func:`local_update_flops`), then ``x + u`` to the master, which
+    averages (:func:`workloads.model_averaging.average_flops`) and sends ``z`` to
+    every worker, which updates its dual (:func:`dual_flops`). Every round has
+    ``local_steps`` steps, but for the recording's own last round when the
+    schedule ends where the recording did.
+
+    Parameters
+    ----------
+    P : int
+    stats : dict
+        From :func:`measure`.
+    servers : None or 1
+    iterations, batch_size : int, optional
+        Rounds, and samples per worker per step.
+    model : workloads.mlp.Model, optional
+
+    Returns
+    -------
+    netsim.Trace
+
+    Examples
+    --------
+    >>> t = schedule(8, measure(run(workers=2, epochs=1, local_steps=4).trace))
+    >>> t.ranks, t.num_messages
+    (9, 32)
+    """
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    P, n = c.P, c.model.params
+    W, master = np.arange(P), P
+    steps = int(c.rec.hyper.get("local_steps", 1))
+    last = stats.get("last_steps") if c.iterations == c.rec.n_rec else None
+    b = Frontier(P + 1)
+    for k in range(c.iterations):
+        for _ in range(last if last and k == c.iterations - 1 else steps):
+            b.forward_backward(W, c.model, c.batch, k)
+            b.compute(W, local_update_flops(n), k, "update")
+        b.send(W, master, stats["up"] * n, k, "x+u")
+        b.compute([master], average_flops(P, n), k, "average")
+        b.send(np.full(P, master), W, stats["down"] * n, k, "z")
+        b.compute(W, dual_flops(n), k, "dual")
+    return finish(b.build(), c, SERVERS)

@@ -27,15 +27,21 @@ Iterations are composed with :func:`netsim.trace.concat` and
 
 import numpy as np
 
-from netsim import collectives
+from netsim import checks, collectives
 from netsim.trace import TraceBuilder, concat, repeat
 
 from . import mlp
-from .errors import WorkloadError, check_int
-from .recorder import V100_FP32_FLOPS, Recorder, payload_bytes, prepare, run_result
-from .recorder import epochs_of, worker_batches
+from .errors import WorkloadError
+from .frontier import Frontier
+from .plan import Recording, finish, plan, recording
+from .recorder import V100_FP32_FLOPS, payload_bytes, run_result
+from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "COLLECTIVES", "collective_trace", "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "schedule", "measure", "COLLECTIVES", "collective_trace", "SERVERS",
+           "DESCRIPTION", "OPTIONS"]
+
+#: No servers (see :func:`workloads.plan.plan`).
+SERVERS = "none"
 
 DESCRIPTION = "synchronous SGD, gradients averaged by an allreduce (ring, mst, be or lp)."
 OPTIONS = {
@@ -58,7 +64,7 @@ def _check_collective(name, segments):
     if name not in COLLECTIVES:
         raise WorkloadError(f"unknown collective {name!r}; "
                             f"known collectives: {', '.join(COLLECTIVES)}")
-    check_int("segments", segments)
+    checks.check_int(segments, "segments", error=WorkloadError)
 
 
 def collective_trace(name, P, nbytes, segments=4):
@@ -133,9 +139,9 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
     data, layers, params = setup.data, setup.layers, setup.params
     n = mlp.num_params(layers)
     velocity = mlp.zeros_like(params)
-    schedule = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
+    steps = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
     gradient_bytes = None
-    for batch in epochs_of(schedule, epochs, progress):
+    for batch in epochs_of(steps, epochs, progress):
         flats = []
         for idx in batch:
             _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
@@ -143,26 +149,78 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
         gradient_bytes = payload_bytes(flats[0])
         avg = np.mean(np.stack(flats), axis=0, dtype=np.float32)
         mlp.sgd_momentum_step(params, mlp.unflatten(avg, layers), velocity, lr, momentum)
-    # One step's trace. A worker's batch has the same size every step (worker_batches),
-    # though sizes may differ between workers, so the first step's sizes hold for all
-    # steps and the step is repeated.
-    rec = Recorder(workers)
-    for w, idx in enumerate(schedule[0]):
-        rec.forward_backward(w, layers, len(idx))
-    step = concat(rec.builder.build(),
-                  collective_trace(collective, workers, gradient_bytes, segments))
-    upd = TraceBuilder(workers)
-    for w in range(workers):
-        upd.compute(w, flops=mlp.update_flops(n), tag="update")
-    step = concat(step, upd.build())
-    trace = repeat(step, len(schedule))
+    # A worker's batch has the same size every step (worker_batches), though sizes may
+    # differ between workers.
+    hyper = dict(epochs=epochs, collective=collective, segments=segments, hidden=hidden,
+                 batch_size=batch_size, lr=lr, momentum=momentum, device_flops=device_flops)
+    stats = {"recording": Recording(workers, 0, len(steps), mlp.model_of(layers),
+                                    np.array([len(idx) for idx in steps[0]]), hyper, {}),
+             "bpv": gradient_bytes / n}
+    trace = schedule(workers, stats)
     # Own accounting: what one allreduce of the gradient moves, times the steps.
-    total_bytes = step.total_bytes * len(schedule)
-    messages = step.num_messages * len(schedule)
+    step = collective_trace(collective, workers, gradient_bytes, segments)
+    total_bytes = step.total_bytes * len(steps)
+    messages = step.num_messages * len(steps)
     hyper = dict(epochs=epochs, collective=collective, segments=segments, hidden=hidden,
                  batch_size=batch_size, lr=lr, momentum=momentum, device_flops=device_flops)
     extra = {"gradient_bytes": gradient_bytes, "bytes_per_allreduce": step.total_bytes,
              "messages_per_allreduce": step.num_messages,
              "test_loss": mlp.loss(params, data.X_test, data.y_test)}
     return run_result("allreduce", trace, setup, mlp.accuracy(params, data.X_test, data.y_test),
-                      total_bytes, messages, len(schedule), hyper, extra=extra)
+                      total_bytes, messages, len(steps), hyper, extra=extra)
+
+
+def measure(trace):
+    """Bytes per parameter of the allreduced gradient: the bytes per iteration over the
+    collective's bytes per gradient byte at the recorded P, over the parameters.
+
+    Examples
+    --------
+    >>> measure(run(workers=4, epochs=1).trace)["bpv"]
+    4.0
+    """
+    r = recording(trace)
+    name, seg = r.hyper.get("collective", "ring"), int(r.hyper.get("segments", 4))
+    unit = collective_trace(name, r.P0, 1.0, seg).total_bytes   # bytes per gradient byte
+    if unit == 0 or not trace.num_messages:
+        return {"recording": r, "bpv": float(r.md.get("bytes_per_value", mlp.BYTES_PER_VALUE))}
+    return {"recording": r, "bpv": trace.total_bytes / r.n_rec / unit / r.model0.params}
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+    """Synchronous SGD with an allreduce over ``P`` workers, repeated every iteration:
+    each worker's forward and backward ops, then the collective
+    (:func:`collective_trace` of the gradient, e.g. ring: 2 P (P - 1) messages of
+    1/P of it) after each rank's last backward op, then every worker's update
+    after everything that touched its rank.
+
+    Parameters
+    ----------
+    P : int
+    stats : dict
+        From :func:`measure` (bytes per parameter of the gradient).
+    servers : None or 0
+    iterations, batch_size : int, optional
+    model : workloads.mlp.Model, optional
+
+    Returns
+    -------
+    netsim.Trace
+
+    Examples
+    --------
+    >>> t = schedule(16, measure(run(workers=4, epochs=1).trace), iterations=2)
+    >>> t.num_messages == 2 * 2 * 16 * 15
+    True
+    """
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    P, model = c.P, c.model
+    W = np.arange(P)
+    C = collective_trace(c.rec.hyper.get("collective", "ring"), P, stats["bpv"] * model.params,
+                         int(c.rec.hyper.get("segments", 4)))
+    work = Frontier(P)
+    work.forward_backward(W, model, c.batch)
+    upd = Frontier(P)
+    upd.compute(W, mlp.update_flops(model.params), tag="update")
+    return finish(repeat(concat(concat(work.build(), C), upd.build()), c.iterations), c,
+                  SERVERS)

@@ -31,7 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import DatasetError, check_int, check_number
+from netsim import checks
+
+from .errors import DatasetError
 
 __all__ = [
     "NAMES",
@@ -388,11 +390,11 @@ def sparse(n_samples=2000, n_features=1000, n_clusters=8, seed=0, nnz=20, n_clas
 
     for name, v in (("n_samples", n_samples), ("n_features", n_features),
                     ("n_clusters", n_clusters), ("nnz", nnz)):
-        check_int(name, v, error=DatasetError)
-    check_int("n_classes", n_classes, 2, error=DatasetError)
+        checks.check_int(v, name, error=DatasetError)
+    checks.check_int(n_classes, "n_classes", 2, error=DatasetError)
     if n_clusters > n_features:
         raise DatasetError(f"n_clusters ({n_clusters}) must not exceed n_features ({n_features})")
-    check_number("locality", locality, 0, 1, error=DatasetError)
+    checks.check_real(locality, "locality", 0, 1, error=DatasetError)
     blocks = np.array_split(np.arange(n_features), n_clusters)
     if nnz > min(len(b) for b in blocks):
         raise DatasetError(f"nnz ({nnz}) must not exceed the smallest cluster block "

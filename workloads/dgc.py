@@ -47,13 +47,22 @@ import math
 
 import numpy as np
 
-from . import mlp
-from .errors import check_int, check_number
-from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, Recorder, prepare,
-                       sparse_payload, worker_batches)
-from .recorder import epochs_of
+from netsim import checks
+from netsim.trace import COMPUTE
 
-__all__ = ["run", "warmup_sparsity", "values_per_layer", "top_k", "DESCRIPTION", "OPTIONS"]
+from . import mlp
+from .errors import WorkloadError
+from .frontier import Frontier, merge, one
+from .plan import Recording, finish, plan, recording, steps_per_epoch, tag_mask, train_samples
+from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
+                       sparse_payload)
+from .training import epochs_of, prepare, worker_batches
+
+__all__ = ["run", "schedule", "measure", "warmup_sparsity", "values_per_layer", "top_k",
+           "compress_flops", "step_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
+
+#: No servers (see :func:`workloads.plan.plan`).
+SERVERS = "none"
 
 DESCRIPTION = ("Deep Gradient Compression: per-layer top-k of momentum-corrected accumulated "
                "gradients, exchanged by a direct allgather; warm-up 75% -> 99.9% sparsity.")
@@ -93,8 +102,9 @@ def warmup_sparsity(epoch, warmup_epochs=4, final_sparsity=0.999):
     >>> warmup_sparsity(0, warmup_epochs=0, final_sparsity=0.99)
     0.99
     """
-    check_number("final_sparsity", final_sparsity, 0, 1, strict=(False, True))
-    check_int("warmup_epochs", warmup_epochs, 0)
+    checks.check_real(final_sparsity, "final_sparsity", 0, 1, strict=(False, True),
+                      error=WorkloadError)
+    checks.check_int(warmup_epochs, "warmup_epochs", 0, error=WorkloadError)
     if epoch < warmup_epochs:
         return min(1.0 - 0.25 ** (epoch + 1), float(final_sparsity))
     return float(final_sparsity)
@@ -112,6 +122,30 @@ def values_per_layer(sizes, sparsity):
     ([20, 13], [1, 1])
     """
     return [max(1, min(int(n), math.ceil(n * (1.0 - sparsity) - 1e-9))) for n in sizes]
+
+
+def compress_flops(size):
+    """FLOPs of selecting a layer's top-k of ``size`` values (clip, momentum, accumulate,
+    compare: about 6 per value).
+
+    Examples
+    --------
+    >>> compress_flops(80)
+    480
+    """
+    return 6 * size
+
+
+def step_flops(n, P, K):
+    """FLOPs of a worker's step after the allgather: summing the ``P`` sparse sets of
+    ``K`` values each, and the momentum-corrected update of ``n`` values (2 per value).
+
+    Examples
+    --------
+    >>> step_flops(131, 4, 3)
+    274
+    """
+    return 2 * n + P * K
 
 
 def top_k(vector, k):
@@ -184,7 +218,7 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     """
     warmup_sparsity(0, warmup_epochs, final_sparsity)  # validate before any work
     if clip_norm is not None:
-        check_number("clip_norm", clip_norm, lo=0, strict=True)
+        checks.check_real(clip_norm, "clip_norm", lo=0, strict=True, error=WorkloadError)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers
@@ -198,8 +232,8 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     u = [np.zeros(n, np.float32) for _ in range(P)]
     v = [np.zeros(n, np.float32) for _ in range(P)]
     local_clip = None if clip_norm is None else clip_norm / math.sqrt(P)
-    rec = Recorder(P)
-    stages, sent_log = [], []
+    stages, sent_log, epoch_bytes = [], [], []
+    total_bytes = messages = 0
     sent_values = clipped = 0
     it = 0
     for epoch in epochs_of(range(epochs), epochs, progress):
@@ -209,10 +243,9 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
         stage_steps = 0
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             params = mlp.unflatten(model, layers)
-            bwd, sets = [], []
+            sets = []
             for w, idx in enumerate(batch):
                 _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
-                bwd.append(rec.forward_backward(w, layers, len(idx), it))
                 g = mlp.flatten(grads) / np.float32(P)
                 if local_clip is not None:
                     norm = float(np.linalg.norm(g))
@@ -235,23 +268,15 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
                         "iteration": it, "worker": w,
                         "indices": np.concatenate([p for _, p in per_layer]).astype(np.int64),
                         "values": np.concatenate([x for x, _ in per_layer])})
-            # Selection per layer (clip, momentum, accumulate, compare: ~6 FLOPs/value) once the
-            # layer's gradient exists; then the layer's set leaves for every peer.
-            compress = [[rec.compute(w, 6 * sizes[l], deps=[bwd[w][l]], iteration=it,
-                                     tag="compress") for l in range(L)] for w in range(P)]
-            for w in range(P):
-                for l in range(L):
-                    for peer in range(P):
-                        if peer != w:
-                            rec.send(w, peer, sets[w][l], deps=[compress[w][l]], iteration=it,
-                                     tag="allgather")
+            # Every worker's set of a layer leaves for every peer (see schedule).
+            if stage_steps == 0:
+                epoch_bytes.append([payload_bytes(x) for x in sets[0]])
+            total_bytes += (P - 1) * sum(payload_bytes(x) for per in sets for x in per)
+            messages += P * (P - 1) * L
             total = np.zeros(n, np.float32)
             for w in range(P):                       # every worker sums the same sets in rank order
                 for vals, pos in sets[w]:
                     total[pos] += vals
-            for w in range(P):
-                rec.compute(w, 2 * n + P * step_values, deps=rec.last(w) + compress[w],
-                            iteration=it, tag="update")
             model -= np.float32(lr) * total
             stage_steps += 1
             it += 1
@@ -269,7 +294,7 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     hyper = dict(epochs=epochs, final_sparsity=final_sparsity, warmup_epochs=warmup_epochs,
                  clip_norm=clip_norm, hidden=hidden, batch_size=batch_size, lr=lr,
                  momentum=momentum, device_flops=device_flops)
-    extra = {"compression_ratio": dense_bytes / rec.total_bytes if rec.total_bytes else None,
+    extra = {"compression_ratio": dense_bytes / total_bytes if total_bytes else None,
              "dense_bytes": dense_bytes,
              "ring_allreduce_bytes": it * 2 * (P - 1) * n * mlp.BYTES_PER_VALUE,
              "stages": stages, "clipped_steps": clipped, "layer_sizes": sizes,
@@ -277,8 +302,109 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     if record_values:
         extra.update(sent=sent_log, initial_params=initial, final_params=model.copy())
     dropped = 1.0 - sent_values / dense_values if dense_values else 0.0
-    result = rec.result("dgc", setup, mlp.accuracy(final, data.X_test, data.y_test), it, hyper,
-                        dropped_fraction=dropped, extra=extra)
-    # For workloads.projection: an epoch's length in steps at another worker count.
+    stats = {"recording": Recording(P, 0, it, mlp.model_of(layers),
+                                    np.array([len(i) for i in batch]), hyper, {}),
+             "sizes": np.array(epoch_bytes, np.float64), "N": int(data.n_train)}
+    result = run_result("dgc", schedule(P, stats), setup,
+                        mlp.accuracy(final, data.X_test, data.y_test), total_bytes, messages, it,
+                        hyper, dropped_fraction=dropped, extra=extra)
     result.trace.metadata["train_samples"] = int(data.n_train)
     return result
+
+
+def measure(trace):
+    """Per warm-up stage (epoch) and layer, the mean bytes of a recorded DGC run's
+    messages, and the training samples an epoch has (metadata ``train_samples``).
+
+    Examples
+    --------
+    >>> m = measure(run(workers=2, epochs=1).trace)
+    >>> m["sizes"].shape, m["N"]
+    ((1, 2), 120)
+    """
+    r = recording(trace)
+    L = len(r.model0.layers)
+    comp = np.flatnonzero(tag_mask(trace, "compress", COMPUTE))
+    layer_of = np.full(trace.num_ops, -1, np.int64)
+    if len(comp):
+        key = trace.iteration[comp].astype(np.int64) * trace.ranks + trace.rank[comp]
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        first = np.searchsorted(ks, ks, "left")
+        layer_of[comp[order]] = np.arange(len(comp)) - first
+    msg = np.flatnonzero(tag_mask(trace, "allgather"))
+    N = train_samples(r.md)
+    spe0 = steps_per_epoch(N, r.P0, r.batch0)
+    E = max(1, math.ceil(r.n_rec / spe0))
+    sizes = np.zeros((E, L))
+    if len(msg):
+        layer = layer_of[trace.dep_idx[trace.dep_ptr[msg]]]
+        e = trace.iteration[msg] // spe0
+        tot = np.bincount(e * L + layer, weights=trace.size[msg], minlength=E * L)
+        cnt = np.bincount(e * L + layer, minlength=E * L)
+        sizes = (tot / np.maximum(cnt, 1)).reshape(E, L)
+    return {"recording": r, "sizes": sizes, "N": N}
+
+
+def _layer_bytes(c, stats, epoch):
+    """Bytes of each unit's message in an epoch of the plan ``c``."""
+    if c.model is c.rec.model0 and epoch < len(stats["sizes"]):
+        return stats["sizes"][epoch]
+    # A stage the recording did not reach, or another model: the warm-up schedule itself.
+    s = warmup_sparsity(epoch, int(c.rec.hyper.get("warmup_epochs", 4)),
+                        float(c.rec.hyper.get("final_sparsity", 0.999)))
+    return SPARSE_BYTES_PER_VALUE * np.array(values_per_layer(c.model.unit_params.tolist(), s),
+                                             float)
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+    """DGC with ``P`` workers: every worker sends each layer's top-k to every other
+    (after the layer's :func:`compress_flops`), then takes its step
+    (:func:`step_flops`). An epoch has ``ceil(ceil(N / P) / b)`` steps at P (N
+    training samples), so the warm-up takes fewer iterations as P grows: iteration i
+    takes the recorded message sizes of the stage of epoch ``i // steps(P)``, and
+    stages the recording did not reach follow :func:`warmup_sparsity`.
+
+    Parameters
+    ----------
+    P : int
+    stats : dict
+        From :func:`measure`.
+    servers : None or 0
+    iterations, batch_size : int, optional
+    model : workloads.mlp.Model, optional
+
+    Returns
+    -------
+    netsim.Trace
+
+    Examples
+    --------
+    >>> t = schedule(16, measure(run(workers=2, epochs=1).trace), iterations=1)
+    >>> t.num_messages == 16 * 15 * 2
+    True
+    """
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    P, net = c.P, c.model
+    L = len(net.layers)
+    W = np.arange(P)
+    # The largest batch of a worker (a live run's batches may differ by worker).
+    spe = steps_per_epoch(stats["N"], P, int(np.max(c.batch)))
+    # Message order of the recorder: per worker, per layer, to every other worker ascending.
+    src = np.repeat(W, L * (P - 1))
+    lay = np.tile(np.repeat(np.arange(L), P - 1), P)
+    o = np.tile(np.arange(P - 1), P * L)
+    dst = o + (o >= src)
+    b = Frontier(P)
+    for it in range(c.iterations):
+        sizes = _layer_bytes(c, stats, it // spe)
+        bwd = b.forward_backward(W, net, c.batch, it)
+        comp = np.empty((L, P), np.int64)
+        for l in range(L):
+            comp[l] = b.compute(W, compress_flops(net.unit_params[l]), it, "compress",
+                                one(bwd[l]))
+        b.send(src, dst, sizes[lay], it, "allgather", one(comp[lay, src]))
+        K = sizes.sum() / SPARSE_BYTES_PER_VALUE
+        deps = merge(b.frontier(W), (np.full(P, L, np.int64), comp.T.ravel()))
+        b.compute(W, step_flops(net.params, P, K), it, "update", deps)
+    return finish(b.build(), c, SERVERS)

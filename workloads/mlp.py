@@ -26,9 +26,14 @@ The first layer also accepts a ``scipy.sparse`` input matrix (CSR), for the
 sparse dataset of :func:`workloads.datasets.sparse`.
 """
 
+import math
+from typing import NamedTuple
+
 import numpy as np
 
-from .errors import WorkloadError, check_int
+from netsim import checks
+
+from .errors import WorkloadError
 
 __all__ = [
     "DTYPE",
@@ -54,6 +59,9 @@ __all__ = [
     "update_flops",
     "flatten",
     "unflatten",
+    "Layer",
+    "Model",
+    "model_of",
 ]
 
 DTYPE = np.float32
@@ -85,9 +93,14 @@ def layer_shapes(layers):
     layers = tuple(layers)
     if len(layers) < 2:
         raise WorkloadError(f"a model needs at least an input and an output width, got {layers}")
+    name = f"every layer width of {layers}"
     for w in layers:
-        check_int(f"every layer width of {layers}", w)
+        checks.check_int(w, name, error=WorkloadError)
     return [(int(a), int(b)) for a, b in zip(layers[:-1], layers[1:])]
+
+
+def _layer_params(i, o):
+    return i * o + o
 
 
 def num_params(layers):
@@ -98,7 +111,7 @@ def num_params(layers):
     >>> num_params((4, 16, 3))
     131
     """
-    return sum(i * o + o for i, o in layer_shapes(layers))
+    return sum(_layer_params(i, o) for i, o in layer_shapes(layers))
 
 
 def layer_offsets(layers):
@@ -111,7 +124,7 @@ def layer_offsets(layers):
     >>> layer_offsets((4, 16, 3)).tolist()
     [0, 80, 131]
     """
-    sizes = [i * o + o for i, o in layer_shapes(layers)]
+    sizes = [_layer_params(i, o) for i, o in layer_shapes(layers)]
     return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
@@ -421,7 +434,7 @@ def forward_flops(layers, batch):
     >>> forward_flops((4, 16, 3), 10).tolist()
     [1280.0, 960.0]
     """
-    return np.array([2.0 * batch * i * o for i, o in layer_shapes(layers)])
+    return model_of(layers).unit_flops * batch
 
 
 def backward_flops(layers, batch):
@@ -432,7 +445,7 @@ def backward_flops(layers, batch):
     >>> backward_flops((4, 16, 3), 10).tolist()
     [2560.0, 1920.0]
     """
-    return 2.0 * forward_flops(layers, batch)
+    return model_of(layers).unit_backward_flops * batch
 
 
 def update_flops(n_values):
@@ -485,3 +498,98 @@ def unflatten(vector, layers):
         out.append(vector[pos:pos + o].copy())
         pos += o
     return out
+
+
+class Layer(NamedTuple):
+    """One unit of a model: ``params`` values, ``flops`` forward FLOPs per sample (2 per
+    multiply-add) and ``activations`` output values per sample."""
+
+    name: str
+    params: int
+    flops: float
+    activations: int
+
+
+class Model(NamedTuple):
+    """A model as a sequence of :class:`Layer` units (dense layers, residual blocks,
+    transformer blocks...) through which activations flow one after the other.
+
+    The one model representation of the package: recording, every paradigm's
+    ``schedule`` and :mod:`workloads.models` use it. Backward = 2 x forward
+    (the convention of this module's docstring).
+
+    Examples
+    --------
+    >>> m = model_of((4, 16, 3))
+    >>> m.params, m.flops, len(m.layers), m.offsets.tolist()
+    (131, 224.0, 2, [0, 80, 131])
+    """
+
+    name: str
+    layers: tuple
+    description: str = ""
+    reference: str = ""
+    published_params: float = math.nan
+    published_flops: float = math.nan  # forward FLOPs per sample, 2 per multiply-add
+
+    @property
+    def params(self):
+        """Parameters of the whole model."""
+        return sum(l.params for l in self.layers)
+
+    @property
+    def flops(self):
+        """Forward FLOPs per sample of the whole model."""
+        return float(sum(l.flops for l in self.layers))
+
+    @property
+    def unit_params(self):
+        """Parameters of each unit (int64 array)."""
+        return np.array([l.params for l in self.layers], np.int64)
+
+    @property
+    def unit_flops(self):
+        """Forward FLOPs per sample of each unit."""
+        return np.array([float(l.flops) for l in self.layers])
+
+    @property
+    def unit_backward_flops(self):
+        """Backward FLOPs per sample of each unit: twice the forward."""
+        return 2.0 * self.unit_flops
+
+    @property
+    def unit_activations(self):
+        """Output activation values per sample of each unit (int64 array)."""
+        return np.array([l.activations for l in self.layers], np.int64)
+
+    @property
+    def offsets(self):
+        """Boundaries of each unit's block in the flat parameter vector."""
+        return np.concatenate([[0], np.cumsum(self.unit_params)]).astype(np.int64)
+
+    def unit_of(self, position):
+        """The unit holding each flat-parameter ``position`` (what a gradient slice
+        starting there waits for).
+
+        Examples
+        --------
+        >>> model_of((4, 16, 3)).unit_of([0, 79, 80, 130]).tolist()
+        [0, 0, 1, 1]
+        """
+        return np.minimum(np.searchsorted(self.offsets, position, side="right") - 1,
+                          len(self.layers) - 1)
+
+
+def model_of(layers, name=None):
+    """The model of widths ``layers`` (dense layer ``in x out``: ``in * out + out``
+    parameters, ``2 * in * out`` forward FLOPs per sample, ``out`` activations).
+
+    Examples
+    --------
+    >>> [l.params for l in model_of((4, 16, 3)).layers], model_of((4, 16, 3)).name
+    ([80, 51], 'mlp-4-16-3')
+    """
+    units = tuple(Layer(f"dense{k}", _layer_params(i, o), 2.0 * i * o, o)
+                  for k, (i, o) in enumerate(layer_shapes(layers)))
+    return Model(name or "mlp-" + "-".join(str(w) for w in layers), units,
+                 "multilayer perceptron of workloads.mlp")

@@ -13,12 +13,19 @@ Descent"; Lin et al. 2020, "Don't Use Large Mini-Batches, Use Local SGD").
 
 import numpy as np
 
-from . import mlp
-from .errors import check_int
-from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
-from .recorder import epochs_of
+from netsim import checks
 
-__all__ = ["run", "DESCRIPTION", "OPTIONS"]
+from . import mlp
+from .errors import WorkloadError
+from .frontier import Frontier
+from .plan import Recording, dense_bpv, finish, plan, recording
+from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
+from .training import epochs_of, prepare, worker_batches
+
+__all__ = ["run", "schedule", "measure", "average_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
+
+#: One master, rank P (see :func:`workloads.plan.plan`).
+SERVERS = "master"
 
 DESCRIPTION = "parallel SGD, models averaged by a master every `period` local steps."
 OPTIONS = {
@@ -67,43 +74,107 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, period=4, hidden=(16,), ba
     >>> r.extra["averagings"], r.messages, r.total_bytes == r.messages * r.extra["model_bytes"]
     (3, 12, True)
     """
-    check_int("period", period)
+    checks.check_int(period, "period", error=WorkloadError)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers
     n = mlp.num_params(layers)
     models = [[p.copy() for p in setup.params] for _ in range(workers)]
     velocity = [mlp.zeros_like(setup.params) for _ in range(workers)]
-    rec = Recorder(workers, servers=1)
-    master = rec.server(0)
-    schedule = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
+    steps = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
     averagings = 0
     average = mlp.flatten(setup.params)
-    for t, batch in enumerate(epochs_of(schedule, epochs, progress)):
+    sent = {"model": {}, "average": {}}
+    for t, batch in enumerate(epochs_of(steps, epochs, progress)):
         for w, idx in enumerate(batch):
             _, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
-            rec.forward_backward(w, layers, len(idx), t)
-            rec.compute(w, mlp.update_flops(n), iteration=t, tag="update")
             mlp.sgd_momentum_step(models[w], grads, velocity[w], lr, momentum)
-        if (t + 1) % period and t != len(schedule) - 1:
+        if (t + 1) % period and t != len(steps) - 1:
             continue
-        received = []
-        for w in range(workers):
-            payload = mlp.flatten(models[w])
-            rec.send(w, master, payload, iteration=t, tag="model")
-            received.append(payload)
-        rec.compute(master, workers * n, iteration=t, tag="average")
+        received = [count_sent(sent["model"], mlp.flatten(models[w])) for w in range(workers)]
         average = np.mean(np.stack(received), axis=0, dtype=np.float32)
         for w in range(workers):
-            payload = average.copy()
-            rec.send(master, w, payload, iteration=t, tag="average")
-            models[w] = mlp.unflatten(payload, layers)
+            models[w] = mlp.unflatten(count_sent(sent["average"], average.copy()), layers)
         averagings += 1
     final = mlp.unflatten(average, layers)
     hyper = dict(epochs=epochs, period=period, hidden=hidden, batch_size=batch_size, lr=lr,
                  momentum=momentum, device_flops=device_flops)
+    stats = {"recording": Recording(workers, 1, len(steps), mlp.model_of(layers),
+                                    np.array([len(idx) for idx in steps[0]]), hyper, {}),
+             "up": bytes_per_value(sent["model"]), "down": bytes_per_value(sent["average"])}
     extra = {"averagings": averagings, "model_bytes": n * mlp.BYTES_PER_VALUE,
              "test_loss": mlp.loss(final, data.X_test, data.y_test)}
-    return rec.result("model-averaging", setup, mlp.accuracy(final, data.X_test, data.y_test),
-                      len(schedule), hyper, extra=extra,
-                      roles=["worker"] * workers + ["master"])
+    return run_result("model-averaging", schedule(workers, stats), setup,
+                      mlp.accuracy(final, data.X_test, data.y_test),
+                      sent["model"]["bytes"] + sent["average"]["bytes"],
+                      sent["model"]["messages"] + sent["average"]["messages"], len(steps),
+                      hyper, servers=1, extra=extra, roles=["worker"] * workers + ["master"])
+
+
+def average_flops(P, n):
+    """FLOPs of a master averaging ``P`` vectors of ``n`` values: ``P * n``.
+
+    Examples
+    --------
+    >>> average_flops(4, 131)
+    524.0
+    """
+    return float(P * n)
+
+
+def measure(trace, up="model", down="average"):
+    """Bytes per parameter of the workers' messages to the master (tag ``up``) and of the
+    master's replies (tag ``down``), with the :class:`workloads.plan.Recording`.
+
+    Examples
+    --------
+    >>> m = measure(run(workers=2, epochs=1).trace)
+    >>> m["up"], m["down"], m["recording"].n_rec
+    (4.0, 4.0, 8)
+    """
+    r = recording(trace)
+    n0 = r.model0.params
+    bpv = r.md.get("bytes_per_value", mlp.BYTES_PER_VALUE)
+    whole = lambda rank, peer: np.full(len(rank), n0)
+    return {"recording": r, "up": dense_bpv(trace, up, whole, bpv),
+            "down": dense_bpv(trace, down, whole, bpv)}
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+    """Model averaging with ``P`` workers: local steps (forward, backward, update); every
+    ``period`` steps and after the last, every worker sends its model to the master,
+    which averages (:func:`average_flops`) and sends the average back.
+
+    Parameters
+    ----------
+    P : int
+    stats : dict
+        From :func:`measure` (bytes per parameter up and down).
+    servers : None or 1
+    iterations, batch_size : int, optional
+    model : workloads.mlp.Model, optional
+
+    Returns
+    -------
+    netsim.Trace
+
+    Examples
+    --------
+    >>> t = schedule(16, measure(run(workers=2, epochs=1, period=4).trace))
+    >>> t.ranks, t.num_messages == 2 * 2 * 16
+    (17, True)
+    """
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    P, n = c.P, c.model.params
+    W, master = np.arange(P), P
+    period = int(c.rec.hyper.get("period", 1))
+    b = Frontier(P + 1)
+    for t in range(c.iterations):
+        b.forward_backward(W, c.model, c.batch, t)
+        b.compute(W, mlp.update_flops(n), t, "update")
+        if (t + 1) % period and t != c.iterations - 1:
+            continue
+        b.send(W, master, stats["up"] * n, t, "model")
+        b.compute([master], average_flops(P, n), t, "average")
+        b.send(np.full(P, master), W, stats["down"] * n, t, "average")
+    return finish(b.build(), c, SERVERS)

@@ -71,12 +71,13 @@ References
        forward count above).
 """
 
-import math
 from types import MappingProxyType
-from typing import NamedTuple
 
-from . import mlp
-from .errors import WorkloadError, check_int
+from netsim import checks
+
+from . import mlp, projection
+from .errors import WorkloadError
+from .mlp import Layer, Model
 
 __all__ = [
     "Layer",
@@ -97,56 +98,15 @@ class UnknownModelError(WorkloadError):
     """A model name that is not in :data:`MODELS`."""
 
 
-class Layer(NamedTuple):
-    """One unit of a model: ``params`` values, ``flops`` forward FLOPs per sample (2 per
-    multiply-add) and ``activations`` output values per sample."""
-
-    name: str
-    params: int
-    flops: float
-    activations: int
-
-
-class Model(NamedTuple):
-    """A named model as a sequence of :class:`Layer` units, with its published totals.
-
-    Examples
-    --------
-    >>> m = mlp_model((4, 16, 3))
-    >>> m.params, m.flops, len(m.layers)
-    (131, 224.0, 2)
-    """
-
-    name: str
-    layers: tuple
-    description: str = ""
-    reference: str = ""
-    published_params: float = math.nan
-    published_flops: float = math.nan  # forward FLOPs per sample, 2 per multiply-add
-
-    @property
-    def params(self):
-        """Parameters of the whole model."""
-        return sum(l.params for l in self.layers)
-
-    @property
-    def flops(self):
-        """Forward FLOPs per sample of the whole model."""
-        return float(sum(l.flops for l in self.layers))
-
-
 def mlp_model(layers, name=None):
-    """The :mod:`workloads.mlp` model of widths ``layers`` as a :class:`Model`.
+    """The :mod:`workloads.mlp` model of widths ``layers`` (:func:`workloads.mlp.model_of`).
 
     Examples
     --------
     >>> [l.params for l in mlp_model((4, 16, 3)).layers]
     [80, 51]
     """
-    shapes = mlp.layer_shapes(layers)
-    units = tuple(Layer(f"dense{k}", i * o + o, 2.0 * i * o, o) for k, (i, o) in enumerate(shapes))
-    return Model(name or "mlp-" + "-".join(str(w) for w in layers), units,
-                 "multilayer perceptron of workloads.mlp")
+    return mlp.model_of(layers, name)
 
 
 def _conv(cin, cout, k, hw, bias=False, bn=True):
@@ -233,7 +193,7 @@ def bert_large(seq_len=512):
     (335141888, 26)
     """
     h, V = 1024, 30522
-    s = check_int("seq_len", seq_len)
+    s = checks.check_int(seq_len, "seq_len", error=WorkloadError)
     units = [Layer("embeddings", V * h + 512 * h + 2 * h + 2 * h, 0.0, s * h)]
     p, f = _block(h, s)
     units += [Layer(f"block{k + 1}", p, f, s * h) for k in range(24)]
@@ -272,7 +232,7 @@ def gpt2(size="small", seq_len=1024):
         raise UnknownModelError(f"unknown GPT-2 size {size!r}; known sizes: {', '.join(_GPT2)}")
     L, h = _GPT2[size]
     V, ctx = 50257, 1024
-    s = check_int("seq_len", seq_len)
+    s = checks.check_int(seq_len, "seq_len", error=WorkloadError)
     units = [Layer("embeddings", V * h + ctx * h, 0.0, s * h)]
     p, f = _block(h, s)
     units += [Layer(f"block{k + 1}", p, f, s * h) for k in range(L)]
@@ -379,12 +339,10 @@ def resize(trace, model, workers=None, servers=None, iterations=None, batch_size
     >>> big.metadata["model"], float(big.flops[0]) == resnet50().flops * 8   # batch 8
     ('resnet50', True)
     """
-    from .projection import _project
-
     m = get_model(model)
     md = trace.metadata
     if workers is None:
         workers = md.get("virtual_workers", md.get("workers")) if md.get("paradigm") == "single" \
             else md.get("workers")
-    return _project(trace, workers if workers is not None else 1, servers, iterations,
-                    batch_size, device_flops, model=m)
+    return projection.project(trace, workers if workers is not None else 1, servers, iterations,
+                              batch_size, device_flops, model=m)

@@ -30,13 +30,21 @@ update. ``RunResult.extra`` reports its mean and maximum.
 
 import numpy as np
 
-from . import mlp
-from .errors import check_int
-from .ps_sync import init_servers, pull_shard
-from .recorder import V100_FP32_FLOPS, Recorder, prepare, push_deps, worker_batches
-from .recorder import epochs_of
+from netsim import checks
+from netsim.trace import COMPUTE, MESSAGE
 
-__all__ = ["run", "DESCRIPTION", "OPTIONS"]
+from . import mlp, ps_sync
+from .errors import WorkloadError
+from .frontier import Frontier, cols, interleave, merge, one, rows
+from .plan import Recording, finish, plan
+from .ps_sync import init_servers, server_update_flops, shard_bounds
+from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
+from .training import epochs_of, prepare, worker_batches
+
+__all__ = ["run", "schedule", "measure", "SERVERS", "DESCRIPTION", "OPTIONS"]
+
+#: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
+SERVERS = "servers"
 
 DESCRIPTION = "parameter server, asynchronous (Downpour SGD): fetch every n_fetch, push every n_push steps."
 OPTIONS = {
@@ -92,8 +100,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     >>> r.extra["updates"], r.extra["max_staleness"]
     (9, 2)
     """
-    n_fetch = check_int("n_fetch", n_fetch)
-    n_push = check_int("n_push", n_push)
+    n_fetch = checks.check_int(n_fetch, "n_fetch", error=WorkloadError)
+    n_push = checks.check_int(n_push, "n_push", error=WorkloadError)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers
@@ -104,38 +112,30 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     oldest = [None] * workers     # version behind the oldest accumulated gradient
     version = 0
     staleness = []
-    rec = Recorder(workers, servers)
-    schedule = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
-    steps = len(schedule)
-    for t, batch in enumerate(epochs_of(schedule, epochs, progress)):
+    sent = {"push": {}, "fetch": {}}
+    schedule_ = [b for _ in range(epochs)
+                 for b in worker_batches(setup.shards, batch_size, setup.rng)]
+    steps = len(schedule_)
+    for t, batch in enumerate(epochs_of(schedule_, epochs, progress)):
         # Round t: the workers due to fetch read the servers' current weights, all
         # compute concurrently, then their pushes reach the servers one by one, in an
         # order rotated every round so that no worker is always the freshest.
-        grads_of = {}
         for w, idx in enumerate(batch):
             if t % n_fetch == 0 and t > 0:
-                pulled = [pull_shard(rec, shard, s, w, t, tag="fetch") for s in range(servers)]
+                pulled = [count_sent(sent["fetch"], shard[s].copy()) for s in range(servers)]
                 models[w] = mlp.unflatten(np.concatenate(pulled), layers)
                 base[w] = version
             _, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
             acc[w] += mlp.flatten(grads)
             if oldest[w] is None:
                 oldest[w] = base[w]
-            grads_of[w] = rec.forward_backward(w, layers, len(idx), t)
         if (t + 1) % n_push and t != steps - 1:
             continue
         for k in range(workers):
             w = (t + k) % workers
-            bwd = grads_of[w]
             for s in range(servers):
                 lo, hi = bounds[s], bounds[s + 1]
-                payload = acc[w][lo:hi].copy()
-                rec.send(w, rec.server(s), payload, deps=push_deps(bwd, layers, lo, hi, overlap),
-                         iteration=t, tag="push")
-                # ps-sync's (P + 4) per value with P = 1: one push to take in, then the
-                # momentum SGD update (5 FLOPs per value in all).
-                rec.compute(rec.server(s), (hi - lo) + mlp.update_flops(hi - lo), iteration=t,
-                            tag="update")
+                payload = count_sent(sent["push"], acc[w][lo:hi].copy())
                 mlp.sgd_momentum_step([shard[s]], [payload], [velocity[s]], lr, momentum)
             staleness.append(version - oldest[w])
             version += 1
@@ -148,5 +148,84 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     extra = {"mean_staleness": float(np.mean(staleness)), "max_staleness": int(np.max(staleness)),
              "updates": len(staleness), "shard_sizes": np.diff(bounds).tolist(),
              "test_loss": mlp.loss(final, data.X_test, data.y_test)}
-    return rec.result("ps-async", setup, mlp.accuracy(final, data.X_test, data.y_test), steps,
-                      hyper, extra=extra)
+    stats = {"recording": Recording(workers, servers, steps, mlp.model_of(layers),
+                                    np.array([len(idx) for idx in schedule_[0]]), hyper, {}),
+             "push": bytes_per_value(sent["push"]), "pull": bytes_per_value(sent["fetch"])}
+    return run_result("ps-async", schedule(workers, stats), setup,
+                      mlp.accuracy(final, data.X_test, data.y_test),
+                      sent["push"]["bytes"] + sent["fetch"].get("bytes", 0),
+                      sent["push"]["messages"] + sent["fetch"].get("messages", 0), steps, hyper,
+                      servers=servers, extra=extra)
+
+
+def measure(trace):
+    """Bytes per parameter of the pushes and fetches of a recorded Downpour run
+    (:func:`workloads.ps_sync.measure` of tags ``push`` and ``fetch``).
+
+    Examples
+    --------
+    >>> m = measure(run(workers=2, epochs=1).trace)
+    >>> m["push"], m["pull"]
+    (4.0, 4.0)
+    """
+    return ps_sync.measure(trace, push="push", pull="fetch")
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+    """Downpour rounds with ``P`` workers: fetch every ``n_fetch`` steps, forward and
+    backward every step, push every ``n_push`` steps and at the last. The pushes reach
+    the servers in worker order rotated by the step (staleness grows with P); each is
+    applied at once by an update (:func:`workloads.ps_sync.server_update_flops` of one
+    push) that follows the server's previous update.
+
+    Parameters
+    ----------
+    P : int
+    stats : dict
+        From :func:`measure`.
+    servers, iterations, batch_size : int, optional
+    model : workloads.mlp.Model, optional
+
+    Returns
+    -------
+    netsim.Trace
+
+    Examples
+    --------
+    >>> t = schedule(16, measure(run(workers=2, epochs=1).trace), iterations=2)
+    >>> t.ranks, t.num_messages
+    (17, 48)
+    """
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    P, S, model = c.P, c.S, c.model
+    bounds = shard_bounds(model.params, S)
+    sizes = np.diff(bounds).astype(np.float64)
+    W, srv = np.arange(P), P + np.arange(S)
+    n_fetch, n_push = int(c.rec.hyper.get("n_fetch", 1)), int(c.rec.hyper.get("n_push", 1))
+    overlap = c.rec.hyper.get("overlap", True)
+    unit = model.unit_of(bounds[:-1])
+    b = Frontier(P + S)
+    for t in range(c.iterations):
+        if t % n_fetch == 0 and t > 0:
+            b.send(np.tile(srv, P), np.repeat(W, S), np.tile(sizes * stats["pull"], P), t,
+                   "fetch")
+        bwd = b.forward_backward(W, model, c.batch, t)
+        if (t + 1) % n_push and t != c.iterations - 1:
+            continue
+        # Laid out as push, update, push, update, ... so every dependency points back.
+        k = np.repeat(np.arange(P), S)
+        w, s = (t + k) % P, np.tile(np.arange(S), P)
+        push_id = b.n + 2 * np.arange(P * S)
+        upd_id = push_id + 1
+        pdeps = one(bwd[unit[s], w]) if overlap else b.frontier(w)
+        udeps = merge(merge(rows(b.frontier(srv), s, k == 0),
+                            cols(np.where(k > 0, upd_id - 2 * S, -1))), one(push_id))
+        kind = np.tile(np.array([MESSAGE, COMPUTE], np.uint8), P * S)
+        rank = np.ravel(np.column_stack([w, P + s]))
+        peer = np.ravel(np.column_stack([P + s, np.full(P * S, -1)]))
+        size = np.ravel(np.column_stack([sizes[s] * stats["push"], np.zeros(P * S)]))
+        flops = np.ravel(np.column_stack([np.zeros(P * S), server_update_flops(1, sizes[s])]))
+        tag = np.tile(np.array([b.tag("push"), b.tag("update")], np.int16), P * S)
+        b.add(kind, rank, peer, size, flops, t, tag, interleave(pdeps, udeps))
+        b.settle(srv, upd_id[-S:])
+    return finish(b.build(), c, SERVERS)

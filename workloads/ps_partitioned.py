@@ -60,14 +60,16 @@ the key-value push/pull of only the keys a worker's data touch (sections 3.1,
 
 import numpy as np
 
+from netsim import checks
+
 from . import mlp
 from .datasets import shards as _random_shards
-from .errors import PartitionError, WorkloadError, check_int
-from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
-from .recorder import epochs_of
+from .errors import PartitionError, ProjectionError, WorkloadError
+from .recorder import V100_FP32_FLOPS, Recorder
+from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "compare", "partition_samples", "partition_features", "random_features",
-           "PARTITIONS", "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "measure", "compare", "partition_samples", "partition_features",
+           "random_features", "PARTITIONS", "DESCRIPTION", "OPTIONS"]
 
 DESCRIPTION = ("parameter server on sparse data: workers pull/push only the rows their "
                "mini-batch touches; samples and rows placed by METIS (or at random).")
@@ -263,7 +265,7 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
     """
     if partition not in PARTITIONS:
         raise WorkloadError(f"unknown partition {partition!r}; known: {', '.join(PARTITIONS)}")
-    servers = check_int("servers", servers)
+    servers = checks.check_int(servers, "servers", error=WorkloadError)
     setup = prepare(dataset, workers, seed, (), data_path, dataset_options, epochs=epochs, lr=lr)
     data = setup.data
     P = len(setup.shards)
@@ -385,3 +387,27 @@ def compare(dataset="sparse", workers=4, **options):
             "traffic_ratio": base.total_bytes / part.total_bytes,
             "message_ratio": base.messages / part.messages,
             "accuracy_change": part.accuracy - base.accuracy}
+
+
+def measure(trace):
+    """A partitioned parameter server's recording has no statistics to schedule it at
+    another P from: this says why.
+
+    Raises
+    ------
+    ProjectionError
+        Always: its traffic depends on which features each worker's mini-batches touch
+        and on a METIS placement computed for P workers.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> measure(TraceBuilder(1).build())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    workloads.errors.ProjectionError: paradigm 'ps-partitioned' cannot be projected: ...
+    """
+    raise ProjectionError("paradigm 'ps-partitioned' cannot be projected: its traffic depends "
+                          "on which features each worker's mini-batches touch and on a METIS "
+                          "placement computed for P workers, which a recording at another P "
+                          "does not determine; record it at the P you want")

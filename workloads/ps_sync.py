@@ -11,19 +11,34 @@ equal size; server ``s`` owns shard ``s`` and its momentum buffer. Every step:
    layers it covers are done, while earlier layers are still back-propagating;
 3. server ``s`` averages the P shards it received (those very arrays) and takes
    a momentum SGD step (a compute op of ``(P + 4) * len(shard)`` FLOPs: P per
-   value to average, 4 to update);
+   value to average, 4 to update, :func:`server_update_flops`);
 4. every worker pulls every server's new shard and rebuilds its model from the
    pulled arrays.
+
+:func:`run` trains for real and measures the bytes per parameter of what it
+pushes and pulls; its trace is :func:`schedule` of those statistics, as is the
+projection of a recording to any P (:func:`measure` reads them back).
 """
 
 import numpy as np
 
-from . import mlp
-from .errors import check_int
-from .recorder import V100_FP32_FLOPS, Recorder, prepare, push_deps, worker_batches
-from .recorder import epochs_of
+from netsim import checks
 
-__all__ = ["run", "shard_bounds", "init_servers", "pull_shard", "DESCRIPTION", "OPTIONS"]
+from . import mlp
+from .errors import WorkloadError
+from .frontier import Frontier
+from .plan import (Recording, bytes_by, dense_bpv, finish, grad_deps, plan, recorded_index,
+                   recording, steps_per_epoch, tag_mask, train_samples)
+from .errors import ProjectionError
+from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
+from .training import epochs_of, prepare, worker_batches
+
+__all__ = ["run", "schedule", "measure", "measure_sparse", "sparse_stats", "sparse_sizes",
+           "server_update_flops", "shard_bounds", "init_servers", "pull_shard", "SERVERS",
+           "DESCRIPTION", "OPTIONS"]
+
+#: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
+SERVERS = "servers"
 
 DESCRIPTION = "parameter server, synchronous: push gradients, servers average, pull weights."
 OPTIONS = {
@@ -57,7 +72,7 @@ def shard_bounds(n, servers):
     [0, 44, 88, 131]
     """
     # The upper bound is the number of parameters: every server needs a value.
-    servers = check_int("servers", servers, 1, n)
+    servers = checks.check_int(servers, "servers", 1, n, WorkloadError)
     sizes = np.full(servers, n // servers, np.int64)
     sizes[:n % servers] += 1
     return np.concatenate([[0], np.cumsum(sizes)])
@@ -114,6 +129,18 @@ def pull_shard(rec, shards, s, w, iteration, tag="pull"):
     return payload
 
 
+def server_update_flops(P, size):
+    """FLOPs of a server averaging ``P`` pushes of a shard of ``size`` values and taking a
+    momentum SGD step: ``P * size + update_flops(size)``.
+
+    Examples
+    --------
+    >>> server_update_flops(4, 44)
+    352.0
+    """
+    return P * size + mlp.update_flops(size)
+
+
 def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), batch_size=8,
         lr=0.05, momentum=0.9, overlap=True, device_flops=V100_FP32_FLOPS, data_path=None,
         progress=None):
@@ -154,35 +181,186 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
                     momentum=momentum)
     data, layers = setup.data, setup.layers
     bounds, shard, velocity, models = init_servers(setup, servers)
-    rec = Recorder(workers, servers)
-    it = 0
+    sent = {"push": {}, "pull": {}}
+    it, batch_of = 0, None
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
+            batch_of = np.array([len(idx) for idx in batch])   # the same every step
             received = [[] for _ in range(servers)]
             for w, idx in enumerate(batch):
                 _, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
                 g = mlp.flatten(grads)
-                bwd = rec.forward_backward(w, layers, len(idx), it)
                 for s in range(servers):
-                    lo, hi = bounds[s], bounds[s + 1]
-                    payload = g[lo:hi]
-                    deps = push_deps(bwd, layers, lo, hi, overlap)
-                    rec.send(w, rec.server(s), payload, deps=deps, iteration=it, tag="push")
-                    received[s].append(payload)
+                    received[s].append(count_sent(sent["push"], g[bounds[s]:bounds[s + 1]]))
             pulled = [[None] * servers for _ in range(workers)]
             for s in range(servers):
                 avg = np.mean(np.stack(received[s]), axis=0, dtype=np.float32)
-                size = bounds[s + 1] - bounds[s]
-                rec.compute(rec.server(s), (workers + 4) * size, iteration=it, tag="update")
                 mlp.sgd_momentum_step([shard[s]], [avg], [velocity[s]], lr, momentum)
                 for w in range(workers):
-                    pulled[w][s] = pull_shard(rec, shard, s, w, it)
+                    pulled[w][s] = count_sent(sent["pull"], shard[s].copy())
             models = [mlp.unflatten(np.concatenate(p), layers) for p in pulled]
             it += 1
     final = mlp.unflatten(np.concatenate(shard), layers)
     hyper = dict(epochs=epochs, servers=servers, hidden=hidden, batch_size=batch_size, lr=lr,
                  momentum=momentum, overlap=overlap, device_flops=device_flops)
+    stats = {"recording": Recording(workers, servers, it, mlp.model_of(layers), batch_of,
+                                    hyper, {}),
+             "push": bytes_per_value(sent["push"]), "pull": bytes_per_value(sent["pull"])}
     extra = {"shard_sizes": np.diff(bounds).tolist(),
              "test_loss": mlp.loss(final, data.X_test, data.y_test)}
-    return rec.result("ps-sync", setup, mlp.accuracy(final, data.X_test, data.y_test), it,
-                      hyper, extra=extra)
+    return run_result("ps-sync", schedule(workers, stats), setup,
+                      mlp.accuracy(final, data.X_test, data.y_test),
+                      sent["push"]["bytes"] + sent["pull"]["bytes"],
+                      sent["push"]["messages"] + sent["pull"]["messages"], it,
+                      hyper, servers=servers, extra=extra)
+
+
+def measure(trace, push="push", pull="pull"):
+    """Bytes per parameter of the pushes (tag ``push``) and pulls (tag ``pull``) of a
+    recorded parameter-server run, with its :class:`workloads.plan.Recording`.
+
+    Examples
+    --------
+    >>> m = measure(run(workers=2, epochs=1, servers=2).trace)
+    >>> m["push"], m["pull"], m["recording"].S0
+    (4.0, 4.0, 2)
+    """
+    r = recording(trace)
+    sizes = np.diff(shard_bounds(r.model0.params, r.S0))
+    bpv = r.md.get("bytes_per_value", mlp.BYTES_PER_VALUE)
+    return {"recording": r,
+            "push": dense_bpv(trace, push, lambda rank, peer: sizes[peer - r.P0], bpv),
+            "pull": dense_bpv(trace, pull, lambda rank, peer: sizes[rank - r.P0], bpv)}
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+    """The trace of a synchronous parameter server with ``P`` workers.
+
+    Every step: each worker's forward and backward ops, its pushes of every
+    shard (waiting for the backward op that completes the shard with
+    ``overlap``, else for the whole backward), each server's update
+    (:func:`server_update_flops` of P pushes), and every server's pull to
+    every worker. Message bytes are the shard's values times the measured bytes
+    per parameter.
+
+    Parameters
+    ----------
+    P : int
+    stats : dict
+        From :func:`measure` (or a live run).
+    servers, iterations, batch_size : int, optional
+        The recorded ones if None; the parameters are re-sharded evenly.
+    model : workloads.mlp.Model, optional
+
+    Returns
+    -------
+    netsim.Trace
+
+    Examples
+    --------
+    >>> t = schedule(32, measure(run(workers=2, epochs=1).trace), servers=4, iterations=3)
+    >>> t.ranks, t.num_messages == 3 * 2 * 32 * 4
+    (36, True)
+    """
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    P, S, model = c.P, c.S, c.model
+    bounds = shard_bounds(model.params, S)
+    sizes = np.diff(bounds).astype(np.float64)
+    W, srv = np.arange(P), P + np.arange(S)
+    overlap = c.rec.hyper.get("overlap", True)
+    b = Frontier(P + S)
+    for it in range(c.iterations):
+        bwd = b.forward_backward(W, model, c.batch, it)
+        b.send(np.repeat(W, S), np.tile(srv, P), np.tile(sizes * stats["push"], P), it, "push",
+               grad_deps(model, bounds, bwd, W, overlap, b))
+        b.compute(srv, server_update_flops(P, sizes), it, "update")
+        b.send(np.repeat(srv, P), np.tile(W, S), np.repeat(sizes * stats["pull"], P), it, "pull")
+    return finish(b.build(), c, SERVERS)
+
+
+def measure_sparse(trace, push, down):
+    """Per recorded iteration, bytes per shard parameter of each worker's pushes (tag
+    ``push``) and of each server's replies to it (tag ``down``), for the sparse
+    parameter servers (:mod:`workloads.pf`, :mod:`workloads.slimdp`).
+
+    Returns
+    -------
+    dict
+        ``up``, ``down``: arrays (iterations, P0, S0); ``up_all``, ``down_all``: the
+        same per worker over the whole model; ``recording``.
+
+    Examples
+    --------
+    >>> from workloads import slimdp
+    >>> m = measure_sparse(slimdp.run(workers=2, epochs=1).trace, "push", "pull")
+    >>> m["up"].shape
+    (8, 2, 1)
+    """
+    r = recording(trace)
+    P0, S0, n_rec = r.P0, r.S0, r.n_rec
+    mp, md_ = tag_mask(trace, push), tag_mask(trace, down)
+    up = bytes_by(trace, mp, (n_rec, P0, S0), trace.iteration[mp], trace.rank[mp],
+                  trace.peer[mp] - P0)
+    dn = bytes_by(trace, md_, (n_rec, P0, S0), trace.iteration[md_], trace.peer[md_],
+                  trace.rank[md_] - P0)
+    return sparse_stats(r, up, dn)
+
+
+def sparse_stats(rec, up, down):
+    """The statistics of a sparse parameter server from the bytes of every push
+    ``up[iteration, worker, server]`` and reply ``down[iteration, worker, server]``:
+    the bytes themselves, per shard parameter (``up``, ``down``) and per parameter of
+    the whole model (``up_all``, ``down_all``), with the recording ``rec``.
+
+    Examples
+    --------
+    >>> from workloads.plan import Recording
+    >>> r = Recording(1, 2, 1, mlp.model_of((4, 3)), 8, {}, {})
+    >>> sparse_stats(r, np.array([[[16.0, 8.0]]]), np.zeros((1, 1, 2)))["up_all"].tolist()
+    [[1.6]]
+    """
+    sizes = np.diff(shard_bounds(rec.model0.params, rec.S0)).astype(np.float64)
+    n = rec.model0.params
+    return {"recording": rec, "up_bytes": up, "down_bytes": down, "up": up / sizes,
+            "down": down / sizes, "up_all": up.sum(axis=2) / n, "down_all": down.sum(axis=2) / n}
+
+
+def _recorded_epoch(c):
+    """Steps of one recorded epoch, the window repeated beyond the recording: the
+    formula used at P, at the recorded P0 and batch (``n_rec // epochs`` is wrong for a
+    trace cut to fewer iterations than it recorded)."""
+    rec = c.rec
+    if c.iterations <= rec.n_rec:
+        return rec.n_rec          # nothing beyond the recording: no dataset to load
+    try:
+        return steps_per_epoch(train_samples(rec.md), rec.P0, rec.batch0)
+    except ProjectionError:
+        # The epoch size is unknown (a dataset that needs a path): an uncut recording's.
+        return max(1, rec.n_rec // (int(rec.hyper.get("epochs", 1)) or 1))
+
+
+def sparse_sizes(c, stats, it, key):
+    """Bytes of every (worker, server) message of iteration ``it`` of the plan ``c``
+    (``key``: ``"up"`` or ``"down"`` of :func:`measure_sparse`): worker w sends as
+    recorded worker w mod P0 in recorded iteration ``it`` (beyond the recording, its
+    last epoch over and over); with other servers than recorded, at the worker's
+    rate over the whole model.
+
+    Examples
+    --------
+    >>> from workloads import slimdp
+    >>> from workloads.plan import plan
+    >>> m = measure_sparse(slimdp.run(workers=2, epochs=1).trace, "push", "pull")
+    >>> sparse_sizes(plan(4, m["recording"], "servers"), m, 0, "up").shape
+    (4, 1)
+    """
+    i = int(recorded_index(it, c.rec.n_rec, _recorded_epoch(c)))
+    w0 = np.arange(c.P) % c.rec.P0
+    if c.S == c.rec.S0 and c.model is c.rec.model0:
+        return stats[key + "_bytes"][i][w0]           # the recorded bytes themselves
+    sizes = np.diff(shard_bounds(c.model.params, c.S)).astype(np.float64)
+    if c.S == c.rec.S0:
+        rate = stats[key][i][w0]                       # (P, S)
+    else:
+        rate = np.repeat(stats[key + "_all"][i][w0][:, None], c.S, axis=1)
+    return rate * sizes

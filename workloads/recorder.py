@@ -1,10 +1,11 @@
-"""Recording helpers every paradigm uses: true byte counts, dependencies, run results.
+"""Recording: true byte counts, per-rank dependencies, run results.
 
 P logical workers (ranks ``0..P-1``) and S servers (ranks ``P..P+S-1``) run in
 one process. A paradigm trains for real and, for every value it sends, calls
 :meth:`Recorder.send` with the payload itself; the recorder counts the payload's
 true size (:func:`payload_bytes`), adds a message op to a
-:class:`netsim.TraceBuilder` and keeps per-rank dependency bookkeeping:
+:class:`workloads.frontier.Frontier` (the one trace builder, which every
+paradigm's ``schedule`` uses too) and so keeps per-rank dependency bookkeeping:
 
 * each rank has a *frontier*: the ops its next op must wait for (its last
   compute op plus the messages it received since);
@@ -28,6 +29,9 @@ check only catches messages added to ``Recorder.builder`` behind
 :meth:`Recorder.send`'s back; a paradigm that builds its trace otherwise (e.g.
 allreduce, one step's trace repeated) passes its own totals.
 
+The training set-up (:func:`prepare`, :func:`worker_batches`,
+:func:`epochs_of`) is :mod:`workloads.training`'s; it is re-exported here.
+
 Typical use in a paradigm::
 
     setup = prepare(dataset, workers, seed, hidden)
@@ -43,11 +47,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from netsim.trace import Trace, TraceBuilder
+from netsim import checks
+from netsim.trace import Trace
 
-from . import datasets as _datasets
-from . import mlp as _mlp
-from .errors import WorkloadError, check_int, check_number
+from . import mlp
+from .errors import WorkloadError
+from .frontier import Frontier
+from .training import Setup, check_workers, epochs_of, prepare, worker_batches
 
 __all__ = [
     "V100_FP32_FLOPS",
@@ -56,6 +62,8 @@ __all__ = [
     "Setup",
     "Recorder",
     "payload_bytes",
+    "count_sent",
+    "bytes_per_value",
     "sparse_payload",
     "grad_ready",
     "push_deps",
@@ -64,8 +72,6 @@ __all__ = [
     "epochs_of",
     "run_result",
     "check_workers",
-    "check_int",
-    "check_number",
 ]
 
 #: FP32 throughput of an NVIDIA Tesla V100 (SXM2): 15.7 TFLOP/s, from NVIDIA's
@@ -75,7 +81,7 @@ V100_FP32_FLOPS = 15.7e12
 
 #: Bytes per value of a sparse payload (:func:`sparse_payload`): a float32 value
 #: and its int32 index, against :data:`workloads.mlp.BYTES_PER_VALUE` (4) dense.
-SPARSE_BYTES_PER_VALUE = _mlp.BYTES_PER_VALUE + np.dtype(np.int32).itemsize
+SPARSE_BYTES_PER_VALUE = mlp.BYTES_PER_VALUE + np.dtype(np.int32).itemsize
 
 
 @dataclass
@@ -131,195 +137,6 @@ class RunResult:
         return s
 
 
-@dataclass
-class Setup:
-    """Everything a run prepares before training (see :func:`prepare`).
-
-    Attributes
-    ----------
-    data : workloads.datasets.Dataset
-    layers : tuple of int
-        Model widths, input to output.
-    rng : numpy.random.Generator
-        The run's randomness (already used for the initial parameters and shards).
-    params : list of ndarray
-        Initial parameters (float32), the same for every worker.
-    shards : list of ndarray
-        Training-sample indices of each worker.
-    dataset : str
-    seed : int
-    """
-
-    data: object
-    layers: tuple
-    rng: np.random.Generator
-    params: list
-    shards: list
-    dataset: str
-    seed: int
-
-
-def check_workers(workers, minimum=1):
-    """Validate a worker count and return it as an int.
-
-    Raises
-    ------
-    WorkloadError
-        If ``workers`` is not an integer >= ``minimum``.
-
-    Examples
-    --------
-    >>> check_workers(4)
-    4
-    >>> check_workers(0)
-    Traceback (most recent call last):
-    ...
-    workloads.errors.WorkloadError: workers must be an integer >= 1, got 0
-    """
-    return check_int("workers", workers, minimum)
-
-
-def prepare(dataset, workers, seed, hidden=(16,), data_path=None, dataset_options=None, *,
-            epochs=None, lr=None, momentum=None):
-    """Load the data, build the model and split the training set among workers.
-
-    The run's Generator is ``numpy.random.default_rng(seed)``; it draws the
-    initial parameters, then the shards, and is returned for the mini-batch
-    order. The train/test split itself is fixed (independent of ``seed``).
-
-    It also validates the training options every paradigm shares (those given),
-    before loading any data, so that all paradigms check them alike.
-
-    Parameters
-    ----------
-    dataset : str or Dataset
-        A name for :func:`workloads.datasets.load`, or a loaded dataset.
-    workers : int
-        Number of data shards (>= 1).
-    seed : int
-    hidden : int or sequence of int
-        Hidden-layer widths (an int alone is one layer); the model is
-        ``(n_features, *hidden, n_classes)``.
-    data_path : str, optional
-        For ``mnist``.
-    dataset_options : dict, optional
-        Passed to :func:`workloads.datasets.load`.
-    epochs : int, optional
-        Checked to be an integer >= 1.
-    lr : float, optional
-        Learning rate, checked to be a finite number > 0.
-    momentum : float, optional
-        Checked to be a finite number >= 0.
-
-    Returns
-    -------
-    Setup
-
-    Raises
-    ------
-    WorkloadError
-        For a bad worker count, hidden width, ``epochs``, ``lr`` or ``momentum``.
-
-    Examples
-    --------
-    >>> s = prepare("iris", 4, seed=0)
-    >>> s.layers, [len(x) for x in s.shards]
-    ((4, 16, 3), [30, 30, 30, 30])
-    >>> prepare("iris", 4, seed=0, hidden=(16.7,))
-    Traceback (most recent call last):
-    ...
-    workloads.errors.WorkloadError: hidden width must be an integer >= 1, got 16.7
-    """
-    workers = check_workers(workers)
-    if epochs is not None:
-        check_int("epochs", epochs)
-    if lr is not None:
-        check_number("lr", lr, lo=0, strict=True)
-    if momentum is not None:
-        check_number("momentum", momentum, lo=0)
-    hidden = (hidden,) if np.ndim(hidden) == 0 else tuple(hidden)
-    hidden = tuple(check_int("hidden width", h) for h in hidden)
-    if isinstance(dataset, _datasets.Dataset):
-        data = dataset
-    else:
-        data = _datasets.load(dataset, path=data_path, **(dataset_options or {}))
-    layers = (data.n_features, *hidden, data.n_classes)
-    rng = np.random.default_rng(seed)
-    params = _mlp.init_params(layers, rng)
-    shard_list = _datasets.shards(data.n_train, workers, rng)
-    return Setup(data, layers, rng, params, shard_list, data.name, seed)
-
-
-def worker_batches(shards, batch_size, rng):
-    """One epoch of per-worker mini-batches, step by step.
-
-    Each worker shuffles its shard; every step gives each worker
-    ``min(batch_size, len(shard))`` samples, taken cyclically from its shuffled
-    shard, so all workers take the same number of equal-sized steps:
-    ``ceil(max shard size / batch_size)`` per epoch.
-
-    Returns
-    -------
-    list of list of ndarray
-        ``batches[step][worker]`` are sample indices.
-
-    Examples
-    --------
-    >>> b = worker_batches([np.arange(5), np.arange(5, 9)], 2, np.random.default_rng(0))
-    >>> len(b), [len(x) for x in b[0]]
-    (3, [2, 2])
-    """
-    check_int("batch_size", batch_size)
-    perms = [rng.permutation(s) for s in shards]
-    steps = max(math.ceil(len(s) / batch_size) for s in shards)
-    out = []
-    for t in range(steps):
-        row = []
-        for p in perms:
-            b = min(batch_size, len(p))
-            row.append(p[(t * b + np.arange(b)) % len(p)])
-        out.append(row)
-    return out
-
-
-def epochs_of(steps, epochs, progress=None):
-    """Iterate over ``steps`` (``epochs`` epochs' worth), reporting each finished epoch.
-
-    ``progress(epochs_done, epochs)`` is called once per epoch, when the step
-    that completes it has been processed (the loop body has run). ``steps`` is
-    either ``range(epochs)`` or a flat list of every step of every epoch (equal
-    steps per epoch; a step may also be a group of steps, such as ADMM's rounds).
-
-    Parameters
-    ----------
-    steps : iterable
-        What the training loop iterates over; needs ``len``.
-    epochs : int
-    progress : callable, optional
-        ``progress(epochs_done, epochs)``; None iterates without reporting.
-
-    Examples
-    --------
-    >>> seen = []
-    >>> for step in epochs_of(list("abcdef"), 3, lambda e, n: seen.append((e, n))):
-    ...     pass
-    >>> seen
-    [(1, 3), (2, 3), (3, 3)]
-    """
-    if progress is None:
-        yield from steps
-        return
-    total = len(steps)
-    reported = 0
-    for i, step in enumerate(steps):
-        yield step
-        # The body has run for step i: report every epoch it completed.
-        done = (i + 1) * epochs // total
-        while reported < done:
-            reported += 1
-            progress(reported, epochs)
-
-
 def payload_bytes(payload):
     """True size in bytes of what is sent.
 
@@ -349,6 +166,36 @@ def payload_bytes(payload):
         return sum(payload_bytes(p) for p in payload)
     raise WorkloadError(f"a payload must be a numpy array, a scipy.sparse matrix or a "
                         f"non-empty tuple of them, got {type(payload).__name__}")
+
+
+def count_sent(tally, payload):
+    """Count a payload sent into ``tally`` (a dict of ``bytes``, ``values`` and ``messages``,
+    created empty if missing) and return the payload: a run's own accounting of what it
+    sends, from which its schedule's statistics follow (:func:`bytes_per_value`).
+
+    Examples
+    --------
+    >>> t = {}
+    >>> _ = count_sent(t, np.zeros(10, np.float32)); _ = count_sent(t, np.zeros(5, np.float32))
+    >>> t
+    {'bytes': 60, 'values': 15, 'messages': 2}
+    """
+    tally["bytes"] = tally.get("bytes", 0) + payload_bytes(payload)
+    tally["values"] = tally.get("values", 0) + int(np.size(payload))
+    tally["messages"] = tally.get("messages", 0) + 1
+    return payload
+
+
+def bytes_per_value(tally, fallback=mlp.BYTES_PER_VALUE):
+    """Bytes per value of the payloads counted in ``tally`` (``fallback`` if none).
+
+    Examples
+    --------
+    >>> t = {}; _ = count_sent(t, np.zeros(3, np.float32))
+    >>> bytes_per_value(t), bytes_per_value({})
+    (4.0, 4)
+    """
+    return tally["bytes"] / tally["values"] if tally.get("values") else fallback
 
 
 def sparse_payload(vector, keep=None):
@@ -403,7 +250,7 @@ def grad_ready(bwd_ops, layers, lo, hi):
     >>> grad_ready([10, 11], (4, 16, 3), 0, 131), grad_ready([10, 11], (4, 16, 3), 80, 131)
     (10, 11)
     """
-    offsets = _mlp.layer_offsets(layers)
+    offsets = mlp.layer_offsets(layers)
     layer = int(np.searchsorted(offsets, lo, side="right")) - 1
     return bwd_ops[min(layer, len(bwd_ops) - 1)]
 
@@ -424,7 +271,7 @@ def push_deps(bwd_ops, layers, lo, hi, overlap=True):
 
 
 class Recorder:
-    """A :class:`netsim.TraceBuilder` with true byte counts and per-rank dependencies.
+    """One op at a time on a :class:`workloads.frontier.Frontier`, with true byte counts.
 
     Parameters
     ----------
@@ -435,6 +282,8 @@ class Recorder:
 
     Attributes
     ----------
+    builder : workloads.frontier.Frontier
+        The ops recorded so far (``builder.build()`` is the trace).
     total_bytes : int
         Sum of :func:`payload_bytes` over every message sent.
     messages : int
@@ -451,10 +300,9 @@ class Recorder:
 
     def __init__(self, workers, servers=0):
         self.workers = check_workers(workers)
-        self.servers = check_int("servers", servers, 0)
+        self.servers = checks.check_int(servers, "servers", 0, error=WorkloadError)
         self.ranks = self.workers + self.servers
-        self.builder = TraceBuilder(self.ranks)
-        self._frontier = [[] for _ in range(self.ranks)]
+        self.builder = Frontier(self.ranks)
         self.total_bytes = 0
         self.messages = 0
 
@@ -480,7 +328,11 @@ class Recorder:
         >>> rec.last(0) == [c], rec.last(1)
         (True, [])
         """
-        return list(self._frontier[rank])
+        return self.builder.frontier([rank])[1].tolist()
+
+    @staticmethod
+    def _deps(deps):
+        return None if deps is None else (np.array([len(deps)]), np.asarray(deps, np.int64))
 
     def compute(self, rank, flops, deps=None, iteration=0, tag="compute"):
         """Record a compute op of ``flops`` FLOPs on ``rank``; return its op id.
@@ -497,11 +349,8 @@ class Recorder:
         """
         if not flops > 0:
             raise WorkloadError(f"a compute op needs flops > 0, got {flops!r}")
-        op = self.builder.compute(rank, flops=float(flops),
-                                  deps=self._frontier[rank] if deps is None else deps,
-                                  iteration=iteration, tag=tag)
-        self._frontier[rank] = [op]
-        return op
+        return int(self.builder.compute([rank], float(flops), iteration, tag,
+                                        self._deps(deps))[0])
 
     def send(self, src, dst, payload, deps=None, iteration=0, tag=None):
         """Record a message carrying ``payload`` from ``src`` to ``dst``.
@@ -525,10 +374,7 @@ class Recorder:
         (512, True)
         """
         nbytes = payload_bytes(payload)
-        op = self.builder.message(src, dst, nbytes,
-                                  deps=list(self._frontier[src]) if deps is None else deps,
-                                  iteration=iteration, tag=tag)
-        self._frontier[dst].append(op)
+        op = int(self.builder.send([src], dst, nbytes, iteration, tag, self._deps(deps))[0])
         self.total_bytes += nbytes
         self.messages += 1
         return op, nbytes
@@ -538,7 +384,8 @@ class Recorder:
 
         The forward op has :func:`workloads.mlp.forward_flops` summed over
         layers; then one backward op per layer, from the last to the first, each
-        with :func:`workloads.mlp.backward_flops` of its layer.
+        with :func:`workloads.mlp.backward_flops` of its layer
+        (:meth:`workloads.frontier.Frontier.forward_backward`).
 
         Returns
         -------
@@ -554,13 +401,8 @@ class Recorder:
         >>> ops, t.flops.tolist()
         ([2, 1], [1792.0, 1536.0, 2048.0])
         """
-        fwd = _mlp.forward_flops(layers, batch)
-        bwd = _mlp.backward_flops(layers, batch)
-        self.compute(rank, fwd.sum(), deps=deps, iteration=iteration, tag="forward")
-        ops = [0] * len(bwd)
-        for l in range(len(bwd) - 1, -1, -1):
-            ops[l] = self.compute(rank, bwd[l], iteration=iteration, tag="backward")
-        return ops
+        return self.builder.forward_backward([rank], layers, batch, iteration,
+                                             self._deps(deps))[:, 0].tolist()
 
     def result(self, paradigm, setup, accuracy, iterations, hyper, dropped_fraction=None,
                extra=None, roles=None):
@@ -637,7 +479,7 @@ def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iteratio
         "iterations": int(iterations),
         "total_bytes": _exact(total_bytes),
         "messages": int(messages),
-        "bytes_per_value": _mlp.BYTES_PER_VALUE,
+        "bytes_per_value": mlp.BYTES_PER_VALUE,
         "device_flops": float(rate),
     })
     return RunResult(paradigm, trace, float(accuracy), _exact(total_bytes), int(messages),

@@ -40,14 +40,23 @@ import time
 
 import numpy as np
 
+from netsim import checks
+
 from . import mlp
 from .errors import PartitionError, WorkloadError
 from .ps_sync import shard_bounds
-from .recorder import V100_FP32_FLOPS, Recorder, check_int, check_workers, prepare, worker_batches
-from .recorder import epochs_of
+from .errors import ProjectionError
+from .frontier import Frontier, cols, merge, one, pipeline, rows
+from .plan import Recording, finish, plan, recording
+from .recorder import V100_FP32_FLOPS, Recorder, bytes_per_value, count_sent, run_result
+from .training import check_workers, epochs_of, prepare, worker_batches
 
 __all__ = ["run", "partition_layers", "partition_neurons", "compare", "format_table",
-           "COMPARE_CONFIGS", "DEFAULT_WIDTH", "DESCRIPTION", "OPTIONS"]
+           "COMPARE_CONFIGS", "DEFAULT_WIDTH", "DESCRIPTION", "OPTIONS", "schedule", "measure",
+           "SERVERS"]
+
+#: No servers (see :func:`workloads.plan.plan`).
+SERVERS = "none"
 
 DESCRIPTION = ("model partitioned across a ring of nodes (by layer or by neuron); "
                "activations travel instead of parameters.")
@@ -139,16 +148,15 @@ def _microbatches(rows, m):
     return np.array_split(rows, m)
 
 
-def _step_layer(rec, params, grads_acc, owned, layers, X, y, it, m):
-    """One layer-wise step: forward/backward per micro-batch through the pipeline."""
+def _step_layer(sent, params, grads_acc, owned, layers, X, y, it, m):
+    """One layer-wise step: forward/backward per micro-batch through the pipeline; every
+    activation and gradient sent is counted into ``sent`` (its trace is :func:`schedule`'s)."""
     P = len(owned)
     Lg = len(layers) - 1
     B = len(y)
     parts = _microbatches(np.arange(B), m)
     acts = [[None] * P for _ in parts]   # acts[j][k]: inputs of node k's layers, micro-batch j
     deltas = [None] * len(parts)
-    fwd = mlp.forward_flops(layers, 1)
-    bwd = mlp.backward_flops(layers, 1)
     for j, rows in enumerate(parts):
         a = X[rows]
         for k in range(P):
@@ -157,9 +165,8 @@ def _step_layer(rec, params, grads_acc, owned, layers, X, y, it, m):
                 ins.append(a)
                 a = mlp.dense_forward(params[2 * l], params[2 * l + 1], a, relu=l < Lg - 1)
             acts[j][k] = ins
-            rec.compute(k, fwd[list(owned[k])].sum() * len(rows), iteration=it, tag="forward")
             if k < P - 1:
-                rec.send(k, k + 1, a, iteration=it, tag="activation")
+                count_sent(sent, a)
         _, d = mlp.softmax_cross_entropy(a, y[rows])
         deltas[j] = d * np.float32(len(rows) / B)  # mean over the whole batch
     for j in reversed(range(len(parts))):
@@ -171,10 +178,8 @@ def _step_layer(rec, params, grads_acc, owned, layers, X, y, it, m):
                 grads_acc[2 * l + 1] += db
                 if l:
                     delta = mlp.relu_backward(da, a_in)
-            rec.compute(k, bwd[list(owned[k])].sum() * len(parts[j]), iteration=it,
-                        tag="backward")
             if k > 0:
-                rec.send(k, k - 1, delta, iteration=it, tag="activation-grad")
+                count_sent(sent, delta)
 
 
 def _step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
@@ -293,7 +298,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
         raise WorkloadError(f"unknown partition {partition!r}; known partitions: "
                             f"{', '.join(PARTITIONS)}")
     check_workers(workers)
-    check_int("microbatches", microbatches)
+    checks.check_int(microbatches, "microbatches", error=WorkloadError)
     default_hidden = hidden is None
     if hidden is None:
         hidden = (DEFAULT_WIDTH,) * (workers - 1) if partition == "layer" else (DEFAULT_WIDTH,)
@@ -302,38 +307,49 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     data, layers, params = setup.data, setup.layers, setup.params
     shapes = mlp.layer_shapes(layers)
     if partition == "layer":
-        plan = partition_layers(layers, workers)
+        split = partition_layers(layers, workers)
         step = _step_layer
-        owned_info = [[r.start, r.stop] for r in plan]
+        owned_info = [[r.start, r.stop] for r in split]
         offsets = mlp.layer_offsets(layers)  # node k's layers are consecutive
-        n_own = [int(offsets[r.stop] - offsets[r.start]) for r in plan]
+        n_own = [int(offsets[r.stop] - offsets[r.start]) for r in split]
     else:
-        plan = partition_neurons(layers, workers)
+        split = partition_neurons(layers, workers)
         step = _step_neuron
-        owned_info = [b.tolist() for b in plan]
+        owned_info = [b.tolist() for b in split]
         # Node k owns columns bl[k]:bl[k+1] of every W (in values each) and of every b.
-        n_own = [sum((bl[k + 1] - bl[k]) * (i + 1) for bl, (i, _) in zip(plan, shapes))
+        n_own = [sum((bl[k + 1] - bl[k]) * (i + 1) for bl, (i, _) in zip(split, shapes))
                  for k in range(workers)]
     velocity = mlp.zeros_like(params)
-    rec = Recorder(workers)
+    # The layer partition counts what it sends and gets its trace from schedule(); the
+    # neuron partition (which schedule() does not cover) records op by op.
+    rec = Recorder(workers) if partition == "neuron" else None
+    sent = {}
     it = 0
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             idx = np.concatenate(batch)
             grads = mlp.zeros_like(params)
-            step(rec, params, grads, plan, layers, data.X_train[idx], data.y_train[idx], it,
-                 microbatches)
-            for k in range(workers):
+            step(rec or sent, params, grads, split, layers, data.X_train[idx],
+                 data.y_train[idx], it, microbatches)
+            for k in range(workers if rec else 0):
                 rec.compute(k, mlp.update_flops(n_own[k]), iteration=it, tag="update")
             mlp.sgd_momentum_step(params, grads, velocity, lr, momentum)
             it += 1
     hyper = dict(epochs=epochs, partition=partition, hidden=hidden, batch_size=batch_size,
                  microbatches=microbatches, lr=lr, momentum=momentum, device_flops=device_flops)
+    accuracy = mlp.accuracy(params, data.X_test, data.y_test)
+    total = rec.total_bytes if rec else sent.get("bytes", 0)
     extra = {"partition": partition, "owned": owned_info, "params_per_node": n_own,
-             "bytes_per_epoch": rec.total_bytes / max(epochs, 1),
+             "bytes_per_epoch": total / max(epochs, 1),
              "test_loss": mlp.loss(params, data.X_test, data.y_test)}
-    result = rec.result("ringtmp", setup, mlp.accuracy(params, data.X_test, data.y_test), it,
-                        hyper, extra=extra)
+    if rec:
+        result = rec.result("ringtmp", setup, accuracy, it, hyper, extra=extra)
+    else:
+        stats = {"recording": Recording(workers, 0, it, mlp.model_of(layers),
+                                        np.array([len(i) for i in batch]), hyper, {}),
+                 "bpv": bytes_per_value(sent)}
+        result = run_result("ringtmp", schedule(workers, stats), setup, accuracy, total,
+                            sent.get("messages", 0), it, hyper, extra=extra)
     # For workloads.projection: the default widths give one hidden layer per node, so the
     # model's depth grows with the number of nodes.
     result.trace.metadata["default_hidden"] = default_hidden
@@ -451,3 +467,121 @@ def format_table(rows):
             f"| {r['acc_single_mean']:.3f} ± {r['acc_single_std']:.3f} "
             f"| {r['delta_mean']:+.3f} ± {r['delta_std']:.3f} |")
     return "\n".join(lines)
+
+
+def measure(trace):
+    """Bytes per activation value of a recorded layer-partitioned run: its bytes over
+    the activation values its messages carry (``2 x`` the values leaving every node
+    but the last, per sample of the ring batch ``P0 x batch``, per iteration).
+
+    Raises
+    ------
+    ProjectionError
+        For a neuron-partitioned run (every layer would need at least P neurons).
+
+    Examples
+    --------
+    >>> measure(run(workers=2, epochs=1).trace)["bpv"]
+    4.0
+    """
+    r = recording(trace)
+    if r.hyper.get("partition", "layer") != "layer":
+        raise ProjectionError("ringtmp with partition='neuron' cannot be projected: every "
+                              "layer would need at least P neurons; record a layer-partitioned "
+                              "run (partition='layer')")
+    bpv = float(r.md.get("bytes_per_value", mlp.BYTES_PER_VALUE))
+    if r.P0 > 1 and trace.num_messages:
+        owned = np.array_split(np.arange(len(r.model0.layers)), r.P0)
+        act = r.model0.unit_activations
+        w_out = np.array([act[o[-1]] for o in owned], np.float64)
+        bpv = float(trace.total_bytes / (r.n_rec * r.P0 * r.batch0 * 2 * w_out[:-1].sum()))
+    return {"recording": r, "bpv": bpv}
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+    """The layer-partitioned ring of ``P`` nodes: ring batch ``P x batch``, so every
+    activation grows with P. With the recording's default widths, one hidden layer per
+    node (depth grows with P, ``default_hidden`` in the metadata); with given widths
+    (or ``model``) the model is cut into P runs of layers (P <= layers).
+
+    Every step: micro-batch by micro-batch, node k computes its layers and sends
+    its activations to k + 1; then backward in reverse, each node sending the
+    gradient of its input to k - 1; then every node's update of its layers.
+
+    Parameters
+    ----------
+    P : int
+    stats : dict
+        From :func:`measure` (bytes per activation value).
+    servers : None or 0
+    iterations, batch_size : int, optional
+    model : workloads.mlp.Model, optional
+
+    Returns
+    -------
+    netsim.Trace
+
+    Raises
+    ------
+    ProjectionError
+        When a node would have no layer, or microbatches exceed the ring batch.
+
+    Examples
+    --------
+    >>> t = schedule(12, measure(run(workers=4, epochs=1).trace), iterations=1)
+    >>> t.metadata["layers"] == [4] + [16] * 11 + [3], t.num_messages
+    (True, 22)
+    """
+    rec = stats["recording"]
+    grown = None
+    if model is None and rec.md.get("default_hidden") and \
+            rec.hyper.get("partition", "layer") == "layer":
+        layers = [int(w) for w in rec.md["layers"]]
+        width = layers[1] if len(layers) > 2 else DEFAULT_WIDTH
+        grown = [layers[0]] + [width] * (P - 1) + [layers[-1]]
+        model = mlp.model_of(grown)
+    c = plan(P, rec, SERVERS, servers, iterations, batch_size, model)
+    P, net = c.P, c.model
+    L = len(net.layers)
+    if L < P:
+        raise ProjectionError(f"ringtmp: the layer partition of {net.name} ({L} layers) "
+                              f"over {P} ring nodes leaves a node without a layer; project to "
+                              f"P <= {L}, or record with the default hidden widths (one "
+                              "layer per node, depth growing with P)")
+    m = int(c.rec.hyper.get("microbatches", 1))
+    B = int(np.sum(np.broadcast_to(c.batch, (P,))))     # the ring batch
+    if m > B:
+        raise ProjectionError(f"ringtmp: {m} microbatches exceed the ring batch of {B} samples")
+    owned = np.array_split(np.arange(L), P)
+    unit_flops, act, unit_params = net.unit_flops, net.unit_activations, net.unit_params
+    fwd = np.array([unit_flops[o].sum() for o in owned])
+    params = np.array([unit_params[o].sum() for o in owned], np.float64)
+    w_out = np.array([act[o[-1]] for o in owned], np.float64)
+    rows_ = np.array([len(x) for x in np.array_split(np.arange(B), m)], np.float64)
+    G = 2 * P - 1                 # ops of one micro-batch in one direction
+    j = np.repeat(np.arange(m), P)
+    k = np.tile(np.arange(P), m)
+    nodes = np.arange(P)
+    b = Frontier(P)
+    for it in range(c.iterations):
+        # Forward, in program order: micro-batch j, node k computes (F) and sends its
+        # activations to k + 1 (A, right after F). F waits for the node's previous op
+        # (its frontier at the start of the step for j = 0) and for A of node k - 1.
+        F = b.n + j * G + 2 * k
+        fdeps = merge(rows(b.frontier(nodes), k, j == 0),
+                      cols(np.where(j > 0, F - G, -1), np.where(k > 0, F - 1, -1)))
+        pipeline(b, it, F - b.n, k, fdeps, fwd[k] * rows_[j], k < P - 1, k + 1,
+                  w_out[k] * rows_[j] * stats["bpv"], "forward", "activation")
+        last_f = F[j == m - 1]
+        # Backward: micro-batches and nodes in reverse; node k computes (Bk) and sends the
+        # gradient of its input to k - 1 (D). Bk waits for the node's previous op and for
+        # D of node k + 1 (laid out just before it).
+        jj, kk = m - 1 - j, P - 1 - k
+        Bk = b.n + jj * G + 2 * kk
+        bdeps = cols(np.where(j < m - 1, Bk - G, last_f[k]), np.where(k < P - 1, Bk - 1, -1))
+        pipeline(b, it, Bk - b.n, k, bdeps, 2 * fwd[k] * rows_[j], k > 0, k - 1,
+                  w_out[np.maximum(k - 1, 0)] * rows_[j] * stats["bpv"], "backward",
+                  "activation-grad")
+        b.compute(nodes, mlp.update_flops(params), it, "update", one(Bk[j == 0]))
+    return finish(b.build(), c, SERVERS, layers=grown)
+

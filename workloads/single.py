@@ -10,10 +10,15 @@ compute the same updates, up to float32 rounding).
 import numpy as np
 
 from . import mlp
-from .recorder import V100_FP32_FLOPS, Recorder, prepare, worker_batches
-from .recorder import epochs_of
+from .frontier import Frontier
+from .plan import Recording, finish, plan, recording
+from .recorder import V100_FP32_FLOPS, run_result
+from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "schedule", "measure", "SERVERS", "DESCRIPTION", "OPTIONS"]
+
+#: No servers (see :func:`workloads.plan.plan`).
+SERVERS = "none"
 
 DESCRIPTION = "one node trains alone: no messages (the baseline)."
 OPTIONS = {
@@ -63,21 +68,75 @@ def run(dataset="iris", workers=1, epochs=30, seed=0, hidden=(16,), batch_size=8
                     momentum=momentum)
     data, layers, params = setup.data, setup.layers, setup.params
     velocity = mlp.zeros_like(params)
-    rec = Recorder(1)
-    it = 0
+    it, union = 0, 0
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             idx = np.concatenate(batch)
+            union = len(idx)        # the same every step (worker_batches)
             _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
-            rec.forward_backward(0, layers, len(idx), it)
-            rec.compute(0, mlp.update_flops(mlp.num_params(layers)), iteration=it, tag="update")
             mlp.sgd_momentum_step(params, grads, velocity, lr, momentum)
             it += 1
+    # The trace: one rank, `it` steps on the union batch.
+    stats = {"recording": Recording(1, 0, it, mlp.model_of(layers), union, {}, {})}
+    trace = schedule(1, stats)
     hyper = dict(epochs=epochs, hidden=hidden, batch_size=workers * batch_size, lr=lr,
                  momentum=momentum, device_flops=device_flops)
-    result = rec.result("single", setup, mlp.accuracy(params, data.X_test, data.y_test), it,
-                        hyper, extra={"test_loss": mlp.loss(params, data.X_test, data.y_test)},
+    result = run_result("single", trace, setup, mlp.accuracy(params, data.X_test, data.y_test),
+                        0, 0, it, hyper, extra={"test_loss": mlp.loss(params, data.X_test,
+                                                                         data.y_test)},
                         roles=["worker"])
-    # For workloads.projection: the data-parallel workers whose union batch this rank trains.
+    # For projection: the data-parallel workers whose union batch this rank trains.
     result.trace.metadata["virtual_workers"] = int(workers)
     return result
+
+
+def measure(trace):
+    """The statistics of a recorded single-node run: the data-parallel workers whose union
+    batch its rank trains (metadata ``virtual_workers``) and their batch; no messages.
+
+    Examples
+    --------
+    >>> m = measure(run(workers=3, epochs=1).trace)
+    >>> m["recording"].P0, m["recording"].batch0, m["recording"].n_rec
+    (3, 8, 5)
+    """
+    md = trace.metadata
+    P0 = int(md.get("virtual_workers", md["workers"]))
+    b = int((md.get("hyper") or {}).get("batch_size", 1))
+    return {"recording": recording(trace, workers=P0, batch=max(1, b // max(P0, 1)))}
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+    """One rank training the union batch of ``P`` workers: forward, backward per layer,
+    a momentum SGD update (:func:`workloads.mlp.update_flops`) per step.
+
+    Parameters
+    ----------
+    P : int
+        Data-parallel workers whose union batch the rank trains (weak scaling:
+        forward and backward FLOPs grow with P x batch).
+    stats : dict
+        From :func:`measure` (or a live run).
+    servers : None or 0
+    iterations, batch_size : int, optional
+        The recorded ones if None (batch per worker).
+    model : workloads.mlp.Model, optional
+        The recorded MLP if None.
+
+    Returns
+    -------
+    netsim.Trace
+
+    Examples
+    --------
+    >>> t = run(workers=2, epochs=1).trace
+    >>> big = schedule(64, measure(t), iterations=1)
+    >>> big.ranks, float(big.flops[0]) == 64 * float(t.flops[0]) / 2
+    (1, True)
+    """
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    b = Frontier(1)
+    for it in range(c.iterations):
+        b.forward_backward([0], c.model, c.P * c.batch, it)
+        b.compute([0], mlp.update_flops(c.model.params), it, "update")
+    return finish(b.build(), c, SERVERS, ranks_of_workers=1, hyper_batch=c.P * c.batch)

@@ -49,13 +49,22 @@ this project's brief; the per-worker core is our reading.
 
 import numpy as np
 
-from . import mlp
-from .errors import check_int, check_number
-from .ps_sync import shard_bounds
-from .recorder import V100_FP32_FLOPS, Recorder, prepare, sparse_payload, worker_batches
-from .recorder import epochs_of
+from netsim import checks
 
-__all__ = ["run", "subset_sizes", "core_set", "explore_set", "DESCRIPTION", "OPTIONS"]
+from . import mlp
+from .errors import WorkloadError
+from .frontier import Frontier
+from .plan import Recording, finish, plan
+from .ps_sync import measure_sparse, shard_bounds, sparse_sizes, sparse_stats
+from .recorder import SPARSE_BYTES_PER_VALUE, payload_bytes, run_result
+from .recorder import V100_FP32_FLOPS, sparse_payload
+from .training import epochs_of, prepare, worker_batches
+
+__all__ = ["run", "schedule", "measure", "subset_sizes", "core_set", "explore_set",
+           "worker_update_flops", "server_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
+
+#: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
+SERVERS = "servers"
 
 DESCRIPTION = ("Slim-DP: each round push/pull only alpha*d values: a core of significant "
                "parameters (|w| + lam*|g|, refreshed every q rounds) plus a random explored set.")
@@ -96,10 +105,35 @@ def subset_sizes(d, alpha, beta):
     ...
     workloads.errors.WorkloadError: alpha must be a number in (0, 1], got 0
     """
-    alpha = check_number("alpha", alpha, 0, 1, strict=(True, False))
-    beta = check_number("beta", beta, 0, 1)
+    alpha = checks.check_real(alpha, "alpha", 0, 1, strict=(True, False), error=WorkloadError)
+    beta = checks.check_real(beta, "beta", 0, 1, error=WorkloadError)
     K = max(1, int(round(alpha * d)))
     return K, int(round(beta * K))
+
+
+def worker_update_flops(d, K, refresh):
+    """FLOPs of a worker's round after its backward: the local momentum SGD update of ``d``
+    values (:func:`workloads.mlp.update_flops`), the significance ``|w| + lam |g|`` of
+    every value on a core-refresh round (3 per value) and choosing the ``K`` values.
+
+    Examples
+    --------
+    >>> worker_update_flops(131, 39, True), worker_update_flops(131, 39, False)
+    (956.0, 563.0)
+    """
+    return mlp.update_flops(d) + (3.0 * d if refresh else 0.0) + K
+
+
+def server_flops(nnz):
+    """FLOPs of a server adding ``1/P`` of each of ``nnz`` pushed changes (2 per value, and
+    one for the ``1/P``).
+
+    Examples
+    --------
+    >>> server_flops(40)
+    81
+    """
+    return 2 * nnz + 1
 
 
 def core_set(weights, grads, size, lam):
@@ -182,8 +216,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
     True
     """
     subset_sizes(1, alpha, beta)  # validate before any work
-    check_int("q", q)
-    check_number("lam", lam, lo=0)
+    checks.check_int(q, "q", error=WorkloadError)
+    checks.check_real(lam, "lam", lo=0, error=WorkloadError)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers
@@ -198,19 +232,19 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
     mom = [np.zeros(d, np.float32) for _ in range(P)]
     core = [np.zeros(0, np.int64) for _ in range(P)]
     inv_p = np.float32(1.0 / P)
-    rec = Recorder(P, servers)
+    up_bytes, down_bytes, messages = [], [], 0
     log, core_log, subsets = [], [], []
     sent = refreshes = 0
     it = 0
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             pushed = [[] for _ in range(servers)]
+            up, down = np.zeros((P, servers)), np.zeros((P, servers))
             chosen = []
             for w, idx in enumerate(batch):
                 params = mlp.unflatten(local[w], layers)
                 _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
                 g = mlp.flatten(grads)
-                rec.forward_backward(w, layers, len(idx), it)
                 mom[w] *= np.float32(momentum)
                 mom[w] += g
                 local[w] -= np.float32(lr) * mom[w]
@@ -223,36 +257,36 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
                 S = np.union1d(core[w], explore_set(explore_rng, d, core[w], K - kc))
                 chosen.append(S)
                 # Local update (4 FLOPs/value) plus choosing S (significance on refresh rounds).
-                rec.compute(w, mlp.update_flops(d) + (3 * d if refresh else 0) + K, iteration=it,
-                            tag="update")
                 delta = local[w] - base[w]
                 for s in range(servers):
                     lo, hi = bounds[s], bounds[s + 1]
                     sel = S[(S >= lo) & (S < hi)]
                     payload = sparse_payload(delta[lo:hi], sel - lo)
-                    rec.send(w, rec.server(s), payload, iteration=it, tag="push")
+                    up[w, s] = payload_bytes(payload)
                     pushed[s].append((w, sel, payload[0]))
                     sent += len(sel)
                     if record_values:
-                        log.append({"iteration": it, "src": w, "dst": rec.server(s), "tag": "push",
+                        log.append({"iteration": it, "src": w, "dst": P + s, "tag": "push",
                                     "indices": sel.copy(), "values": payload[0]})
             if record_values:
                 subsets.append([S.copy() for S in chosen])
             for s in range(servers):
                 lo, hi = bounds[s], bounds[s + 1]
                 nnz = sum(len(sel) for _, sel, _ in pushed[s])
-                rec.compute(rec.server(s), 2 * nnz + 1, iteration=it, tag="aggregate")
                 for _, sel, vals in pushed[s]:
                     global_w[sel] += inv_p * vals
                 for w, sel, _ in pushed[s]:
                     reply = global_w[sel].copy()
-                    rec.send(rec.server(s), w, reply, iteration=it, tag="pull")
+                    down[w, s] = payload_bytes(reply)
                     local[w][sel] = reply
                     base[w][sel] = reply
                     sent += len(sel)
                     if record_values:
-                        log.append({"iteration": it, "src": rec.server(s), "dst": w, "tag": "pull",
+                        log.append({"iteration": it, "src": P + s, "dst": w, "tag": "pull",
                                     "indices": sel.copy(), "values": reply})
+            up_bytes.append(up)
+            down_bytes.append(down)
+            messages += 2 * P * servers
             it += 1
     dense = 2 * it * P * d
     final = mlp.unflatten(global_w, layers)
@@ -266,5 +300,64 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
     if record_values:
         extra.update(messages_log=log, core_log=core_log, subsets=subsets,
                      final_params=global_w.copy())
-    return rec.result("slimdp", setup, mlp.accuracy(final, data.X_test, data.y_test), it, hyper,
-                      dropped_fraction=1.0 - sent / dense if dense else 0.0, extra=extra)
+    stats = sparse_stats(Recording(P, servers, it, mlp.model_of(layers),
+                                   np.array([len(i) for i in batch]), hyper, {}),
+                         np.array(up_bytes), np.array(down_bytes))
+    return run_result("slimdp", schedule(P, stats), setup,
+                      mlp.accuracy(final, data.X_test, data.y_test),
+                      stats["up_bytes"].sum() + stats["down_bytes"].sum(), messages, it, hyper,
+                      servers=servers, dropped_fraction=1.0 - sent / dense if dense else 0.0,
+                      extra=extra)
+
+
+def measure(trace):
+    """Per recorded iteration, bytes per shard parameter of each worker's push and of
+    each server's pull reply (:func:`workloads.ps_sync.measure_sparse`).
+
+    Examples
+    --------
+    >>> measure(run(workers=2, epochs=1).trace)["up"].shape
+    (8, 2, 1)
+    """
+    return measure_sparse(trace, "push", "pull")
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+    """Slim-DP with ``P`` workers: K = round(alpha n) does not depend on P; worker w
+    sends as recorded worker w mod P0 in recorded iteration i (beyond the recording,
+    its last epoch over and over); :func:`worker_update_flops` and
+    :func:`server_flops` for the compute.
+
+    Parameters
+    ----------
+    P : int
+    stats : dict
+        From :func:`measure`.
+    servers, iterations, batch_size : int, optional
+    model : workloads.mlp.Model, optional
+
+    Returns
+    -------
+    netsim.Trace
+
+    Examples
+    --------
+    >>> t = schedule(8, measure(run(workers=2, epochs=1).trace), iterations=2)
+    >>> t.ranks, t.num_messages
+    (9, 32)
+    """
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    P, S, d = c.P, c.S, c.model.params
+    W, srv = np.arange(P), P + np.arange(S)
+    q = int(c.rec.hyper.get("q", 1))
+    K, _ = subset_sizes(d, float(c.rec.hyper.get("alpha", 1.0)), 0.0)
+    b = Frontier(P + S)
+    for it in range(c.iterations):
+        b.forward_backward(W, c.model, c.batch, it)
+        b.compute(W, worker_update_flops(d, K, it % q == 0), it, "update")
+        up = sparse_sizes(c, stats, it, "up")
+        b.send(np.repeat(W, S), np.tile(srv, P), up.ravel(), it, "push")
+        b.compute(srv, server_flops(up.sum(axis=0) / SPARSE_BYTES_PER_VALUE), it, "aggregate")
+        down = sparse_sizes(c, stats, it, "down")               # (P, S)
+        b.send(np.repeat(srv, P), np.tile(W, S), down.T.ravel(), it, "pull")
+    return finish(b.build(), c, SERVERS)
