@@ -77,6 +77,15 @@ def write_et(path, metadata, nodes):
     Each message is preceded by its byte count as a varint, as Chakra's
     ``encodeMessage`` does.
 
+    Parameters
+    ----------
+    path : str or path
+        The file to write.
+    metadata : GlobalMetadata
+        From :mod:`netsim.et_def_pb2`.
+    nodes : iterable of Node
+        From :mod:`netsim.et_def_pb2`, in any order.
+
     Examples
     --------
     >>> import os, tempfile
@@ -107,7 +116,13 @@ def read_et(path):
 
     Examples
     --------
-    See :func:`write_et`.
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "bad.0.et")
+    >>> _ = open(p, "wb").write(bytes([5, 1, 2]))
+    >>> read_et(p)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: ...bad.0.et: message 0 declares 5 bytes but only 2 remain (truncated file)
     """
     pb = _pb()
     try:
@@ -334,6 +349,15 @@ def save_chakra(trace, directory, prefix="chakra"):
     Node ids: ``2 i`` for op i's compute or send node, ``2 i + 1`` for its
     receive node. The trace's metadata is stored as JSON in the
     ``GlobalMetadata`` attribute ``netsim_metadata``.
+
+    Parameters
+    ----------
+    trace : Trace
+        Any netsim trace whose dependencies each join two ops sharing a rank.
+    directory : str or path
+        Created if missing; files in it of the same names are overwritten.
+    prefix : str
+        File name prefix.
 
     Raises
     ------

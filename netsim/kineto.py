@@ -114,6 +114,17 @@ def assemble(programs, metadata=None):
       deps of both sides (a rendezvous); records depending on either side wait
       for the message.
 
+    Parameters
+    ----------
+    programs : list of list of dict
+        One list of records per rank, as above.
+    metadata : dict, optional
+        Stored on the trace.
+
+    Returns
+    -------
+    Trace
+
     Raises
     ------
     TraceError
@@ -378,8 +389,8 @@ def _profile(path, doc, world_hint):
                 # Refused only if a kept step holds it: profilers drop these arguments in
                 # their first steps, which the caller can leave out with ``steps``.
                 bad = (f"{path}: event #{idx} {name[:60]!r} is a communication kernel without "
-                       f"'Collective name', 'In msg nelems' and 'dtype' arguments (recorded by "
-                       f"PyTorch >= 2.3 profilers); select steps without it")
+                       f"'Collective name', 'In msg nelems' and 'dtype' arguments (newer PyTorch "
+                       f"profilers record them); select steps without it")
             ops.append({"ts": ts, "dur": dur, "stream": stream, "cat": _GPU_CATS[cat.lower()],
                         "corr": args.get("correlation"), "comm": comm, "bad": bad})
     if not ops:
