@@ -325,3 +325,12 @@ def test_recursive_algorithm_option():
     assert ring.num_messages - rec.num_messages == 2 * nall
     with pytest.raises(TraceError, match="unknown algorithm 'tree'"):
         load_kineto(A100, algorithm="tree")
+
+
+def test_imported_trace_saves_with_its_measured_step_times(mi300x, tmp_path):
+    p = str(tmp_path / "mi300x.npz")
+    netsim.save_trace(mi300x, p)
+    back = netsim.load_trace(p)
+    for key in ("measured_step_times", "measured_step_time", "device", "world_size", "collectives"):
+        assert back.metadata[key] == mi300x.metadata[key]
+    assert back.num_ops == mi300x.num_ops and back.total_bytes == mi300x.total_bytes
