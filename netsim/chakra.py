@@ -1,0 +1,426 @@
+"""Chakra execution traces in and out: one ``.et`` protobuf stream per rank.
+
+MLCommons Chakra (the trace format of ASTRA-sim) stores each rank's graph as a
+length-delimited protobuf stream: a varint byte count, then a serialized
+``GlobalMetadata``, then one varint-prefixed ``Node`` after another (schema:
+``schema/protobuf/et_def.proto`` of github.com/mlcommons/chakra, kept here as
+``netsim/et_def.proto``; ``netsim/et_def_pb2.py`` is generated from it at
+development time, see its header, so installing netsim needs no compiler).
+
+Mapping
+-------
+========================== ==================================================
+Chakra node                netsim
+========================== ==================================================
+``COMP_NODE``              compute op of ``duration_micros`` (exact seconds in
+                           the ``netsim_seconds`` attribute when present;
+                           FLOPs in ``netsim_flops``)
+``COMM_SEND_NODE``         the source side of a message: ``comm_dst``,
+                           ``comm_size`` bytes, ``comm_tag``
+``COMM_RECV_NODE``         the destination side: ``comm_src``, ``comm_tag``
+``COMM_COLL_NODE``         a collective (``comm_type``, ``comm_size`` bytes,
+                           ``pg_name``; ``comm_group``, an int64 list of
+                           ranks, else every rank), expanded through the ring
+                           schedules of :mod:`netsim.collectives`
+``ctrl_deps``/``data_deps`` dependencies (both kinds are waited for)
+========================== ==================================================
+
+A send and a receive with the same (source, destination, tag) are one message;
+it starts when the dependencies of both sides are done, and nodes depending on
+either side wait for its last byte. Sizes and times that Chakra stores as
+integers (bytes, microseconds) are kept exactly in the ``netsim_bytes`` and
+``netsim_seconds`` double attributes, so :func:`save_chakra` then
+:func:`load_chakra` replays to the same makespan. A netsim dependency between
+two ops that share no rank has no Chakra equivalent and is refused on export.
+"""
+
+import json
+import os
+import re
+
+import numpy as np
+
+from .errors import TraceError
+from .kineto import ALGORITHMS, assemble
+from .trace import COMPUTE, MESSAGE
+
+__all__ = ["load_chakra", "save_chakra", "read_et", "write_et"]
+
+_COLL = {0: "allreduce", 1: "reduce", 2: "allgather", 5: "broadcast", 6: "alltoall",
+         7: "reduce_scatter", 8: "reduce_scatter", 9: "allreduce"}
+_FILE = re.compile(r"(.*?)\.?(\d+)\.et$")
+
+
+def _pb():
+    try:
+        from . import et_def_pb2
+    except ImportError as exc:  # protobuf missing or too old for the generated code
+        raise TraceError(f"Chakra traces need the protobuf package (>= 7.35): {exc}") from None
+    return et_def_pb2
+
+
+def _varint(value):
+    out = bytearray()
+    while True:
+        bits = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(0x80 | bits)
+        else:
+            out.append(bits)
+            return bytes(out)
+
+
+def write_et(path, metadata, nodes):
+    """Write one Chakra ``.et`` file: ``GlobalMetadata`` then ``Node`` messages.
+
+    Each message is preceded by its byte count as a varint, as Chakra's
+    ``encodeMessage`` does.
+
+    Parameters
+    ----------
+    path : str or path
+        The file to write.
+    metadata : GlobalMetadata
+        From :mod:`netsim.et_def_pb2`.
+    nodes : iterable of Node
+        From :mod:`netsim.et_def_pb2`, in any order.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> pb = _pb()
+    >>> n = pb.Node(id=1, name="gemm", type=pb.COMP_NODE, duration_micros=5)
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.0.et")
+    >>> write_et(p, pb.GlobalMetadata(version="0.0.4"), [n])
+    >>> meta, nodes = read_et(p); (meta.version, nodes[0].duration_micros)
+    ('0.0.4', 5)
+    """
+    try:
+        with open(path, "wb") as f:
+            for msg in [metadata, *nodes]:
+                data = msg.SerializeToString()
+                f.write(_varint(len(data)))
+                f.write(data)
+    except OSError as exc:
+        raise TraceError(f"cannot write Chakra trace {path}: {exc.strerror or exc}") from None
+
+
+def read_et(path):
+    """Read one Chakra ``.et`` file (optionally gzipped): (GlobalMetadata, list of Node).
+
+    Raises
+    ------
+    TraceError
+        For a missing, truncated or undecodable file, naming it and the message.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "bad.0.et")
+    >>> _ = open(p, "wb").write(bytes([5, 1, 2]))
+    >>> read_et(p)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: ...bad.0.et: message 0 declares 5 bytes but only 2 remain (truncated file)
+    """
+    pb = _pb()
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        if raw[:2] == b"\x1f\x8b":
+            import gzip
+
+            raw = gzip.decompress(raw)
+    except FileNotFoundError:
+        raise TraceError(f"Chakra trace not found: {path}") from None
+    except Exception as exc:
+        raise TraceError(f"{path}: unreadable ({type(exc).__name__}: {exc})") from None
+    pos, msgs = 0, []
+    while pos < len(raw):
+        size, shift, start = 0, 0, pos
+        while True:
+            if pos >= len(raw) or shift > 63:
+                raise TraceError(f"{path}: truncated length prefix of message {len(msgs)} "
+                                 f"at byte {start}")
+            b = raw[pos]
+            pos += 1
+            size |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        if pos + size > len(raw):
+            raise TraceError(f"{path}: message {len(msgs)} declares {size} bytes but only "
+                             f"{len(raw) - pos} remain (truncated file)")
+        msg = pb.GlobalMetadata() if not msgs else pb.Node()
+        try:
+            msg.ParseFromString(raw[pos:pos + size])
+        except Exception as exc:
+            what = "GlobalMetadata" if not msgs else "Node"
+            raise TraceError(f"{path}: message {len(msgs)} is not a Chakra {what} "
+                             f"({type(exc).__name__})") from None
+        msgs.append(msg)
+        pos += size
+    if not msgs:
+        raise TraceError(f"{path}: empty Chakra trace (no GlobalMetadata)")
+    return msgs[0], msgs[1:]
+
+
+def _attrs(node):
+    out = {}
+    for a in node.attr:
+        kind = a.WhichOneof("value")
+        if kind is None:
+            continue
+        v = getattr(a, kind)
+        out[a.name] = list(v.values) if kind.endswith("_list") else v
+    return out
+
+
+def _check_acyclic(path, nodes, deps):
+    """Kahn's algorithm on one rank's nodes; refuse a cycle naming node ids."""
+    indeg = {n: len(d) for n, d in deps.items()}
+    succ = {n: [] for n in deps}
+    for n, d in deps.items():
+        for x in d:
+            succ[x].append(n)
+    ready = [n for n, k in indeg.items() if k == 0]
+    while ready:
+        n = ready.pop()
+        for s in succ[n]:
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                ready.append(s)
+    stuck = sorted(n for n, k in indeg.items() if k > 0)
+    if stuck:
+        raise TraceError(f"{path}: dependency cycle among nodes {stuck[:12]}"
+                         + (" ..." if len(stuck) > 12 else ""))
+
+
+def _program(path, rank, ranks, nodes, algorithm):
+    """One rank's records for :func:`~netsim.kineto.assemble`."""
+    pb = _pb()
+    index = {}
+    for i, node in enumerate(nodes):
+        if node.id in index:
+            raise TraceError(f"{path}: duplicate node id {node.id}")
+        index[node.id] = i
+    deps = {}
+    for node in nodes:
+        ds = list(dict.fromkeys([*node.ctrl_deps, *node.data_deps]))
+        for d in ds:
+            if d not in index:
+                raise TraceError(f"{path}: node {node.id} ({node.name!r}) depends on missing "
+                                 f"node {d}")
+        deps[node.id] = ds
+    _check_acyclic(path, nodes, deps)
+    recs, seq = [], {}
+    for node in nodes:
+        a = _attrs(node)
+        rec = {"deps": [index[d] for d in deps[node.id]],
+               "iteration": int(a.get("netsim_iteration", 0)), "tag": node.name or None}
+        where = f"{path}: node {node.id} ({node.name!r})"
+        if node.type == pb.COMM_SEND_NODE or node.type == pb.COMM_RECV_NODE:
+            send = node.type == pb.COMM_SEND_NODE
+            key = "comm_dst" if send else "comm_src"
+            peer = a.get(key)
+            if not isinstance(peer, int) or not 0 <= peer < ranks:
+                raise TraceError(f"{where}: {key} {peer!r} is not a rank 0..{ranks - 1}")
+            size = a.get("netsim_bytes", a.get("comm_size"))
+            if size is None and send:
+                raise TraceError(f"{where}: send without comm_size")
+            src, dst = (rank, peer) if send else (peer, rank)
+            tag = a.get("comm_tag", 0)
+            n = seq[(src, dst, tag)] = seq.get((src, dst, tag), -1) + 1
+            rec.update(op="send" if send else "recv", key=(src, dst, tag, n), peer=peer,
+                       nbytes=None if size is None else float(size))
+        elif node.type == pb.COMM_COLL_NODE:
+            kind = _COLL.get(a.get("comm_type"))
+            if kind is None:
+                raise TraceError(f"{where}: unsupported comm_type {a.get('comm_type')!r}")
+            group = a.get("comm_group", list(range(ranks)))
+            if not group or any(not 0 <= g < ranks for g in group) or rank not in group:
+                raise TraceError(f"{where}: group {group} does not fit {ranks} ranks with rank "
+                                 f"{rank}")
+            pg = a.get("pg_name", "")
+            n = seq[("pg", pg)] = seq.get(("pg", pg), -1) + 1
+            rec.update(op="coll", key=(pg, n), group=[int(g) for g in group],
+                       nbytes=float(a.get("netsim_bytes", a.get("comm_size", 0))),
+                       collective=ALGORITHMS[algorithm][kind])
+        elif node.type == pb.COMP_NODE or node.type == pb.METADATA_NODE:
+            if "netsim_seconds" in a:
+                rec.update(op="compute", seconds=float(a["netsim_seconds"]))
+            elif "netsim_flops" in a:
+                rec.update(op="compute", seconds=None, flops=float(a["netsim_flops"]))
+            else:
+                rec.update(op="compute", seconds=node.duration_micros * 1e-6)
+        else:
+            # Memory loads and stores: netsim models no memory system; they take no time.
+            rec.update(op="compute", seconds=0.0)
+        recs.append(rec)
+    return recs
+
+
+def _files(directory):
+    if not os.path.isdir(directory):
+        raise TraceError(f"{directory}: not a directory of Chakra .et files")
+    found = {}
+    for name in sorted(os.listdir(directory)):
+        m = _FILE.match(name)
+        if m:
+            r = int(m.group(2))
+            if r in found:
+                raise TraceError(f"{directory}: two files for rank {r}: {found[r]} and {name}")
+            found[r] = name
+    if not found:
+        raise TraceError(f"{directory}: no Chakra files named <prefix>.<rank>.et")
+    missing = sorted(set(range(max(found) + 1)) - set(found))
+    if missing:
+        raise TraceError(f"{directory}: missing rank file for rank {missing[0]} "
+                         f"(have {sorted(found)})")
+    return [os.path.join(directory, found[r]) for r in range(len(found))]
+
+
+def load_chakra(directory, algorithm="ring"):
+    """Import a Chakra execution trace: a directory of ``<prefix>.<rank>.et`` files.
+
+    Parameters
+    ----------
+    directory : str or path
+        Holds one file per rank, ranks 0..P-1 (``chakra.0.et``, ``chakra.1.et``, ...).
+    algorithm : {"ring", "recursive"}
+        Schedules for ``COMM_COLL_NODE`` collectives (see :data:`netsim.kineto.ALGORITHMS`).
+
+    Returns
+    -------
+    Trace
+        With the metadata :func:`save_chakra` stored, if any, plus ``source``.
+
+    Raises
+    ------
+    TraceError
+        For a missing rank file, an undecodable file, a dependency cycle or a
+        dependency on a missing node (naming the node ids), a send without its
+        receive, an unsupported collective.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2); c = b.compute(0, seconds=1e-3); _ = b.message(0, 1, 64, deps=[c])
+    >>> d = tempfile.mkdtemp(); save_chakra(b.build(), d)
+    >>> t = load_chakra(d); t.num_messages, t.total_bytes, t.deps(1).tolist()
+    (1, 64.0, [0])
+    """
+    if algorithm not in ALGORITHMS:
+        raise TraceError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    directory = os.fspath(directory)
+    paths = _files(directory)
+    progs, meta = [], {}
+    for r, path in enumerate(paths):
+        gm, nodes = read_et(path)
+        if r == 0:
+            a = _attrs(gm)
+            try:
+                meta = json.loads(a.get("netsim_metadata", "{}"))
+            except ValueError:
+                raise TraceError(f"{path}: netsim_metadata attribute is not JSON") from None
+            meta.setdefault("chakra_version", gm.version)
+        progs.append(_program(path, r, len(paths), nodes, algorithm))
+    return assemble(progs, metadata={**meta, "source": "chakra"})
+
+
+def _attr(pb, name, value):
+    a = pb.AttributeProto(name=name)
+    if isinstance(value, str):
+        a.string_val = value
+    elif isinstance(value, float):
+        a.double_val = value
+    else:
+        a.int64_val = int(value)
+    return a
+
+
+def save_chakra(trace, directory, prefix="chakra"):
+    """Export a netsim trace as Chakra: ``<directory>/<prefix>.<rank>.et``, one per rank.
+
+    Compute ops become ``COMP_NODE`` s, messages a ``COMM_SEND_NODE`` on the
+    source and a ``COMM_RECV_NODE`` on the destination (tag: the op id).
+    Node ids: ``2 i`` for op i's compute or send node, ``2 i + 1`` for its
+    receive node. The trace's metadata is stored as JSON in the
+    ``GlobalMetadata`` attribute ``netsim_metadata``.
+
+    Parameters
+    ----------
+    trace : Trace
+        Any netsim trace whose dependencies each join two ops sharing a rank.
+    directory : str or path
+        Created if missing; files in it of the same names are overwritten.
+    prefix : str
+        File name prefix.
+
+    Raises
+    ------
+    TraceError
+        For a dependency between two ops that share no rank (Chakra graphs
+        are per rank), or an unwritable directory.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from netsim.collectives import ring_allreduce
+    >>> d = tempfile.mkdtemp(); save_chakra(ring_allreduce(4, 4e6), d)
+    >>> sorted(os.listdir(d))
+    ['chakra.0.et', 'chakra.1.et', 'chakra.2.et', 'chakra.3.et']
+    """
+    pb = _pb()
+    directory = os.fspath(directory)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise TraceError(f"cannot create {directory}: {exc.strerror or exc}") from None
+    nodes = [[] for _ in range(trace.ranks)]
+    msg = trace.kind == MESSAGE
+    seconds = trace.duration
+
+    def node_on(rank, op, who):
+        """Id of op's node on ``rank`` (its compute, send or receive node)."""
+        if trace.rank[op] == rank:
+            return 2 * int(op)
+        if msg[op] and trace.peer[op] == rank:
+            return 2 * int(op) + 1
+        raise TraceError(f"op {who} on rank {rank} depends on op {op}, which does not touch "
+                         f"rank {rank}: Chakra cannot express it")
+
+    for i in range(trace.num_ops):
+        deps = trace.deps(i)
+        name = trace.tags[trace.tag[i]] if trace.tag[i] >= 0 else ""
+        common = [_attr(pb, "netsim_iteration", int(trace.iteration[i]))]
+        r = int(trace.rank[i])
+        if trace.kind[i] == COMPUTE:
+            extra = [_attr(pb, "netsim_flops", float(trace.flops[i]))] if trace.flops[i] else []
+            if not np.isnan(seconds[i]):
+                extra.append(_attr(pb, "netsim_seconds", float(seconds[i])))
+                dur = int(round(seconds[i] * 1e6))
+            else:
+                dur = 0
+            nodes[r].append(pb.Node(id=2 * i, name=name, type=pb.COMP_NODE, duration_micros=dur,
+                                    ctrl_deps=[node_on(r, d, i) for d in deps],
+                                    attr=common + extra))
+            continue
+        p = int(trace.peer[i])
+        size = float(trace.size[i])
+        on_src = [d for d in deps if trace.rank[d] == r or (msg[d] and trace.peer[d] == r)]
+        on_dst = [d for d in deps if d not in set(on_src)]
+        comm = [_attr(pb, "comm_size", int(round(size))), _attr(pb, "netsim_bytes", size),
+                _attr(pb, "comm_tag", i)]
+        nodes[r].append(pb.Node(id=2 * i, name=name, type=pb.COMM_SEND_NODE,
+                                ctrl_deps=[node_on(r, d, i) for d in on_src],
+                                attr=common + comm + [_attr(pb, "comm_dst", p)]))
+        nodes[p].append(pb.Node(id=2 * i + 1, name=name, type=pb.COMM_RECV_NODE,
+                                ctrl_deps=[node_on(p, d, i) for d in on_dst],
+                                attr=common + comm + [_attr(pb, "comm_src", r)]))
+    meta = pb.GlobalMetadata(version="0.0.4", attr=[
+        _attr(pb, "netsim_metadata", json.dumps(trace.metadata, sort_keys=True, default=str))])
+    for r in range(trace.ranks):
+        write_et(os.path.join(directory, f"{prefix}.{r}.et"), meta, nodes[r])

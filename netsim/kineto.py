@@ -1,0 +1,588 @@
+"""PyTorch profiler (Kineto) traces in: one Chrome-trace JSON per rank becomes a netsim trace.
+
+``torch.profiler`` writes one JSON file (optionally gzipped) per rank: every GPU
+kernel, memcpy and memset with its stream, start and duration; every NCCL (or
+RCCL) collective kernel with its arguments (``Collective name``, ``In msg
+nelems``, ``Out msg nelems``, ``dtype``, ``Group size``, ``Process Group Name``,
+``Process Group Ranks``); and ``ProfilerStep#N`` annotations around each step.
+
+What becomes what
+-----------------
+* A GPU kernel, memcpy or memset becomes a compute op lasting its measured
+  duration, on its rank.
+* An NCCL collective becomes a netsim collective over its process group, with
+  the true byte count (element count x dtype size from the event's own
+  arguments), expanded through a schedule of :mod:`netsim.collectives` (ring by
+  default). Its measured kernel time is dropped: the network replays it.
+* A point-to-point send or recv becomes one message, matched in order per
+  (source, destination) pair.
+
+Dependencies
+------------
+The profiler records *when* each op ran, not *what it waited for*. netsim keeps:
+
+* program order within a CUDA stream: each op waits for the previous op of its
+  stream;
+* cross-stream waits visible in the timeline: an op that starts after its stream
+  was idle waits for the op of another stream of the same rank that ended last
+  during that idle interval (a compute stream waiting for a gradient
+  allreduce, or a communication stream waiting for a gradient bucket);
+* host time: what is left of the idle interval (kernel launch latency, Python,
+  data loading, which the profiler records only on the CPU side) becomes a
+  compute op tagged ``idle`` lasting exactly that gap (``gaps=False`` drops it).
+
+Assumed rather than recorded: that the last op ending in an idle interval is
+the one waited for (CUDA events recorded but not shown are not seen); that
+collectives of a process group run in the same order on every rank (PyTorch
+requires it); that kernels of different streams share the GPU without slowing
+each other (a kernel keeps its measured duration); and, with ``symmetric=True``,
+that every rank runs what the one recorded rank ran (data parallelism).
+
+Steps
+-----
+``ProfilerStep#N`` annotations (CPU side) delimit steps; a GPU op belongs to the
+step during which it was launched. ``steps`` keeps some of them; the kept steps
+are netsim iterations 0, 1, ... and their measured durations go into
+``trace.metadata["measured_step_times"]`` (seconds), so a replay can be
+compared with what the machine did.
+"""
+
+import gzip
+import json
+import os
+import re
+from bisect import bisect_right
+
+import numpy as np
+
+from . import collectives
+from .errors import TraceError
+from .trace import COMPUTE, MESSAGE, Trace
+
+__all__ = ["load_kineto", "assemble", "DTYPE_BYTES", "ALGORITHMS"]
+
+#: Bytes per element of the ``dtype`` names PyTorch writes into collective events.
+DTYPE_BYTES = {
+    "Float": 4, "Double": 8, "Half": 2, "BFloat16": 2, "ComplexFloat": 8, "ComplexDouble": 16,
+    "Int": 4, "Long": 8, "Short": 2, "Char": 1, "Byte": 1, "Bool": 1,
+    "Float8_e4m3fn": 1, "Float8_e5m2": 1, "Float8_e4m3fnuz": 1, "Float8_e5m2fnuz": 1,
+    "UInt16": 2, "UInt32": 4, "UInt64": 8,
+}
+
+#: Collective kind -> netsim generator name, per algorithm family.
+ALGORITHMS = {
+    "ring": {"allreduce": "ring_allreduce", "allgather": "ring_allgather",
+             "reduce_scatter": "ring_reduce_scatter", "broadcast": "pipeline_broadcast",
+             "reduce": "pipeline_reduce", "alltoall": "alltoall"},
+    "recursive": {"allreduce": "recursive_doubling_allreduce",
+                  "allgather": "recursive_doubling_allgather",
+                  "reduce_scatter": "recursive_halving_reduce_scatter",
+                  "broadcast": "binomial_broadcast", "reduce": "binomial_reduce",
+                  "alltoall": "alltoall"},
+}
+
+_KINDS = {"allreduce": "allreduce", "all_reduce": "allreduce", "barrier": "allreduce",
+          "allgather": "allgather", "all_gather": "allgather", "allgather_base": "allgather",
+          "all_gather_into_tensor": "allgather", "allgather_into_tensor_coalesced": "allgather",
+          "reduce_scatter": "reduce_scatter", "reduce_scatter_base": "reduce_scatter",
+          "reduce_scatter_tensor": "reduce_scatter", "broadcast": "broadcast", "reduce": "reduce",
+          "alltoall": "alltoall", "all_to_all": "alltoall", "alltoall_base": "alltoall",
+          "all_to_all_single": "alltoall", "send": "send", "recv": "recv"}
+_GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+_STEP = re.compile(r"ProfilerStep#(\d+)$")
+
+
+# -- assembling per-rank programs into one trace ---------------------------------------------
+
+def assemble(programs, metadata=None):
+    """Join per-rank programs of compute ops, collectives and messages into one trace.
+
+    ``programs[r]`` is rank r's list of records (dicts). Every record has
+    ``op``, ``deps`` (indices of earlier or later records of the same rank),
+    and optionally ``iteration`` and ``tag``:
+
+    * ``{"op": "compute", "seconds": s}`` (or ``"flops": f`` with seconds None);
+    * ``{"op": "coll", "key": k, "collective": name, "group": ranks, "nbytes": n,
+      "options": {...}}``: one rank's part in collective ``k`` (any hashable key,
+      the same on every member); ``name`` is a :mod:`netsim.collectives`
+      generator, expanded once over ``group`` (global ranks, schedule rank i is
+      ``group[i]``). Each member gets a zero-second start op (its deps) that every
+      schedule op touching the member waits for, and a zero-second end op that
+      waits for all of them; later records wait for the end op.
+    * ``{"op": "send", "key": k, "peer": dst, "nbytes": n}`` and the matching
+      ``{"op": "recv", "key": k, "peer": src}``: one message, waiting for the
+      deps of both sides (a rendezvous); records depending on either side wait
+      for the message.
+
+    Parameters
+    ----------
+    programs : list of list of dict
+        One list of records per rank, as above.
+    metadata : dict, optional
+        Stored on the trace.
+
+    Returns
+    -------
+    Trace
+
+    Raises
+    ------
+    TraceError
+        For a dependency on a missing record, a collective or message that some
+        member never reaches or that members describe differently, and for a
+        dependency cycle (from :class:`~netsim.trace.Trace`).
+
+    Examples
+    --------
+    >>> progs = [[{"op": "compute", "seconds": 1e-3, "deps": []},
+    ...           {"op": "send", "key": "a", "peer": 1, "nbytes": 8, "deps": [0]}],
+    ...          [{"op": "recv", "key": "a", "peer": 0, "nbytes": 8, "deps": []}]]
+    >>> t = assemble(progs)
+    >>> t.num_messages, t.deps(1).tolist()
+    (1, [0])
+    """
+    ranks = len(programs)
+    cols = {k: [] for k in ("kind", "rank", "peer", "size", "duration", "flops", "iteration",
+                            "tag")}
+    tags = {}
+    deps = []
+
+    def new(kind, rank, peer=-1, size=0.0, duration=0.0, flops=0.0, iteration=0, tag=None):
+        for key, val in zip(cols, (kind, rank, peer, size, duration, flops, iteration,
+                                   -1 if tag is None else tags.setdefault(str(tag), len(tags)))):
+            cols[key].append(val)
+        deps.append([])
+        return len(deps) - 1
+
+    ids = [[None] * len(p) for p in programs]      # op each record's successors wait for
+    starts = [[None] * len(p) for p in programs]   # collectives: the member's start op
+    instances = {}
+    # Pass 1: allocate ops.
+    for r, prog in enumerate(programs):
+        for i, rec in enumerate(prog):
+            it, tag = int(rec.get("iteration", 0)), rec.get("tag")
+            kind = rec.get("op")
+            if kind == "compute":
+                sec = rec.get("seconds")
+                ids[r][i] = new(COMPUTE, r, duration=float("nan") if sec is None else sec,
+                                flops=rec.get("flops") or 0.0, iteration=it, tag=tag)
+            elif kind in ("send", "recv"):
+                src, dst = (r, rec["peer"]) if kind == "send" else (rec["peer"], r)
+                inst = instances.setdefault(("p2p", rec["key"]), {"sides": {}})
+                if kind in inst["sides"]:
+                    raise TraceError(f"rank {r}: message {rec['key']!r} has two {kind} sides")
+                inst["sides"][kind] = (r, i, src, dst, rec.get("nbytes"))
+                if "op" not in inst:
+                    inst["op"] = new(MESSAGE, src, dst, iteration=it, tag=tag)
+                ids[r][i] = inst["op"]
+            elif kind == "coll":
+                inst = instances.setdefault(("coll", rec["key"]), {"members": {}, "rec": rec})
+                first = inst["rec"]
+                same = (first["collective"], tuple(first["group"]), float(first["nbytes"]))
+                if (rec["collective"], tuple(rec["group"]), float(rec["nbytes"])) != same:
+                    raise TraceError(f"rank {r}: collective {rec['key']!r} is "
+                                     f"{rec['collective']} of {rec['nbytes']} bytes over "
+                                     f"{list(rec['group'])}, but another member has it as "
+                                     f"{same[0]} of {same[2]:g} bytes over {list(same[1])}")
+                if r not in rec["group"] or r in inst["members"]:
+                    raise TraceError(f"rank {r}: collective {rec['key']!r} over "
+                                     f"{list(rec['group'])} {'does not include' if r not in rec['group'] else 'appears twice on'} rank {r}")
+                inst["members"][r] = i
+                starts[r][i] = new(COMPUTE, r, iteration=it, tag=tag)
+                ids[r][i] = new(COMPUTE, r, iteration=it, tag=tag)
+            else:
+                raise TraceError(f"rank {r}: record {i} has unknown op {kind!r}")
+
+    def resolve(r, rec_deps, who):
+        out = []
+        for d in rec_deps:
+            if not (isinstance(d, (int, np.integer)) and 0 <= d < len(programs[r])):
+                raise TraceError(f"rank {r}: {who} depends on missing record {d!r}")
+            out.append(ids[r][d])
+        return out
+
+    # Pass 2: dependencies, and the collectives' schedules.
+    for r, prog in enumerate(programs):
+        for i, rec in enumerate(prog):
+            if rec["op"] == "compute":
+                deps[ids[r][i]] = resolve(r, rec.get("deps", ()), f"record {i}")
+            elif rec["op"] == "coll":
+                deps[starts[r][i]] = resolve(r, rec.get("deps", ()), f"record {i}")
+    for (what, key), inst in instances.items():
+        if what == "p2p":
+            sides = inst["sides"]
+            if len(sides) != 2:
+                (r, i, src, dst, _), = sides.values()
+                missing = "recv on rank" if "send" in sides else "send on rank"
+                raise TraceError(f"message {key!r} {src}->{dst} (rank {r}, record {i}) has "
+                                 f"no matching {missing} {dst if 'send' in sides else src}")
+            (rs, i_s, src, dst, n_s), (rr, i_r, src2, dst2, n_r) = sides["send"], sides["recv"]
+            if (src, dst) != (src2, dst2) or (n_s is not None and n_r is not None and n_s != n_r):
+                raise TraceError(f"message {key!r}: send {src}->{dst} of {n_s} bytes does not "
+                                 f"match recv {src2}->{dst2} of {n_r} bytes")
+            nbytes = n_s if n_s is not None else n_r
+            if nbytes is None:
+                raise TraceError(f"message {key!r} {src}->{dst} has no byte count")
+            op = inst["op"]
+            cols["size"][op] = float(nbytes)
+            both = resolve(rs, programs[rs][i_s].get("deps", ()), f"record {i_s}") + \
+                resolve(rr, programs[rr][i_r].get("deps", ()), f"record {i_r}")
+            deps[op] = list(dict.fromkeys(both))
+        else:
+            _expand(inst, key, new, deps, cols, ids, starts)
+    dep_ptr = np.zeros(len(deps) + 1, np.int64)
+    np.cumsum([len(d) for d in deps], out=dep_ptr[1:])
+    dep_idx = np.array([x for d in deps for x in d], np.int64)
+    return Trace(ranks, np.array(cols["kind"], np.uint8), cols["rank"], cols["peer"], cols["size"],
+                 cols["duration"], cols["flops"], cols["iteration"], cols["tag"], dep_ptr,
+                 dep_idx, tags=list(tags), metadata=metadata)
+
+
+def _expand(inst, key, new, deps, cols, ids, starts):
+    """Add one collective's schedule between its members' start and end ops."""
+    rec = inst["rec"]
+    group = [int(g) for g in rec["group"]]
+    absent = sorted(set(group) - set(inst["members"]))
+    if absent:
+        have = sorted(inst["members"])
+        raise TraceError(f"collective {key!r} ({rec['collective']} over {group}) is never "
+                         f"reached by rank(s) {absent} (reached by {have})")
+    gen = getattr(collectives, rec["collective"], None)
+    if gen is None or rec["collective"] not in collectives.__all__:
+        raise TraceError(f"collective {key!r}: unknown schedule {rec['collective']!r}")
+    sched = gen(len(group), float(rec["nbytes"]), **rec.get("options", {}))
+    it, tag = int(rec.get("iteration", 0)), rec.get("tag")
+    start = {m: starts[m][i] for m, i in inst["members"].items()}
+    base = len(deps)
+    touching = {m: [] for m in group}
+    for j in range(sched.num_ops):
+        a = group[sched.rank[j]]
+        if sched.kind[j] == MESSAGE:
+            b = group[sched.peer[j]]
+            op = new(MESSAGE, a, b, size=float(sched.size[j]), iteration=it, tag=tag)
+            own = [start[a], start[b]] if a != b else [start[a]]
+            touching[b].append(op)
+        else:
+            op = new(COMPUTE, a, duration=float(sched.duration[j]), flops=float(sched.flops[j]),
+                     iteration=it, tag=tag)
+            own = [start[a]]
+        touching[a].append(op)
+        # NCCL runs a collective as one kernel per member: nothing moves to or from a
+        # member before it has entered the collective.
+        deps[op] = [base + int(d) for d in sched.deps(j)] + own
+    for m, i in inst["members"].items():
+        deps[ids[m][i]] = [start[m]] + touching[m]
+
+
+# -- reading profiler files ----------------------------------------------------------------------
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        doc = json.loads(raw)
+    except FileNotFoundError:
+        raise TraceError(f"profiler trace not found: {path}") from None
+    except RecursionError:
+        raise TraceError(f"{path}: JSON nested too deeply") from None
+    except Exception as exc:  # truncated gzip, bad UTF-8, bad JSON: all the input's fault
+        reason = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise TraceError(f"{path}: not a readable profiler trace ({type(exc).__name__}: "
+                         f"{reason})") from None
+    if isinstance(doc, list):
+        doc = {"traceEvents": doc}
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        raise TraceError(f"{path}: not a PyTorch profiler trace (no 'traceEvents' list)")
+    return doc
+
+
+def _num(ev, key, path, idx):
+    v = ev.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+        raise TraceError(f"{path}: event #{idx} {ev.get('name')!r} has invalid {key!r}: {v!r}")
+    return float(v)
+
+
+def _comm(ev, path, idx, rank, world):
+    """(kind, nbytes, group ranks, pg name, peer) of a communication kernel."""
+    a = ev["args"]
+    where = f"{path}: event #{idx} {ev.get('name', '')[:60]!r}"
+    raw = str(a["Collective name"])
+    kind = _KINDS.get(raw.strip("_").lower())
+    if kind is None:
+        raise TraceError(f"{where}: unsupported collective {raw!r} "
+                         f"(supported: {', '.join(sorted(set(_KINDS)))})")
+    dtype = a.get("dtype")
+    if dtype not in DTYPE_BYTES:
+        raise TraceError(f"{where}: unknown dtype {dtype!r} (known: {', '.join(DTYPE_BYTES)})")
+    n_in, n_out = a.get("In msg nelems"), a.get("Out msg nelems", a.get("In msg nelems"))
+    for name, v in (("In msg nelems", n_in), ("Out msg nelems", n_out)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise TraceError(f"{where}: {name!r} must be a count >= 0, got {v!r}")
+    nelems = n_out if kind == "allgather" else max(n_in, n_out) if kind in ("send", "recv") \
+        else n_in
+    try:
+        group = json.loads(a.get("Process Group Ranks", "null"))
+    except (TypeError, ValueError):
+        group = None
+    size = a.get("Group size")
+    if group is None and size == world:
+        group = list(range(world))
+    if (not isinstance(group, list) or not all(isinstance(g, int) and not isinstance(g, bool)
+                                               for g in group)):
+        raise TraceError(f"{where}: unreadable 'Process Group Ranks' "
+                         f"{a.get('Process Group Ranks')!r}")
+    if size is not None and size != len(group):
+        raise TraceError(f"{where}: 'Group size' {size} does not match its "
+                         f"{len(group)} 'Process Group Ranks' {group}")
+    if len(set(group)) != len(group) or any(not 0 <= g < world for g in group) or \
+            rank not in group:
+        raise TraceError(f"{where}: process group {group} does not fit world size {world} "
+                         f"with this file's rank {rank}")
+    peer = None
+    if kind in ("send", "recv"):
+        p = a.get("Dst Rank" if kind == "send" else "Src Rank")
+        if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < len(group):
+            raise TraceError(f"{where}: {kind} without a valid peer rank ({p!r})")
+        peer = group[p]
+    return kind, float(nelems * DTYPE_BYTES[dtype]), group, str(a.get("Process Group Name",
+                                                                      "default")), peer
+
+
+def _profile(path, doc, world_hint):
+    """Per-file facts: rank, world size, GPU ops, steps, device name."""
+    info = doc.get("distributedInfo") or {}
+    rank = info.get("rank", 0)
+    world = info.get("world_size", world_hint)
+    for name, v in (("rank", rank), ("world_size", world)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (name == "world_size" and v < 1):
+            raise TraceError(f"{path}: distributedInfo {name} must be an integer, got {v!r}")
+    if rank >= world:
+        raise TraceError(f"{path}: rank {rank} outside world size {world}")
+    launch, steps, ops = {}, {}, []
+    for idx, ev in enumerate(doc["traceEvents"]):
+        if not isinstance(ev, dict):
+            raise TraceError(f"{path}: event #{idx} is not an object")
+        if ev.get("ph") != "X":
+            continue
+        cat, name, args = ev.get("cat"), ev.get("name"), ev.get("args") or {}
+        if not isinstance(args, dict):
+            raise TraceError(f"{path}: event #{idx} {name!r} has non-object args")
+        if cat in ("cuda_runtime", "cuda_driver") and "correlation" in args:
+            launch[args["correlation"]] = _num(ev, "ts", path, idx)
+        elif cat == "user_annotation" and isinstance(name, str) and _STEP.match(name):
+            n = int(_STEP.match(name).group(1))
+            ts, dur = _num(ev, "ts", path, idx), _num(ev, "dur", path, idx)
+            if dur > steps.get(n, (0, -1))[1]:
+                steps[n] = (ts, dur)
+        elif isinstance(cat, str) and cat.lower() in _GPU_CATS:
+            ts, dur = _num(ev, "ts", path, idx), _num(ev, "dur", path, idx)
+            stream = args.get("stream")
+            if stream is None:
+                raise TraceError(f"{path}: event #{idx} {name!r} has no stream")
+            comm, bad = None, None
+            if "Collective name" in args:
+                comm = _comm(ev, path, idx, rank, world)
+            elif isinstance(name, str) and re.match(r"(nccl|rccl)", name, re.I):
+                # Refused only if a kept step holds it: profilers drop these arguments in
+                # their first steps, which the caller can leave out with ``steps``.
+                bad = (f"{path}: event #{idx} {name[:60]!r} is a communication kernel without "
+                       f"'Collective name', 'In msg nelems' and 'dtype' arguments (newer PyTorch "
+                       f"profilers record them); select steps without it")
+            ops.append({"ts": ts, "dur": dur, "stream": stream, "cat": _GPU_CATS[cat.lower()],
+                        "corr": args.get("correlation"), "comm": comm, "bad": bad})
+    if not ops:
+        raise TraceError(f"{path}: no GPU kernel, memcpy, memset or collective events")
+    devices = [d.get("name") for d in doc.get("deviceProperties") or [] if isinstance(d, dict)]
+    return {"path": path, "rank": rank, "world": world, "ops": ops, "launch": launch,
+            "steps": steps, "device": devices[0] if devices else None, "gpus": len(devices)}
+
+
+def _select_steps(prof, steps):
+    """The kept (number, start, end) steps, in order; [] when the file has no step marks."""
+    have = prof["steps"]
+    if not have:
+        if steps is not None:
+            raise TraceError(f"{prof['path']}: no ProfilerStep#N marks to select steps from")
+        return []
+    keep = sorted(have) if steps is None else sorted(set(int(s) for s in steps))
+    missing = [s for s in keep if s not in have]
+    if missing:
+        raise TraceError(f"{prof['path']}: ProfilerStep#{missing[0]} not in the trace "
+                         f"(it has steps {sorted(have)})")
+    return [(n, have[n][0], have[n][0] + have[n][1]) for n in keep]
+
+
+def _program(prof, kept, algorithm, gaps, pg_seq_prefix=""):
+    """One rank's records (see :func:`assemble`) from its GPU ops in the kept steps."""
+    ops = []
+    for op in prof["ops"]:
+        t = prof["launch"].get(op["corr"], op["ts"])
+        if kept:
+            k = bisect_right([s[1] for s in kept], t) - 1
+            if k < 0 or t >= kept[k][2]:
+                continue
+            op = dict(op, it=k)
+        else:
+            op = dict(op, it=0)
+        if op["bad"]:
+            raise TraceError(op["bad"])
+        ops.append(op)
+    if not ops:
+        raise TraceError(f"{prof['path']}: no GPU events in the selected steps")
+    ops.sort(key=lambda o: (o["ts"], str(o["stream"])))
+    t0 = ops[0]["ts"]  # the GPU lags the CPU: time 0 is the first kept GPU op
+    ends = []           # (end, record index) of every op so far, kept sorted
+    last = {}           # stream -> (end, record index)
+    recs, seq = [], {}
+    for op in ops:
+        prev_end, prev = last.get(op["stream"], (t0, None))
+        deps = [] if prev is None else [prev]
+        k = bisect_right(ends, (op["ts"], float("inf"))) - 1
+        ready = prev_end
+        if k >= 0 and ends[k][0] > prev_end:   # this stream idled until another op ended
+            deps.append(ends[k][1])
+            ready = ends[k][0]
+        if gaps and op["ts"] > ready:
+            recs.append({"op": "compute", "seconds": (op["ts"] - ready) / 1e6, "deps": deps,
+                         "iteration": op["it"], "tag": "idle"})
+            deps = [len(recs) - 1]
+        if op["comm"] is None:
+            rec = {"op": "compute", "seconds": op["dur"] / 1e6, "tag": op["cat"]}
+        else:
+            kind, nbytes, group, pg, peer = op["comm"]
+            if kind in ("send", "recv"):
+                src, dst = (prof["rank"], peer) if kind == "send" else (peer, prof["rank"])
+                n = seq[(src, dst)] = seq.get((src, dst), -1) + 1
+                rec = {"op": kind, "key": (src, dst, n), "peer": peer, "nbytes": nbytes,
+                       "tag": kind}
+            else:
+                n = seq[pg] = seq.get(pg, -1) + 1
+                rec = {"op": "coll", "key": (pg, n), "group": group, "nbytes": nbytes,
+                       "collective": ALGORITHMS[algorithm][kind], "tag": kind}
+        rec.update(deps=deps, iteration=op["it"])
+        recs.append(rec)
+        end = (op["ts"] + op["dur"], len(recs) - 1)
+        ends.insert(bisect_right(ends, end), end)
+        last[op["stream"]] = end
+    return recs
+
+
+def _paths(paths_or_dir):
+    if isinstance(paths_or_dir, (str, os.PathLike)):
+        p = os.fspath(paths_or_dir)
+        if os.path.isdir(p):
+            files = sorted(os.path.join(p, f) for f in os.listdir(p)
+                           if f.endswith((".json", ".json.gz")))
+            if not files:
+                raise TraceError(f"{p}: no .json or .json.gz profiler traces in this directory")
+            return files
+        return [p]
+    files = [os.fspath(p) for p in paths_or_dir]
+    if not files:
+        raise TraceError("no profiler trace files given")
+    return files
+
+
+def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gaps=True):
+    """Import PyTorch profiler traces (one Chrome-trace JSON per rank) as a netsim trace.
+
+    See the module docstring for what the profiler records, what becomes what,
+    and what netsim assumes about dependencies.
+
+    Parameters
+    ----------
+    paths_or_dir : str, path or list of them
+        A directory of ``.json``/``.json.gz`` files, one file, or a list of files;
+        each file's rank is its ``distributedInfo.rank``.
+    steps : iterable of int, optional
+        ``ProfilerStep#N`` numbers to keep (default: all); they become
+        iterations 0, 1, ... in that order.
+    algorithm : {"ring", "recursive"}
+        The collective schedules to expand NCCL collectives with (see
+        :data:`ALGORITHMS`).
+    symmetric : bool
+        With one file of a ``world_size``-rank job: assume every rank ran what
+        it ran (data parallelism; every collective must span the whole world).
+    gaps : bool
+        Keep each stream's idle time that no other op explains as host time.
+
+    Returns
+    -------
+    Trace
+        Metadata: ``source`` ("kineto"), ``files``, ``world_size``, ``device``
+        (GPU model), ``gpus_per_host`` (devices listed by the profile),
+        ``steps`` (numbers kept), ``measured_step_times`` and
+        ``measured_step_time`` (their mean, seconds), ``collectives`` (per
+        collective of rank 0: kind, bytes, group), ``symmetric``, ``algorithm``.
+
+    Raises
+    ------
+    TraceError
+        For damaged, truncated or foreign JSON, a file without GPU events, a
+        communication kernel without size arguments, an unknown dtype, a group
+        not matching the world size, a missing rank file, ranks whose
+        collectives do not match: naming the file and the event.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> ev = lambda name, ts, dur, stream, **a: {"ph": "X", "cat": "kernel", "name": name,
+    ...     "ts": ts, "dur": dur, "args": {"stream": stream, **a}}
+    >>> ar = {"Collective name": "allreduce", "In msg nelems": 1000, "Out msg nelems": 1000,
+    ...       "dtype": "Float", "Group size": 2, "Process Group Name": "0",
+    ...       "Process Group Ranks": "[0, 1]"}
+    >>> doc = {"distributedInfo": {"rank": 0, "world_size": 2}, "traceEvents": [
+    ...     ev("gemm", 0, 100, 7), ev("ncclKernel_AllReduce", 100, 50, 20, **ar),
+    ...     ev("sgd", 150, 10, 7)]}
+    >>> p = os.path.join(tempfile.mkdtemp(), "rank0.json")
+    >>> _ = open(p, "w").write(json.dumps(doc))
+    >>> t = load_kineto(p, symmetric=True)
+    >>> t.ranks, t.total_bytes     # ring allreduce: 2 (P - 1) messages of n / P
+    (2, 8000.0)
+    """
+    if algorithm not in ALGORITHMS:
+        raise TraceError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    files = _paths(paths_or_dir)
+    profs = [_profile(p, _read(p), len(files)) for p in files]
+    world = profs[0]["world"]
+    for prof in profs:
+        if prof["world"] != world:
+            raise TraceError(f"{prof['path']}: world size {prof['world']} but "
+                             f"{profs[0]['path']} says {world}")
+    by_rank = {}
+    for prof in profs:
+        if prof["rank"] in by_rank:
+            raise TraceError(f"{prof['path']}: rank {prof['rank']} also in "
+                             f"{by_rank[prof['rank']]['path']}")
+        by_rank[prof["rank"]] = prof
+    if symmetric and len(profs) != 1:
+        raise TraceError(f"symmetric=True takes one rank's file, got {len(profs)}")
+    if not symmetric and len(by_rank) != world:
+        missing = sorted(set(range(world)) - set(by_rank))
+        raise TraceError(f"missing rank file for rank {missing[0]} of world size {world} "
+                         f"(have ranks {sorted(by_rank)} from {len(files)} file(s); "
+                         f"use symmetric=True for one rank of a data-parallel job)")
+    kept = {r: _select_steps(p, steps) for r, p in by_rank.items()}
+    progs = {r: _program(p, kept[r], algorithm, gaps) for r, p in by_rank.items()}
+    first = profs[0]
+    if symmetric:
+        for rec in progs[first["rank"]]:
+            if rec["op"] in ("send", "recv") or (rec["op"] == "coll"
+                                                  and sorted(rec["group"]) != list(range(world))):
+                raise TraceError(f"{first['path']}: symmetric=True needs every collective over "
+                                 f"the whole world of {world} ranks; found {rec['tag']} over "
+                                 f"{rec.get('group', rec.get('peer'))}")
+        progs = {r: progs[first["rank"]] for r in range(world)}
+    k0 = kept[first["rank"]]
+    measured = [(e - s) / 1e6 for _, s, e in k0]
+    coll = [{"kind": rec["tag"], "bytes": rec["nbytes"], "group": list(rec.get("group", []))}
+            for rec in progs[min(progs)] if rec["op"] in ("coll", "send", "recv")]
+    meta = {"source": "kineto", "files": [os.path.basename(p) for p in files],
+            "world_size": world, "device": first["device"], "gpus_per_host": first["gpus"],
+            "steps": [n for n, _, _ in k0], "measured_step_times": measured,
+            "measured_step_time": float(np.mean(measured)) if measured else None,
+            "collectives": coll, "symmetric": bool(symmetric), "algorithm": algorithm}
+    return assemble([progs[r] for r in range(world)], metadata=meta)
