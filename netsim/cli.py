@@ -168,7 +168,7 @@ def _args_replay(p):
 
 def _run_replay(args):
     from .result import simulate
-    from .trace import load_trace
+    from .traceio import load_trace
 
     trace = load_trace(args.trace)
     G = parse_topology(args.topology)
@@ -226,7 +226,7 @@ def _run_topology(args):
         raise NetsimError("--metric colours links by a replay: give --result TRACE too")
     if args.result:
         from .result import simulate
-        from .trace import load_trace
+        from .traceio import load_trace
 
         trace = load_trace(args.result)
         with _progress(args, trace.num_ops, "replay", unit="op",
@@ -326,7 +326,7 @@ def _run_record(args):
         run = workloads.record(args.paradigm, dataset=args.dataset, workers=args.workers,
                                progress=bar, **options)
     if args.output:
-        from .trace import save_trace
+        from .traceio import save_trace
 
         try:
             save_trace(run.trace, args.output)

@@ -18,11 +18,11 @@ graph order; if there are none, the nodes of kind ``host``; if no node has a
 
 import heapq
 import math
-import numbers
 
 import networkx as nx
 import numpy as np
 
+from .checks import is_real
 from .errors import TopologyError
 
 __all__ = ["Network", "compute_nodes", "check_topology"]
@@ -52,11 +52,6 @@ def compute_nodes(G):
     if not kinds:
         return list(G.nodes)
     return []
-
-
-def _number(value):
-    """A real number (numpy scalars included) that is not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 class Network:
@@ -110,11 +105,11 @@ class Network:
             b = data.get("bandwidth")
             if b is None:
                 raise TopologyError(f"edge ({u!r}, {v!r}) has no 'bandwidth' attribute")
-            if not _number(b) or not math.isfinite(b) or b <= 0:
+            if not is_real(b) or not math.isfinite(b) or b <= 0:
                 raise TopologyError(f"edge ({u!r}, {v!r}) has bandwidth {b!r}: it must be a "
                                     f"finite number > 0 bytes/s")
             lt = data.get("latency", 0.0)
-            if not _number(lt) or not math.isfinite(lt) or lt < 0:
+            if not is_real(lt) or not math.isfinite(lt) or lt < 0:
                 raise TopologyError(f"edge ({u!r}, {v!r}) has latency {lt!r}: it must be a "
                                     f"finite number >= 0 seconds")
             if u == v:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from netsim import COMPUTE, MESSAGE, Trace, TraceBuilder, TraceError, concat, load_trace, repeat, save_trace
-from netsim.trace import deps_csr, terminal_ops
+from netsim.trace import deps_csr
+from netsim.traceops import terminal_ops
 
 
 def sample():
@@ -175,3 +176,28 @@ def test_npz_with_pickled_objects_is_refused(tmp_path):
     np.savez(p, header=np.array([{"a": 1}], dtype=object))
     with pytest.raises(TraceError, match="Python objects"):
         load_trace(p)
+
+
+def test_moved_names_still_import_from_netsim_trace_with_a_warning():
+    import netsim.trace
+    from netsim import traceio, traceops
+
+    for name, module in [("concat", traceops), ("repeat", traceops),
+                         ("terminal_ops", traceops), ("load_trace", traceio),
+                         ("save_trace", traceio), ("SCHEMA", traceio)]:
+        with pytest.warns(DeprecationWarning, match=f"moved to netsim.{module.__name__[7:]}"):
+            assert getattr(netsim.trace, name) is getattr(module, name)
+    with pytest.raises(AttributeError, match="no attribute 'bogus'"):
+        netsim.trace.bogus
+
+
+def test_json_tags_keep_header_order_for_unused_names(tmp_path):
+    # Tags are numbered by first use in the ops, then the header's unused names follow.
+    doc = {"ranks": 2, "tags": ["pull", "push", "spare"], "ops": [
+        {"type": "message", "src": 0, "dst": 1, "bytes": 1, "tag": "push"},
+        {"type": "message", "src": 1, "dst": 0, "bytes": 1, "tag": "pull", "deps": [0]}]}
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    t = load_trace(p)
+    assert t.tags == ["push", "pull", "spare"]
+    assert t.tag.tolist() == [0, 1]

@@ -28,7 +28,8 @@ Iterations are composed with :func:`netsim.trace.concat` and
 import numpy as np
 
 from netsim import collectives
-from netsim.trace import TraceBuilder, concat, repeat
+from netsim.trace import TraceBuilder
+from netsim.traceops import concat, repeat
 
 from . import mlp
 from .errors import WorkloadError, check_int

@@ -122,8 +122,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from netsim.trace import (COMPUTE, MESSAGE, Trace, TraceBuilder, _ranges, concat, deps_csr,
-                          repeat)
+from netsim.trace import COMPUTE, MESSAGE, Trace, TraceBuilder, deps_csr
+from netsim.trace import ranges as _ranges
+from netsim.traceops import concat, repeat
 
 from . import mlp
 from .allreduce import collective_trace

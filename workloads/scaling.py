@@ -67,7 +67,8 @@ from netsim.result import simulate
 from netsim.saturation import saturation_point, speedup, top_link
 from netsim.saturation import crossing as _crossing
 from netsim.studies import fit_scaling
-from netsim.trace import COMPUTE, Trace, load_trace
+from netsim.trace import COMPUTE, Trace
+from netsim.traceio import load_trace
 
 from .errors import WorkloadError
 
