@@ -37,10 +37,10 @@ import math
 
 import numpy as np
 
-from ._checks import check_count, check_real
-from .collectives import _pof2
+from .checks import check_int, check_real
+from .collectives.schedule import pof2
 from .errors import NetsimError, TraceError
-from .network import Network, compute_nodes
+from .network import as_network, compute_nodes, route_loads
 
 __all__ = [
     "hockney",
@@ -65,6 +65,7 @@ __all__ = [
     "alpha_beta",
     "link_loads",
     "contention_bound",
+    "busiest_link",
 ]
 
 
@@ -72,17 +73,31 @@ __all__ = [
 # arguments; alpha and beta, which only cost models take, raise NetsimError.
 
 def _check_time(value, name):
-    return check_real(value, name, NetsimError)
+    return check_real(value, name, lo=0, error=NetsimError)
 
 
 def _common(P, nbytes, alpha, beta, gamma=0.0):
-    return (check_count(P, "P", TraceError), check_real(nbytes, "nbytes", TraceError),
+    return (check_int(P, "P", error=TraceError), check_real(nbytes, "nbytes", lo=0, error=TraceError),
             _check_time(alpha, "alpha"), _check_time(beta, "beta"),
-            check_real(gamma, "gamma", TraceError))
+            check_real(gamma, "gamma", lo=0, error=TraceError))
 
 
 def hockney(nbytes, alpha, beta):
     """Time of one message alone on its path: ``alpha + n beta`` (Hockney [1]_).
+
+    Parameters
+    ----------
+    nbytes : float
+        Message size in bytes, >= 0.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+
+    Returns
+    -------
+    float
+        Seconds.
 
     Examples
     --------
@@ -90,7 +105,7 @@ def hockney(nbytes, alpha, beta):
     0.000802
     """
     return (_check_time(alpha, "alpha")
-            + check_real(nbytes, "nbytes", TraceError) * _check_time(beta, "beta"))
+            + check_real(nbytes, "nbytes", lo=0, error=TraceError) * _check_time(beta, "beta"))
 
 
 # -- trees ---------------------------------------------------------------------------------
@@ -100,6 +115,22 @@ def binomial_broadcast(P, nbytes, alpha, beta):
 
     Thakur et al. [2]_, broadcast, binomial tree. Exact for any P: rank 0 is
     busy for all ``ceil(log2 P)`` rounds and no rank finishes later.
+
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+
+    Returns
+    -------
+    float
+        Seconds.
 
     Examples
     --------
@@ -117,6 +148,24 @@ def binomial_reduce(P, nbytes, alpha, beta, gamma=0.0):
     parent takes its children one at a time (each child's message waits for
     the parent's previous receive and reduction); were all children to send
     at once they would share the parent's link.
+
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+    gamma : float, optional
+        Reduction seconds per byte, >= 0 (default 0: no reduction cost).
+
+    Returns
+    -------
+    float
+        Seconds.
 
     Examples
     --------
@@ -137,13 +186,31 @@ def pipeline_broadcast(P, nbytes, segments, alpha, beta):
     beta / k)`` (:func:`linear_pipeline`), one segment time more than the
     chain takes; the exact count is used here. 0 for P = 1.
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    segments : int
+        Number of segments k, >= 1.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(pipeline_broadcast(4, 1e6, 2, 1e-6, 1e-9), 12)
     0.002004
     """
     P, n, a, b, _ = _common(P, nbytes, alpha, beta)
-    k = check_count(segments, "segments", TraceError)
+    k = check_int(segments, "segments", error=TraceError)
     return 0.0 if P == 1 else (P + k - 2) * (a + n * b / k)
 
 
@@ -160,13 +227,33 @@ def pipeline_reduce(P, nbytes, segments, alpha, beta, gamma=0.0):
 
     With ``gamma = 0`` this is :func:`pipeline_broadcast`. 0 for P = 1.
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    segments : int
+        Number of segments k, >= 1.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+    gamma : float, optional
+        Reduction seconds per byte, >= 0 (default 0: no reduction cost).
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(pipeline_reduce(3, 1e6, 4, 1e-6, 1e-9, 1e-10), 12)
     0.001305
     """
     P, n, a, b, g = _common(P, nbytes, alpha, beta, gamma)
-    k = check_count(segments, "segments", TraceError)
+    k = check_int(segments, "segments", error=TraceError)
     if P == 1:
         return 0.0
     tm, tc = a + n * b / k, n * g / k
@@ -178,6 +265,26 @@ def pipeline_allreduce(P, nbytes, segments, alpha, beta, gamma=0.0):
 
     The generated broadcast starts when the reduction is complete, so the
     times add.
+
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    segments : int
+        Number of segments k, >= 1.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+    gamma : float, optional
+        Reduction seconds per byte, >= 0 (default 0: no reduction cost).
+
+    Returns
+    -------
+    float
+        Seconds.
 
     Examples
     --------
@@ -195,13 +302,31 @@ def linear_pipeline(P, nbytes, segments, alpha, beta):
     exceeds the exact chain time (:func:`pipeline_broadcast`) by one segment
     time; both tend to ``n beta`` as n grows, independent of P.
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    segments : int
+        Number of segments k, >= 1.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(linear_pipeline(4, 1e6, 2, 1e-6, 1e-9), 12)
     0.002505
     """
     P, n, a, b, _ = _common(P, nbytes, alpha, beta)
-    k = check_count(segments, "segments", TraceError)
+    k = check_int(segments, "segments", error=TraceError)
     return (P - 1 + k) * (a + n * b / k)
 
 
@@ -212,6 +337,22 @@ def optimal_segments(P, nbytes, alpha, beta):
     [4]_ has ``P - 1`` for ``P - 2``, from its count of segment times); the
     better of its floor and ceiling is returned, at least 1 and at most
     ``max(1, floor(n))`` (one byte per segment).
+
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+
+    Returns
+    -------
+    int
+        The number of segments k.
 
     Raises
     ------
@@ -242,7 +383,7 @@ def optimal_segments(P, nbytes, alpha, beta):
 
 def _fold_terms(P, n, a, b, g):
     """Fold (whole vector, reduced) + unfold (whole vector) when P is not a power of two."""
-    return 0.0 if P == _pof2(P) else (a + n * b + n * g) + (a + n * b)
+    return 0.0 if P == pof2(P) else (a + n * b + n * g) + (a + n * b)
 
 
 def be_broadcast(P, nbytes, alpha, beta):
@@ -255,13 +396,29 @@ def be_broadcast(P, nbytes, alpha, beta):
     receive the whole message: ``+ alpha + n beta`` (MPICH instead uses a
     ring allgather there).
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(be_broadcast(4, 4e6, 1e-6, 1e-9), 12)
     0.006004
     """
     P, n, a, b, _ = _common(P, nbytes, alpha, beta)
-    p2 = _pof2(P)
+    p2 = pof2(P)
     L = p2.bit_length() - 1
     t = 2 * L * a + 2 * (p2 - 1) / p2 * n * b
     return t if P == p2 else t + a + n * b
@@ -275,6 +432,24 @@ def recursive_doubling_allreduce(P, nbytes, alpha, beta, gamma=0.0):
     ``(alpha + n beta + n gamma) + (alpha + n beta)``, MPICH's
     ``floor(lg p) + 2`` steps.
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+    gamma : float, optional
+        Reduction seconds per byte, >= 0 (default 0: no reduction cost).
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(recursive_doubling_allreduce(8, 1e6, 1e-6, 1e-9), 12)
@@ -283,7 +458,7 @@ def recursive_doubling_allreduce(P, nbytes, alpha, beta, gamma=0.0):
     0.004004
     """
     P, n, a, b, g = _common(P, nbytes, alpha, beta, gamma)
-    L = _pof2(P).bit_length() - 1
+    L = pof2(P).bit_length() - 1
     return L * (a + n * b + n * g) + _fold_terms(P, n, a, b, g)
 
 
@@ -296,13 +471,31 @@ def rabenseifner_allreduce(P, nbytes, alpha, beta, gamma=0.0):
     Its bandwidth term meets the Patarasuk-Yuan bound
     (:func:`patarasuk_yuan_bound`) for P = p'.
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+    gamma : float, optional
+        Reduction seconds per byte, >= 0 (default 0: no reduction cost).
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(rabenseifner_allreduce(4, 4e6, 1e-6, 1e-9), 12)
     0.006004
     """
     P, n, a, b, g = _common(P, nbytes, alpha, beta, gamma)
-    p2 = _pof2(P)
+    p2 = pof2(P)
     L = p2.bit_length() - 1
     f = (p2 - 1) / p2
     return 2 * L * a + 2 * f * n * b + f * n * g + _fold_terms(P, n, a, b, g)
@@ -313,6 +506,22 @@ def ring_allgather(P, nbytes, alpha, beta):
 
     Thakur et al. [2]_, allgather, ring: ``(p - 1) alpha + (p - 1)/p n beta``
     (n is the gathered size).
+
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+
+    Returns
+    -------
+    float
+        Seconds.
 
     Examples
     --------
@@ -330,6 +539,24 @@ def ring_reduce_scatter(P, nbytes, alpha, beta, gamma=0.0):
     Thakur et al.'s [2]_ pairwise-exchange reduce-scatter, ``(p - 1) alpha +
     (p - 1)/p n beta + (p - 1)/p n gamma``.
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+    gamma : float, optional
+        Reduction seconds per byte, >= 0 (default 0: no reduction cost).
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(ring_reduce_scatter(4, 4e6, 1e-6, 1e-9, 1e-10), 12)
@@ -345,6 +572,24 @@ def ring_allreduce(P, nbytes, alpha, beta, gamma=0.0):
     Patarasuk & Yuan [3]_: the bandwidth term equals their lower bound
     ``2 (P - 1)/P n beta`` for any P.
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+    gamma : float, optional
+        Reduction seconds per byte, >= 0 (default 0: no reduction cost).
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(ring_allreduce(4, 4e6, 1e-6, 1e-9), 12)
@@ -357,7 +602,7 @@ def ring_allreduce(P, nbytes, alpha, beta, gamma=0.0):
 def _block_sum(P):
     """Sum over core steps (block m = 1, 2, ..., p'/2) of m + min(rem, m): chunks per step of
     the core rank with the largest blocks (core rank 0)."""
-    p2 = _pof2(P)
+    p2 = pof2(P)
     rem = P - p2
     return sum(m + min(rem, m) for m in (1 << s for s in range(p2.bit_length() - 1)))
 
@@ -373,13 +618,29 @@ def recursive_doubling_allgather(P, nbytes, alpha, beta):
     are the largest, so the core takes ``L alpha + c beta sum_m (m +
     min(rem, m))`` over m = 1, 2, ..., p'/2.
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(recursive_doubling_allgather(8, 8e6, 1e-6, 1e-9), 12)
     0.007003
     """
     P, n, a, b, _ = _common(P, nbytes, alpha, beta)
-    p2 = _pof2(P)
+    p2 = pof2(P)
     c = n / P
     t = (p2.bit_length() - 1) * a + c * b * _block_sum(P)
     return t if P == p2 else (a + c * b) + t + (a + n * b)
@@ -395,13 +656,31 @@ def recursive_halving_reduce_scatter(P, nbytes, alpha, beta, gamma=0.0):
     largest half at every step and is always the latest, so the core takes
     ``L alpha + c (beta + gamma) sum_m (m + min(rem, m))``.
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+    gamma : float, optional
+        Reduction seconds per byte, >= 0 (default 0: no reduction cost).
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(recursive_halving_reduce_scatter(4, 4e6, 1e-6, 1e-9), 12)
     0.003002
     """
     P, n, a, b, g = _common(P, nbytes, alpha, beta, gamma)
-    p2 = _pof2(P)
+    p2 = pof2(P)
     c = n / P
     t = (p2.bit_length() - 1) * a + c * (b + g) * _block_sum(P)
     return t if P == p2 else (a + n * b + n * g) + t + (a + c * b)
@@ -413,6 +692,22 @@ def alltoall(P, nbytes, alpha, beta):
     Thakur et al. [2]_, all-to-all, pairwise exchange: ``(p - 1) alpha + n
     beta`` where their n is what a rank sends to others; here nbytes counts
     the rank's own block too, so others get ``(P - 1)/P`` of it.
+
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+
+    Returns
+    -------
+    float
+        Seconds.
 
     Examples
     --------
@@ -434,13 +729,33 @@ def ps_push_pull(P, nbytes, alpha, beta, gamma=0.0, servers=1):
 
     Not an MPICH collective; the Hockney model [1]_ with max-min sharing.
 
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+    alpha : float
+        Seconds per message (latency term), >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+    gamma : float, optional
+        Reduction seconds per byte, >= 0 (default 0: no reduction cost).
+    servers : int, optional
+        Parameter servers S, >= 1.
+
+    Returns
+    -------
+    float
+        Seconds.
+
     Examples
     --------
     >>> round(ps_push_pull(4, 1e6, 1e-6, 1e-9), 12)
     0.008002
     """
     P, n, a, b, g = _common(P, nbytes, alpha, beta, gamma)
-    S = check_count(servers, "servers", TraceError)
+    S = check_int(servers, "servers", error=TraceError)
     return 2 * (a + max(P, S) * n * b / S) + (P - 1) * n * g / S
 
 
@@ -449,6 +764,20 @@ def patarasuk_yuan_bound(P, nbytes, beta):
 
     Patarasuk & Yuan [3]_: each rank must send and receive at least
     ``(P - 1)/P n`` bytes.
+
+    Parameters
+    ----------
+    P : int
+        Ranks, >= 1.
+    nbytes : float
+        Bytes each rank contributes, >= 0.
+    beta : float
+        Seconds per byte (inverse bandwidth), >= 0.
+
+    Returns
+    -------
+    float
+        Seconds.
 
     Examples
     --------
@@ -461,10 +790,6 @@ def patarasuk_yuan_bound(P, nbytes, beta):
 
 # -- the topology's alpha and beta -------------------------------------------------------
 
-def _net(topology):
-    return topology if isinstance(topology, Network) else Network(topology)
-
-
 def alpha_beta(topology, ranks=None, placement=None, trace=None):
     """Alpha and beta for ranks placed on a topology.
 
@@ -476,6 +801,7 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
     Parameters
     ----------
     topology : networkx.Graph or Network
+        The hardware.
     ranks : int, optional
         Number of ranks (default: the trace's, else every compute node).
     placement : sequence or dict, optional
@@ -499,7 +825,7 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
     >>> a, 1 / b
     (2e-06, 1250000000.0)
     """
-    net = _net(topology)
+    net = as_network(topology)
     if trace is not None:
         ranks = trace.ranks
         msg = trace.is_message
@@ -509,7 +835,7 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
     else:
         if ranks is None:
             ranks = len(placement) if placement is not None else len(compute_nodes(net.graph))
-        ranks = check_count(ranks, "ranks", TraceError)
+        ranks = check_int(ranks, "ranks", error=TraceError)
         src, dst = np.divmod(np.arange(ranks * ranks, dtype=np.int64), ranks)
     nodes = net.placement(ranks, placement)
     u, v = nodes[src], nodes[dst]
@@ -524,6 +850,13 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
 def link_loads(trace, topology, placement=None):
     """Bytes each link direction must carry when the trace's messages are routed.
 
+    Parameters
+    ----------
+    trace : Trace
+    topology : networkx.Graph or Network
+    placement : sequence or dict, optional
+        ``placement[r]`` is the node of rank r (default: compute nodes in order).
+
     Returns
     -------
     ndarray
@@ -536,23 +869,29 @@ def link_loads(trace, topology, placement=None):
     >>> link_loads(ring_allgather(2, 2e6), star(2)).tolist()
     [1000000.0, 1000000.0, 1000000.0, 1000000.0]
     """
-    net = _net(topology)
+    net = as_network(topology)
     nodes = net.placement(trace.ranks, placement)
     msg = trace.is_message
     L = net.num_links
     if not msg.any():
         return np.zeros(L)
     pair, links, _ = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]])
-    per_pair = np.bincount(pair, weights=trace.size[msg], minlength=len(links))
-    return np.bincount(links.ravel(), weights=np.repeat(per_pair, links.shape[1]),
-                       minlength=L + 1)[:L]
+    return route_loads(pair, links, L, trace.size[msg])
 
 
 def contention_bound(trace, topology, placement=None):
     """Lower bound on any schedule of the trace's messages: the busiest link direction.
 
     For each link direction, the bytes it must carry divided by its bandwidth;
-    the bound is the largest. Latency and dependencies are ignored.
+    the bound is the largest (:func:`busiest_link`). Latency and dependencies
+    are ignored.
+
+    Parameters
+    ----------
+    trace : Trace
+    topology : networkx.Graph or Network
+    placement : sequence or dict, optional
+        ``placement[r]`` is the node of rank r (default: compute nodes in order).
 
     Returns
     -------
@@ -568,11 +907,43 @@ def contention_bound(trace, topology, placement=None):
     >>> cb["seconds"], cb["link"]
     (0.004, 'host4->switch')
     """
-    net = _net(topology)
-    loads = link_loads(trace, net, placement)
+    net = as_network(topology)
+    return busiest_link(link_loads(trace, net, placement), net.bandwidth,
+                        [net.link_name(k) for k in range(net.num_links)])
+
+
+def busiest_link(loads, bandwidth, names):
+    """The link direction whose bytes take longest at its bandwidth: the contention bound.
+
+    The one implementation of the bound: :func:`contention_bound` feeds it the
+    loads of a routed trace; a finished run's ``Result.links`` (``bytes``,
+    ``bandwidth``, ``src->dst``) can be fed to it directly, without re-routing.
+
+    Parameters
+    ----------
+    loads : array_like of float
+        Bytes per link direction.
+    bandwidth : array_like of float
+        Bytes/s per link direction.
+    names : sequence of str
+        ``"u->v"`` per link direction.
+
+    Returns
+    -------
+    dict
+        ``seconds`` (largest ``loads / bandwidth``; 0 when nothing is carried),
+        ``link`` (its name, None when nothing is carried), ``bytes`` and
+        ``bandwidth`` of that link direction.
+
+    Examples
+    --------
+    >>> busiest_link([4e6, 1e6], [1e9, 1e8], ["a->b", "b->a"])
+    {'seconds': 0.01, 'link': 'b->a', 'bytes': 1000000.0, 'bandwidth': 100000000.0}
+    """
+    loads = np.asarray(loads, np.float64)
     if not len(loads) or loads.max() <= 0:
         return {"seconds": 0.0, "link": None, "bytes": 0.0, "bandwidth": None}
-    t = loads / net.bandwidth
+    t = loads / np.asarray(bandwidth, np.float64)
     i = int(np.argmax(t))
-    return {"seconds": float(t[i]), "link": net.link_name(i), "bytes": float(loads[i]),
-            "bandwidth": float(net.bandwidth[i])}
+    return {"seconds": float(t[i]), "link": str(names[i]), "bytes": float(loads[i]),
+            "bandwidth": float(bandwidth[i])}

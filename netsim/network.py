@@ -25,7 +25,7 @@ import numpy as np
 from .checks import is_real
 from .errors import TopologyError
 
-__all__ = ["Network", "compute_nodes", "check_topology"]
+__all__ = ["Network", "as_network", "compute_nodes", "check_topology", "route_loads"]
 
 # Latencies are compared in integer femtoseconds so that equal paths tie exactly.
 _FS = 1e15
@@ -306,9 +306,70 @@ class Network:
         return out
 
 
-def _as_network(topology):
-    """``topology`` itself if it is a :class:`Network` (keeping its route cache), else compiled."""
+def as_network(topology):
+    """``topology`` itself if it is a :class:`Network` (keeping its route cache), else compiled.
+
+    The one graph-or-network coercion: every function that takes a topology
+    accepts either a networkx graph or an already compiled :class:`Network`.
+
+    Parameters
+    ----------
+    topology : networkx.Graph, networkx.DiGraph or Network
+
+    Returns
+    -------
+    Network
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9)
+    >>> net = as_network(G)
+    >>> as_network(net) is net, net.num_links
+    (True, 2)
+    """
     return topology if isinstance(topology, Network) else Network(topology)
+
+
+# The result module imports the old private name; kept until it switches to ``as_network``.
+_as_network = as_network
+
+
+def route_loads(pair, links, num_links, weights=None):
+    """Sum per link direction of a quantity carried by routed messages (bytes, counts).
+
+    The one link-load binning: messages are summed per route first (there are
+    far fewer routes than messages), then each route's sum is added to every
+    link direction on it.
+
+    Parameters
+    ----------
+    pair : array_like of int
+        Route index of each message (the ``pair`` of :meth:`Network.routes`).
+    links : ndarray of int, shape (routes, hops)
+        Link directions of each route, padded with ``num_links``.
+    num_links : int
+        Number of link directions.
+    weights : array_like of float, optional
+        Per-message quantity; None counts messages.
+
+    Returns
+    -------
+    ndarray of float, shape (num_links,)
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.path_graph(3); nx.set_edge_attributes(G, 1e9, "bandwidth")
+    >>> net = Network(G)
+    >>> pair, links, _ = net.routes([0, 0, 1], [2, 2, 2])
+    >>> route_loads(pair, links, net.num_links, [5.0, 5.0, 1.0]).tolist()
+    [10.0, 0.0, 11.0, 0.0]
+    """
+    pair = np.asarray(pair, np.int64)
+    per_route = np.bincount(pair, weights=weights, minlength=len(links))
+    return np.bincount(links.ravel(), weights=np.repeat(per_route, links.shape[1]),
+                       minlength=num_links + 1)[:num_links]
 
 
 def check_topology(G, placement=None, ranks=None):
@@ -332,7 +393,7 @@ def check_topology(G, placement=None, ranks=None):
     ...
     netsim.errors.TopologyError: ranks 0 ('a') and 1 ('b') have no path between them
     """
-    net = _as_network(G)
+    net = as_network(G)
     if ranks is None:
         ranks = len(placement) if placement is not None else len(compute_nodes(net.graph))
     nodes = net.placement(ranks, placement)

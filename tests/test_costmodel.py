@@ -218,13 +218,13 @@ def test_bad_input():
         M.ring_allreduce(4, 1e6, -1e-6, b)
     with pytest.raises(NetsimError, match="beta must be"):
         M.ring_allreduce(4, 1e6, a, float("inf"))
-    with pytest.raises(TraceError, match="P must be >= 1"):
+    with pytest.raises(TraceError, match="P must be an integer >= 1, got 0$"):
         M.ring_allreduce(0, 1e6, a, b)
     with pytest.raises(TraceError, match="nbytes must be"):
         M.binomial_broadcast(4, -5, a, b)
-    with pytest.raises(TraceError, match="segments must be >= 1"):
+    with pytest.raises(TraceError, match="segments must be an integer >= 1, got 0$"):
         M.pipeline_broadcast(4, 1e6, 0, a, b)
-    with pytest.raises(TraceError, match="servers must be >= 1"):
+    with pytest.raises(TraceError, match="servers must be an integer >= 1, got 0$"):
         M.ps_push_pull(4, 1e6, a, b, servers=0)
     with pytest.raises(TopologyError, match="only 4 compute nodes"):
         M.alpha_beta(star(4), ranks=5)
