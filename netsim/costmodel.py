@@ -77,7 +77,8 @@ def _check_time(value, name):
 
 
 def _common(P, nbytes, alpha, beta, gamma=0.0):
-    return (check_int(P, "P", error=TraceError), check_real(nbytes, "nbytes", lo=0, error=TraceError),
+    return (check_int(P, "P", error=TraceError),
+            check_real(nbytes, "nbytes", lo=0, error=TraceError),
             _check_time(alpha, "alpha"), _check_time(beta, "beta"),
             check_real(gamma, "gamma", lo=0, error=TraceError))
 

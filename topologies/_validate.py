@@ -1,11 +1,10 @@
-"""Argument checks shared by the builders.
+"""Node kinds and the non-numeric argument checks shared by the builders.
 
-Each check raises :class:`netsim.errors.TopologyError` naming the builder, the
-argument and the value, and returns the value in its canonical type.
+Numbers are checked with :func:`netsim.checks.check_int` and
+:func:`netsim.checks.check_real`, the builder's name leading the option's name
+(``"star: n"``). The checks here raise :class:`netsim.errors.TopologyError`
+naming the builder, the argument and the value.
 """
-
-import math
-import numbers
 
 from netsim.errors import TopologyError
 
@@ -14,42 +13,6 @@ KINDS = frozenset({"gpu", "host", "cpu", "pcie_switch", "nvswitch", "nic", "swit
 
 # Kinds that can be ranks (the default placement takes gpus, else hosts).
 COMPUTE_KINDS = ("host", "gpu")
-
-
-def count(fn, name, value, minimum=1):
-    """An integer >= minimum (bool is refused: ``True`` is not a count)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TopologyError(f"{fn}: {name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise TopologyError(f"{fn}: {name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def bandwidth(fn, name, value):
-    """A finite number of bytes/s > 0. Strings such as ``"10Gbps"`` are refused:
-    parse them at the edge with :func:`netsim.units.parse_bandwidth`."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TopologyError(
-            f"{fn}: {name} must be a number of bytes/s (parse strings with "
-            f"netsim.units.parse_bandwidth), got {value!r}"
-        )
-    value = float(value)
-    if not math.isfinite(value) or value <= 0:
-        raise TopologyError(f"{fn}: {name} must be a finite bandwidth > 0 bytes/s, got {value!r}")
-    return value
-
-
-def latency(fn, name, value):
-    """A finite number of seconds >= 0."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TopologyError(
-            f"{fn}: {name} must be a number of seconds (parse strings with "
-            f"netsim.units.parse_time), got {value!r}"
-        )
-    value = float(value)
-    if not math.isfinite(value) or value < 0:
-        raise TopologyError(f"{fn}: {name} must be a finite latency >= 0 s, got {value!r}")
-    return value
 
 
 def compute_kind(fn, value):
