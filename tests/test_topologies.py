@@ -523,3 +523,20 @@ def test_spec_tables_are_read_only():
         with pytest.raises(TypeError):
             table[key] = 0
     assert ETHERNET["10GbE"] == 1.25e9  # unchanged by the attempt
+
+
+def test_drawing_keeps_the_session_backend_and_writes_png(tmp_path):
+    import matplotlib
+
+    from netsim.plot import draw_topology, plot_series
+
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")  # a user's choice, which drawing must not switch to Agg
+    try:
+        draw_topology(star(4), path=tmp_path / "t.png")
+        plot_series([{"label": "x", "P": [2, 4], "simulated": [1.0, 2.0]}], tmp_path / "s.png")
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)
+    for name in ("t.png", "s.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
