@@ -142,11 +142,27 @@ class Network:
         return len(self.bandwidth)
 
     def link_name(self, link):
-        """``"u->v"`` for a link direction."""
+        """``"u->v"`` for a link direction.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9)
+        >>> Network(G).link_name(1)
+        'b->a'
+        """
         return f"{self.nodes[self.link_src[link]]}->{self.nodes[self.link_dst[link]]}"
 
     def node_of(self, node):
-        """Index of a node, raising TopologyError for a missing one."""
+        """Index of a node, raising TopologyError for a missing one.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9)
+        >>> Network(G).node_of("b")
+        1
+        """
         try:
             return self.index[node]
         except (KeyError, TypeError):
@@ -155,10 +171,32 @@ class Network:
     def route(self, src, dst):
         """Link directions from node index ``src`` to ``dst`` (a tuple; cached).
 
+        The path of least total latency; ties go to fewer hops, then to the
+        lowest-ordered predecessor (see the module docstring).
+
+        Parameters
+        ----------
+        src, dst : int
+            Node indices (:meth:`node_of`).
+
+        Returns
+        -------
+        tuple of int
+            Link directions in path order; empty when ``src == dst``.
+
         Raises
         ------
         TopologyError
             If there is no path.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.path_graph(3); nx.set_edge_attributes(G, 1e9, "bandwidth")
+        >>> net = Network(G)
+        >>> links = net.route(0, 2)
+        >>> links, [net.link_name(k) for k in links]
+        ((0, 2), ['0->1', '1->2'])
         """
         key = (src, dst)
         r = self._routes.get(key)
@@ -170,7 +208,28 @@ class Network:
         return r
 
     def path(self, u, v):
-        """The node path a message from ``u`` to ``v`` takes (node names)."""
+        """The node path a message from ``u`` to ``v`` takes (node names).
+
+        Parameters
+        ----------
+        u, v : node
+            Graph nodes.
+
+        Returns
+        -------
+        list
+            Nodes from ``u`` to ``v``.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.Graph()
+        >>> G.add_edge("a", "s", bandwidth=1e9, latency=1e-6)
+        >>> G.add_edge("s", "b", bandwidth=1e9, latency=1e-6)
+        >>> G.add_edge("a", "b", bandwidth=1e9, latency=5e-6)  # direct, but slower
+        >>> Network(G).path("a", "b")
+        ['a', 's', 'b']
+        """
         links = self.route(self.node_of(u), self.node_of(v))
         return [u] + [self.nodes[self.link_dst[k]] for k in links]
 
@@ -241,6 +300,14 @@ class Network:
         ------
         TopologyError
             If some pair has no path.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.path_graph(3); nx.set_edge_attributes(G, 1e9, "bandwidth")
+        >>> pair, links, lat = Network(G).routes([0, 2, 0], [2, 0, 2])
+        >>> pair.tolist(), links.tolist()
+        ([0, 1, 0], [[0, 2], [3, 1]])
         """
         src = np.asarray(src, np.int64)
         dst = np.asarray(dst, np.int64)
@@ -282,6 +349,16 @@ class Network:
         ------
         TopologyError
             If a node is missing, used twice, or there are too few nodes.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.Graph()
+        >>> G.add_edge("h0", "s", bandwidth=1e9); G.add_edge("h1", "s", bandwidth=1e9)
+        >>> nx.set_node_attributes(G, {"h0": "host", "h1": "host", "s": "switch"}, "kind")
+        >>> net = Network(G)
+        >>> net.placement(2).tolist(), net.placement(2, ["h1", "h0"]).tolist()
+        ([0, 2], [2, 0])
         """
         if placement is None:
             nodes = compute_nodes(self.graph)
@@ -378,6 +455,18 @@ def check_topology(G, placement=None, ranks=None):
     Checks the edge attributes, the placement, and that every pair of placed
     ranks is connected. A :class:`Network` is checked and returned itself, route
     cache included; a graph is compiled into a new one.
+
+    Parameters
+    ----------
+    G : networkx.Graph, networkx.DiGraph or Network
+    placement : sequence or dict, optional
+        ``placement[r]`` is the node of rank r (default: compute nodes in order).
+    ranks : int, optional
+        Ranks to place (default: ``len(placement)``, else every compute node).
+
+    Returns
+    -------
+    Network
 
     Raises
     ------

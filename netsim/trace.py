@@ -138,7 +138,14 @@ class Trace:
         return int(self.iteration.max()) + 1 if self.num_ops else 0
 
     def deps(self, op):
-        """The ops that ``op`` waits for, as an array of op indices."""
+        """The ops that ``op`` waits for, as an array of op indices.
+
+        Examples
+        --------
+        >>> b = TraceBuilder(2); a = b.compute(0, seconds=1.0); m = b.message(0, 1, 8, deps=[a])
+        >>> b.build().deps(m).tolist()
+        [0]
+        """
         return self.dep_idx[self.dep_ptr[op]:self.dep_ptr[op + 1]]
 
     def __len__(self):
@@ -154,10 +161,27 @@ class Trace:
         Compute ops given in FLOPs are divided by ``device_flops`` (FLOP/s), taken
         from the argument or else from ``metadata["device_flops"]``.
 
+        Parameters
+        ----------
+        device_flops : float, optional
+            FLOP/s of the device; default ``metadata["device_flops"]``.
+
+        Returns
+        -------
+        ndarray of float
+            One entry per op.
+
         Raises
         ------
         TraceError
             If an op is given in FLOPs and no positive device throughput is known.
+
+        Examples
+        --------
+        >>> b = TraceBuilder(2, metadata={"device_flops": 1e12})
+        >>> _ = b.compute(0, flops=3e9); _ = b.message(0, 1, 8)
+        >>> b.build().compute_seconds().tolist()
+        [0.003, 0.0]
         """
         seconds = np.where(self.kind == COMPUTE, self.duration, 0.0)
         need = np.isnan(seconds)

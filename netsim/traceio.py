@@ -31,6 +31,15 @@ def _version():
 def save_trace(trace, path):
     """Save a trace as JSON (``.json``) or compressed numpy columns (``.npz``).
 
+    Saving the same trace twice writes the same bytes (the ``.npz`` members
+    carry a fixed timestamp).
+
+    Parameters
+    ----------
+    trace : Trace
+    path : str or os.PathLike
+        Ends in ``.json`` or ``.npz``.
+
     Raises
     ------
     TraceError

@@ -130,6 +130,22 @@ def concat(first, second, iteration_offset=0):
     touch its rank last (see :func:`terminal_ops`). Ranks, tags and metadata of
     ``first`` are kept; ``second``'s iterations are shifted by ``iteration_offset``.
 
+    Parameters
+    ----------
+    first, second : Trace
+        Traces of the same number of ranks.
+    iteration_offset : int, optional
+        Added to every iteration index of ``second``.
+
+    Returns
+    -------
+    Trace
+
+    Raises
+    ------
+    TraceError
+        If the traces have different numbers of ranks.
+
     Examples
     --------
     >>> from netsim import TraceBuilder
@@ -145,6 +161,16 @@ def repeat(trace, iterations):
     """``iterations`` copies of a trace, each after the previous one (see :func:`concat`).
 
     Copy ``k`` has its iteration indices shifted by ``k * trace.num_iterations``.
+
+    Parameters
+    ----------
+    trace : Trace
+    iterations : int
+        Number of copies, >= 1 (1 returns ``trace`` itself).
+
+    Returns
+    -------
+    Trace
 
     Examples
     --------
