@@ -41,8 +41,16 @@ def test_columns_are_numpy_and_counts():
     t = sample()
     assert t.num_ops == 4 and t.num_messages == 2 and t.total_bytes == 4096
     assert t.num_iterations == 2
-    for col in ("kind", "rank", "peer", "size", "dep_ptr", "dep_idx"):
-        assert isinstance(getattr(t, col), np.ndarray)
+    # The documented dtypes (a wrong one would overflow ranks or tags, or lose bytes).
+    dtypes = {"kind": np.uint8, "rank": np.int32, "peer": np.int32, "size": np.float64,
+              "duration": np.float64, "flops": np.float64, "iteration": np.int32,
+              "tag": np.int16, "dep_ptr": np.int64, "dep_idx": np.int64}
+    for col, dtype in dtypes.items():
+        assert getattr(t, col).dtype == dtype, col
+    # The builder's dependency lists in CSR form: op 2 waits for 0, op 3 for 2 and 1.
+    assert t.dep_ptr.tolist() == [0, 0, 0, 1, 3] and t.dep_idx.tolist() == [0, 2, 1]
+    assert t.peer.tolist() == [-1, -1, 1, 2] and t.tag.tolist() == [0, 0, 1, -1]
+    assert np.isnan(t.duration[1]) and t.flops.tolist() == [0, 2e9, 0, 0]
     assert t.kind.tolist() == [COMPUTE, COMPUTE, MESSAGE, MESSAGE]
 
 
