@@ -52,15 +52,20 @@ __all__ = [
 COMPUTE = 0
 MESSAGE = 1
 MAX_RANKS = 2**31 - 1  # ranks are int32
-
+_ARRAYS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "dep_ptr",
+           "dep_idx")
 
 
 class Trace:
-    """A validated, immutable-by-convention trace held as numpy columns.
+    """A validated trace held as numpy columns that cannot be changed in place.
 
     Build one with :class:`TraceBuilder` (a few ops, from Python) or directly from
     arrays (generators of millions of ops). The constructor validates everything
     and raises :class:`~netsim.errors.TraceError` naming the first offending op.
+
+    The columns are read-only views (no copy: an array passed in stays the
+    caller's, but cannot be written through the trace); :meth:`with_metadata`
+    derives a trace with other metadata.
 
     Parameters
     ----------
@@ -87,6 +92,10 @@ class Trace:
     (2, 1, 1000000.0)
     >>> t.deps(1).tolist()
     [0]
+    >>> t.size[0] = 5.0
+    Traceback (most recent call last):
+    ...
+    ValueError: assignment destination is read-only
     """
 
     def __init__(self, ranks, kind, rank, peer=None, size=None, duration=None, flops=None,
@@ -110,6 +119,40 @@ class Trace:
         self.metadata = dict(metadata or {})
         self.ranks = check_int(ranks, "ranks", 1, MAX_RANKS, error=TraceError)
         self._validate()
+        for name in _ARRAYS:
+            column = getattr(self, name).view()
+            column.flags.writeable = False
+            setattr(self, name, column)
+
+    def with_metadata(self, **updates):
+        """A trace with the same ops (sharing the arrays) and updated metadata.
+
+        Parameters
+        ----------
+        **updates
+            Metadata keys to add or replace.
+
+        Returns
+        -------
+        Trace
+
+        Examples
+        --------
+        >>> b = TraceBuilder(2, metadata={"paradigm": "demo"}); _ = b.message(0, 1, 8)
+        >>> t = b.build()
+        >>> u = t.with_metadata(seed=3)
+        >>> dict(u.metadata), dict(t.metadata), u.size is t.size
+        ({'paradigm': 'demo', 'seed': 3}, {'paradigm': 'demo'}, True)
+        """
+        new = object.__new__(Trace)
+        new.__dict__.update(self.__dict__)
+        new.metadata = {**self.metadata, **updates}
+        return new
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name in _ARRAYS:
+            getattr(self, name).flags.writeable = False
 
     # -- sizes -------------------------------------------------------------------
     @property

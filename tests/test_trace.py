@@ -209,3 +209,33 @@ def test_json_tags_keep_header_order_for_unused_names(tmp_path):
     t = load_trace(p)
     assert t.tags == ["push", "pull", "spare"]
     assert t.tag.tolist() == [0, 1]
+
+
+def test_columns_are_read_only_and_with_metadata_derives_a_new_trace():
+    t = sample()
+    for col in ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag",
+                "dep_ptr", "dep_idx"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(t, col)[0] = 1
+    u = t.with_metadata(paradigm="other", accuracy=0.9)
+    assert t.metadata["paradigm"] == "demo" and "accuracy" not in t.metadata
+    assert dict(u.metadata) == {"paradigm": "other", "seed": 7, "accuracy": 0.9}
+    assert u.size is t.size and u.dep_idx is t.dep_idx and u.tags == t.tags
+
+
+def test_columns_passed_in_stay_writable_for_their_owner():
+    size = np.array([8.0, 0.0])
+    t = Trace(2, kind=[MESSAGE, COMPUTE], rank=[0, 1], peer=[1, -1], size=size, duration=[0, 1])
+    size[0] = 16.0  # the caller's array is not frozen by the trace that views it
+    assert size.flags.writeable and not t.size.flags.writeable
+
+
+def test_trace_pickles_with_its_metadata_and_stays_read_only():
+    import pickle
+
+    t = sample()
+    u = pickle.loads(pickle.dumps(t))
+    same(t, u)
+    assert dict(u.metadata) == dict(t.metadata)
+    with pytest.raises(ValueError, match="read-only"):
+        u.size[0] = 1.0

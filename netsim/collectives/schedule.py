@@ -233,7 +233,7 @@ class Schedule:
         --------
         >>> s = Schedule("demo", 2, 1, 8.0, nbytes=8.0)
         >>> _ = s.step([0], [1], 0, 1, "x")
-        >>> s.trace().metadata
+        >>> dict(s.trace().metadata)
         {'collective': 'demo', 'ranks': 2, 'nbytes': 8.0}
         """
         ptr = np.zeros(self.count + 1, np.int64)
