@@ -30,6 +30,7 @@ themselves, for size) by :mod:`netsim.traceio`; traces are joined and repeated b
 is never expanded into Python objects except while JSON is being read or written.
 """
 
+import importlib
 import math
 import warnings
 
@@ -557,10 +558,8 @@ def ranges(lo, cnt):
 
     Parameters
     ----------
-    lo : array_like of int
-        First value of each range.
-    cnt : array_like of int
-        Length of each range (>= 0).
+    lo, cnt : array_like of int
+        First value and length (>= 0) of each range.
 
     Returns
     -------
@@ -573,8 +572,6 @@ def ranges(lo, cnt):
     """
     cnt = np.asarray(cnt, np.int64)
     return np.repeat(np.asarray(lo, np.int64) - (np.cumsum(cnt) - cnt), cnt) + np.arange(cnt.sum())
-
-
 
 
 # The engine and workloads.projection import the old private names; kept as aliases until
@@ -590,8 +587,6 @@ _MOVED = {"concat": "traceops", "repeat": "traceops", "terminal_ops": "traceops"
 
 def __getattr__(name):
     if name in _MOVED:
-        import importlib
-
         module = _MOVED[name]
         warnings.warn(f"netsim.trace.{name} moved to netsim.{module}.{name}",
                       DeprecationWarning, stacklevel=2)
