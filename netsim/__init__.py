@@ -15,8 +15,9 @@ import networkx as nx
 from .errors import DeadlockError, NetsimError, TopologyError, TraceError, UnitError
 from .network import Network, check_topology, compute_nodes
 from .result import Result, simulate
-from .trace import (COMPUTE, MESSAGE, Trace, TraceBuilder, concat, load_trace, repeat,
-                    save_trace)
+from .trace import COMPUTE, MESSAGE, Trace, TraceBuilder
+from .traceio import load_trace, save_trace
+from .traceops import concat, repeat
 
 __version__ = "0.1.0"
 

@@ -43,7 +43,7 @@ from types import MappingProxyType
 import numpy as np
 
 from . import collectives, costmodel
-from ._checks import check_count, check_real
+from .checks import check_int, check_real
 from .costmodel import alpha_beta, optimal_segments
 from .errors import NetsimError, TraceError
 from .network import Network
@@ -249,12 +249,12 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
     (24, True, None)
     """
     gen, formula = _lookup(algorithm)
-    P = check_count(P, "P", TraceError)
-    n = check_real(nbytes, "nbytes", TraceError)
-    gamma = check_real(gamma, "gamma", TraceError)
-    servers = check_count(servers, "servers", TraceError)
+    P = check_int(P, "P", error=TraceError)
+    n = check_real(nbytes, "nbytes", lo=0, error=TraceError)
+    gamma = check_real(gamma, "gamma", lo=0, error=TraceError)
+    servers = check_int(servers, "servers", error=TraceError)
     if segments is not None:
-        segments = check_count(segments, "segments", TraceError)
+        segments = check_int(segments, "segments", error=TraceError)
     net = topology if isinstance(topology, Network) else Network(topology)
     opts = _accepts(gen, gamma=gamma, servers=servers)
     alpha = beta = None
@@ -374,7 +374,7 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, satur
     records = []
     for name in names:
         for P in workers:
-            P = check_count(P, "P", TraceError)
+            P = check_int(P, "P", error=TraceError)
             G = topology(ranks_for(name, P)) if callable(topology) else topology
             rec = compare(name, G, P, nbytes, segments=segments, gamma=gamma,
                           saturation=saturation)

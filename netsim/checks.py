@@ -12,7 +12,19 @@ import numbers
 
 from .errors import NetsimError
 
-__all__ = ["check_int", "check_real"]
+__all__ = ["check_int", "check_real", "is_real"]
+
+
+def is_real(value):
+    """Whether ``value`` is a real number (numpy scalars included) and not a bool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_real(np.float32(2.5)), is_real(True), is_real("1")
+    (True, False, False)
+    """
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def check_int(value, name, minimum=1, maximum=None, error=NetsimError):
@@ -102,8 +114,7 @@ def check_real(value, name, lo=None, hi=None, strict=False, error=NetsimError):
     netsim.errors.NetsimError: alpha must be a number in (0, 1], got 0
     """
     lo_strict, hi_strict = strict if isinstance(strict, tuple) else (strict, strict)
-    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool)
-          and math.isfinite(value)
+    ok = (is_real(value) and math.isfinite(value)
           and (lo is None or (value > lo if lo_strict else value >= lo))
           and (hi is None or (value < hi if hi_strict else value <= hi)))
     if not ok:

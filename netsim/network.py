@@ -18,14 +18,14 @@ graph order; if there are none, the nodes of kind ``host``; if no node has a
 
 import heapq
 import math
-import numbers
 
 import networkx as nx
 import numpy as np
 
+from .checks import is_real
 from .errors import TopologyError
 
-__all__ = ["Network", "compute_nodes", "check_topology"]
+__all__ = ["Network", "as_network", "compute_nodes", "check_topology", "route_loads"]
 
 # Latencies are compared in integer femtoseconds so that equal paths tie exactly.
 _FS = 1e15
@@ -52,11 +52,6 @@ def compute_nodes(G):
     if not kinds:
         return list(G.nodes)
     return []
-
-
-def _number(value):
-    """A real number (numpy scalars included) that is not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 class Network:
@@ -110,11 +105,11 @@ class Network:
             b = data.get("bandwidth")
             if b is None:
                 raise TopologyError(f"edge ({u!r}, {v!r}) has no 'bandwidth' attribute")
-            if not _number(b) or not math.isfinite(b) or b <= 0:
+            if not is_real(b) or not math.isfinite(b) or b <= 0:
                 raise TopologyError(f"edge ({u!r}, {v!r}) has bandwidth {b!r}: it must be a "
                                     f"finite number > 0 bytes/s")
             lt = data.get("latency", 0.0)
-            if not _number(lt) or not math.isfinite(lt) or lt < 0:
+            if not is_real(lt) or not math.isfinite(lt) or lt < 0:
                 raise TopologyError(f"edge ({u!r}, {v!r}) has latency {lt!r}: it must be a "
                                     f"finite number >= 0 seconds")
             if u == v:
@@ -147,11 +142,27 @@ class Network:
         return len(self.bandwidth)
 
     def link_name(self, link):
-        """``"u->v"`` for a link direction."""
+        """``"u->v"`` for a link direction.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9)
+        >>> Network(G).link_name(1)
+        'b->a'
+        """
         return f"{self.nodes[self.link_src[link]]}->{self.nodes[self.link_dst[link]]}"
 
     def node_of(self, node):
-        """Index of a node, raising TopologyError for a missing one."""
+        """Index of a node, raising TopologyError for a missing one.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9)
+        >>> Network(G).node_of("b")
+        1
+        """
         try:
             return self.index[node]
         except (KeyError, TypeError):
@@ -160,10 +171,32 @@ class Network:
     def route(self, src, dst):
         """Link directions from node index ``src`` to ``dst`` (a tuple; cached).
 
+        The path of least total latency; ties go to fewer hops, then to the
+        lowest-ordered predecessor (see the module docstring).
+
+        Parameters
+        ----------
+        src, dst : int
+            Node indices (:meth:`node_of`).
+
+        Returns
+        -------
+        tuple of int
+            Link directions in path order; empty when ``src == dst``.
+
         Raises
         ------
         TopologyError
             If there is no path.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.path_graph(3); nx.set_edge_attributes(G, 1e9, "bandwidth")
+        >>> net = Network(G)
+        >>> links = net.route(0, 2)
+        >>> links, [net.link_name(k) for k in links]
+        ((0, 2), ['0->1', '1->2'])
         """
         key = (src, dst)
         r = self._routes.get(key)
@@ -175,7 +208,28 @@ class Network:
         return r
 
     def path(self, u, v):
-        """The node path a message from ``u`` to ``v`` takes (node names)."""
+        """The node path a message from ``u`` to ``v`` takes (node names).
+
+        Parameters
+        ----------
+        u, v : node
+            Graph nodes.
+
+        Returns
+        -------
+        list
+            Nodes from ``u`` to ``v``.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.Graph()
+        >>> G.add_edge("a", "s", bandwidth=1e9, latency=1e-6)
+        >>> G.add_edge("s", "b", bandwidth=1e9, latency=1e-6)
+        >>> G.add_edge("a", "b", bandwidth=1e9, latency=5e-6)  # direct, but slower
+        >>> Network(G).path("a", "b")
+        ['a', 's', 'b']
+        """
         links = self.route(self.node_of(u), self.node_of(v))
         return [u] + [self.nodes[self.link_dst[k]] for k in links]
 
@@ -246,6 +300,14 @@ class Network:
         ------
         TopologyError
             If some pair has no path.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.path_graph(3); nx.set_edge_attributes(G, 1e9, "bandwidth")
+        >>> pair, links, lat = Network(G).routes([0, 2, 0], [2, 0, 2])
+        >>> pair.tolist(), links.tolist()
+        ([0, 1, 0], [[0, 2], [3, 1]])
         """
         src = np.asarray(src, np.int64)
         dst = np.asarray(dst, np.int64)
@@ -287,6 +349,16 @@ class Network:
         ------
         TopologyError
             If a node is missing, used twice, or there are too few nodes.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.Graph()
+        >>> G.add_edge("h0", "s", bandwidth=1e9); G.add_edge("h1", "s", bandwidth=1e9)
+        >>> nx.set_node_attributes(G, {"h0": "host", "h1": "host", "s": "switch"}, "kind")
+        >>> net = Network(G)
+        >>> net.placement(2).tolist(), net.placement(2, ["h1", "h0"]).tolist()
+        ([0, 2], [2, 0])
         """
         if placement is None:
             nodes = compute_nodes(self.graph)
@@ -311,9 +383,70 @@ class Network:
         return out
 
 
-def _as_network(topology):
-    """``topology`` itself if it is a :class:`Network` (keeping its route cache), else compiled."""
+def as_network(topology):
+    """``topology`` itself if it is a :class:`Network` (keeping its route cache), else compiled.
+
+    The one graph-or-network coercion: every function that takes a topology
+    accepts either a networkx graph or an already compiled :class:`Network`.
+
+    Parameters
+    ----------
+    topology : networkx.Graph, networkx.DiGraph or Network
+
+    Returns
+    -------
+    Network
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9)
+    >>> net = as_network(G)
+    >>> as_network(net) is net, net.num_links
+    (True, 2)
+    """
     return topology if isinstance(topology, Network) else Network(topology)
+
+
+# The result module imports the old private name; kept until it switches to ``as_network``.
+_as_network = as_network
+
+
+def route_loads(pair, links, num_links, weights=None):
+    """Sum per link direction of a quantity carried by routed messages (bytes, counts).
+
+    The one link-load binning: messages are summed per route first (there are
+    far fewer routes than messages), then each route's sum is added to every
+    link direction on it.
+
+    Parameters
+    ----------
+    pair : array_like of int
+        Route index of each message (the ``pair`` of :meth:`Network.routes`).
+    links : ndarray of int, shape (routes, hops)
+        Link directions of each route, padded with ``num_links``.
+    num_links : int
+        Number of link directions.
+    weights : array_like of float, optional
+        Per-message quantity; None counts messages.
+
+    Returns
+    -------
+    ndarray of float, shape (num_links,)
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.path_graph(3); nx.set_edge_attributes(G, 1e9, "bandwidth")
+    >>> net = Network(G)
+    >>> pair, links, _ = net.routes([0, 0, 1], [2, 2, 2])
+    >>> route_loads(pair, links, net.num_links, [5.0, 5.0, 1.0]).tolist()
+    [10.0, 0.0, 11.0, 0.0]
+    """
+    pair = np.asarray(pair, np.int64)
+    per_route = np.bincount(pair, weights=weights, minlength=len(links))
+    return np.bincount(links.ravel(), weights=np.repeat(per_route, links.shape[1]),
+                       minlength=num_links + 1)[:num_links]
 
 
 def check_topology(G, placement=None, ranks=None):
@@ -322,6 +455,18 @@ def check_topology(G, placement=None, ranks=None):
     Checks the edge attributes, the placement, and that every pair of placed
     ranks is connected. A :class:`Network` is checked and returned itself, route
     cache included; a graph is compiled into a new one.
+
+    Parameters
+    ----------
+    G : networkx.Graph, networkx.DiGraph or Network
+    placement : sequence or dict, optional
+        ``placement[r]`` is the node of rank r (default: compute nodes in order).
+    ranks : int, optional
+        Ranks to place (default: ``len(placement)``, else every compute node).
+
+    Returns
+    -------
+    Network
 
     Raises
     ------
@@ -337,7 +482,7 @@ def check_topology(G, placement=None, ranks=None):
     ...
     netsim.errors.TopologyError: ranks 0 ('a') and 1 ('b') have no path between them
     """
-    net = _as_network(G)
+    net = as_network(G)
     if ranks is None:
         ranks = len(placement) if placement is not None else len(compute_nodes(net.graph))
     nodes = net.placement(ranks, placement)

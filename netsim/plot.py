@@ -1,7 +1,9 @@
 """Pictures: topologies coloured by link load, and time against P.
 
-matplotlib is imported inside each function (with the non-interactive Agg
-backend), so the core never needs it.
+matplotlib is imported inside each function, so the core never needs it. The
+figures are plain :class:`matplotlib.figure.Figure` objects, never registered
+with pyplot: drawing one changes no backend and leaves a Jupyter session's
+figures alone, and saving works whatever backend is active (or none).
 """
 
 import networkx as nx
@@ -13,13 +15,12 @@ from .network import compute_nodes
 __all__ = ["draw_topology", "plot_series"]
 
 
-def _pyplot():
-    import matplotlib
+def _figure(figsize):
+    """A new figure and its axes, outside pyplot (no backend switch, no global figure list)."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots()
 
 
 def _layout(G):
@@ -69,9 +70,13 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
     >>> os.path.getsize(p) > 0
     True
     """
-    plt = _pyplot()
+    from matplotlib import colormaps
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+    from matplotlib.lines import Line2D
+
     pos = _layout(G)
-    fig, ax = plt.subplots(figsize=(max(6, min(16, G.number_of_nodes() * 0.4)), 5))
+    fig, ax = _figure((max(6, min(16, G.number_of_nodes() * 0.4)), 5))
     edges = list(G.edges())
     values = None
     if result is not None:
@@ -107,23 +112,22 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
         nx.draw_networkx_edges(
             G, pos, ax=ax, edgelist=[edges[i] for i in idx],
             edge_color=[colors[i] for i in idx], width=[widths[i] for i in idx],
-            edge_cmap=plt.cm.plasma if values is not None else None,
+            edge_cmap=colormaps["plasma"] if values is not None else None,
             edge_vmin=0.0, edge_vmax=top, **style)
     if values is not None:
-        scale = plt.cm.ScalarMappable(cmap=plt.cm.plasma, norm=plt.Normalize(0.0, top))
+        scale = ScalarMappable(cmap=colormaps["plasma"], norm=Normalize(0.0, top))
         label = {"mean_util": "mean utilisation (fraction of capacity)",
                  "peak_util": "peak utilisation (fraction of capacity)",
                  "bytes": "bytes carried (B)", "busy": "busy time (s)",
                  "saturated": "time at >= 99 % of capacity (s)"}.get(metric, metric)
         fig.colorbar(scale, ax=ax, label=label)
-    handles = [plt.Line2D([], [], marker="o", ls="", color=palette.get(k, "#17becf"), label=k)
+    handles = [Line2D([], [], marker="o", ls="", color=palette.get(k, "#17becf"), label=k)
                for k in sorted(set(kinds))]
     ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False)
     ax.set_title(G.graph.get("name", "topology"))
     ax.set_axis_off()
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=110)
-    plt.close(fig)
 
 
 def plot_series(series, path, title="", xlabel="workers P", ylabel="time per iteration (s)",
@@ -154,9 +158,8 @@ def plot_series(series, path, title="", xlabel="workers P", ylabel="time per ite
     >>> os.path.getsize(p) > 0
     True
     """
-    plt = _pyplot()
     many = len(series) > 3  # then the legend goes beside the axes, not over the curves
-    fig, ax = plt.subplots(figsize=(11 if many else 7, 4.5))
+    fig, ax = _figure((11 if many else 7, 4.5))
     circled = False
     for i, s in enumerate(series):
         color = f"C{i}"
@@ -190,4 +193,3 @@ def plot_series(series, path, title="", xlabel="workers P", ylabel="time per ite
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=110)
-    plt.close(fig)

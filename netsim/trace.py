@@ -25,53 +25,48 @@ Iteration ``k`` ends when its last op ends; per-iteration times are the gaps
 between successive iteration ends (the first is measured from time 0).
 
 Traces are saved as JSON (one object per op, for people) or ``.npz`` (the columns
-themselves, for size). A million-message trace is a few tens of MB in memory and
+themselves, for size) by :mod:`netsim.traceio`; traces are joined and repeated by
+:mod:`netsim.traceops`. A million-message trace is a few tens of MB in memory and
 is never expanded into Python objects except while JSON is being read or written.
 """
 
-import json
+import importlib
 import math
-import zipfile
+import warnings
 
 import numpy as np
 
+from .checks import check_int, is_real
 from .errors import TraceError
-from .network import _number
 
 __all__ = [
     "COMPUTE",
     "MESSAGE",
-    "SCHEMA",
     "Trace",
     "TraceBuilder",
-    "concat",
-    "repeat",
+    "MAX_RANKS",
     "deps_csr",
-    "terminal_ops",
-    "load_trace",
-    "save_trace",
+    "ranges",
+    "successors",
 ]
 
 COMPUTE = 0
 MESSAGE = 1
-SCHEMA = "netsim-trace/1"
-_MAX_RANKS = 2**31 - 1
-_COLUMNS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag",
-            "dep_ptr", "dep_idx")
-
-
-def _version():
-    from . import __version__
-
-    return __version__
+MAX_RANKS = 2**31 - 1  # ranks are int32
+_ARRAYS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "dep_ptr",
+           "dep_idx")
 
 
 class Trace:
-    """A validated, immutable-by-convention trace held as numpy columns.
+    """A validated trace held as numpy columns that cannot be changed in place.
 
     Build one with :class:`TraceBuilder` (a few ops, from Python) or directly from
     arrays (generators of millions of ops). The constructor validates everything
     and raises :class:`~netsim.errors.TraceError` naming the first offending op.
+
+    The columns are read-only views (no copy: an array passed in stays the
+    caller's, but cannot be written through the trace); :meth:`with_metadata`
+    derives a trace with other metadata.
 
     Parameters
     ----------
@@ -98,6 +93,10 @@ class Trace:
     (2, 1, 1000000.0)
     >>> t.deps(1).tolist()
     [0]
+    >>> t.size[0] = 5.0
+    Traceback (most recent call last):
+    ...
+    ValueError: assignment destination is read-only
     """
 
     def __init__(self, ranks, kind, rank, peer=None, size=None, duration=None, flops=None,
@@ -119,8 +118,42 @@ class Trace:
         self.dep_idx = np.ascontiguousarray(dep_idx, dtype=np.int64)
         self.tags = [str(t) for t in tags]
         self.metadata = dict(metadata or {})
-        self.ranks = _check_ranks(ranks)
+        self.ranks = check_int(ranks, "ranks", 1, MAX_RANKS, error=TraceError)
         self._validate()
+        for name in _ARRAYS:
+            column = getattr(self, name).view()
+            column.flags.writeable = False
+            setattr(self, name, column)
+
+    def with_metadata(self, **updates):
+        """A trace with the same ops (sharing the arrays) and updated metadata.
+
+        Parameters
+        ----------
+        **updates
+            Metadata keys to add or replace.
+
+        Returns
+        -------
+        Trace
+
+        Examples
+        --------
+        >>> b = TraceBuilder(2, metadata={"paradigm": "demo"}); _ = b.message(0, 1, 8)
+        >>> t = b.build()
+        >>> u = t.with_metadata(seed=3)
+        >>> dict(u.metadata), dict(t.metadata), u.size is t.size
+        ({'paradigm': 'demo', 'seed': 3}, {'paradigm': 'demo'}, True)
+        """
+        new = object.__new__(Trace)
+        new.__dict__.update(self.__dict__)
+        new.metadata = {**self.metadata, **updates}
+        return new
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name in _ARRAYS:
+            getattr(self, name).flags.writeable = False
 
     # -- sizes -------------------------------------------------------------------
     @property
@@ -149,7 +182,14 @@ class Trace:
         return int(self.iteration.max()) + 1 if self.num_ops else 0
 
     def deps(self, op):
-        """The ops that ``op`` waits for, as an array of op indices."""
+        """The ops that ``op`` waits for, as an array of op indices.
+
+        Examples
+        --------
+        >>> b = TraceBuilder(2); a = b.compute(0, seconds=1.0); m = b.message(0, 1, 8, deps=[a])
+        >>> b.build().deps(m).tolist()
+        [0]
+        """
         return self.dep_idx[self.dep_ptr[op]:self.dep_ptr[op + 1]]
 
     def __len__(self):
@@ -165,16 +205,33 @@ class Trace:
         Compute ops given in FLOPs are divided by ``device_flops`` (FLOP/s), taken
         from the argument or else from ``metadata["device_flops"]``.
 
+        Parameters
+        ----------
+        device_flops : float, optional
+            FLOP/s of the device; default ``metadata["device_flops"]``.
+
+        Returns
+        -------
+        ndarray of float
+            One entry per op.
+
         Raises
         ------
         TraceError
             If an op is given in FLOPs and no positive device throughput is known.
+
+        Examples
+        --------
+        >>> b = TraceBuilder(2, metadata={"device_flops": 1e12})
+        >>> _ = b.compute(0, flops=3e9); _ = b.message(0, 1, 8)
+        >>> b.build().compute_seconds().tolist()
+        [0.003, 0.0]
         """
         seconds = np.where(self.kind == COMPUTE, self.duration, 0.0)
         need = np.isnan(seconds)
         if need.any():
             rate = device_flops if device_flops is not None else self.metadata.get("device_flops")
-            if not (_number(rate) and math.isfinite(rate) and rate > 0):
+            if not (is_real(rate) and math.isfinite(rate) and rate > 0):
                 op = int(np.flatnonzero(need)[0])
                 raise TraceError(f"op {op} is given in FLOPs but no positive device_flops "
                                  f"(FLOP/s) is known, got {rate!r}")
@@ -247,22 +304,32 @@ def _column(values, n, dtype, default, name):
     return out
 
 
-def _check_ranks(ranks):
-    if isinstance(ranks, bool) or not isinstance(ranks, (int, np.integer)):
-        raise TraceError(f"ranks must be an integer, got {ranks!r}")
-    if not 1 <= ranks <= _MAX_RANKS:
-        raise TraceError(f"ranks must be in 1..{_MAX_RANKS}, got {ranks}")
-    return int(ranks)
-
-
 def _first_bad(mask, what, values):
     if mask.any():
         op = int(np.flatnonzero(mask)[0])
         raise TraceError(f"op {op} {what}: {values[op]!r}")
 
 
-def _successors(trace):
-    """CSR of the ops waiting for each op: ``succ[succ_ptr[i]:succ_ptr[i + 1]]`` wait for i."""
+def successors(trace):
+    """CSR of the ops waiting for each op: ``succ[succ_ptr[i]:succ_ptr[i + 1]]`` wait for op i.
+
+    Parameters
+    ----------
+    trace : Trace
+
+    Returns
+    -------
+    succ_ptr, succ : ndarray of int64
+        The reverse of the trace's ``dep_ptr`` / ``dep_idx``; the waiting ops of
+        each op are in increasing op order.
+
+    Examples
+    --------
+    >>> b = TraceBuilder(2); a = b.message(0, 1, 8); _ = b.message(1, 0, 8, deps=[a])
+    >>> ptr, succ = successors(b.build())
+    >>> ptr.tolist(), succ.tolist()
+    ([0, 1, 1], [1])
+    """
     n = trace.num_ops
     owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(trace.dep_ptr))
     succ_ptr = np.zeros(n + 1, np.int64)
@@ -274,13 +341,13 @@ def _check_acyclic(trace):
     """Kahn's algorithm; raise with one cycle shown when the graph is not a DAG."""
     n = trace.num_ops
     indeg = np.diff(trace.dep_ptr).astype(np.int64)
-    succ_ptr, succ = _successors(trace)
+    succ_ptr, succ = successors(trace)
     frontier = np.flatnonzero(indeg == 0)
     done = 0
     while len(frontier):
         done += len(frontier)
         starts = succ_ptr[frontier]
-        released = succ[_ranges(starts, succ_ptr[frontier + 1] - starts)]
+        released = succ[ranges(starts, succ_ptr[frontier + 1] - starts)]
         if not len(released):
             break
         np.subtract.at(indeg, released, 1)
@@ -349,26 +416,112 @@ class TraceBuilder:
         c["duration"].append(duration)
         c["flops"].append(flops)
         c["iteration"].append(iteration)
-        c["tag"].append(-1 if tag is None else self._tags.setdefault(str(tag), len(self._tags)))
+        c["tag"].append(-1 if tag is None else self.add_tag(tag))
         self._deps.append(list(deps))
         return len(self._deps) - 1
 
     def message(self, src, dst, nbytes, deps=(), iteration=0, tag=None):
-        """Add a message of ``nbytes`` from rank ``src`` to ``dst``; return its op id."""
+        """Add a message of ``nbytes`` from rank ``src`` to rank ``dst``; return its op id.
+
+        Parameters
+        ----------
+        src, dst : int
+            Sending and receiving rank.
+        nbytes : float
+            Message size in bytes.
+        deps : sequence of int, optional
+            Op ids the message waits for (ops added before or after it).
+        iteration : int, optional
+            Training iteration the message belongs to.
+        tag : str, optional
+            Short label such as ``"push"``.
+
+        Returns
+        -------
+        int
+            The op id, for later ops' ``deps``.
+
+        Examples
+        --------
+        >>> b = TraceBuilder(3)
+        >>> first = b.message(0, 1, 1e6, tag="push")
+        >>> b.message(1, 2, 1e6, deps=[first], tag="push")
+        1
+        >>> b.build().deps(1).tolist()
+        [0]
+        """
         return self._add(MESSAGE, src, dst, nbytes, 0.0, 0.0, deps, iteration, tag)
 
     def compute(self, rank, seconds=None, flops=None, deps=(), iteration=0, tag=None):
-        """Add a compute op on ``rank`` lasting ``seconds`` (or ``flops`` at the device rate)."""
+        """Add a compute op on ``rank``; return its op id.
+
+        Parameters
+        ----------
+        rank : int
+            The rank that computes.
+        seconds : float, optional
+            Duration; when None, ``flops`` at the device rate
+            (``metadata["device_flops"]`` or ``simulate(device_flops=...)``).
+        flops : float, optional
+            Floating-point operations of the op.
+        deps, iteration, tag
+            As for :meth:`message`.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        TraceError
+            If neither ``seconds`` nor ``flops`` is given.
+
+        Examples
+        --------
+        >>> b = TraceBuilder(1)
+        >>> b.compute(0, seconds=1e-3), b.compute(0, flops=2e9, deps=[0])
+        (0, 1)
+        >>> b.build().compute_seconds(device_flops=1e12).tolist()
+        [0.001, 0.002]
+        """
         if seconds is None and flops is None:
             raise TraceError("a compute op needs seconds or flops")
         duration = float("nan") if seconds is None else seconds
         return self._add(COMPUTE, rank, -1, 0.0, duration, flops or 0.0, deps, iteration, tag)
 
+    def add_tag(self, name):
+        """Register a tag name (if new) without using it; return its index.
+
+        Tags are numbered in the order they are first seen; a name registered
+        here keeps its place in ``Trace.tags`` even if no op uses it.
+
+        Examples
+        --------
+        >>> b = TraceBuilder(2); _ = b.message(0, 1, 8, tag="push")
+        >>> b.add_tag("pull"), b.add_tag("push"), b.build().tags
+        (1, 0, ['push', 'pull'])
+        """
+        return self._tags.setdefault(str(name), len(self._tags))
+
     def __len__(self):
         return len(self._deps)
 
     def build(self):
-        """Return the validated :class:`Trace`."""
+        """Return the validated :class:`Trace` of the ops added so far.
+
+        Raises
+        ------
+        TraceError
+            Naming the first offending op (unknown rank, missing dependency, cycle, ...).
+
+        Examples
+        --------
+        >>> b = TraceBuilder(2); _ = b.message(0, 1, 8, deps=[5])
+        >>> b.build()
+        Traceback (most recent call last):
+        ...
+        netsim.errors.TraceError: op 0 depends on missing op 5
+        """
         counts = [len(d) for d in self._deps]
         dep_ptr = np.zeros(len(counts) + 1, np.int64)
         np.cumsum(counts, out=dep_ptr[1:])
@@ -379,6 +532,7 @@ class TraceBuilder:
         return Trace(self.ranks, np.array(c["kind"], np.uint8), c["rank"], c["peer"], c["size"],
                      c["duration"], c["flops"], c["iteration"], c["tag"], dep_ptr,
                      np.array(dep_idx, np.int64), tags=list(self._tags), metadata=self.metadata)
+
 
 
 def deps_csr(*columns):
@@ -399,397 +553,42 @@ def deps_csr(*columns):
     return ptr, cols[valid]
 
 
-def terminal_ops(trace):
-    """For each rank, the ops touching it that no later op touching it waits for.
+def ranges(lo, cnt):
+    """Concatenation of ``arange(lo[i], lo[i] + cnt[i])`` for all i, without a Python loop.
 
-    These are the ops a rank must see finished before it may start something new:
-    its last compute ops, its last sends and its last receives.
+    Parameters
+    ----------
+    lo, cnt : array_like of int
+        First value and length (>= 0) of each range.
 
     Returns
     -------
-    ops, ranks : ndarray
-        Parallel arrays of (op, rank) pairs.
+    ndarray of int64
 
     Examples
     --------
-    >>> b = TraceBuilder(2)
-    >>> a = b.message(0, 1, 10)
-    >>> c = b.message(1, 0, 10, deps=[a])
-    >>> ops, ranks = terminal_ops(b.build())
-    >>> sorted(zip(ranks.tolist(), ops.tolist()))
-    [(0, 1), (1, 1)]
+    >>> ranges([5, 0, 10], [2, 0, 3]).tolist()
+    [5, 6, 10, 11, 12]
     """
-    n = trace.num_ops
-    msg = trace.is_message
-    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(trace.dep_ptr))
-    dep = trace.dep_idx
-    # A dependency edge dep -> owner hides (dep, r) for every rank r that owner touches.
-    # One flag per touched slot of dep (its rank, its peer) rather than a search over
-    # (op, rank) keys, which was some ten times slower on large collectives.
-    o_rank, o_peer, o_msg = trace.rank[owner], trace.peer[owner], msg[owner]
-    d_rank, d_peer = trace.rank[dep], trace.peer[dep]
-    hide_rank = np.zeros(n, bool)
-    hide_peer = np.zeros(n, bool)
-    hide_rank[dep[(o_rank == d_rank) | (o_msg & (o_peer == d_rank))]] = True
-    hide_peer[dep[msg[dep] & ((o_rank == d_peer) | (o_msg & (o_peer == d_peer)))]] = True
-    ops = np.arange(n, dtype=np.int64)
-    keep_peer = msg & ~hide_peer
-    # Every op for its rank, in op order, then every message for its peer.
-    return (np.concatenate([ops[~hide_rank], ops[keep_peer]]),
-            np.concatenate([trace.rank[~hide_rank], trace.peer[keep_peer]]).astype(np.int64))
-
-
-def _ranges(lo, cnt):
-    """Concatenation of ``arange(lo[i], lo[i] + cnt[i])`` for all i, without a Python loop."""
     cnt = np.asarray(cnt, np.int64)
     return np.repeat(np.asarray(lo, np.int64) - (np.cumsum(cnt) - cnt), cnt) + np.arange(cnt.sum())
 
 
-def _chained_deps(prev, nxt, copies):
-    """CSR dependencies of ``copies`` back-to-back copies of ``nxt`` run after ``prev``.
+# The engine and workloads.projection import the old private names; kept as aliases until
+# they switch to ``ranges`` and ``successors``.
+_ranges = ranges
+_successors = successors
 
-    Copy ``k`` starts at op ``prev.num_ops + k * nxt.num_ops``. Its ops keep their
-    own dependencies (shifted); its ops with none wait, rank by rank, for the
-    terminal ops of what ran just before (``prev`` for copy 0, copy k-1 otherwise).
-    """
-    n0, n = prev.num_ops, nxt.num_ops
-    own = np.diff(nxt.dep_ptr)
-    is_root = own == 0
-    rank = nxt.rank.astype(np.int64)
-
-    def terminals(trace):
-        ops, ranks = terminal_ops(trace)
-        order = np.argsort(ranks, kind="stable")
-        return ops[order], np.searchsorted(ranks[order], np.arange(trace.ranks + 1))
-
-    t_prev, b_prev = terminals(prev)
-    t_next, b_next = terminals(nxt) if copies > 1 else (t_prev, b_prev)
-    counts, slots = [], []
-    for k in range(copies):
-        t_ops, bounds, base = (t_prev, b_prev, 0) if k == 0 else (t_next, b_next, n0 + (k - 1) * n)
-        extra = np.where(is_root, bounds[rank + 1] - bounds[rank], 0)
-        roots = np.flatnonzero(is_root)
-        root_deps = t_ops[_ranges(bounds[rank[roots]], extra[roots])] + base
-        c = own + extra
-        idx = np.empty(c.sum(), np.int64)
-        from_root = np.repeat(is_root, c)
-        idx[~from_root] = nxt.dep_idx + n0 + k * n
-        idx[from_root] = root_deps
-        counts.append(c)
-        slots.append(idx)
-    ptr = np.concatenate([prev.dep_ptr[:-1], prev.dep_ptr[-1] + np.concatenate(
-        [[0], np.cumsum(np.concatenate(counts))])])
-    return ptr, np.concatenate([prev.dep_idx] + slots)
+# Names that moved to netsim.traceops and netsim.traceio: still importable from here, with a
+# deprecation warning (PEP 562), so code written against the old layout keeps working.
+_MOVED = {"concat": "traceops", "repeat": "traceops", "terminal_ops": "traceops",
+          "load_trace": "traceio", "save_trace": "traceio", "SCHEMA": "traceio"}
 
 
-def _merged_tags(first, second):
-    tags = list(first.tags)
-    for name in second.tags:
-        if name not in tags:
-            tags.append(name)
-    remap = np.array([tags.index(name) for name in second.tags] + [-1], np.int16)
-    return tags, remap[second.tag]  # tag -1 picks the trailing -1
-
-
-def _joined(first, second, copies, iteration_step, iteration_base=0):
-    """``first`` followed by ``copies`` copies of ``second``.
-
-    Copy ``k``'s iterations are shifted by ``iteration_base + k * iteration_step``.
-    """
-    if first.ranks != second.ranks:
-        raise TraceError(f"cannot join traces of {first.ranks} and {second.ranks} ranks")
-    dep_ptr, dep_idx = _chained_deps(first, second, copies)
-    tags, tag2 = _merged_tags(first, second)
-    offsets = np.repeat(iteration_base + np.arange(copies, dtype=np.int64) * iteration_step,
-                        second.num_ops)
-
-    def col(name):
-        return np.concatenate([getattr(first, name), np.tile(getattr(second, name), copies)])
-
-    return Trace(first.ranks, col("kind"), col("rank"), col("peer"), col("size"), col("duration"),
-                 col("flops"), np.concatenate([first.iteration, np.tile(second.iteration, copies)
-                                               + offsets]),
-                 np.concatenate([first.tag, np.tile(tag2, copies)]), dep_ptr, dep_idx,
-                 tags=tags, metadata=first.metadata)
-
-
-def concat(first, second, iteration_offset=0):
-    """Run ``second`` after ``first``, rank by rank (MPI program order).
-
-    Every op of ``second`` with no dependency waits for the ops of ``first`` that
-    touch its rank last (see :func:`terminal_ops`). Ranks, tags and metadata of
-    ``first`` are kept; ``second``'s iterations are shifted by ``iteration_offset``.
-
-    Examples
-    --------
-    >>> b = TraceBuilder(2); _ = b.message(0, 1, 8); t = b.build()
-    >>> both = concat(t, t)
-    >>> both.num_messages, both.deps(1).tolist()
-    (2, [0])
-    """
-    return _joined(first, second, 1, 0, iteration_offset)
-
-
-def repeat(trace, iterations):
-    """``iterations`` copies of a trace, each after the previous one (see :func:`concat`).
-
-    Copy ``k`` has its iteration indices shifted by ``k * trace.num_iterations``.
-
-    Examples
-    --------
-    >>> b = TraceBuilder(2); _ = b.message(0, 1, 8); t = b.build()
-    >>> r = repeat(t, 3)
-    >>> r.num_iterations, r.deps(2).tolist()
-    (3, [1])
-    """
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
-        raise TraceError(f"iterations must be an integer >= 1, got {iterations!r}")
-    if iterations == 1:
-        return trace
-    span = trace.num_iterations
-    # Copy k of the repeated part is iteration block k + 1.
-    return _joined(trace, trace, int(iterations) - 1, span, span)
-
-
-# -- files ------------------------------------------------------------------------------
-
-def save_trace(trace, path):
-    """Save a trace as JSON (``.json``) or compressed numpy columns (``.npz``).
-
-    Raises
-    ------
-    TraceError
-        For another file extension, or a path that cannot be written.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> b = TraceBuilder(2); _ = b.message(0, 1, 8); t = b.build()
-    >>> p = os.path.join(tempfile.mkdtemp(), "t.npz")
-    >>> save_trace(t, p); load_trace(p).total_bytes
-    8.0
-    """
-    path = str(path)
-    if not path.endswith((".npz", ".json")):
-        raise TraceError(f"unknown trace format for {path!r}: use .json or .npz")
-    header = {"schema": SCHEMA, "ranks": trace.ranks, "tags": trace.tags,
-              "metadata": {**trace.metadata, "netsim_version": _version()}}
-    try:
-        if path.endswith(".npz"):
-            _write_npz(path, {"header": np.array(json.dumps(header)), **_arrays(trace)})
-        else:
-            with open(path, "w") as f:
-                json.dump({**header, "ops": _ops_json(trace)}, f, indent=None,
-                          separators=(",", ":"))
-    except OSError as exc:
-        raise TraceError(f"cannot write trace {path}: {exc.strerror or exc}") from None
-
-
-def _write_npz(path, arrays):
-    """Like ``numpy.savez_compressed``, but with fixed timestamps: same trace, same bytes."""
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, arr in arrays.items():
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            with zf.open(info, "w", force_zip64=True) as f:
-                np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
-
-
-def _arrays(trace):
-    return {k: getattr(trace, k) for k in _COLUMNS}
-
-
-def _ops_json(trace):
-    ops = []
-    for i in range(trace.num_ops):
-        op = {"id": i}
-        if trace.kind[i] == MESSAGE:
-            op.update(type="message", src=int(trace.rank[i]), dst=int(trace.peer[i]),
-                      bytes=_num(trace.size[i]))
-        else:
-            op.update(type="compute", rank=int(trace.rank[i]))
-            if not math.isnan(trace.duration[i]):
-                op["seconds"] = float(trace.duration[i])
-            if trace.flops[i]:
-                op["flops"] = _num(trace.flops[i])
-        op["deps"] = trace.deps(i).tolist()
-        if trace.iteration[i]:
-            op["iteration"] = int(trace.iteration[i])
-        if trace.tag[i] >= 0:
-            op["tag"] = trace.tags[trace.tag[i]]
-        ops.append(op)
-    return ops
-
-
-def _num(x):
-    x = float(x)
-    return int(x) if x.is_integer() and abs(x) < 2**53 else x
-
-
-def load_trace(path):
-    """Load a trace saved by :func:`save_trace` (or written by hand as JSON).
-
-    Raises
-    ------
-    TraceError
-        For an unreadable, truncated or malformed file, naming what is wrong.
-
-    Examples
-    --------
-    >>> import tempfile, os, json
-    >>> p = os.path.join(tempfile.mkdtemp(), "t.json")
-    >>> ops = [{"id": 7, "type": "compute", "rank": 0, "seconds": 0.5},
-    ...        {"id": 9, "type": "message", "src": 0, "dst": 1, "bytes": 100, "deps": [7]}]
-    >>> _ = open(p, "w").write(json.dumps({"ranks": 2, "ops": ops}))
-    >>> t = load_trace(p); t.deps(1).tolist()
-    [0]
-    """
-    path = str(path)
-    try:
-        if path.endswith(".npz"):
-            return _load_npz(path)
-        if path.endswith(".json"):
-            with open(path, "rb") as f:
-                doc = json.loads(f.read())
-            return _from_json(doc)
-    except TraceError:
-        raise
-    except FileNotFoundError:
-        raise TraceError(f"trace file not found: {path}") from None
-    except RecursionError:
-        raise TraceError(f"{path}: JSON nested too deeply") from None
-    except Exception as exc:
-        # Whatever a damaged file makes the zip, zlib, npy or JSON readers raise (OSError,
-        # ValueError, zlib.error, struct.error, MemoryError for absurd sizes, ...), the
-        # cause is the input, so it is reported as such and never as a crash.
-        reason = str(exc).splitlines()[0][:200] if str(exc) else ""
-        raise TraceError(f"{path}: not a valid trace ({type(exc).__name__}: {reason})") from None
-    raise TraceError(f"unknown trace format for {path!r}: use .json or .npz")
-
-
-def _read_npz(path):
-    """Arrays of an ``.npz``, refusing members whose header promises more than the file holds."""
-    arrays = {}
-    with zipfile.ZipFile(path) as zf:
-        for info in zf.infolist():
-            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
-            with zf.open(info) as f:
-                version = np.lib.format.read_magic(f)
-                if version == (1, 0):
-                    shape, _, dtype = np.lib.format.read_array_header_1_0(f)
-                else:
-                    shape, _, dtype = np.lib.format.read_array_header_2_0(f)
-            if dtype.hasobject:
-                raise TraceError(f"{path}: array {name!r} holds Python objects")
-            declared = math.prod(shape) * dtype.itemsize
-            if declared > info.file_size:
-                raise TraceError(f"{path}: array {name!r} declares {declared} bytes but its "
-                                 f"member holds {info.file_size}")
-            with zf.open(info) as f:
-                arrays[name] = np.lib.format.read_array(f, allow_pickle=False)
-    return arrays
-
-
-def _load_npz(path):
-    cols = _read_npz(path)
-    missing = {"header", "kind", "rank"} - set(cols)
-    if missing:
-        raise TraceError(f"{path}: missing arrays {sorted(missing)}")
-    header = cols.pop("header")
-    if header.shape != () or header.dtype.kind != "U":
-        raise TraceError(f"{path}: 'header' must be a JSON string")
-    header = _check_header(json.loads(str(header[()])), path)
-    unknown = set(cols) - set(_COLUMNS)
-    if unknown:
-        raise TraceError(f"{path}: unknown arrays {sorted(unknown)}")
-    return Trace(header["ranks"], tags=header.get("tags", ()), metadata=header.get("metadata"), **cols)
-
-
-def _check_header(header, where):
-    if not isinstance(header, dict):
-        raise TraceError(f"{where}: top level must be an object")
-    schema = header.get("schema", SCHEMA)
-    if schema != SCHEMA:
-        raise TraceError(f"{where}: unsupported schema {schema!r} (this netsim reads {SCHEMA})")
-    if "ranks" not in header:
-        raise TraceError(f"{where}: missing 'ranks'")
-    tags = header.get("tags", [])
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise TraceError(f"{where}: 'tags' must be a list of strings")
-    if not isinstance(header.get("metadata", {}), dict):
-        raise TraceError(f"{where}: 'metadata' must be an object")
-    return header
-
-
-_OP_KEYS = {"id", "type", "rank", "src", "dst", "bytes", "seconds", "flops", "deps", "iteration", "tag"}
-
-
-def _from_json(doc):
-    doc = _check_header(doc, "trace")
-    ops = doc.get("ops")
-    if not isinstance(ops, list):
-        raise TraceError("trace: 'ops' must be a list")
-    ranks = _check_ranks(doc["ranks"])
-    b = TraceBuilder(ranks, metadata=doc.get("metadata"))
-    ids = {}
-    raw_deps = []
-    for pos, op in enumerate(ops):
-        if not isinstance(op, dict):
-            raise TraceError(f"op #{pos}: must be an object")
-        oid = op.get("id", pos)
-        if isinstance(oid, bool) or not isinstance(oid, int):
-            raise TraceError(f"op #{pos}: id must be an integer, got {oid!r}")
-        unknown = set(op) - _OP_KEYS
-        if unknown:
-            raise TraceError(f"op {oid}: unknown keys {sorted(unknown)}; known: {sorted(_OP_KEYS)}")
-        if oid in ids:
-            raise TraceError(f"op #{pos}: duplicate id {oid}")
-        ids[oid] = pos
-        deps = op.get("deps", [])
-        if not isinstance(deps, list):
-            raise TraceError(f"op {oid}: deps must be a list")
-        raw_deps.append((oid, deps))
-        kind = op.get("type")
-        it, tag = op.get("iteration", 0), op.get("tag")
-        if tag is not None and not isinstance(tag, str):
-            raise TraceError(f"op {oid}: tag must be a string")
-        for key in ("rank", "src", "dst", "iteration"):
-            v = op.get(key)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-                raise TraceError(f"op {oid}: {key} must be an integer, got {v!r}")
-        for key in ("bytes", "seconds", "flops"):
-            v = op.get(key)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                raise TraceError(f"op {oid}: {key} must be a number, got {v!r}")
-        for key in ("rank", "src", "dst"):
-            if key in op and not 0 <= op[key] < ranks:
-                raise TraceError(f"op {oid}: unknown rank {op[key]} in {key!r} "
-                                 f"(ranks are 0..{ranks - 1})")
-        for key in ("bytes", "seconds", "flops"):
-            if key in op and not (math.isfinite(op[key]) and op[key] >= 0):
-                raise TraceError(f"op {oid}: {key} must be finite and >= 0, got {op[key]!r}")
-        if kind == "message":
-            for key in ("src", "dst", "bytes"):
-                if key not in op:
-                    raise TraceError(f"op {oid}: message without {key!r}")
-            b.message(op["src"], op["dst"], op["bytes"], (), it, tag)
-        elif kind == "compute":
-            if "rank" not in op:
-                raise TraceError(f"op {oid}: compute op without 'rank'")
-            if op.get("seconds") is None and op.get("flops") is None:
-                raise TraceError(f"op {oid}: compute op needs 'seconds' or 'flops'")
-            b.compute(op["rank"], op.get("seconds"), op.get("flops"), (), it, tag)
-        else:
-            raise TraceError(f"op {oid}: type must be 'message' or 'compute', got {kind!r}")
-    for pos, (oid, deps) in enumerate(raw_deps):
-        resolved = []
-        for d in deps:
-            if isinstance(d, bool) or not isinstance(d, int) or d not in ids:
-                raise TraceError(f"op {oid} depends on missing op {d!r}")
-            resolved.append(ids[d])
-        b._deps[pos] = resolved
-    tags = doc.get("tags")
-    if tags:
-        for name in tags:
-            b._tags.setdefault(name, len(b._tags))
-    return b.build()
+def __getattr__(name):
+    if name in _MOVED:
+        module = _MOVED[name]
+        warnings.warn(f"netsim.trace.{name} moved to netsim.{module}.{name}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(f"netsim.{module}"), name)
+    raise AttributeError(f"module 'netsim.trace' has no attribute {name!r}")

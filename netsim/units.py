@@ -2,7 +2,9 @@
 
 Everything inside netsim is bytes, seconds and bytes per second. Strings such as
 ``"10Gbps"``, ``"64MB"`` or ``"1.5us"`` are parsed here and nowhere else, and the
-``format_*`` helpers turn SI numbers back into short labels for tables.
+``format_*`` helpers turn SI numbers back into short labels for tables. Lists
+given as text -- worker counts (``"2..64"``, ``"2,4,8"``), layer widths and
+dimensions (``"64,32"``, ``"4x4"``) -- are parsed here too.
 
 Decimal prefixes (k, M, G, T, P) are powers of 1000 and binary prefixes (Ki, Mi,
 Gi, Ti) powers of 1024, as in IEC 80000-13. A lower-case ``b`` is a bit, an
@@ -10,6 +12,7 @@ upper-case ``B`` a byte: ``10Gbps`` is 1.25e9 bytes/s and ``10GB/s`` is 1e10.
 """
 
 import math
+import numbers
 import re
 
 from .errors import UnitError
@@ -21,6 +24,8 @@ __all__ = [
     "format_bytes",
     "format_bandwidth",
     "format_time",
+    "parse_workers",
+    "parse_shape",
 ]
 
 _PREFIX = {
@@ -174,3 +179,103 @@ def format_time(seconds):
     '2.5 us'
     """
     return _format(seconds, "s", [(1, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n"), (1e-12, "p")])
+
+
+def parse_workers(text):
+    """Parse worker counts: ``"A..B"`` (A, 2A, 4A, ... up to B) or ``"2,3,8"`` (a list).
+
+    Parameters
+    ----------
+    text : str or int
+        ``"2..64"``: powers of two times A from A to at most B (``1 <= A <= B``);
+        ``"3,5,7"``: a strictly increasing list of integers >= 1 (empty items
+        are skipped); a single integer is a list of one.
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    UnitError
+        For text that is neither form, a range with ``A < 1`` or ``B < A``, an
+        empty list, a count below 1, or a list that does not increase.
+
+    Examples
+    --------
+    >>> parse_workers("2..16"), parse_workers("3,5"), parse_workers(4)
+    ([2, 4, 8, 16], [3, 5], [4])
+    >>> parse_workers("8,4")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: worker list must be strictly increasing, got '8,4'
+    """
+    text = str(text).strip()
+    # Only int() is guarded: UnitError is a ValueError, so the checks below must sit
+    # outside the try or their messages would be replaced by the generic one.
+    try:
+        if ".." in text:
+            lo, hi = (int(x) for x in text.split(".."))
+        else:
+            out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UnitError(f"workers must look like 2..64 or 2,4,8, got {text!r}") from None
+    if ".." in text:
+        if lo < 1 or hi < lo:
+            raise UnitError(f"workers range {text!r} must be A..B with 1 <= A <= B")
+        out = []
+        while lo <= hi:
+            out.append(lo)
+            lo *= 2
+        return out
+    if not out:
+        raise UnitError("the worker list is empty")
+    if any(p < 1 for p in out):
+        raise UnitError(f"workers must be >= 1, got {text!r}")
+    if out != sorted(set(out)):
+        raise UnitError(f"worker list must be strictly increasing, got {text!r}")
+    return out
+
+
+def parse_shape(value, name="shape"):
+    """Parse layer widths or dimensions: ``"64,32"``, ``"64x32"``, ``16`` or ``[64, 32]``.
+
+    Parameters
+    ----------
+    value : str, int or sequence of int
+        Integers >= 1 separated by commas or ``x`` (spaces and empty items are
+        ignored), one integer, or a list or tuple of integers.
+    name : str, optional
+        What the value is (``"hidden"``, ``"dims"``), for the message.
+
+    Returns
+    -------
+    tuple of int
+
+    Raises
+    ------
+    UnitError
+        For anything else, an empty shape, or an entry below 1.
+
+    Examples
+    --------
+    >>> parse_shape("64,32"), parse_shape("4x4"), parse_shape(16), parse_shape([8, 8])
+    ((64, 32), (4, 4), (16,), (8, 8))
+    >>> parse_shape("64,0", "hidden")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: hidden must look like 64,32 or 64x32 (integers >= 1), got '64,0'
+    """
+    if isinstance(value, str):
+        try:
+            shape = tuple(int(x) for x in value.replace("x", ",").split(",") if x.strip())
+        except ValueError:
+            shape = ()
+    elif isinstance(value, (list, tuple)):
+        shape = tuple(value)
+    else:
+        shape = (value,)
+    if not shape or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool)
+                            and d >= 1 for d in shape):
+        raise UnitError(f"{name} must look like 64,32 or 64x32 (integers >= 1), got {value!r}")
+    return tuple(int(d) for d in shape)

@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from netsim.checks import check_int
-from netsim.trace import Trace, load_trace
+from netsim.trace import Trace
+from netsim.traceio import load_trace
 from workloads.errors import WorkloadError
 
 __all__ = ["check_workers", "first_iterations", "record_at", "traces"]

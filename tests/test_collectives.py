@@ -331,16 +331,16 @@ def test_ring_allreduce_1024_counts():
 # -- bad input --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: C.ring_allreduce(0, 1e6), "P must be >= 1"),
+    (lambda: C.ring_allreduce(0, 1e6), "P must be an integer >= 1, got 0$"),
     (lambda: C.ring_allreduce(2.5, 1e6), "P must be an integer"),
     (lambda: C.ring_allreduce(True, 1e6), "P must be an integer"),
     (lambda: C.binomial_broadcast(4, -1), "nbytes must be a finite number >= 0"),
     (lambda: C.binomial_broadcast(4, float("nan")), "nbytes must be"),
     (lambda: C.binomial_broadcast(4, "1MB"), "nbytes must be"),
-    (lambda: C.pipeline_broadcast(4, 1e6, segments=0), "segments must be >= 1"),
+    (lambda: C.pipeline_broadcast(4, 1e6, segments=0), "segments must be an integer >= 1, got 0$"),
     (lambda: C.pipeline_reduce(4, 1e6, segments=2.0), "segments must be an integer"),
     (lambda: C.ring_allreduce(4, 1e6, gamma=-1e-9), "gamma must be"),
-    (lambda: C.ps_push_pull(4, 1e6, servers=0), "servers must be >= 1"),
+    (lambda: C.ps_push_pull(4, 1e6, servers=0), "servers must be an integer >= 1, got 0$"),
     (lambda: C.payloads("bogus", 4, 1e6), "unknown collective 'bogus'"),
     (lambda: C.payloads(C.ring_allreduce, 4, 1e6, segments=2), "takes no option 'segments'"),
 ])

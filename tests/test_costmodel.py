@@ -218,16 +218,32 @@ def test_bad_input():
         M.ring_allreduce(4, 1e6, -1e-6, b)
     with pytest.raises(NetsimError, match="beta must be"):
         M.ring_allreduce(4, 1e6, a, float("inf"))
-    with pytest.raises(TraceError, match="P must be >= 1"):
+    with pytest.raises(TraceError, match="P must be an integer >= 1, got 0$"):
         M.ring_allreduce(0, 1e6, a, b)
     with pytest.raises(TraceError, match="nbytes must be"):
         M.binomial_broadcast(4, -5, a, b)
-    with pytest.raises(TraceError, match="segments must be >= 1"):
+    with pytest.raises(TraceError, match="segments must be an integer >= 1, got 0$"):
         M.pipeline_broadcast(4, 1e6, 0, a, b)
-    with pytest.raises(TraceError, match="servers must be >= 1"):
+    with pytest.raises(TraceError, match="servers must be an integer >= 1, got 0$"):
         M.ps_push_pull(4, 1e6, a, b, servers=0)
     with pytest.raises(TopologyError, match="only 4 compute nodes"):
         M.alpha_beta(star(4), ranks=5)
     with pytest.raises(TopologyError, match="only 2 compute nodes"):
         M.contention_bound(C.ring_allreduce(3, 1e6), star(2))
     assert M.hockney(0, 0, 0) == 0.0  # alpha + n beta with every term 0
+
+
+def test_routed_loads_agree_with_the_engine_and_the_bound_with_a_run():
+    # Two implementations that must agree: the cost model routes the trace itself, the
+    # engine records the bytes each link direction carried while replaying it.
+    G = two_tier(8, per_rack=4, bandwidth=1e9, uplink_bandwidth=2e9)
+    t = C.alltoall(8, 8e6)
+    run = simulate(t, G)
+    loads = M.link_loads(t, G)
+    assert loads == pytest.approx(run.links["bytes"], rel=1e-12)
+    # Rack uplinks carry the 4 x 4 cross-rack blocks of 1 MB each way, at 2 GB/s: 8 ms;
+    # host links 7 MB at 1 GB/s: 7 ms. The bound is the uplink's.
+    names = [f"{s}->{d}" for s, d in zip(run.links["src"], run.links["dst"])]
+    from_run = M.busiest_link(run.links["bytes"], run.links["bandwidth"], names)
+    assert from_run == M.contention_bound(t, G)
+    assert from_run["seconds"] == pytest.approx(16e6 / 2e9) and from_run["bytes"] == 16e6

@@ -217,11 +217,11 @@ def test_bad_input():
     with pytest.raises(NetsimError, match="unknown algorithm 'bogus'; known: mst, ") as info:
         S.compare("bogus", G, 4, 1e6)
     assert type(info.value) is NetsimError and "\n" not in str(info.value)
-    with pytest.raises(TraceError, match="P must be >= 1"):
+    with pytest.raises(TraceError, match="P must be an integer >= 1"):
         S.compare("ring", G, 0, 1e6)
     with pytest.raises(TraceError, match="nbytes must be"):
         S.compare("ring", G, 4, -1)
-    with pytest.raises(TraceError, match="segments must be >= 1"):
+    with pytest.raises(TraceError, match="segments must be an integer >= 1"):
         S.compare("lp", G, 4, 1e6, segments=0)
     with pytest.raises(TopologyError, match="5 ranks but the topology has only 4"):
         S.compare("ring", G, 5, 1e6)

@@ -452,8 +452,8 @@ def test_nvswitch_machines(build, per_gpu_both_ways):
 # ---------------------------------------------------------------- errors
 
 BAD_CALLS = [
-    (star, (0,), {}, "n must be >= 1, got 0"),
-    (star, (-3,), {}, "n must be >= 1, got -3"),
+    (star, (0,), {}, "n must be an integer >= 1, got 0"),
+    (star, (-3,), {}, "n must be an integer >= 1, got -3"),
     (star, (2.5,), {}, "n must be an integer"),
     (star, (True,), {}, "n must be an integer"),
     (star, (4,), {"bandwidth": 0}, "bandwidth .* got 0"),
@@ -462,30 +462,30 @@ BAD_CALLS = [
     (star, (4,), {"bandwidth": float("inf")}, "bandwidth .* got inf"),
     (star, (4,), {"bandwidth": "10Gbps"}, "bandwidth .*'10Gbps'"),
     (star, (4,), {"latency": -1e-6}, "latency .* got -1e-06"),
-    (two_tier, (0, 4), {}, "n must be >= 1, got 0"),
-    (two_tier, (8, 0), {}, "per_rack must be >= 1, got 0"),
+    (two_tier, (0, 4), {}, "n must be an integer >= 1, got 0"),
+    (two_tier, (8, 0), {}, "per_rack must be an integer >= 1, got 0"),
     (two_tier, (8, 2), {"uplink_bandwidth": 0}, "uplink_bandwidth .* got 0"),
-    (leaf_spine, (0, 2, 2), {}, "leaves must be >= 1, got 0"),
-    (leaf_spine, (2, 0, 2), {}, "spines must be >= 1, got 0"),
-    (leaf_spine, (2, 2, 0), {}, "hosts_per_leaf must be >= 1, got 0"),
+    (leaf_spine, (0, 2, 2), {}, "leaves must be an integer >= 1, got 0"),
+    (leaf_spine, (2, 0, 2), {}, "spines must be an integer >= 1, got 0"),
+    (leaf_spine, (2, 2, 0), {}, "hosts_per_leaf must be an integer >= 1, got 0"),
     (leaf_spine, (2, 2, 2), {"uplink_bandwidth": -5}, "uplink_bandwidth .* got -5"),
     (fat_tree, (3,), {}, "k must be even, got 3"),
-    (fat_tree, (0,), {}, "k must be >= 2, got 0"),
+    (fat_tree, (0,), {}, "k must be an integer >= 2, got 0"),
     (fat_tree, (4,), {"latency": -1}, "latency .* got -1"),
-    (ring, (0,), {}, "n must be >= 1, got 0"),
+    (ring, (0,), {}, "n must be an integer >= 1, got 0"),
     (ring, (4,), {"kind": "cpu"}, "kind must be one of .* got 'cpu'"),
     (torus, ((),), {}, "dims must have at least one dimension"),
-    (torus, ((3, 0),), {}, r"dims\[1\] must be >= 1, got 0"),
-    (torus, ((-1, 3),), {}, r"dims\[0\] must be >= 1, got -1"),
+    (torus, ((3, 0),), {}, r"dims\[1\] must be an integer >= 1, got 0"),
+    (torus, ((-1, 3),), {}, r"dims\[0\] must be an integer >= 1, got -1"),
     (torus, (None,), {}, "dims must be a tuple"),
     (torus, ((2, 2),), {"kind": "switch"}, "kind must be one of"),
     (pcie_tree, (), {"gen": "gen6"}, "gen must be one of gen3, gen4, gen5, got 'gen6'"),
     (pcie_tree, (), {"gen": 3}, "gen must be one of .*, got 3"),
     (pcie_tree, (), {"interconnect": "HT"}, "interconnect must be one of QPI, UPI, got 'HT'"),
-    (pcie_tree, (), {"sockets": 0}, "sockets must be >= 1, got 0"),
-    (pcie_tree, (), {"gpus_per_switch": 0}, "gpus_per_switch must be >= 1, got 0"),
-    (pcie_tree, (), {"switches_per_socket": 0}, "switches_per_socket must be >= 1, got 0"),
-    (pcie_tree, (), {"socket_links": 0}, "socket_links must be >= 1, got 0"),
+    (pcie_tree, (), {"sockets": 0}, "sockets must be an integer >= 1, got 0"),
+    (pcie_tree, (), {"gpus_per_switch": 0}, "gpus_per_switch must be an integer >= 1, got 0"),
+    (pcie_tree, (), {"switches_per_socket": 0}, "switches_per_socket must be an integer >= 1, got 0"),
+    (pcie_tree, (), {"socket_links": 0}, "socket_links must be an integer >= 1, got 0"),
     (pcie_tree, (), {"pcie_latency": -1e-9}, "pcie_latency .* got -1e-09"),
 ]
 
@@ -512,3 +512,31 @@ def test_package_exports_and_docstrings():
         assert f.__name__ in topologies.__all__
         for section in ("Returns", "Examples"):
             assert section in f.__doc__, (f.__name__, section)
+
+
+def test_spec_tables_are_read_only():
+    from topologies import DEVICES, INFINIBAND, NVLINK_LINKS_PER_GPU, PCIE_RATE
+
+    for table in (ETHERNET, INFINIBAND, PCIE_RATE, PCIE_X16, NVLINK, NVLINK_LINKS_PER_GPU,
+                  CPU_INTERCONNECT, DEVICES):
+        key = next(iter(table))
+        with pytest.raises(TypeError):
+            table[key] = 0
+    assert ETHERNET["10GbE"] == 1.25e9  # unchanged by the attempt
+
+
+def test_drawing_keeps_the_session_backend_and_writes_png(tmp_path):
+    import matplotlib
+
+    from netsim.plot import draw_topology, plot_series
+
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")  # a user's choice, which drawing must not switch to Agg
+    try:
+        draw_topology(star(4), path=tmp_path / "t.png")
+        plot_series([{"label": "x", "P": [2, 4], "simulated": [1.0, 2.0]}], tmp_path / "s.png")
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)
+    for name in ("t.png", "s.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

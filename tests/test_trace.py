@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from netsim import COMPUTE, MESSAGE, Trace, TraceBuilder, TraceError, concat, load_trace, repeat, save_trace
-from netsim.trace import deps_csr, terminal_ops
+from netsim.trace import deps_csr
+from netsim.traceops import terminal_ops
 
 
 def sample():
@@ -40,8 +41,16 @@ def test_columns_are_numpy_and_counts():
     t = sample()
     assert t.num_ops == 4 and t.num_messages == 2 and t.total_bytes == 4096
     assert t.num_iterations == 2
-    for col in ("kind", "rank", "peer", "size", "dep_ptr", "dep_idx"):
-        assert isinstance(getattr(t, col), np.ndarray)
+    # The documented dtypes (a wrong one would overflow ranks or tags, or lose bytes).
+    dtypes = {"kind": np.uint8, "rank": np.int32, "peer": np.int32, "size": np.float64,
+              "duration": np.float64, "flops": np.float64, "iteration": np.int32,
+              "tag": np.int16, "dep_ptr": np.int64, "dep_idx": np.int64}
+    for col, dtype in dtypes.items():
+        assert getattr(t, col).dtype == dtype, col
+    # The builder's dependency lists in CSR form: op 2 waits for 0, op 3 for 2 and 1.
+    assert t.dep_ptr.tolist() == [0, 0, 0, 1, 3] and t.dep_idx.tolist() == [0, 2, 1]
+    assert t.peer.tolist() == [-1, -1, 1, 2] and t.tag.tolist() == [0, 0, 1, -1]
+    assert np.isnan(t.duration[1]) and t.flops.tolist() == [0, 2e9, 0, 0]
     assert t.kind.tolist() == [COMPUTE, COMPUTE, MESSAGE, MESSAGE]
 
 
@@ -175,3 +184,58 @@ def test_npz_with_pickled_objects_is_refused(tmp_path):
     np.savez(p, header=np.array([{"a": 1}], dtype=object))
     with pytest.raises(TraceError, match="Python objects"):
         load_trace(p)
+
+
+def test_moved_names_still_import_from_netsim_trace_with_a_warning():
+    import netsim.trace
+    from netsim import traceio, traceops
+
+    for name, module in [("concat", traceops), ("repeat", traceops),
+                         ("terminal_ops", traceops), ("load_trace", traceio),
+                         ("save_trace", traceio), ("SCHEMA", traceio)]:
+        with pytest.warns(DeprecationWarning, match=f"moved to netsim.{module.__name__[7:]}"):
+            assert getattr(netsim.trace, name) is getattr(module, name)
+    with pytest.raises(AttributeError, match="no attribute 'bogus'"):
+        netsim.trace.bogus
+
+
+def test_json_tags_keep_header_order_for_unused_names(tmp_path):
+    # Tags are numbered by first use in the ops, then the header's unused names follow.
+    doc = {"ranks": 2, "tags": ["pull", "push", "spare"], "ops": [
+        {"type": "message", "src": 0, "dst": 1, "bytes": 1, "tag": "push"},
+        {"type": "message", "src": 1, "dst": 0, "bytes": 1, "tag": "pull", "deps": [0]}]}
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    t = load_trace(p)
+    assert t.tags == ["push", "pull", "spare"]
+    assert t.tag.tolist() == [0, 1]
+
+
+def test_columns_are_read_only_and_with_metadata_derives_a_new_trace():
+    t = sample()
+    for col in ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag",
+                "dep_ptr", "dep_idx"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(t, col)[0] = 1
+    u = t.with_metadata(paradigm="other", accuracy=0.9)
+    assert t.metadata["paradigm"] == "demo" and "accuracy" not in t.metadata
+    assert dict(u.metadata) == {"paradigm": "other", "seed": 7, "accuracy": 0.9}
+    assert u.size is t.size and u.dep_idx is t.dep_idx and u.tags == t.tags
+
+
+def test_columns_passed_in_stay_writable_for_their_owner():
+    size = np.array([8.0, 0.0])
+    t = Trace(2, kind=[MESSAGE, COMPUTE], rank=[0, 1], peer=[1, -1], size=size, duration=[0, 1])
+    size[0] = 16.0  # the caller's array is not frozen by the trace that views it
+    assert size.flags.writeable and not t.size.flags.writeable
+
+
+def test_trace_pickles_with_its_metadata_and_stays_read_only():
+    import pickle
+
+    t = sample()
+    u = pickle.loads(pickle.dumps(t))
+    same(t, u)
+    assert dict(u.metadata) == dict(t.metadata)
+    with pytest.raises(ValueError, match="read-only"):
+        u.size[0] = 1.0

@@ -25,6 +25,7 @@ import numbers
 
 import networkx as nx
 
+from netsim.checks import check_int, check_real
 from netsim.errors import TopologyError
 from netsim.units import format_bandwidth
 
@@ -75,9 +76,10 @@ def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY):
     >>> G.edges["host0", "switch"]["bandwidth"]
     1250000000.0
     """
-    n = _check.count("star", "n", n)
-    bandwidth = _check.bandwidth("star", "bandwidth", bandwidth)
-    latency = _check.latency("star", "latency", latency)
+    n = check_int(n, "star: n", error=TopologyError)
+    bandwidth = check_real(bandwidth, "star: bandwidth (bytes/s)", lo=0, strict=True,
+                           error=TopologyError)
+    latency = check_real(latency, "star: latency (s)", lo=0, error=TopologyError)
     G = nx.Graph(name=f"star({n} hosts, {format_bandwidth(bandwidth)})")
     G.add_nodes_from((f"host{i}" for i in range(n)), kind="host")
     G.add_node("switch", kind="switch")
@@ -134,11 +136,13 @@ def two_tier(
     >>> G.nodes["host9"]["rack"], G.degree("tor2")
     (2, 3)
     """
-    n = _check.count("two_tier", "n", n)
-    per_rack = _check.count("two_tier", "per_rack", per_rack)
-    bandwidth = _check.bandwidth("two_tier", "bandwidth", bandwidth)
-    uplink_bandwidth = _check.bandwidth("two_tier", "uplink_bandwidth", uplink_bandwidth)
-    latency = _check.latency("two_tier", "latency", latency)
+    n = check_int(n, "two_tier: n", error=TopologyError)
+    per_rack = check_int(per_rack, "two_tier: per_rack", error=TopologyError)
+    bandwidth = check_real(bandwidth, "two_tier: bandwidth (bytes/s)", lo=0, strict=True,
+                           error=TopologyError)
+    uplink_bandwidth = check_real(uplink_bandwidth, "two_tier: uplink_bandwidth (bytes/s)", lo=0,
+                                  strict=True, error=TopologyError)
+    latency = check_real(latency, "two_tier: latency (s)", lo=0, error=TopologyError)
     racks = math.ceil(n / per_rack)
     G = nx.Graph(
         name=f"two_tier({n} hosts, {per_rack} per rack, {format_bandwidth(bandwidth)}, "
@@ -201,12 +205,14 @@ def leaf_spine(
     ['leaf0', 'leaf1', 'leaf2', 'leaf3']
     """
     fn = "leaf_spine"
-    leaves = _check.count(fn, "leaves", leaves)
-    spines = _check.count(fn, "spines", spines)
-    hosts_per_leaf = _check.count(fn, "hosts_per_leaf", hosts_per_leaf)
-    bandwidth = _check.bandwidth(fn, "bandwidth", bandwidth)
-    uplink_bandwidth = _check.bandwidth(fn, "uplink_bandwidth", uplink_bandwidth)
-    latency = _check.latency(fn, "latency", latency)
+    leaves = check_int(leaves, f"{fn}: leaves", error=TopologyError)
+    spines = check_int(spines, f"{fn}: spines", error=TopologyError)
+    hosts_per_leaf = check_int(hosts_per_leaf, f"{fn}: hosts_per_leaf", error=TopologyError)
+    bandwidth = check_real(bandwidth, f"{fn}: bandwidth (bytes/s)", lo=0, strict=True,
+                           error=TopologyError)
+    uplink_bandwidth = check_real(uplink_bandwidth, f"{fn}: uplink_bandwidth (bytes/s)", lo=0,
+                                  strict=True, error=TopologyError)
+    latency = check_real(latency, f"{fn}: latency (s)", lo=0, error=TopologyError)
     G = nx.Graph(
         name=f"leaf_spine({leaves} leaves x {hosts_per_leaf} hosts, {spines} spines, "
         f"{format_bandwidth(bandwidth)}, uplink {format_bandwidth(uplink_bandwidth)})"
@@ -272,11 +278,12 @@ def fat_tree(k, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY):
     >>> G.number_of_nodes(), G.number_of_edges()
     (36, 48)
     """
-    k = _check.count("fat_tree", "k", k, minimum=2)
+    k = check_int(k, "fat_tree: k", 2, error=TopologyError)
     if k % 2:
         raise TopologyError(f"fat_tree: k must be even, got {k}")
-    bandwidth = _check.bandwidth("fat_tree", "bandwidth", bandwidth)
-    latency = _check.latency("fat_tree", "latency", latency)
+    bandwidth = check_real(bandwidth, "fat_tree: bandwidth (bytes/s)", lo=0, strict=True,
+                           error=TopologyError)
+    latency = check_real(latency, "fat_tree: latency (s)", lo=0, error=TopologyError)
     half = k // 2
     hosts = k * half * half
     G = nx.Graph(name=f"fat_tree(k={k}, {hosts} hosts, {format_bandwidth(bandwidth)})")
@@ -333,9 +340,10 @@ def ring(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, kind="host"):
     >>> list(G.edges)
     [('gpu0', 'gpu1'), ('gpu0', 'gpu3'), ('gpu1', 'gpu2'), ('gpu2', 'gpu3')]
     """
-    n = _check.count("ring", "n", n)
-    bandwidth = _check.bandwidth("ring", "bandwidth", bandwidth)
-    latency = _check.latency("ring", "latency", latency)
+    n = check_int(n, "ring: n", error=TopologyError)
+    bandwidth = check_real(bandwidth, "ring: bandwidth (bytes/s)", lo=0, strict=True,
+                           error=TopologyError)
+    latency = check_real(latency, "ring: latency (s)", lo=0, error=TopologyError)
     kind = _check.compute_kind("ring", kind)
     # A one-dimensional torus, checked above so that errors name "ring".
     G = torus((n,), bandwidth, latency, kind)
@@ -393,9 +401,11 @@ def torus(dims, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, kind="host"):
         raise TopologyError(f"torus: dims must be a tuple of ints >= 1, got {dims!r}") from None
     if not dims:
         raise TopologyError(f"torus: dims must have at least one dimension, got {dims!r}")
-    dims = tuple(_check.count("torus", f"dims[{d}]", s) for d, s in enumerate(dims))
-    bandwidth = _check.bandwidth("torus", "bandwidth", bandwidth)
-    latency = _check.latency("torus", "latency", latency)
+    dims = tuple(check_int(s, f"torus: dims[{d}]", error=TopologyError)
+                 for d, s in enumerate(dims))
+    bandwidth = check_real(bandwidth, "torus: bandwidth (bytes/s)", lo=0, strict=True,
+                           error=TopologyError)
+    latency = check_real(latency, "torus: latency (s)", lo=0, error=TopologyError)
     kind = _check.compute_kind("torus", kind)
     shape = "x".join(map(str, dims))
     G = nx.Graph(name=f"torus({shape} {kind}s, {format_bandwidth(bandwidth)})")

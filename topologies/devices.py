@@ -46,11 +46,26 @@ __all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops"]
 
 
 class DeviceError(TopologyError):
-    """An unknown device name or a precision the device does not have."""
+    """An unknown device name or a precision the device does not have.
+
+    Examples
+    --------
+    >>> device_flops("V100", "tf32")
+    Traceback (most recent call last):
+    ...
+    topologies.devices.DeviceError: V100 has no tf32 throughput; it has: fp32, fp16
+    """
 
 
 class Device(NamedTuple):
-    """Peak FLOP/s of one GPU per precision (None: the device has no such unit)."""
+    """Peak FLOP/s of one GPU per precision (None: the device has no such unit).
+
+    Examples
+    --------
+    >>> d = DEVICES["A100"]
+    >>> d.form_factor, d.fp32 / 1e12, d.source
+    ('SXM4', 19.5, 'NVIDIA A100 datasheet')
+    """
 
     name: str
     form_factor: str

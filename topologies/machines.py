@@ -13,6 +13,7 @@ All numbers come from :mod:`topologies.specs`, which cites their sources.
 
 import networkx as nx
 
+from netsim.checks import check_int, check_real
 from netsim.errors import TopologyError
 
 from . import _validate as _check
@@ -95,14 +96,16 @@ def pcie_tree(
     15.75
     """
     fn = "pcie_tree"
-    gpus_per_switch = _check.count(fn, "gpus_per_switch", gpus_per_switch)
-    switches_per_socket = _check.count(fn, "switches_per_socket", switches_per_socket)
-    sockets = _check.count(fn, "sockets", sockets)
+    gpus_per_switch = check_int(gpus_per_switch, f"{fn}: gpus_per_switch", error=TopologyError)
+    switches_per_socket = check_int(switches_per_socket, f"{fn}: switches_per_socket",
+                                    error=TopologyError)
+    sockets = check_int(sockets, f"{fn}: sockets", error=TopologyError)
     gen = _check.choice(fn, "gen", gen, PCIE_X16)
     interconnect = _check.choice(fn, "interconnect", interconnect, CPU_INTERCONNECT)
-    socket_links = _check.count(fn, "socket_links", socket_links)
-    pcie_latency = _check.latency(fn, "pcie_latency", pcie_latency)
-    socket_latency = _check.latency(fn, "socket_latency", socket_latency)
+    socket_links = check_int(socket_links, f"{fn}: socket_links", error=TopologyError)
+    pcie_latency = check_real(pcie_latency, f"{fn}: pcie_latency (s)", lo=0, error=TopologyError)
+    socket_latency = check_real(socket_latency, f"{fn}: socket_latency (s)", lo=0,
+                                error=TopologyError)
 
     switches = sockets * switches_per_socket
     gpus = switches * gpus_per_switch

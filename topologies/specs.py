@@ -85,6 +85,8 @@ References
        NV-SLI, NVSwitch and GPUDirect", IEEE TPDS 31(1), 2020 (arXiv:1903.04611).
 """
 
+from types import MappingProxyType
+
 from netsim.errors import TopologyError
 
 __all__ = [
@@ -106,7 +108,7 @@ __all__ = [
 _GBIT = 1e9 / 8  # bytes/s in one Gb/s
 
 # IEEE 802.3 MAC data rates [1].
-ETHERNET = {
+ETHERNET = MappingProxyType({
     "1GbE": 1 * _GBIT,
     "10GbE": 10 * _GBIT,
     "25GbE": 25 * _GBIT,
@@ -115,32 +117,33 @@ ETHERNET = {
     "100GbE": 100 * _GBIT,
     "200GbE": 200 * _GBIT,
     "400GbE": 400 * _GBIT,
-}
+})
 
 # IBTA 4x data rates [2].
-INFINIBAND = {
+INFINIBAND = MappingProxyType({
     "EDR": 100 * _GBIT,
     "HDR": 200 * _GBIT,
     "NDR": 400 * _GBIT,
-}
+})
 
 # PCI-SIG lane rates in transfers/s; gen3 onwards use 128b/130b coding [3].
-PCIE_RATE = {"gen3": 8e9, "gen4": 16e9, "gen5": 32e9}
-PCIE_X16 = {gen: rate * 16 * (128 / 130) / 8 for gen, rate in PCIE_RATE.items()}
+PCIE_RATE = MappingProxyType({"gen3": 8e9, "gen4": 16e9, "gen5": 32e9})
+PCIE_X16 = MappingProxyType({gen: rate * 16 * (128 / 130) / 8
+                             for gen, rate in PCIE_RATE.items()})
 
 # One link, one direction [4, 5, 6].
-NVLINK = {
+NVLINK = MappingProxyType({
     "NVLink2": 25e9,
     "NVLink3": 25e9,
     "NVLink4": 25e9,
-}
-NVLINK_LINKS_PER_GPU = {"V100": 6, "A100": 12, "H100": 18}
+})
+NVLINK_LINKS_PER_GPU = MappingProxyType({"V100": 6, "A100": 12, "H100": 18})
 
 # One socket link, one direction: GT/s x 2 data bytes per transfer [7].
-CPU_INTERCONNECT = {
+CPU_INTERCONNECT = MappingProxyType({
     "QPI": 9.6e9 * 2,
     "UPI": 10.4e9 * 2,
-}
+})
 
 ETHERNET_LATENCY = 1e-6  # typical, see module docstring
 INFINIBAND_LATENCY = 0.6e-6  # ConnectX-6 user manual [2]
@@ -148,6 +151,7 @@ PCIE_LATENCY = 100e-9  # PEX 8747 product brief [8]
 NVLINK_LATENCY = 100e-9  # assumed, below two PCIe links; see module docstring
 SOCKET_LATENCY = 100e-9  # assumed, see module docstring
 
+# The tables are read-only mappings: a builder cannot change another one's constants.
 _TABLES = (ETHERNET, INFINIBAND, PCIE_X16, NVLINK, CPU_INTERCONNECT)
 
 

@@ -21,14 +21,15 @@ name       algorithm                                                   messages
 Each of them carries ``2 (P - 1)`` times the gradient bytes in total. The
 message patterns are :mod:`netsim.collectives`' (MPICH's schedules; for
 non-power-of-two P, ``be`` folds the extra ranks into partners first).
-Iterations are composed with :func:`netsim.trace.concat` and
-:func:`netsim.trace.repeat`: compute ops, then the collective, then the update.
+Iterations are composed with :func:`netsim.traceops.concat` and
+:func:`netsim.traceops.repeat`: compute ops, then the collective, then the update.
 """
 
 import numpy as np
 
 from netsim import checks, collectives
-from netsim.trace import TraceBuilder, concat, repeat
+from netsim.trace import TraceBuilder
+from netsim.traceops import concat, repeat
 
 from . import mlp
 from .errors import WorkloadError

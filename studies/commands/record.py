@@ -78,7 +78,7 @@ def run(args):
         rec = record(args.paradigm, dataset=args.dataset, workers=args.workers,
                      progress=bar, **options)
     if args.output:
-        from netsim.trace import save_trace
+        from netsim.traceio import save_trace
 
         try:
             save_trace(rec.trace, args.output)

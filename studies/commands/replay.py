@@ -60,7 +60,7 @@ def run(args):
     ...
     """
     from netsim.result import simulate
-    from netsim.trace import load_trace
+    from netsim.traceio import load_trace
 
     trace = load_trace(args.trace)
     G = parse_topology(args.topology)

@@ -78,7 +78,7 @@ def run(args):
         raise NetsimError("--metric colours links by a replay: give --result TRACE too")
     if args.result:
         from netsim.result import simulate
-        from netsim.trace import load_trace
+        from netsim.traceio import load_trace
 
         trace = load_trace(args.result)
         with progress(args, trace.num_ops, "replay", unit="op",

@@ -1,0 +1,281 @@
+"""Trace files: JSON (one object per op, for people) and ``.npz`` (the columns, for size).
+
+Both carry a header with the schema version (:data:`SCHEMA`), the number of
+ranks, the tag names and the metadata, to which the netsim version is added on
+save. Saving the same trace twice gives the same bytes.
+"""
+
+import json
+import math
+import zipfile
+
+import numpy as np
+
+from .checks import check_int
+from .errors import TraceError
+from .trace import MAX_RANKS, MESSAGE, Trace, TraceBuilder
+
+__all__ = ["SCHEMA", "load_trace", "save_trace"]
+
+SCHEMA = "netsim-trace/1"
+_COLUMNS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag",
+            "dep_ptr", "dep_idx")
+
+
+def _version():
+    from . import __version__
+
+    return __version__
+
+
+def save_trace(trace, path):
+    """Save a trace as JSON (``.json``) or compressed numpy columns (``.npz``).
+
+    Saving the same trace twice writes the same bytes (the ``.npz`` members
+    carry a fixed timestamp).
+
+    Parameters
+    ----------
+    trace : Trace
+    path : str or os.PathLike
+        Ends in ``.json`` or ``.npz``.
+
+    Raises
+    ------
+    TraceError
+        For another file extension, or a path that cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> b = TraceBuilder(2); _ = b.message(0, 1, 8); t = b.build()
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.npz")
+    >>> save_trace(t, p); load_trace(p).total_bytes
+    8.0
+    """
+    path = str(path)
+    if not path.endswith((".npz", ".json")):
+        raise TraceError(f"unknown trace format for {path!r}: use .json or .npz")
+    header = {"schema": SCHEMA, "ranks": trace.ranks, "tags": trace.tags,
+              "metadata": {**trace.metadata, "netsim_version": _version()}}
+    try:
+        if path.endswith(".npz"):
+            _write_npz(path, {"header": np.array(json.dumps(header)), **_arrays(trace)})
+        else:
+            with open(path, "w") as f:
+                json.dump({**header, "ops": _ops_json(trace)}, f, indent=None,
+                          separators=(",", ":"))
+    except OSError as exc:
+        raise TraceError(f"cannot write trace {path}: {exc.strerror or exc}") from None
+
+
+def _write_npz(path, arrays):
+    """Like ``numpy.savez_compressed``, but with fixed timestamps: same trace, same bytes."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, arr in arrays.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with zf.open(info, "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
+
+
+def _arrays(trace):
+    return {k: getattr(trace, k) for k in _COLUMNS}
+
+
+def _ops_json(trace):
+    ops = []
+    for i in range(trace.num_ops):
+        op = {"id": i}
+        if trace.kind[i] == MESSAGE:
+            op.update(type="message", src=int(trace.rank[i]), dst=int(trace.peer[i]),
+                      bytes=_num(trace.size[i]))
+        else:
+            op.update(type="compute", rank=int(trace.rank[i]))
+            if not math.isnan(trace.duration[i]):
+                op["seconds"] = float(trace.duration[i])
+            if trace.flops[i]:
+                op["flops"] = _num(trace.flops[i])
+        op["deps"] = trace.deps(i).tolist()
+        if trace.iteration[i]:
+            op["iteration"] = int(trace.iteration[i])
+        if trace.tag[i] >= 0:
+            op["tag"] = trace.tags[trace.tag[i]]
+        ops.append(op)
+    return ops
+
+
+def _num(x):
+    x = float(x)
+    return int(x) if x.is_integer() and abs(x) < 2**53 else x
+
+
+def load_trace(path):
+    """Load a trace saved by :func:`save_trace` (or written by hand as JSON).
+
+    Raises
+    ------
+    TraceError
+        For an unreadable, truncated or malformed file, naming what is wrong.
+
+    Examples
+    --------
+    >>> import tempfile, os, json
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.json")
+    >>> ops = [{"id": 7, "type": "compute", "rank": 0, "seconds": 0.5},
+    ...        {"id": 9, "type": "message", "src": 0, "dst": 1, "bytes": 100, "deps": [7]}]
+    >>> _ = open(p, "w").write(json.dumps({"ranks": 2, "ops": ops}))
+    >>> t = load_trace(p); t.deps(1).tolist()
+    [0]
+    """
+    path = str(path)
+    try:
+        if path.endswith(".npz"):
+            return _load_npz(path)
+        if path.endswith(".json"):
+            with open(path, "rb") as f:
+                doc = json.loads(f.read())
+            return _from_json(doc)
+    except TraceError:
+        raise
+    except FileNotFoundError:
+        raise TraceError(f"trace file not found: {path}") from None
+    except RecursionError:
+        raise TraceError(f"{path}: JSON nested too deeply") from None
+    except Exception as exc:
+        # Whatever a damaged file makes the zip, zlib, npy or JSON readers raise (OSError,
+        # ValueError, zlib.error, struct.error, MemoryError for absurd sizes, ...), the
+        # cause is the input, so it is reported as such and never as a crash.
+        reason = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise TraceError(f"{path}: not a valid trace ({type(exc).__name__}: {reason})") from None
+    raise TraceError(f"unknown trace format for {path!r}: use .json or .npz")
+
+
+def _read_npz(path):
+    """Arrays of an ``.npz``, refusing members whose header promises more than the file holds."""
+    arrays = {}
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            with zf.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+                else:
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+            if dtype.hasobject:
+                raise TraceError(f"{path}: array {name!r} holds Python objects")
+            declared = math.prod(shape) * dtype.itemsize
+            if declared > info.file_size:
+                raise TraceError(f"{path}: array {name!r} declares {declared} bytes but its "
+                                 f"member holds {info.file_size}")
+            with zf.open(info) as f:
+                arrays[name] = np.lib.format.read_array(f, allow_pickle=False)
+    return arrays
+
+
+def _load_npz(path):
+    cols = _read_npz(path)
+    missing = {"header", "kind", "rank"} - set(cols)
+    if missing:
+        raise TraceError(f"{path}: missing arrays {sorted(missing)}")
+    header = cols.pop("header")
+    if header.shape != () or header.dtype.kind != "U":
+        raise TraceError(f"{path}: 'header' must be a JSON string")
+    header = _check_header(json.loads(str(header[()])), path)
+    unknown = set(cols) - set(_COLUMNS)
+    if unknown:
+        raise TraceError(f"{path}: unknown arrays {sorted(unknown)}")
+    return Trace(header["ranks"], tags=header.get("tags", ()), metadata=header.get("metadata"), **cols)
+
+
+def _check_header(header, where):
+    if not isinstance(header, dict):
+        raise TraceError(f"{where}: top level must be an object")
+    schema = header.get("schema", SCHEMA)
+    if schema != SCHEMA:
+        raise TraceError(f"{where}: unsupported schema {schema!r} (this netsim reads {SCHEMA})")
+    if "ranks" not in header:
+        raise TraceError(f"{where}: missing 'ranks'")
+    tags = header.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise TraceError(f"{where}: 'tags' must be a list of strings")
+    if not isinstance(header.get("metadata", {}), dict):
+        raise TraceError(f"{where}: 'metadata' must be an object")
+    return header
+
+
+_OP_KEYS = {"id", "type", "rank", "src", "dst", "bytes", "seconds", "flops", "deps", "iteration", "tag"}
+
+
+def _from_json(doc):
+    doc = _check_header(doc, "trace")
+    ops = doc.get("ops")
+    if not isinstance(ops, list):
+        raise TraceError("trace: 'ops' must be a list")
+    ranks = check_int(doc["ranks"], "ranks", 1, MAX_RANKS, error=TraceError)
+    ids = {}
+    parsed = []
+    for pos, op in enumerate(ops):
+        if not isinstance(op, dict):
+            raise TraceError(f"op #{pos}: must be an object")
+        oid = op.get("id", pos)
+        if isinstance(oid, bool) or not isinstance(oid, int):
+            raise TraceError(f"op #{pos}: id must be an integer, got {oid!r}")
+        unknown = set(op) - _OP_KEYS
+        if unknown:
+            raise TraceError(f"op {oid}: unknown keys {sorted(unknown)}; known: {sorted(_OP_KEYS)}")
+        if oid in ids:
+            raise TraceError(f"op #{pos}: duplicate id {oid}")
+        ids[oid] = pos
+        deps = op.get("deps", [])
+        if not isinstance(deps, list):
+            raise TraceError(f"op {oid}: deps must be a list")
+        parsed.append((oid, deps, _check_op(op, oid, ranks)))
+    b = TraceBuilder(ranks, metadata=doc.get("metadata"))
+    for oid, deps, (kind, args, it, tag) in parsed:
+        resolved = []
+        for d in deps:
+            if isinstance(d, bool) or not isinstance(d, int) or d not in ids:
+                raise TraceError(f"op {oid} depends on missing op {d!r}")
+            resolved.append(ids[d])
+        add = b.message if kind == "message" else b.compute
+        add(*args, deps=resolved, iteration=it, tag=tag)
+    for name in doc.get("tags") or ():
+        b.add_tag(name)
+    return b.build()
+
+
+def _check_op(op, oid, ranks):
+    """``(type, positional arguments, iteration, tag)`` of one JSON op, checked."""
+    kind = op.get("type")
+    it, tag = op.get("iteration", 0), op.get("tag")
+    if tag is not None and not isinstance(tag, str):
+        raise TraceError(f"op {oid}: tag must be a string")
+    for key in ("rank", "src", "dst", "iteration"):
+        v = op.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise TraceError(f"op {oid}: {key} must be an integer, got {v!r}")
+    for key in ("bytes", "seconds", "flops"):
+        v = op.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise TraceError(f"op {oid}: {key} must be a number, got {v!r}")
+    for key in ("rank", "src", "dst"):
+        if key in op and not 0 <= op[key] < ranks:
+            raise TraceError(f"op {oid}: unknown rank {op[key]} in {key!r} "
+                             f"(ranks are 0..{ranks - 1})")
+    for key in ("bytes", "seconds", "flops"):
+        if key in op and not (math.isfinite(op[key]) and op[key] >= 0):
+            raise TraceError(f"op {oid}: {key} must be finite and >= 0, got {op[key]!r}")
+    if kind == "message":
+        for key in ("src", "dst", "bytes"):
+            if key not in op:
+                raise TraceError(f"op {oid}: message without {key!r}")
+        return kind, (op["src"], op["dst"], op["bytes"]), it, tag
+    if kind == "compute":
+        if "rank" not in op:
+            raise TraceError(f"op {oid}: compute op without 'rank'")
+        if op.get("seconds") is None and op.get("flops") is None:
+            raise TraceError(f"op {oid}: compute op needs 'seconds' or 'flops'")
+        return kind, (op["rank"], op.get("seconds"), op.get("flops")), it, tag
+    raise TraceError(f"op {oid}: type must be 'message' or 'compute', got {kind!r}")

@@ -1,0 +1,62 @@
+"""Human units and text lists at the edges: netsim.units."""
+
+import numpy as np
+import pytest
+
+from netsim.errors import NetsimError, UnitError
+from netsim.units import (format_bandwidth, parse_bandwidth, parse_bytes, parse_shape,
+                          parse_time, parse_workers)
+
+
+def test_prefixes_and_bits():
+    # IEC 80000-13: k = 1e3, Ki = 2**10; a lower-case b is a bit.
+    assert parse_bytes("1KiB") == 1024 and parse_bytes("1kB") == 1000
+    assert parse_bandwidth("8bps") == 1.0 and parse_bandwidth("8B/s") == 8.0
+    assert parse_time("250ns") == pytest.approx(2.5e-7)
+    assert parse_bandwidth(format_bandwidth(1.25e9).replace(" ", "")) == 1.25e9
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2..64", [2, 4, 8, 16, 32, 64]),
+    ("3..20", [3, 6, 12]),        # doubling from A, never past B
+    ("5..5", [5]),
+    (" 3, 5 ,7 ", [3, 5, 7]),
+    ("2,4,", [2, 4]),             # an empty item is skipped
+    (8, [8]),
+])
+def test_parse_workers_accepts(text, expected):
+    assert parse_workers(text) == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2..x", "workers must look like 2..64 or 2,4,8, got '2..x'"),
+    ("2..4..8", "workers must look like 2..64 or 2,4,8"),
+    ("two", "workers must look like"),
+    ("0..8", "workers range '0..8' must be A..B with 1 <= A <= B"),
+    ("8..2", "workers range '8..2' must be A..B with 1 <= A <= B"),
+    (",", "the worker list is empty"),
+    ("0,2", "workers must be >= 1, got '0,2'"),
+    ("8,4", "worker list must be strictly increasing, got '8,4'"),
+    ("4,4", "worker list must be strictly increasing"),
+])
+def test_parse_workers_refuses(text, message):
+    with pytest.raises(UnitError) as info:
+        parse_workers(text)
+    assert str(info.value) == message or str(info.value).startswith(message)
+    assert isinstance(info.value, NetsimError)  # the CLI prints it on one line
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("64,32", (64, 32)), ("64x32", (64, 32)), ("4x4x4", (4, 4, 4)), (" 8 , 8 ", (8, 8)),
+    ("16", (16,)), (16, (16,)), (np.int64(3), (3,)), ([8, 4], (8, 4)), ((2, 2), (2, 2)),
+])
+def test_parse_shape_accepts(value, expected):
+    out = parse_shape(value)
+    assert out == expected and all(type(d) is int for d in out)
+
+
+@pytest.mark.parametrize("value", ["", ",", "64,a", "64;32", "0", "4x-1", 0, True, 2.5, [8, 1.5],
+                                   [], None])
+def test_parse_shape_refuses(value):
+    with pytest.raises(UnitError, match=r"^dims must look like 64,32 or 64x32 \(integers >= 1\)"):
+        parse_shape(value, "dims")
