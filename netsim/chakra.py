@@ -421,6 +421,6 @@ def save_chakra(trace, directory, prefix="chakra"):
                                 ctrl_deps=[node_on(p, d, i) for d in on_dst],
                                 attr=common + comm + [_attr(pb, "comm_src", r)]))
     meta = pb.GlobalMetadata(version="0.0.4", attr=[
-        _attr(pb, "netsim_metadata", json.dumps(trace.metadata, sort_keys=True, default=str))])
+        _attr(pb, "netsim_metadata", json.dumps(dict(trace.metadata), sort_keys=True, default=str))])
     for r in range(trace.ranks):
         write_et(os.path.join(directory, f"{prefix}.{r}.et"), meta, nodes[r])

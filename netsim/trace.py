@@ -33,6 +33,7 @@ is never expanded into Python objects except while JSON is being read or written
 import importlib
 import math
 import warnings
+from types import MappingProxyType
 
 import numpy as np
 
@@ -58,15 +59,15 @@ _ARRAYS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "ta
 
 
 class Trace:
-    """A validated trace held as numpy columns that cannot be changed in place.
+    """A validated, immutable trace held as numpy columns.
 
     Build one with :class:`TraceBuilder` (a few ops, from Python) or directly from
     arrays (generators of millions of ops). The constructor validates everything
     and raises :class:`~netsim.errors.TraceError` naming the first offending op.
 
     The columns are read-only views (no copy: an array passed in stays the
-    caller's, but cannot be written through the trace); :meth:`with_metadata`
-    derives a trace with other metadata.
+    caller's, but cannot be written through the trace) and ``metadata`` is a
+    read-only mapping; :meth:`with_metadata` derives a trace with other metadata.
 
     Parameters
     ----------
@@ -117,7 +118,7 @@ class Trace:
         self.dep_ptr = np.ascontiguousarray(dep_ptr, dtype=np.int64)
         self.dep_idx = np.ascontiguousarray(dep_idx, dtype=np.int64)
         self.tags = [str(t) for t in tags]
-        self.metadata = dict(metadata or {})
+        self.metadata = MappingProxyType(dict(metadata or {}))
         self.ranks = check_int(ranks, "ranks", 1, MAX_RANKS, error=TraceError)
         self._validate()
         for name in _ARRAYS:
@@ -147,11 +148,16 @@ class Trace:
         """
         new = object.__new__(Trace)
         new.__dict__.update(self.__dict__)
-        new.metadata = {**self.metadata, **updates}
+        new.metadata = MappingProxyType({**self.metadata, **updates})
         return new
+
+    def __getstate__(self):
+        # A mappingproxy cannot be pickled: send a plain dict and rebuild the proxy.
+        return {**self.__dict__, "metadata": dict(self.metadata)}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self.metadata = MappingProxyType(dict(state["metadata"]))
         for name in _ARRAYS:
             getattr(self, name).flags.writeable = False
 

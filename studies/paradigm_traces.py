@@ -116,9 +116,7 @@ def record_at(paradigm, P, iterations=3, seed=0, dataset="digits", **options):
     if have < iterations:
         run = workloads.record(paradigm, dataset=dataset, workers=P, seed=seed,
                                epochs=math.ceil(iterations / max(have, 1)), **options)
-    trace = first_iterations(run.trace, iterations)
-    trace.metadata["run_accuracy"] = run.accuracy
-    return trace
+    return first_iterations(run.trace, iterations).with_metadata(run_accuracy=run.accuracy)
 
 
 def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
@@ -202,7 +200,7 @@ def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
     for P in workers:
         if base is None:
             t = record_at(source, P, iterations, seed, dataset, **options)
-            t.metadata["source"] = "recorded"
+            t = t.with_metadata(source="recorded")
         else:
             # Bad input raises a WorkloadError (a NetsimError) with its reason; anything
             # else is a bug and keeps its traceback.
@@ -211,8 +209,8 @@ def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
                                   batch_size=batch)
             else:
                 t = projection.project(base, P, iterations=iterations, batch_size=batch)
-            t.metadata["source"] = "projected"
+            t = t.with_metadata(source="projected")
         if device_flops is not None:
-            t.metadata["device_flops"] = float(device_flops)
+            t = t.with_metadata(device_flops=float(device_flops))
         out.append(t)
     return out

@@ -211,16 +211,20 @@ def test_json_tags_keep_header_order_for_unused_names(tmp_path):
     assert t.tag.tolist() == [0, 1]
 
 
-def test_columns_are_read_only_and_with_metadata_derives_a_new_trace():
+def test_trace_is_immutable_and_with_metadata_derives_a_new_one():
     t = sample()
     for col in ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag",
                 "dep_ptr", "dep_idx"):
         with pytest.raises(ValueError, match="read-only"):
             getattr(t, col)[0] = 1
+    with pytest.raises(TypeError):
+        t.metadata["paradigm"] = "changed"
     u = t.with_metadata(paradigm="other", accuracy=0.9)
     assert t.metadata["paradigm"] == "demo" and "accuracy" not in t.metadata
     assert dict(u.metadata) == {"paradigm": "other", "seed": 7, "accuracy": 0.9}
     assert u.size is t.size and u.dep_idx is t.dep_idx and u.tags == t.tags
+    with pytest.raises(TypeError):
+        u.metadata["seed"] = 8
 
 
 def test_columns_passed_in_stay_writable_for_their_owner():
@@ -237,5 +241,7 @@ def test_trace_pickles_with_its_metadata_and_stays_read_only():
     u = pickle.loads(pickle.dumps(t))
     same(t, u)
     assert dict(u.metadata) == dict(t.metadata)
+    with pytest.raises(TypeError):
+        u.metadata["seed"] = 1
     with pytest.raises(ValueError, match="read-only"):
         u.size[0] = 1.0

@@ -307,8 +307,8 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
              "sizes": np.array(epoch_bytes, np.float64), "N": int(data.n_train)}
     result = run_result("dgc", schedule(P, stats), setup,
                         mlp.accuracy(final, data.X_test, data.y_test), total_bytes, messages, it,
-                        hyper, dropped_fraction=dropped, extra=extra)
-    result.trace.metadata["train_samples"] = int(data.n_train)
+                        hyper, dropped_fraction=dropped, extra=extra,
+                        metadata={"train_samples": int(data.n_train)})
     return result
 
 

@@ -158,9 +158,8 @@ def finish(trace, c, servers_kind, ranks_of_workers=None, hyper_batch=None, laye
     meta["projection"] = {"from_workers": rec.P0, "from_servers": rec.S0,
                           "from_iterations": rec.n_rec, "batch_size": c.batch,
                           "scaling": "weak", "model": model.name if other else None}
-    trace.metadata.clear()
-    trace.metadata.update(meta)
-    return trace
+    # A schedule's frontier builds its trace without metadata: this sets all of it.
+    return trace.with_metadata(**meta)
 
 
 # -- reading a recording ---------------------------------------------------------------------

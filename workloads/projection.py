@@ -130,5 +130,5 @@ def project(trace, P, servers=None, iterations=None, batch_size=None, device_flo
                                          error=ProjectionError)
     out = module.schedule(P, module.measure(trace), servers, iterations, batch_size, model)
     if device_flops is not None:
-        out.metadata["device_flops"] = float(device_flops)
+        out = out.with_metadata(device_flops=float(device_flops))
     return out

@@ -405,7 +405,7 @@ class Recorder:
                                              self._deps(deps))[:, 0].tolist()
 
     def result(self, paradigm, setup, accuracy, iterations, hyper, dropped_fraction=None,
-               extra=None, roles=None):
+               extra=None, roles=None, metadata=None):
         """Build the trace and return the :class:`RunResult` (see :func:`run_result`).
 
         Examples
@@ -420,7 +420,8 @@ class Recorder:
         return run_result(paradigm, self.builder.build(), setup, accuracy=accuracy,
                           total_bytes=self.total_bytes, messages=self.messages,
                           iterations=iterations, hyper=hyper, servers=self.servers,
-                          dropped_fraction=dropped_fraction, extra=extra, roles=roles)
+                          dropped_fraction=dropped_fraction, extra=extra, roles=roles,
+                          metadata=metadata)
 
 
 def _exact(x):
@@ -432,14 +433,15 @@ def _exact(x):
 
 
 def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iterations, hyper,
-               servers=0, dropped_fraction=None, extra=None, roles=None):
-    """Attach metadata to ``trace`` and return the :class:`RunResult`.
+               servers=0, dropped_fraction=None, extra=None, roles=None, metadata=None):
+    """The :class:`RunResult` of a run, its trace derived from ``trace`` with the run's metadata.
 
     The trace metadata gets: ``paradigm``, ``dataset``, ``workers``, ``servers``,
     ``ranks``, ``roles`` (``"worker"``/``"server"`` per rank), ``layers``,
     ``hyper`` (the paradigm's hyper-parameters), ``accuracy``, ``seed``,
     ``iterations``, ``total_bytes``, ``messages``, ``bytes_per_value`` (4) and
-    ``device_flops`` (FLOP/s, from ``hyper["device_flops"]`` if present).
+    ``device_flops`` (FLOP/s, from ``hyper["device_flops"]`` if present), then the
+    paradigm's own ``metadata`` entries.
 
     Raises
     ------
@@ -465,7 +467,7 @@ def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iteratio
     hyper = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dict(hyper).items()}
     rate = hyper.get("device_flops", V100_FP32_FLOPS)
     workers = trace.ranks - servers
-    trace.metadata.update({
+    trace = trace.with_metadata(**{
         "paradigm": paradigm,
         "dataset": setup.dataset,
         "workers": int(workers),
@@ -481,6 +483,7 @@ def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iteratio
         "messages": int(messages),
         "bytes_per_value": mlp.BYTES_PER_VALUE,
         "device_flops": float(rate),
+        **(metadata or {}),
     })
     return RunResult(paradigm, trace, float(accuracy), _exact(total_bytes), int(messages),
                      int(iterations), dropped_fraction, dict(extra or {}))

@@ -342,17 +342,17 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     extra = {"partition": partition, "owned": owned_info, "params_per_node": n_own,
              "bytes_per_epoch": total / max(epochs, 1),
              "test_loss": mlp.loss(params, data.X_test, data.y_test)}
+    # For workloads.projection: the default widths give one hidden layer per node, so the
+    # model's depth grows with the number of nodes.
+    meta = {"default_hidden": default_hidden}
     if rec:
-        result = rec.result("ringtmp", setup, accuracy, it, hyper, extra=extra)
+        result = rec.result("ringtmp", setup, accuracy, it, hyper, extra=extra, metadata=meta)
     else:
         stats = {"recording": Recording(workers, 0, it, mlp.model_of(layers),
                                         np.array([len(i) for i in batch]), hyper, {}),
                  "bpv": bytes_per_value(sent)}
         result = run_result("ringtmp", schedule(workers, stats), setup, accuracy, total,
-                            sent.get("messages", 0), it, hyper, extra=extra)
-    # For workloads.projection: the default widths give one hidden layer per node, so the
-    # model's depth grows with the number of nodes.
-    result.trace.metadata["default_hidden"] = default_hidden
+                            sent.get("messages", 0), it, hyper, extra=extra, metadata=meta)
     return result
 
 

@@ -84,9 +84,10 @@ def run(dataset="iris", workers=1, epochs=30, seed=0, hidden=(16,), batch_size=8
     result = run_result("single", trace, setup, mlp.accuracy(params, data.X_test, data.y_test),
                         0, 0, it, hyper, extra={"test_loss": mlp.loss(params, data.X_test,
                                                                          data.y_test)},
-                        roles=["worker"])
-    # For projection: the data-parallel workers whose union batch this rank trains.
-    result.trace.metadata["virtual_workers"] = int(workers)
+                        roles=["worker"],
+                        # For projection: the data-parallel workers whose union batch this
+                        # rank trains.
+                        metadata={"virtual_workers": int(workers)})
     return result
 
 
