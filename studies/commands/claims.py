@@ -8,7 +8,7 @@ import sys
 import time
 
 from .. import claims
-from ..console import note
+from ..console import check_options, note
 from ..report import format_claims
 
 HELP = "the seed papers' claims reproduced: a PASS/FAIL table (exit 0 either way)"
@@ -53,6 +53,7 @@ def run(args):
     The full run takes about half a minute; ``tests/test_claims.py`` runs it
     (``--runslow``) and checks its output with a fake ``run_claims``.
     """
+    check_options(args, seed=(0, 2**32 - 1))
     note(args, "reproducing the seed papers' claims ...")
     t0 = time.perf_counter()
     rows = claims.run_claims(seed=args.seed)

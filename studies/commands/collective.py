@@ -6,9 +6,11 @@
 import json
 
 from netsim.analysis import compare, ranks_for
+from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
+from ..console import check_options
 from ..registry import topology_factory
 from ..report import table
 
@@ -66,6 +68,8 @@ def run(args):
     """
     if args.workers < 1:
         raise NetsimError(f"P must be >= 1, got {args.workers}")
+    check_options(args, segments=(1, None), servers=(1, None))
+    check_real(args.gamma, "--gamma", lo=0)
     G = topology_factory(args.topology)(ranks_for(args.algorithm, args.workers, args.servers))
     rec = compare(args.algorithm, G, args.workers, parse_bytes(args.bytes), segments=args.segments,
                   gamma=args.gamma, servers=args.servers)

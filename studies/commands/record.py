@@ -9,7 +9,7 @@ import json
 from netsim.errors import NetsimError
 from workloads import describe, record
 
-from ..console import UsageError, log, progress
+from ..console import UsageError, check_options, check_writable, log, progress
 from ..options import paradigm_options
 from ..registry import PARADIGMS
 from ..report import table
@@ -68,12 +68,14 @@ def run(args):
     entry = PARADIGMS.get(args.paradigm)
     if entry is None:
         raise NetsimError(f"unknown paradigm {args.paradigm!r}; known: {', '.join(PARADIGMS)}")
+    if args.workers is not None and args.workers < 1:
+        raise NetsimError(f"workers must be >= 1, got {args.workers}")
+    check_options(args, seed=(0, 2**32 - 1), epochs=(1, None))
     options = {"seed": args.seed}
     if args.epochs is not None:
         options["epochs"] = args.epochs
     options.update(paradigm_options(args.paradigm, entry, args.options))
-    if args.workers is not None and args.workers < 1:
-        raise NetsimError(f"workers must be >= 1, got {args.workers}")
+    check_writable(args.output)
     with progress(args, None, f"recording {args.paradigm}", unit="epoch") as bar:
         rec = record(args.paradigm, dataset=args.dataset, workers=args.workers,
                      progress=bar, **options)

@@ -8,12 +8,13 @@ scaling-law fits (:func:`netsim.analysis.fit_scaling`).
 import json
 
 from netsim.analysis import fit_scaling, lp_segments, plot_scale, scale, takes_segments
+from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes
 from topologies.devices import device_flops
 from workloads.models import get_model
 
-from ..console import note, write, write_csv
+from ..console import check_options, check_writable, note, write, write_csv
 from ..options import paradigm_options, parse_workers
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
@@ -102,6 +103,11 @@ def run(args, title=None):
     ring       4  1.21 ms    1.21 ms      0    -
     ...
     """
+    check_options(args, segments=(1, None), seed=(0, 2**32 - 1), iterations=(1, None),
+                  batch=(1, None))
+    if getattr(args, "device_flops", None) is not None:
+        check_real(args.device_flops, "--device-flops", lo=0, strict=True)
+    check_writable(args.png, args.csv)
     if getattr(args, "paradigm", None):
         return _run_paradigm(args)
     algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]

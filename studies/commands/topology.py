@@ -9,8 +9,8 @@ import json
 from netsim.errors import NetsimError
 from netsim.units import format_bandwidth, format_time
 
-from ..console import PROGRESS_MESSAGES, log, progress, write
-from ..registry import parse_topology
+from ..console import PROGRESS_MESSAGES, check_writable, log, progress, write
+from ..registry import parse_topology, topology_factory
 from ..report import link_table, table
 
 HELP = "describe a topology and draw it to PNG"
@@ -63,7 +63,15 @@ def run(args):
     """
     from netsim.network import Network, compute_nodes
 
-    G = parse_topology(args.name)
+    check_writable(args.png)
+    trace = None
+    if args.result:
+        from netsim.trace import load_trace
+
+        trace = load_trace(args.result)
+        G = topology_factory(args.name)(trace.ranks)  # a builder without n: the trace's ranks
+    else:
+        G = parse_topology(args.name)
     net = Network(G)
     kinds = {}
     for _, k in G.nodes(data="kind"):
@@ -78,9 +86,7 @@ def run(args):
         raise NetsimError("--metric colours links by a replay: give --result TRACE too")
     if args.result:
         from netsim.result import simulate
-        from netsim.trace import load_trace
 
-        trace = load_trace(args.result)
         with progress(args, trace.num_ops, "replay", unit="op",
                       show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
             result = simulate(trace, net, progress=bar)
