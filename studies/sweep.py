@@ -204,9 +204,25 @@ def _client(scheduler, jobs, processes, timeout):
         except (OSError, TimeoutError, ValueError) as exc:
             why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise NetsimError(f"cannot reach the Dask scheduler at {scheduler}: {why}") from None
+    import signal
+    import threading
+
     n = jobs or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+    # Worker processes inherit an ignored and blocked SIGINT (Python keeps SIG_IGN at start-up),
+    # so a Ctrl-C reaches only this process, which stops them: one line, not a traceback per
+    # worker. Blocked first, a Ctrl-C during start-up stays pending (Linux never discards a
+    # blocked signal) and is raised here as soon as the handler is back.
+    ignore = processes and threading.current_thread() is threading.main_thread()
+    if ignore:
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+    finally:
+        if ignore:
+            signal.signal(signal.SIGINT, previous)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     return Client(cluster), cluster
 
 
@@ -306,6 +322,12 @@ def run_sweep(config, output=None, scheduler=None, jobs=None, processes=True, ti
                 summary["failed"] += row["error"] is not None
                 if progress is not None:
                     progress(skipped + summary["ran"], len(points))
+        except KeyboardInterrupt:
+            # Closing a cluster mid-task makes Dask log cancelled tasks; the user asked to stop.
+            import logging
+
+            logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+            raise
         finally:
             if own is not None:
                 client.close()
