@@ -190,3 +190,56 @@ def test_hypothesis_database_stays_out_of_the_checkout():
 
     for name in ("ci", "extended"):
         assert settings.get_profile(name).database is None
+
+
+def test_message_counts_match_the_generated_traces():
+    # The closed forms of studies.trace_size against the schedules themselves, powers of two
+    # and folded P alike.
+    import inspect
+
+    from netsim.analysis import ALGORITHMS
+    from studies.trace_size import message_count
+
+    for name, gen in ALGORITHMS.items():
+        takes_k = "segments" in inspect.signature(gen).parameters
+        for P in (1, 2, 3, 5, 6, 8, 12, 17):
+            kw = {"segments": 3} if takes_k else {}
+            if name == "ps":
+                kw["servers"] = 2
+            t = gen(P, 1e6, **kw)
+            assert message_count(name, P, segments=3, servers=2) == t.num_messages, (name, P)
+
+
+def test_bytes_per_op_from_the_column_dtypes():
+    from netsim import TraceBuilder
+    from studies.trace_size import bytes_per_op
+
+    b = TraceBuilder(2)
+    for _ in range(1000):
+        b.message(0, 1, 1.0, deps=[])
+    t = b.build()
+    cols = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "dep_ptr")
+    per_op = sum(getattr(t, c).nbytes for c in cols) / 1000
+    assert bytes_per_op(deps=0) == pytest.approx(per_op, rel=1e-2)  # dep_ptr has n + 1 rows
+
+
+def test_collective_too_big_for_memory_is_refused_at_once(capsys, monkeypatch):
+    import studies.commands.collective as command
+
+    def boom(*a, **k):
+        raise AssertionError("the trace was built before its size was checked")
+    monkeypatch.setattr(command, "compare", boom)
+    monkeypatch.setattr(command, "topology_factory", boom)
+    # 2 P (P - 1) = 7,999,996,000,000 messages at 55 B each: 440 TB.
+    one_line_error(capsys, ["collective", "ring", "-P", "2000000", "--bytes", "1MB"],
+                   "8e+12 messages", "440 TB", "available", "--force")
+
+
+def test_collective_force_skips_the_size_check(capsys, monkeypatch):
+    import studies.trace_size
+
+    # A limit of 1 byte would refuse even P = 4; --force goes ahead.
+    monkeypatch.setattr(studies.trace_size, "available_memory", lambda: 1)
+    one_line_error(capsys, ["collective", "ring", "-P", "4", "-n", "1MB"], "24 messages")
+    assert main(["collective", "ring", "-P", "4", "-n", "1MB", "--force", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["messages"] == 24
