@@ -41,6 +41,12 @@ def parse_workers(text):
     netsim.errors.NetsimError: workers range '3..5' runs over powers of two and 3 is not one; list every value instead: 3,4,5
     """
     text = str(text).strip()
+    if ".." not in text:
+        parts = text.split(",")
+        if not any(x.strip() for x in parts):
+            raise NetsimError("the worker list is empty")
+        if not all(x.strip() for x in parts):
+            raise NetsimError(f"worker list {text!r} has an empty item (a stray comma?)")
     # Only int() is guarded: NetsimError is a ValueError, so the range check below must sit
     # outside the try or its message would be replaced by the generic one.
     try:

@@ -351,6 +351,8 @@ def _float(text):
 def plot_sweep(rows, path, level=0.5, title="", logy=True):
     """Time per iteration against P, one series per (topology, collective or paradigm, size).
 
+    Small multiples: one panel per topology and kind (collectives, whose time
+    is one collective's, apart from paradigms, whose time is an iteration's).
     Simulated times are markers, closed forms lines; each series' saturation
     point (the smallest P at which its ``top_link`` is at >= 99 % of capacity
     for more than ``level`` of the run) is circled.
@@ -372,7 +374,7 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
     -------
     list of dict
         The series plotted (``label``, ``P``, ``simulated``, ``closed_form``,
-        ``saturation``: the saturation point's P or None).
+        ``saturation``: the saturation point's P or None, ``panel``).
 
     Examples
     --------
@@ -381,8 +383,8 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
     ...          "hidden": None, "simulated": t, "closed_form": t, "saturated_fraction": f,
     ...          "error": None} for p, t, f in [(2, 1.0, 0.4), (4, 2.0, 0.6), (8, 4.0, 0.9)]]
     >>> s = plot_sweep(rows, os.path.join(tempfile.mkdtemp(), "sweep.png"))
-    >>> s[0]["saturation"], s[0]["label"]
-    (4, 'ps 1 MB on star')
+    >>> s[0]["saturation"], s[0]["label"], s[0]["panel"]
+    (4, 'ps 1 MB', 'collectives on star')
     """
     from netsim.plot import plot_series
 
@@ -394,10 +396,11 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
             size = format_bytes(_float(r["nbytes"]))
         else:
             size = f"hidden {r['hidden']}" if r.get("hidden") else ""
-        label = " ".join(x for x in (str(r["name"]), size) if x) + f" on {r['topology']}"
-        groups.setdefault(label, []).append(r)
+        label = " ".join(x for x in (str(r["name"]), size) if x)
+        kind = "collectives" if r.get("kind") == "collective" else "paradigms"
+        groups.setdefault((f"{kind} on {r['topology']}", label), []).append(r)
     series = []
-    for label, rs in groups.items():
+    for (panel, label), rs in groups.items():
         rs = sorted(rs, key=lambda r: int(r["P"]))
         P = [int(r["P"]) for r in rs]
         closed = [_float(r.get("closed_form")) for r in rs]
@@ -407,7 +410,7 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
                                    level=level)["P"]
         series.append({"label": label, "P": P, "simulated": [_float(r["simulated"]) for r in rs],
                        "closed_form": None if all(math.isnan(c) for c in closed) else closed,
-                       "saturation": sat})
+                       "saturation": sat, "panel": panel})
     plot_series(series, path, title=title, xlabel="workers P (log2 scale)",
                 ylabel="time per iteration (s)", logy=logy,
                 saturation_label=saturation_label(level))

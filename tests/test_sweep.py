@@ -180,8 +180,9 @@ def test_plot_marks_saturation_and_skips_errors(tmp_path):
             for p, t, f, e in [(2, 1.0, 0.2, None), (4, 1.5, 0.7, None), (8, None, None, "boom")]]
     png = tmp_path / "p.png"
     series = plot_sweep(rows, png)
-    assert series == [{"label": "ps-sync hidden 16 on star", "P": [2, 4], "simulated": [1.0, 1.5],
-                       "closed_form": None, "saturation": 4}]
+    # Small multiples (issue 18): the topology names the panel, no longer every label.
+    assert series == [{"label": "ps-sync hidden 16", "P": [2, 4], "simulated": [1.0, 1.5],
+                       "closed_form": None, "saturation": 4, "panel": "paradigms on star"}]
     assert png.stat().st_size > 0
     assert read_rows(tmp_path / "absent.csv") == []
 

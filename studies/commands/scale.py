@@ -138,6 +138,8 @@ def run(args, title=None):
             notes[name] = f"P = {', '.join(map(str, zero))} left out (time 0: no messages)"
     if args.csv:
         write_csv(args.csv, records)
+    title = title or (f"{', '.join(algorithms)}: n = {format_bytes(nbytes)} on {args.topology}"
+                      + (f", LP k = {segments}" if segments is not None else ""))
     write(args.png, lambda f: plot_scale(records, f, title=title, logy=args.logy), binary=True)
     if args.json:
         print(json.dumps({"records": records, "fits": fits}))
@@ -179,7 +181,7 @@ def _run_paradigm(args):
     records = st["records"]
     if args.csv:
         write_csv(args.csv, records)
-    write(args.png, lambda f: plot_study(st, f), binary=True)
+    write(args.png, lambda f: plot_study(st, f, topology=args.topology), binary=True)
     if args.json:
         print(json.dumps(st))
         return

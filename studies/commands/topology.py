@@ -5,6 +5,7 @@ by a link statistic; the busiest links are listed.
 """
 
 import json
+import os
 
 from netsim.errors import NetsimError
 from netsim.units import format_bandwidth, format_time
@@ -94,8 +95,11 @@ def run(args):
     if args.png:
         from netsim.plot import draw_topology
 
-        write(args.png, lambda f: draw_topology(G, result=result, path=f, metric=args.metric),
-               binary=True)
+        title = G.graph.get("name") or args.name
+        if result is not None:
+            title += f": links by {args.metric} replaying {os.path.basename(args.result)}"
+        write(args.png, lambda f: draw_topology(G, result=result, path=f, metric=args.metric,
+                                                title=title), binary=True)
     if args.json:
         print(json.dumps(desc))
         if args.png:
