@@ -243,3 +243,55 @@ def test_collective_force_skips_the_size_check(capsys, monkeypatch):
     one_line_error(capsys, ["collective", "ring", "-P", "4", "-n", "1MB"], "24 messages")
     assert main(["collective", "ring", "-P", "4", "-n", "1MB", "--force", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["messages"] == 24
+
+
+def test_topology_list_names_every_builder_and_its_options(capsys):
+    from studies.registry import TOPOLOGIES
+
+    assert main(["topology", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in TOPOLOGIES:
+        assert out.count(f"\n{name}") + out.startswith(name) >= 1, name
+    assert "star: n (required), bandwidth=10 Gbps, latency=1 us" in out
+    assert "two_tier: n (required), per_rack (required)" in out
+
+
+def test_topology_warns_about_disconnected_ranks_and_missing_attributes(tmp_path, capsys):
+    # Two hosts with no path between them, edges without latency, nodes without kind.
+    import networkx as nx
+
+    from netsim.graphio import write_topology
+
+    G = nx.Graph()
+    G.add_edge("a", "s1", bandwidth=1e9)
+    G.add_edge("b", "s2", bandwidth=1e9, latency=1e-6)
+    path = tmp_path / "split.json"
+    write_topology(G, path)
+    assert main(["topology", str(path), "--png", str(tmp_path / "t.png"), "--json"]) == 0
+    captured = capsys.readouterr()
+    warnings = json.loads(captured.out)["warnings"]
+    assert warnings == [
+        "no node carries a kind: ranks go on every node (4), switches included",
+        "1 of 2 edges carry no latency: taken as 0 s",
+        "ranks cannot all reach each other: 2 disconnected groups of compute nodes "
+        "(e.g. a and b); a replay refuses this topology"]
+    assert captured.err.count("netsim: warning:") == 3
+
+
+def test_help_lists_what_a_newcomer_needs(capsys):
+    from studies.cli import build_parser
+
+    sub = build_parser()._subparsers._group_actions[0].choices
+    from studies.registry import COLLECTIVES
+
+    collective = " ".join(sub["collective"].format_help().split())
+    assert "collective algorithm: " + ", ".join(COLLECTIVES) in collective  # every one, no "..."
+    record = sub["record"].format_help()
+    assert "single 1" in record and "ps-sync 4" in record
+    scale = " ".join(sub["scale"].format_help().split())
+    assert "limit column names the link" in scale and "15.7e12" in scale
+    assert "powers of two" in scale
+    topology = " ".join(sub["topology"].format_help().split())
+    assert "--list" in topology and "bandwidth (bytes/s" in topology and "kind" in topology
+    replay = " ".join(sub["replay"].format_help().split())
+    assert "device_flops metadata" in replay and "--placement" in replay

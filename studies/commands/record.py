@@ -18,6 +18,14 @@ HELP = "train a paradigm for real and record its message trace"
 """One line for ``netsim --help``."""
 
 
+def _default_workers():
+    """Paradigm name -> its default worker count (its ``run``'s ``workers`` default)."""
+    import inspect
+
+    return {name: inspect.signature(entry.run).parameters["workers"].default
+            for name, entry in PARADIGMS.items()}
+
+
 def add_arguments(p):
     """Add the command's arguments to ``p``, its ``argparse`` parser.
 
@@ -35,7 +43,9 @@ def add_arguments(p):
     p.add_argument("paradigm", nargs="?", help="paradigm name (see --list)")
     p.add_argument("--list", action="store_true", help="list the paradigms and their options")
     p.add_argument("--dataset", default="iris", help="iris, digits, mnist or sparse (default iris)")
-    p.add_argument("--workers", type=int, default=None, help="logical workers (default: the paradigm's)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="logical workers (default: the paradigm's: " + ", ".join(
+                       f"{n} {w}" for n, w in _default_workers().items()) + ")")
     p.add_argument("--epochs", type=int, default=None, help="training epochs (default: the paradigm's)")
     p.add_argument("--seed", type=int, default=0, help="seed of all randomness (default 0)")
     p.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
@@ -61,7 +71,9 @@ def run(args):
     {"paradigm": "single", "dataset": "iris", "workers": 1, ..., "messages": 0, ...}
     """
     if args.list:
-        print("\n".join(describe(name) for name in PARADIGMS))
+        defaults = _default_workers()
+        print("\n".join(f"{describe(name)}\n    workers={defaults[name]}  (--workers)"
+                        for name in PARADIGMS))
         return
     if not args.paradigm:
         raise UsageError("record: give a PARADIGM or --list")

@@ -46,14 +46,20 @@ def add_arguments(p):
         "per-worker batch, speed-up P*T(1)/T(P) with T(1) one worker's compute alone), the "
         "saturation point (smallest P at which a link is at >= 99% of capacity for more than "
         "half of the iteration; --strong: or at which time per iteration stops falling) and "
-        "scaling-law fits. Without one: collective algorithms (--algorithms).")
+        "scaling-law fits. Without one: collective algorithms (--algorithms), one row per "
+        "algorithm and P; the limit column names the link that made the simulation differ "
+        "from the closed form (the most messages sharing it at once; - when they agree). "
+        "P ranges A..B run over the powers of two from A to B (both ends powers of two); "
+        "give any other set as a list, e.g. 3,5,6.")
     p.add_argument("paradigm", nargs="?", metavar="PARADIGM|TRACE",
                    help="a paradigm (see netsim record --list) or a trace file to project to "
                         "each P; omit for collective algorithms")
     p.add_argument("--algorithms", "-a", default=None,
-                   help="comma-separated collective algorithms (default lp,mst,be,ring)")
+                   help="comma-separated collective algorithms (default lp,mst,be,ring): "
+                        + ", ".join(COLLECTIVES))
     p.add_argument("--workers", "-P", default="2..64",
-                   help="P values: 2..64 (powers of two) or 2,3,5 (default 2..64)")
+                   help="P values: 2..64 (the powers of two from 2 to 64; both ends must be "
+                        "powers of two) or a list 2,3,5 (default 2..64)")
     p.add_argument("--bytes", "-n", default="64MB", help="message size (default 64MB)")
     p.add_argument("--topology", default="star", metavar="NAME[:k=v,...]",
                    help="topology (default star; builders with n are sized to each P)")
@@ -72,7 +78,8 @@ def add_arguments(p):
                    help="device preset for the compute ops: V100, A100, H100 (-PCIe), "
                         "optionally :fp32 (default), :tf32 or :fp16")
     g.add_argument("--device-flops", type=float, default=None,
-                   help="device throughput, FLOP/s (default: the trace's, a V100's 15.7e12)")
+                   help="device throughput, FLOP/s (default: the trace's device_flops; a "
+                        "recording's is a V100's FP32 15.7e12)")
     g.add_argument("--dataset", default="digits", help="dataset of the recordings (default digits)")
     g.add_argument("--iterations", type=int, default=3, help="iterations simulated (default 3)")
     g.add_argument("--seed", type=int, default=0, help="seed of the recordings (default 0)")
