@@ -1,9 +1,10 @@
 """Pictures: topologies coloured by link load, and time against P.
 
 matplotlib is imported inside each function, so the core never needs it. The
-figures are plain :class:`matplotlib.figure.Figure` objects, never registered
-with pyplot: drawing one changes no backend and leaves a Jupyter session's
-figures alone, and saving works whatever backend is active (or none).
+figures are plain :class:`matplotlib.figure.Figure` objects, not pyplot's: no
+backend is selected (a notebook keeps its inline one) and no global figure is
+left open. Each function writes its PNG and returns the figure, which a notebook
+shows under its cell.
 """
 
 import networkx as nx
@@ -15,12 +16,18 @@ from .network import compute_nodes
 __all__ = ["draw_topology", "plot_series"]
 
 
-def _figure(figsize):
-    """A new figure and its axes, outside pyplot (no backend switch, no global figure list)."""
+def _figure(**kwargs):
+    """A new :class:`matplotlib.figure.Figure`, outside pyplot (no backend, no global state)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=figsize)
-    return fig, fig.subplots()
+    return Figure(**kwargs)
+
+
+def _line(**kwargs):
+    """A legend handle: a :class:`matplotlib.lines.Line2D` drawn nowhere."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], **kwargs)
 
 
 def _layout(G):
@@ -44,7 +51,7 @@ def _layout(G):
     return pos
 
 
-def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
+def draw_topology(G, result=None, path="topology.png", metric="mean_util", title=None):
     """Draw a topology to PNG; with a result, colour and widen links by load.
 
     Parameters
@@ -57,6 +64,13 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
     metric : str
         A per-link column of ``result.links``: ``mean_util``, ``peak_util``,
         ``bytes``, ``busy`` or ``saturated``.
+    title : str, optional
+        The picture's title (default: the graph's ``name``, else "topology").
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, already written (a notebook shows it under its cell).
 
     Examples
     --------
@@ -66,17 +80,18 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
     >>> G.add_nodes_from([f"host{i}" for i in range(4)], kind="host")
     >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1.25e9, latency=1e-6)
     >>> p = os.path.join(tempfile.mkdtemp(), "star.png")
-    >>> draw_topology(G, path=p)
+    >>> _ = draw_topology(G, path=p)
     >>> os.path.getsize(p) > 0
     True
     """
-    from matplotlib import colormaps
+    import matplotlib
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
-    from matplotlib.lines import Line2D
 
     pos = _layout(G)
-    fig, ax = _figure((max(6, min(16, G.number_of_nodes() * 0.4)), 5))
+    fig = _figure(figsize=(max(6, min(16, G.number_of_nodes() * 0.4)), 5))
+    ax = fig.subplots()
+    plasma = matplotlib.colormaps["plasma"]
     edges = list(G.edges())
     values = None
     if result is not None:
@@ -112,70 +127,74 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util"):
         nx.draw_networkx_edges(
             G, pos, ax=ax, edgelist=[edges[i] for i in idx],
             edge_color=[colors[i] for i in idx], width=[widths[i] for i in idx],
-            edge_cmap=colormaps["plasma"] if values is not None else None,
+            edge_cmap=plasma if values is not None else None,
             edge_vmin=0.0, edge_vmax=top, **style)
     if values is not None:
-        scale = ScalarMappable(cmap=colormaps["plasma"], norm=Normalize(0.0, top))
+        scale = ScalarMappable(cmap=plasma, norm=Normalize(0.0, top))
         label = {"mean_util": "mean utilisation (fraction of capacity)",
                  "peak_util": "peak utilisation (fraction of capacity)",
                  "bytes": "bytes carried (B)", "busy": "busy time (s)",
                  "saturated": "time at >= 99 % of capacity (s)"}.get(metric, metric)
         fig.colorbar(scale, ax=ax, label=label)
-    handles = [Line2D([], [], marker="o", ls="", color=palette.get(k, "#17becf"), label=k)
+    handles = [_line(marker="o", ls="", color=palette.get(k, "#17becf"), label=k)
                for k in sorted(set(kinds))]
-    ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False)
-    ax.set_title(G.graph.get("name", "topology"))
+    # Below the drawing: clear of the nodes and of the colour bar on the right.
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8,
+              frameon=False, ncol=len(handles))
+    ax.set_title(title or G.graph.get("name", "topology"), wrap=True)
     ax.set_axis_off()
     fig.tight_layout()
-    fig.savefig(path, format="png", dpi=110)
+    fig.savefig(path, format="png", dpi=110, bbox_inches="tight", pad_inches=0.15)
+    return fig
 
 
-def plot_series(series, path, title="", xlabel="workers P", ylabel="time per iteration (s)",
-                marks=(), logy=False, saturation_label="saturation point"):
-    """Plot time against P on a log2 P axis: markers for simulated, lines for closed forms.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+"""Marker of the i-th series of a panel: a series hidden under another still shows its shape."""
 
-    Parameters
-    ----------
-    series : list of dict
-        Each has ``label``, ``P`` (list), ``simulated`` (list, s) and optionally
-        ``closed_form`` (list, s) and ``saturation`` (the P of its saturation
-        point, circled on its simulated curve).
-    path : str or file
-        Where to write the PNG.
-    marks : list of (P, text)
-        Vertical markers, e.g. a saturation point.
-    logy : bool
-        Logarithmic time axis.
-    saturation_label : str
-        Legend entry of the circled saturation points.
+LINESTYLES = ("-", "--", ":", "-.")
+"""Closed-form line style of the i-th series of a panel."""
 
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> p = os.path.join(tempfile.mkdtemp(), "s.png")
-    >>> plot_series([{"label": "ring", "P": [2, 4, 8], "simulated": [1.0, 1.5, 1.75],
-    ...               "closed_form": [1.0, 1.5, 1.75]}], p)
-    >>> os.path.getsize(p) > 0
-    True
-    """
-    many = len(series) > 3  # then the legend goes beside the axes, not over the curves
-    fig, ax = _figure((11 if many else 7, 4.5))
-    circled = False
+
+def _colors(n):
+    """n distinct colours: tab10 up to 10 series, tab20 up to 20, then a sampled colour map."""
+    import matplotlib
+
+    if n <= 10:
+        return [matplotlib.colormaps["tab10"](i) for i in range(n)]
+    if n <= 20:
+        return [matplotlib.colormaps["tab20"](i) for i in range(n)]
+    return [matplotlib.colormaps["turbo"](i / (n - 1)) for i in range(n)]
+
+
+def _panel(ax, series, marks, logy, saturation_label, xlabel, ylabel):
+    """Draw one panel; return its legend handles."""
+    handles = []
+    colors = _colors(len(series))
+    circled = None
     for i, s in enumerate(series):
-        color = f"C{i}"
-        ax.plot(s["P"], s["simulated"], "o", color=color, label=f"{s['label']} (simulated)")
-        if s.get("closed_form") is not None:
-            ax.plot(s["P"], s["closed_form"], "-", color=color, alpha=0.7,
-                    label=f"{s['label']} (closed form)")
+        color, marker, ls = colors[i], MARKERS[i % len(MARKERS)], LINESTYLES[i % len(LINESTYLES)]
+        # The first series is filled and large, the others hollow, of other shapes and
+        # smaller: a series exactly on top of another leaves both visible.
+        size = 11.0 if i == 0 else max(5.0, 8.0 - 0.6 * i)
+        face = {"mec": "black", "mew": 0.5} if i == 0 else {"mfc": "none", "mec": color, "mew": 1.8}
+        ax.plot(s["P"], s["simulated"], ls="", marker=marker, ms=size, color=color, zorder=3 + i,
+                **face)
+        has_closed = s.get("closed_form") is not None
+        if has_closed:
+            ax.plot(s["P"], s["closed_form"], ls=ls, color=color, lw=1.4, alpha=0.8, zorder=2)
+        handles.append(_line(marker=marker, ms=7, color=color, ls=ls if has_closed else "",
+                             label=s["label"], **face))
         if s.get("saturation") is not None and s["saturation"] in s["P"]:
             y = s["simulated"][list(s["P"]).index(s["saturation"])]
-            ax.plot([s["saturation"]], [y], "o", ms=14, mfc="none", mec="red", mew=1.5,
-                    label=saturation_label if not circled else None)
-            circled = True
+            circled = ax.plot([s["saturation"]], [y], "o", ms=16, mfc="none", mec="red", mew=1.5,
+                              zorder=10)[0]
+    if circled is not None:
+        handles.append(_line(marker="o", ms=10, mfc="none", mec="red", mew=1.5,
+                                  ls="", label=saturation_label))
     for p, text in marks:
-        ax.axvline(p, color="red", ls="--", lw=1)
-        ax.annotate(text, (p, ax.get_ylim()[1]), color="red", fontsize=8, rotation=90,
-                    va="top", ha="right")
+        handles.append(ax.axvline(p, color="red", ls="--", lw=1, label=text))
+    if any(s.get("closed_form") is not None for s in series):
+        handles.append(_line(ls="", label="markers: simulated, lines: closed form"))
     ax.set_xscale("log", base=2)
     ticks = sorted({p for s in series for p in s["P"]})
     if 0 < len(ticks) <= 16:  # label the P values themselves: 2, 4, 8 rather than 2^1, 2^2
@@ -185,11 +204,66 @@ def plot_series(series, path, title="", xlabel="workers P", ylabel="time per ite
         ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    if many:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    return handles
+
+
+def plot_series(series, path, title="", xlabel="workers P", ylabel="time per iteration (s)",
+                marks=(), logy=False, saturation_label="saturation point"):
+    """Plot time against P on a log2 P axis: markers for simulated, lines for closed forms.
+
+    Every series has its own colour, marker and line style, and earlier ones
+    are drawn larger, so identical curves stay visible. Series with a
+    ``panel`` key are drawn as small multiples, one panel per value. Each
+    panel's legend sits outside its data, to the right, one entry per series.
+
+    Parameters
+    ----------
+    series : list of dict
+        Each has ``label``, ``P`` (list), ``simulated`` (list, s) and optionally
+        ``closed_form`` (list, s), ``saturation`` (the P of its saturation
+        point, circled on its simulated curve) and ``panel`` (the title of
+        the panel it is drawn in).
+    path : str or file
+        Where to write the PNG.
+    marks : list of (P, text)
+        Vertical markers, e.g. a saturation point, named in the legend.
+    logy : bool
+        Logarithmic time axis.
+    saturation_label : str
+        Legend entry of the circled saturation points.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, already written (a notebook shows it under its cell).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "s.png")
+    >>> _ = plot_series([{"label": "ring", "P": [2, 4, 8], "simulated": [1.0, 1.5, 1.75],
+    ...                   "closed_form": [1.0, 1.5, 1.75]}], p)
+    >>> os.path.getsize(p) > 0
+    True
+    """
+    panels = list(dict.fromkeys(s.get("panel", "") for s in series)) or [""]
+    ncols = 1 if len(panels) == 1 else 2
+    nrows = -(-len(panels) // ncols)
+    fig = _figure(figsize=(7.5 * ncols + 2.5, 4.2 * nrows + 0.4), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for ax, panel in zip(axes.flat, panels):
+        handles = _panel(ax, [s for s in series if s.get("panel", "") == panel], marks, logy,
+                         saturation_label, xlabel, ylabel)
+        ax.legend(handles=handles, fontsize=7.5, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                  borderaxespad=0.0)
+        if panel:
+            ax.set_title(panel, fontsize=10)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    if len(panels) > 1:
+        fig.suptitle(title, wrap=True)
     else:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, format="png", dpi=110)
+        axes[0][0].set_title(title, wrap=True)
+    fig.savefig(path, format="png", dpi=110, bbox_inches="tight", pad_inches=0.15)
+    return fig

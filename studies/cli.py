@@ -15,6 +15,7 @@ Examples
 """
 
 import argparse
+import re
 import sys
 from types import MappingProxyType
 
@@ -40,6 +41,13 @@ COMMANDS = MappingProxyType({
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse takes only plain numbers (-1, -2.5) for negative values; widen that to any
+        # text starting with -DIGIT so `--bytes -1MB` reaches the option's own check (no option
+        # of netsim looks like a negative number).
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+
     def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
 

@@ -9,7 +9,8 @@ import sys
 
 from netsim.errors import NetsimError
 
-__all__ = ["UsageError", "PROGRESS_MESSAGES", "progress", "note", "log", "write", "write_csv"]
+__all__ = ["UsageError", "PROGRESS_MESSAGES", "progress", "note", "log", "write", "write_csv",
+           "check_writable", "check_options"]
 
 
 class UsageError(Exception):
@@ -142,3 +143,74 @@ def write(path, writer, binary=False):
             writer(f)
     except OSError as exc:
         raise NetsimError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def check_writable(*paths):
+    """Check, before any work, that each path (None is skipped) can be written.
+
+    An existing file is opened for appending (nothing is changed); a new one
+    is created and removed again, so a missing directory, a directory given as
+    a file or a read-only place is found before a long run, not after it.
+
+    Parameters
+    ----------
+    *paths : str or path-like or None
+
+    Raises
+    ------
+    NetsimError
+        ``cannot write PATH: REASON`` for the first path that cannot be written.
+
+    Examples
+    --------
+    >>> check_writable(None, "/nonexistent/dir/x.png")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: cannot write /nonexistent/dir/x.png: No such file or directory
+    """
+    import os
+
+    for path in paths:
+        if path is None:
+            continue
+        existed = os.path.exists(path)
+        try:
+            with open(path, "ab"):
+                pass
+        except OSError as exc:
+            raise NetsimError(f"cannot write {path}: {exc.strerror or exc}") from None
+        if not existed:
+            os.remove(path)
+
+
+def check_options(args, **bounds):
+    """Check integer options of ``args`` before any work: ``name=(minimum, maximum)``.
+
+    Options that are None (not given) are skipped; the message names the
+    option as it is spelled on the command line (``--seed``).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    **bounds : tuple of (int, int or None)
+        Attribute name -> its smallest and largest allowed value.
+
+    Raises
+    ------
+    NetsimError
+        Naming the option and its value (:func:`netsim.checks.check_int`).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> check_options(argparse.Namespace(seed=-1), seed=(0, 2**32 - 1))
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --seed must be an integer in 0..4294967295, got -1
+    """
+    from netsim.checks import check_int
+
+    for name, (lo, hi) in bounds.items():
+        value = getattr(args, name, None)
+        if value is not None:
+            check_int(value, "--" + name.replace("_", "-"), minimum=lo, maximum=hi)

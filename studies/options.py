@@ -10,7 +10,11 @@ __all__ = ["parse_workers", "option_value", "paradigm_options"]
 
 
 def parse_workers(text):
-    """Worker counts: ``2..64`` (powers of two from 2 to 64) or ``2,3,8`` (a list).
+    """Worker counts: ``2..64`` (the powers of two from 2 to 64) or ``2,3,8`` (a list).
+
+    A range ``A..B`` runs over powers of two only, so both ends must be powers
+    of two (``1..8``, ``16..256``); any other set of counts is given as a list
+    (``3,4,5``). ``3..5`` is refused rather than read as ``3`` alone.
 
     Parameters
     ----------
@@ -24,33 +28,47 @@ def parse_workers(text):
     Raises
     ------
     NetsimError
-        For text of neither form, a bad range, or a list not strictly increasing.
+        For text of neither form, a bad range (an end that is not a power of
+        two), or a list not strictly increasing.
 
     Examples
     --------
     >>> parse_workers("2..16"), parse_workers("3,5")
     ([2, 4, 8, 16], [3, 5])
+    >>> parse_workers("3..5")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: workers range '3..5' runs over powers of two and 3 is not one; list every value instead: 3,4,5
     """
     text = str(text).strip()
+    if ".." not in text:
+        parts = text.split(",")
+        if not any(x.strip() for x in parts):
+            raise NetsimError("the worker list is empty")
+        if not all(x.strip() for x in parts):
+            raise NetsimError(f"worker list {text!r} has an empty item (a stray comma?)")
     # Only int() is guarded: NetsimError is a ValueError, so the range check below must sit
     # outside the try or its message would be replaced by the generic one.
     try:
         if ".." in text:
             lo, hi = (int(x) for x in text.split(".."))
         else:
-            out = [int(x) for x in text.split(",") if x.strip()]
+            out = [int(x) for x in text.split(",")]
     except ValueError:
         raise NetsimError(f"workers must look like 2..64 or 2,4,8, got {text!r}") from None
     if ".." in text:
         if lo < 1 or hi < lo:
             raise NetsimError(f"workers range {text!r} must be A..B with 1 <= A <= B")
+        for end in (lo, hi):
+            if end & (end - 1):
+                listed = ",".join(map(str, range(lo, hi + 1))) if hi - lo < 16 else f"{lo},...,{hi}"
+                raise NetsimError(f"workers range {text!r} runs over powers of two and {end} is "
+                                  f"not one; list every value instead: {listed}")
         out = []
         while lo <= hi:
             out.append(lo)
             lo *= 2
         return out
-    if not out:
-        raise NetsimError("the worker list is empty")
     if any(p < 1 for p in out):
         raise NetsimError(f"workers must be >= 1, got {text!r}")
     if out != sorted(set(out)):
@@ -97,6 +115,8 @@ def option_value(key, text, default):
     ...
     netsim.errors.NetsimError: option servers takes a int, got 'two'
     """
+    if not str(text).strip():
+        raise NetsimError(f"option {key} has an empty value; give {key}=VALUE")
     if isinstance(default, bool):
         if text.lower() in ("1", "true", "yes", "on"):
             return True
@@ -105,7 +125,7 @@ def option_value(key, text, default):
         raise NetsimError(f"option {key} takes true or false, got {text!r}")
     try:
         if isinstance(default, (tuple, list)):
-            return tuple(int(x) for x in text.split(",") if x)
+            return tuple(int(x) for x in text.split(","))
         if isinstance(default, int):
             return int(text)
         if isinstance(default, float):

@@ -264,11 +264,12 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
             "closed_form_note": note}
 
 
-def plot_study(st, path, title=None, logy=True):
+def plot_study(st, path, title=None, logy=True, topology=None):
     """Time per iteration, compute and exposed communication against P, saturation marked.
 
     Markers are simulated, lines closed forms (the closed-form communication
-    beside the simulated exposed communication).
+    beside the simulated exposed communication). The default title names the
+    paradigm, the model, the scaling and, if given, the ``topology`` spec.
 
     Examples
     --------
@@ -296,6 +297,7 @@ def plot_study(st, path, title=None, logy=True):
                                                         any(v <= 0 for v in s["closed_form"])):
                 logy = False
     title = title or (f"{st['paradigm']}" + (f" ({st['model']})" if st.get("model") else "")
-                      + (", strong scaling" if st["strong"] else ", weak scaling"))
+                      + (", strong scaling" if st["strong"] else ", weak scaling")
+                      + (f" on {topology}" if topology else ""))
     return plot_scaling(st["workers"], series, path, saturation=st["saturation"], title=title,
                         logy=logy)

@@ -30,7 +30,7 @@ from workloads.models import MODELS
 from .options import option_value
 
 __all__ = ["TOPOLOGIES", "PARADIGMS", "COLLECTIVES", "MODELS", "REGISTRY", "parse_topology",
-           "topology_factory"]
+           "topology_factory", "parse_placement"]
 
 TOPOLOGIES = MappingProxyType({name: getattr(topologies, name) for name in topologies.BUILDERS})
 """Topology name -> builder (read-only)."""
@@ -74,6 +74,10 @@ def _convert(key, text, default=None):
         except ValueError:
             raise TopologyError(f"dims must look like 4x4 or 4,4, got {text!r}") from None
     return option_value(key, text, None if default is inspect.Parameter.empty else default)
+
+
+_EXAMPLES = {"dims": "4x4", "k": 4, "per_rack": 4, "leaves": 4, "spines": 2, "hosts_per_leaf": 4}
+"""Example values of required builder options, for the message that asks for them."""
 
 
 def topology_factory(spec):
@@ -134,6 +138,14 @@ def parse_topology(spec):
     Traceback (most recent call last):
     ...
     netsim.errors.TopologyError: unknown topology 'stra'; known: dgx1, ...
+    >>> parse_topology("star:n=4,n=8")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TopologyError: topology 'star:n=4,n=8' gives option 'n' twice
+    >>> parse_topology("star:bandwidth=10Gbps")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TopologyError: topology star needs n (e.g. star:n=8,bandwidth=10Gbps)
     """
     if spec.endswith((".json", ".graphml")):
         from netsim.graphio import read_topology
@@ -145,15 +157,76 @@ def parse_topology(spec):
     builder = TOPOLOGIES[name]
     params = inspect.signature(builder).parameters
     kwargs = {}
-    for item in filter(None, rest.split(",")) if rest else ():
+    for item in rest.split(",") if ":" in spec else ():
         key, eq, value = item.partition("=")
         key = key.strip()
-        if not eq:
+        if not key and not eq:
+            raise TopologyError(f"topology {spec!r} has an empty option (a stray comma?)")
+        if not eq or not value.strip():
             raise TopologyError(f"topology option {item!r} must be key=value")
         if key not in params:
             raise TopologyError(f"{name} has no option {key!r}; options: {', '.join(params)}")
+        if key in kwargs:
+            raise TopologyError(f"topology {spec!r} gives option {key!r} twice")
         kwargs[key] = _convert(key, value.strip(), params[key].default)
+    missing = [k for k, p in params.items() if p.default is inspect.Parameter.empty
+               and p.kind is not p.VAR_KEYWORD and p.kind is not p.VAR_POSITIONAL and k not in kwargs]
+    if missing:
+        example = ",".join(f"{k}={_EXAMPLES.get(k, 8)}" for k in missing)
+        raise TopologyError(f"topology {name} needs {', '.join(missing)} (e.g. {name}:{example}"
+                            f"{',' + rest if rest else ''})")
     try:
         return builder(**kwargs)
     except TypeError as exc:
         raise TopologyError(f"{name}: {exc}") from None
+
+
+def parse_placement(text, G, ranks):
+    """``--placement NODE,NODE,...``: the node of each rank, in rank order.
+
+    A name is taken as the graph's node of that name, else as an integer node
+    (graphs built from files or by hand may number their nodes).
+
+    Parameters
+    ----------
+    text : str or None
+        Comma-separated node names; None keeps the default placement.
+    G : networkx.Graph
+    ranks : int
+        The trace's ranks: exactly this many nodes must be named.
+
+    Returns
+    -------
+    list or None
+
+    Raises
+    ------
+    TopologyError
+        For a node not in the graph, a node named twice or a wrong count.
+
+    Examples
+    --------
+    >>> G = parse_topology("star:n=4")
+    >>> parse_placement("host3,host2", G, 2)
+    ['host3', 'host2']
+    >>> parse_placement("host3,host9", G, 2)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TopologyError: --placement: no node 'host9' in the topology
+    """
+    if text is None:
+        return None
+    nodes = []
+    for item in text.split(","):
+        name = item.strip()
+        if name in G:
+            nodes.append(name)
+        elif name.lstrip("-").isdigit() and int(name) in G:
+            nodes.append(int(name))
+        else:
+            raise TopologyError(f"--placement: no node {name!r} in the topology")
+    if len(set(nodes)) != len(nodes):
+        raise TopologyError(f"--placement names a node twice: {text!r}")
+    if len(nodes) != ranks:
+        raise TopologyError(f"--placement names {len(nodes)} nodes for a trace of {ranks} ranks")
+    return nodes

@@ -204,9 +204,25 @@ def _client(scheduler, jobs, processes, timeout):
         except (OSError, TimeoutError, ValueError) as exc:
             why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise NetsimError(f"cannot reach the Dask scheduler at {scheduler}: {why}") from None
+    import signal
+    import threading
+
     n = jobs or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+    # Worker processes inherit an ignored and blocked SIGINT (Python keeps SIG_IGN at start-up),
+    # so a Ctrl-C reaches only this process, which stops them: one line, not a traceback per
+    # worker. Blocked first, a Ctrl-C during start-up stays pending (Linux never discards a
+    # blocked signal) and is raised here as soon as the handler is back.
+    ignore = processes and threading.current_thread() is threading.main_thread()
+    if ignore:
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+    finally:
+        if ignore:
+            signal.signal(signal.SIGINT, previous)
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     return Client(cluster), cluster
 
 
@@ -306,6 +322,12 @@ def run_sweep(config, output=None, scheduler=None, jobs=None, processes=True, ti
                 summary["failed"] += row["error"] is not None
                 if progress is not None:
                     progress(skipped + summary["ran"], len(points))
+        except KeyboardInterrupt:
+            # Closing a cluster mid-task makes Dask log cancelled tasks; the user asked to stop.
+            import logging
+
+            logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+            raise
         finally:
             if own is not None:
                 client.close()
@@ -329,6 +351,8 @@ def _float(text):
 def plot_sweep(rows, path, level=0.5, title="", logy=True):
     """Time per iteration against P, one series per (topology, collective or paradigm, size).
 
+    Small multiples: one panel per topology and kind (collectives, whose time
+    is one collective's, apart from paradigms, whose time is an iteration's).
     Simulated times are markers, closed forms lines; each series' saturation
     point (the smallest P at which its ``top_link`` is at >= 99 % of capacity
     for more than ``level`` of the run) is circled.
@@ -350,7 +374,7 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
     -------
     list of dict
         The series plotted (``label``, ``P``, ``simulated``, ``closed_form``,
-        ``saturation``: the saturation point's P or None).
+        ``saturation``: the saturation point's P or None, ``panel``).
 
     Examples
     --------
@@ -359,8 +383,8 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
     ...          "hidden": None, "simulated": t, "closed_form": t, "saturated_fraction": f,
     ...          "error": None} for p, t, f in [(2, 1.0, 0.4), (4, 2.0, 0.6), (8, 4.0, 0.9)]]
     >>> s = plot_sweep(rows, os.path.join(tempfile.mkdtemp(), "sweep.png"))
-    >>> s[0]["saturation"], s[0]["label"]
-    (4, 'ps 1 MB on star')
+    >>> s[0]["saturation"], s[0]["label"], s[0]["panel"]
+    (4, 'ps 1 MB', 'collectives on star')
     """
     from netsim.plot import plot_series
 
@@ -372,10 +396,11 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
             size = format_bytes(_float(r["nbytes"]))
         else:
             size = f"hidden {r['hidden']}" if r.get("hidden") else ""
-        label = " ".join(x for x in (str(r["name"]), size) if x) + f" on {r['topology']}"
-        groups.setdefault(label, []).append(r)
+        label = " ".join(x for x in (str(r["name"]), size) if x)
+        kind = "collectives" if r.get("kind") == "collective" else "paradigms"
+        groups.setdefault((f"{kind} on {r['topology']}", label), []).append(r)
     series = []
-    for label, rs in groups.items():
+    for (panel, label), rs in groups.items():
         rs = sorted(rs, key=lambda r: int(r["P"]))
         P = [int(r["P"]) for r in rs]
         closed = [_float(r.get("closed_form")) for r in rs]
@@ -385,7 +410,7 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
                                    level=level)["P"]
         series.append({"label": label, "P": P, "simulated": [_float(r["simulated"]) for r in rs],
                        "closed_form": None if all(math.isnan(c) for c in closed) else closed,
-                       "saturation": sat})
+                       "saturation": sat, "panel": panel})
     plot_series(series, path, title=title, xlabel="workers P (log2 scale)",
                 ylabel="time per iteration (s)", logy=logy,
                 saturation_label=saturation_label(level))

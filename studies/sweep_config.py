@@ -198,6 +198,11 @@ def check_config(raw, where="sweep config"):
             _fail(where, f"missing key {key!r} ({KNOWN_KEYS[key]})")
     if not raw.get("collectives") and not raw.get("paradigms"):
         _fail(where, "give collectives (with bytes) or paradigms, or both")
+    unused = [k for k in ("dataset", "epochs", "seed", "hidden") if k in raw and not raw.get("paradigms")]
+    unused += ["bytes"] if "bytes" in raw and not raw.get("collectives") else []
+    if unused:
+        users = "collectives" if unused[0] == "bytes" else "paradigms"
+        _fail(where, f"{unused[0]} is set but no point uses it (the config has no {users})")
     out = {"collectives": [], "paradigms": [], "bytes": [], "hidden": [None]}
     P = raw["P"]
     if isinstance(P, list) and P and all(isinstance(p, int) and not isinstance(p, bool)
@@ -260,6 +265,9 @@ def check_config(raw, where="sweep config"):
         for key in opts:
             if key not in known:
                 _fail(where, f"{name} has no option {key!r}; its options: {', '.join(known)}")
+            if name in out["collectives"] and not _uses(name, key):
+                _fail(where, f"option {key!r} of {name} is used by no point: only "
+                             f"{'the LP family' if key == 'segments' else 'ps'} takes it")
         out["options"][name] = dict(opts)
     for key in ("output", "png"):
         if key in raw:
@@ -267,6 +275,13 @@ def check_config(raw, where="sweep config"):
                 _fail(where, f"{key} must be a file name, got {raw[key]!r}")
             out[key] = raw[key]
     return out
+
+
+def _uses(collective, key):
+    """Whether a collective takes the sweep option ``key`` (segments: LP; servers: ps)."""
+    from netsim.analysis import takes_segments
+
+    return {"segments": takes_segments(collective), "servers": collective == "ps"}.get(key, True)
 
 
 def _paradigm_options(name):

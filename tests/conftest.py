@@ -4,9 +4,12 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 # A bounded profile for CI and a long one on demand: HYPOTHESIS_PROFILE=extended pytest ...
-settings.register_profile("ci", max_examples=60, deadline=None,
+# No example database (database=None): a failing example saved by one run (say the extended
+# profile) would otherwise be replayed first by every later plain run from .hypothesis/ in the
+# checkout. Hypothesis prints a failing example's reproduction (@reproduce_failure) instead.
+settings.register_profile("ci", max_examples=60, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("extended", max_examples=10_000, deadline=None,
+settings.register_profile("extended", max_examples=10_000, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci")
 

@@ -18,9 +18,11 @@ def test_record_writes_a_trace_that_replays(tmp_path, capsys):
     trace = load_trace(out)
     assert summary["bytes"] == trace.total_bytes and summary["messages"] == trace.num_messages
     assert trace.metadata["paradigm"] == "ps-sync" and trace.ranks == 6
-    assert main(["replay", str(out), "--topology", "star"]) == 2  # star needs n
-    capsys.readouterr()
-    assert main(["replay", str(out), "--topology", "star:n=6"]) == 0
+    # star without n is sized to the trace's 6 ranks (issue 18): the same result as star:n=6.
+    assert main(["replay", str(out), "--topology", "star", "--json"]) == 0
+    sized = json.loads(capsys.readouterr().out)
+    assert main(["replay", str(out), "--topology", "star:n=6", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == sized
 
 
 def test_record_list_names_every_paradigm(capsys):

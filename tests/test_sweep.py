@@ -180,7 +180,32 @@ def test_plot_marks_saturation_and_skips_errors(tmp_path):
             for p, t, f, e in [(2, 1.0, 0.2, None), (4, 1.5, 0.7, None), (8, None, None, "boom")]]
     png = tmp_path / "p.png"
     series = plot_sweep(rows, png)
-    assert series == [{"label": "ps-sync hidden 16 on star", "P": [2, 4], "simulated": [1.0, 1.5],
-                       "closed_form": None, "saturation": 4}]
+    # Small multiples (issue 18): the topology names the panel, no longer every label.
+    assert series == [{"label": "ps-sync hidden 16", "P": [2, 4], "simulated": [1.0, 1.5],
+                       "closed_form": None, "saturation": 4, "panel": "paradigms on star"}]
     assert png.stat().st_size > 0
     assert read_rows(tmp_path / "absent.csv") == []
+
+
+def test_ctrl_c_during_a_sweep_prints_one_line(tmp_path):
+    # SIGINT to the whole process group, as a terminal's Ctrl-C does: the Dask worker processes
+    # used to print ~66 lines of tracebacks before "netsim: interrupted".
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text("topologies: [star]\ncollectives: [ring, rabenseifner]\n"
+                   "bytes: [1MB, 2MB, 3MB, 64MB]\nP: [64, 100, 120, 127, 128, 129, 200]\n")
+    p = subprocess.Popen([sys.executable, "-m", "studies.cli", "sweep", str(cfg), "-j", "2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=tmp_path, start_new_session=True,
+                         env={**os.environ, "PYTHONPATH": root})
+    first = p.stderr.readline()  # logged once the cluster is up and the points are submitted
+    assert first.startswith("sweep: 56 points"), first
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130
+    assert err == "netsim: interrupted\n", err

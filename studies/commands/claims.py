@@ -8,7 +8,7 @@ import sys
 import time
 
 from .. import claims
-from ..console import note
+from ..console import check_options, note
 from ..report import format_claims
 
 HELP = "the seed papers' claims reproduced: a PASS/FAIL table (exit 0 either way)"
@@ -34,7 +34,7 @@ def add_arguments(p):
         "partitioning, DGC, Slim-DP) on stated topologies and sizes, and print one row per "
         "claim: claim, source, what was measured, its threshold, PASS or FAIL. A FAIL is a "
         "result, not an error: every row is shown and the exit status is 0 whatever the "
-        "verdicts. Takes about half a minute.")
+        "verdicts. Takes 30-90 s on two cores (about 90 s when they are busy).")
     p.add_argument("--seed", type=int, default=0, help="seed of every training run (default 0)")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -50,9 +50,10 @@ def run(args):
 
     Notes
     -----
-    The full run takes about half a minute; ``tests/test_claims.py`` runs it
+    The full run takes 30-90 s on two cores; ``tests/test_claims.py`` runs it
     (``--runslow``) and checks its output with a fake ``run_claims``.
     """
+    check_options(args, seed=(0, 2**32 - 1))
     note(args, "reproducing the seed papers' claims ...")
     t0 = time.perf_counter()
     rows = claims.run_claims(seed=args.seed)

@@ -6,10 +6,13 @@
 import json
 
 from netsim.analysis import compare, ranks_for
+from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
-from ..registry import topology_factory
+from ..console import check_options
+from ..registry import COLLECTIVES, topology_factory
+from ..trace_size import check_fits
 from ..report import table
 
 HELP = "one collective: simulated time next to its closed form, and why they differ"
@@ -30,9 +33,8 @@ def add_arguments(p):
     >>> p.parse_args(["ring", "-P", "4", "-n", "1MB"]).workers
     4
     """
-    p.add_argument("algorithm", help="collective algorithm: mst, lp, be, ring, rd, rabenseifner, "
-                                     "ring_allgather, rd_allgather, ring_reduce_scatter, "
-                                     "rh_reduce_scatter, alltoall, ps, ...")
+    p.add_argument("algorithm",
+                   help="collective algorithm: " + ", ".join(COLLECTIVES))
     p.add_argument("--topology", default="star", metavar="NAME[:k=v,...]",
                    help="topology (default star; builders with n are sized to the ranks)")
     p.add_argument("--workers", "-P", type=int, required=True, help="ranks P")
@@ -42,6 +44,9 @@ def add_arguments(p):
     p.add_argument("--gamma", type=float, default=0.0, help="reduction cost, seconds per byte")
     p.add_argument("--servers", type=int, default=1, help="servers for ps (default 1)")
     p.add_argument("--json", action="store_true", help="print the record as JSON")
+    p.add_argument("--force", action="store_true",
+                   help="run even if the trace's estimated size (messages x the bytes of its "
+                        "columns) exceeds the memory available")
 
 
 def run(args):
@@ -66,6 +71,12 @@ def run(args):
     """
     if args.workers < 1:
         raise NetsimError(f"P must be >= 1, got {args.workers}")
+    check_options(args, segments=(1, None), servers=(1, None))
+    check_real(args.gamma, "--gamma", lo=0)
+    if not args.force:  # before the topology or the trace is built: both grow with P
+        # LP without -k: k >= 1, so the count is a lower bound (k* is known only on the topology).
+        check_fits(args.algorithm, args.workers, segments=args.segments or 1,
+                   servers=args.servers)
     G = topology_factory(args.topology)(ranks_for(args.algorithm, args.workers, args.servers))
     rec = compare(args.algorithm, G, args.workers, parse_bytes(args.bytes), segments=args.segments,
                   gamma=args.gamma, servers=args.servers)

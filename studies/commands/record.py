@@ -9,13 +9,21 @@ import json
 from netsim.errors import NetsimError
 from workloads import describe, record
 
-from ..console import UsageError, log, progress
+from ..console import UsageError, check_options, check_writable, log, progress
 from ..options import paradigm_options
 from ..registry import PARADIGMS
 from ..report import table
 
 HELP = "train a paradigm for real and record its message trace"
 """One line for ``netsim --help``."""
+
+
+def _default_workers():
+    """Paradigm name -> its default worker count (its ``run``'s ``workers`` default)."""
+    import inspect
+
+    return {name: inspect.signature(entry.run).parameters["workers"].default
+            for name, entry in PARADIGMS.items()}
 
 
 def add_arguments(p):
@@ -35,7 +43,9 @@ def add_arguments(p):
     p.add_argument("paradigm", nargs="?", help="paradigm name (see --list)")
     p.add_argument("--list", action="store_true", help="list the paradigms and their options")
     p.add_argument("--dataset", default="iris", help="iris, digits, mnist or sparse (default iris)")
-    p.add_argument("--workers", type=int, default=None, help="logical workers (default: the paradigm's)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="logical workers (default: the paradigm's: " + ", ".join(
+                       f"{n} {w}" for n, w in _default_workers().items()) + ")")
     p.add_argument("--epochs", type=int, default=None, help="training epochs (default: the paradigm's)")
     p.add_argument("--seed", type=int, default=0, help="seed of all randomness (default 0)")
     p.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
@@ -61,19 +71,23 @@ def run(args):
     {"paradigm": "single", "dataset": "iris", "workers": 1, ..., "messages": 0, ...}
     """
     if args.list:
-        print("\n".join(describe(name) for name in PARADIGMS))
+        defaults = _default_workers()
+        print("\n".join(f"{describe(name)}\n    workers={defaults[name]}  (--workers)"
+                        for name in PARADIGMS))
         return
     if not args.paradigm:
         raise UsageError("record: give a PARADIGM or --list")
     entry = PARADIGMS.get(args.paradigm)
     if entry is None:
         raise NetsimError(f"unknown paradigm {args.paradigm!r}; known: {', '.join(PARADIGMS)}")
+    if args.workers is not None and args.workers < 1:
+        raise NetsimError(f"workers must be >= 1, got {args.workers}")
+    check_options(args, seed=(0, 2**32 - 1), epochs=(1, None))
     options = {"seed": args.seed}
     if args.epochs is not None:
         options["epochs"] = args.epochs
     options.update(paradigm_options(args.paradigm, entry, args.options))
-    if args.workers is not None and args.workers < 1:
-        raise NetsimError(f"workers must be >= 1, got {args.workers}")
+    check_writable(args.output)
     with progress(args, None, f"recording {args.paradigm}", unit="epoch") as bar:
         rec = record(args.paradigm, dataset=args.dataset, workers=args.workers,
                      progress=bar, **options)

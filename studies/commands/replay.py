@@ -4,8 +4,8 @@ Prints the summary (:func:`studies.report.summary`) or the result as JSON;
 optionally writes the per-link table as CSV and a Chrome trace timeline.
 """
 
-from ..console import PROGRESS_MESSAGES, log, progress, write
-from ..registry import parse_topology
+from ..console import PROGRESS_MESSAGES, check_writable, log, progress, write
+from ..registry import parse_placement, topology_factory
 from ..report import summary
 
 HELP = "replay a trace on a topology and report times and link loads"
@@ -28,9 +28,15 @@ def add_arguments(p):
     """
     p.add_argument("trace", help="trace file (.json or .npz)")
     p.add_argument("--topology", required=True, metavar="NAME[:k=v,...]",
-                   help="topology builder and options, e.g. star:n=8,bandwidth=10Gbps")
+                   help="topology builder and options, e.g. star:n=8,bandwidth=10Gbps (a builder "
+                        "with an n option and no n given is sized to the trace's ranks), or a "
+                        ".json/.graphml file")
+    p.add_argument("--placement", metavar="NODE,NODE,...",
+                   help="the node of each rank, in rank order (default: the gpu nodes in graph "
+                        "order, else the host nodes)")
     p.add_argument("--device-flops", type=float, default=None,
-                   help="FLOP/s for compute ops given in FLOPs")
+                   help="FLOP/s for compute ops given in FLOPs (default: the trace's "
+                        "device_flops metadata; required if it has none and ops are in FLOPs)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
     p.add_argument("--timeline", metavar="FILE.json",
@@ -59,15 +65,20 @@ def run(args):
     makespan                  1 ms
     ...
     """
+    from netsim.checks import check_real
     from netsim.result import simulate
     from netsim.traceio import load_trace
 
+    if args.device_flops is not None:
+        check_real(args.device_flops, "--device-flops", lo=0, strict=True)
+    check_writable(args.csv, args.timeline)
     trace = load_trace(args.trace)
-    G = parse_topology(args.topology)
+    G = topology_factory(args.topology)(trace.ranks)
+    placement = parse_placement(args.placement, G, trace.ranks)
     # A bar only for long replays: on a terminal, without --quiet, from 10^5 messages.
     with progress(args, trace.num_ops, "replay", unit="op",
                   show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
-        result = simulate(trace, G, device_flops=args.device_flops, progress=bar,
+        result = simulate(trace, G, placement=placement, device_flops=args.device_flops, progress=bar,
                           link_series=bool(args.timeline))
     if args.csv:
         write(args.csv, lambda f: result.table("links").to_csv(f, index=False))

@@ -8,12 +8,13 @@ scaling-law fits (:func:`netsim.analysis.fit_scaling`).
 import json
 
 from netsim.analysis import fit_scaling, lp_segments, plot_scale, scale, takes_segments
+from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes
 from topologies.devices import device_flops
 from workloads.models import get_model
 
-from ..console import note, write, write_csv
+from ..console import check_options, check_writable, note, write, write_csv
 from ..options import paradigm_options, parse_workers
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
@@ -45,14 +46,20 @@ def add_arguments(p):
         "per-worker batch, speed-up P*T(1)/T(P) with T(1) one worker's compute alone), the "
         "saturation point (smallest P at which a link is at >= 99% of capacity for more than "
         "half of the iteration; --strong: or at which time per iteration stops falling) and "
-        "scaling-law fits. Without one: collective algorithms (--algorithms).")
+        "scaling-law fits. Without one: collective algorithms (--algorithms), one row per "
+        "algorithm and P; the limit column names the link that made the simulation differ "
+        "from the closed form (the most messages sharing it at once; - when they agree). "
+        "P ranges A..B run over the powers of two from A to B (both ends powers of two); "
+        "give any other set as a list, e.g. 3,5,6.")
     p.add_argument("paradigm", nargs="?", metavar="PARADIGM|TRACE",
                    help="a paradigm (see netsim record --list) or a trace file to project to "
                         "each P; omit for collective algorithms")
     p.add_argument("--algorithms", "-a", default=None,
-                   help="comma-separated collective algorithms (default lp,mst,be,ring)")
+                   help="comma-separated collective algorithms (default lp,mst,be,ring): "
+                        + ", ".join(COLLECTIVES))
     p.add_argument("--workers", "-P", default="2..64",
-                   help="P values: 2..64 (powers of two) or 2,3,5 (default 2..64)")
+                   help="P values: 2..64 (the powers of two from 2 to 64; both ends must be "
+                        "powers of two) or a list 2,3,5 (default 2..64)")
     p.add_argument("--bytes", "-n", default="64MB", help="message size (default 64MB)")
     p.add_argument("--topology", default="star", metavar="NAME[:k=v,...]",
                    help="topology (default star; builders with n are sized to each P)")
@@ -71,7 +78,8 @@ def add_arguments(p):
                    help="device preset for the compute ops: V100, A100, H100 (-PCIe), "
                         "optionally :fp32 (default), :tf32 or :fp16")
     g.add_argument("--device-flops", type=float, default=None,
-                   help="device throughput, FLOP/s (default: the trace's, a V100's 15.7e12)")
+                   help="device throughput, FLOP/s (default: the trace's device_flops; a "
+                        "recording's is a V100's FP32 15.7e12)")
     g.add_argument("--dataset", default="digits", help="dataset of the recordings (default digits)")
     g.add_argument("--iterations", type=int, default=3, help="iterations simulated (default 3)")
     g.add_argument("--seed", type=int, default=0, help="seed of the recordings (default 0)")
@@ -102,6 +110,11 @@ def run(args, title=None):
     ring       4  1.21 ms    1.21 ms      0    -
     ...
     """
+    check_options(args, segments=(1, None), seed=(0, 2**32 - 1), iterations=(1, None),
+                  batch=(1, None))
+    if getattr(args, "device_flops", None) is not None:
+        check_real(args.device_flops, "--device-flops", lo=0, strict=True)
+    check_writable(args.png, args.csv)
     if getattr(args, "paradigm", None):
         return _run_paradigm(args)
     algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
@@ -132,6 +145,8 @@ def run(args, title=None):
             notes[name] = f"P = {', '.join(map(str, zero))} left out (time 0: no messages)"
     if args.csv:
         write_csv(args.csv, records)
+    title = title or (f"{', '.join(algorithms)}: n = {format_bytes(nbytes)} on {args.topology}"
+                      + (f", LP k = {segments}" if segments is not None else ""))
     write(args.png, lambda f: plot_scale(records, f, title=title, logy=args.logy), binary=True)
     if args.json:
         print(json.dumps({"records": records, "fits": fits}))
@@ -173,7 +188,7 @@ def _run_paradigm(args):
     records = st["records"]
     if args.csv:
         write_csv(args.csv, records)
-    write(args.png, lambda f: plot_study(st, f), binary=True)
+    write(args.png, lambda f: plot_study(st, f, topology=args.topology), binary=True)
     if args.json:
         print(json.dumps(st))
         return

@@ -10,7 +10,7 @@ import os
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time
 
-from ..console import log, progress, write
+from ..console import check_writable, log, progress, write
 from ..paradigm_scaling import sweep_point
 from ..report import table
 from ..sweep import plot_sweep, read_rows, run_sweep
@@ -73,6 +73,7 @@ def run(args):
     png = args.png or config.get("png") or os.path.splitext(output)[0] + ".png"
     if args.jobs is not None and args.jobs < 1:
         raise NetsimError(f"--jobs must be >= 1, got {args.jobs}")
+    check_writable(output, png)
     keys = {point_key(p) for p in sweep_points(config)}
     runners = {"paradigm": sweep_point} if config["paradigms"] else {}
     with progress(args, len(keys), "sweep", unit="point") as bar:

@@ -4,13 +4,16 @@ With ``--result TRACE`` the trace is replayed first and the links are coloured
 by a link statistic; the busiest links are listed.
 """
 
+import inspect
 import json
+import os
+import sys
 
 from netsim.errors import NetsimError
 from netsim.units import format_bandwidth, format_time
 
-from ..console import PROGRESS_MESSAGES, log, progress, write
-from ..registry import parse_topology
+from ..console import PROGRESS_MESSAGES, check_writable, log, progress, write
+from ..registry import TOPOLOGIES, parse_topology, topology_factory
 from ..report import link_table, table
 
 HELP = "describe a topology and draw it to PNG"
@@ -31,7 +34,19 @@ def add_arguments(p):
     >>> p.parse_args(["star:n=4", "--json"]).json
     True
     """
-    p.add_argument("name", metavar="NAME[:k=v,...]", help="topology builder and options")
+    p.description = (
+        "Describe a topology and draw it to PNG. NAME is a builder with key=value options in "
+        "human units (star:n=8,bandwidth=10Gbps,latency=1us; --list shows every builder and "
+        "its options), or a .json (networkx node-link) or .graphml file. A file's edges must "
+        "carry bandwidth (bytes/s, > 0) and should carry latency (s; a missing one is 0); its "
+        "nodes should carry kind (gpu, host, cpu, pcie_switch, nvswitch, nic, switch): ranks go "
+        "on the gpu nodes in graph order, else on the host nodes, and on every node when no "
+        "node has a kind. Missing latencies or kinds and ranks that cannot reach each other "
+        "are reported as warnings.")
+    p.add_argument("name", nargs="?", metavar="NAME[:k=v,...]",
+                   help="topology builder and options, or a .json/.graphml file")
+    p.add_argument("--list", action="store_true",
+                   help="list the topology builders and their options, with defaults")
     p.add_argument("--png", metavar="FILE", default="netsim-topology.png",
                    help="draw the topology to this PNG file (default netsim-topology.png)")
     p.add_argument("--result", metavar="TRACE",
@@ -63,7 +78,20 @@ def run(args):
     """
     from netsim.network import Network, compute_nodes
 
-    G = parse_topology(args.name)
+    if args.list:
+        print(describe_builders())
+        return
+    if not args.name:
+        raise NetsimError("topology: give NAME[:k=v,...] or a graph file, or --list")
+    check_writable(args.png)
+    trace = None
+    if args.result:
+        from netsim.traceio import load_trace
+
+        trace = load_trace(args.result)
+        G = topology_factory(args.name)(trace.ranks)  # a builder without n: the trace's ranks
+    else:
+        G = parse_topology(args.name)
     net = Network(G)
     kinds = {}
     for _, k in G.nodes(data="kind"):
@@ -73,14 +101,15 @@ def run(args):
             "kinds": kinds, "compute_nodes": len(compute_nodes(G)),
             "bandwidths": sorted({float(b) for b in net.bandwidth}),
             "latencies": sorted({float(x) for x in net.latency})}
+    desc["warnings"] = topology_warnings(G)
+    for line in desc["warnings"]:
+        print(f"netsim: warning: {line}", file=sys.stderr)
     result = None
     if args.metric != "mean_util" and not args.result:
         raise NetsimError("--metric colours links by a replay: give --result TRACE too")
     if args.result:
         from netsim.result import simulate
-        from netsim.traceio import load_trace
 
-        trace = load_trace(args.result)
         with progress(args, trace.num_ops, "replay", unit="op",
                       show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
             result = simulate(trace, net, progress=bar)
@@ -88,8 +117,11 @@ def run(args):
     if args.png:
         from netsim.plot import draw_topology
 
-        write(args.png, lambda f: draw_topology(G, result=result, path=f, metric=args.metric),
-               binary=True)
+        title = G.graph.get("name") or args.name
+        if result is not None:
+            title += f": links by {args.metric} replaying {os.path.basename(args.result)}"
+        write(args.png, lambda f: draw_topology(G, result=result, path=f, metric=args.metric,
+                                                title=title), binary=True)
     if args.json:
         print(json.dumps(desc))
         if args.png:
@@ -110,3 +142,74 @@ def run(args):
                            for i in order if lk["bytes"][i] > 0], flows=False))
     if args.png:
         log(args, f"wrote {args.png}")
+
+
+def describe_builders():
+    """One line per topology builder: its name and options with their defaults.
+
+    Examples
+    --------
+    >>> print(describe_builders().splitlines()[0])  # doctest: +ELLIPSIS
+    star: n (required), bandwidth=10 Gbps, latency=1 us
+    """
+    lines = []
+    for name, builder in TOPOLOGIES.items():
+        opts = []
+        for p in inspect.signature(builder).parameters.values():
+            if p.default is inspect.Parameter.empty:
+                opts.append(f"{p.name} (required)")
+            elif "bandwidth" in p.name:
+                opts.append(f"{p.name}={format_bandwidth(p.default)}")
+            elif "latency" in p.name:
+                opts.append(f"{p.name}={format_time(p.default)}")
+            else:
+                opts.append(f"{p.name}={p.default}")
+        lines.append(f"{name}: " + ", ".join(opts) if opts else f"{name} (no options)")
+    return "\n".join(lines)
+
+
+def topology_warnings(G):
+    """What a topology leaves to defaults that a user may not expect, one line each.
+
+    Nodes without a ``kind`` (ranks then go on every node, switches
+    included), edges without a ``latency`` (taken as 0 s), and compute nodes
+    that cannot reach each other (a replay refuses those).
+
+    Parameters
+    ----------
+    G : networkx.Graph or DiGraph
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9); G.add_node("c")
+    >>> for line in topology_warnings(G): print(line)
+    no node carries a kind: ranks go on every node (3), switches included
+    1 of 1 edges carry no latency: taken as 0 s
+    ranks cannot all reach each other: 2 disconnected groups of compute nodes (e.g. a and c); a replay refuses this topology
+    """
+    import networkx as nx
+
+    from netsim.network import compute_nodes
+
+    out = []
+    if not any("kind" in d for _, d in G.nodes(data=True)):
+        out.append(f"no node carries a kind: ranks go on every node ({G.number_of_nodes()}), "
+                   f"switches included")
+    missing = sum("latency" not in d for _, _, d in G.edges(data=True))
+    if missing:
+        out.append(f"{missing} of {G.number_of_edges()} edges carry no latency: taken as 0 s")
+    ranks = compute_nodes(G)
+    groups = (nx.strongly_connected_components(G) if G.is_directed()
+              else nx.connected_components(G))
+    hit = [g for g in groups if any(r in g for r in ranks)]
+    if len(hit) > 1:
+        first = [next(r for r in ranks if r in g) for g in hit[:2]]
+        out.append(f"ranks cannot all reach each other: {len(hit)} disconnected groups of "
+                   f"compute nodes (e.g. {first[0]} and {first[1]}); a replay refuses this "
+                   f"topology")
+    return out

@@ -1,0 +1,168 @@
+"""How big a collective's trace would be, known before it is generated.
+
+``netsim collective ring -P 2000000`` would need 8e12 messages: rather than run
+for minutes and die for lack of memory, the command counts the messages from
+the schedule's closed form (:func:`message_count`), prices each op at the bytes
+of the trace's columns (:func:`bytes_per_op`, from their numpy dtypes), and
+refuses (:func:`check_fits`) what the machine's available memory cannot hold.
+"""
+
+from netsim.analysis import ALGORITHMS, takes_segments
+from netsim.errors import NetsimError
+from netsim.units import format_bytes
+
+__all__ = ["message_count", "bytes_per_op", "available_memory", "check_fits"]
+
+
+def _pow2_split(P):
+    """``(p, r)``: the largest power of two p <= P and the r = P - p ranks MPICH folds in."""
+    p = 1 << (P.bit_length() - 1)
+    return p, P - p
+
+
+def message_count(algorithm, P, segments=1, servers=1):
+    """Messages of a collective's schedule (:data:`netsim.analysis.ALGORITHMS`) on P ranks.
+
+    With p the largest power of two <= P and r = P - p (the ranks folded in
+    and out, as MPICH does): binomial trees P - 1; linear pipelines (P - 1) k
+    (twice for allreduce); ring allreduce 2 P (P - 1); ring allgather,
+    ring reduce-scatter and all-to-all P (P - 1); recursive doubling and
+    halving p log2 p + 2 r; Rabenseifner 2 p log2 p + 2 r; BE broadcast
+    (binomial scatter, then recursive-doubling allgather) p - 1 + p log2 p + r;
+    a parameter server 2 P S. ``tests/test_cli_bad_input.py`` checks every
+    formula against the generated traces.
+
+    Parameters
+    ----------
+    algorithm : str
+    P : int
+    segments : int, optional
+        LP segments k.
+    servers : int, optional
+        Servers S of ``ps``.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> message_count("ring", 2_000_000)
+    7999996000000
+    >>> message_count("rabenseifner", 12)
+    56
+    """
+    if algorithm not in ALGORITHMS:
+        raise NetsimError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    if algorithm == "ps":
+        return 2 * P * servers
+    if P < 2:
+        return 0
+    p, r = _pow2_split(P)
+    lg = p.bit_length() - 1
+    k = segments if takes_segments(algorithm) else 1
+    counts = {
+        "mst": P - 1, "mst_reduce": P - 1,
+        "lp": (P - 1) * k, "lp_reduce": (P - 1) * k, "lp_allreduce": 2 * (P - 1) * k,
+        "be": p - 1 + p * lg + r,
+        "ring": 2 * P * (P - 1),
+        "ring_allgather": P * (P - 1), "ring_reduce_scatter": P * (P - 1),
+        "alltoall": P * (P - 1),
+        "rd": p * lg + 2 * r, "rd_allgather": p * lg + 2 * r, "rh_reduce_scatter": p * lg + 2 * r,
+        "rabenseifner": 2 * p * lg + 2 * r,
+    }
+    return counts[algorithm]
+
+
+def bytes_per_op(deps=1):
+    """Bytes one op takes in a :class:`netsim.trace.Trace`: its columns' dtypes, CSR included.
+
+    Parameters
+    ----------
+    deps : float, optional
+        Dependencies per op (each an int64 of ``dep_idx``).
+
+    Returns
+    -------
+    int or float
+
+    Examples
+    --------
+    >>> bytes_per_op()  # 1+4+4+8+8+8+4+2 bytes of columns, 8 of dep_ptr, 8 of dep_idx
+    55
+    """
+    from netsim.trace import TraceBuilder
+
+    b = TraceBuilder(2)
+    b.message(0, 1, 1.0)
+    t = b.build()
+    columns = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "dep_ptr")
+    return sum(getattr(t, c).dtype.itemsize for c in columns) + deps * t.dep_idx.dtype.itemsize
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation: MemAvailable of /proc/meminfo.
+
+    Falls back to the physical memory (``os.sysconf``) where there is no
+    /proc/meminfo, and to None where neither is known.
+
+    Examples
+    --------
+    >>> m = available_memory(); m is None or m > 0
+    True
+    """
+    import os
+
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_fits(algorithm, P, segments=1, servers=1, limit=None):
+    """Refuse, in one line, a collective whose trace would not fit in memory.
+
+    Parameters
+    ----------
+    algorithm : str
+    P, segments, servers : int
+        As for :func:`message_count`.
+    limit : int, optional
+        Bytes allowed (default :func:`available_memory`; None there: no check).
+
+    Returns
+    -------
+    dict
+        ``messages`` and ``bytes`` (the trace's columns), and ``limit``.
+
+    Raises
+    ------
+    NetsimError
+        Naming the messages, the bytes and the limit, when bytes > limit.
+
+    Examples
+    --------
+    >>> check_fits("ring", 8, limit=10**9)["messages"]
+    112
+    >>> check_fits("ring", 2_000_000, limit=16 * 2**30)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: ring on P = 2000000 would be 8e+12 messages, a trace of 440 TB ...
+    """
+    messages = message_count(algorithm, P, segments, servers)
+    nbytes = messages * bytes_per_op()
+    limit = available_memory() if limit is None else limit
+    if limit is not None and nbytes > limit:
+        raise NetsimError(
+            f"{algorithm} on P = {P} would be {messages:.3g} messages, a trace of "
+            f"{format_bytes(nbytes)} ({bytes_per_op()} B per message in its columns; the replay "
+            f"needs several times more), over the {format_bytes(limit)} of memory available; "
+            f"use a smaller P, or --force to try anyway")
+    return {"messages": messages, "bytes": nbytes, "limit": limit}
