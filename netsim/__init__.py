@@ -12,8 +12,10 @@ The core takes a trace (what each rank computes and sends) and a networkx graph
 
 import networkx as nx
 
+from .chakra import load_chakra, save_chakra
 from .errors import DeadlockError, NetsimError, TopologyError, TraceError, UnitError
 from .network import Network, check_topology, compute_nodes
+from .kineto import load_kineto
 from .result import Result, simulate
 from .trace import COMPUTE, MESSAGE, Trace, TraceBuilder
 from .traceio import load_trace, save_trace
@@ -24,5 +26,6 @@ __version__ = "0.1.0"
 __all__ = [
     "simulate", "Result", "Network", "check_topology", "compute_nodes",
     "Trace", "TraceBuilder", "COMPUTE", "MESSAGE", "concat", "repeat", "load_trace", "save_trace",
+    "load_kineto", "load_chakra", "save_chakra",
     "NetsimError", "TopologyError", "TraceError", "DeadlockError", "UnitError", "nx",
 ]

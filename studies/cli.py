@@ -22,7 +22,8 @@ from types import MappingProxyType
 from netsim import __version__
 from netsim.errors import DeadlockError, NetsimError
 
-from .commands import claims, collective, demo, record, replay, scale, sweep, topology
+from .commands import (claims, collective, demo, export_trace, import_trace, record, replay, scale,
+                       sweep, topology)
 from .console import UsageError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -36,6 +37,8 @@ COMMANDS = MappingProxyType({
     "claims": claims,
     "demo": demo,
     "sweep": sweep,
+    "import": import_trace,
+    "export": export_trace,
 })
 """Command name -> its module (``HELP``, ``add_arguments``, ``run``), in ``--help`` order."""
 

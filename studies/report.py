@@ -66,12 +66,26 @@ def summary(result, top=5):
     >>> b = TraceBuilder(2); _ = b.message(0, 1, 1e6)
     >>> print(summary(simulate(b.build(), G)).splitlines()[2])  # 1 MB at 1 GB/s
     makespan                  1 ms
+
+    An imported profile's measured step time (``metadata["measured_step_time"]``)
+    is shown next to the simulated mean iteration:
+
+    >>> t = b.build().with_metadata(measured_step_time=1.25e-3)
+    >>> for line in summary(simulate(t, G)).splitlines()[5:7]:
+    ...     print(line)
+    measured step (profile)   1.25 ms
+    difference                -20.0 %
     """
     r = result
-    lines = [table(["metric", "value"], [
-        ("makespan", format_time(r.makespan)),
-        ("iterations", len(r.iteration_end)),
-        ("mean iteration", format_time(float(r.iteration_times.mean())) if len(r.iteration_times) else "-"),
+    mean_it = float(r.iteration_times.mean()) if len(r.iteration_times) else None
+    rows = [("makespan", format_time(r.makespan)),
+            ("iterations", len(r.iteration_end)),
+            ("mean iteration", format_time(mean_it) if mean_it is not None else "-")]
+    measured = r.metadata.get("measured_step_time")  # an imported profile's own step time
+    if measured and mean_it is not None:
+        rows += [("measured step (profile)", format_time(measured)),
+                 ("difference", f"{100 * (mean_it - measured) / measured:+.1f} %")]
+    lines = [table(["metric", "value"], rows + [
         ("messages", r.stats["messages"]),
         ("bytes", format_bytes(r.stats["bytes"])),
         ("mean compute / rank", format_time(float(r.ranks["compute"].mean()))),

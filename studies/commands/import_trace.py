@@ -1,0 +1,134 @@
+"""``netsim import``: turn a PyTorch profiler (Kineto) or Chakra ET trace into a netsim trace.
+
+``netsim import kineto DIR_OR_FILES -o trace.npz [--steps 2..4]`` reads one Chrome-trace JSON
+per rank (see :func:`netsim.kineto.load_kineto`); ``netsim import chakra DIR -o trace.npz``
+reads one ``.et`` file per rank (see :func:`netsim.chakra.load_chakra`). Replay the result
+with ``netsim replay trace.npz --topology ...``: for a profile, the summary shows the step
+time the profile measured next to netsim's.
+"""
+
+import re
+
+from ..console import UsageError, check_writable, log
+
+HELP = "import a PyTorch profiler (Kineto) or Chakra ET trace as a netsim trace"
+"""One line for ``netsim --help``."""
+
+
+def parse_steps(text):
+    """``ProfilerStep`` numbers from ``"2..4"`` (every integer from 2 to 4) or ``"3,5"``.
+
+    Parameters
+    ----------
+    text : str or None
+        The option's value; None keeps every step.
+
+    Returns
+    -------
+    list of int or None
+
+    Raises
+    ------
+    studies.console.UsageError
+        For anything else, naming the value.
+
+    Examples
+    --------
+    >>> parse_steps("2..4"), parse_steps("7, 9"), parse_steps(None)
+    ([2, 3, 4], [7, 9], None)
+    >>> parse_steps("4..2")
+    Traceback (most recent call last):
+    ...
+    studies.console.UsageError: --steps must be A..B with A <= B or a list N,N,..., got '4..2'
+    """
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*\.\.\s*(\d+)\s*", text)
+    if m and int(m.group(1)) <= int(m.group(2)):
+        return list(range(int(m.group(1)), int(m.group(2)) + 1))
+    parts = [p.strip() for p in text.split(",")]
+    if not m and parts and all(p.isdigit() for p in parts):
+        return [int(p) for p in parts]
+    raise UsageError(f"--steps must be A..B with A <= B or a list N,N,..., got {text!r}")
+
+
+def add_arguments(p):
+    """Add the command's arguments to ``p``, its ``argparse`` parser.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> a = p.parse_args(["kineto", "prof/", "-o", "t.npz", "--steps", "2..4"])
+    >>> a.format, a.inputs, a.output, a.steps
+    ('kineto', ['prof/'], 't.npz', '2..4')
+    """
+    p.add_argument("format", choices=("kineto", "chakra"),
+                   help="kineto: PyTorch profiler Chrome-trace JSON (.json or .json.gz), one "
+                        "file per rank; chakra: Chakra execution traces, one .et file per rank")
+    p.add_argument("inputs", nargs="+", metavar="DIR_OR_FILE",
+                   help="a directory holding the rank files, or the files themselves "
+                        "(chakra: one directory)")
+    p.add_argument("-o", "--output", required=True, metavar="TRACE",
+                   help="the netsim trace to write (.npz or .json)")
+    p.add_argument("--steps", metavar="A..B|N,N,...",
+                   help="kineto: the ProfilerStep#N marks to keep, as iterations 0, 1, ... "
+                        "(default: every step)")
+    p.add_argument("--symmetric", action="store_true",
+                   help="kineto: one rank's file of a data-parallel job stands for every rank "
+                        "of its world size")
+    p.add_argument("--algorithm", choices=("ring", "recursive"), default="ring",
+                   help="kineto: the collective schedules NCCL collectives expand to "
+                        "(default ring)")
+
+
+def run(args):
+    """Run the command on its parsed arguments: write the trace, one note on stderr.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by the parser :func:`add_arguments` filled (``quiet`` is read if present).
+
+    Examples
+    --------
+    >>> import argparse, os, tempfile
+    >>> from netsim import TraceBuilder
+    >>> from netsim.chakra import save_chakra
+    >>> d = tempfile.mkdtemp(); b = TraceBuilder(2); _ = b.message(0, 1, 1e6)
+    >>> save_chakra(b.build(), os.path.join(d, "et"))
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> run(p.parse_args(["chakra", os.path.join(d, "et"), "-o", os.path.join(d, "t.npz")]))
+    ... # doctest: +ELLIPSIS
+    >>> os.path.exists(os.path.join(d, "t.npz"))
+    True
+    """
+    from netsim.traceio import save_trace
+
+    steps = parse_steps(args.steps)
+    if args.format == "chakra":
+        unused = [name for name, on in (("--steps", steps is not None),
+                                        ("--symmetric", args.symmetric),
+                                        ("--algorithm", args.algorithm != "ring")) if on]
+        if unused:
+            raise UsageError(f"{', '.join(unused)} apply to kineto profiles, not to chakra")
+        if len(args.inputs) != 1:
+            raise UsageError("chakra: give one directory of .et files")
+    check_writable(args.output)
+    if args.format == "kineto":
+        from netsim.kineto import load_kineto
+
+        inputs = args.inputs[0] if len(args.inputs) == 1 else args.inputs
+        trace = load_kineto(inputs, steps=steps, algorithm=args.algorithm,
+                            symmetric=args.symmetric)
+    else:
+        from netsim.chakra import load_chakra
+
+        trace = load_chakra(args.inputs[0])
+    save_trace(trace, args.output)
+    log(args, f"wrote {args.output}: {trace.ranks} ranks, {trace.num_ops} ops "
+              f"({trace.num_messages} messages), {trace.num_iterations} iterations")
