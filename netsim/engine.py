@@ -31,7 +31,7 @@ import simpy
 from simpy.events import Event
 
 from .errors import DeadlockError
-from .maxmin import max_min_rates
+from .maxmin import max_min_rates, max_min_rates_small
 from .trace import _ranges, _successors
 
 __all__ = ["FINISH_RTOL", "SATURATION", "replay"]
@@ -40,6 +40,8 @@ FINISH_RTOL = 1e-12
 SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
 _LATE = 2  # SimPy priority after NORMAL (1): settle runs after every event of its instant
 _SWEEPS = 4  # closure sweeps over the active flows before solving connected components
+_SMALL = 8  # events adding or ending at most this many flows use the incremental index
+_SMALL_SOLVE = 16  # components of at most this many flows are solved in plain Python
 
 
 def _closure(links, mark, pad):
@@ -130,6 +132,8 @@ class _Replay:
         self._mark = np.zeros(L + 1, bool)
         self.wake_time = np.inf
         self.wake_token = 0
+        self.on_link = None  # per-link sets of flow slots, see _index
+        self.route = {}
         self.settles = 0
         self.rate_solves = 0
 
@@ -201,24 +205,47 @@ class _Replay:
 
     # -- one instant ---------------------------------------------------------------------
     def _settle(self, _event):
+        """Process one instant: end finished flows, run what they release, re-rate, wake up."""
         self.settling = False
         self.settles += 1
         now = max(self.due)
         self.now = now = max(now, self.now)
-        completed, entering = [], []
+        due = []
         for t in self.due:
-            for ops in self.calendar.pop(t, ()):
-                m = self.is_msg[ops]
-                completed.append(ops[~m])
-                entering.append(ops[m])
+            due.extend(self.calendar.pop(t, ()))
         self.due = []
         finished = np.flatnonzero(self.fl_finish <= now + FINISH_RTOL * now)
-        removed = self.fl_links[finished].ravel()
+        removed = self.fl_links[finished].ravel()  # read now: new flows may reuse the slots
         if len(finished):
-            completed.append(self.fl_op[finished])
             self.fl_active[finished] = False
             self.fl_finish[finished] = np.inf
             self.fl_rate[finished] = 0.0
+        if len(finished) + sum(len(ops) for ops in due) <= _SMALL:
+            added = self._advance_small(due, self.fl_op[finished].tolist())
+        else:
+            added = self._advance_batch(due, self.fl_op[finished])
+        if len(added) or len(finished):
+            self._rerate(added, finished, removed)
+        nxt = float(self.fl_finish.min())  # never empty: there are always flow slots
+        if nxt < np.inf and nxt != self.wake_time:
+            self.wake_token += 1
+            self.wake_time = nxt
+            token = self.wake_token
+            simpy.Timeout(self.env, max(nxt - now, 0.0)).callbacks.append(
+                lambda _e, token=token, t=nxt: self._wake(token, t))
+
+    def _advance_batch(self, due, ended):
+        """Complete the ops due now and the messages of flows ``ended``; start what they release.
+
+        Ops released with nothing to wait for run at once, in as many rounds as
+        needed. Returns the flow slots of the messages that began transferring.
+        """
+        now = self.now
+        completed, entering = [ended], []
+        for ops in due:
+            m = self.is_msg[ops]
+            completed.append(ops[~m])
+            entering.append(ops[m])
         added = []
         while completed or entering:
             if entering:
@@ -254,16 +281,60 @@ class _Replay:
             later = ~zero
             if later.any():
                 self._schedule(ready[later], now + wait[later])
-        added = np.concatenate(added) if added else np.zeros(0, np.int64)
-        if len(added) or len(finished):
-            self._rerate(added, removed)
-        nxt = float(self.fl_finish.min())  # never empty: there are always flow slots
-        if nxt < np.inf and nxt != self.wake_time:
-            self.wake_token += 1
-            self.wake_time = nxt
-            token = self.wake_token
-            simpy.Timeout(self.env, max(nxt - now, 0.0)).callbacks.append(
-                lambda _e, token=token, t=nxt: self._wake(token, t))
+        return np.concatenate(added) if added else np.zeros(0, np.int64)
+
+    def _advance_small(self, due, ended):
+        """:meth:`_advance_batch` for a few ops, in plain Python, in the same order."""
+        now = self.now
+        is_msg, L = self.is_msg, self.L
+        completed, entering = list(ended), []
+        for ops in due:
+            for op in ops.tolist():
+                (entering if is_msg[op] else completed).append(op)
+        added = []
+        while completed or entering:
+            if entering:
+                ops, entering = entering, []
+                fresh = []
+                for op in ops:
+                    self.xfer[op] = now
+                    if self.size[op] == 0 or self.pair_links[self.op_pair[op], 0] == L:
+                        completed.append(op)
+                    else:
+                        fresh.append(op)
+                if fresh:
+                    added.extend(self._add_flows(np.array(fresh, np.int64)).tolist())
+            if not completed:
+                continue
+            done, completed = completed, []
+            for op in done:
+                self.end[op] = now
+            if self.progress is not None:
+                self.done += len(done)
+                self.progress(self.done)
+            later = {}
+            for op in self._release_small(done):
+                self.start[op] = now
+                msg = is_msg[op]
+                wait = float(self.pair_lat[self.op_pair[op]] if msg else self.dur[op])
+                if wait == 0:
+                    (entering if msg else completed).append(op)
+                else:
+                    later.setdefault(now + wait, []).append(op)
+            for t in sorted(later):
+                self._at(t, np.array(later[t], np.int64))
+        return added
+
+    def _release_small(self, done):
+        """:meth:`_release` for a few ops, in plain Python: the ops now ready, ascending."""
+        ptr, succ, waiting = self.succ_ptr, self.succ, self.waiting
+        ready = []
+        for op in done:
+            for s in succ[ptr[op]:ptr[op + 1]].tolist():
+                waiting[s] -= 1
+                if waiting[s] == 0:
+                    ready.append(s)
+        return sorted(ready)
 
     def _wait(self, ops):
         """What ops wait once ready: a compute op its duration, a message its path latency."""
@@ -279,9 +350,79 @@ class _Replay:
         self.waiting[uniq] -= counts
         return uniq[self.waiting[uniq] == 0]
 
-    def _rerate(self, added, removed):
-        """Recompute max-min rates for the flows connected to the changed links."""
-        now, L = self.now, self.L
+    def _rerate(self, added, finished, removed):
+        """Recompute max-min rates for the flows connected to the flows that started or ended.
+
+        ``added`` and ``finished`` are flow slots, ``removed`` the links the finished
+        flows crossed (their slots may already hold new flows).
+
+        A few changed flows take the incremental path (the per-link index, plain
+        Python); a large batch (the steps of a synchronous collective) the
+        vectorised one over the active flows. Both give identical results.
+        """
+        if len(added) + len(finished) <= _SMALL:
+            added = added.tolist() if isinstance(added, np.ndarray) else added
+            comp, changed = self._component(added, finished.tolist(), removed.tolist())
+            if len(comp) <= _SMALL_SOLVE:
+                self._rerate_small(comp, changed)
+                return
+            comp, changed = np.array(comp, np.int64), np.array(changed, np.int64)
+        else:
+            self.on_link = None  # stale: rebuilt when the next small event needs it
+            comp, changed = self._component_scan(np.asarray(added, np.int64), removed)
+        self._rerate_batch(comp, changed)
+
+    def _index(self):
+        """The flows crossing each link direction, and each active flow's links.
+
+        Kept incrementally by small events; rebuilt from the active flows after a
+        batch invalidated it.
+        """
+        if self.on_link is None:
+            L = self.L
+            self.on_link = [set() for _ in range(L)]
+            self.route = {}
+            active = np.flatnonzero(self.fl_active)
+            for slot, links in zip(active.tolist(), self.fl_links[active].tolist()):
+                route = self.route[slot] = tuple(k for k in links if k != L)
+                for k in route:
+                    self.on_link[k].add(slot)
+        return self.on_link, self.route
+
+    def _component(self, added, finished, removed):
+        """Flows sharing a link, transitively, with an added or finished flow; their links.
+
+        Updates the per-link index with ``added`` and ``finished`` first; ``removed``
+        are the links of the finished flows. Returns
+        two sorted lists: flow slots whose rates may change, and the link
+        directions whose load may change.
+        """
+        on_link, route = self._index()
+        L = self.L
+        marked = {k for k in removed if k != L}
+        for slot in finished:
+            for k in route.pop(slot, ()):
+                on_link[k].discard(slot)
+        for slot in added:
+            links = route[slot] = tuple(k for k in self.fl_links[slot].tolist() if k != L)
+            for k in links:
+                on_link[k].add(slot)
+            marked.update(links)
+        comp = set()
+        stack = list(marked)
+        while stack:
+            for slot in on_link[stack.pop()]:
+                if slot not in comp:
+                    comp.add(slot)
+                    for k in route[slot]:
+                        if k not in marked:
+                            marked.add(k)
+                            stack.append(k)
+        return sorted(comp), sorted(marked)
+
+    def _component_scan(self, added, removed):
+        """Vectorised :meth:`_component` over every active flow, for large batches."""
+        L = self.L
         mark = self._mark  # all False between calls
         mark[removed] = True
         mark[self.fl_links[added].ravel()] = True
@@ -301,39 +442,104 @@ class _Replay:
             sel = mark[links].any(axis=1)
         else:
             sel = _closure(links, mark, L)
-        comp = active[sel]
         changed = np.flatnonzero(mark)
         mark[changed] = False
-        # Account link statistics up to now, before loads change.
+        return active[sel], changed
+
+    def _account(self, changed):
+        """Add busy and saturated time of ``changed`` link directions up to now."""
+        now = self.now
         dt = now - self.link_t[changed]
         load = self.load[changed]
         self.busy[changed] += np.where(load > 0, dt, 0.0)
         self.saturated[changed] += np.where(load >= SATURATION * self.cap[changed], dt, 0.0)
         self.link_t[changed] = now
+
+    def _rerate_batch(self, comp, changed):
+        """Solve the rates of flows ``comp`` with numpy and set the loads of ``changed`` links.
+
+        ``comp`` is sorted by slot and ``changed`` by link; every link of ``comp``
+        is in ``changed``.
+        """
+        now = self.now
+        self._account(changed)
+        ncl = len(changed)
         if len(comp):
             rem = self.fl_rem[comp] - self.fl_rate[comp] * (now - self.fl_t[comp])
             np.maximum(rem, 0.0, out=rem)
             self.fl_rem[comp] = rem
             self.fl_t[comp] = now
-            rates = max_min_rates(self.fl_links[comp], self.cap, pad=L)
+            links = self.fl_links[comp]
+            rates = max_min_rates(links, self.cap, pad=self.L)
             self.rate_solves += 1
             self.fl_rate[comp] = rates
             self.fl_finish[comp] = now + rem / rates
-            flat = self.fl_links[comp].ravel()
-            new_load = np.bincount(flat, weights=np.repeat(rates, self.hops), minlength=L + 1)
-            new_count = np.bincount(flat, minlength=L + 1)
+            flat = links.ravel()
+            real = flat != self.L
+            pos = np.searchsorted(changed, flat[real])
+            new_load = np.bincount(pos, weights=np.repeat(rates, self.hops)[real], minlength=ncl)
+            new_count = np.bincount(pos, minlength=ncl)
         else:
-            new_load = np.zeros(L + 1)
-            new_count = np.zeros(L + 1, np.int64)
+            new_load = np.zeros(ncl)
+            new_count = np.zeros(ncl, np.int64)
+        self._set_loads(changed, new_load, new_count)
+
+    def _set_loads(self, changed, new_load, new_count):
+        """Record new loads and flow counts of link directions ``changed`` (array, sorted)."""
         if self.series is not None:
-            moved = changed[new_load[changed] != self.load[changed]]
-            if len(moved):
-                self.series.append((np.full(len(moved), now), moved, new_load[moved]))
-        self.load[changed] = new_load[changed]
-        util = new_load[changed] / self.cap[changed]
+            moved = new_load != self.load[changed]
+            if moved.any():
+                self.series.append((np.full(int(moved.sum()), self.now), changed[moved],
+                                    new_load[moved]))
+        self.load[changed] = new_load
+        util = new_load / self.cap[changed]
         np.maximum(self.peak_util[changed], util, out=util)
         self.peak_util[changed] = util
-        self.peak_flows[changed] = np.maximum(self.peak_flows[changed], new_count[changed])
+        self.peak_flows[changed] = np.maximum(self.peak_flows[changed], new_count)
+
+    def _rerate_small(self, comp, changed):
+        """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
+        now = self.now
+        load, cap, link_t = self.load, self.cap, self.link_t
+        for k in changed:
+            dt = now - float(link_t[k])
+            x = float(load[k])
+            if x > 0:
+                self.busy[k] += dt
+            if x >= SATURATION * float(cap[k]):
+                self.saturated[k] += dt
+            link_t[k] = now
+        new_load = dict.fromkeys(changed, 0.0)
+        new_count = dict.fromkeys(changed, 0)
+        if comp:
+            route = self.route
+            routes = [route[slot] for slot in comp]
+            rates = max_min_rates_small(routes, cap)
+            self.rate_solves += 1
+            fl_rem, fl_rate, fl_t, fl_finish = self.fl_rem, self.fl_rate, self.fl_t, self.fl_finish
+            for slot, links, r in zip(comp, routes, rates):
+                rem = float(fl_rem[slot]) - float(fl_rate[slot]) * (now - float(fl_t[slot]))
+                rem = max(rem, 0.0)
+                fl_rem[slot] = rem
+                fl_t[slot] = now
+                fl_rate[slot] = r
+                fl_finish[slot] = now + rem / r
+                for k in links:
+                    new_load[k] += r
+                    new_count[k] += 1
+        if self.series is not None:
+            moved = [k for k in changed if new_load[k] != float(load[k])]
+            if moved:
+                self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
+                                    np.array([new_load[k] for k in moved])))
+        for k in changed:
+            x = new_load[k]
+            load[k] = x
+            util = x / float(cap[k])
+            if util > self.peak_util[k]:
+                self.peak_util[k] = util
+            if new_count[k] > self.peak_flows[k]:
+                self.peak_flows[k] = new_count[k]
 
     # -- driver --------------------------------------------------------------------------
     def run(self):
