@@ -26,6 +26,8 @@ ulps), so floating-point residue such as 1e-13 bytes left never schedules an
 extra event, and every scheduled delay exceeds the resolution of ``t``.
 """
 
+import heapq
+
 import numpy as np
 import simpy
 from simpy.events import Event
@@ -38,6 +40,7 @@ __all__ = ["FINISH_RTOL", "SATURATION", "replay"]
 
 FINISH_RTOL = 1e-12
 SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
+_NONE = np.zeros(0, np.int64)
 _LATE = 2  # SimPy priority after NORMAL (1): settle runs after every event of its instant
 _SWEEPS = 4  # closure sweeps over the active flows before solving connected components
 _SMALL = 8  # events adding or ending at most this many flows use the incremental index
@@ -131,6 +134,11 @@ class _Replay:
         self.peak_flows = np.zeros(L + 1, np.int64)
         self._mark = np.zeros(L + 1, bool)
         self.wake_time = np.inf
+        # Predicted flow ends as a heap of (time, slot), valid where end_of[slot] == time;
+        # None after a batch re-rate until the next small one rebuilds it.
+        self.ends = None
+        self.end_of = {}
+        self.first_finish = np.inf  # the earliest predicted end of an active flow
         self.wake_token = 0
         self.on_link = None  # per-link sets of flow slots, see _index
         self.route = {}
@@ -157,6 +165,18 @@ class _Replay:
         ext("fl_links", self.L, np.int64, (self.hops,))
 
     def _add_flows(self, ops):
+        """Put messages ``ops`` on the wire in the lowest free flow slots; return the slots."""
+        if len(ops) == 1:
+            slot = int(self.fl_active.argmin())  # the first free slot, if there is one
+            if not self.fl_active[slot]:
+                op = int(ops[0])
+                self.fl_active[slot] = True
+                self.fl_op[slot] = op
+                self.fl_rem[slot] = self.size[op]
+                self.fl_t[slot] = self.now
+                self.fl_rate[slot] = 0.0
+                self.fl_links[slot] = self.pair_links[self.op_pair[op]]
+                return np.array([slot], np.int64)
         free = np.flatnonzero(~self.fl_active)
         if len(free) < len(ops):
             self._alloc(max(2 * len(self.fl_active), len(self.fl_active) + len(ops)))
@@ -214,25 +234,53 @@ class _Replay:
         for t in self.due:
             due.extend(self.calendar.pop(t, ()))
         self.due = []
-        finished = np.flatnonzero(self.fl_finish <= now + FINISH_RTOL * now)
-        removed = self.fl_links[finished].ravel()  # read now: new flows may reuse the slots
+        finished = self._finished(now + FINISH_RTOL * now)
         if len(finished):
+            removed = self.fl_links[finished].ravel()  # read now: new flows may reuse the slots
+            ended = self.fl_op[finished]
             self.fl_active[finished] = False
             self.fl_finish[finished] = np.inf
             self.fl_rate[finished] = 0.0
-        if len(finished) + sum(len(ops) for ops in due) <= _SMALL:
-            added = self._advance_small(due, self.fl_op[finished].tolist())
         else:
-            added = self._advance_batch(due, self.fl_op[finished])
+            removed = ended = finished
+        if len(finished) + sum(len(ops) for ops in due) <= _SMALL:
+            added = self._advance_small(due, ended.tolist())
+        else:
+            added = self._advance_batch(due, ended)
         if len(added) or len(finished):
             self._rerate(added, finished, removed)
-        nxt = float(self.fl_finish.min())  # never empty: there are always flow slots
+            self.first_finish = self._first_finish()
+        nxt = self.first_finish
         if nxt < np.inf and nxt != self.wake_time:
             self.wake_token += 1
             self.wake_time = nxt
             token = self.wake_token
             simpy.Timeout(self.env, max(nxt - now, 0.0)).callbacks.append(
                 lambda _e, token=token, t=nxt: self._wake(token, t))
+
+    def _finished(self, limit):
+        """Slots of the flows predicted to end by ``limit``, ascending."""
+        if limit < self.first_finish:
+            return _NONE
+        if self.ends is None:
+            return np.flatnonzero(self.fl_finish <= limit)
+        ends, end_of = self.ends, self.end_of
+        found = set()
+        while ends and ends[0][0] <= limit:
+            t, slot = heapq.heappop(ends)
+            if end_of.get(slot) == t:
+                del end_of[slot]
+                found.add(slot)
+        return np.array(sorted(found), np.int64)
+
+    def _first_finish(self):
+        """The earliest predicted end of an active flow (inf if none)."""
+        if self.ends is None:
+            return float(self.fl_finish.min())  # never empty: there are always flow slots
+        ends, end_of = self.ends, self.end_of
+        while ends and end_of.get(ends[0][1]) != ends[0][0]:
+            heapq.heappop(ends)  # stale: the flow was re-rated or has ended
+        return ends[0][0] if ends else np.inf
 
     def _advance_batch(self, due, ended):
         """Complete the ops due now and the messages of flows ``ended``; start what they release.
@@ -369,6 +417,7 @@ class _Replay:
             comp, changed = np.array(comp, np.int64), np.array(changed, np.int64)
         else:
             self.on_link = None  # stale: rebuilt when the next small event needs it
+            self.ends = None
             comp, changed = self._component_scan(np.asarray(added, np.int64), removed)
         self._rerate_batch(comp, changed)
 
@@ -473,7 +522,10 @@ class _Replay:
             rates = max_min_rates(links, self.cap, pad=self.L)
             self.rate_solves += 1
             self.fl_rate[comp] = rates
-            self.fl_finish[comp] = now + rem / rates
+            finish = now + rem / rates
+            self.fl_finish[comp] = finish
+            if self.ends is not None:
+                self._push_ends(zip(finish.tolist(), comp.tolist()))
             flat = links.ravel()
             real = flat != self.L
             pos = np.searchsorted(changed, flat[real])
@@ -517,16 +569,19 @@ class _Replay:
             rates = max_min_rates_small(routes, cap)
             self.rate_solves += 1
             fl_rem, fl_rate, fl_t, fl_finish = self.fl_rem, self.fl_rate, self.fl_t, self.fl_finish
+            ends = []
             for slot, links, r in zip(comp, routes, rates):
                 rem = float(fl_rem[slot]) - float(fl_rate[slot]) * (now - float(fl_t[slot]))
                 rem = max(rem, 0.0)
                 fl_rem[slot] = rem
                 fl_t[slot] = now
                 fl_rate[slot] = r
-                fl_finish[slot] = now + rem / r
+                fl_finish[slot] = end = now + rem / r
+                ends.append((end, slot))
                 for k in links:
                     new_load[k] += r
                     new_count[k] += 1
+            self._push_ends(ends)
         if self.series is not None:
             moved = [k for k in changed if new_load[k] != float(load[k])]
             if moved:
@@ -540,6 +595,17 @@ class _Replay:
                 self.peak_util[k] = util
             if new_count[k] > self.peak_flows[k]:
                 self.peak_flows[k] = new_count[k]
+
+    def _push_ends(self, ends):
+        """Record new predicted ends ``(time, slot)``; rebuild the heap if a batch left it stale."""
+        if self.ends is None:
+            active = np.flatnonzero(self.fl_active)
+            self.end_of = dict(zip(active.tolist(), self.fl_finish[active].tolist()))
+            self.ends = sorted((t, slot) for slot, t in self.end_of.items())  # a valid heap
+            return
+        for t, slot in ends:
+            self.end_of[slot] = t
+            heapq.heappush(self.ends, (t, slot))
 
     # -- driver --------------------------------------------------------------------------
     def run(self):
