@@ -62,3 +62,142 @@ def desync_trace(P, nbytes=100e6, pattern="desync-ring", seed=0, gap=1e-3):
     ptr, idx = deps_csr(own, recv, mine)
     return Trace(P, kind=kind, rank=rank, peer=peer, size=size, duration=duration,
                  iteration=iteration, dep_ptr=ptr, dep_idx=idx)
+
+
+def jittered(trace, seed=0, lo=0.5, hi=1.5):
+    """``trace`` with every compute op's duration and FLOPs scaled by U(lo, hi) from ``seed``."""
+    from netsim.trace import Trace
+
+    factor = np.random.default_rng(seed).uniform(lo, hi, trace.num_ops)
+    factor[trace.is_message] = 1.0
+    return Trace(trace.ranks, kind=trace.kind, rank=trace.rank, peer=trace.peer, size=trace.size,
+                 duration=trace.duration * factor, flops=trace.flops * factor,
+                 iteration=trace.iteration, tag=trace.tag, dep_ptr=trace.dep_ptr,
+                 dep_idx=trace.dep_idx, tags=trace.tags, metadata=trace.metadata)
+
+
+def case(kind, P, nbytes=100e6):
+    """(trace, graph) of one benchmark case."""
+    from netsim import collectives
+    from topologies import fat_tree, leaf_spine, star
+
+    def ten_gbe_star():
+        return star(P, bandwidth=1.25e9, latency=1e-6)
+
+    if kind in ("desync-ring", "chains"):
+        return desync_trace(P, nbytes, kind), ten_gbe_star()
+    if kind == "sync-ring":
+        return collectives.ring_allreduce(P, nbytes), ten_gbe_star()
+    if kind == "ring-fat-tree":  # k = 16: 1,024 hosts
+        return collectives.ring_allreduce(P, nbytes), fat_tree(16)
+    if kind == "ring-leaf-spine":  # 32 leaves of 32 hosts, 16 spines
+        return collectives.ring_allreduce(P, nbytes), leaf_spine(32, 16, 32)
+    if kind in ("dgc", "dgc-jitter"):
+        from workloads.scaling import record_at
+
+        trace = record_at("dgc", P, iterations=3)
+        return (jittered(trace) if kind == "dgc-jitter" else trace), ten_gbe_star()
+    raise ValueError(f"unknown case {kind!r}")
+
+
+_CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+from desync import case
+from netsim import simulate
+trace, G = case(sys.argv[2], int(sys.argv[3]))
+w0, c0 = time.perf_counter(), time.process_time()
+r = simulate(trace, G)
+print(json.dumps({"messages": trace.num_messages, "wall": time.perf_counter() - w0,
+                  "cpu": time.process_time() - c0, "makespan": r.makespan,
+                  "settles": r.stats["settles"],
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+CASES = [("desync-ring", P) for P in (64, 128, 256, 1024)] + \
+        [("chains", P) for P in (64, 128, 256, 1024)] + \
+        [("sync-ring", P) for P in (128, 256, 1024, 4096)] + \
+        [("ring-fat-tree", 1024), ("ring-leaf-spine", 1024), ("dgc", 128), ("dgc-jitter", 128)]
+
+
+def run_case(kind, P):
+    """Replay one case in a fresh process; its measurements as a dict."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run([sys.executable, "-c", _CHILD, here, kind, str(P)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's python3-simgrid installs the bindings there
+
+
+def have_simgrid():
+    """Whether SimGrid's Python bindings import under the system Python."""
+    try:
+        return subprocess.run([SYSTEM_PYTHON, "-c", "import simgrid"], capture_output=True,
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def run_simgrid(kind, P):
+    """The same case in SimGrid's Python API (simgrid_desync.py): wall seconds, makespan."""
+    import os
+    import tempfile
+
+    trace = desync_trace(P, pattern=kind)
+    gaps = trace.duration[~trace.is_message]  # in (step, rank) order, as the script reads them
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write("\n".join(repr(float(g)) for g in gaps))
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "simgrid_desync.py")
+    try:
+        out = subprocess.run([SYSTEM_PYTHON, script, kind, str(P), f.name],
+                             capture_output=True, text=True, check=True)
+    finally:
+        os.unlink(f.name)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--case", action="append", help="run only these kinds (repeatable)")
+    ap.add_argument("--P", type=int, action="append", help="run only these P (repeatable)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per case; the median is shown")
+    ap.add_argument("--max-messages", type=float, default=1e6,
+                    help="cases with more messages run once (default 1e6)")
+    ap.add_argument("--no-simgrid", action="store_true", help="skip the SimGrid runs")
+    ap.add_argument("--simgrid-max-p", type=int, default=256,
+                    help="largest P run in SimGrid (default 256)")
+    args = ap.parse_args(argv)
+    simgrid = have_simgrid() and not args.no_simgrid
+    if not simgrid:
+        print("SimGrid's Python bindings are not available (apt-get install python3-simgrid): "
+              "no side-by-side comparison.")
+    print(f"{'case':<17}{'P':>6}{'messages':>12}{'runs':>5}{'wall s':>9}{'cpu s':>9}"
+          f"{'us/msg':>8}{'peak MB':>9}{'makespan s':>12}{'SimGrid py s':>13}{'ratio':>7}"
+          f"{'same makespan':>14}")
+    for kind, P in CASES:
+        if (args.case and kind not in args.case) or (args.P and P not in args.P):
+            continue
+        runs = [run_case(kind, P)]
+        while len(runs) < args.repeat and runs[0]["messages"] <= args.max_messages:
+            runs.append(run_case(kind, P))
+        wall = statistics.median(r["wall"] for r in runs)
+        cpu = statistics.median(r["cpu"] for r in runs)
+        r = runs[0]
+        line = (f"{kind:<17}{P:>6}{r['messages']:>12,}{len(runs):>5}{wall:>9.2f}{cpu:>9.2f}"
+                f"{1e6 * cpu / r['messages']:>8.1f}{max(x['rss_mb'] for x in runs):>9.0f}"
+                f"{r['makespan']:>12.6g}")
+        if simgrid and kind in ("desync-ring", "chains") and P <= args.simgrid_max_p:
+            sg = [run_simgrid(kind, P) for _ in runs]
+            sg_wall = statistics.median(x["wall"] for x in sg)
+            same = abs(sg[0]["makespan"] - r["makespan"]) <= 1e-9 * r["makespan"]
+            line += f"{sg_wall:>13.2f}{sg_wall / wall:>7.1f}{'yes' if same else 'NO':>14}"
+        print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
