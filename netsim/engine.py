@@ -26,78 +26,31 @@ ulps), so floating-point residue such as 1e-13 bytes left never schedules an
 extra event, and every scheduled delay exceeds the resolution of ``t``.
 """
 
-import heapq
+from typing import NamedTuple, Optional
 
 import numpy as np
 import simpy
-from simpy.events import Event
 
 from .errors import DeadlockError
-from .maxmin import max_min_rates, max_min_rates_small
+from .flows import SATURATION, FlowTable
 from .trace import _ranges, _successors
 
-__all__ = ["FINISH_RTOL", "SATURATION", "replay"]
+__all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
 
 FINISH_RTOL = 1e-12
-SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
-_NONE = np.zeros(0, np.int64)
-_LATE = 2  # SimPy priority after NORMAL (1): settle runs after every event of its instant
-_SWEEPS = 4  # closure sweeps over the active flows before solving connected components
-_SMALL = 8  # events adding or ending at most this many flows use the incremental index
-_SMALL_SOLVE = 16  # components of at most this many flows are solved in plain Python
-
-
-def _closure(links, mark, pad):
-    """Rows of ``links`` connected to a marked link through shared links; marks their links.
-
-    Flows are edges between the links they cross (each joined to its first link), so
-    the answer is the connected components that hold a marked link.
-    """
-    # Imported here: scipy.sparse costs a third of a second at import, and most runs
-    # never reach a chain long enough to need it.
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    valid = links != pad
-    ids, node = np.unique(links[valid], return_inverse=True)
-    idx = np.full(links.shape, -1, np.int64)
-    idx[valid] = node.reshape(-1)
-    first = idx[:, 0]  # a flow crosses at least one real link
-    rest = idx[:, 1:]
-    u = np.repeat(first, rest.shape[1])
-    v = rest.ravel()
-    real = v >= 0
-    graph = coo_matrix((np.ones(int(real.sum()), np.int8), (u[real], v[real])),
-                       shape=(len(ids), len(ids)))
-    ncomp, label = connected_components(graph, directed=False)
-    hit = np.zeros(ncomp, bool)
-    hit[label[mark[ids]]] = True
-    mark[ids[hit[label]]] = True
-    return hit[label[first]]
-
-
-class _Settle(Event):
-    """An event already triggered, processed after all ordinary events of its instant."""
-
-    def __init__(self, env, callback):
-        # Same initialisation as simpy.Timeout, with a later priority.
-        self.env = env
-        self.callbacks = [callback]
-        self._value = None
-        self._ok = True
-        env.schedule(self, _LATE, 0)
+# Instants ending or starting at most this many ops and flows are run in plain Python
+# (the incremental path); larger ones with numpy over the batch.
+SMALL_EVENT = 8
 
 
 class _Replay:
-    """State of one replay. Internal: use :func:`netsim.simulate`."""
+    """State of one replay: ops, their dependencies, SimPy events. Use :func:`replay`."""
 
     def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False):
         n = trace.num_ops
         self.trace, self.net, self.nodes = trace, net, nodes
         self.progress = progress
         self.done = 0
-        # Optional record of every link-load change: (time, link, bytes/s) chunks.
-        self.series = [] if link_series else None
         self.env = simpy.Environment()
         self.succ_ptr, self.succ = _successors(trace)
         self.waiting = np.diff(trace.dep_ptr)
@@ -117,89 +70,37 @@ class _Replay:
         self.start = np.full(n, np.nan)
         self.end = np.full(n, np.nan)
         self.xfer = np.full(n, np.nan)  # when the first byte leaves (latency elapsed)
-        self.calendar = {}
+        self.pending = {}  # exact time -> the SimPy timeout that runs the ops due then
+        # The engine's exact clock. SimPy's env.now adds up rounded delays, so it can be
+        # an ulp away from the time an op is due; results use the exact times.
         self.now = 0.0
         self.due = []
         self.settling = False
-        # Flow slots.
-        self.hops = self.pair_links.shape[1]
-        self.cap = np.concatenate([net.bandwidth, [np.inf]])
-        self._alloc(64)
-        # Link statistics, indexed by link direction (plus the dummy pad link L).
-        self.load = np.zeros(L + 1)
-        self.link_t = np.zeros(L + 1)
-        self.busy = np.zeros(L + 1)
-        self.saturated = np.zeros(L + 1)
-        self.peak_util = np.zeros(L + 1)
-        self.peak_flows = np.zeros(L + 1, np.int64)
-        self._mark = np.zeros(L + 1, bool)
+        self.flows = FlowTable(net.bandwidth, self.pair_links.shape[1], link_series, SMALL_EVENT)
         self.wake_time = np.inf
-        # Predicted flow ends as a heap of (time, slot), valid where end_of[slot] == time;
-        # None after a batch re-rate until the next small one rebuilds it.
-        self.ends = None
-        self.end_of = {}
-        self.first_finish = np.inf  # the earliest predicted end of an active flow
         self.wake_token = 0
-        self.on_link = None  # per-link sets of flow slots, see _index
-        self.route = {}
         self.settles = 0
-        self.rate_solves = 0
-
-    # -- flow slots ---------------------------------------------------------------------
-    def _alloc(self, size):
-        old = getattr(self, "fl_active", None)
-        k = 0 if old is None else len(old)
-        grow = size - k
-
-        def ext(name, fill, dtype, shape=()):
-            arr = np.full((grow,) + shape, fill, dtype)
-            cur = getattr(self, name, None)
-            setattr(self, name, arr if cur is None else np.concatenate([cur, arr]))
-
-        ext("fl_active", False, bool)
-        ext("fl_op", -1, np.int64)
-        ext("fl_rem", 0.0, np.float64)
-        ext("fl_t", 0.0, np.float64)
-        ext("fl_rate", 0.0, np.float64)
-        ext("fl_finish", np.inf, np.float64)
-        ext("fl_links", self.L, np.int64, (self.hops,))
 
     def _add_flows(self, ops):
-        """Put messages ``ops`` on the wire in the lowest free flow slots; return the slots."""
-        if len(ops) == 1:
-            slot = int(self.fl_active.argmin())  # the first free slot, if there is one
-            if not self.fl_active[slot]:
-                op = int(ops[0])
-                self.fl_active[slot] = True
-                self.fl_op[slot] = op
-                self.fl_rem[slot] = self.size[op]
-                self.fl_t[slot] = self.now
-                self.fl_rate[slot] = 0.0
-                self.fl_links[slot] = self.pair_links[self.op_pair[op]]
-                return np.array([slot], np.int64)
-        free = np.flatnonzero(~self.fl_active)
-        if len(free) < len(ops):
-            self._alloc(max(2 * len(self.fl_active), len(self.fl_active) + len(ops)))
-            free = np.flatnonzero(~self.fl_active)
-        slots = free[:len(ops)]
-        self.fl_active[slots] = True
-        self.fl_op[slots] = ops
-        self.fl_rem[slots] = self.size[ops]
-        self.fl_t[slots] = self.now
-        self.fl_rate[slots] = 0.0
-        self.fl_links[slots] = self.pair_links[self.op_pair[ops]]
-        return slots
+        """Put messages ``ops`` on the wire; return their flow slots."""
+        return self.flows.add(ops, self.size[ops], self.pair_links[self.op_pair[ops]])
 
-    # -- the calendar of fixed-time events -----------------------------------------------
+    # -- fixed-time events ------------------------------------------------------------------
     def _at(self, t, ops):
-        entry = self.calendar.get(t)
-        if entry is None:
-            self.calendar[t] = [ops]
-            simpy.Timeout(self.env, t - self.now).callbacks.append(lambda _e, t=t: self._due(t))
+        """Run ``ops`` (their wait over) at exact time ``t``: one SimPy timeout per distinct t.
+
+        The timeout's value lists the op arrays due then; later ops due at the same t
+        join it, so everything due at one exact time is settled together.
+        """
+        event = self.pending.get(t)
+        if event is None:
+            event = self.pending[t] = self.env.timeout(t - self.now, value=(t, [ops]))
+            event.callbacks.append(self._due)
         else:
-            entry.append(ops)
+            event.value[1].append(ops)
 
     def _schedule(self, ops, times):
+        """:meth:`_at` for ops with their own times, grouped by time (ascending)."""
         if len(ops) == 1:
             self._at(float(times[0]), ops)
             return
@@ -212,75 +113,49 @@ class _Replay:
         for i, t in enumerate(uniq.tolist()):
             self._at(t, ops[order[bounds[i]:bounds[i + 1]]])
 
-    def _due(self, t):
-        self.due.append(t)
-        if not self.settling:
-            self.settling = True
-            _Settle(self.env, self._settle)
+    def _due(self, event):
+        """A timeout fired: note its ops and make sure the instant gets settled."""
+        del self.pending[event.value[0]]
+        self._note(event.value)
 
-    def _wake(self, token, t):
+    def _note(self, item):
+        self.due.append(item)
+        if not self.settling:
+            # A zero delay timeout created now comes after every event already scheduled
+            # at this instant (SimPy orders equal times by creation), so the settle step
+            # sees them all.
+            self.settling = True
+            self.env.timeout(0).callbacks.append(self._settle)
+
+    def _wake(self, event):
+        """The flow-completion wake-up fired: settle if it is still the current one."""
+        token, t = event.value
         if token == self.wake_token:
             self.wake_time = np.inf
-            self._due(t)
+            self._note((t, []))
 
     # -- one instant ---------------------------------------------------------------------
     def _settle(self, _event):
         """Process one instant: end finished flows, run what they release, re-rate, wake up."""
         self.settling = False
         self.settles += 1
-        now = max(self.due)
-        self.now = now = max(now, self.now)
-        due = []
-        for t in self.due:
-            due.extend(self.calendar.pop(t, ()))
+        now = max(t for t, _ in self.due)
+        self.now = self.flows.now = now = max(now, self.now)
+        due = [ops for _, lists in self.due for ops in lists]
         self.due = []
-        finished = self._finished(now + FINISH_RTOL * now)
-        if len(finished):
-            removed = self.fl_links[finished].ravel()  # read now: new flows may reuse the slots
-            ended = self.fl_op[finished]
-            self.fl_active[finished] = False
-            self.fl_finish[finished] = np.inf
-            self.fl_rate[finished] = 0.0
-        else:
-            removed = ended = finished
-        if len(finished) + sum(len(ops) for ops in due) <= _SMALL:
+        ended, finished, removed = self.flows.pop_finished(now + FINISH_RTOL * now)
+        if len(finished) + sum(len(ops) for ops in due) <= SMALL_EVENT:
             added = self._advance_small(due, ended.tolist())
         else:
             added = self._advance_batch(due, ended)
         if len(added) or len(finished):
-            self._rerate(added, finished, removed)
-            self.first_finish = self._first_finish()
-        nxt = self.first_finish
+            self.flows.rerate(added, finished, removed)
+        nxt = self.flows.first_finish
         if nxt < np.inf and nxt != self.wake_time:
             self.wake_token += 1
             self.wake_time = nxt
-            token = self.wake_token
-            simpy.Timeout(self.env, max(nxt - now, 0.0)).callbacks.append(
-                lambda _e, token=token, t=nxt: self._wake(token, t))
-
-    def _finished(self, limit):
-        """Slots of the flows predicted to end by ``limit``, ascending."""
-        if limit < self.first_finish:
-            return _NONE
-        if self.ends is None:
-            return np.flatnonzero(self.fl_finish <= limit)
-        ends, end_of = self.ends, self.end_of
-        found = set()
-        while ends and ends[0][0] <= limit:
-            t, slot = heapq.heappop(ends)
-            if end_of.get(slot) == t:
-                del end_of[slot]
-                found.add(slot)
-        return np.array(sorted(found), np.int64)
-
-    def _first_finish(self):
-        """The earliest predicted end of an active flow (inf if none)."""
-        if self.ends is None:
-            return float(self.fl_finish.min())  # never empty: there are always flow slots
-        ends, end_of = self.ends, self.end_of
-        while ends and end_of.get(ends[0][1]) != ends[0][0]:
-            heapq.heappop(ends)  # stale: the flow was re-rated or has ended
-        return ends[0][0] if ends else np.inf
+            self.env.timeout(max(nxt - now, 0.0), value=(self.wake_token, nxt)).callbacks.append(
+                self._wake)
 
     def _advance_batch(self, due, ended):
         """Complete the ops due now and the messages of flows ``ended``; start what they release.
@@ -389,6 +264,7 @@ class _Replay:
         return np.where(self.is_msg[ops], self.pair_lat[self.op_pair[ops]], self.dur[ops])
 
     def _release(self, done):
+        """Count ``done`` off their successors' waits; return the successors now ready, ascending."""
         lo = self.succ_ptr[done]
         succ = self.succ[_ranges(lo, self.succ_ptr[done + 1] - lo)]
         if len(succ) <= 1:
@@ -398,217 +274,9 @@ class _Replay:
         self.waiting[uniq] -= counts
         return uniq[self.waiting[uniq] == 0]
 
-    def _rerate(self, added, finished, removed):
-        """Recompute max-min rates for the flows connected to the flows that started or ended.
-
-        ``added`` and ``finished`` are flow slots, ``removed`` the links the finished
-        flows crossed (their slots may already hold new flows).
-
-        A few changed flows take the incremental path (the per-link index, plain
-        Python); a large batch (the steps of a synchronous collective) the
-        vectorised one over the active flows. Both give identical results.
-        """
-        if len(added) + len(finished) <= _SMALL:
-            added = added.tolist() if isinstance(added, np.ndarray) else added
-            comp, changed = self._component(added, finished.tolist(), removed.tolist())
-            if len(comp) <= _SMALL_SOLVE:
-                self._rerate_small(comp, changed)
-                return
-            comp, changed = np.array(comp, np.int64), np.array(changed, np.int64)
-        else:
-            self.on_link = None  # stale: rebuilt when the next small event needs it
-            self.ends = None
-            comp, changed = self._component_scan(np.asarray(added, np.int64), removed)
-        self._rerate_batch(comp, changed)
-
-    def _index(self):
-        """The flows crossing each link direction, and each active flow's links.
-
-        Kept incrementally by small events; rebuilt from the active flows after a
-        batch invalidated it.
-        """
-        if self.on_link is None:
-            L = self.L
-            self.on_link = [set() for _ in range(L)]
-            self.route = {}
-            active = np.flatnonzero(self.fl_active)
-            for slot, links in zip(active.tolist(), self.fl_links[active].tolist()):
-                route = self.route[slot] = tuple(k for k in links if k != L)
-                for k in route:
-                    self.on_link[k].add(slot)
-        return self.on_link, self.route
-
-    def _component(self, added, finished, removed):
-        """Flows sharing a link, transitively, with an added or finished flow; their links.
-
-        Updates the per-link index with ``added`` and ``finished`` first; ``removed``
-        are the links of the finished flows. Returns
-        two sorted lists: flow slots whose rates may change, and the link
-        directions whose load may change.
-        """
-        on_link, route = self._index()
-        L = self.L
-        marked = {k for k in removed if k != L}
-        for slot in finished:
-            for k in route.pop(slot, ()):
-                on_link[k].discard(slot)
-        for slot in added:
-            links = route[slot] = tuple(k for k in self.fl_links[slot].tolist() if k != L)
-            for k in links:
-                on_link[k].add(slot)
-            marked.update(links)
-        comp = set()
-        stack = list(marked)
-        while stack:
-            for slot in on_link[stack.pop()]:
-                if slot not in comp:
-                    comp.add(slot)
-                    for k in route[slot]:
-                        if k not in marked:
-                            marked.add(k)
-                            stack.append(k)
-        return sorted(comp), sorted(marked)
-
-    def _component_scan(self, added, removed):
-        """Vectorised :meth:`_component` over every active flow, for large batches."""
-        L = self.L
-        mark = self._mark  # all False between calls
-        mark[removed] = True
-        mark[self.fl_links[added].ravel()] = True
-        mark[L] = False
-        active = np.flatnonzero(self.fl_active)
-        links = self.fl_links[active]
-        sel = mark[links].any(axis=1)
-        # Close over flows sharing a link with a marked link. A few sweeps settle the usual
-        # case; a long chain of flows (one per sweep) is left to a connected-components solve.
-        for _ in range(_SWEEPS):
-            new = links[sel].ravel()
-            grow = ~mark[new]
-            grow &= new != L
-            if not grow.any():
-                break
-            mark[new[grow]] = True
-            sel = mark[links].any(axis=1)
-        else:
-            sel = _closure(links, mark, L)
-        changed = np.flatnonzero(mark)
-        mark[changed] = False
-        return active[sel], changed
-
-    def _account(self, changed):
-        """Add busy and saturated time of ``changed`` link directions up to now."""
-        now = self.now
-        dt = now - self.link_t[changed]
-        load = self.load[changed]
-        self.busy[changed] += np.where(load > 0, dt, 0.0)
-        self.saturated[changed] += np.where(load >= SATURATION * self.cap[changed], dt, 0.0)
-        self.link_t[changed] = now
-
-    def _rerate_batch(self, comp, changed):
-        """Solve the rates of flows ``comp`` with numpy and set the loads of ``changed`` links.
-
-        ``comp`` is sorted by slot and ``changed`` by link; every link of ``comp``
-        is in ``changed``.
-        """
-        now = self.now
-        self._account(changed)
-        ncl = len(changed)
-        if len(comp):
-            rem = self.fl_rem[comp] - self.fl_rate[comp] * (now - self.fl_t[comp])
-            np.maximum(rem, 0.0, out=rem)
-            self.fl_rem[comp] = rem
-            self.fl_t[comp] = now
-            links = self.fl_links[comp]
-            rates = max_min_rates(links, self.cap, pad=self.L)
-            self.rate_solves += 1
-            self.fl_rate[comp] = rates
-            finish = now + rem / rates
-            self.fl_finish[comp] = finish
-            if self.ends is not None:
-                self._push_ends(zip(finish.tolist(), comp.tolist()))
-            flat = links.ravel()
-            real = flat != self.L
-            pos = np.searchsorted(changed, flat[real])
-            new_load = np.bincount(pos, weights=np.repeat(rates, self.hops)[real], minlength=ncl)
-            new_count = np.bincount(pos, minlength=ncl)
-        else:
-            new_load = np.zeros(ncl)
-            new_count = np.zeros(ncl, np.int64)
-        self._set_loads(changed, new_load, new_count)
-
-    def _set_loads(self, changed, new_load, new_count):
-        """Record new loads and flow counts of link directions ``changed`` (array, sorted)."""
-        if self.series is not None:
-            moved = new_load != self.load[changed]
-            if moved.any():
-                self.series.append((np.full(int(moved.sum()), self.now), changed[moved],
-                                    new_load[moved]))
-        self.load[changed] = new_load
-        util = new_load / self.cap[changed]
-        np.maximum(self.peak_util[changed], util, out=util)
-        self.peak_util[changed] = util
-        self.peak_flows[changed] = np.maximum(self.peak_flows[changed], new_count)
-
-    def _rerate_small(self, comp, changed):
-        """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
-        now = self.now
-        load, cap, link_t = self.load, self.cap, self.link_t
-        for k in changed:
-            dt = now - float(link_t[k])
-            x = float(load[k])
-            if x > 0:
-                self.busy[k] += dt
-            if x >= SATURATION * float(cap[k]):
-                self.saturated[k] += dt
-            link_t[k] = now
-        new_load = dict.fromkeys(changed, 0.0)
-        new_count = dict.fromkeys(changed, 0)
-        if comp:
-            route = self.route
-            routes = [route[slot] for slot in comp]
-            rates = max_min_rates_small(routes, cap)
-            self.rate_solves += 1
-            fl_rem, fl_rate, fl_t, fl_finish = self.fl_rem, self.fl_rate, self.fl_t, self.fl_finish
-            ends = []
-            for slot, links, r in zip(comp, routes, rates):
-                rem = float(fl_rem[slot]) - float(fl_rate[slot]) * (now - float(fl_t[slot]))
-                rem = max(rem, 0.0)
-                fl_rem[slot] = rem
-                fl_t[slot] = now
-                fl_rate[slot] = r
-                fl_finish[slot] = end = now + rem / r
-                ends.append((end, slot))
-                for k in links:
-                    new_load[k] += r
-                    new_count[k] += 1
-            self._push_ends(ends)
-        if self.series is not None:
-            moved = [k for k in changed if new_load[k] != float(load[k])]
-            if moved:
-                self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
-                                    np.array([new_load[k] for k in moved])))
-        for k in changed:
-            x = new_load[k]
-            load[k] = x
-            util = x / float(cap[k])
-            if util > self.peak_util[k]:
-                self.peak_util[k] = util
-            if new_count[k] > self.peak_flows[k]:
-                self.peak_flows[k] = new_count[k]
-
-    def _push_ends(self, ends):
-        """Record new predicted ends ``(time, slot)``; rebuild the heap if a batch left it stale."""
-        if self.ends is None:
-            active = np.flatnonzero(self.fl_active)
-            self.end_of = dict(zip(active.tolist(), self.fl_finish[active].tolist()))
-            self.ends = sorted((t, slot) for slot, t in self.end_of.items())  # a valid heap
-            return
-        for t, slot in ends:
-            self.end_of[slot] = t
-            heapq.heappush(self.ends, (t, slot))
-
     # -- driver --------------------------------------------------------------------------
     def run(self):
+        """Start the ops that wait for nothing, run SimPy to the end; return the :class:`Record`."""
         roots = np.flatnonzero(self.waiting == 0)
         if len(roots):
             self.start[roots] = 0.0
@@ -616,11 +284,30 @@ class _Replay:
         self.env.run()
         if np.isnan(self.end).any():
             raise self._deadlock()
+        return self._record()
+
+    def _record(self):
+        """The measurements of a finished replay."""
         # Every flow has ended, so every load is back to 0 and busy/saturated are complete.
-        self.makespan = float(self.end.max()) if len(self.end) else 0.0
-        return self
+        L, flows = self.L, self.flows
+        nbytes, count = _link_totals(self.pair_links[:-1], self.op_pair[self.is_msg],
+                                     self.size[self.is_msg], L)
+        series = None
+        if flows.series is not None:
+            chunks = flows.series or [(np.zeros(0), np.zeros(0, np.int64), np.zeros(0))]
+            series = {"time": np.concatenate([c[0] for c in chunks]),
+                      "link": np.concatenate([c[1] for c in chunks]),
+                      "load": np.concatenate([c[2] for c in chunks])}
+        return Record(
+            start=self.start, transfer=self.xfer, end=self.end,
+            makespan=float(self.end.max()) if len(self.end) else 0.0, nodes=self.nodes,
+            link_bytes=nbytes, link_messages=count, link_busy=flows.busy[:L],
+            link_saturated=flows.saturated[:L], link_peak_util=flows.peak_util[:L],
+            link_peak_flows=flows.peak_flows[:L], link_series=series,
+            settles=self.settles, rate_solves=flows.rate_solves)
 
     def _deadlock(self):
+        """The error naming the first ops that can never run."""
         stuck = np.flatnonzero(np.isnan(self.end))
         t = self.trace
         lines = []
@@ -634,10 +321,91 @@ class _Replay:
         return DeadlockError(f"{len(stuck)} ops can never run: {first}", lines)
 
 
-def replay(trace, net, nodes, seconds, progress=None, link_series=False):
-    """Run the engine; return the finished internal state (see :func:`netsim.simulate`).
+def _link_totals(routes, pair, sizes, num_links):
+    """Bytes and messages per link direction, binned by route first.
 
-    ``progress(ops_done)`` is called as ops complete; with ``link_series`` every
-    change of a link direction's load is kept for timelines.
+    ``routes`` are the padded link rows of each route (pad ``num_links``), ``pair``
+    the route of each message and ``sizes`` its bytes. A (messages x hops) matrix
+    would be large.
+    """
+    hops = routes.shape[1]
+    flat = routes.ravel()
+    pair_bytes = np.bincount(pair, weights=sizes, minlength=len(routes))
+    pair_count = np.bincount(pair, minlength=len(routes))
+    L = num_links
+    nbytes = np.bincount(flat, weights=np.repeat(pair_bytes, hops), minlength=L + 1)[:L]
+    count = np.bincount(flat, weights=np.repeat(pair_count, hops), minlength=L + 1)[:L]
+    return nbytes, count.astype(np.int64)  # whole numbers, exact in float64
+
+
+class Record(NamedTuple):
+    """What one replay measured: the interface between an engine and :class:`~netsim.Result`.
+
+    Per op (arrays indexed by op id, seconds): ``start`` (ready), ``transfer`` (first
+    byte on the wire; NaN for compute ops) and ``end``. Per link direction (arrays
+    indexed like the network's links): ``link_bytes``, ``link_messages``,
+    ``link_busy`` (seconds with a load), ``link_saturated`` (seconds at >= 99 % of
+    capacity), ``link_peak_util``, ``link_peak_flows``; ``link_series`` maps
+    ``time``, ``link``, ``load`` to arrays of every load change (or is None).
+    Counters: ``settles`` (instants processed) and ``rate_solves``. ``makespan`` is
+    the last end and ``nodes`` the node hosting each rank.
+    """
+
+    start: np.ndarray
+    transfer: np.ndarray
+    end: np.ndarray
+    makespan: float
+    nodes: np.ndarray
+    link_bytes: np.ndarray
+    link_messages: np.ndarray
+    link_busy: np.ndarray
+    link_saturated: np.ndarray
+    link_peak_util: np.ndarray
+    link_peak_flows: np.ndarray
+    link_series: Optional[dict]
+    settles: int
+    rate_solves: int
+
+
+def replay(trace, net, nodes, seconds, progress=None, link_series=False):
+    """Replay ``trace`` on ``net`` and return its :class:`Record`.
+
+    Parameters
+    ----------
+    trace : Trace
+        The ops.
+    net : Network
+        Links, routes and latencies.
+    nodes : ndarray of int
+        The node hosting each rank.
+    seconds : ndarray of float
+        The duration of each op (compute ops; ignored for messages).
+    progress : callable, optional
+        Called as ``progress(ops_done)`` as ops complete.
+    link_series : bool
+        Keep every change of a link direction's load.
+
+    Returns
+    -------
+    Record
+
+    Raises
+    ------
+    DeadlockError
+        If some ops can never run.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from netsim import TraceBuilder
+    >>> from netsim.network import Network
+    >>> G = nx.Graph()
+    >>> G.add_node("a", kind="host"); G.add_node("b", kind="host")
+    >>> G.add_edge("a", "b", bandwidth=1e9, latency=1e-6)
+    >>> b = TraceBuilder(2); _ = b.message(0, 1, 1e6)
+    >>> trace, net = b.build(), Network(G)
+    >>> rec = replay(trace, net, net.placement(2), trace.compute_seconds())
+    >>> round(rec.makespan, 12), rec.link_bytes.tolist()
+    (0.001001, [1000000.0, 0.0])
     """
     return _Replay(trace, net, nodes, seconds, progress, link_series).run()
