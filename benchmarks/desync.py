@@ -17,9 +17,11 @@ Each case runs in a fresh process so that its peak RSS is its own.
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -122,15 +124,26 @@ CASES = [("desync-ring", P) for P in (64, 128, 256, 1024)] + \
 
 def run_case(kind, P):
     """Replay one case in a fresh process; its measurements as a dict."""
-    import os
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = subprocess.run([sys.executable, "-c", _CHILD, here, kind, str(P)],
+    out = subprocess.run([sys.executable, "-c", _CHILD, HERE, kind, str(P)],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's python3-simgrid installs the bindings there
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# A SimGrid cluster is a star: each host's split-duplex 10 GbE link (1 us) to a backbone
+# that never limits, as netsim's star(P, bandwidth=1.25e9, latency=1e-6).
+PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="world" routing="Full">
+    <cluster id="star" prefix="h" suffix="" radical="0-{last}" speed="1Gf"
+             bw="1.25e9Bps" lat="1us" sharing_policy="SPLITDUPLEX"
+             bb_bw="1e15Bps" bb_lat="0us" bb_sharing_policy="FATPIPE"/>
+  </zone>
+</platform>
+"""
 
 
 def have_simgrid():
@@ -142,21 +155,33 @@ def have_simgrid():
         return False
 
 
-def run_simgrid(kind, P):
-    """The same case in SimGrid's Python API (simgrid_desync.py): wall seconds, makespan."""
-    import os
-    import tempfile
-
-    trace = desync_trace(P, pattern=kind)
-    gaps = trace.duration[~trace.is_message]  # in (step, rank) order, as the script reads them
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write("\n".join(repr(float(g)) for g in gaps))
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "simgrid_desync.py")
+def build_s4u(workdir):
+    """Compile simgrid_desync.cpp against libsimgrid-dev; the binary's path, or None."""
+    exe = os.path.join(workdir, "simgrid_desync")
     try:
-        out = subprocess.run([SYSTEM_PYTHON, script, kind, str(P), f.name],
-                             capture_output=True, text=True, check=True)
-    finally:
-        os.unlink(f.name)
+        subprocess.run(["g++", "-O2", "-std=c++17", os.path.join(HERE, "simgrid_desync.cpp"),
+                        "-lsimgrid", "-o", exe], capture_output=True, check=True, timeout=600)
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        return None
+    return exe
+
+
+def run_simgrid(kind, P, workdir, s4u=None):
+    """The same case in SimGrid: Python API, or the compiled S4U binary ``s4u``.
+
+    Returns the program's JSON: wall and CPU seconds, simulated makespan.
+    """
+    trace = desync_trace(P, pattern=kind)
+    gaps = trace.duration[~trace.is_message]  # in (step, rank) order, as the programs read them
+    gaps_file = os.path.join(workdir, f"gaps{P}.txt")
+    platform = os.path.join(workdir, f"star{P}.xml")
+    with open(gaps_file, "w") as f:
+        f.write("\n".join(repr(float(g)) for g in gaps))
+    with open(platform, "w") as f:
+        f.write(PLATFORM.format(last=P - 1))
+    cmd = [s4u] if s4u else [SYSTEM_PYTHON, os.path.join(HERE, "simgrid_desync.py")]
+    out = subprocess.run(cmd + [kind, str(P), gaps_file, platform],
+                         capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -171,18 +196,25 @@ def main(argv=None):
     ap.add_argument("--simgrid-max-p", type=int, default=256,
                     help="largest P run in SimGrid (default 256)")
     args = ap.parse_args(argv)
+    workdir = tempfile.mkdtemp(prefix="netsim-bench-")
     simgrid = have_simgrid() and not args.no_simgrid
-    if not simgrid:
+    if args.no_simgrid:
+        print("SimGrid comparison skipped (--no-simgrid).")
+    elif not simgrid:
         print("SimGrid's Python bindings are not available (apt-get install python3-simgrid): "
               "no side-by-side comparison.")
+    s4u = build_s4u(workdir) if simgrid else None
+    if simgrid and not s4u:
+        print("No S4U binary (needs g++ and libsimgrid-dev): no C++ comparison.")
     print(f"{'case':<17}{'P':>6}{'messages':>12}{'runs':>5}{'wall s':>9}{'cpu s':>9}"
-          f"{'us/msg':>8}{'peak MB':>9}{'makespan s':>12}{'SG wall':>9}{'SG cpu':>9}"
-          f"{'ratio':>7}{'same':>6}")
-    print("(us/msg from CPU time; SG = SimGrid's Python API on the same case; ratio = SimGrid "
-          "CPU / netsim CPU; same = makespans equal to 1e-9)")
-    for kind, P in CASES:
-        if (args.case and kind not in args.case) or (args.P and P not in args.P):
-            continue
+          f"{'us/msg':>8}{'peak MB':>9}{'makespan s':>12}{'SG py cpu':>10}{'x':>6}"
+          f"{'S4U cpu':>9}{'x':>7}{'same':>6}")
+    print("(us/msg from CPU time. SG py = SimGrid's Python API, S4U = its C++ core, on the same "
+          "case; x = their CPU time / netsim's; same = all makespans equal to 1e-9)")
+    kinds = list(dict.fromkeys(args.case or [k for k, _ in CASES]))
+    cases = ([(k, P) for k in kinds for P in args.P] if args.P
+             else [(k, P) for k, P in CASES if k in kinds])
+    for kind, P in cases:
         runs = [run_case(kind, P)]
         while len(runs) < args.repeat and runs[0]["messages"] <= args.max_messages:
             runs.append(run_case(kind, P))
@@ -193,12 +225,17 @@ def main(argv=None):
                 f"{1e6 * cpu / r['messages']:>8.1f}{max(x['rss_mb'] for x in runs):>9.0f}"
                 f"{r['makespan']:>12.6g}")
         if simgrid and kind in ("desync-ring", "chains") and P <= args.simgrid_max_p:
-            sg = [run_simgrid(kind, P) for _ in runs]
-            sg_wall = statistics.median(x["wall"] for x in sg)
+            sg = [run_simgrid(kind, P, workdir) for _ in runs]
             sg_cpu = statistics.median(x["cpu"] for x in sg)
-            same = abs(sg[0]["makespan"] - r["makespan"]) <= 1e-9 * r["makespan"]
-            line += (f"{sg_wall:>9.2f}{sg_cpu:>9.2f}{sg_cpu / cpu:>7.1f}"
-                     f"{'yes' if same else 'NO':>6}")
+            line += f"{sg_cpu:>10.2f}{sg_cpu / cpu:>6.1f}"
+            spans = [sg[0]["makespan"]]
+            if s4u:
+                cc = [run_simgrid(kind, P, workdir, s4u) for _ in runs]
+                cc_cpu = statistics.median(x["cpu"] for x in cc)
+                line += f"{cc_cpu:>9.2f}{cc_cpu / cpu:>7.2f}"
+                spans.append(cc[0]["makespan"])
+            same = all(abs(m - r["makespan"]) <= 1e-9 * r["makespan"] for m in spans)
+            line += f"{'yes' if same else 'NO':>6}"
         print(line, flush=True)
     return 0
 

@@ -1,11 +1,12 @@
 """The desynchronised patterns of ``desync.py`` in SimGrid's Python API (S4U), for comparison.
 
 Run by ``desync.py`` with the system Python (Debian's ``python3-simgrid``), never imported
-by netsim:  python3 benchmarks/simgrid_desync.py PATTERN P GAPS_FILE
+by netsim:  python3 benchmarks/simgrid_desync.py PATTERN P GAPS_FILE PLATFORM_XML
 
-The platform is a SimGrid cluster (a star): every host has a 10 GbE split-duplex private
-link (1.25e9 B/s, 1 us) to a fat-pipe backbone that never limits, so a message crosses two
-1 us link directions, as on netsim's star. The network model is CM02 with no TCP window,
+The platform (written by ``desync.py``) is a SimGrid cluster (a star): every host has a
+10 GbE split-duplex private link (1.25e9 B/s, 1 us) to a fat-pipe backbone that never
+limits, so a message crosses two 1 us link directions, as on netsim's star. The network
+model is CM02 with no TCP window,
 no cross traffic and no latency or bandwidth factors: SimGrid's max-min sharing with
 netsim's parameters. GAPS_FILE holds the compute gap of (step s, rank r) on line s P + r,
 the same numbers as the netsim trace. Prints JSON: wall and CPU seconds (all threads) and
@@ -13,36 +14,19 @@ the simulated makespan.
 """
 
 import json
-import os
 import sys
-import tempfile
 import time
 
 import simgrid
 
-PLATFORM = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="world" routing="Full">
-    <cluster id="star" prefix="h" suffix="" radical="0-{last}" speed="1Gf"
-             bw="1.25e9Bps" lat="1us" sharing_policy="SPLITDUPLEX"
-             bb_bw="1e15Bps" bb_lat="0us" bb_sharing_policy="FATPIPE"/>
-  </zone>
-</platform>
-"""
-
-
-def main(pattern, P, gaps_file, nbytes=100e6):
+def main(pattern, P, gaps_file, platform, nbytes=100e6):
     with open(gaps_file) as f:
         gaps = [float(x) for x in f]
     steps = 2 * (P - 1)
     chunk = round(nbytes / P)  # the bindings take whole bytes (P = 1024: 97,656 for 97,656.25)
     e = simgrid.Engine(["simgrid_desync", "--cfg=network/model:CM02", "--cfg=network/TCP-gamma:0",
                         "--cfg=network/crosstraffic:0", "--log=root.thres:critical"])
-    with tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False) as f:
-        f.write(PLATFORM.format(last=P - 1))
-    e.load_platform(f.name)
-    os.unlink(f.name)
+    e.load_platform(platform)
     hosts = {h.name: h for h in e.all_hosts}
     boxes = [simgrid.Mailbox.by_name(f"m{r}") for r in range(P)]
     right = lambda r: boxes[(r + 1) % P]
@@ -80,4 +64,4 @@ def main(pattern, P, gaps_file, nbytes=100e6):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4])
