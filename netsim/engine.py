@@ -14,11 +14,15 @@ Model (SimGrid's CM02, see :mod:`netsim.maxmin`):
   that instant. Zero-byte messages complete when their latency has elapsed; a
   message between ranks on one node completes at once.
 
-Event handling: every distinct future instant is one SimPy timeout that carries
-all the ops whose wait ends then; the network keeps one pending wake-up for its
-next flow completion. Everything that happens at one instant is gathered into a
-single *settle* step (scheduled with a priority after all ordinary events), which
-releases dependent ops and does one rate recomputation.
+Event handling: SimPy is the clock. Every distinct future instant is one SimPy
+timeout whose value lists the ops whose wait ends then; the network keeps one
+pending wake-up for its next flow completion. Everything that happens at one
+instant is gathered into a single *settle* step (a zero-delay timeout, which SimPy
+runs after every event already scheduled at that instant): it ends finished flows,
+releases dependent ops and does one rate recomputation (:mod:`netsim.flows`). An
+instant touching a few ops runs in plain Python, a large batch with numpy; both
+give identical results. :func:`replay` returns a :class:`Record`, the interface a
+second engine (a packet-level one, say) would implement too.
 
 Numerics: a flow counts as finished once its predicted end is within
 ``FINISH_RTOL * t`` of the current time ``t`` (1e-12 relative, some 4,500
@@ -119,6 +123,7 @@ class _Replay:
         self._note(event.value)
 
     def _note(self, item):
+        """Queue ``(time, op arrays)`` for this instant's settle step, scheduling it once."""
         self.due.append(item)
         if not self.settling:
             # A zero delay timeout created now comes after every event already scheduled
