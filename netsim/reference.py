@@ -150,7 +150,9 @@ def reference_replay(trace, G):
             if x >= SAT * cap[link]:
                 sat[link] += dt
         now = t_next
-        done = [f for f in active if active[f] <= rates[f] * 1e-12 * now]
+        # The engine's rule: done once the predicted end is within 1e-12 * now of now
+        # (this also ends a flow whose remaining time underflows at time 0).
+        done = [f for f in active if now + active[f] / rates[f] <= now + 1e-12 * now]
         for f in done:
             del active[f]
             finish(f)

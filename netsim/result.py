@@ -35,7 +35,12 @@ __all__ = ["Result", "simulate"]
 _BLOCK = 1 << 22  # intervals per block of groups in _union_length (bounds its memory)
 
 
-def _union_length(parts, ngroups):
+def _union_length(starts, ends, groups, ngroups):
+    """Length of the union of intervals ``[starts, ends]``, per group."""
+    return _union_length_parts([(starts, ends, groups)], ngroups)
+
+
+def _union_length_parts(parts, ngroups):
     """Length of the union of intervals, per group.
 
     ``parts`` is a list of ``(starts, ends, groups)`` arrays, taken together (so
@@ -128,16 +133,16 @@ class Result:
         comp = ~msg
         start, end = record.start, record.end
         computing = (start[comp], end[comp], tr.rank[comp])
-        compute = _union_length([computing], P)
+        compute = _union_length_parts([computing], P)
         ms, me = start[msg], end[msg]
         # A message counts for its sender and its receiver.
         comm = [(ms, me, tr.rank[msg]), (ms, me, tr.peer[msg])]
-        both = _union_length([computing] + comm, P)
+        both = _union_length_parts([computing] + comm, P)
         self.ranks = {
             "rank": np.arange(P),
             "node": np.array([str(net.nodes[i]) for i in record.nodes]),
             "compute": compute,
-            "communication": _union_length(comm, P),
+            "communication": _union_length_parts(comm, P),
             "exposed_communication": both - compute,
             "idle": self.makespan - both,
         }

@@ -216,3 +216,21 @@ def test_plain_python_max_min_equals_numpy_bit_for_bit(case):
     padded = np.array([r + [-1] * (hops - len(r)) for r in routes])
     expected = max_min_rates(padded, np.array(caps), pad=-1).tolist()
     assert max_min_rates_small(routes, caps) == expected
+
+
+def test_a_flow_whose_time_underflows_ends_at_once_in_both_engines():
+    # 5e-324 bytes at 1e13 B/s: the transfer time underflows to 0 at time 0; both the
+    # engine and the reference end it then (the reference once looped forever here).
+    import networkx as nx
+
+    from netsim import TraceBuilder
+
+    G = nx.Graph()
+    G.add_node("a", kind="host")
+    G.add_node("b", kind="host")
+    G.add_edge("a", "b", bandwidth=1e13, latency=0.0)
+    b = TraceBuilder(2)
+    b.message(0, 1, 5e-324)
+    trace = b.build()
+    assert reference_replay(trace, G)[0] == [0.0]
+    assert simulate_bounded(trace, G).ops["end"].tolist() == [0.0]
