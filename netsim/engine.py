@@ -14,11 +14,15 @@ Model (SimGrid's CM02, see :mod:`netsim.maxmin`):
   that instant. Zero-byte messages complete when their latency has elapsed; a
   message between ranks on one node completes at once.
 
-Event handling: every distinct future instant is one SimPy timeout that carries
-all the ops whose wait ends then; the network keeps one pending wake-up for its
-next flow completion. Everything that happens at one instant is gathered into a
-single *settle* step (scheduled with a priority after all ordinary events), which
-releases dependent ops and does one rate recomputation.
+Event handling: SimPy is the clock. Every distinct future instant is one SimPy
+timeout whose value lists the ops whose wait ends then; the network keeps one
+pending wake-up for its next flow completion. Everything that happens at one
+instant is gathered into a single *settle* step (a zero-delay timeout, which SimPy
+runs after every event already scheduled at that instant): it ends finished flows,
+releases dependent ops and does one rate recomputation (:mod:`netsim.flows`). An
+instant touching a few ops runs in plain Python, a large batch with numpy; both
+give identical results. :func:`replay` returns a :class:`Record`, the interface a
+second engine (a packet-level one, say) would implement too.
 
 Numerics: a flow counts as finished once its predicted end is within
 ``FINISH_RTOL * t`` of the current time ``t`` (1e-12 relative, some 4,500
@@ -26,73 +30,31 @@ ulps), so floating-point residue such as 1e-13 bytes left never schedules an
 extra event, and every scheduled delay exceeds the resolution of ``t``.
 """
 
+from typing import NamedTuple, Optional
+
 import numpy as np
 import simpy
-from simpy.events import Event
 
 from .errors import DeadlockError
-from .maxmin import max_min_rates
+from .flows import SATURATION, FlowTable
 from .trace import _ranges, _successors
 
-__all__ = ["FINISH_RTOL", "SATURATION", "replay"]
+__all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
 
 FINISH_RTOL = 1e-12
-SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
-_LATE = 2  # SimPy priority after NORMAL (1): settle runs after every event of its instant
-_SWEEPS = 4  # closure sweeps over the active flows before solving connected components
-
-
-def _closure(links, mark, pad):
-    """Rows of ``links`` connected to a marked link through shared links; marks their links.
-
-    Flows are edges between the links they cross (each joined to its first link), so
-    the answer is the connected components that hold a marked link.
-    """
-    # Imported here: scipy.sparse costs a third of a second at import, and most runs
-    # never reach a chain long enough to need it.
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    valid = links != pad
-    ids, node = np.unique(links[valid], return_inverse=True)
-    idx = np.full(links.shape, -1, np.int64)
-    idx[valid] = node.reshape(-1)
-    first = idx[:, 0]  # a flow crosses at least one real link
-    rest = idx[:, 1:]
-    u = np.repeat(first, rest.shape[1])
-    v = rest.ravel()
-    real = v >= 0
-    graph = coo_matrix((np.ones(int(real.sum()), np.int8), (u[real], v[real])),
-                       shape=(len(ids), len(ids)))
-    ncomp, label = connected_components(graph, directed=False)
-    hit = np.zeros(ncomp, bool)
-    hit[label[mark[ids]]] = True
-    mark[ids[hit[label]]] = True
-    return hit[label[first]]
-
-
-class _Settle(Event):
-    """An event already triggered, processed after all ordinary events of its instant."""
-
-    def __init__(self, env, callback):
-        # Same initialisation as simpy.Timeout, with a later priority.
-        self.env = env
-        self.callbacks = [callback]
-        self._value = None
-        self._ok = True
-        env.schedule(self, _LATE, 0)
+# Instants ending or starting at most this many ops and flows are run in plain Python
+# (the incremental path); larger ones with numpy over the batch.
+SMALL_EVENT = 8
 
 
 class _Replay:
-    """State of one replay. Internal: use :func:`netsim.simulate`."""
+    """State of one replay: ops, their dependencies, SimPy events. Use :func:`replay`."""
 
     def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False):
         n = trace.num_ops
         self.trace, self.net, self.nodes = trace, net, nodes
         self.progress = progress
         self.done = 0
-        # Optional record of every link-load change: (time, link, bytes/s) chunks.
-        self.series = [] if link_series else None
         self.env = simpy.Environment()
         self.succ_ptr, self.succ = _successors(trace)
         self.waiting = np.diff(trace.dep_ptr)
@@ -112,70 +74,37 @@ class _Replay:
         self.start = np.full(n, np.nan)
         self.end = np.full(n, np.nan)
         self.xfer = np.full(n, np.nan)  # when the first byte leaves (latency elapsed)
-        self.calendar = {}
+        self.pending = {}  # exact time -> the SimPy timeout that runs the ops due then
+        # The engine's exact clock. SimPy's env.now adds up rounded delays, so it can be
+        # an ulp away from the time an op is due; results use the exact times.
         self.now = 0.0
         self.due = []
         self.settling = False
-        # Flow slots.
-        self.hops = self.pair_links.shape[1]
-        self.cap = np.concatenate([net.bandwidth, [np.inf]])
-        self._alloc(64)
-        # Link statistics, indexed by link direction (plus the dummy pad link L).
-        self.load = np.zeros(L + 1)
-        self.link_t = np.zeros(L + 1)
-        self.busy = np.zeros(L + 1)
-        self.saturated = np.zeros(L + 1)
-        self.peak_util = np.zeros(L + 1)
-        self.peak_flows = np.zeros(L + 1, np.int64)
-        self._mark = np.zeros(L + 1, bool)
+        self.flows = FlowTable(net.bandwidth, self.pair_links.shape[1], link_series, SMALL_EVENT)
         self.wake_time = np.inf
         self.wake_token = 0
         self.settles = 0
-        self.rate_solves = 0
-
-    # -- flow slots ---------------------------------------------------------------------
-    def _alloc(self, size):
-        old = getattr(self, "fl_active", None)
-        k = 0 if old is None else len(old)
-        grow = size - k
-
-        def ext(name, fill, dtype, shape=()):
-            arr = np.full((grow,) + shape, fill, dtype)
-            cur = getattr(self, name, None)
-            setattr(self, name, arr if cur is None else np.concatenate([cur, arr]))
-
-        ext("fl_active", False, bool)
-        ext("fl_op", -1, np.int64)
-        ext("fl_rem", 0.0, np.float64)
-        ext("fl_t", 0.0, np.float64)
-        ext("fl_rate", 0.0, np.float64)
-        ext("fl_finish", np.inf, np.float64)
-        ext("fl_links", self.L, np.int64, (self.hops,))
 
     def _add_flows(self, ops):
-        free = np.flatnonzero(~self.fl_active)
-        if len(free) < len(ops):
-            self._alloc(max(2 * len(self.fl_active), len(self.fl_active) + len(ops)))
-            free = np.flatnonzero(~self.fl_active)
-        slots = free[:len(ops)]
-        self.fl_active[slots] = True
-        self.fl_op[slots] = ops
-        self.fl_rem[slots] = self.size[ops]
-        self.fl_t[slots] = self.now
-        self.fl_rate[slots] = 0.0
-        self.fl_links[slots] = self.pair_links[self.op_pair[ops]]
-        return slots
+        """Put messages ``ops`` on the wire; return their flow slots."""
+        return self.flows.add(ops, self.size[ops], self.pair_links[self.op_pair[ops]])
 
-    # -- the calendar of fixed-time events -----------------------------------------------
+    # -- fixed-time events ------------------------------------------------------------------
     def _at(self, t, ops):
-        entry = self.calendar.get(t)
-        if entry is None:
-            self.calendar[t] = [ops]
-            simpy.Timeout(self.env, t - self.now).callbacks.append(lambda _e, t=t: self._due(t))
+        """Run ``ops`` (their wait over) at exact time ``t``: one SimPy timeout per distinct t.
+
+        The timeout's value lists the op arrays due then; later ops due at the same t
+        join it, so everything due at one exact time is settled together.
+        """
+        event = self.pending.get(t)
+        if event is None:
+            event = self.pending[t] = self.env.timeout(t - self.now, value=(t, [ops]))
+            event.callbacks.append(self._due)
         else:
-            entry.append(ops)
+            event.value[1].append(ops)
 
     def _schedule(self, ops, times):
+        """:meth:`_at` for ops with their own times, grouped by time (ascending)."""
         if len(ops) == 1:
             self._at(float(times[0]), ops)
             return
@@ -188,37 +117,63 @@ class _Replay:
         for i, t in enumerate(uniq.tolist()):
             self._at(t, ops[order[bounds[i]:bounds[i + 1]]])
 
-    def _due(self, t):
-        self.due.append(t)
-        if not self.settling:
-            self.settling = True
-            _Settle(self.env, self._settle)
+    def _due(self, event):
+        """A timeout fired: note its ops and make sure the instant gets settled."""
+        del self.pending[event.value[0]]
+        self._note(event.value)
 
-    def _wake(self, token, t):
+    def _note(self, item):
+        """Queue ``(time, op arrays)`` for this instant's settle step, scheduling it once."""
+        self.due.append(item)
+        if not self.settling:
+            # A zero delay timeout created now comes after every event already scheduled
+            # at this instant (SimPy orders equal times by creation), so the settle step
+            # sees them all.
+            self.settling = True
+            self.env.timeout(0).callbacks.append(self._settle)
+
+    def _wake(self, event):
+        """The flow-completion wake-up fired: settle if it is still the current one."""
+        token, t = event.value
         if token == self.wake_token:
             self.wake_time = np.inf
-            self._due(t)
+            self._note((t, []))
 
     # -- one instant ---------------------------------------------------------------------
     def _settle(self, _event):
+        """Process one instant: end finished flows, run what they release, re-rate, wake up."""
         self.settling = False
         self.settles += 1
-        now = max(self.due)
-        self.now = now = max(now, self.now)
-        completed, entering = [], []
-        for t in self.due:
-            for ops in self.calendar.pop(t, ()):
-                m = self.is_msg[ops]
-                completed.append(ops[~m])
-                entering.append(ops[m])
+        now = max(t for t, _ in self.due)
+        self.now = self.flows.now = now = max(now, self.now)
+        due = [ops for _, lists in self.due for ops in lists]
         self.due = []
-        finished = np.flatnonzero(self.fl_finish <= now + FINISH_RTOL * now)
-        removed = self.fl_links[finished].ravel()
-        if len(finished):
-            completed.append(self.fl_op[finished])
-            self.fl_active[finished] = False
-            self.fl_finish[finished] = np.inf
-            self.fl_rate[finished] = 0.0
+        ended, finished, removed = self.flows.pop_finished(now + FINISH_RTOL * now)
+        if len(finished) + sum(len(ops) for ops in due) <= SMALL_EVENT:
+            added = self._advance_small(due, ended.tolist())
+        else:
+            added = self._advance_batch(due, ended)
+        if len(added) or len(finished):
+            self.flows.rerate(added, finished, removed)
+        nxt = self.flows.first_finish
+        if nxt < np.inf and nxt != self.wake_time:
+            self.wake_token += 1
+            self.wake_time = nxt
+            self.env.timeout(max(nxt - now, 0.0), value=(self.wake_token, nxt)).callbacks.append(
+                self._wake)
+
+    def _advance_batch(self, due, ended):
+        """Complete the ops due now and the messages of flows ``ended``; start what they release.
+
+        Ops released with nothing to wait for run at once, in as many rounds as
+        needed. Returns the flow slots of the messages that began transferring.
+        """
+        now = self.now
+        completed, entering = [ended], []
+        for ops in due:
+            m = self.is_msg[ops]
+            completed.append(ops[~m])
+            entering.append(ops[m])
         added = []
         while completed or entering:
             if entering:
@@ -254,22 +209,67 @@ class _Replay:
             later = ~zero
             if later.any():
                 self._schedule(ready[later], now + wait[later])
-        added = np.concatenate(added) if added else np.zeros(0, np.int64)
-        if len(added) or len(finished):
-            self._rerate(added, removed)
-        nxt = float(self.fl_finish.min())  # never empty: there are always flow slots
-        if nxt < np.inf and nxt != self.wake_time:
-            self.wake_token += 1
-            self.wake_time = nxt
-            token = self.wake_token
-            simpy.Timeout(self.env, max(nxt - now, 0.0)).callbacks.append(
-                lambda _e, token=token, t=nxt: self._wake(token, t))
+        return np.concatenate(added) if added else np.zeros(0, np.int64)
+
+    def _advance_small(self, due, ended):
+        """:meth:`_advance_batch` for a few ops, in plain Python, in the same order."""
+        now = self.now
+        is_msg, L = self.is_msg, self.L
+        completed, entering = list(ended), []
+        for ops in due:
+            for op in ops.tolist():
+                (entering if is_msg[op] else completed).append(op)
+        added = []
+        while completed or entering:
+            if entering:
+                ops, entering = entering, []
+                fresh = []
+                for op in ops:
+                    self.xfer[op] = now
+                    if self.size[op] == 0 or self.pair_links[self.op_pair[op], 0] == L:
+                        completed.append(op)
+                    else:
+                        fresh.append(op)
+                if fresh:
+                    added.extend(self._add_flows(np.array(fresh, np.int64)).tolist())
+            if not completed:
+                continue
+            done, completed = completed, []
+            for op in done:
+                self.end[op] = now
+            if self.progress is not None:
+                self.done += len(done)
+                self.progress(self.done)
+            later = {}
+            for op in self._release_small(done):
+                self.start[op] = now
+                msg = is_msg[op]
+                wait = float(self.pair_lat[self.op_pair[op]] if msg else self.dur[op])
+                if wait == 0:
+                    (entering if msg else completed).append(op)
+                else:
+                    later.setdefault(now + wait, []).append(op)
+            for t in sorted(later):
+                self._at(t, np.array(later[t], np.int64))
+        return added
+
+    def _release_small(self, done):
+        """:meth:`_release` for a few ops, in plain Python: the ops now ready, ascending."""
+        ptr, succ, waiting = self.succ_ptr, self.succ, self.waiting
+        ready = []
+        for op in done:
+            for s in succ[ptr[op]:ptr[op + 1]].tolist():
+                waiting[s] -= 1
+                if waiting[s] == 0:
+                    ready.append(s)
+        return sorted(ready)
 
     def _wait(self, ops):
         """What ops wait once ready: a compute op its duration, a message its path latency."""
         return np.where(self.is_msg[ops], self.pair_lat[self.op_pair[ops]], self.dur[ops])
 
     def _release(self, done):
+        """Count ``done`` off their successors' waits; return the successors now ready, ascending."""
         lo = self.succ_ptr[done]
         succ = self.succ[_ranges(lo, self.succ_ptr[done + 1] - lo)]
         if len(succ) <= 1:
@@ -279,64 +279,9 @@ class _Replay:
         self.waiting[uniq] -= counts
         return uniq[self.waiting[uniq] == 0]
 
-    def _rerate(self, added, removed):
-        """Recompute max-min rates for the flows connected to the changed links."""
-        now, L = self.now, self.L
-        mark = self._mark  # all False between calls
-        mark[removed] = True
-        mark[self.fl_links[added].ravel()] = True
-        mark[L] = False
-        active = np.flatnonzero(self.fl_active)
-        links = self.fl_links[active]
-        sel = mark[links].any(axis=1)
-        # Close over flows sharing a link with a marked link. A few sweeps settle the usual
-        # case; a long chain of flows (one per sweep) is left to a connected-components solve.
-        for _ in range(_SWEEPS):
-            new = links[sel].ravel()
-            grow = ~mark[new]
-            grow &= new != L
-            if not grow.any():
-                break
-            mark[new[grow]] = True
-            sel = mark[links].any(axis=1)
-        else:
-            sel = _closure(links, mark, L)
-        comp = active[sel]
-        changed = np.flatnonzero(mark)
-        mark[changed] = False
-        # Account link statistics up to now, before loads change.
-        dt = now - self.link_t[changed]
-        load = self.load[changed]
-        self.busy[changed] += np.where(load > 0, dt, 0.0)
-        self.saturated[changed] += np.where(load >= SATURATION * self.cap[changed], dt, 0.0)
-        self.link_t[changed] = now
-        if len(comp):
-            rem = self.fl_rem[comp] - self.fl_rate[comp] * (now - self.fl_t[comp])
-            np.maximum(rem, 0.0, out=rem)
-            self.fl_rem[comp] = rem
-            self.fl_t[comp] = now
-            rates = max_min_rates(self.fl_links[comp], self.cap, pad=L)
-            self.rate_solves += 1
-            self.fl_rate[comp] = rates
-            self.fl_finish[comp] = now + rem / rates
-            flat = self.fl_links[comp].ravel()
-            new_load = np.bincount(flat, weights=np.repeat(rates, self.hops), minlength=L + 1)
-            new_count = np.bincount(flat, minlength=L + 1)
-        else:
-            new_load = np.zeros(L + 1)
-            new_count = np.zeros(L + 1, np.int64)
-        if self.series is not None:
-            moved = changed[new_load[changed] != self.load[changed]]
-            if len(moved):
-                self.series.append((np.full(len(moved), now), moved, new_load[moved]))
-        self.load[changed] = new_load[changed]
-        util = new_load[changed] / self.cap[changed]
-        np.maximum(self.peak_util[changed], util, out=util)
-        self.peak_util[changed] = util
-        self.peak_flows[changed] = np.maximum(self.peak_flows[changed], new_count[changed])
-
     # -- driver --------------------------------------------------------------------------
     def run(self):
+        """Start the ops that wait for nothing, run SimPy to the end; return the :class:`Record`."""
         roots = np.flatnonzero(self.waiting == 0)
         if len(roots):
             self.start[roots] = 0.0
@@ -344,11 +289,30 @@ class _Replay:
         self.env.run()
         if np.isnan(self.end).any():
             raise self._deadlock()
+        return self._record()
+
+    def _record(self):
+        """The measurements of a finished replay."""
         # Every flow has ended, so every load is back to 0 and busy/saturated are complete.
-        self.makespan = float(self.end.max()) if len(self.end) else 0.0
-        return self
+        L, flows = self.L, self.flows
+        nbytes, count = _link_totals(self.pair_links[:-1], self.op_pair[self.is_msg],
+                                     self.size[self.is_msg], L)
+        series = None
+        if flows.series is not None:
+            chunks = flows.series or [(np.zeros(0), np.zeros(0, np.int64), np.zeros(0))]
+            series = {"time": np.concatenate([c[0] for c in chunks]),
+                      "link": np.concatenate([c[1] for c in chunks]),
+                      "load": np.concatenate([c[2] for c in chunks])}
+        return Record(
+            start=self.start, transfer=self.xfer, end=self.end,
+            makespan=float(self.end.max()) if len(self.end) else 0.0, nodes=self.nodes,
+            link_bytes=nbytes, link_messages=count, link_busy=flows.busy[:L],
+            link_saturated=flows.saturated[:L], link_peak_util=flows.peak_util[:L],
+            link_peak_flows=flows.peak_flows[:L], link_series=series,
+            settles=self.settles, rate_solves=flows.rate_solves)
 
     def _deadlock(self):
+        """The error naming the first ops that can never run."""
         stuck = np.flatnonzero(np.isnan(self.end))
         t = self.trace
         lines = []
@@ -362,10 +326,91 @@ class _Replay:
         return DeadlockError(f"{len(stuck)} ops can never run: {first}", lines)
 
 
-def replay(trace, net, nodes, seconds, progress=None, link_series=False):
-    """Run the engine; return the finished internal state (see :func:`netsim.simulate`).
+def _link_totals(routes, pair, sizes, num_links):
+    """Bytes and messages per link direction, binned by route first.
 
-    ``progress(ops_done)`` is called as ops complete; with ``link_series`` every
-    change of a link direction's load is kept for timelines.
+    ``routes`` are the padded link rows of each route (pad ``num_links``), ``pair``
+    the route of each message and ``sizes`` its bytes. A (messages x hops) matrix
+    would be large.
+    """
+    hops = routes.shape[1]
+    flat = routes.ravel()
+    pair_bytes = np.bincount(pair, weights=sizes, minlength=len(routes))
+    pair_count = np.bincount(pair, minlength=len(routes))
+    L = num_links
+    nbytes = np.bincount(flat, weights=np.repeat(pair_bytes, hops), minlength=L + 1)[:L]
+    count = np.bincount(flat, weights=np.repeat(pair_count, hops), minlength=L + 1)[:L]
+    return nbytes, count.astype(np.int64)  # whole numbers, exact in float64
+
+
+class Record(NamedTuple):
+    """What one replay measured: the interface between an engine and :class:`~netsim.Result`.
+
+    Per op (arrays indexed by op id, seconds): ``start`` (ready), ``transfer`` (first
+    byte on the wire; NaN for compute ops) and ``end``. Per link direction (arrays
+    indexed like the network's links): ``link_bytes``, ``link_messages``,
+    ``link_busy`` (seconds with a load), ``link_saturated`` (seconds at >= 99 % of
+    capacity), ``link_peak_util``, ``link_peak_flows``; ``link_series`` maps
+    ``time``, ``link``, ``load`` to arrays of every load change (or is None).
+    Counters: ``settles`` (instants processed) and ``rate_solves``. ``makespan`` is
+    the last end and ``nodes`` the node hosting each rank.
+    """
+
+    start: np.ndarray
+    transfer: np.ndarray
+    end: np.ndarray
+    makespan: float
+    nodes: np.ndarray
+    link_bytes: np.ndarray
+    link_messages: np.ndarray
+    link_busy: np.ndarray
+    link_saturated: np.ndarray
+    link_peak_util: np.ndarray
+    link_peak_flows: np.ndarray
+    link_series: Optional[dict]
+    settles: int
+    rate_solves: int
+
+
+def replay(trace, net, nodes, seconds, progress=None, link_series=False):
+    """Replay ``trace`` on ``net`` and return its :class:`Record`.
+
+    Parameters
+    ----------
+    trace : Trace
+        The ops.
+    net : Network
+        Links, routes and latencies.
+    nodes : ndarray of int
+        The node hosting each rank.
+    seconds : ndarray of float
+        The duration of each op (compute ops; ignored for messages).
+    progress : callable, optional
+        Called as ``progress(ops_done)`` as ops complete.
+    link_series : bool
+        Keep every change of a link direction's load.
+
+    Returns
+    -------
+    Record
+
+    Raises
+    ------
+    DeadlockError
+        If some ops can never run.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from netsim import TraceBuilder
+    >>> from netsim.network import Network
+    >>> G = nx.Graph()
+    >>> G.add_node("a", kind="host"); G.add_node("b", kind="host")
+    >>> G.add_edge("a", "b", bandwidth=1e9, latency=1e-6)
+    >>> b = TraceBuilder(2); _ = b.message(0, 1, 1e6)
+    >>> trace, net = b.build(), Network(G)
+    >>> rec = replay(trace, net, net.placement(2), trace.compute_seconds())
+    >>> round(rec.makespan, 12), rec.link_bytes.tolist()
+    (0.001001, [1000000.0, 0.0])
     """
     return _Replay(trace, net, nodes, seconds, progress, link_series).run()

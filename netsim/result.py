@@ -32,13 +32,50 @@ from .network import _as_network
 __all__ = ["Result", "simulate"]
 
 
+_BLOCK = 1 << 22  # intervals per block of groups in _union_length (bounds its memory)
+
+
 def _union_length(starts, ends, groups, ngroups):
-    """Length of the union of intervals, per group."""
+    """Length of the union of intervals ``[starts, ends]``, per group."""
+    return _union_length_parts([(starts, ends, groups)], ngroups)
+
+
+def _union_length_parts(parts, ngroups):
+    """Length of the union of intervals, per group.
+
+    ``parts`` is a list of ``(starts, ends, groups)`` arrays, taken together (so
+    callers need not concatenate large arrays). Groups are handled in blocks of
+    about ``_BLOCK`` intervals, so memory stays bounded on traces of 10^7 messages;
+    each group's sum is the same whatever the blocks.
+    """
     out = np.zeros(ngroups)
-    if not len(starts):
+    total = sum(len(p[0]) for p in parts)
+    if not total:
         return out
+    nblocks = -(-total // _BLOCK)
+    edges = np.linspace(0, ngroups, nblocks + 1).round().astype(np.int64)
+    for lo_group, hi_group in zip(edges[:-1].tolist(), edges[1:].tolist()):
+        if nblocks == 1:
+            sel = [(st, en, gr) for st, en, gr in parts]
+        else:
+            sel = []
+            for st, en, gr in parts:
+                keep = (gr >= lo_group) & (gr < hi_group)
+                sel.append((st[keep], en[keep], gr[keep]))
+        starts = np.concatenate([p[0] for p in sel])
+        ends = np.concatenate([p[1] for p in sel])
+        groups = np.concatenate([p[2] for p in sel])
+        _union_into(out, starts, ends, groups, ngroups)
+    return out
+
+
+def _union_into(out, starts, ends, groups, ngroups):
+    """Add the union length of each group's intervals to ``out``."""
+    if not len(starts):
+        return
     order = np.lexsort((starts, groups))
     s, e, g = starts[order], ends[order], groups[order]
+    del order
     bounds = np.searchsorted(g, np.arange(ngroups + 1))
     for k in np.flatnonzero(np.diff(bounds)):
         lo, hi = bounds[k], bounds[k + 1]
@@ -46,11 +83,10 @@ def _union_length(starts, ends, groups, ngroups):
         reach = np.maximum.accumulate(ee)
         prev = np.concatenate([[s[lo]], reach[:-1]])
         out[k] = np.maximum(ee - np.maximum(s[lo:hi], prev), 0.0).sum()
-    return out
 
 
 class Result:
-    """Flat records of one simulated run.
+    """Flat records of one simulated run, built from an engine's :class:`~netsim.engine.Record`.
 
     Attributes
     ----------
@@ -78,51 +114,40 @@ class Result:
         The trace's metadata.
     """
 
-    def __init__(self, state, wall):
-        tr, net = state.trace, state.net
-        self.makespan = state.makespan
+    def __init__(self, record, trace, net, wall):
+        tr = trace
+        self.makespan = record.makespan
         self.metadata = dict(tr.metadata)
-        self.ops = {"start": state.start, "transfer": state.xfer, "end": state.end}
+        self.ops = {"start": record.start, "transfer": record.transfer, "end": record.end}
         # Iterations.
         niter = tr.num_iterations
         ends = np.full(niter, -np.inf)
         if niter:
-            np.maximum.at(ends, tr.iteration, state.end)
+            np.maximum.at(ends, tr.iteration, record.end)
             ends = np.maximum.accumulate(np.where(np.isfinite(ends), ends, 0.0))
         self.iteration_end = ends
         self.iteration_times = np.diff(np.concatenate([[0.0], ends]))
         # Ranks.
         P = tr.ranks
-        comp = ~state.is_msg
-        msg = state.is_msg
-        compute = _union_length(state.start[comp], state.end[comp], tr.rank[comp], P)
-        ms, me = state.start[msg], state.end[msg]
-        comm_s = np.concatenate([ms, ms])
-        comm_e = np.concatenate([me, me])
-        comm_g = np.concatenate([tr.rank[msg], tr.peer[msg]])
-        both = _union_length(np.concatenate([state.start[comp], comm_s]),
-                             np.concatenate([state.end[comp], comm_e]),
-                             np.concatenate([tr.rank[comp], comm_g]), P)
+        msg = tr.is_message
+        comp = ~msg
+        start, end = record.start, record.end
+        computing = (start[comp], end[comp], tr.rank[comp])
+        compute = _union_length_parts([computing], P)
+        ms, me = start[msg], end[msg]
+        # A message counts for its sender and its receiver.
+        comm = [(ms, me, tr.rank[msg]), (ms, me, tr.peer[msg])]
+        both = _union_length_parts([computing] + comm, P)
         self.ranks = {
             "rank": np.arange(P),
-            "node": np.array([str(net.nodes[i]) for i in state.nodes]),
+            "node": np.array([str(net.nodes[i]) for i in record.nodes]),
             "compute": compute,
-            "communication": _union_length(comm_s, comm_e, comm_g, P),
+            "communication": _union_length_parts(comm, P),
             "exposed_communication": both - compute,
             "idle": self.makespan - both,
         }
         # Links.
-        L = net.num_links
-        # Bin messages by route first: a (messages x hops) matrix would be large.
-        routes = state.pair_links[:-1]  # the last row is the compute ops' empty route
-        pair = state.op_pair[msg]
-        hops = routes.shape[1]
-        flat = routes.ravel()
-        pair_bytes = np.bincount(pair, weights=tr.size[msg], minlength=len(routes))
-        pair_count = np.bincount(pair, minlength=len(routes))
-        nbytes = np.bincount(flat, weights=np.repeat(pair_bytes, hops), minlength=L + 1)[:L]
-        count = np.bincount(flat, weights=np.repeat(pair_count, hops), minlength=L + 1)[:L]
-        count = count.astype(np.int64)  # whole numbers, exact in float64
+        nbytes = record.link_bytes
         span = self.makespan if self.makespan > 0 else np.inf
         self.links = {
             "src": np.array([str(net.nodes[i]) for i in net.link_src]),
@@ -130,21 +155,16 @@ class Result:
             "bandwidth": net.bandwidth,
             "latency": net.latency,
             "bytes": nbytes,
-            "messages": count,
-            "busy": state.busy[:L],
+            "messages": record.link_messages,
+            "busy": record.link_busy,
             "mean_util": nbytes / (net.bandwidth * span),
-            "peak_util": state.peak_util[:L],
-            "saturated": state.saturated[:L],
-            "peak_flows": state.peak_flows[:L],
+            "peak_util": record.link_peak_util,
+            "saturated": record.link_saturated,
+            "peak_flows": record.link_peak_flows,
         }
-        self.link_series = None
-        if state.series is not None:
-            chunks = state.series or [(np.zeros(0), np.zeros(0, np.int64), np.zeros(0))]
-            self.link_series = {"time": np.concatenate([c[0] for c in chunks]),
-                                "link": np.concatenate([c[1] for c in chunks]),
-                                "load": np.concatenate([c[2] for c in chunks])}
+        self.link_series = record.link_series
         self.stats = {"ops": tr.num_ops, "messages": tr.num_messages, "bytes": tr.total_bytes,
-                      "settles": state.settles, "rate_solves": state.rate_solves,
+                      "settles": record.settles, "rate_solves": record.rate_solves,
                       "wall_seconds": wall}
 
     def bottlenecks(self, k=5):
@@ -259,5 +279,5 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     nodes = net.placement(trace.ranks, placement)
     seconds = trace.compute_seconds(device_flops)
     t0 = time.perf_counter()
-    state = engine.replay(trace, net, nodes, seconds, progress=progress, link_series=link_series)
-    return Result(state, time.perf_counter() - t0)
+    record = engine.replay(trace, net, nodes, seconds, progress=progress, link_series=link_series)
+    return Result(record, trace, net, time.perf_counter() - t0)

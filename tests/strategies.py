@@ -63,3 +63,30 @@ def traces(draw, ranks, max_ops=25):
 def cases(draw):
     G = draw(topologies())
     return G, draw(traces(G.number_of_nodes()))
+
+
+@st.composite
+def desync_traces(draw, ranks, max_steps=4):
+    """Desynchronised traffic: per step, each rank waits a random compute gap, then sends.
+
+    A ring (each step waits for the previous step's message received from the left
+    neighbour) or independent chains (each rank waits only for its own last message).
+    """
+    ring = draw(st.booleans())
+    b = TraceBuilder(ranks)
+    last_sent = [None] * ranks
+    for step in range(draw(st.integers(1, max_steps))):
+        sent = []
+        for r in range(ranks):
+            deps = [d for d in (last_sent[r], last_sent[(r - 1) % ranks] if ring else None)
+                    if d is not None]
+            gap = b.compute(r, seconds=draw(seconds), deps=sorted(set(deps)), iteration=step)
+            sent.append(b.message(r, (r + 1) % ranks, draw(sizes), deps=[gap], iteration=step))
+        last_sent = sent
+    return b.build()
+
+
+@st.composite
+def desync_cases(draw):
+    G = draw(topologies(max_nodes=6))
+    return G, draw(desync_traces(G.number_of_nodes()))

@@ -1,0 +1,427 @@
+"""The messages on the wire and the link directions they load: rates, finishes, statistics.
+
+A :class:`FlowTable` holds every transferring message (a *flow*) in a slot, and for
+every link direction its current load and running statistics. After flows start
+or end at an instant, :meth:`FlowTable.rerate` recomputes max-min rates (see
+:mod:`netsim.maxmin`) only for the flows sharing a link, transitively, with one
+that changed, and accounts the link directions whose load may change.
+
+Two paths give bit-identical results. An event touching a few flows uses the
+incremental one: per-link sets of flow slots kept up to date, the affected
+component found by a search from the changed links, rates solved in plain
+Python (no numpy call overhead) and predicted ends kept in a heap. A large batch
+(a step of a synchronous collective) uses the vectorised one over all active
+flows; it leaves the index and heap stale, to be rebuilt by the next small event.
+Both visit flows in slot order and sum loads in that order, so they agree bit for
+bit; the property tests check it.
+"""
+
+import heapq
+
+import numpy as np
+
+from .maxmin import max_min_rates, max_min_rates_small
+
+__all__ = ["SATURATION", "FlowTable"]
+
+SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
+_SWEEPS = 4  # closure sweeps over the active flows before solving connected components
+_SMALL_SOLVE = 16  # components of at most this many flows are solved in plain Python
+_NONE = np.zeros(0, np.int64)
+
+
+def _closure(links, mark, pad):
+    """Rows of ``links`` connected to a marked link through shared links; marks their links.
+
+    Flows are edges between the links they cross (each joined to its first link), so
+    the answer is the connected components that hold a marked link.
+    """
+    # Imported here: scipy.sparse costs a third of a second at import, and most runs
+    # never reach a chain long enough to need it.
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    valid = links != pad
+    ids, node = np.unique(links[valid], return_inverse=True)
+    idx = np.full(links.shape, -1, np.int64)
+    idx[valid] = node.reshape(-1)
+    first = idx[:, 0]  # a flow crosses at least one real link
+    rest = idx[:, 1:]
+    u = np.repeat(first, rest.shape[1])
+    v = rest.ravel()
+    real = v >= 0
+    graph = coo_matrix((np.ones(int(real.sum()), np.int8), (u[real], v[real])),
+                       shape=(len(ids), len(ids)))
+    ncomp, label = connected_components(graph, directed=False)
+    hit = np.zeros(ncomp, bool)
+    hit[label[mark[ids]]] = True
+    mark[ids[hit[label]]] = True
+    return hit[label[first]]
+
+
+class FlowTable:
+    """Flows in slots and the link directions they load.
+
+    Parameters
+    ----------
+    capacity : ndarray of float
+        Bandwidth of each link direction (bytes/s); link id ``len(capacity)`` is
+        the padding of routes.
+    hops : int
+        Columns of a route (the longest route, padded).
+    link_series : bool
+        Keep every change of a link direction's load in :attr:`series`.
+    small : int
+        Events starting or ending at most this many flows take the incremental path.
+
+    Attributes
+    ----------
+    now : float
+        The current time, set by the engine before each instant's calls.
+    busy, saturated, peak_util, peak_flows : ndarray
+        Per link direction (plus the pad): seconds with a load, seconds at
+        >= :data:`SATURATION` of capacity, largest load / capacity, most flows.
+    first_finish : float
+        The earliest predicted end of a flow (inf if none).
+    series : list or None
+        ``(time, link, load)`` array chunks, with ``link_series``.
+    rate_solves : int
+        Max-min solves so far.
+
+    Examples
+    --------
+    Two flows into one link direction of 1 GB/s (link 0), each also crossing its own
+    link (1, 2): they share link 0 at 0.5 GB/s and would end at 2 ms.
+
+    >>> import numpy as np
+    >>> table = FlowTable(np.array([1e9, 1e9, 1e9]), hops=2)
+    >>> slots = table.add(np.array([7, 8]), np.array([1e6, 1e6]), np.array([[1, 0], [2, 0]]))
+    >>> table.rerate(slots, slots[:0], slots[:0])
+    >>> table.first_finish
+    0.002
+    >>> table.now = 0.002
+    >>> ended, finished, removed = table.pop_finished(0.002)
+    >>> ended.tolist()
+    [7, 8]
+    """
+
+    def __init__(self, capacity, hops, link_series=False, small=8):
+        L = self.L = len(capacity)
+        self.cap = np.concatenate([np.asarray(capacity, np.float64), [np.inf]])
+        self.hops = hops
+        self.small = small
+        self.now = 0.0
+        self.series = [] if link_series else None
+        self.rate_solves = 0
+        self._alloc(64)
+        # Link statistics, indexed by link direction (plus the dummy pad link L).
+        self.load = np.zeros(L + 1)
+        self.link_t = np.zeros(L + 1)
+        self.busy = np.zeros(L + 1)
+        self.saturated = np.zeros(L + 1)
+        self.peak_util = np.zeros(L + 1)
+        self.peak_flows = np.zeros(L + 1, np.int64)
+        self._mark = np.zeros(L + 1, bool)
+        # Predicted flow ends as a heap of (time, slot), valid where end_of[slot] == time;
+        # None after a batch re-rate until the next small one rebuilds it.
+        self.ends = None
+        self.end_of = {}
+        self.first_finish = np.inf
+        self.on_link = None  # per-link sets of flow slots, see _index
+        self.route = {}
+
+    def add(self, ops, sizes, links):
+        """Put messages ``ops`` of ``sizes`` bytes on routes ``links`` in the lowest free slots.
+
+        Returns the slots, in the order of ``ops``.
+        """
+        if len(ops) == 1:
+            slot = int(self.fl_active.argmin())  # the first free slot, if there is one
+            if not self.fl_active[slot]:
+                self._fill(slot, ops[0], sizes[0], links[0])
+                return np.array([slot], np.int64)
+        free = np.flatnonzero(~self.fl_active)
+        if len(free) < len(ops):
+            self._alloc(max(2 * len(self.fl_active), len(self.fl_active) + len(ops)))
+            free = np.flatnonzero(~self.fl_active)
+        slots = free[:len(ops)]
+        self._fill(slots, ops, sizes, links)
+        return slots
+
+    def _fill(self, slots, ops, sizes, links):
+        """Start flows ``ops`` in ``slots`` (a slot or an array of them)."""
+        self.fl_active[slots] = True
+        self.fl_op[slots] = ops
+        self.fl_rem[slots] = sizes
+        self.fl_t[slots] = self.now
+        self.fl_rate[slots] = 0.0
+        self.fl_links[slots] = links
+
+    def pop_finished(self, limit):
+        """End the flows predicted to end by ``limit``.
+
+        Returns their ops, their slots (ascending) and the links they crossed
+        (read before new flows may reuse the slots).
+        """
+        finished = self._finished(limit)
+        if not len(finished):
+            return finished, finished, finished
+        removed = self.fl_links[finished].ravel()
+        ended = self.fl_op[finished]
+        self.fl_active[finished] = False
+        self.fl_finish[finished] = np.inf
+        self.fl_rate[finished] = 0.0
+        return ended, finished, removed
+
+    def _alloc(self, size):
+        """Grow the flow slots to ``size``."""
+        old = getattr(self, "fl_active", None)
+        k = 0 if old is None else len(old)
+        grow = size - k
+
+        def ext(name, fill, dtype, shape=()):
+            arr = np.full((grow,) + shape, fill, dtype)
+            cur = getattr(self, name, None)
+            setattr(self, name, arr if cur is None else np.concatenate([cur, arr]))
+
+        ext("fl_active", False, bool)
+        ext("fl_op", -1, np.int64)
+        ext("fl_rem", 0.0, np.float64)
+        ext("fl_t", 0.0, np.float64)
+        ext("fl_rate", 0.0, np.float64)
+        ext("fl_finish", np.inf, np.float64)
+        ext("fl_links", self.L, np.int64, (self.hops,))
+
+    def _finished(self, limit):
+        """Slots of the flows predicted to end by ``limit``, ascending."""
+        if limit < self.first_finish:
+            return _NONE
+        if self.ends is None:
+            return np.flatnonzero(self.fl_finish <= limit)
+        ends, end_of = self.ends, self.end_of
+        found = set()
+        while ends and ends[0][0] <= limit:
+            t, slot = heapq.heappop(ends)
+            if end_of.get(slot) == t:
+                del end_of[slot]
+                found.add(slot)
+        return np.array(sorted(found), np.int64)
+
+    def _first_finish(self):
+        """The earliest predicted end of an active flow (inf if none)."""
+        if self.ends is None:
+            return float(self.fl_finish.min())  # never empty: there are always flow slots
+        ends, end_of = self.ends, self.end_of
+        while ends and end_of.get(ends[0][1]) != ends[0][0]:
+            heapq.heappop(ends)  # stale: the flow was re-rated or has ended
+        return ends[0][0] if ends else np.inf
+
+    def rerate(self, added, finished, removed):
+        """Recompute max-min rates for the flows connected to the flows that started or ended.
+
+        ``added`` and ``finished`` are flow slots, ``removed`` the links the finished
+        flows crossed (their slots may already hold new flows).
+
+        A few changed flows take the incremental path (the per-link index, plain
+        Python); a large batch (the steps of a synchronous collective) the
+        vectorised one over the active flows. Both give identical results.
+        """
+        if len(added) + len(finished) <= self.small:
+            added = added.tolist() if isinstance(added, np.ndarray) else added
+            comp, changed = self._component(added, finished.tolist(), removed.tolist())
+            if len(comp) <= _SMALL_SOLVE:
+                self._rerate_small(comp, changed)
+            else:
+                self._rerate_batch(np.array(comp, np.int64), np.array(changed, np.int64))
+        else:
+            self.on_link = None  # stale: rebuilt when the next small event needs it
+            self.ends = None
+            self._rerate_batch(*self._component_scan(np.asarray(added, np.int64), removed))
+        self.first_finish = self._first_finish()
+
+    def _index(self):
+        """The flows crossing each link direction, and each active flow's links.
+
+        Kept incrementally by small events; rebuilt from the active flows after a
+        batch invalidated it.
+        """
+        if self.on_link is None:
+            L = self.L
+            self.on_link = [set() for _ in range(L)]
+            self.route = {}
+            active = np.flatnonzero(self.fl_active)
+            for slot, links in zip(active.tolist(), self.fl_links[active].tolist()):
+                route = self.route[slot] = tuple(k for k in links if k != L)
+                for k in route:
+                    self.on_link[k].add(slot)
+        return self.on_link, self.route
+
+    def _component(self, added, finished, removed):
+        """Flows sharing a link, transitively, with an added or finished flow; their links.
+
+        Updates the per-link index with ``added`` and ``finished`` first; ``removed``
+        are the links of the finished flows. Returns
+        two sorted lists: flow slots whose rates may change, and the link
+        directions whose load may change.
+        """
+        on_link, route = self._index()
+        L = self.L
+        marked = {k for k in removed if k != L}
+        for slot in finished:
+            for k in route.pop(slot, ()):
+                on_link[k].discard(slot)
+        for slot in added:
+            links = route[slot] = tuple(k for k in self.fl_links[slot].tolist() if k != L)
+            for k in links:
+                on_link[k].add(slot)
+            marked.update(links)
+        comp = set()
+        stack = list(marked)
+        while stack:
+            for slot in on_link[stack.pop()]:
+                if slot not in comp:
+                    comp.add(slot)
+                    for k in route[slot]:
+                        if k not in marked:
+                            marked.add(k)
+                            stack.append(k)
+        return sorted(comp), sorted(marked)
+
+    def _component_scan(self, added, removed):
+        """Vectorised :meth:`_component` over every active flow, for large batches."""
+        L = self.L
+        mark = self._mark  # all False between calls
+        mark[removed] = True
+        mark[self.fl_links[added].ravel()] = True
+        mark[L] = False
+        active = np.flatnonzero(self.fl_active)
+        links = self.fl_links[active]
+        sel = mark[links].any(axis=1)
+        # Close over flows sharing a link with a marked link. A few sweeps settle the usual
+        # case; a long chain of flows (one per sweep) is left to a connected-components solve.
+        for _ in range(_SWEEPS):
+            new = links[sel].ravel()
+            grow = ~mark[new]
+            grow &= new != L
+            if not grow.any():
+                break
+            mark[new[grow]] = True
+            sel = mark[links].any(axis=1)
+        else:
+            sel = _closure(links, mark, L)
+        changed = np.flatnonzero(mark)
+        mark[changed] = False
+        return active[sel], changed
+
+    def _account(self, changed):
+        """Add busy and saturated time of ``changed`` link directions up to now."""
+        now = self.now
+        dt = now - self.link_t[changed]
+        load = self.load[changed]
+        self.busy[changed] += np.where(load > 0, dt, 0.0)
+        self.saturated[changed] += np.where(load >= SATURATION * self.cap[changed], dt, 0.0)
+        self.link_t[changed] = now
+
+    def _rerate_batch(self, comp, changed):
+        """Solve the rates of flows ``comp`` with numpy and set the loads of ``changed`` links.
+
+        ``comp`` is sorted by slot and ``changed`` by link; every link of ``comp``
+        is in ``changed``.
+        """
+        now = self.now
+        self._account(changed)
+        ncl = len(changed)
+        if len(comp):
+            rem = self.fl_rem[comp] - self.fl_rate[comp] * (now - self.fl_t[comp])
+            np.maximum(rem, 0.0, out=rem)
+            self.fl_rem[comp] = rem
+            self.fl_t[comp] = now
+            links = self.fl_links[comp]
+            rates = max_min_rates(links, self.cap, pad=self.L)
+            self.rate_solves += 1
+            self.fl_rate[comp] = rates
+            finish = now + rem / rates
+            self.fl_finish[comp] = finish
+            if self.ends is not None:
+                self._push_ends(zip(finish.tolist(), comp.tolist()))
+            flat = links.ravel()
+            real = flat != self.L
+            pos = np.searchsorted(changed, flat[real])
+            new_load = np.bincount(pos, weights=np.repeat(rates, self.hops)[real], minlength=ncl)
+            new_count = np.bincount(pos, minlength=ncl)
+        else:
+            new_load = np.zeros(ncl)
+            new_count = np.zeros(ncl, np.int64)
+        self._set_loads(changed, new_load, new_count)
+
+    def _set_loads(self, changed, new_load, new_count):
+        """Record new loads and flow counts of link directions ``changed`` (array, sorted)."""
+        if self.series is not None:
+            moved = new_load != self.load[changed]
+            if moved.any():
+                self.series.append((np.full(int(moved.sum()), self.now), changed[moved],
+                                    new_load[moved]))
+        self.load[changed] = new_load
+        util = new_load / self.cap[changed]
+        np.maximum(self.peak_util[changed], util, out=util)
+        self.peak_util[changed] = util
+        self.peak_flows[changed] = np.maximum(self.peak_flows[changed], new_count)
+
+    def _rerate_small(self, comp, changed):
+        """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
+        now = self.now
+        load, cap, link_t = self.load, self.cap, self.link_t
+        for k in changed:
+            dt = now - float(link_t[k])
+            x = float(load[k])
+            if x > 0:
+                self.busy[k] += dt
+            if x >= SATURATION * float(cap[k]):
+                self.saturated[k] += dt
+            link_t[k] = now
+        new_load = dict.fromkeys(changed, 0.0)
+        new_count = dict.fromkeys(changed, 0)
+        if comp:
+            route = self.route
+            routes = [route[slot] for slot in comp]
+            rates = max_min_rates_small(routes, cap)
+            self.rate_solves += 1
+            fl_rem, fl_rate, fl_t, fl_finish = self.fl_rem, self.fl_rate, self.fl_t, self.fl_finish
+            ends = []
+            for slot, links, r in zip(comp, routes, rates):
+                rem = float(fl_rem[slot]) - float(fl_rate[slot]) * (now - float(fl_t[slot]))
+                rem = max(rem, 0.0)
+                fl_rem[slot] = rem
+                fl_t[slot] = now
+                fl_rate[slot] = r
+                fl_finish[slot] = end = now + rem / r
+                ends.append((end, slot))
+                for k in links:
+                    new_load[k] += r
+                    new_count[k] += 1
+            self._push_ends(ends)
+        if self.series is not None:
+            moved = [k for k in changed if new_load[k] != float(load[k])]
+            if moved:
+                self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
+                                    np.array([new_load[k] for k in moved])))
+        for k in changed:
+            x = new_load[k]
+            load[k] = x
+            util = x / float(cap[k])
+            if util > self.peak_util[k]:
+                self.peak_util[k] = util
+            if new_count[k] > self.peak_flows[k]:
+                self.peak_flows[k] = new_count[k]
+
+    def _push_ends(self, ends):
+        """Record new predicted ends ``(time, slot)``; rebuild the heap if a batch left it stale."""
+        if self.ends is None:
+            active = np.flatnonzero(self.fl_active)
+            self.end_of = dict(zip(active.tolist(), self.fl_finish[active].tolist()))
+            self.ends = sorted((t, slot) for slot, t in self.end_of.items())  # a valid heap
+            return
+        for t, slot in ends:
+            self.end_of[slot] = t
+            heapq.heappush(self.ends, (t, slot))
+
