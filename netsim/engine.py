@@ -37,7 +37,7 @@ import simpy
 
 from .errors import DeadlockError
 from .flows import SATURATION, FlowTable
-from .trace import _ranges, _successors
+from .trace import ranges, successors
 
 __all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
 
@@ -56,7 +56,7 @@ class _Replay:
         self.progress = progress
         self.done = 0
         self.env = simpy.Environment()
-        self.succ_ptr, self.succ = _successors(trace)
+        self.succ_ptr, self.succ = successors(trace)
         self.waiting = np.diff(trace.dep_ptr)
         self.is_msg = trace.is_message
         self.dur = seconds
@@ -271,7 +271,7 @@ class _Replay:
     def _release(self, done):
         """Count ``done`` off their successors' waits; return the successors now ready, ascending."""
         lo = self.succ_ptr[done]
-        succ = self.succ[_ranges(lo, self.succ_ptr[done + 1] - lo)]
+        succ = self.succ[ranges(lo, self.succ_ptr[done + 1] - lo)]
         if len(succ) <= 1:
             self.waiting[succ] -= 1
             return succ[self.waiting[succ] == 0]

@@ -408,9 +408,6 @@ def as_network(topology):
     return topology if isinstance(topology, Network) else Network(topology)
 
 
-# The result module imports the old private name; kept until it switches to ``as_network``.
-_as_network = as_network
-
 
 def route_loads(pair, links, num_links, weights=None):
     """Sum per link direction of a quantity carried by routed messages (bytes, counts).

@@ -27,16 +27,38 @@ import time
 import numpy as np
 
 from . import engine
-from .network import _as_network
+from .network import as_network
 
-__all__ = ["Result", "simulate"]
-
-
-_BLOCK = 1 << 22  # intervals per block of groups in _union_length (bounds its memory)
+__all__ = ["Result", "simulate", "union_length"]
 
 
-def _union_length(starts, ends, groups, ngroups):
-    """Length of the union of intervals ``[starts, ends]``, per group."""
+_BLOCK = 1 << 22  # intervals per block of groups in union_length (bounds its memory)
+
+
+def union_length(starts, ends, groups, ngroups):
+    """Length of the union of intervals ``[starts, ends]``, per group.
+
+    Parameters
+    ----------
+    starts, ends : ndarray of float
+        The intervals.
+    groups : ndarray of int
+        Each interval's group, in ``0 .. ngroups - 1``.
+    ngroups : int
+        Number of groups.
+
+    Returns
+    -------
+    ndarray of float
+        Per group, the length of the union of its intervals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> union_length(np.array([0.0, 1.0, 5.0]), np.array([2.0, 3.0, 6.0]),
+    ...              np.array([0, 0, 1]), 2).tolist()
+    [3.0, 1.0]
+    """
     return _union_length_parts([(starts, ends, groups)], ngroups)
 
 
@@ -275,7 +297,7 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     >>> round(r.makespan, 12)
     0.001002
     """
-    net = _as_network(topology)
+    net = as_network(topology)
     nodes = net.placement(trace.ranks, placement)
     seconds = trace.compute_seconds(device_flops)
     t0 = time.perf_counter()

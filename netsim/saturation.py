@@ -35,7 +35,7 @@ import numpy as np
 
 from .engine import SATURATION
 from .errors import NetsimError
-from .result import _union_length
+from .result import union_length
 
 __all__ = [
     "link_saturation",
@@ -127,7 +127,7 @@ def link_saturation(result, duplex=True):
             empty = (np.zeros(0), np.zeros(0))
             starts = np.concatenate([per_dir.get(i, empty)[0] for i in idx])
             ends = np.concatenate([per_dir.get(i, empty)[1] for i in idx])
-            sat = float(_union_length(starts, ends, np.zeros(len(starts), np.int64), 1)[0])
+            sat = float(union_length(starts, ends, np.zeros(len(starts), np.int64), 1)[0])
         else:
             sat = float(max(lk["saturated"][i] for i in idx))
         # Named as its first direction runs.

@@ -580,11 +580,6 @@ def ranges(lo, cnt):
     return np.repeat(np.asarray(lo, np.int64) - (np.cumsum(cnt) - cnt), cnt) + np.arange(cnt.sum())
 
 
-# The engine and workloads.projection import the old private names; kept as aliases until
-# they switch to ``ranges`` and ``successors``.
-_ranges = ranges
-_successors = successors
-
 # Names that moved to netsim.traceops and netsim.traceio: still importable from here, with a
 # deprecation warning (PEP 562), so code written against the old layout keeps working.
 _MOVED = {"concat": "traceops", "repeat": "traceops", "terminal_ops": "traceops",
