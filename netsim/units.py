@@ -182,24 +182,28 @@ def format_time(seconds):
 
 
 def parse_workers(text):
-    """Parse worker counts: ``"A..B"`` (A, 2A, 4A, ... up to B) or ``"2,3,8"`` (a list).
+    """Parse worker counts: ``"A..B"`` (the powers of two from A to B) or ``"2,3,8"`` (a list).
+
+    A range runs over powers of two only, so both ends must be powers of two
+    (``1..8``, ``16..256``); any other set of counts is given as a list
+    (``3,4,5``). ``3..5`` is refused rather than read as ``3`` alone.
 
     Parameters
     ----------
     text : str or int
-        ``"2..64"``: powers of two times A from A to at most B (``1 <= A <= B``);
-        ``"3,5,7"``: a strictly increasing list of integers >= 1 (empty items
-        are skipped); a single integer is a list of one.
+        ``"2..64"``, ``"3,5,7"`` (strictly increasing integers >= 1) or one integer.
 
     Returns
     -------
     list of int
+        Strictly increasing, each >= 1.
 
     Raises
     ------
     UnitError
-        For text that is neither form, a range with ``A < 1`` or ``B < A``, an
-        empty list, a count below 1, or a list that does not increase.
+        For text of neither form, an empty list or item (a stray comma), a range
+        with ``A < 1``, ``B < A`` or an end that is not a power of two, a count
+        below 1, or a list that does not increase.
 
     Examples
     --------
@@ -209,27 +213,40 @@ def parse_workers(text):
     Traceback (most recent call last):
     ...
     netsim.errors.UnitError: worker list must be strictly increasing, got '8,4'
+    >>> parse_workers("3..5")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: workers range '3..5' runs over powers of two and 3 is not one; list every value instead: 3,4,5
     """
     text = str(text).strip()
+    if ".." not in text:
+        parts = text.split(",")
+        if not any(x.strip() for x in parts):
+            raise UnitError("the worker list is empty")
+        if not all(x.strip() for x in parts):
+            raise UnitError(f"worker list {text!r} has an empty item (a stray comma?)")
     # Only int() is guarded: UnitError is a ValueError, so the checks below must sit
     # outside the try or their messages would be replaced by the generic one.
     try:
         if ".." in text:
             lo, hi = (int(x) for x in text.split(".."))
         else:
-            out = [int(x) for x in text.split(",") if x.strip()]
+            out = [int(x) for x in text.split(",")]
     except ValueError:
         raise UnitError(f"workers must look like 2..64 or 2,4,8, got {text!r}") from None
     if ".." in text:
         if lo < 1 or hi < lo:
             raise UnitError(f"workers range {text!r} must be A..B with 1 <= A <= B")
+        for end in (lo, hi):
+            if end & (end - 1):
+                listed = ",".join(map(str, range(lo, hi + 1))) if hi - lo < 16 else f"{lo},...,{hi}"
+                raise UnitError(f"workers range {text!r} runs over powers of two and {end} is "
+                                f"not one; list every value instead: {listed}")
         out = []
         while lo <= hi:
             out.append(lo)
             lo *= 2
         return out
-    if not out:
-        raise UnitError("the worker list is empty")
     if any(p < 1 for p in out):
         raise UnitError(f"workers must be >= 1, got {text!r}")
     if out != sorted(set(out)):
@@ -243,8 +260,8 @@ def parse_shape(value, name="shape"):
     Parameters
     ----------
     value : str, int or sequence of int
-        Integers >= 1 separated by commas or ``x`` (spaces and empty items are
-        ignored), one integer, or a list or tuple of integers.
+        Integers >= 1 separated by commas or ``x`` (spaces around them are
+        ignored, an empty item is refused), one integer, or a list or tuple of integers.
     name : str, optional
         What the value is (``"hidden"``, ``"dims"``), for the message.
 
@@ -268,7 +285,8 @@ def parse_shape(value, name="shape"):
     """
     if isinstance(value, str):
         try:
-            shape = tuple(int(x) for x in value.replace("x", ",").split(",") if x.strip())
+            # An empty item (a stray comma: "32,") is refused, not skipped.
+            shape = tuple(int(x) for x in value.replace("x", ",").split(","))
         except ValueError:
             shape = ()
     elif isinstance(value, (list, tuple)):

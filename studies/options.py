@@ -1,79 +1,13 @@
-"""Command-line values: worker ranges and typed paradigm or topology options.
+"""Command-line values: typed paradigm or topology options (worker ranges: netsim.units).
 
 Human text comes in (``2..64``, ``servers=2``, ``hidden=32,16``); plain Python
 values go out. Bad text is a :class:`~netsim.errors.NetsimError` naming it.
 """
 
 from netsim.errors import NetsimError
+from netsim.units import parse_shape
 
-__all__ = ["parse_workers", "option_value", "paradigm_options"]
-
-
-def parse_workers(text):
-    """Worker counts: ``2..64`` (the powers of two from 2 to 64) or ``2,3,8`` (a list).
-
-    A range ``A..B`` runs over powers of two only, so both ends must be powers
-    of two (``1..8``, ``16..256``); any other set of counts is given as a list
-    (``3,4,5``). ``3..5`` is refused rather than read as ``3`` alone.
-
-    Parameters
-    ----------
-    text : str or int
-
-    Returns
-    -------
-    list of int
-        Strictly increasing, each >= 1.
-
-    Raises
-    ------
-    NetsimError
-        For text of neither form, a bad range (an end that is not a power of
-        two), or a list not strictly increasing.
-
-    Examples
-    --------
-    >>> parse_workers("2..16"), parse_workers("3,5")
-    ([2, 4, 8, 16], [3, 5])
-    >>> parse_workers("3..5")
-    Traceback (most recent call last):
-    ...
-    netsim.errors.NetsimError: workers range '3..5' runs over powers of two and 3 is not one; list every value instead: 3,4,5
-    """
-    text = str(text).strip()
-    if ".." not in text:
-        parts = text.split(",")
-        if not any(x.strip() for x in parts):
-            raise NetsimError("the worker list is empty")
-        if not all(x.strip() for x in parts):
-            raise NetsimError(f"worker list {text!r} has an empty item (a stray comma?)")
-    # Only int() is guarded: NetsimError is a ValueError, so the range check below must sit
-    # outside the try or its message would be replaced by the generic one.
-    try:
-        if ".." in text:
-            lo, hi = (int(x) for x in text.split(".."))
-        else:
-            out = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise NetsimError(f"workers must look like 2..64 or 2,4,8, got {text!r}") from None
-    if ".." in text:
-        if lo < 1 or hi < lo:
-            raise NetsimError(f"workers range {text!r} must be A..B with 1 <= A <= B")
-        for end in (lo, hi):
-            if end & (end - 1):
-                listed = ",".join(map(str, range(lo, hi + 1))) if hi - lo < 16 else f"{lo},...,{hi}"
-                raise NetsimError(f"workers range {text!r} runs over powers of two and {end} is "
-                                  f"not one; list every value instead: {listed}")
-        out = []
-        while lo <= hi:
-            out.append(lo)
-            lo *= 2
-        return out
-    if any(p < 1 for p in out):
-        raise NetsimError(f"workers must be >= 1, got {text!r}")
-    if out != sorted(set(out)):
-        raise NetsimError(f"worker list must be strictly increasing, got {text!r}")
-    return out
+__all__ = ["option_value", "paradigm_options"]
 
 
 def _number_or_text(text):
@@ -125,7 +59,7 @@ def option_value(key, text, default):
         raise NetsimError(f"option {key} takes true or false, got {text!r}")
     try:
         if isinstance(default, (tuple, list)):
-            return tuple(int(x) for x in text.split(","))
+            return parse_shape(text, key)
         if isinstance(default, int):
             return int(text)
         if isinstance(default, float):

@@ -42,6 +42,7 @@ from netsim.checks import check_int
 from netsim.result import simulate
 from netsim.saturation import crossing, saturation_point, speedup, top_link
 from netsim.trace import COMPUTE, Trace
+from netsim.units import parse_shape
 from workloads.errors import WorkloadError
 
 from .closed_forms import closed_form, worker_compute, worker_mask
@@ -123,7 +124,7 @@ def sweep_point(point, topology):
 
     opts = json.loads(point["options"]) if point.get("options") else {}
     if point.get("hidden"):
-        opts["hidden"] = tuple(int(x) for x in str(point["hidden"]).split(","))
+        opts["hidden"] = parse_shape(str(point["hidden"]), "hidden")
     run = workloads.record(point["name"], dataset=point["dataset"], workers=int(point["P"]),
                            epochs=int(point["epochs"]), seed=int(point["seed"]), **opts)
     trace = run.trace

@@ -23,8 +23,8 @@ from types import MappingProxyType
 import topologies
 import workloads
 from netsim.analysis import ALGORITHMS
-from netsim.errors import TopologyError
-from netsim.units import parse_bandwidth, parse_time
+from netsim.errors import TopologyError, UnitError
+from netsim.units import parse_bandwidth, parse_shape, parse_time
 from workloads.models import MODELS
 
 from .options import option_value
@@ -70,8 +70,8 @@ def _convert(key, text, default=None):
         return parse_time(text)
     if key == "dims":
         try:
-            return tuple(int(x) for x in text.replace("x", ",").split(",") if x)
-        except ValueError:
+            return parse_shape(text, "dims")
+        except UnitError:
             raise TopologyError(f"dims must look like 4x4 or 4,4, got {text!r}") from None
     return option_value(key, text, None if default is inspect.Parameter.empty else default)
 

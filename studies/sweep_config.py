@@ -19,11 +19,10 @@ points is :mod:`studies.sweep`.
 import json
 import os
 
-from netsim.errors import NetsimError
-from netsim.units import parse_bytes
+from netsim.errors import NetsimError, UnitError
+from netsim.units import parse_bytes, parse_shape, parse_workers
 from workloads import DATASETS
 
-from .options import parse_workers
 from .registry import COLLECTIVES, PARADIGMS, topology_factory
 
 __all__ = [
@@ -135,18 +134,9 @@ def _list(where, raw, key):
 
 def _hidden(where, value):
     """Hidden widths as a normalised string ``"64,64"`` and a tuple."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        widths = (value,)
-    elif isinstance(value, str):
-        try:
-            widths = tuple(int(x) for x in value.replace("x", ",").split(",") if x.strip())
-        except ValueError:
-            widths = ()
-    elif isinstance(value, list) and all(isinstance(x, int) for x in value):
-        widths = tuple(value)
-    else:
-        widths = ()
-    if not widths or min(widths) < 1:
+    try:
+        widths = parse_shape(value, "hidden")
+    except UnitError:
         _fail(where, f"hidden sizes look like 16 or '64,64', got {value!r}")
     return ",".join(map(str, widths))
 

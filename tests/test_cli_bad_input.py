@@ -9,7 +9,7 @@ import pytest
 
 from netsim import TraceBuilder, save_trace
 from studies.cli import main
-from studies.options import parse_workers
+from netsim.units import parse_workers
 from conftest import one_line_error
 
 

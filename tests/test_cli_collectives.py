@@ -5,7 +5,7 @@ import json
 import pytest
 
 from studies.cli import main
-from studies.options import parse_workers
+from netsim.units import parse_workers
 
 
 def run_json(capsys, argv):

@@ -10,12 +10,12 @@ import json
 from netsim.analysis import fit_scaling, lp_segments, plot_scale, scale, takes_segments
 from netsim.checks import check_real
 from netsim.errors import NetsimError
-from netsim.units import format_bytes, format_time, parse_bytes
+from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from topologies.devices import device_flops
 from workloads.models import get_model
 
 from ..console import check_options, check_writable, note, write, write_csv
-from ..options import paradigm_options, parse_workers
+from ..options import paradigm_options
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, table
