@@ -44,9 +44,9 @@ import numpy as np
 
 from . import collectives, costmodel
 from .checks import check_int, check_real
-from .costmodel import alpha_beta, optimal_segments
+from .costmodel import alpha_beta, busiest_link, optimal_segments
 from .errors import NetsimError, TraceError
-from .network import Network
+from .network import as_network
 from .result import simulate
 from .saturation import saturation_label, saturation_point, top_link
 
@@ -255,7 +255,7 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
     servers = check_int(servers, "servers", error=TraceError)
     if segments is not None:
         segments = check_int(segments, "segments", error=TraceError)
-    net = topology if isinstance(topology, Network) else Network(topology)
+    net = as_network(topology)
     opts = _accepts(gen, gamma=gamma, servers=servers)
     alpha = beta = None
     if "segments" in inspect.signature(gen).parameters:
@@ -314,11 +314,9 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
 def _contention_bound(result):
     """:func:`~netsim.costmodel.contention_bound` from a run's link bytes (no re-routing)."""
     lk = result.links
-    if not len(lk["bytes"]) or lk["bytes"].max() <= 0:
-        return {"seconds": 0.0, "link": None}
-    t = lk["bytes"] / lk["bandwidth"]
-    i = int(np.argmax(t))
-    return {"seconds": float(t[i]), "link": f"{lk['src'][i]}->{lk['dst'][i]}"}
+    names = [f"{s}->{d}" for s, d in zip(lk["src"], lk["dst"])]
+    bound = busiest_link(lk["bytes"], lk["bandwidth"], names)
+    return {"seconds": bound["seconds"], "link": bound["link"]}
 
 
 _SCALE_KEYS = ("algorithm", "P", "ranks", "nbytes", "segments", "alpha", "beta", "simulated",
@@ -539,7 +537,7 @@ def lp_be_ratio(P, sizes, topology, segments=None):
     >>> rows[0]["ratio"] < rows[1]["ratio"] < rows[1]["limit"]
     True
     """
-    net = topology if isinstance(topology, Network) else Network(topology)
+    net = as_network(topology)
     rows = []
     for n in sizes:
         lp = compare("lp", net, P, n, segments=segments, saturation=False)

@@ -37,6 +37,7 @@ import simpy
 
 from .errors import DeadlockError
 from .flows import SATURATION, FlowTable
+from .network import route_loads
 from .trace import ranges, successors
 
 __all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
@@ -333,13 +334,8 @@ def _link_totals(routes, pair, sizes, num_links):
     the route of each message and ``sizes`` its bytes. A (messages x hops) matrix
     would be large.
     """
-    hops = routes.shape[1]
-    flat = routes.ravel()
-    pair_bytes = np.bincount(pair, weights=sizes, minlength=len(routes))
-    pair_count = np.bincount(pair, minlength=len(routes))
-    L = num_links
-    nbytes = np.bincount(flat, weights=np.repeat(pair_bytes, hops), minlength=L + 1)[:L]
-    count = np.bincount(flat, weights=np.repeat(pair_count, hops), minlength=L + 1)[:L]
+    nbytes = route_loads(pair, routes, num_links, sizes)
+    count = route_loads(pair, routes, num_links)
     return nbytes, count.astype(np.int64)  # whole numbers, exact in float64
 
 
