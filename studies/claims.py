@@ -62,6 +62,7 @@ import time
 from netsim.analysis import fit_scaling, lp_be_ratio, lp_segments, scale
 from netsim.result import simulate
 from topologies import star
+from topologies.specs import ETHERNET, ETHERNET_LATENCY
 from workloads import allreduce, dgc, pf, ps_partitioned, ps_sync, ringtmp, slimdp
 
 from .closed_forms import closed_form
@@ -79,7 +80,7 @@ __all__ = [
 ]
 
 #: The star of every simulated claim: 10 GbE host links (bytes/s) and 1 us per link.
-STAR_10GBE = {"bandwidth": 1.25e9, "latency": 1e-6}
+STAR_10GBE = {"bandwidth": ETHERNET["10GbE"], "latency": ETHERNET_LATENCY}
 
 
 def _row(claim, source, setup, measured, threshold, value, passed, seconds):
@@ -88,7 +89,7 @@ def _row(claim, source, setup, measured, threshold, value, passed, seconds):
             "seconds": float(seconds)}
 
 
-def pipelining_claims(bandwidth=1.25e9, latency=1e-6, nbytes=64e6,
+def pipelining_claims(bandwidth=ETHERNET["10GbE"], latency=ETHERNET_LATENCY, nbytes=64e6,
                       workers=(2, 4, 8, 16, 32, 64), sizes=(1e5, 1e6, 1e7, 1e8), ratio_P=64):
     """Check the three claims of the linear-pipelining study on a non-blocking star.
 
