@@ -42,9 +42,10 @@ from netsim.checks import check_int
 from netsim.result import simulate
 from netsim.saturation import crossing, saturation_point, speedup, top_link
 from netsim.trace import COMPUTE, Trace
+from workloads.closed import worker_compute, worker_mask
 from workloads.errors import WorkloadError
 
-from .closed_forms import closed_form, worker_compute, worker_mask
+from .closed_forms import closed_form
 from .paradigm_traces import check_workers, traces
 
 __all__ = ["study", "sweep_point", "plot_study"]

@@ -19,10 +19,12 @@ from . import mlp
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, dense_bpv, finish, plan, recording
+from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "average_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "schedule", "measure", "closed_form",
+           "average_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: One master, rank P (see :func:`workloads.plan.plan`).
 SERVERS = "master"

@@ -64,12 +64,13 @@ from . import mlp
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, finish, grad_deps, plan
-from .ps_sync import measure_sparse, shard_bounds, sparse_sizes, sparse_stats
+from .ps_sync import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
 from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "sweep", "threshold", "value_filter", "aggregate_flops",
+__all__ = ["run", "schedule", "measure", "closed_form",
+           "sweep", "threshold", "value_filter", "aggregate_flops",
            "broadcast_scale", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).

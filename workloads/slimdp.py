@@ -55,12 +55,12 @@ from . import mlp
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, finish, plan
-from .ps_sync import measure_sparse, shard_bounds, sparse_sizes, sparse_stats
+from .ps_sync import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
 from .recorder import SPARSE_BYTES_PER_VALUE, payload_bytes, run_result
 from .recorder import V100_FP32_FLOPS, sparse_payload
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "subset_sizes", "core_set", "explore_set",
+__all__ = ["run", "schedule", "measure", "closed_form", "subset_sizes", "core_set", "explore_set",
            "worker_update_flops", "server_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
