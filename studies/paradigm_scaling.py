@@ -178,7 +178,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         ``closed_compute``, ``closed_server``, ``closed_communication``, ``speedup``,
         ``efficiency``, ``closed_speedup``, ``top_link``, ``top_link_ranks``
         (e.g. ``"server rank 16"``: the ranks on the link's end nodes),
-        ``top_fraction``, ``top_bandwidth``, ``source``), ``saturation`` (from
+        ``saturated_fraction``, ``top_bandwidth``, ``source``), ``saturation`` (from
         :func:`netsim.saturation.saturation_point`), ``closed_form_crossing``
         (the P at which the closed-form communication reaches the closed-form
         compute plus server time, interpolated linearly in P, exact when both
@@ -227,7 +227,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
             "closed_server": cf["server"], "closed_communication": cf["communication"],
             "top_link": top["top_link"],
             "top_link_ranks": _link_ranks(top["top_link"], res, t),
-            "top_fraction": top["saturated_fraction"],
+            "saturated_fraction": top["saturated_fraction"],
             "top_bandwidth": top["top_bandwidth"],
             "source": t.metadata.get("source"),
         })
@@ -238,7 +238,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
     for i, r in enumerate(records):
         r["speedup"], r["efficiency"] = sp[i], eff[i]
         r["closed_speedup"] = csp[i] if csp else None
-    saturation = saturation_point(Ps, [r["top_fraction"] for r in records],
+    saturation = saturation_point(Ps, [r["saturated_fraction"] for r in records],
                                   [r["top_link"] for r in records],
                                   times=[r["time"] for r in records], level=level, strong=strong)
     cross = None
