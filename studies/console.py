@@ -14,7 +14,14 @@ __all__ = ["UsageError", "PROGRESS_MESSAGES", "progress", "note", "log", "write"
 
 
 class UsageError(Exception):
-    """A command line that does not parse (printed as ``netsim: error: ...``, exit 2)."""
+    """A command line that does not parse (printed as ``netsim: error: ...``, exit 2).
+
+    Examples
+    --------
+    >>> from studies.cli import main
+    >>> main(["scale", "--workers"])  # the CLI catches it: one line on stderr, exit 2
+    2
+    """
 
 
 PROGRESS_MESSAGES = 100_000

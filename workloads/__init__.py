@@ -89,7 +89,16 @@ _MODULES = (
 
 
 class Paradigm(NamedTuple):
-    """A registry entry: the run function and what ``--list`` shows."""
+    """A registry entry: the run function, what ``--list`` shows, its closed form.
+
+    Examples
+    --------
+    >>> p = PARADIGMS["ps-async"]
+    >>> p.name, "servers" in p.options, p.closed_form, p.no_closed_form[:12]
+    ('ps-async', True, None, 'asynchronous')
+    >>> PARADIGMS["ps-sync"].closed_form.__module__
+    'workloads.ps_sync'
+    """
 
     name: str
     run: object

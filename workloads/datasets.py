@@ -78,6 +78,14 @@ class Dataset:
     y_train, y_test : ndarray (int64)
         Class labels ``0..n_classes-1``.
     n_classes : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X, y = np.zeros((4, 3), dtype=np.float32), np.array([0, 1, 0, 1])
+    >>> d = Dataset("toy", X[:3], y[:3], X[3:], y[3:], 2)
+    >>> d.n_features, d.n_train, d.n_test, d.is_sparse
+    (3, 3, 1, False)
     """
 
     name: str
@@ -109,7 +117,14 @@ class Dataset:
 
 
 class SparseData(tuple):
-    """``(X, y, cluster)`` returned by :func:`sparse`: CSR features, labels, cluster of each row."""
+    """``(X, y, cluster)`` returned by :func:`sparse`: CSR features, labels, cluster of each row.
+
+    Examples
+    --------
+    >>> data = sparse(100, 50, 5, seed=1, nnz=4)
+    >>> data.X.shape, data.y.shape == data.cluster.shape == (100,)
+    ((100, 50), True)
+    """
 
     __slots__ = ()
 

@@ -502,7 +502,13 @@ def unflatten(vector, layers):
 
 class Layer(NamedTuple):
     """One unit of a model: ``params`` values, ``flops`` forward FLOPs per sample (2 per
-    multiply-add) and ``activations`` output values per sample."""
+    multiply-add) and ``activations`` output values per sample.
+
+    Examples
+    --------
+    >>> model_of([4, 16, 3]).layers[0]  # 4 x 16 weights + 16 biases; 2 x 64 FLOPs
+    Layer(name='dense0', params=80, flops=128.0, activations=16)
+    """
 
     name: str
     params: int

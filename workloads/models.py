@@ -95,7 +95,15 @@ __all__ = [
 
 
 class UnknownModelError(WorkloadError):
-    """A model name that is not in :data:`MODELS`."""
+    """A model name that is not in :data:`MODELS`.
+
+    Examples
+    --------
+    >>> get_model("alexnet")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    workloads.models.UnknownModelError: unknown model 'alexnet'; known models: ...
+    """
 
 
 def mlp_model(layers, name=None):

@@ -33,7 +33,16 @@ __all__ = ["Recording", "Plan", "recording", "plan", "finish", "tag_mask", "dens
 
 class Recording(NamedTuple):
     """The recorded run a ``measure`` reads: P0 workers, S0 servers, n_rec iterations,
-    the model, the batch per worker, the hyper-parameters and the whole metadata."""
+    the model, the batch per worker, the hyper-parameters and the whole metadata.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> md = {"workers": 2, "servers": 1, "layers": [4, 3], "hyper": {"batch_size": 8}}
+    >>> r = recording(TraceBuilder(3, md).build())
+    >>> r.P0, r.S0, r.model0.params, r.batch0
+    (2, 1, 15, 8)
+    """
 
     P0: int
     S0: int
@@ -46,7 +55,16 @@ class Recording(NamedTuple):
 
 class Plan(NamedTuple):
     """What a ``schedule`` generates: P workers, S servers, iterations, the model at P,
-    the batch per worker, and the :class:`Recording` its statistics came from."""
+    the batch per worker, and the :class:`Recording` its statistics came from.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> md = {"workers": 2, "servers": 1, "layers": [4, 3], "hyper": {"batch_size": 8}}
+    >>> c = plan(4, recording(TraceBuilder(3, md).build()), "servers")
+    >>> c.P, c.S, c.model.params, c.batch
+    (4, 1, 15, 8)
+    """
 
     P: int
     S: int

@@ -110,6 +110,13 @@ class RunResult:
         For paradigms that drop, filter or sparsify: fraction of values not sent.
     extra : dict
         Paradigm-specific numbers (e.g. staleness, test loss).
+
+    Examples
+    --------
+    >>> from workloads import record
+    >>> r = record("single", epochs=1)
+    >>> r.paradigm, r.messages, r.total_bytes, r.iterations == r.trace.num_iterations
+    ('single', 0, 0, True)
     """
 
     paradigm: str

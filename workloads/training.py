@@ -43,6 +43,12 @@ class Setup:
         Training-sample indices of each worker.
     dataset : str
     seed : int
+
+    Examples
+    --------
+    >>> s = prepare("iris", 2, seed=0)
+    >>> s.layers, len(s.shards), s.dataset
+    ((4, 16, 3), 2, 'iris')
     """
 
     data: object
