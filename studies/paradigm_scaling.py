@@ -272,6 +272,19 @@ def plot_study(st, path, title=None, logy=True, topology=None):
     beside the simulated exposed communication). The default title names the
     paradigm, the model, the scaling and, if given, the ``topology`` spec.
 
+    Parameters
+    ----------
+    st : dict
+        A :func:`study`.
+    path : str or path-like
+        The PNG to write.
+    title : str, optional
+        The figure's title (default: paradigm, model, scaling, topology).
+    logy : bool
+        Logarithmic time axis.
+    topology : str, optional
+        The topology spec, named in the default title.
+
     Examples
     --------
     >>> import os, tempfile

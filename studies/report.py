@@ -173,6 +173,13 @@ def format_study(st):
 def format_claims(rows, markdown=False):
     """The claims as a table: claim, source, measured, threshold, PASS or FAIL.
 
+    Parameters
+    ----------
+    rows : list of dict
+        Claim records (:func:`studies.claims.run_claims`).
+    markdown : bool
+        A Markdown table instead of plain text.
+
     Examples
     --------
     >>> rows = [{"claim": "c", "source": "s", "setup": "x", "measured": "m",

@@ -206,6 +206,13 @@ def _dense(name, X, y, split_seed, test_fraction):
 def iris(split_seed=SPLIT_SEED, test_fraction=0.2):
     """Fisher's Iris (150 x 4, 3 classes) from scikit-learn, split and standardised.
 
+    Parameters
+    ----------
+    split_seed : int
+        Seed of the stratified train/test split.
+    test_fraction : float
+        Share of the samples held out for testing.
+
     Examples
     --------
     >>> d = iris()
@@ -220,6 +227,13 @@ def iris(split_seed=SPLIT_SEED, test_fraction=0.2):
 
 def digits(split_seed=SPLIT_SEED, test_fraction=0.2):
     """scikit-learn's 8x8 handwritten digits (1,797 x 64, 10 classes), split and standardised.
+
+    Parameters
+    ----------
+    split_seed : int
+        Seed of the stratified train/test split.
+    test_fraction : float
+        Share of the samples held out for testing.
 
     Examples
     --------
@@ -257,6 +271,15 @@ def mnist(path, max_train=None, max_test=None):
     The official split (60,000 train, 10,000 test) is kept; pixels are scaled
     to [0, 1], flattened to 784 features and standardised. ``max_train`` and
     ``max_test`` keep only the first samples (for quick runs).
+
+    Parameters
+    ----------
+    path : str
+        Directory of the four IDX files (gzipped or not).
+    max_train : int, optional
+        Keep at most this many training samples.
+    max_test : int, optional
+        Keep at most this many test samples.
 
     Raises
     ------
@@ -352,6 +375,13 @@ def read_idx(path):
 def write_idx(path, array):
     """Write ``array`` as an IDX file (gzipped if ``path`` ends in ``.gz``).
 
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write.
+    array : numpy.ndarray
+        uint8 array of any shape.
+
     Examples
     --------
     >>> import tempfile, os
@@ -383,6 +413,23 @@ def sparse(n_samples=2000, n_features=1000, n_clusters=8, seed=0, nnz=20, n_clas
     Labels come from a hidden linear model: ``y = argmax(X @ W + noise)`` with
     ``W`` standard normal, so the data are learnable. All randomness comes
     from ``seed``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Rows.
+    n_features : int
+        Columns.
+    n_clusters : int
+        Feature clusters; a row belongs to one.
+    seed : int
+        Seed of the data.
+    nnz : int
+        Non-zero features per row.
+    n_classes : int
+        Classes of the labels.
+    locality : float
+        Share of a row's features drawn from its own cluster.
 
     Returns
     -------
@@ -437,6 +484,15 @@ def split(y, test_fraction=0.2, seed=0):
     Each class keeps ``round(test_fraction * count)`` of its samples for the
     test set, chosen by a Generator seeded with ``seed``.
 
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Class labels.
+    test_fraction : float
+        Share of each class held out.
+    seed : int
+        Seed of the split.
+
     Returns
     -------
     train, test : ndarray
@@ -470,6 +526,13 @@ def standardise(X_train, X_test):
     """Scale features to zero mean and unit variance using the training set's statistics.
 
     Features constant in the training set are centred and left unscaled.
+
+    Parameters
+    ----------
+    X_train : numpy.ndarray
+        Training features (the statistics come from these).
+    X_test : numpy.ndarray
+        Test features.
 
     Examples
     --------
@@ -521,6 +584,15 @@ def minibatches(indices, batch_size, rng):
     """One epoch of mini-batches: ``indices`` shuffled and cut into ``batch_size`` pieces.
 
     The last batch may be smaller.
+
+    Parameters
+    ----------
+    indices : numpy.ndarray
+        Sample indices.
+    batch_size : int
+        Samples per mini-batch.
+    rng : numpy.random.Generator
+        Shuffles the indices.
 
     Examples
     --------

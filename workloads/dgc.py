@@ -91,6 +91,15 @@ def warmup_sparsity(epoch, warmup_epochs=4, final_sparsity=0.999):
     Epoch ``e < warmup_epochs`` keeps density ``4**-(e+1)`` (but never less than
     the final density); later epochs use ``final_sparsity``.
 
+    Parameters
+    ----------
+    epoch : int
+        Epoch from 0.
+    warmup_epochs : int
+        Epochs of the warm-up.
+    final_sparsity : float
+        Sparsity after the warm-up, in [0, 1).
+
     Raises
     ------
     WorkloadError
@@ -118,6 +127,13 @@ def values_per_layer(sizes, sparsity):
     A tolerance of 1e-9 keeps float rounding (``1 - 0.996`` is not exactly
     0.004) from adding a value.
 
+    Parameters
+    ----------
+    sizes : sequence of int
+        Values of each layer.
+    sparsity : float
+        Share of values not sent.
+
     Examples
     --------
     >>> values_per_layer([80, 51], 0.75), values_per_layer([80, 51], 0.999)
@@ -142,6 +158,15 @@ def step_flops(n, P, K):
     """FLOPs of a worker's step after the allgather: summing the ``P`` sparse sets of
     ``K`` values each, and the momentum-corrected update of ``n`` values (2 per value).
 
+    Parameters
+    ----------
+    n : int
+        Parameters of the model.
+    P : int
+        Workers.
+    K : int
+        Values of each sparse set.
+
     Examples
     --------
     >>> step_flops(131, 4, 3)
@@ -154,6 +179,13 @@ def top_k(vector, k):
     """Positions of the ``k`` entries of largest magnitude, ascending.
 
     Ties go to the lower position (stable sort), so the choice is deterministic.
+
+    Parameters
+    ----------
+    vector : numpy.ndarray
+        Values.
+    k : int
+        Entries kept.
 
     Examples
     --------

@@ -109,6 +109,13 @@ class UnknownModelError(WorkloadError):
 def mlp_model(layers, name=None):
     """The :mod:`workloads.mlp` model of widths ``layers`` (:func:`workloads.mlp.model_of`).
 
+    Parameters
+    ----------
+    layers : sequence of int
+        Widths, input to output.
+    name : str, optional
+        The model's name (default from the widths).
+
     Examples
     --------
     >>> [l.params for l in mlp_model((4, 16, 3)).layers]

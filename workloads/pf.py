@@ -135,6 +135,13 @@ def aggregate_flops(nnz, size):
     """FLOPs of a server taking in ``nnz`` pushed values and averaging and filtering its
     shard of ``size`` values (2 per value).
 
+    Parameters
+    ----------
+    nnz : int
+        Values pushed.
+    size : int
+        Values of the shard.
+
     Examples
     --------
     >>> aggregate_flops(30, 131)
@@ -404,6 +411,15 @@ def broadcast_scale(f, P, P0):
     P0 = 2 to P = 16 to +5 % (+26 %). On Iris, whose tiny model's broadcast is
     almost all signal, it underestimates: -7 % at 4 -> 8 (fixed rate: -4 %),
     -22 % at 2 -> 16 (-11 %).
+
+    Parameters
+    ----------
+    f : float
+        Signal share of the broadcast.
+    P : int
+        Workers of the schedule.
+    P0 : int
+        Workers of the recording.
 
     Examples
     --------

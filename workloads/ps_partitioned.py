@@ -210,6 +210,14 @@ def partition_features(X, sample_part, workers, servers, seed=0):
 def random_features(F, servers, rng):
     """The baseline: rows dealt to servers by a seeded random permutation (equal counts).
 
+    Parameters
+    ----------
+    F : int
+        Feature rows.
+    servers : int
+        Servers.
+    rng : numpy.random.Generator
+
     Examples
     --------
     >>> np.bincount(random_features(10, 3, np.random.default_rng(0))).tolist()

@@ -63,6 +63,13 @@ def shard_bounds(n, servers):
     Shard ``s`` is ``[bounds[s], bounds[s + 1])``; the first ``n % servers``
     shards hold one value more.
 
+    Parameters
+    ----------
+    n : int
+        Values.
+    servers : int
+        Shards.
+
     Raises
     ------
     WorkloadError
@@ -119,6 +126,19 @@ def pull_shard(rec, shards, s, w, iteration, tag="pull"):
 
     The payload is a copy, so the server's later updates leave it unchanged.
 
+    Parameters
+    ----------
+    rec : Recorder
+    shards : list of numpy.ndarray
+        Each server's values.
+    s : int
+        Server index (rank ``P + s``).
+    w : int
+        Worker rank.
+    iteration : int
+    tag : str
+        The message's tag.
+
     Examples
     --------
     >>> from workloads.recorder import Recorder
@@ -134,6 +154,13 @@ def pull_shard(rec, shards, s, w, iteration, tag="pull"):
 def server_update_flops(P, size):
     """FLOPs of a server averaging ``P`` pushes of a shard of ``size`` values and taking a
     momentum SGD step: ``P * size + update_flops(size)``.
+
+    Parameters
+    ----------
+    P : int
+        Pushes averaged.
+    size : int
+        Values of the shard.
 
     Examples
     --------
@@ -221,6 +248,15 @@ def measure(trace, push="push", pull="pull"):
     """Bytes per parameter of the pushes (tag ``push``) and pulls (tag ``pull``) of a
     recorded parameter-server run, with its :class:`workloads.plan.Recording`.
 
+    Parameters
+    ----------
+    trace : Trace
+        A parameter-server recording.
+    push : str
+        Tag of the pushes.
+    pull : str
+        Tag of the pulls.
+
     Examples
     --------
     >>> m = measure(run(workers=2, epochs=1, servers=2).trace)
@@ -285,6 +321,15 @@ def measure_sparse(trace, push, down):
     ``push``) and of each server's replies to it (tag ``down``), for the sparse
     parameter servers (:mod:`workloads.pf`, :mod:`workloads.slimdp`).
 
+    Parameters
+    ----------
+    trace : Trace
+        A sparse parameter-server recording.
+    push : str
+        Tag of the pushes.
+    down : str
+        Tag of the servers' replies.
+
     Returns
     -------
     dict
@@ -313,6 +358,14 @@ def sparse_stats(rec, up, down):
     ``up[iteration, worker, server]`` and reply ``down[iteration, worker, server]``:
     the bytes themselves, per shard parameter (``up``, ``down``) and per parameter of
     the whole model (``up_all``, ``down_all``), with the recording ``rec``.
+
+    Parameters
+    ----------
+    rec : Recording
+    up : numpy.ndarray
+        Bytes pushed, (iterations, workers, servers).
+    down : numpy.ndarray
+        Bytes replied, the same shape.
 
     Examples
     --------
@@ -347,6 +400,16 @@ def sparse_sizes(c, stats, it, key):
     recorded worker w mod P0 in recorded iteration ``it`` (beyond the recording, its
     last epoch over and over); with other servers than recorded, at the worker's
     rate over the whole model.
+
+    Parameters
+    ----------
+    c : Plan
+    stats : dict
+        Of :func:`sparse_stats`.
+    it : int
+        Generated iteration.
+    key : str
+        ``"up"`` or ``"down"``.
 
     Examples
     --------

@@ -86,6 +86,13 @@ DEFAULT_WIDTH = 16
 def partition_layers(layers, nodes):
     """Dense layers of each node for a layer-wise partition: consecutive runs.
 
+    Parameters
+    ----------
+    layers : sequence of int
+        Widths, input to output.
+    nodes : int
+        Ring nodes.
+
     Returns
     -------
     list of range
@@ -115,6 +122,13 @@ def partition_layers(layers, nodes):
 
 def partition_neurons(layers, nodes):
     """Neuron slice of each node in every layer for a neuron-wise partition.
+
+    Parameters
+    ----------
+    layers : sequence of int
+        Widths, input to output.
+    nodes : int
+        Ring nodes.
 
     Returns
     -------

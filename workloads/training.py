@@ -63,6 +63,12 @@ class Setup:
 def check_workers(workers, minimum=1):
     """Validate a worker count and return it as an int.
 
+    Parameters
+    ----------
+    workers : int
+    minimum : int
+        The smallest allowed.
+
     Raises
     ------
     WorkloadError
@@ -158,6 +164,15 @@ def worker_batches(shards, batch_size, rng):
     ``min(batch_size, len(shard))`` samples, taken cyclically from its shuffled
     shard, so all workers take the same number of equal-sized steps:
     ``ceil(max shard size / batch_size)`` per epoch.
+
+    Parameters
+    ----------
+    shards : list of numpy.ndarray
+        Sample indices of each worker.
+    batch_size : int
+        Samples per step.
+    rng : numpy.random.Generator
+        Shuffles each shard.
 
     Returns
     -------
