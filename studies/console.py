@@ -18,9 +18,8 @@ class UsageError(Exception):
 
     Examples
     --------
-    >>> from studies.cli import main
-    >>> main(["scale", "--workers"])  # the CLI catches it: one line on stderr, exit 2
-    2
+    >>> str(UsageError("netsim scale: argument --workers/-P: expected one argument"))
+    'netsim scale: argument --workers/-P: expected one argument'
     """
 
 

@@ -211,7 +211,6 @@ def iris(split_seed=SPLIT_SEED, test_fraction=0.2):
     split_seed : int
         Seed of the stratified train/test split.
     test_fraction : float
-        Share of the samples held out for testing.
 
     Examples
     --------
@@ -233,7 +232,6 @@ def digits(split_seed=SPLIT_SEED, test_fraction=0.2):
     split_seed : int
         Seed of the stratified train/test split.
     test_fraction : float
-        Share of the samples held out for testing.
 
     Examples
     --------
@@ -592,7 +590,6 @@ def minibatches(indices, batch_size, rng):
     batch_size : int
         Samples per mini-batch.
     rng : numpy.random.Generator
-        Shuffles the indices.
 
     Examples
     --------

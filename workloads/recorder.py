@@ -545,19 +545,14 @@ def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iteratio
     messages : int
         Messages sent, likewise.
     iterations : int
-        Iterations recorded.
     hyper : dict
-        The paradigm's hyper-parameters.
     servers : int
         Server (or master) ranks after the workers.
     dropped_fraction : float, optional
         Share of values not sent.
     extra : dict, optional
-        Paradigm-specific numbers.
     roles : list of str, optional
-        Role of each rank.
     metadata : dict, optional
-        More metadata.
 
     Raises
     ------

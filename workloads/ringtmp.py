@@ -51,15 +51,13 @@ from .plan import Recording, finish, plan, recording
 from .recorder import V100_FP32_FLOPS, Recorder, bytes_per_value, count_sent, run_result
 from .training import check_workers, epochs_of, prepare, worker_batches
 
-__all__ = ["run", "NO_CLOSED_FORM",
-           "partition_layers", "partition_neurons", "compare", "format_table",
-           "COMPARE_CONFIGS", "DEFAULT_WIDTH", "DESCRIPTION", "OPTIONS", "schedule", "measure",
-           "SERVERS"]
+__all__ = ["run", "NO_CLOSED_FORM", "partition_layers", "partition_neurons", "compare",
+           "format_table", "COMPARE_CONFIGS", "DEFAULT_WIDTH", "DESCRIPTION", "OPTIONS",
+           "schedule", "measure", "SERVERS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
 SERVERS = "none"
 
-#: Why this paradigm has no alpha-beta closed form (see :mod:`workloads.closed`).
 NO_CLOSED_FORM = "a pipeline of dependent activation messages, not a collective"
 
 DESCRIPTION = ("model partitioned across a ring of nodes (by layer or by neuron); "
@@ -91,7 +89,6 @@ def partition_layers(layers, nodes):
     layers : sequence of int
         Widths, input to output.
     nodes : int
-        Ring nodes.
 
     Returns
     -------
@@ -126,9 +123,7 @@ def partition_neurons(layers, nodes):
     Parameters
     ----------
     layers : sequence of int
-        Widths, input to output.
     nodes : int
-        Ring nodes.
 
     Returns
     -------
