@@ -107,6 +107,21 @@ def pipelining_claims(bandwidth=ETHERNET["10GbE"], latency=ETHERNET_LATENCY, nby
     3. The BE / LP broadcast time ratio at ``P = ratio_P`` grows with n
        towards ``2 (P - 1) / P`` (:func:`netsim.analysis.lp_be_ratio`, optimal k per size).
 
+    Parameters
+    ----------
+    bandwidth : float
+        Bytes/s of every link of the star.
+    latency : float
+        Seconds per link.
+    nbytes : float
+        Bytes broadcast for the scaling claims (1 and 2).
+    workers : sequence of int
+        The P values.
+    sizes : sequence of float
+        Message sizes (bytes) of the size sweep.
+    ratio_P : int
+        The P at which the BE / LP broadcast time ratio is taken.
+
     Returns
     -------
     dict
@@ -141,6 +156,19 @@ def lp_claims(nbytes=64e6, workers=(2, 4, 8, 16, 32, 64), sizes=(1e5, 1e6, 1e7, 
     :func:`netsim.analysis.fit_scaling` (its time varies by less than 5 %), MST
     broadcast ``log2 P``, and BE / LP broadcast time at ``P = ratio_P`` and the
     largest size must reach ``ratio_min`` ("about 2x": within 10 % of 2).
+
+    Parameters
+    ----------
+    nbytes : float
+        Bytes broadcast for the scaling claims (1 and 2).
+    workers : sequence of int
+        The P values.
+    sizes : sequence of float
+        Message sizes (bytes) of the size sweep.
+    ratio_P : int
+        The P at which the BE / LP broadcast time ratio is taken.
+    ratio_min : float
+        The smallest ratio that passes.
 
     Returns
     -------
@@ -188,6 +216,18 @@ def ringtmp_claim(seeds=2, workers=8, configs=ringtmp.COMPARE_CONFIGS, target=8.
     mean ratio ps-sync bytes / RingTMP bytes reaches ``target``; the accuracy
     delta (RingTMP minus ps-sync) is reported beside it.
 
+    Parameters
+    ----------
+    seeds : int
+        Seeds averaged.
+    workers : int
+        Ring nodes.
+    configs : sequence
+        Run options (dataset, partition, hidden, ...) of each comparison
+        (:data:`workloads.ringtmp.COMPARE_CONFIGS`).
+    target : float
+        The byte ratio (parameter server over RingTMP) that passes.
+
     Examples
     --------
     >>> row = ringtmp_claim(seeds=1, workers=2, configs=[
@@ -220,6 +260,29 @@ def pf_claims(dataset="digits", hidden=(64,), epochs=3, tau0=0.05, workers=4, se
     throughput set so that ps-sync's closed-form communication is
     ``comm_over_compute`` (5.7) times its computation, the authors' regime;
     PASS if ps-sync time / PF time reaches 4.3.
+
+    Parameters
+    ----------
+    dataset : str
+        A name of :data:`workloads.DATASETS`.
+    hidden : tuple of int
+        Hidden-layer widths.
+    epochs : int
+        Training epochs.
+    tau0 : float
+        Parameter Flow's initial filter threshold.
+    workers : int
+        Workers P.
+    seed : int
+        Seed of the runs.
+    comm_over_compute : float
+        Communication over compute time of the paper's setting, for the speed-up.
+    bytes_target : float
+        The traffic reduction that passes.
+    speedup_target : float
+        The speed-up that passes.
+    max_accuracy_drop : float
+        The largest accuracy loss against ps-sync that passes.
 
     Examples
     --------
@@ -269,6 +332,23 @@ def partition_claim(workers=16, servers=4, locality=1.0, clusters=16, epochs=20,
     data in its most favourable setting (every row's features from its own
     cluster's block): PASS if random bytes / METIS bytes reaches ``target``.
 
+    Parameters
+    ----------
+    workers : int
+        Workers.
+    servers : int
+        Servers.
+    locality : float
+        Share of a row's features from its own cluster (:func:`workloads.datasets.sparse`).
+    clusters : int
+        Feature clusters of the data.
+    epochs : int
+        Training epochs.
+    seed : int
+        Seed of the data and the runs.
+    target : float
+        The traffic ratio (random over partitioned) that passes.
+
     Examples
     --------
     >>> row = partition_claim(workers=4, servers=2, epochs=1)[0]
@@ -297,6 +377,23 @@ def dgc_claim(dataset="digits", hidden=(128,), epochs=8, workers=4, seed=0, low=
     per value); the accuracy is compared with dense ring-allreduce SGD of the
     same model, data and seed. PASS if the ratio is at least ``low`` and the
     accuracy at most ``max_accuracy_drop`` below the dense run's.
+
+    Parameters
+    ----------
+    dataset : str
+        A name of :data:`workloads.DATASETS`.
+    hidden : tuple of int
+        Hidden-layer widths.
+    epochs : int
+        Training epochs.
+    workers : int
+        Workers P.
+    seed : int
+        Seed of the runs.
+    low : float
+        The smallest compression ratio that passes.
+    max_accuracy_drop : float
+        The largest accuracy loss against dense allreduce that passes.
 
     Examples
     --------
@@ -329,6 +426,23 @@ def slimdp_claim(dataset="digits", hidden=(64,), epochs=3, workers=4, alpha=0.3,
     Slim-DP (``alpha`` of the parameters per round) against ps-sync with the
     same model, data and seed: PASS if it sends fewer bytes and its accuracy
     is at most ``max_accuracy_drop`` below ps-sync's.
+
+    Parameters
+    ----------
+    dataset : str
+        A name of :data:`workloads.DATASETS`.
+    hidden : tuple of int
+        Hidden-layer widths.
+    epochs : int
+        Training epochs.
+    workers : int
+        Workers P.
+    alpha : float
+        Slim-DP's share of the parameters communicated.
+    seed : int
+        Seed of the runs.
+    max_accuracy_drop : float
+        The largest accuracy loss against ps-sync that passes.
 
     Examples
     --------

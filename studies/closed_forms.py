@@ -1,122 +1,28 @@
-"""The alpha-beta closed form of one iteration of a paradigm's trace.
+"""The alpha-beta closed form of one iteration of a paradigm's trace: the generic dispatch.
 
-Closed forms (per iteration; alpha, beta from
-:func:`netsim.costmodel.alpha_beta` over the pairs the trace uses)
-----------------------------------------------------------------------
-``compute``: the largest worker compute of the iteration; ``server``: the
-largest server (or master) compute, which is on the critical path of every
-synchronous paradigm here; ``time = compute + server + communication``.
-
-=================================== =============================================
-paradigm                            communication per iteration
-=================================== =============================================
-ps-sync, pf, slimdp,                push + pull phases, each
-model-averaging, admm,              :func:`netsim.costmodel.ps_push_pull` / 2 =
-ps-partitioned                      ``alpha + max(P, S) n beta / S`` with n the
-                                    bytes one worker sends (receives) per phase
-allreduce                           the collective's closed form (ring, mst =
-                                    binomial reduce + broadcast, be =
-                                    Rabenseifner, lp = pipeline) of the gradient
-dgc                                 direct allgather: every host link carries the
-                                    worker's ``(P - 1)`` sparse sets,
-                                    :func:`netsim.costmodel.hockney`
-single                              0
-ps-async, ringtmp                   none (asynchronous; a pipeline of
-                                    dependent activations): reported as None
-=================================== =============================================
+:func:`closed_form` reads the trace's paradigm, derives ``alpha`` and ``beta``
+from the topology (:func:`netsim.costmodel.alpha_beta` over the pairs the trace
+uses) and calls that paradigm's own ``closed_form(trace, alpha, beta,
+device_flops)`` through the registry (:data:`studies.registry.PARADIGMS`);
+each paradigm module documents its formula, and :mod:`workloads.closed` what
+they share (``time = compute + server + communication`` per iteration). A
+paradigm without one reports why (its module's ``NO_CLOSED_FORM``).
 """
 
-import numpy as np
-
 from netsim import costmodel
-from netsim.trace import COMPUTE
+from workloads.closed import worker_compute, worker_mask
 
-__all__ = ["PS_LIKE", "NO_CLOSED_FORM", "worker_mask", "worker_compute", "closed_form"]
+from .registry import PARADIGMS
 
-#: Paradigms whose communication is push to servers, (server compute), pull back.
-PS_LIKE = ("ps-sync", "pf", "slimdp", "model-averaging", "admm", "ps-partitioned")
+__all__ = ["NO_CLOSED_FORM", "worker_mask", "worker_compute", "closed_form"]
 
-#: Paradigms with no closed form here, and why.
-NO_CLOSED_FORM = {
-    "ps-async": "asynchronous: workers never wait for each other, no per-iteration barrier",
-    "ringtmp": "a pipeline of dependent activation messages, not a collective",
-}
-
-_ALLREDUCE = {
-    "ring": lambda P, n, a, b, k: costmodel.ring_allreduce(P, n, a, b),
-    "mst": lambda P, n, a, b, k: (costmodel.binomial_reduce(P, n, a, b)
-                                  + costmodel.binomial_broadcast(P, n, a, b)),
-    "be": lambda P, n, a, b, k: costmodel.rabenseifner_allreduce(P, n, a, b),
-    "lp": lambda P, n, a, b, k: costmodel.pipeline_allreduce(P, n, k, a, b),
-}
-
-
-def worker_mask(trace):
-    """Per rank, whether it is a worker (True) or a server or master (False).
-
-    From ``metadata["roles"]``, else the last ``metadata["servers"]`` ranks are servers.
-
-    Parameters
-    ----------
-    trace : Trace
-
-    Returns
-    -------
-    numpy.ndarray of bool
-
-    Examples
-    --------
-    >>> from netsim import TraceBuilder
-    >>> b = TraceBuilder(3, metadata={"servers": 1}); _ = b.message(0, 2, 8)
-    >>> worker_mask(b.build()).tolist()
-    [True, True, False]
-    """
-    meta = trace.metadata
-    roles = meta.get("roles")
-    if roles is None or len(roles) != trace.ranks:
-        servers = int(meta.get("servers", 0) or 0)
-        roles = ["worker"] * (trace.ranks - servers) + ["server"] * servers
-    return np.array([r == "worker" for r in roles])
-
-
-def _per_iteration(values, ranks, iteration, ranks_mask, nranks, niter, reduce):
-    """values summed per (iteration, rank), then reduced over the selected ranks."""
-    grid = np.zeros((niter, nranks))
-    np.add.at(grid, (iteration, ranks), values)
-    sel = grid[:, ranks_mask]
-    if sel.shape[1] == 0:
-        return np.zeros(niter)
-    return reduce(sel, axis=1)
-
-
-def worker_compute(trace, device_flops):
-    """Mean over iterations of the largest worker's compute seconds per iteration.
-
-    Parameters
-    ----------
-    trace : Trace
-    device_flops : float or None
-        FLOP/s of the compute ops (None: the trace's metadata).
-
-    Examples
-    --------
-    >>> from netsim import TraceBuilder
-    >>> b = TraceBuilder(2)
-    >>> _ = b.compute(0, seconds=1.0, iteration=0); _ = b.compute(1, seconds=3.0, iteration=0)
-    >>> _ = b.compute(0, seconds=2.0, iteration=1)
-    >>> worker_compute(b.build(), None)  # max(1, 3) and 2, averaged
-    2.5
-    """
-    seconds = trace.compute_seconds(device_flops)
-    comp = trace.kind == COMPUTE
-    niter = max(trace.num_iterations, 1)
-    per = _per_iteration(seconds[comp], trace.rank[comp], trace.iteration[comp], worker_mask(trace),
-                         trace.ranks, niter, np.max)
-    return float(per.mean())
+#: Paradigm name -> why it has no closed form, for those without one.
+NO_CLOSED_FORM = {name: p.no_closed_form for name, p in PARADIGMS.items()
+                  if p.closed_form is None and p.no_closed_form}
 
 
 def closed_form(trace, topology, device_flops=None, placement=None):
-    """Alpha-beta closed form of one iteration of a paradigm's trace (see the module table).
+    """Alpha-beta closed form of one iteration of a paradigm's trace.
 
     Parameters
     ----------
@@ -146,59 +52,21 @@ def closed_form(trace, topology, device_flops=None, placement=None):
     >>> n = 4 * 131  # the Iris model's 131 float32 parameters
     >>> abs(cf["communication"] - 2 * (2e-6 + 4 * n / 1.25e9)) < 1e-15
     True
+    >>> closed_form(record_at("ps-async", 2, iterations=1), star(3))["reason"]
+    'asynchronous: workers never wait for each other, no per-iteration barrier'
     """
-    meta = trace.metadata
-    paradigm = meta.get("paradigm")
-    P = int(meta.get("workers", trace.ranks))
+    paradigm = trace.metadata.get("paradigm")
     out = {"paradigm": paradigm, "alpha": None, "beta": None, "compute": None, "server": None,
            "communication": None, "time": None, "formula": None, "reason": None}
-    if paradigm in NO_CLOSED_FORM:
-        out["reason"] = NO_CLOSED_FORM[paradigm]
+    entry = PARADIGMS.get(paradigm)
+    if entry is None or entry.closed_form is None:
+        why = entry.no_closed_form if entry is not None else None
+        out["reason"] = why or f"no closed form for paradigm {paradigm!r}"
         return out
-    if paradigm not in PS_LIKE + ("allreduce", "dgc", "single"):
-        out["reason"] = f"no closed form for paradigm {paradigm!r}"
-        return out
-    seconds = trace.compute_seconds(device_flops)
-    niter = max(trace.num_iterations, 1)
-    worker = worker_mask(trace)
-    comp = trace.kind == COMPUTE
-    it, rk = trace.iteration, trace.rank
-    w_comp = _per_iteration(seconds[comp], rk[comp], it[comp], worker, trace.ranks, niter, np.max)
-    s_comp = _per_iteration(seconds[comp], rk[comp], it[comp], ~worker, trace.ranks, niter, np.max)
-    msg = trace.is_message
-    if msg.any():
+    if trace.is_message.any():
         alpha, beta = costmodel.alpha_beta(topology, placement=placement, trace=trace)
     else:
         alpha, beta = 0.0, 0.0
-    comm = np.zeros(niter)
-    if paradigm in PS_LIKE:
-        S = int((~worker).sum())
-        up = msg & worker[trace.rank] & ~worker[np.maximum(trace.peer, 0)]
-        down = msg & ~worker[trace.rank] & worker[np.maximum(trace.peer, 0)]
-        for mask, who in ((up, rk), (down, trace.peer)):
-            n = _per_iteration(trace.size[mask], who[mask], it[mask], worker, trace.ranks, niter,
-                               np.mean)
-            has = _per_iteration(np.ones(int(mask.sum())), who[mask], it[mask], worker,
-                                 trace.ranks, niter, np.max) > 0
-            comm += np.where(has, [costmodel.ps_push_pull(P, x, alpha, beta, servers=max(S, 1)) / 2
-                                   for x in n], 0.0)
-        out["formula"] = "compute + push (alpha + max(P,S) n beta / S) + server + pull (same)"
-    elif paradigm == "allreduce":
-        hyper = meta.get("hyper", {})
-        name = hyper.get("collective", "ring")
-        k = int(hyper.get("segments", 4))
-        per_iter = np.bincount(it[msg], weights=trace.size[msg], minlength=niter)
-        n = per_iter / (2 * (P - 1)) if P > 1 else np.zeros(niter)
-        comm = np.array([_ALLREDUCE[name](P, x, alpha, beta, k) if x > 0 else 0.0 for x in n])
-        out["formula"] = f"compute + {name} allreduce of the gradient + update"
-    elif paradigm == "dgc":
-        sent = _per_iteration(trace.size[msg], rk[msg], it[msg], worker, trace.ranks, niter,
-                              np.max)
-        comm = np.array([costmodel.hockney(x, alpha, beta) if x > 0 else 0.0 for x in sent])
-        out["formula"] = "compute + alpha + (P - 1) m beta (direct allgather of sparse sets)"
-    else:
-        out["formula"] = "compute only"
-    compute, server, communication = float(w_comp.mean()), float(s_comp.mean()), float(comm.mean())
-    out.update(alpha=alpha, beta=beta, compute=compute, server=server,
-               communication=communication, time=compute + server + communication)
+    out.update(entry.closed_form(trace, alpha, beta, device_flops))
+    out.update(alpha=alpha, beta=beta)
     return out

@@ -14,7 +14,13 @@ __all__ = ["UsageError", "PROGRESS_MESSAGES", "progress", "note", "log", "write"
 
 
 class UsageError(Exception):
-    """A command line that does not parse (printed as ``netsim: error: ...``, exit 2)."""
+    """A command line that does not parse (printed as ``netsim: error: ...``, exit 2).
+
+    Examples
+    --------
+    >>> str(UsageError("netsim scale: argument --workers/-P: expected one argument"))
+    'netsim scale: argument --workers/-P: expected one argument'
+    """
 
 
 PROGRESS_MESSAGES = 100_000

@@ -43,9 +43,10 @@ from netsim.result import simulate
 from netsim.saturation import crossing, saturation_point, speedup, top_link
 from netsim.trace import COMPUTE, Trace
 from netsim.units import parse_shape
+from workloads.closed import worker_compute, worker_mask
 from workloads.errors import WorkloadError
 
-from .closed_forms import closed_form, worker_compute, worker_mask
+from .closed_forms import closed_form
 from .paradigm_traces import check_workers, traces
 
 __all__ = ["study", "sweep_point", "plot_study"]
@@ -178,7 +179,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         ``closed_compute``, ``closed_server``, ``closed_communication``, ``speedup``,
         ``efficiency``, ``closed_speedup``, ``top_link``, ``top_link_ranks``
         (e.g. ``"server rank 16"``: the ranks on the link's end nodes),
-        ``top_fraction``, ``top_bandwidth``, ``source``), ``saturation`` (from
+        ``saturated_fraction``, ``top_bandwidth``, ``source``), ``saturation`` (from
         :func:`netsim.saturation.saturation_point`), ``closed_form_crossing``
         (the P at which the closed-form communication reaches the closed-form
         compute plus server time, interpolated linearly in P, exact when both
@@ -227,7 +228,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
             "closed_server": cf["server"], "closed_communication": cf["communication"],
             "top_link": top["top_link"],
             "top_link_ranks": _link_ranks(top["top_link"], res, t),
-            "top_fraction": top["saturated_fraction"],
+            "saturated_fraction": top["saturated_fraction"],
             "top_bandwidth": top["top_bandwidth"],
             "source": t.metadata.get("source"),
         })
@@ -238,7 +239,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
     for i, r in enumerate(records):
         r["speedup"], r["efficiency"] = sp[i], eff[i]
         r["closed_speedup"] = csp[i] if csp else None
-    saturation = saturation_point(Ps, [r["top_fraction"] for r in records],
+    saturation = saturation_point(Ps, [r["saturated_fraction"] for r in records],
                                   [r["top_link"] for r in records],
                                   times=[r["time"] for r in records], level=level, strong=strong)
     cross = None
@@ -271,6 +272,19 @@ def plot_study(st, path, title=None, logy=True, topology=None):
     Markers are simulated, lines closed forms (the closed-form communication
     beside the simulated exposed communication). The default title names the
     paradigm, the model, the scaling and, if given, the ``topology`` spec.
+
+    Parameters
+    ----------
+    st : dict
+        A :func:`study`.
+    path : str or path-like
+        The PNG to write.
+    title : str, optional
+        The figure's title (default: paradigm, model, scaling, topology).
+    logy : bool
+        Logarithmic time axis.
+    topology : str, optional
+        The topology spec, named in the default title.
 
     Examples
     --------

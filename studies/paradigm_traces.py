@@ -65,6 +65,12 @@ def first_iterations(trace, k):
     Dependencies on dropped ops (there are none in a trace whose ops only wait
     for earlier iterations) are dropped too.
 
+    Parameters
+    ----------
+    trace : Trace
+    k : int
+        Iterations kept (>= 1).
+
     Examples
     --------
     >>> from netsim import TraceBuilder
@@ -101,6 +107,21 @@ def record_at(paradigm, P, iterations=3, seed=0, dataset="digits", **options):
     epochs to have them. Each worker keeps the paradigm's per-worker batch as
     long as its shard of the dataset holds that many samples (``digits``:
     1,437 training samples, so P <= 179 at a batch of 8).
+
+    Parameters
+    ----------
+    paradigm : str
+        A name of :data:`studies.registry.PARADIGMS`.
+    P : int
+        Workers.
+    iterations : int
+        Iterations kept.
+    seed : int
+        Seed of the run.
+    dataset : str
+        A name of :data:`workloads.DATASETS`.
+    **options
+        Paradigm options.
 
     Examples
     --------

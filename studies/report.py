@@ -141,7 +141,7 @@ def format_study(st):
 
     rows = [(r["P"], ft(r["time"]), ft(r["closed_form"]), ft(r["compute"]), ft(r["exposed"]),
              ft(r["closed_communication"]), f"{r['speedup']:.2f}", f"{r['efficiency']:.3f}",
-             r["top_link"] or "-", f"{r['top_fraction']:.3f}") for r in st["records"]]
+             r["top_link"] or "-", f"{r['saturated_fraction']:.3f}") for r in st["records"]]
     lines = [table(["P", "time/iter", "closed form", "compute", "exposed comm", "closed comm",
                     "speed-up", "efficiency", "busiest link", "saturated"], rows), ""]
     fits = [(k, f["law"], "-" if f["r2"] is None else f"{f['r2']:.4f}",
@@ -172,6 +172,13 @@ def format_study(st):
 
 def format_claims(rows, markdown=False):
     """The claims as a table: claim, source, measured, threshold, PASS or FAIL.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Claim records (:func:`studies.claims.run_claims`).
+    markdown : bool
+        A Markdown table instead of plain text.
 
     Examples
     --------

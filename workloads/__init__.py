@@ -17,7 +17,9 @@ sent (RingTMP's neuron partition, which has no schedule, records op by op), and
 :func:`workloads.projection.project` is ``schedule(P, measure(trace))``.
 
 :data:`PARADIGMS` maps each CLI name to a :class:`Paradigm` record (its ``run``
-function, a one-line description and its options with their defaults), and
+function, a one-line description, its options with their defaults and its
+alpha-beta ``closed_form``, or in ``no_closed_form`` why it has none; see
+:mod:`workloads.closed`), and
 :func:`record` validates a request and runs it. A paradigm module whose file is
 absent is simply left out of the registry; one present but broken raises.
 
@@ -44,6 +46,7 @@ from typing import NamedTuple
 
 from . import datasets, mlp, recorder, training
 from .datasets import NAMES as DATASETS
+from .closed import PENDING
 from .datasets import Dataset, load
 from .errors import DatasetError, PartitionError, ProjectionError, WorkloadError
 from .recorder import V100_FP32_FLOPS, Recorder, RunResult
@@ -86,12 +89,23 @@ _MODULES = (
 
 
 class Paradigm(NamedTuple):
-    """A registry entry: the run function and what ``--list`` shows."""
+    """A registry entry: the run function, what ``--list`` shows, its closed form.
+
+    Examples
+    --------
+    >>> p = PARADIGMS["ps-async"]
+    >>> p.name, "servers" in p.options, p.closed_form, p.no_closed_form[:12]
+    ('ps-async', True, None, 'asynchronous')
+    >>> PARADIGMS["ps-sync"].closed_form.__module__
+    'workloads.ps_sync'
+    """
 
     name: str
     run: object
     description: str
     options: dict  # option name -> (default, help text)
+    closed_form: object = None  # closed_form(trace, alpha, beta, device_flops=None), or None
+    no_closed_form: str = None  # why there is none (the module's NO_CLOSED_FORM)
 
 
 def _entry(name, module):
@@ -105,7 +119,8 @@ def _entry(name, module):
             continue
         default = None if p.default is inspect.Parameter.empty else p.default
         options[p.name] = (default, helps.get(p.name, ""))
-    return Paradigm(name, run, desc, options)
+    closed = getattr(module, "closed_form", None) or PENDING.get(name)
+    return Paradigm(name, run, desc, options, closed, getattr(module, "NO_CLOSED_FORM", None))
 
 
 def _registry():

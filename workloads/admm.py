@@ -28,10 +28,12 @@ from .errors import WorkloadError
 from .frontier import Frontier
 from .model_averaging import average_flops
 from .plan import Recording, finish, plan, tag_mask
+from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "local_update_flops", "dual_flops", "SERVERS",
+__all__ = ["run", "schedule", "measure", "closed_form",
+           "local_update_flops", "dual_flops", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
 
 #: One master, rank P (see :func:`workloads.plan.plan`).

@@ -78,6 +78,14 @@ class Dataset:
     y_train, y_test : ndarray (int64)
         Class labels ``0..n_classes-1``.
     n_classes : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X, y = np.zeros((4, 3), dtype=np.float32), np.array([0, 1, 0, 1])
+    >>> d = Dataset("toy", X[:3], y[:3], X[3:], y[3:], 2)
+    >>> d.n_features, d.n_train, d.n_test, d.is_sparse
+    (3, 3, 1, False)
     """
 
     name: str
@@ -109,7 +117,14 @@ class Dataset:
 
 
 class SparseData(tuple):
-    """``(X, y, cluster)`` returned by :func:`sparse`: CSR features, labels, cluster of each row."""
+    """``(X, y, cluster)`` returned by :func:`sparse`: CSR features, labels, cluster of each row.
+
+    Examples
+    --------
+    >>> data = sparse(100, 50, 5, seed=1, nnz=4)
+    >>> data.X.shape, data.y.shape == data.cluster.shape == (100,)
+    ((100, 50), True)
+    """
 
     __slots__ = ()
 
@@ -191,6 +206,12 @@ def _dense(name, X, y, split_seed, test_fraction):
 def iris(split_seed=SPLIT_SEED, test_fraction=0.2):
     """Fisher's Iris (150 x 4, 3 classes) from scikit-learn, split and standardised.
 
+    Parameters
+    ----------
+    split_seed : int
+        Seed of the stratified train/test split.
+    test_fraction : float
+
     Examples
     --------
     >>> d = iris()
@@ -205,6 +226,12 @@ def iris(split_seed=SPLIT_SEED, test_fraction=0.2):
 
 def digits(split_seed=SPLIT_SEED, test_fraction=0.2):
     """scikit-learn's 8x8 handwritten digits (1,797 x 64, 10 classes), split and standardised.
+
+    Parameters
+    ----------
+    split_seed : int
+        Seed of the stratified train/test split.
+    test_fraction : float
 
     Examples
     --------
@@ -242,6 +269,15 @@ def mnist(path, max_train=None, max_test=None):
     The official split (60,000 train, 10,000 test) is kept; pixels are scaled
     to [0, 1], flattened to 784 features and standardised. ``max_train`` and
     ``max_test`` keep only the first samples (for quick runs).
+
+    Parameters
+    ----------
+    path : str
+        Directory of the four IDX files (gzipped or not).
+    max_train : int, optional
+        Keep at most this many training samples.
+    max_test : int, optional
+        Keep at most this many test samples.
 
     Raises
     ------
@@ -337,6 +373,13 @@ def read_idx(path):
 def write_idx(path, array):
     """Write ``array`` as an IDX file (gzipped if ``path`` ends in ``.gz``).
 
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write.
+    array : numpy.ndarray
+        uint8 array of any shape.
+
     Examples
     --------
     >>> import tempfile, os
@@ -368,6 +411,23 @@ def sparse(n_samples=2000, n_features=1000, n_clusters=8, seed=0, nnz=20, n_clas
     Labels come from a hidden linear model: ``y = argmax(X @ W + noise)`` with
     ``W`` standard normal, so the data are learnable. All randomness comes
     from ``seed``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Rows.
+    n_features : int
+        Columns.
+    n_clusters : int
+        Feature clusters; a row belongs to one.
+    seed : int
+        Seed of the data.
+    nnz : int
+        Non-zero features per row.
+    n_classes : int
+        Classes of the labels.
+    locality : float
+        Share of a row's features drawn from its own cluster.
 
     Returns
     -------
@@ -422,6 +482,15 @@ def split(y, test_fraction=0.2, seed=0):
     Each class keeps ``round(test_fraction * count)`` of its samples for the
     test set, chosen by a Generator seeded with ``seed``.
 
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Class labels.
+    test_fraction : float
+        Share of each class held out.
+    seed : int
+        Seed of the split.
+
     Returns
     -------
     train, test : ndarray
@@ -455,6 +524,13 @@ def standardise(X_train, X_test):
     """Scale features to zero mean and unit variance using the training set's statistics.
 
     Features constant in the training set are centred and left unscaled.
+
+    Parameters
+    ----------
+    X_train : numpy.ndarray
+        Training features (the statistics come from these).
+    X_test : numpy.ndarray
+        Test features.
 
     Examples
     --------
@@ -506,6 +582,14 @@ def minibatches(indices, batch_size, rng):
     """One epoch of mini-batches: ``indices`` shuffled and cut into ``batch_size`` pieces.
 
     The last batch may be smaller.
+
+    Parameters
+    ----------
+    indices : numpy.ndarray
+        Sample indices.
+    batch_size : int
+        Samples per mini-batch.
+    rng : numpy.random.Generator
 
     Examples
     --------

@@ -47,10 +47,11 @@ import math
 
 import numpy as np
 
-from netsim import checks
+from netsim import checks, costmodel
 from netsim.trace import COMPUTE
 
 from . import mlp
+from .closed import per_iteration, terms, worker_mask
 from .errors import WorkloadError
 from .frontier import Frontier, merge, one
 from .plan import Recording, finish, plan, recording, steps_per_epoch, tag_mask, train_samples
@@ -58,7 +59,8 @@ from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, r
                        sparse_payload)
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "warmup_sparsity", "values_per_layer", "top_k",
+__all__ = ["run", "schedule", "measure", "closed_form",
+           "warmup_sparsity", "values_per_layer", "top_k",
            "compress_flops", "step_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
@@ -89,6 +91,15 @@ def warmup_sparsity(epoch, warmup_epochs=4, final_sparsity=0.999):
     Epoch ``e < warmup_epochs`` keeps density ``4**-(e+1)`` (but never less than
     the final density); later epochs use ``final_sparsity``.
 
+    Parameters
+    ----------
+    epoch : int
+        Epoch from 0.
+    warmup_epochs : int
+        Epochs of the warm-up.
+    final_sparsity : float
+        Sparsity after the warm-up, in [0, 1).
+
     Raises
     ------
     WorkloadError
@@ -116,6 +127,13 @@ def values_per_layer(sizes, sparsity):
     A tolerance of 1e-9 keeps float rounding (``1 - 0.996`` is not exactly
     0.004) from adding a value.
 
+    Parameters
+    ----------
+    sizes : sequence of int
+        Values of each layer.
+    sparsity : float
+        Share of values not sent.
+
     Examples
     --------
     >>> values_per_layer([80, 51], 0.75), values_per_layer([80, 51], 0.999)
@@ -140,6 +158,15 @@ def step_flops(n, P, K):
     """FLOPs of a worker's step after the allgather: summing the ``P`` sparse sets of
     ``K`` values each, and the momentum-corrected update of ``n`` values (2 per value).
 
+    Parameters
+    ----------
+    n : int
+        Parameters of the model.
+    P : int
+        Workers.
+    K : int
+        Values of each sparse set.
+
     Examples
     --------
     >>> step_flops(131, 4, 3)
@@ -152,6 +179,13 @@ def top_k(vector, k):
     """Positions of the ``k`` entries of largest magnitude, ascending.
 
     Ties go to the lower position (stable sort), so the choice is deterministic.
+
+    Parameters
+    ----------
+    vector : numpy.ndarray
+        Values.
+    k : int
+        Entries kept.
 
     Examples
     --------
@@ -385,8 +419,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     True
     """
     c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
-    P, net = c.P, c.model
-    L = len(net.layers)
+    P, model = c.P, c.model
+    L = len(model.layers)
     W = np.arange(P)
     # The largest batch of a worker (a live run's batches may differ by worker).
     spe = steps_per_epoch(stats["N"], P, int(np.max(c.batch)))
@@ -398,13 +432,60 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     b = Frontier(P)
     for it in range(c.iterations):
         sizes = _layer_bytes(c, stats, it // spe)
-        bwd = b.forward_backward(W, net, c.batch, it)
+        bwd = b.forward_backward(W, model, c.batch, it)
         comp = np.empty((L, P), np.int64)
         for l in range(L):
-            comp[l] = b.compute(W, compress_flops(net.unit_params[l]), it, "compress",
+            comp[l] = b.compute(W, compress_flops(model.unit_params[l]), it, "compress",
                                 one(bwd[l]))
         b.send(src, dst, sizes[lay], it, "allgather", one(comp[lay, src]))
         K = sizes.sum() / SPARSE_BYTES_PER_VALUE
         deps = merge(b.frontier(W), (np.full(P, L, np.int64), comp.T.ravel()))
-        b.compute(W, step_flops(net.params, P, K), it, "update", deps)
+        b.compute(W, step_flops(model.params, P, K), it, "update", deps)
     return finish(b.build(), c, SERVERS)
+
+
+def closed_form(trace, alpha, beta, device_flops=None):
+    """Alpha-beta closed form of one DGC iteration: a direct allgather of sparse sets.
+
+    Every host link carries the worker's ``(P - 1)`` sparse sets, ``m`` bytes
+    in all (the most any worker sends in the iteration):
+    :func:`netsim.costmodel.hockney` ``alpha + m beta``, plus the compute
+    (:func:`workloads.closed.terms`).
+
+    Parameters
+    ----------
+    trace : Trace
+        A recording or schedule of DGC.
+    alpha : float
+        Latency of a message, seconds.
+    beta : float
+        Seconds per byte.
+    device_flops : float, optional
+        FLOP/s of the compute ops (default: the trace's metadata).
+
+    Returns
+    -------
+    dict
+        ``compute``, ``server``, ``communication``, ``time`` (seconds per
+        iteration) and ``formula``.
+
+    Examples
+    --------
+    Worker 0 sends its sets in three messages of 100 bytes, worker 1 in
+    two: ``m`` is 300 bytes.
+
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2, metadata={"workers": 2})
+    >>> for _ in range(3): _ = b.message(0, 1, 100)
+    >>> for _ in range(2): _ = b.message(1, 0, 100)
+    >>> cf = closed_form(b.build(), 1e-6, 1e-9)
+    >>> abs(cf["communication"] - (1e-6 + 300 * 1e-9)) < 1e-18
+    True
+    """
+    niter = max(trace.num_iterations, 1)
+    msg = trace.is_message
+    sent = per_iteration(trace.size[msg], trace.rank[msg], trace.iteration[msg],
+                         worker_mask(trace), trace.ranks, niter, np.max)
+    comm = np.array([costmodel.hockney(x, alpha, beta) if x > 0 else 0.0 for x in sent])
+    return terms(trace, comm, device_flops,
+                 "compute + alpha + (P - 1) m beta (direct allgather of sparse sets)")

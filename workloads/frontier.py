@@ -37,6 +37,13 @@ __all__ = ["Frontier", "ranges", "one", "cols", "merge", "interleave", "rows", "
 def ranges(lo, cnt):
     """Concatenation of ``arange(lo[i], lo[i] + cnt[i])`` for all i, without a Python loop.
 
+    Parameters
+    ----------
+    lo : numpy.ndarray of int
+        Start of each range.
+    cnt : numpy.ndarray of int
+        Length of each range.
+
     Examples
     --------
     >>> ranges([5, 0], [2, 3]).tolist()
@@ -73,6 +80,13 @@ def cols(*columns):
 def merge(a, b):
     """Row-wise concatenation of two CSR dependency lists of the same ops.
 
+    Parameters
+    ----------
+    a : tuple of numpy.ndarray
+        ``(ptr, idx)`` CSR dependency lists.
+    b : tuple of numpy.ndarray
+        The same for the other ops.
+
     Examples
     --------
     >>> [x.tolist() for x in merge(one([4, 7]), cols([-1, 1]))]
@@ -91,6 +105,13 @@ def merge(a, b):
 def interleave(a, b):
     """CSR deps of ops laid out as ``a[0], b[0], a[1], b[1], ...``.
 
+    Parameters
+    ----------
+    a : tuple of numpy.ndarray
+        ``(ptr, idx)`` CSR dependency lists.
+    b : tuple of numpy.ndarray
+        The same for the other ops.
+
     Examples
     --------
     >>> [x.tolist() for x in interleave(one([4, 7]), cols([-1, 1]))]
@@ -108,6 +129,15 @@ def interleave(a, b):
 
 def rows(front, pick, mask):
     """For each entry ``i``: row ``pick[i]`` of the CSR ``front`` where ``mask[i]``, else none.
+
+    Parameters
+    ----------
+    front : tuple of numpy.ndarray
+        ``(ptr, idx)`` CSR rows.
+    pick : numpy.ndarray of int
+        Row of each entry.
+    mask : numpy.ndarray of bool
+        Entries that take their row.
 
     Examples
     --------
@@ -171,6 +201,25 @@ class Frontier:
         :meth:`tag`) broadcast over ``rank``; ``deps`` is a CSR pair. The
         frontiers are left to the caller (:meth:`settle`).
 
+        Parameters
+        ----------
+        kind : int or numpy.ndarray
+            :data:`netsim.trace.COMPUTE` or :data:`netsim.trace.MESSAGE` per op.
+        rank : numpy.ndarray of int
+            Rank of each op.
+        peer : int or numpy.ndarray
+            Destination of each message (-1 for compute).
+        size : float or numpy.ndarray
+            Bytes of each message.
+        flops : float or numpy.ndarray
+            FLOPs of each compute op.
+        iteration : int or numpy.ndarray
+            Iteration of each op.
+        tag : int or numpy.ndarray
+            Tag id of each op.
+        deps : tuple of numpy.ndarray
+            ``(ptr, idx)`` CSR dependencies of the ops.
+
         Examples
         --------
         >>> b = Frontier(2)
@@ -222,6 +271,13 @@ class Frontier:
     def settle(self, ranks, ops):
         """``ops`` become the frontier of ``ranks`` (the messages they received are consumed).
 
+        Parameters
+        ----------
+        ranks : numpy.ndarray of int
+            The ranks whose frontier moves.
+        ops : numpy.ndarray of int
+            Their new frontier op, one per rank.
+
         Examples
         --------
         >>> b = Frontier(2)
@@ -239,6 +295,19 @@ class Frontier:
         """Compute ops of ``flops`` on ``rank`` (each rank once), waiting for ``deps`` or
         the rank's frontier; they become the ranks' frontiers. Returns their ids.
 
+        Parameters
+        ----------
+        rank : int or numpy.ndarray
+            Ranks computing.
+        flops : float or numpy.ndarray
+            FLOPs of each op.
+        iteration : int
+            Iteration of the ops.
+        tag : str
+            Tag of the ops.
+        deps : tuple of numpy.ndarray, optional
+            ``(ptr, idx)`` CSR dependencies; default each rank's frontier.
+
         Examples
         --------
         >>> b = Frontier(2)
@@ -254,6 +323,21 @@ class Frontier:
     def send(self, src, dst, size, iteration=0, tag=None, deps=None):
         """Messages of ``size`` bytes from ``src`` to ``dst``, waiting for ``deps`` or the
         sender's frontier; each joins its receiver's frontier. Returns their ids.
+
+        Parameters
+        ----------
+        src : int or numpy.ndarray
+            Senders.
+        dst : int or numpy.ndarray
+            Receivers.
+        size : float or numpy.ndarray
+            Bytes of each message.
+        iteration : int
+            Iteration of the messages.
+        tag : str, optional
+            Tag of the messages.
+        deps : tuple of numpy.ndarray, optional
+            ``(ptr, idx)`` CSR dependencies; default each sender's frontier.
 
         Examples
         --------
@@ -335,6 +419,31 @@ def pipeline(b, it, pos, node, deps, flops, has_msg, peer, size, ctag, mtag):
     of the block on rank ``node[i]`` (waiting for row ``i`` of ``deps``), and, where
     ``has_msg[i]``, its message of ``size[i]`` bytes to ``peer[i]`` right after it,
     waiting for it. ``ctag`` and ``mtag`` tag the compute ops and the messages.
+
+    Parameters
+    ----------
+    b : Frontier
+        The builder the block is added to.
+    it : int or numpy.ndarray
+        Iteration of the ops.
+    pos : numpy.ndarray of int
+        Position of each compute op in the block.
+    node : numpy.ndarray of int
+        Rank of each compute op.
+    deps : tuple of numpy.ndarray
+        ``(ptr, idx)`` CSR dependencies of the compute ops.
+    flops : numpy.ndarray
+        FLOPs of each compute op.
+    has_msg : numpy.ndarray of bool
+        Whether a message follows the compute op.
+    peer : numpy.ndarray of int
+        Its destination.
+    size : numpy.ndarray
+        Its bytes.
+    ctag : str
+        Tag of the compute ops.
+    mtag : str
+        Tag of the messages.
 
     Examples
     --------

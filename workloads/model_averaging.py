@@ -19,10 +19,12 @@ from . import mlp
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, dense_bpv, finish, plan, recording
+from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "average_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "schedule", "measure", "closed_form",
+           "average_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: One master, rank P (see :func:`workloads.plan.plan`).
 SERVERS = "master"
@@ -114,6 +116,13 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, period=4, hidden=(16,), ba
 def average_flops(P, n):
     """FLOPs of a master averaging ``P`` vectors of ``n`` values: ``P * n``.
 
+    Parameters
+    ----------
+    P : int
+        Vectors averaged.
+    n : int
+        Values of each.
+
     Examples
     --------
     >>> average_flops(4, 131)
@@ -125,6 +134,15 @@ def average_flops(P, n):
 def measure(trace, up="model", down="average"):
     """Bytes per parameter of the workers' messages to the master (tag ``up``) and of the
     master's replies (tag ``down``), with the :class:`workloads.plan.Recording`.
+
+    Parameters
+    ----------
+    trace : Trace
+        A model-averaging recording.
+    up : str
+        Tag of the workers' messages.
+    down : str
+        Tag of the master's replies.
 
     Examples
     --------

@@ -95,11 +95,26 @@ __all__ = [
 
 
 class UnknownModelError(WorkloadError):
-    """A model name that is not in :data:`MODELS`."""
+    """A model name that is not in :data:`MODELS`.
+
+    Examples
+    --------
+    >>> get_model("alexnet")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    workloads.models.UnknownModelError: unknown model 'alexnet'; known models: ...
+    """
 
 
 def mlp_model(layers, name=None):
     """The :mod:`workloads.mlp` model of widths ``layers`` (:func:`workloads.mlp.model_of`).
+
+    Parameters
+    ----------
+    layers : sequence of int
+        Widths, input to output.
+    name : str, optional
+        The model's name (default from the widths).
 
     Examples
     --------

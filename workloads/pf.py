@@ -64,12 +64,13 @@ from . import mlp
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, finish, grad_deps, plan
-from .ps_sync import measure_sparse, shard_bounds, sparse_sizes, sparse_stats
+from .ps_sync import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
 from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "sweep", "threshold", "value_filter", "aggregate_flops",
+__all__ = ["run", "schedule", "measure", "closed_form",
+           "sweep", "threshold", "value_filter", "aggregate_flops",
            "broadcast_scale", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
@@ -133,6 +134,13 @@ def threshold(t, tau0, a):
 def aggregate_flops(nnz, size):
     """FLOPs of a server taking in ``nnz`` pushed values and averaging and filtering its
     shard of ``size`` values (2 per value).
+
+    Parameters
+    ----------
+    nnz : int
+        Values pushed.
+    size : int
+        Values of the shard.
 
     Examples
     --------
@@ -403,6 +411,15 @@ def broadcast_scale(f, P, P0):
     P0 = 2 to P = 16 to +5 % (+26 %). On Iris, whose tiny model's broadcast is
     almost all signal, it underestimates: -7 % at 4 -> 8 (fixed rate: -4 %),
     -22 % at 2 -> 16 (-11 %).
+
+    Parameters
+    ----------
+    f : float
+        Signal share of the broadcast.
+    P : int
+        Workers of the schedule.
+    P0 : int
+        Workers of the recording.
 
     Examples
     --------

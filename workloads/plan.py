@@ -33,7 +33,16 @@ __all__ = ["Recording", "Plan", "recording", "plan", "finish", "tag_mask", "dens
 
 class Recording(NamedTuple):
     """The recorded run a ``measure`` reads: P0 workers, S0 servers, n_rec iterations,
-    the model, the batch per worker, the hyper-parameters and the whole metadata."""
+    the model, the batch per worker, the hyper-parameters and the whole metadata.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> md = {"workers": 2, "servers": 1, "layers": [4, 3], "hyper": {"batch_size": 8}}
+    >>> r = recording(TraceBuilder(3, md).build())
+    >>> r.P0, r.S0, r.model0.params, r.batch0
+    (2, 1, 15, 8)
+    """
 
     P0: int
     S0: int
@@ -46,7 +55,16 @@ class Recording(NamedTuple):
 
 class Plan(NamedTuple):
     """What a ``schedule`` generates: P workers, S servers, iterations, the model at P,
-    the batch per worker, and the :class:`Recording` its statistics came from."""
+    the batch per worker, and the :class:`Recording` its statistics came from.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> md = {"workers": 2, "servers": 1, "layers": [4, 3], "hyper": {"batch_size": 8}}
+    >>> c = plan(4, recording(TraceBuilder(3, md).build()), "servers")
+    >>> c.P, c.S, c.model.params, c.batch
+    (4, 1, 15, 8)
+    """
 
     P: int
     S: int
@@ -59,6 +77,15 @@ class Plan(NamedTuple):
 def recording(trace, workers=None, batch=None):
     """The :class:`Recording` of a recorded trace (``workers``/``batch`` override the
     metadata's, for a run whose one rank stands for several workers).
+
+    Parameters
+    ----------
+    trace : Trace
+        A recorded trace.
+    workers : int, optional
+        Workers, overriding the metadata's.
+    batch : int, optional
+        Batch per worker, overriding the metadata's.
 
     Examples
     --------
@@ -131,6 +158,21 @@ def finish(trace, c, servers_kind, ranks_of_workers=None, hyper_batch=None, laye
     worker by default) and ``projection`` (from where) say what changed. A plan
     from a live run (a :class:`Recording` without metadata) leaves the trace as is.
 
+    Parameters
+    ----------
+    trace : Trace
+        The scheduled trace.
+    c : Plan
+        Its plan.
+    servers_kind : str
+        The paradigm's ``SERVERS`` (``"servers"``, ``"master"``, ...).
+    ranks_of_workers : int, optional
+        Ranks standing for the workers, if not one each.
+    hyper_batch : int, optional
+        ``hyper["batch_size"]`` (default: the plan's batch per worker).
+    layers : sequence of int, optional
+        Widths, if the model changed.
+
     Examples
     --------
     >>> from netsim import TraceBuilder
@@ -167,6 +209,14 @@ def finish(trace, c, servers_kind, ranks_of_workers=None, hyper_batch=None, laye
 def tag_mask(trace, name, kind=MESSAGE):
     """Ops of ``kind`` tagged ``name``.
 
+    Parameters
+    ----------
+    trace : Trace
+    name : str
+        The tag.
+    kind : int
+        :data:`netsim.trace.MESSAGE` or :data:`netsim.trace.COMPUTE`.
+
     Examples
     --------
     >>> from netsim import TraceBuilder
@@ -182,6 +232,16 @@ def tag_mask(trace, name, kind=MESSAGE):
 def dense_bpv(trace, tag, values, fallback):
     """Bytes per parameter of the messages tagged ``tag``; ``values(rank, peer)`` gives
     each message's parameter count; ``fallback`` if there are none.
+
+    Parameters
+    ----------
+    trace : Trace
+    tag : str
+        The messages' tag.
+    values : callable
+        ``values(rank, peer)``: parameters each message carries.
+    fallback : float
+        Returned when there is no such message.
 
     Examples
     --------
@@ -201,6 +261,16 @@ def bytes_by(trace, mask, shape, *keys):
     """Sum of the bytes of the messages of ``mask`` into an array of ``shape`` indexed by
     ``keys`` (one column per axis).
 
+    Parameters
+    ----------
+    trace : Trace
+    mask : numpy.ndarray of bool
+        The messages summed.
+    shape : tuple of int
+        Shape of the result.
+    *keys : numpy.ndarray of int
+        Index of each message along each axis.
+
     Examples
     --------
     >>> from netsim import TraceBuilder
@@ -218,6 +288,15 @@ def recorded_index(i, n_rec, window):
     """Recorded iteration of generated iteration ``i``: itself, or beyond the recording
     the last ``window`` recorded iterations over and over.
 
+    Parameters
+    ----------
+    i : int
+        Generated iteration.
+    n_rec : int
+        Recorded iterations.
+    window : int
+        Recorded iterations repeated beyond the recording.
+
     Examples
     --------
     >>> recorded_index([0, 3, 4, 5, 6], 4, 2).tolist()
@@ -231,6 +310,15 @@ def recorded_index(i, n_rec, window):
 def steps_per_epoch(N, P, b):
     """Steps of one epoch of ``N`` samples over ``P`` workers of batch ``b``:
     ``ceil(ceil(N / P) / b)`` (:func:`workloads.training.worker_batches`).
+
+    Parameters
+    ----------
+    N : int
+        Training samples.
+    P : int
+        Workers.
+    b : int
+        Batch per worker.
 
     Examples
     --------
@@ -268,6 +356,20 @@ def train_samples(md):
 def grad_deps(model, bounds, bwd, ranks, overlap, b):
     """Deps of the pushes ``ranks x shards``: the backward op of the lowest unit a shard
     touches (``overlap``), else the sender's frontier (``b`` a :class:`Frontier`).
+
+    Parameters
+    ----------
+    model : workloads.mlp.Model
+    bounds : numpy.ndarray of int
+        Shard boundaries (:func:`workloads.ps_sync.shard_bounds`).
+    bwd : numpy.ndarray of int
+        Backward op ids, (ranks, units).
+    ranks : numpy.ndarray of int
+        The pushing ranks.
+    overlap : bool
+        Whether a shard leaves once its units' backward is done.
+    b : Frontier
+        The builder (its frontiers without ``overlap``).
 
     Examples
     --------

@@ -41,10 +41,14 @@ from .ps_sync import init_servers, server_update_flops, shard_bounds
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "SERVERS", "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "schedule", "measure", "NO_CLOSED_FORM",
+           "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
 SERVERS = "servers"
+
+#: Why this paradigm has no alpha-beta closed form (see :mod:`workloads.closed`).
+NO_CLOSED_FORM = "asynchronous: workers never wait for each other, no per-iteration barrier"
 
 DESCRIPTION = "parameter server, asynchronous (Downpour SGD): fetch every n_fetch, push every n_push steps."
 OPTIONS = {

@@ -65,10 +65,11 @@ from netsim import checks
 from . import mlp
 from .datasets import shards as _random_shards
 from .errors import PartitionError, ProjectionError, WorkloadError
+from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, Recorder
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "measure", "compare", "partition_samples", "partition_features",
+__all__ = ["run", "measure", "closed_form", "compare", "partition_samples", "partition_features",
            "random_features", "PARTITIONS", "DESCRIPTION", "OPTIONS"]
 
 DESCRIPTION = ("parameter server on sparse data: workers pull/push only the rows their "
@@ -208,6 +209,14 @@ def partition_features(X, sample_part, workers, servers, seed=0):
 
 def random_features(F, servers, rng):
     """The baseline: rows dealt to servers by a seeded random permutation (equal counts).
+
+    Parameters
+    ----------
+    F : int
+        Feature rows.
+    servers : int
+        Servers.
+    rng : numpy.random.Generator
 
     Examples
     --------

@@ -22,9 +22,10 @@ projection of a recording to any P (:func:`measure` reads them back).
 
 import numpy as np
 
-from netsim import checks
+from netsim import checks, costmodel
 
 from . import mlp
+from .closed import per_iteration, terms, worker_mask
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import (Recording, bytes_by, dense_bpv, finish, grad_deps, plan, recorded_index,
@@ -33,7 +34,8 @@ from .errors import ProjectionError
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "measure_sparse", "sparse_stats", "sparse_sizes",
+__all__ = ["run", "schedule", "measure", "closed_form",
+           "measure_sparse", "sparse_stats", "sparse_sizes",
            "server_update_flops", "shard_bounds", "init_servers", "pull_shard", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
 
@@ -60,6 +62,13 @@ def shard_bounds(n, servers):
 
     Shard ``s`` is ``[bounds[s], bounds[s + 1])``; the first ``n % servers``
     shards hold one value more.
+
+    Parameters
+    ----------
+    n : int
+        Values.
+    servers : int
+        Shards.
 
     Raises
     ------
@@ -117,6 +126,19 @@ def pull_shard(rec, shards, s, w, iteration, tag="pull"):
 
     The payload is a copy, so the server's later updates leave it unchanged.
 
+    Parameters
+    ----------
+    rec : Recorder
+    shards : list of numpy.ndarray
+        Each server's values.
+    s : int
+        Server index (rank ``P + s``).
+    w : int
+        Worker rank.
+    iteration : int
+    tag : str
+        The message's tag.
+
     Examples
     --------
     >>> from workloads.recorder import Recorder
@@ -132,6 +154,13 @@ def pull_shard(rec, shards, s, w, iteration, tag="pull"):
 def server_update_flops(P, size):
     """FLOPs of a server averaging ``P`` pushes of a shard of ``size`` values and taking a
     momentum SGD step: ``P * size + update_flops(size)``.
+
+    Parameters
+    ----------
+    P : int
+        Pushes averaged.
+    size : int
+        Values of the shard.
 
     Examples
     --------
@@ -219,6 +248,15 @@ def measure(trace, push="push", pull="pull"):
     """Bytes per parameter of the pushes (tag ``push``) and pulls (tag ``pull``) of a
     recorded parameter-server run, with its :class:`workloads.plan.Recording`.
 
+    Parameters
+    ----------
+    trace : Trace
+        A parameter-server recording.
+    push : str
+        Tag of the pushes.
+    pull : str
+        Tag of the pulls.
+
     Examples
     --------
     >>> m = measure(run(workers=2, epochs=1, servers=2).trace)
@@ -283,6 +321,15 @@ def measure_sparse(trace, push, down):
     ``push``) and of each server's replies to it (tag ``down``), for the sparse
     parameter servers (:mod:`workloads.pf`, :mod:`workloads.slimdp`).
 
+    Parameters
+    ----------
+    trace : Trace
+        A sparse parameter-server recording.
+    push : str
+        Tag of the pushes.
+    down : str
+        Tag of the servers' replies.
+
     Returns
     -------
     dict
@@ -311,6 +358,14 @@ def sparse_stats(rec, up, down):
     ``up[iteration, worker, server]`` and reply ``down[iteration, worker, server]``:
     the bytes themselves, per shard parameter (``up``, ``down``) and per parameter of
     the whole model (``up_all``, ``down_all``), with the recording ``rec``.
+
+    Parameters
+    ----------
+    rec : Recording
+    up : numpy.ndarray
+        Bytes pushed, (iterations, workers, servers).
+    down : numpy.ndarray
+        Bytes replied, the same shape.
 
     Examples
     --------
@@ -346,6 +401,16 @@ def sparse_sizes(c, stats, it, key):
     last epoch over and over); with other servers than recorded, at the worker's
     rate over the whole model.
 
+    Parameters
+    ----------
+    c : Plan
+    stats : dict
+        Of :func:`sparse_stats`.
+    it : int
+        Generated iteration.
+    key : str
+        ``"up"`` or ``"down"``.
+
     Examples
     --------
     >>> from workloads import slimdp
@@ -364,3 +429,62 @@ def sparse_sizes(c, stats, it, key):
     else:
         rate = np.repeat(stats[key + "_all"][i][w0][:, None], c.S, axis=1)
     return rate * sizes
+
+
+def closed_form(trace, alpha, beta, device_flops=None):
+    """Alpha-beta closed form of one iteration of a push / (server) / pull paradigm.
+
+    Push and pull phases each take :func:`netsim.costmodel.ps_push_pull` / 2 =
+    ``alpha + max(P, S) n beta / S``, with ``n`` the mean bytes one worker
+    sends (receives) in the phase and ``S`` the servers; the workers' and
+    servers' compute add to it (:func:`workloads.closed.terms`). ps-sync, pf,
+    slimdp, model-averaging, admm and ps-partitioned all use it.
+
+    Parameters
+    ----------
+    trace : Trace
+        A recording or schedule, with ``metadata["workers"]`` and its roles.
+    alpha : float
+        Latency of a message, seconds.
+    beta : float
+        Seconds per byte.
+    device_flops : float, optional
+        FLOP/s of the compute ops (default: the trace's metadata).
+
+    Returns
+    -------
+    dict
+        ``compute``, ``server``, ``communication``, ``time`` (seconds per
+        iteration) and ``formula``.
+
+    Examples
+    --------
+    Two workers push 1,000 bytes each to one server, which sends them back:
+    each phase takes ``alpha + 2 x 1000 beta``.
+
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(3, metadata={"workers": 2, "servers": 1})
+    >>> for w in (0, 1): _ = b.message(w, 2, 1000)
+    >>> for w in (0, 1): _ = b.message(2, w, 1000)
+    >>> cf = closed_form(b.build(), 1e-6, 1e-9)
+    >>> abs(cf["communication"] - 2 * (1e-6 + 2 * 1000 * 1e-9)) < 1e-18
+    True
+    """
+    P = int(trace.metadata.get("workers", trace.ranks))
+    niter = max(trace.num_iterations, 1)
+    worker = worker_mask(trace)
+    msg = trace.is_message
+    rk, it = trace.rank, trace.iteration
+    comm = np.zeros(niter)
+    S = int((~worker).sum())
+    up = msg & worker[trace.rank] & ~worker[np.maximum(trace.peer, 0)]
+    down = msg & ~worker[trace.rank] & worker[np.maximum(trace.peer, 0)]
+    for mask, who in ((up, rk), (down, trace.peer)):
+        n = per_iteration(trace.size[mask], who[mask], it[mask], worker, trace.ranks, niter,
+                          np.mean)
+        has = per_iteration(np.ones(int(mask.sum())), who[mask], it[mask], worker,
+                            trace.ranks, niter, np.max) > 0
+        comm += np.where(has, [costmodel.ps_push_pull(P, x, alpha, beta, servers=max(S, 1)) / 2
+                               for x in n], 0.0)
+    return terms(trace, comm, device_flops,
+                 "compute + push (alpha + max(P,S) n beta / S) + server + pull (same)")

@@ -110,6 +110,13 @@ class RunResult:
         For paradigms that drop, filter or sparsify: fraction of values not sent.
     extra : dict
         Paradigm-specific numbers (e.g. staleness, test loss).
+
+    Examples
+    --------
+    >>> from workloads import record
+    >>> r = record("single", epochs=1)
+    >>> r.paradigm, r.messages, r.total_bytes, r.iterations == r.trace.num_iterations
+    ('single', 0, 0, True)
     """
 
     paradigm: str
@@ -173,6 +180,13 @@ def count_sent(tally, payload):
     created empty if missing) and return the payload: a run's own accounting of what it
     sends, from which its schedule's statistics follow (:func:`bytes_per_value`).
 
+    Parameters
+    ----------
+    tally : dict
+        Running totals, updated in place.
+    payload : numpy.ndarray or sequence of numpy.ndarray
+        What was sent.
+
     Examples
     --------
     >>> t = {}
@@ -188,6 +202,13 @@ def count_sent(tally, payload):
 
 def bytes_per_value(tally, fallback=mlp.BYTES_PER_VALUE):
     """Bytes per value of the payloads counted in ``tally`` (``fallback`` if none).
+
+    Parameters
+    ----------
+    tally : dict
+        Of :func:`count_sent`.
+    fallback : float
+        Returned when nothing was counted.
 
     Examples
     --------
@@ -261,6 +282,19 @@ def push_deps(bwd_ops, layers, lo, hi, overlap=True):
     With ``overlap`` it waits only for the backward op that completes the slice
     (:func:`grad_ready`), so it may leave while earlier layers still
     back-propagate; without, ``None``: the sender's frontier, the whole backward.
+
+    Parameters
+    ----------
+    bwd_ops : list of int
+        Backward op id of each layer.
+    layers : sequence of int
+        Widths, input to output.
+    lo : int
+        First flat index of the slice.
+    hi : int
+        One past its last.
+    overlap : bool
+        Wait for the completing backward op only.
 
     Examples
     --------
@@ -340,6 +374,16 @@ class Recorder:
         It waits for ``deps`` if given, else for the rank's frontier, and
         becomes the rank's new frontier.
 
+        Parameters
+        ----------
+        rank : int
+        flops : float
+            FLOPs of the op.
+        deps : list of int, optional
+            Op ids it waits for (default: the rank's frontier).
+        iteration : int
+        tag : str
+
         Examples
         --------
         >>> rec = Recorder(1)
@@ -358,6 +402,19 @@ class Recorder:
         Its size is :func:`payload_bytes` of the payload actually sent. It waits
         for ``deps`` if given, else for the sender's frontier; the receiver's
         next op waits for it. The sender does not wait (non-blocking send).
+
+        Parameters
+        ----------
+        src : int
+            Sender rank.
+        dst : int
+            Receiver rank.
+        payload : numpy.ndarray or sequence of numpy.ndarray
+            What is sent (its bytes are the message size).
+        deps : list of int, optional
+            Op ids it waits for (default: the sender's frontier).
+        iteration : int
+        tag : str, optional
 
         Returns
         -------
@@ -387,6 +444,17 @@ class Recorder:
         with :func:`workloads.mlp.backward_flops` of its layer
         (:meth:`workloads.frontier.Frontier.forward_backward`).
 
+        Parameters
+        ----------
+        rank : int
+        layers : sequence of int
+            Widths, input to output.
+        batch : int
+            Samples of the step.
+        iteration : int
+        deps : list of int, optional
+            Op ids the forward waits for.
+
         Returns
         -------
         list of int
@@ -407,6 +475,26 @@ class Recorder:
     def result(self, paradigm, setup, accuracy, iterations, hyper, dropped_fraction=None,
                extra=None, roles=None, metadata=None):
         """Build the trace and return the :class:`RunResult` (see :func:`run_result`).
+
+        Parameters
+        ----------
+        paradigm : str
+            CLI name of the paradigm.
+        setup : workloads.training.Setup
+        accuracy : float
+            Test accuracy.
+        iterations : int
+            Iterations recorded.
+        hyper : dict
+            The paradigm's hyper-parameters.
+        dropped_fraction : float, optional
+            Share of values not sent.
+        extra : dict, optional
+            Paradigm-specific numbers.
+        roles : list of str, optional
+            Role of each rank.
+        metadata : dict, optional
+            More metadata.
 
         Examples
         --------
@@ -442,6 +530,29 @@ def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iteratio
     ``iterations``, ``total_bytes``, ``messages``, ``bytes_per_value`` (4) and
     ``device_flops`` (FLOP/s, from ``hyper["device_flops"]`` if present), then the
     paradigm's own ``metadata`` entries.
+
+    Parameters
+    ----------
+    paradigm : str
+        CLI name of the paradigm.
+    trace : Trace
+        The run's trace.
+    setup : workloads.training.Setup
+    accuracy : float
+        Test accuracy.
+    total_bytes : float
+        Bytes sent, from the run's own accounting.
+    messages : int
+        Messages sent, likewise.
+    iterations : int
+    hyper : dict
+    servers : int
+        Server (or master) ranks after the workers.
+    dropped_fraction : float, optional
+        Share of values not sent.
+    extra : dict, optional
+    roles : list of str, optional
+    metadata : dict, optional
 
     Raises
     ------

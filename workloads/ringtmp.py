@@ -51,12 +51,14 @@ from .plan import Recording, finish, plan, recording
 from .recorder import V100_FP32_FLOPS, Recorder, bytes_per_value, count_sent, run_result
 from .training import check_workers, epochs_of, prepare, worker_batches
 
-__all__ = ["run", "partition_layers", "partition_neurons", "compare", "format_table",
-           "COMPARE_CONFIGS", "DEFAULT_WIDTH", "DESCRIPTION", "OPTIONS", "schedule", "measure",
-           "SERVERS"]
+__all__ = ["run", "NO_CLOSED_FORM", "partition_layers", "partition_neurons", "compare",
+           "format_table", "COMPARE_CONFIGS", "DEFAULT_WIDTH", "DESCRIPTION", "OPTIONS",
+           "schedule", "measure", "SERVERS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
 SERVERS = "none"
+
+NO_CLOSED_FORM = "a pipeline of dependent activation messages, not a collective"
 
 DESCRIPTION = ("model partitioned across a ring of nodes (by layer or by neuron); "
                "activations travel instead of parameters.")
@@ -81,6 +83,12 @@ DEFAULT_WIDTH = 16
 
 def partition_layers(layers, nodes):
     """Dense layers of each node for a layer-wise partition: consecutive runs.
+
+    Parameters
+    ----------
+    layers : sequence of int
+        Widths, input to output.
+    nodes : int
 
     Returns
     -------
@@ -111,6 +119,11 @@ def partition_layers(layers, nodes):
 
 def partition_neurons(layers, nodes):
     """Neuron slice of each node in every layer for a neuron-wise partition.
+
+    Parameters
+    ----------
+    layers : sequence of int
+    nodes : int
 
     Returns
     -------
@@ -541,10 +554,10 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         grown = [layers[0]] + [width] * (P - 1) + [layers[-1]]
         model = mlp.model_of(grown)
     c = plan(P, rec, SERVERS, servers, iterations, batch_size, model)
-    P, net = c.P, c.model
-    L = len(net.layers)
+    P, model = c.P, c.model
+    L = len(model.layers)
     if L < P:
-        raise ProjectionError(f"ringtmp: the layer partition of {net.name} ({L} layers) "
+        raise ProjectionError(f"ringtmp: the layer partition of {model.name} ({L} layers) "
                               f"over {P} ring nodes leaves a node without a layer; project to "
                               f"P <= {L}, or record with the default hidden widths (one "
                               "layer per node, depth growing with P)")
@@ -553,7 +566,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     if m > B:
         raise ProjectionError(f"ringtmp: {m} microbatches exceed the ring batch of {B} samples")
     owned = np.array_split(np.arange(L), P)
-    unit_flops, act, unit_params = net.unit_flops, net.unit_activations, net.unit_params
+    unit_flops, act, unit_params = model.unit_flops, model.unit_activations, model.unit_params
     fwd = np.array([unit_flops[o].sum() for o in owned])
     params = np.array([unit_params[o].sum() for o in owned], np.float64)
     w_out = np.array([act[o[-1]] for o in owned], np.float64)

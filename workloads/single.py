@@ -10,12 +10,13 @@ compute the same updates, up to float32 rounding).
 import numpy as np
 
 from . import mlp
+from .closed import terms
 from .frontier import Frontier
 from .plan import Recording, finish, plan, recording
 from .recorder import V100_FP32_FLOPS, run_result
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "SERVERS", "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "schedule", "measure", "closed_form", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
 SERVERS = "none"
@@ -141,3 +142,34 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         b.forward_backward([0], c.model, c.P * c.batch, it)
         b.compute([0], mlp.update_flops(c.model.params), it, "update")
     return finish(b.build(), c, SERVERS, ranks_of_workers=1, hyper_batch=c.P * c.batch)
+
+
+def closed_form(trace, alpha, beta, device_flops=None):
+    """Closed form of one iteration of a single node: its compute, no communication.
+
+    Parameters
+    ----------
+    trace : Trace
+        A recording or schedule of ``single``.
+    alpha : float
+        Latency of a message, seconds (unused: there are none).
+    beta : float
+        Seconds per byte (unused).
+    device_flops : float, optional
+        FLOP/s of the compute ops (default: the trace's metadata).
+
+    Returns
+    -------
+    dict
+        ``compute``, ``server`` (0), ``communication`` (0), ``time`` and ``formula``.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(1)
+    >>> _ = b.compute(0, flops=300.0, iteration=0); _ = b.compute(0, flops=100.0, iteration=1)
+    >>> cf = closed_form(b.build(), 0.0, 0.0, device_flops=100.0)  # 3 s, then 1 s
+    >>> cf["communication"], cf["time"]
+    (0.0, 2.0)
+    """
+    return terms(trace, np.zeros(max(trace.num_iterations, 1)), device_flops, "compute only")

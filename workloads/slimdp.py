@@ -55,12 +55,12 @@ from . import mlp
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, finish, plan
-from .ps_sync import measure_sparse, shard_bounds, sparse_sizes, sparse_stats
+from .ps_sync import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
 from .recorder import SPARSE_BYTES_PER_VALUE, payload_bytes, run_result
 from .recorder import V100_FP32_FLOPS, sparse_payload
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "subset_sizes", "core_set", "explore_set",
+__all__ = ["run", "schedule", "measure", "closed_form", "subset_sizes", "core_set", "explore_set",
            "worker_update_flops", "server_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
@@ -91,6 +91,15 @@ def subset_sizes(d, alpha, beta):
 
     ``K = max(1, round(alpha * d))`` and ``core = round(beta * K)``.
 
+    Parameters
+    ----------
+    d : int
+        Parameters.
+    alpha : float
+        Share communicated.
+    beta : float
+        Share of the communicated set that is core.
+
     Raises
     ------
     WorkloadError
@@ -115,6 +124,15 @@ def worker_update_flops(d, K, refresh):
     """FLOPs of a worker's round after its backward: the local momentum SGD update of ``d``
     values (:func:`workloads.mlp.update_flops`), the significance ``|w| + lam |g|`` of
     every value on a core-refresh round (3 per value) and choosing the ``K`` values.
+
+    Parameters
+    ----------
+    d : int
+        Parameters.
+    K : int
+        Values chosen.
+    refresh : bool
+        A core-refresh round.
 
     Examples
     --------
@@ -141,6 +159,17 @@ def core_set(weights, grads, size, lam):
 
     Ties are broken by the lower index (a stable sort), so the choice is deterministic.
 
+    Parameters
+    ----------
+    weights : numpy.ndarray
+        Flat parameters.
+    grads : numpy.ndarray
+        Flat gradients.
+    size : int
+        Values kept.
+    lam : float
+        Weight of the gradient.
+
     Examples
     --------
     >>> core_set(np.array([0.1, -2.0, 0.3, 0.0]), np.array([0.0, 0.0, 1.0, 5.0]), 2, 1.0).tolist()
@@ -153,6 +182,16 @@ def core_set(weights, grads, size, lam):
 
 def explore_set(rng, d, core, size):
     """``size`` parameters drawn uniformly without replacement from those not in ``core``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    d : int
+        Parameters.
+    core : numpy.ndarray of int
+        The core set.
+    size : int
+        Values drawn.
 
     Examples
     --------

@@ -43,6 +43,12 @@ class Setup:
         Training-sample indices of each worker.
     dataset : str
     seed : int
+
+    Examples
+    --------
+    >>> s = prepare("iris", 2, seed=0)
+    >>> s.layers, len(s.shards), s.dataset
+    ((4, 16, 3), 2, 'iris')
     """
 
     data: object
@@ -56,6 +62,12 @@ class Setup:
 
 def check_workers(workers, minimum=1):
     """Validate a worker count and return it as an int.
+
+    Parameters
+    ----------
+    workers : int
+    minimum : int
+        The smallest allowed.
 
     Raises
     ------
@@ -152,6 +164,15 @@ def worker_batches(shards, batch_size, rng):
     ``min(batch_size, len(shard))`` samples, taken cyclically from its shuffled
     shard, so all workers take the same number of equal-sized steps:
     ``ceil(max shard size / batch_size)`` per epoch.
+
+    Parameters
+    ----------
+    shards : list of numpy.ndarray
+        Sample indices of each worker.
+    batch_size : int
+        Samples per step.
+    rng : numpy.random.Generator
+        Shuffles each shard.
 
     Returns
     -------

@@ -1,0 +1,217 @@
+"""What every paradigm's alpha-beta closed form shares: roles, per-iteration terms.
+
+A paradigm module's ``closed_form(trace, alpha, beta, device_flops=None)``
+takes its recorded (or scheduled) trace and the two plain numbers of
+:func:`netsim.costmodel.alpha_beta` (latency ``alpha`` in seconds, inverse
+bandwidth ``beta`` in seconds per byte; the caller derives them from a
+topology) and returns the seconds of one iteration, averaged over the
+iterations, as :func:`terms` builds them: ``compute`` (the largest worker
+compute), ``server`` (the largest server or master compute, on the critical
+path of every synchronous paradigm here), ``communication`` and ``time =
+compute + server + communication``, with a few words of ``formula``. A
+paradigm without one (asynchronous, pipelined) says why in its module's
+``NO_CLOSED_FORM``.
+"""
+
+import numpy as np
+
+from netsim import costmodel
+from netsim.trace import COMPUTE
+
+__all__ = ["worker_mask", "per_iteration", "worker_compute", "terms", "allreduce_closed_form",
+           "PENDING"]
+
+
+def worker_mask(trace):
+    """Per rank, whether it is a worker (True) or a server or master (False).
+
+    From ``metadata["roles"]``, else the last ``metadata["servers"]`` ranks are servers.
+
+    Parameters
+    ----------
+    trace : Trace
+
+    Returns
+    -------
+    numpy.ndarray of bool
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(3, metadata={"servers": 1}); _ = b.message(0, 2, 8)
+    >>> worker_mask(b.build()).tolist()
+    [True, True, False]
+    """
+    meta = trace.metadata
+    roles = meta.get("roles")
+    if roles is None or len(roles) != trace.ranks:
+        servers = int(meta.get("servers", 0) or 0)
+        roles = ["worker"] * (trace.ranks - servers) + ["server"] * servers
+    return np.array([r == "worker" for r in roles])
+
+
+def per_iteration(values, ranks, iteration, ranks_mask, nranks, niter, reduce):
+    """Values summed per (iteration, rank), then reduced over the selected ranks.
+
+    Parameters
+    ----------
+    values, ranks, iteration : numpy.ndarray
+        One entry per op: its value, rank and iteration.
+    ranks_mask : numpy.ndarray of bool
+        Per rank, whether it takes part in the reduction.
+    nranks, niter : int
+        Ranks and iterations of the trace.
+    reduce : callable
+        ``numpy.max``, ``numpy.mean``, ... applied along the ranks.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per iteration (zeros when no rank is selected).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> per_iteration(np.array([1.0, 2.0, 4.0]), np.array([0, 0, 1]), np.array([0, 0, 1]),
+    ...               np.array([True, True]), 2, 2, np.max).tolist()
+    [3.0, 4.0]
+    """
+    grid = np.zeros((niter, nranks))
+    np.add.at(grid, (iteration, ranks), values)
+    sel = grid[:, ranks_mask]
+    if sel.shape[1] == 0:
+        return np.zeros(niter)
+    return reduce(sel, axis=1)
+
+
+def worker_compute(trace, device_flops):
+    """Mean over iterations of the largest worker's compute seconds per iteration.
+
+    Parameters
+    ----------
+    trace : Trace
+    device_flops : float or None
+        FLOP/s of the compute ops (None: the trace's metadata).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2)
+    >>> _ = b.compute(0, seconds=1.0, iteration=0); _ = b.compute(1, seconds=3.0, iteration=0)
+    >>> _ = b.compute(0, seconds=2.0, iteration=1)
+    >>> worker_compute(b.build(), None)  # max(1, 3) and 2, averaged
+    2.5
+    """
+    seconds = trace.compute_seconds(device_flops)
+    comp = trace.kind == COMPUTE
+    niter = max(trace.num_iterations, 1)
+    per = per_iteration(seconds[comp], trace.rank[comp], trace.iteration[comp], worker_mask(trace),
+                        trace.ranks, niter, np.max)
+    return float(per.mean())
+
+
+def terms(trace, communication, device_flops, formula):
+    """The closed form's seconds per iteration, given its communication per iteration.
+
+    Parameters
+    ----------
+    trace : Trace
+    communication : numpy.ndarray
+        Seconds of communication of each iteration.
+    device_flops : float or None
+        FLOP/s of the compute ops (None: the trace's metadata).
+    formula : str
+        A few words naming the formula.
+
+    Returns
+    -------
+    dict
+        ``compute`` (the largest worker's), ``server`` (the largest server's),
+        ``communication`` and ``time`` (their sum), each averaged over the
+        iterations, and ``formula``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2, metadata={"servers": 1})
+    >>> _ = b.compute(0, seconds=1.0); _ = b.compute(1, seconds=0.5)
+    >>> cf = terms(b.build(), np.array([2.0]), None, "compute + 2 s")
+    >>> cf["compute"], cf["server"], cf["communication"], cf["time"]
+    (1.0, 0.5, 2.0, 3.5)
+    """
+    seconds = trace.compute_seconds(device_flops)
+    niter = max(trace.num_iterations, 1)
+    worker = worker_mask(trace)
+    comp = trace.kind == COMPUTE
+    it, rk = trace.iteration[comp], trace.rank[comp]
+    w_comp = per_iteration(seconds[comp], rk, it, worker, trace.ranks, niter, np.max)
+    s_comp = per_iteration(seconds[comp], rk, it, ~worker, trace.ranks, niter, np.max)
+    compute, server = float(w_comp.mean()), float(s_comp.mean())
+    comm = float(np.asarray(communication, dtype=float).mean())
+    return {"compute": compute, "server": server, "communication": comm,
+            "time": compute + server + comm, "formula": formula}
+
+
+_ALLREDUCE = {
+    "ring": lambda P, n, a, b, k: costmodel.ring_allreduce(P, n, a, b),
+    "mst": lambda P, n, a, b, k: (costmodel.binomial_reduce(P, n, a, b)
+                                  + costmodel.binomial_broadcast(P, n, a, b)),
+    "be": lambda P, n, a, b, k: costmodel.rabenseifner_allreduce(P, n, a, b),
+    "lp": lambda P, n, a, b, k: costmodel.pipeline_allreduce(P, n, k, a, b),
+}
+
+
+def allreduce_closed_form(trace, alpha, beta, device_flops=None):
+    """Closed form of the ``allreduce`` paradigm: its collective's formula over the gradient.
+
+    Ring, mst (binomial reduce + broadcast), be (Rabenseifner) or lp
+    (pipeline) per ``metadata["hyper"]["collective"]``, of the ``n`` bytes
+    each worker reduces (the iteration's bytes over ``2 (P - 1)``).
+
+    It belongs in :mod:`workloads.allreduce` (as ``closed_form``); it waits
+    here, in :data:`PENDING`, while that module is edited elsewhere.
+
+    Parameters
+    ----------
+    trace : Trace
+        A recording or schedule of the ``allreduce`` paradigm.
+    alpha : float
+        Latency of a message, seconds.
+    beta : float
+        Seconds per byte.
+    device_flops : float, optional
+        FLOP/s of the compute ops (default: the trace's metadata).
+
+    Returns
+    -------
+    dict
+        As :func:`terms`.
+
+    Examples
+    --------
+    >>> from netsim.collectives import ring_allreduce
+    >>> t = ring_allreduce(4, 4e6)  # no compute; 2 (P - 1) messages of n / P per rank
+    >>> cf = allreduce_closed_form(t, 1e-6, 1e-9)
+    >>> abs(cf["time"] - (6e-6 + 1.5 * 4e6 * 1e-9)) < 1e-15
+    True
+    """
+    meta = trace.metadata
+    P = int(meta.get("workers", trace.ranks))
+    hyper = meta.get("hyper", {})
+    name = hyper.get("collective", "ring")
+    k = int(hyper.get("segments", 4))
+    niter = max(trace.num_iterations, 1)
+    msg = trace.is_message
+    per_iter = np.bincount(trace.iteration[msg], weights=trace.size[msg], minlength=niter)
+    n = per_iter / (2 * (P - 1)) if P > 1 else np.zeros(niter)
+    comm = np.array([_ALLREDUCE[name](P, x, alpha, beta, k) if x > 0 else 0.0 for x in n])
+    return terms(trace, comm, device_flops, f"compute + {name} allreduce of the gradient + update")
+
+
+#: Paradigm name -> closed form not yet in its module (see :func:`allreduce_closed_form`).
+PENDING = {"allreduce": allreduce_closed_form}
