@@ -1,9 +1,11 @@
 """A networkx topology compiled for simulation: link directions, routes, placement.
 
 netsim takes any ``networkx.Graph`` or ``DiGraph`` whose edges carry
-``bandwidth`` (bytes/s, > 0) and, optionally, ``latency`` (seconds, >= 0; a
-missing latency is 0). An undirected edge is a full-duplex link: it becomes two
-link directions, each with the full bandwidth. A ``DiGraph`` edge is one
+``bandwidth`` (bytes/s, > 0) and should carry ``latency`` (seconds, >= 0; a
+missing latency is taken as 0 s with a ``UserWarning`` through the
+:mod:`warnings` module, naming how many edges lack one). An undirected edge is
+a full-duplex link: it becomes two link directions, each with the full
+bandwidth. A ``DiGraph`` edge is one
 direction.
 
 Routing is deterministic: a message takes the path of least total latency; ties
@@ -12,9 +14,16 @@ go to the path with fewer hops, then to the lowest-ordered predecessor node
 computed on first use and cached on the :class:`Network`.
 
 The compute nodes, which host ranks by default, are the nodes of kind ``gpu`` in
-graph order; if there are none, the nodes of kind ``host``; if no node has a
-``kind`` at all, every node.
+graph order; if there are none, the nodes of kind ``host``. If no node has a
+``kind`` at all (a hand-made ``.graphml`` or ``.json``, say), the ranks go on the
+degree-1 nodes (the leaves, counting neighbours in either direction): in a tree
+of switches those are the endpoints, and the switches are left out. A graph
+without leaves (a ring, a complete graph) has no node that stands out as a
+switch, so there every node is a compute node. Give ``kind`` (or a placement)
+for anything else.
 """
+
+import warnings
 
 import heapq
 import math
@@ -25,7 +34,7 @@ import numpy as np
 from .checks import is_real
 from .errors import TopologyError
 
-__all__ = ["Network", "as_network", "compute_nodes", "check_topology", "route_loads"]
+__all__ = ["Network", "as_network", "compute_nodes", "leaves", "check_topology", "route_loads"]
 
 # Latencies are compared in integer femtoseconds so that equal paths tie exactly.
 _FS = 1e15
@@ -35,7 +44,8 @@ def compute_nodes(G):
     """The nodes that host ranks by default, in order.
 
     Nodes of kind ``gpu`` if the graph has any; otherwise of kind ``host``;
-    otherwise, when no node carries a ``kind``, all nodes.
+    otherwise, when no node carries a ``kind``, the degree-1 nodes (leaves), or
+    every node when the graph has no leaf (see the module docstring).
 
     Examples
     --------
@@ -43,6 +53,10 @@ def compute_nodes(G):
     >>> G = nx.Graph(); G.add_node("s", kind="switch"); G.add_node("h0", kind="host")
     >>> compute_nodes(G)
     ['h0']
+    >>> compute_nodes(nx.star_graph(3))  # no kind: the leaves, not the hub 0
+    [1, 2, 3]
+    >>> compute_nodes(nx.cycle_graph(3))  # no kind, no leaf: every node
+    [0, 1, 2]
     """
     kinds = nx.get_node_attributes(G, "kind")
     for kind in ("gpu", "host"):
@@ -50,8 +64,21 @@ def compute_nodes(G):
         if nodes:
             return nodes
     if not kinds:
-        return list(G.nodes)
+        return leaves(G) or list(G.nodes)
     return []
+
+
+def leaves(G):
+    """The degree-1 nodes of ``G`` in graph order, neighbours counted in either direction.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> leaves(nx.path_graph(4)), leaves(nx.DiGraph([(0, 1), (1, 0), (1, 2)]))
+    ([0, 3], [0, 2])
+    """
+    U = G.to_undirected(as_view=True) if G.is_directed() else G
+    return [n for n in U.nodes if U.degree(n) == 1 and not U.has_edge(n, n)]
 
 
 class Network:
@@ -60,7 +87,8 @@ class Network:
     Parameters
     ----------
     G : networkx.Graph or networkx.DiGraph
-        Edges need ``bandwidth`` > 0 (bytes/s); ``latency`` >= 0 (s) defaults to 0.
+        Edges need ``bandwidth`` > 0 (bytes/s); ``latency`` >= 0 (s) defaults to 0
+        with a ``UserWarning`` (how many edges lack one).
 
     Attributes
     ----------
@@ -101,6 +129,10 @@ class Network:
         self.nodes = list(G.nodes)
         self.index = {n: i for i, n in enumerate(self.nodes)}
         src, dst, bw, lat = [], [], [], []
+        missing = sum("latency" not in d for _, _, d in G.edges(data=True))
+        if missing:
+            warnings.warn(f"{missing} of {G.number_of_edges()} edges carry no latency: "
+                          f"taken as 0 s", stacklevel=2)
         for u, v, data in G.edges(data=True):
             b = data.get("bandwidth")
             if b is None:

@@ -10,7 +10,7 @@ column     dtype   meaning
 kind       uint8   ``COMPUTE`` (0) or ``MESSAGE`` (1)
 rank       int32   the rank that computes, or the message's source rank
 peer       int32   the message's destination rank (-1 for compute)
-size       float64 message bytes (0 for compute)
+size       float64 message bytes, 0 or >= 1 (a sub-byte size is refused); 0 for compute
 duration   float64 compute seconds; NaN when the op is given in FLOPs instead
 flops      float64 compute FLOPs (0 when given as a duration)
 iteration  int32   the training iteration the op belongs to
@@ -258,8 +258,14 @@ class Trace:
         msg = self.is_message
         _first_bad(msg & ((self.peer < 0) | (self.peer >= self.ranks)),
                    f"sends to unknown rank (ranks are 0..{self.ranks - 1})", self.peer)
+        loop = np.flatnonzero(msg & (self.peer == self.rank))[:1]
+        if len(loop):
+            raise TraceError(f"op {loop[0]} is a message from a rank to itself, rank: "
+                             f"{self.rank[loop[0]]}")
         _first_bad(np.isnan(self.size), "has NaN bytes", self.size)
         _first_bad(~np.isfinite(self.size) | (self.size < 0), "has invalid bytes", self.size)
+        _first_bad((self.size > 0) & (self.size < 1), "has a size between 0 and 1 byte (a "
+                   "message carries 0 or at least 1 byte)", self.size)
         _first_bad(~msg & (self.size != 0), "is a compute op with non-zero bytes", self.size)
         comp = ~msg
         dur_nan = np.isnan(self.duration)
@@ -580,8 +586,7 @@ def ranges(lo, cnt):
     return np.repeat(np.asarray(lo, np.int64) - (np.cumsum(cnt) - cnt), cnt) + np.arange(cnt.sum())
 
 
-# Names that moved to netsim.traceops and netsim.traceio: still importable from here, with a
-# deprecation warning (PEP 562), so code written against the old layout keeps working.
+# Names moved to netsim.traceops and netsim.traceio, importable here with a warning (PEP 562).
 _MOVED = {"concat": "traceops", "repeat": "traceops", "terminal_ops": "traceops",
           "load_trace": "traceio", "save_trace": "traceio", "SCHEMA": "traceio"}
 

@@ -8,7 +8,8 @@ from netsim import TraceBuilder
 
 bandwidths = st.one_of(st.sampled_from([1e3, 1.25e9, 1e13]), st.floats(1e3, 1e13))
 latencies = st.one_of(st.just(0.0), st.sampled_from([1e-9, 1e-6, 1e-3]), st.floats(0.0, 1e-2))
-sizes = st.one_of(st.sampled_from([0.0, 1.0, 1e12]), st.floats(0.0, 1e9))
+# A message carries 0 bytes or at least 1 (Trace refuses sizes in (0, 1)).
+sizes = st.one_of(st.sampled_from([0.0, 1.0, 1e12]), st.floats(1.0, 1e9))
 seconds = st.one_of(st.just(0.0), st.floats(0.0, 10.0))
 
 

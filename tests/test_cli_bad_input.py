@@ -271,7 +271,8 @@ def test_topology_warns_about_disconnected_ranks_and_missing_attributes(tmp_path
     captured = capsys.readouterr()
     warnings = json.loads(captured.out)["warnings"]
     assert warnings == [
-        "no node carries a kind: ranks go on every node (4), switches included",
+        "no node carries a kind: ranks go on the 4 degree-1 nodes (a, s1, b, s2); "
+        "give each node a kind to choose",
         "1 of 2 edges carry no latency: taken as 0 s",
         "ranks cannot all reach each other: 2 disconnected groups of compute nodes "
         "(e.g. a and b); a replay refuses this topology"]

@@ -348,3 +348,68 @@ def test_bad_input(call, match):
     with pytest.raises(TraceError, match=match) as info:
         call()
     assert "\n" not in str(info.value)
+
+
+# -- whole elements (element=4: float32) -------------------------------------------------------
+
+@pytest.mark.parametrize("gen", GENERATORS, ids=lambda g: g.__name__)
+@pytest.mark.parametrize("P", [2, 3, 5, 8, 13])
+def test_whole_elements_stay_correct_whole_and_exact(gen, P):
+    # 524 bytes = 131 float32 values: no chunking below divides it evenly.
+    for opts in (options(gen, segments=3, servers=3), options(gen, segments=2, gamma=1e-9)):
+        trace, payload = C.payloads(gen, P, 524, element=4, **opts)
+        even = gen(P, 524, **opts)
+        m = trace.is_message
+        assert (trace.size[m] % 4 == 0).all(), trace.size[m]  # whole float32 values
+        sizes = np.concatenate([[0], np.cumsum(payload["chunk_bytes"])])
+        np.testing.assert_array_equal(trace.size[m],
+                                      (sizes[payload["hi"]] - sizes[payload["lo"]])[m])
+        # The same schedule; the chunks of each rank's vector add up to exactly 524 B.
+        assert trace.num_ops == even.num_ops
+        vectors = P if gen.__name__ == "alltoall" else 1
+        chunk_bytes = np.broadcast_to(payload["chunk_bytes"], payload["chunks"])
+        assert chunk_bytes.sum() == 524 * vectors
+        check(gen.__name__, P, trace, payload)
+
+
+def test_whole_elements_ring_allreduce_of_524_bytes_over_8_ranks_by_hand():
+    # 131 values over 8 chunks: 131 = 8 * 16 + 3, so chunks 0-2 hold 17 values (68 B) and
+    # chunks 3-7 hold 16 (64 B). Each chunk travels P - 1 = 7 times in the reduce-scatter
+    # and 7 times in the allgather: 3 * 14 = 42 messages of 68 B, 5 * 14 = 70 of 64 B,
+    # 2 (P - 1) * 524 = 7336 B in all (the even cut: 112 messages of 65.5 B).
+    t = C.ring_allreduce(8, 524, element=4)
+    assert Counter(t.size.tolist()) == {68.0: 42, 64.0: 70}
+    assert t.total_bytes == 7336.0
+    assert set(C.ring_allreduce(8, 524).size.tolist()) == {65.5}
+    # Alltoall of 10 B (5 int16 values) per rank over 3 ranks: blocks of 2, 2, 1 values.
+    a = C.alltoall(3, 10, element=2)
+    assert sorted(a.size.tolist()) == [2.0, 2.0, 4.0, 4.0, 4.0, 4.0]
+
+
+@pytest.mark.parametrize("gen", GENERATORS, ids=lambda g: g.__name__)
+def test_whole_elements_change_nothing_when_the_split_is_even(gen):
+    # 192 B = 48 values: divisible by P = 4, p' = 4, 3 segments and 2 servers.
+    opts = options(gen, segments=3, gamma=1e-9, servers=2)
+    whole, even = gen(4, 192, element=4, **opts), gen(4, 192, **opts)
+    for col in ("kind", "rank", "peer", "size", "duration", "dep_ptr", "dep_idx"):
+        np.testing.assert_array_equal(getattr(whole, col), getattr(even, col))
+
+
+def test_whole_elements_match_the_closed_form_on_a_star():
+    from netsim import costmodel
+
+    # 4000 B over 4 ranks: chunks of 250 values (1000 B); alpha = two 1 us link latencies.
+    t = C.ring_allreduce(4, 4000, element=4)
+    got = simulate(t, star(4, bandwidth=1e9, latency=1e-6)).makespan
+    assert got == pytest.approx(costmodel.ring_allreduce(4, 4000, 2e-6, 1e-9), rel=1e-12)
+    assert got == pytest.approx(2 * 3 * (2e-6 + 1000 / 1e9), rel=1e-12)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: C.ring_allreduce(4, 6, element=4), "whole number of 4-byte elements, got 6"),
+    (lambda: C.ring_allreduce(4, 8.5, element=1), "whole number of 1-byte elements"),
+    (lambda: C.ring_allreduce(4, 8, element=0), "element must be an integer >= 1, got 0$"),
+])
+def test_bad_element(call, match):
+    with pytest.raises(TraceError, match=match):
+        call()

@@ -72,7 +72,31 @@ def test_compute_nodes_order():
     G.add_node("h", kind="host")
     G.add_node("gpu0", kind="gpu")
     assert compute_nodes(G) == ["gpu1", "gpu0"]  # gpus win, in graph order
-    assert compute_nodes(nx.path_graph(3)) == [0, 1, 2]  # no kinds: every node
+    # No kind anywhere: the degree-1 nodes (a switch between two hosts is left out), and
+    # every node when there is no leaf (a ring).
+    assert compute_nodes(nx.path_graph(3)) == [0, 2]
+    assert compute_nodes(nx.star_graph(4)) == [1, 2, 3, 4]
+    assert compute_nodes(nx.cycle_graph(4)) == [0, 1, 2, 3]
+    assert compute_nodes(nx.DiGraph([("a", "s"), ("s", "a"), ("s", "b"), ("b", "s")])) == ["a", "b"]
+    # One kind anywhere turns the rule off: no gpu, no host, no compute node.
+    G = nx.path_graph(3)
+    G.nodes[1]["kind"] = "switch"
+    assert compute_nodes(G) == []
+
+
+def test_missing_latency_warns_and_is_zero():
+    G = nx.Graph()
+    G.add_edge("a", "s", bandwidth=1.0)
+    G.add_edge("b", "s", bandwidth=1.0, latency=1e-6)
+    with pytest.warns(UserWarning, match="^1 of 2 edges carry no latency: taken as 0 s$"):
+        net = Network(G)
+    assert sorted(net.latency.tolist()) == [0.0, 0.0, 1e-6, 1e-6]
+    # A topology that gives every latency (a builder) warns about nothing.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Network(star(3))
 
 
 def test_routes_are_cached_and_shortest_by_latency():

@@ -40,13 +40,13 @@ def test_one_byte_and_one_terabyte_share_a_slow_link():
 
 
 def test_many_equal_messages_end_together_without_residue():
-    # 1000 equal messages of 1/3 byte-ish sizes on 10 TB/s: floating residue must not
-    # leave stragglers or loop; all end at n*size/bw.
+    # 1000 equal messages of 4/3 bytes (not a whole number, not exact in binary) on
+    # 10 TB/s: floating residue must not leave stragglers or loop; all end at n*size/bw.
     b = TraceBuilder(2)
     for _ in range(1000):
-        b.message(0, 1, 1 / 3)
+        b.message(0, 1, 4 / 3)
     r = simulate(b.build(), pair(1e13, 0.0))
-    assert r.ops["end"] == pytest.approx(np.full(1000, 1000 / 3 / 1e13), rel=REL)
+    assert r.ops["end"] == pytest.approx(np.full(1000, 1000 * 4 / 3 / 1e13), rel=REL)
     # One settle per distinct instant: t = 0 (all 1000 start, no latency) and the common
     # finish (all within FINISH_RTOL of it). Rates are solved once, at t = 0: at the finish
     # no flow is left to share the link.

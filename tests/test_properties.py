@@ -218,19 +218,28 @@ def test_plain_python_max_min_equals_numpy_bit_for_bit(case):
     assert max_min_rates_small(routes, caps) == expected
 
 
-def test_a_flow_whose_time_underflows_ends_at_once_in_both_engines():
-    # 5e-324 bytes at 1e13 B/s: the transfer time underflows to 0 at time 0; both the
-    # engine and the reference end it then (the reference once looped forever here).
+def test_sub_byte_messages_are_refused_and_the_smallest_message_stays_within_capacity():
+    # A denormal size (2.2e-313 bytes, the extended profile's counterexample: a mean
+    # utilisation of 1.0008 on 1.25e9 B/s) carries no byte: Trace refuses (0, 1).
     import networkx as nx
 
     from netsim import TraceBuilder
+    from netsim.errors import TraceError
 
+    for tiny in (5e-324, 2.2e-313, 0.5):
+        b = TraceBuilder(2)
+        b.message(0, 1, tiny)
+        with pytest.raises(TraceError, match="op 0 has a size between 0 and 1 byte"):
+            b.build()
+    # The smallest valid message, 1 byte at 1e13 B/s: 1e-13 s, utilisation exactly 1.
     G = nx.Graph()
     G.add_node("a", kind="host")
     G.add_node("b", kind="host")
     G.add_edge("a", "b", bandwidth=1e13, latency=0.0)
     b = TraceBuilder(2)
-    b.message(0, 1, 5e-324)
+    b.message(0, 1, 1.0)
     trace = b.build()
-    assert reference_replay(trace, G)[0] == [0.0]
-    assert simulate_bounded(trace, G).ops["end"].tolist() == [0.0]
+    assert reference_replay(trace, G)[0] == [pytest.approx(1e-13, rel=1e-12)]
+    r = simulate_bounded(trace, G)
+    assert r.ops["end"].tolist() == [pytest.approx(1e-13, rel=1e-12)]
+    assert r.links["mean_util"].max() <= 1 + 1e-12

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import math
 
 import numpy as np
 import pytest
@@ -110,10 +111,22 @@ def test_closed_form_of_ps_sync_equals_its_simulation():
     assert cf["time"] == pytest.approx(r.makespan / 2, rel=1e-9)
 
 
+def whole_value_excess(P, values=131, bandwidth=TEN_GBE):
+    """Seconds a ring allreduce of whole float32 chunks takes over the closed form's even cut.
+
+    On a star every rank's chunk travels on its own links; the chunk held by the first
+    ``values % P`` ranks (ceil(values / P) values) travels all 2 (P - 1) steps on one
+    dependency path, so each step takes ceil(values / P) instead of values / P values.
+    """
+    return 2 * (P - 1) * 4 * (math.ceil(values / P) - values / P) / bandwidth
+
+
 def test_closed_form_of_allreduce_equals_its_simulation():
+    # Iris: 131 gradient values (524 B) over 4 ranks, chunks of 33, 33, 33 and 32 values.
     t = record_at("allreduce", 4, iterations=2, dataset="iris")
     G = star(4, bandwidth=TEN_GBE, latency=LINK_LATENCY)
-    assert closed_form(t, G)["time"] == pytest.approx(simulate(t, G).makespan / 2, rel=1e-9)
+    assert closed_form(t, G)["time"] + whole_value_excess(4) == pytest.approx(
+        simulate(t, G).makespan / 2, rel=1e-9)
 
 
 def test_no_closed_form_for_async_says_why():
@@ -128,7 +141,8 @@ def test_weak_scaling_of_allreduce_is_efficient_and_fits_a_law():
     assert all(0 < e <= 1 for e in eff) and eff == sorted(eff, reverse=True)
     for r in st["records"]:
         assert r["speedup"] == pytest.approx(r["P"] * st["T1"] / r["time"])
-        assert r["closed_form"] == pytest.approx(r["time"], rel=1e-9)
+        assert r["closed_form"] + whole_value_excess(r["P"]) == pytest.approx(r["time"],
+                                                                             rel=1e-9)
     # Ring closed form on a star: T = c + 2(P-1) alpha + 2 (P-1)/P n/B with alpha = 2 hops x
     # 1 us, n = 4 x 131 B (Iris), B = 10 GbE. The latency term 2(P-1) alpha (4, 12, 28 us) is
     # linear in P and dwarfs the (P-1)/P term (< 2 n/B = 0.84 us) and c (< 1 ns): law "P".

@@ -90,10 +90,18 @@ def test_bad_json_ops_are_named(tmp_path, op, message):
     (dict(rank=[0, 0], peer=[1, -1], dep_ptr=[0, 0, 1], dep_idx=[5]), "op 1 depends on missing op 5"),
     (dict(rank=[0, 0], peer=[1, -1], dep_ptr=[0, 1, 2], dep_idx=[1, 0]), "dependency cycle"),
     (dict(rank=[0, 0], peer=[1, -1], dep_ptr=[0, 1, 1], dep_idx=[0]), "op 0 depends on itself"),
+    (dict(rank=[1, 0], peer=[1, -1]), "op 0 is a message from a rank to itself, rank: 1"),
+    (dict(rank=[0, 0], peer=[1, -1], size=[2.2e-313, 0]), "op 0 has a size between 0 and 1 byte"),
+    (dict(rank=[0, 0], peer=[1, -1], size=[0.999, 0]), "op 0 has a size between 0 and 1 byte"),
 ])
 def test_bad_columns_raise_trace_error(kwargs, message):
     with pytest.raises(TraceError, match=message):
         Trace(2, kind=[MESSAGE, COMPUTE], **kwargs)
+
+
+def test_zero_and_one_byte_messages_stay_valid():
+    t = Trace(2, kind=[MESSAGE, MESSAGE], rank=[0, 1], peer=[1, 0], size=[0.0, 1.0])
+    assert t.total_bytes == 1.0
 
 
 def test_cycle_is_shown():

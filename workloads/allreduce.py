@@ -18,7 +18,10 @@ name       algorithm                                                   messages
 ``lp``     linear pipeline along ranks 0..P-1, ``segments`` pieces     2(P-1)k
 ========== =========================================================== =========
 
-Each of them carries ``2 (P - 1)`` times the gradient bytes in total. The
+Each of them carries ``2 (P - 1)`` times the gradient bytes in total. Chunks
+are whole float32 values, cut as MPICH and NCCL cut them: a 524-byte gradient
+(131 values) over 8 ranks is 3 chunks of 17 values (68 B) and 5 of 16 (64 B),
+never 65.5 B (:func:`netsim.collectives.schedule.split`). The
 message patterns are :mod:`netsim.collectives`' (MPICH's schedules; for
 non-power-of-two P, ``be`` folds the extra ranks into partners first).
 Iterations are composed with :func:`netsim.traceops.concat` and
@@ -68,17 +71,33 @@ def _check_collective(name, segments):
     checks.check_int(segments, "segments", error=WorkloadError)
 
 
-def collective_trace(name, P, nbytes, segments=4):
+def collective_trace(name, P, nbytes, segments=4, element=mlp.BYTES_PER_VALUE):
     """The message pattern of one allreduce of ``nbytes`` among ``P`` ranks.
 
     The generators are :mod:`netsim.collectives`' (MPICH's schedules):
     ``ring_allreduce``, ``rabenseifner_allreduce``, ``pipeline_allreduce`` and,
     for ``mst``, ``binomial_reduce`` followed by ``binomial_broadcast``.
 
+    Parameters
+    ----------
+    name : str
+        ``ring``, ``mst``, ``be`` or ``lp``.
+    P : int
+    nbytes : float
+        Bytes of the allreduced vector.
+    segments : int, optional
+        Pipeline segments of ``lp``.
+    element : int or None, optional
+        Bytes of one value (4, float32): chunks are whole values, the first
+        ``n % parts`` one value larger; ``nbytes`` must then be a whole number
+        of values. None cuts evenly.
+
     Raises
     ------
     WorkloadError
         For an unknown collective name (listing the known ones) or bad segments.
+    netsim.TraceError
+        For ``nbytes`` that is not a whole number of ``element``-byte values.
 
     Examples
     --------
@@ -87,17 +106,20 @@ def collective_trace(name, P, nbytes, segments=4):
     (24, 2400.0)
     >>> collective_trace("mst", 4, 400).total_bytes
     2400.0
+    >>> sorted(set(collective_trace("ring", 8, 524).size.tolist()))  # 131 float32 values
+    [64.0, 68.0]
     """
     _check_collective(name, segments)
     if P == 1:
         return TraceBuilder(1).build()
     if name == "ring":
-        return collectives.ring_allreduce(P, nbytes)
+        return collectives.ring_allreduce(P, nbytes, element=element)
     if name == "be":
-        return collectives.rabenseifner_allreduce(P, nbytes)
+        return collectives.rabenseifner_allreduce(P, nbytes, element=element)
     if name == "lp":
-        return collectives.pipeline_allreduce(P, nbytes, segments=segments)
-    return concat(collectives.binomial_reduce(P, nbytes), collectives.binomial_broadcast(P, nbytes))
+        return collectives.pipeline_allreduce(P, nbytes, segments=segments, element=element)
+    return concat(collectives.binomial_reduce(P, nbytes, element=element),
+                  collectives.binomial_broadcast(P, nbytes, element=element))
 
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segments=4,
@@ -182,7 +204,11 @@ def measure(trace):
     """
     r = recording(trace)
     name, seg = r.hyper.get("collective", "ring"), int(r.hyper.get("segments", 4))
-    unit = collective_trace(name, r.P0, 1.0, seg).total_bytes   # bytes per gradient byte
+    # Bytes per gradient byte: every chunk travels the same number of times, so the
+    # total is a whole multiple of the vector. An even cut of 1024 P k bytes gives
+    # chunks of whole bytes (P < 2048), no rounding and no sub-byte message.
+    probe = 1024.0 * r.P0 * seg
+    unit = collective_trace(name, r.P0, probe, seg, element=None).total_bytes / probe
     if unit == 0 or not trace.num_messages:
         return {"recording": r, "bpv": float(r.md.get("bytes_per_value", mlp.BYTES_PER_VALUE))}
     return {"recording": r, "bpv": trace.total_bytes / r.n_rec / unit / r.model0.params}
@@ -192,7 +218,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     """Synchronous SGD with an allreduce over ``P`` workers, repeated every iteration:
     each worker's forward and backward ops, then the collective
     (:func:`collective_trace` of the gradient, e.g. ring: 2 P (P - 1) messages of
-    1/P of it) after each rank's last backward op, then every worker's update
+    about 1/P of it, in whole float32 values) after each rank's last backward op, then every worker's update
     after everything that touched its rank.
 
     Parameters
@@ -217,8 +243,12 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
     P, model = c.P, c.model
     W = np.arange(P)
-    C = collective_trace(c.rec.hyper.get("collective", "ring"), P, stats["bpv"] * model.params,
-                         int(c.rec.hyper.get("segments", 4)))
+    nbytes = stats["bpv"] * model.params
+    # Whole float32 values when the gradient is a whole number of them (a recorded one
+    # is); else (a measured bytes-per-value that is not 4) an even cut.
+    element = mlp.BYTES_PER_VALUE if nbytes % mlp.BYTES_PER_VALUE == 0 else None
+    C = collective_trace(c.rec.hyper.get("collective", "ring"), P, nbytes,
+                         int(c.rec.hyper.get("segments", 4)), element=element)
     work = Frontier(P)
     work.forward_backward(W, model, c.batch)
     upd = Frontier(P)

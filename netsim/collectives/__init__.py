@@ -35,6 +35,15 @@ ranks run the power-of-two core, and the odd ranks send the result back
 ``i + rem``. A broadcast has nothing to fold: its core is ranks ``0..p'-1`` and
 extra rank ``r`` receives the result from rank ``r - p'``.
 
+Whole elements
+--------------
+By default chunks are cut evenly (``nbytes / P`` may be 65.5 bytes). With
+``element`` (bytes per element, e.g. 4 for float32) every generator cuts whole
+elements as MPICH and NCCL do: of ``n`` elements in ``c`` chunks the first
+``n % c`` get ``n // c + 1``, the others ``n // c``; the total stays exact
+(:func:`~netsim.collectives.schedule.split`). Where the cut is even the trace
+is the same as without ``element``, so the closed forms still hold.
+
 Reduction cost
 --------------
 ``gamma`` (seconds per byte) turns each reduction of ``b`` received bytes into a
@@ -115,7 +124,8 @@ def payloads(generator, P, nbytes, **options):
     trace : Trace
         Exactly what ``generator(P, nbytes, **options)`` returns.
     payload : dict
-        ``chunks`` (size of the chunk space), ``chunk_bytes``, and per op
+        ``chunks`` (size of the chunk space), ``chunk_bytes`` (one number, or
+        per chunk with ``element``), and per op
         ``lo``, ``hi`` (the message carries chunks ``[lo, hi)``; -1 for
         compute ops) and ``reduce`` (True: the receiver adds the chunks to its
         own; False: it replaces them). Chunk spaces: one chunk (binomial, RD),

@@ -9,6 +9,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .schedule import (Schedule, build, chunk_start, doubling, fold, fold_core, halving, identity,
+                       split,
                        unfold)
 
 __all__ = ["recursive_doubling_allreduce", "rabenseifner_allreduce", "ring_allreduce",
@@ -18,7 +19,7 @@ __all__ = ["recursive_doubling_allreduce", "rabenseifner_allreduce", "ring_allre
 
 # -- allreduce -------------------------------------------------------------------------------------
 
-def _recursive_doubling_allreduce(P, nbytes, gamma=0.0):
+def _recursive_doubling_allreduce(P, nbytes, gamma=0.0, element=None):
     s = Schedule("recursive_doubling_allreduce", P, 1, nbytes, gamma, nbytes=nbytes,
                   gamma=gamma)
     p2, rem, real = fold_core(P)
@@ -32,7 +33,7 @@ def _recursive_doubling_allreduce(P, nbytes, gamma=0.0):
     return s
 
 
-def recursive_doubling_allreduce(P, nbytes, gamma=0.0):
+def recursive_doubling_allreduce(P, nbytes, gamma=0.0, element=None):
     """Recursive-doubling allreduce (MPICH's short-message allreduce).
 
     In step s every core rank exchanges its whole vector with the rank
@@ -46,6 +47,10 @@ def recursive_doubling_allreduce(P, nbytes, gamma=0.0):
         Bytes each rank contributes.
     gamma : float, optional
         Reduction cost, seconds per byte.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -58,12 +63,12 @@ def recursive_doubling_allreduce(P, nbytes, gamma=0.0):
     >>> recursive_doubling_allreduce(5, 1e6).num_messages  # fold 1 + 4 * 2 + unfold 1
     10
     """
-    return build(_recursive_doubling_allreduce, P, nbytes, gamma=gamma).trace()
+    return build(_recursive_doubling_allreduce, P, nbytes, gamma=gamma, element=element).trace()
 
 
-def _rabenseifner_allreduce(P, nbytes, gamma=0.0):
+def _rabenseifner_allreduce(P, nbytes, gamma=0.0, element=None):
     p2, rem, real = fold_core(P)
-    s = Schedule("rabenseifner_allreduce", P, p2, nbytes / p2, gamma, nbytes=nbytes,
+    s = Schedule("rabenseifner_allreduce", P, p2, split(nbytes, p2, element), gamma, nbytes=nbytes,
                   gamma=gamma)
     fold(s, rem, 0, p2, True)
     halving(s, p2, real, identity)
@@ -72,7 +77,7 @@ def _rabenseifner_allreduce(P, nbytes, gamma=0.0):
     return s
 
 
-def rabenseifner_allreduce(P, nbytes, gamma=0.0):
+def rabenseifner_allreduce(P, nbytes, gamma=0.0, element=None):
     """Rabenseifner's allreduce: reduce-scatter by recursive halving, then allgather by
     recursive doubling (bidirectional exchange, BE; MPICH's long-message allreduce).
 
@@ -89,6 +94,10 @@ def rabenseifner_allreduce(P, nbytes, gamma=0.0):
         Bytes each rank contributes.
     gamma : float, optional
         Reduction cost, seconds per byte.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -100,7 +109,7 @@ def rabenseifner_allreduce(P, nbytes, gamma=0.0):
     >>> t.num_messages, sorted(set(t.size.tolist()))
     (16, [1000000.0, 2000000.0])
     """
-    return build(_rabenseifner_allreduce, P, nbytes, gamma=gamma).trace()
+    return build(_rabenseifner_allreduce, P, nbytes, gamma=gamma, element=element).trace()
 
 
 def _ring_steps(s, P, kind):
@@ -115,14 +124,15 @@ def _ring_steps(s, P, kind):
             s.step(r, nxt, c, c + 1, kind, rendezvous=False)
 
 
-def _ring_allreduce(P, nbytes, gamma=0.0):
-    s = Schedule("ring_allreduce", P, P, nbytes / P, gamma, nbytes=nbytes, gamma=gamma)
+def _ring_allreduce(P, nbytes, gamma=0.0, element=None):
+    s = Schedule("ring_allreduce", P, P, split(nbytes, P, element), gamma,
+                 nbytes=nbytes, gamma=gamma)
     _ring_steps(s, P, "reduce-scatter")
     _ring_steps(s, P, "allgather")
     return s
 
 
-def ring_allreduce(P, nbytes, gamma=0.0):
+def ring_allreduce(P, nbytes, gamma=0.0, element=None):
     """Ring allreduce: ring reduce-scatter, then ring allgather.
 
     The vector is cut into P chunks; in each of ``2 (P - 1)`` steps every rank
@@ -137,6 +147,10 @@ def ring_allreduce(P, nbytes, gamma=0.0):
         Bytes each rank contributes.
     gamma : float, optional
         Reduction cost, seconds per byte.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -148,18 +162,18 @@ def ring_allreduce(P, nbytes, gamma=0.0):
     >>> ring_allreduce(1024, 100e6).num_messages
     2095104
     """
-    return build(_ring_allreduce, P, nbytes, gamma=gamma).trace()
+    return build(_ring_allreduce, P, nbytes, gamma=gamma, element=element).trace()
 
 
 # -- allgather, reduce-scatter, all-to-all ----------------------------------------------------
 
-def _ring_allgather(P, nbytes):
-    s = Schedule("ring_allgather", P, P, nbytes / P, nbytes=nbytes)
+def _ring_allgather(P, nbytes, element=None):
+    s = Schedule("ring_allgather", P, P, split(nbytes, P, element), nbytes=nbytes)
     _ring_steps(s, P, "allgather")
     return s
 
 
-def ring_allgather(P, nbytes):
+def ring_allgather(P, nbytes, element=None):
     """Ring allgather: P - 1 steps, each rank forwarding one chunk to its right neighbour.
 
     Parameters
@@ -168,6 +182,10 @@ def ring_allgather(P, nbytes):
         Ranks, >= 1.
     nbytes : float
         Bytes of the gathered result; rank r contributes chunk r (``nbytes / P``).
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -178,16 +196,17 @@ def ring_allgather(P, nbytes):
     >>> ring_allgather(4, 4e6).num_messages
     12
     """
-    return build(_ring_allgather, P, nbytes).trace()
+    return build(_ring_allgather, P, nbytes, element=element).trace()
 
 
-def _ring_reduce_scatter(P, nbytes, gamma=0.0):
-    s = Schedule("ring_reduce_scatter", P, P, nbytes / P, gamma, nbytes=nbytes, gamma=gamma)
+def _ring_reduce_scatter(P, nbytes, gamma=0.0, element=None):
+    s = Schedule("ring_reduce_scatter", P, P, split(nbytes, P, element), gamma,
+                 nbytes=nbytes, gamma=gamma)
     _ring_steps(s, P, "reduce-scatter")
     return s
 
 
-def ring_reduce_scatter(P, nbytes, gamma=0.0):
+def ring_reduce_scatter(P, nbytes, gamma=0.0, element=None):
     """Ring reduce-scatter: P - 1 steps; rank r ends with the reduced chunk r.
 
     Parameters
@@ -198,6 +217,10 @@ def ring_reduce_scatter(P, nbytes, gamma=0.0):
         Bytes each rank contributes (chunks of ``nbytes / P``).
     gamma : float, optional
         Reduction cost, seconds per byte.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -208,11 +231,11 @@ def ring_reduce_scatter(P, nbytes, gamma=0.0):
     >>> ring_reduce_scatter(4, 4e6, gamma=1e-10).num_ops  # 12 messages, 12 reductions
     24
     """
-    return build(_ring_reduce_scatter, P, nbytes, gamma=gamma).trace()
+    return build(_ring_reduce_scatter, P, nbytes, gamma=gamma, element=element).trace()
 
 
-def _recursive_doubling_allgather(P, nbytes):
-    s = Schedule("recursive_doubling_allgather", P, P, nbytes / P, nbytes=nbytes)
+def _recursive_doubling_allgather(P, nbytes, element=None):
+    s = Schedule("recursive_doubling_allgather", P, P, split(nbytes, P, element), nbytes=nbytes)
     p2, rem, real = fold_core(P)
     fold(s, rem, None, None, False)
     doubling(s, p2, real, chunk_start(P))
@@ -220,7 +243,7 @@ def _recursive_doubling_allgather(P, nbytes):
     return s
 
 
-def recursive_doubling_allgather(P, nbytes):
+def recursive_doubling_allgather(P, nbytes, element=None):
     """Recursive-doubling allgather: log2 P exchanges of doubling blocks.
 
     Non-power-of-two P folds (each even rank below ``2 rem`` hands its chunk
@@ -233,6 +256,10 @@ def recursive_doubling_allgather(P, nbytes):
         Ranks, >= 1.
     nbytes : float
         Bytes of the gathered result; rank r contributes chunk r (``nbytes / P``).
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -243,11 +270,12 @@ def recursive_doubling_allgather(P, nbytes):
     >>> recursive_doubling_allgather(8, 8e6).size.tolist()[::8]
     [1000000.0, 2000000.0, 4000000.0]
     """
-    return build(_recursive_doubling_allgather, P, nbytes).trace()
+    return build(_recursive_doubling_allgather, P, nbytes, element=element).trace()
 
 
-def _recursive_halving_reduce_scatter(P, nbytes, gamma=0.0):
-    s = Schedule("recursive_halving_reduce_scatter", P, P, nbytes / P, gamma, nbytes=nbytes,
+def _recursive_halving_reduce_scatter(P, nbytes, gamma=0.0, element=None):
+    s = Schedule("recursive_halving_reduce_scatter", P, P, split(nbytes, P, element), gamma,
+                 nbytes=nbytes,
                   gamma=gamma)
     p2, rem, real = fold_core(P)
     fold(s, rem, 0, P, True)
@@ -256,7 +284,7 @@ def _recursive_halving_reduce_scatter(P, nbytes, gamma=0.0):
     return s
 
 
-def recursive_halving_reduce_scatter(P, nbytes, gamma=0.0):
+def recursive_halving_reduce_scatter(P, nbytes, gamma=0.0, element=None):
     """Recursive-halving reduce-scatter (MPICH's for commutative operations).
 
     Step s sends half of the current range to the rank ``p' / 2**s`` away and
@@ -272,6 +300,10 @@ def recursive_halving_reduce_scatter(P, nbytes, gamma=0.0):
         Bytes each rank contributes (chunks of ``nbytes / P``).
     gamma : float, optional
         Reduction cost, seconds per byte.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -282,7 +314,7 @@ def recursive_halving_reduce_scatter(P, nbytes, gamma=0.0):
     >>> recursive_halving_reduce_scatter(4, 4e6).size.tolist()[::4]
     [2000000.0, 1000000.0]
     """
-    return build(_recursive_halving_reduce_scatter, P, nbytes, gamma=gamma).trace()
+    return build(_recursive_halving_reduce_scatter, P, nbytes, gamma=gamma, element=element).trace()
 
 
 # Name -> schedule function, for netsim.collectives.payloads.

@@ -7,13 +7,15 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .schedule import Schedule, build
+from .schedule import Schedule, build, split
 
 __all__ = ["alltoall", "ps_push_pull", "SCHEDULES"]
 
 
-def _alltoall(P, nbytes):
-    s = Schedule("alltoall", P, P * P, nbytes / P, nbytes=nbytes)
+def _alltoall(P, nbytes, element=None):
+    block = split(nbytes, P, element)  # rank o's block for rank d is chunk o * P + d
+    s = Schedule("alltoall", P, P * P, block if element is None else np.tile(block, P),
+                 nbytes=nbytes)
     r = np.arange(P)
     for k in range(1, P):
         d = (r + k) % P
@@ -21,7 +23,7 @@ def _alltoall(P, nbytes):
     return s
 
 
-def alltoall(P, nbytes):
+def alltoall(P, nbytes, element=None):
     """Pairwise-exchange all-to-all (MPICH's long-message alltoall).
 
     Rank r holds ``nbytes``: P blocks of ``nbytes / P``, block d for rank d.
@@ -35,6 +37,10 @@ def alltoall(P, nbytes):
         Ranks, >= 1.
     nbytes : float
         Bytes each rank sends in all, its own block included.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -46,21 +52,23 @@ def alltoall(P, nbytes):
     >>> alltoall(4, 4e6).num_messages
     12
     """
-    return build(_alltoall, P, nbytes).trace()
+    return build(_alltoall, P, nbytes, element=element).trace()
 
 
 # -- parameter server ------------------------------------------------------------------------
 
-def _ps_push_pull(P, nbytes, servers=1, gamma=0.0):
+def _ps_push_pull(P, nbytes, servers=1, gamma=0.0, element=None):
     S = servers
-    s = Schedule("ps_push_pull", P + S, S, nbytes / S, gamma, nbytes=nbytes, workers=P,
+    s = Schedule("ps_push_pull", P + S, S, split(nbytes, S, element), gamma,
+                 nbytes=nbytes, workers=P,
                   servers=S, gamma=gamma)
     w = np.repeat(np.arange(P), S)
     k = np.tile(np.arange(S), P)
     push = s.messages(w, P + k, k, k + 1, "push", reduce=True)
     into = push.reshape(P, S).T  # into[k]: the pushes to server k
     if gamma > 0:
-        ready = s.computes(P + np.arange(S), gamma * (P - 1) * nbytes / S, "reduce", into)[:, None]
+        shard = nbytes / S if element is None else s.chunk_bytes
+        ready = s.computes(P + np.arange(S), gamma * (P - 1) * shard, "reduce", into)[:, None]
     else:
         ready = into
     k = np.repeat(np.arange(S), P)
@@ -69,7 +77,7 @@ def _ps_push_pull(P, nbytes, servers=1, gamma=0.0):
     return s
 
 
-def ps_push_pull(P, nbytes, servers=1, gamma=0.0):
+def ps_push_pull(P, nbytes, servers=1, gamma=0.0, element=None):
     """Parameter-server push/pull: P workers push gradients, servers answer pulls.
 
     Ranks ``0..P-1`` are workers and ``P..P+S-1`` servers; parameters are
@@ -88,6 +96,10 @@ def ps_push_pull(P, nbytes, servers=1, gamma=0.0):
         Servers S, >= 1.
     gamma : float, optional
         Reduction cost, seconds per byte.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -100,7 +112,7 @@ def ps_push_pull(P, nbytes, servers=1, gamma=0.0):
     >>> t.ranks, t.num_messages, float(t.size[0])
     (6, 16, 500000.0)
     """
-    return build(_ps_push_pull, P, nbytes, servers=servers, gamma=gamma).trace()
+    return build(_ps_push_pull, P, nbytes, servers=servers, gamma=gamma, element=element).trace()
 
 
 # Name -> schedule function, for netsim.collectives.payloads.

@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .schedule import Schedule, build, doubling, identity, pof2
+from .schedule import Schedule, build, doubling, identity, pof2, split
 
 __all__ = ["binomial_broadcast", "binomial_reduce", "pipeline_broadcast", "pipeline_reduce",
            "pipeline_allreduce", "be_broadcast", "SCHEDULES"]
@@ -15,7 +15,7 @@ __all__ = ["binomial_broadcast", "binomial_reduce", "pipeline_broadcast", "pipel
 
 # -- broadcast and reduce trees ----------------------------------------------------------------
 
-def _binomial_broadcast(P, nbytes):
+def _binomial_broadcast(P, nbytes, element=None):
     s = Schedule("binomial_broadcast", P, 1, nbytes, nbytes=nbytes)
     for b in range((P - 1).bit_length() - 1, -1, -1):
         m = 1 << b
@@ -24,7 +24,7 @@ def _binomial_broadcast(P, nbytes):
     return s
 
 
-def binomial_broadcast(P, nbytes):
+def binomial_broadcast(P, nbytes, element=None):
     """Binomial-tree (MST) broadcast from rank 0, MPICH's short-message broadcast.
 
     Rank r receives from r minus its lowest set bit; a parent sends to its
@@ -37,6 +37,10 @@ def binomial_broadcast(P, nbytes):
         Ranks, >= 1.
     nbytes : float
         Bytes to broadcast.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -49,10 +53,10 @@ def binomial_broadcast(P, nbytes):
     >>> t.num_messages, t.rank[:3].tolist(), t.peer[:3].tolist()
     (7, [0, 0, 4], [4, 2, 6])
     """
-    return build(_binomial_broadcast, P, nbytes).trace()
+    return build(_binomial_broadcast, P, nbytes, element=element).trace()
 
 
-def _binomial_reduce(P, nbytes, gamma=0.0):
+def _binomial_reduce(P, nbytes, gamma=0.0, element=None):
     s = Schedule("binomial_reduce", P, 1, nbytes, gamma, nbytes=nbytes, gamma=gamma)
     for b in range((P - 1).bit_length()):
         m = 1 << b
@@ -61,7 +65,7 @@ def _binomial_reduce(P, nbytes, gamma=0.0):
     return s
 
 
-def binomial_reduce(P, nbytes, gamma=0.0):
+def binomial_reduce(P, nbytes, gamma=0.0, element=None):
     """Binomial-tree (MST) reduce to rank 0 (MPICH's commutative reduce for short messages).
 
     Rank r sends to r minus its lowest set bit once it has received and reduced
@@ -75,6 +79,10 @@ def binomial_reduce(P, nbytes, gamma=0.0):
         Bytes each rank contributes.
     gamma : float, optional
         Reduction cost, seconds per byte (0: no compute ops).
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -86,7 +94,7 @@ def binomial_reduce(P, nbytes, gamma=0.0):
     >>> t.num_messages, t.num_ops
     (3, 6)
     """
-    return build(_binomial_reduce, P, nbytes, gamma=gamma).trace()
+    return build(_binomial_reduce, P, nbytes, gamma=gamma, element=element).trace()
 
 
 # -- linear pipelines (LP) ---------------------------------------------------------------------
@@ -101,14 +109,14 @@ def _chain(s, P, k, reverse, tag, reduce):
         s.step(src, dst, j, j + 1, tag, reduce=reduce, rendezvous=False, sendrecv=False)
 
 
-def _pipeline_broadcast(P, nbytes, segments):
-    s = Schedule("pipeline_broadcast", P, segments, nbytes / segments, nbytes=nbytes,
+def _pipeline_broadcast(P, nbytes, segments, element=None):
+    s = Schedule("pipeline_broadcast", P, segments, split(nbytes, segments, element), nbytes=nbytes,
                   segments=segments)
     _chain(s, P, segments, False, "broadcast", False)
     return s
 
 
-def pipeline_broadcast(P, nbytes, segments=1):
+def pipeline_broadcast(P, nbytes, segments=1, element=None):
     """Linear-pipeline (LP) broadcast from rank 0 along the chain 0 -> 1 -> ... -> P-1.
 
     The message is cut into ``segments`` equal segments. Rank 0 sends them one
@@ -123,6 +131,10 @@ def pipeline_broadcast(P, nbytes, segments=1):
         Bytes to broadcast.
     segments : int, optional
         Number of segments k, >= 1.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -135,17 +147,17 @@ def pipeline_broadcast(P, nbytes, segments=1):
     >>> t.num_messages, float(t.size[0])
     (6, 500000.0)
     """
-    return build(_pipeline_broadcast, P, nbytes, segments=segments).trace()
+    return build(_pipeline_broadcast, P, nbytes, segments=segments, element=element).trace()
 
 
-def _pipeline_reduce(P, nbytes, segments, gamma=0.0, name="pipeline_reduce"):
-    s = Schedule(name, P, segments, nbytes / segments, gamma, nbytes=nbytes,
+def _pipeline_reduce(P, nbytes, segments, gamma=0.0, name="pipeline_reduce", element=None):
+    s = Schedule(name, P, segments, split(nbytes, segments, element), gamma, nbytes=nbytes,
                   segments=segments, gamma=gamma)
     _chain(s, P, segments, True, "reduce", True)
     return s
 
 
-def pipeline_reduce(P, nbytes, segments=1, gamma=0.0):
+def pipeline_reduce(P, nbytes, segments=1, gamma=0.0, element=None):
     """Linear-pipeline (LP) reduce to rank 0 along the chain P-1 -> ... -> 1 -> 0.
 
     Rank P-1 sends its segments one after the other; rank i reduces segment j
@@ -162,6 +174,10 @@ def pipeline_reduce(P, nbytes, segments=1, gamma=0.0):
         Number of segments k, >= 1.
     gamma : float, optional
         Reduction cost, seconds per byte.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -173,16 +189,17 @@ def pipeline_reduce(P, nbytes, segments=1, gamma=0.0):
     >>> t.num_messages, int(t.rank[0]), int(t.peer[0])
     (8, 2, 1)
     """
-    return build(_pipeline_reduce, P, nbytes, segments=segments, gamma=gamma).trace()
+    return build(_pipeline_reduce, P, nbytes, segments=segments, gamma=gamma,
+                 element=element).trace()
 
 
-def _pipeline_allreduce(P, nbytes, segments, gamma=0.0):
-    s = _pipeline_reduce(P, nbytes, segments, gamma, name="pipeline_allreduce")
+def _pipeline_allreduce(P, nbytes, segments, gamma=0.0, element=None):
+    s = _pipeline_reduce(P, nbytes, segments, gamma, "pipeline_allreduce", element)
     _chain(s, P, segments, False, "broadcast", False)
     return s
 
 
-def pipeline_allreduce(P, nbytes, segments=1, gamma=0.0):
+def pipeline_allreduce(P, nbytes, segments=1, gamma=0.0, element=None):
     """Linear-pipeline (LP) allreduce: :func:`pipeline_reduce` to rank 0, then
     :func:`pipeline_broadcast` from rank 0.
 
@@ -201,6 +218,10 @@ def pipeline_allreduce(P, nbytes, segments=1, gamma=0.0):
         Number of segments k, >= 1.
     gamma : float, optional
         Reduction cost, seconds per byte.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -212,14 +233,15 @@ def pipeline_allreduce(P, nbytes, segments=1, gamma=0.0):
     >>> pipeline_allreduce(4, 1e6, segments=3).num_messages
     18
     """
-    return build(_pipeline_allreduce, P, nbytes, segments=segments, gamma=gamma).trace()
+    return build(_pipeline_allreduce, P, nbytes, segments=segments, gamma=gamma,
+                 element=element).trace()
 
 
 # -- bidirectional exchange (BE): scatter + allgather ------------------------------------------
 
-def _be_broadcast(P, nbytes):
+def _be_broadcast(P, nbytes, element=None):
     p2 = pof2(P)
-    s = Schedule("be_broadcast", P, p2, nbytes / p2, nbytes=nbytes)
+    s = Schedule("be_broadcast", P, p2, split(nbytes, p2, element), nbytes=nbytes)
     m = p2 // 2
     while m >= 1:  # binomial scatter: rank r sends the blocks of its child's subtree
         src = np.arange(0, p2, 2 * m)
@@ -231,7 +253,7 @@ def _be_broadcast(P, nbytes):
     return s
 
 
-def be_broadcast(P, nbytes):
+def be_broadcast(P, nbytes, element=None):
     """Bidirectional-exchange (BE) broadcast: binomial scatter, then recursive-doubling allgather.
 
     MPICH's ``bcast_scatter_rec_dbl_allgather`` (van de Geijn): rank 0's
@@ -246,6 +268,10 @@ def be_broadcast(P, nbytes):
         Ranks, >= 1.
     nbytes : float
         Bytes to broadcast.
+    element : int, optional
+        Bytes per element (4 for float32): chunks are then whole elements, the first
+        ``n % parts`` one element larger (:func:`~netsim.collectives.schedule.split`);
+        ``nbytes`` must be a whole number of elements. None (default): an even cut.
 
     Returns
     -------
@@ -257,7 +283,7 @@ def be_broadcast(P, nbytes):
     >>> t.num_messages, t.size.tolist()[:3]
     (11, [2000000.0, 1000000.0, 1000000.0])
     """
-    return build(_be_broadcast, P, nbytes).trace()
+    return build(_be_broadcast, P, nbytes, element=element).trace()
 
 
 # Name -> schedule function, for netsim.collectives.payloads.

@@ -14,8 +14,8 @@ from ..checks import check_int, check_real
 from ..errors import TraceError
 from ..trace import COMPUTE, MESSAGE, Trace
 
-__all__ = ["Schedule", "build", "pof2", "fold_core", "fold", "unfold", "halving", "doubling",
-           "identity", "chunk_start"]
+__all__ = ["Schedule", "build", "split", "pof2", "fold_core", "fold", "unfold", "halving",
+           "doubling", "identity", "chunk_start"]
 
 
 def pof2(P):
@@ -45,8 +45,8 @@ class Schedule:
         Number of ranks.
     chunks : int
         Size of the chunk space messages carry ranges of (see :meth:`payload`).
-    chunk_bytes : float
-        Bytes of one chunk.
+    chunk_bytes : float or ndarray of float
+        Bytes of one chunk, or of each chunk (see :func:`split`).
     cost : float, optional
         Reduction seconds per byte (gamma); 0 adds no compute ops.
     **params
@@ -80,6 +80,20 @@ class Schedule:
         self.send = np.full(ranks, -1, np.int64)
         self.recv = np.full(ranks, -1, np.int64)
 
+    def bytes(self, lo, hi):
+        """Bytes of chunks ``[lo, hi)``.
+
+        Examples
+        --------
+        >>> Schedule("demo", 2, 3, np.array([5.0, 4.0, 4.0])).bytes(np.array([0, 1]), 3).tolist()
+        [13.0, 8.0]
+        """
+        if np.ndim(self.chunk_bytes) == 0:
+            return (hi - lo) * self.chunk_bytes
+        if not hasattr(self, "_offsets"):
+            self._offsets = np.concatenate([[0.0], np.cumsum(self.chunk_bytes)])
+        return self._offsets[hi] - self._offsets[lo]
+
     def _append(self, kind, rank, peer, lo, hi, reduce, duration, tag, deps):
         """Append ops; ``deps`` is an (ops, slots) array of op ids, -1 for none."""
         m = len(rank)
@@ -88,7 +102,7 @@ class Schedule:
             "kind": np.full(m, kind, np.uint8),
             "rank": rank,
             "peer": peer,
-            "size": (hi - lo) * self.chunk_bytes if kind == MESSAGE else np.zeros(m),
+            "size": self.bytes(lo, hi) if kind == MESSAGE else np.zeros(m),
             "duration": duration,
             "tag": np.full(m, self.tags.setdefault(tag, len(self.tags)), np.int16),
             "lo": lo,
@@ -215,7 +229,7 @@ class Schedule:
         self.send[src] = msg
         if reduce and self.gamma > 0:
             cols = [msg, self.recv[dst]] + ([self.send[dst]] if sendrecv else [])
-            seconds = self.gamma * (hi - lo) * self.chunk_bytes
+            seconds = self.gamma * self.bytes(lo, hi)
             self.recv[dst] = self.computes(dst, seconds, tag, distinct(np.stack(cols, axis=1)))
         else:
             self.recv[dst] = msg
@@ -424,7 +438,35 @@ def chunk_start(P):
     return start
 
 
+def split(nbytes, parts, element=None):
+    """Bytes of each of ``parts`` chunks of an ``nbytes`` vector.
+
+    With ``element=None`` every chunk has ``nbytes / parts`` (a float, returned as
+    one number). With ``element`` (bytes per element, e.g. 4 for float32) the
+    vector holds ``n = nbytes / element`` whole elements and chunks are whole
+    elements as MPICH and NCCL cut them: the first ``n % parts`` chunks get
+    ``n // parts + 1`` elements, the others ``n // parts``; the total stays
+    exactly ``nbytes``.
+
+    Examples
+    --------
+    >>> split(524, 8)
+    65.5
+    >>> split(524, 8, element=4).tolist()  # 131 floats: 3 chunks of 17, 5 of 16
+    [68.0, 68.0, 68.0, 64.0, 64.0, 64.0, 64.0, 64.0]
+    """
+    if element is None:
+        return nbytes / parts
+    q, r = divmod(int(nbytes) // element, parts)
+    return (element * (q + (np.arange(parts) < r))).astype(np.float64)
+
+
+def _check_element(value):
+    return None if value is None else check_int(value, "element", error=TraceError)
+
+
 _CHECKS = MappingProxyType({
+    "element": _check_element,
     "segments": lambda v: check_int(v, "segments", error=TraceError),
     "gamma": lambda v: check_real(v, "gamma", lo=0, error=TraceError),
     "servers": lambda v: check_int(v, "servers", error=TraceError),
@@ -443,7 +485,9 @@ def build(schedule, P, nbytes, **options):
     nbytes : float
         Bytes, >= 0.
     **options
-        ``segments`` and ``servers`` (integers >= 1), ``gamma`` (seconds per byte, >= 0).
+        ``segments`` and ``servers`` (integers >= 1), ``gamma`` (seconds per byte, >= 0),
+        ``element`` (None, or bytes per element >= 1: ``nbytes`` must then be a whole
+        number of elements, and chunks are whole elements, see :func:`split`).
 
     Returns
     -------
@@ -466,7 +510,15 @@ def build(schedule, P, nbytes, **options):
     Traceback (most recent call last):
     ...
     netsim.errors.TraceError: P must be an integer >= 1, got 0
+    >>> build(one_message, 2, 6, element=4)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: nbytes must be a whole number of 4-byte elements, got 6.0
     """
     args = {key: _CHECKS[key](value) for key, value in options.items()}
-    return schedule(check_int(P, "P", error=TraceError),
-                    check_real(nbytes, "nbytes", lo=0, error=TraceError), **args)
+    nbytes = check_real(nbytes, "nbytes", lo=0, error=TraceError)
+    element = args.get("element")
+    if element is not None and (nbytes != int(nbytes) or int(nbytes) % element):
+        raise TraceError(f"nbytes must be a whole number of {element}-byte elements, "
+                         f"got {nbytes!r}")
+    return schedule(check_int(P, "P", error=TraceError), nbytes, **args)

@@ -171,9 +171,11 @@ def describe_builders():
 def topology_warnings(G):
     """What a topology leaves to defaults that a user may not expect, one line each.
 
-    Nodes without a ``kind`` (ranks then go on every node, switches
-    included), edges without a ``latency`` (taken as 0 s), and compute nodes
-    that cannot reach each other (a replay refuses those).
+    Nodes without a ``kind`` (ranks then go on the degree-1 nodes, or on
+    every node when there is none: :func:`netsim.network.compute_nodes`),
+    edges without a ``latency`` (taken as 0 s, as :class:`netsim.Network`
+    warns), and compute nodes that cannot reach each other (a replay refuses
+    those).
 
     Parameters
     ----------
@@ -186,20 +188,25 @@ def topology_warnings(G):
     Examples
     --------
     >>> import networkx as nx
-    >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9); G.add_node("c")
+    >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9)
+    >>> G.add_edge("c", "d", bandwidth=1e9, latency=0.0)
     >>> for line in topology_warnings(G): print(line)
-    no node carries a kind: ranks go on every node (3), switches included
-    1 of 1 edges carry no latency: taken as 0 s
+    no node carries a kind: ranks go on the 4 degree-1 nodes (a, b, c, d); give each node a kind to choose
+    1 of 2 edges carry no latency: taken as 0 s
     ranks cannot all reach each other: 2 disconnected groups of compute nodes (e.g. a and c); a replay refuses this topology
     """
     import networkx as nx
 
-    from netsim.network import compute_nodes
+    from netsim.network import compute_nodes, leaves
 
     out = []
     if not any("kind" in d for _, d in G.nodes(data=True)):
-        out.append(f"no node carries a kind: ranks go on every node ({G.number_of_nodes()}), "
-                   f"switches included")
+        ends = leaves(G)
+        shown = ", ".join(map(str, ends[:4])) + (", ..." if len(ends) > 4 else "")
+        out.append(f"no node carries a kind: ranks go on the {len(ends)} degree-1 nodes "
+                   f"({shown}); give each node a kind to choose" if ends else
+                   f"no node carries a kind and none has degree 1: ranks go on every node "
+                   f"({G.number_of_nodes()}), switches included")
     missing = sum("latency" not in d for _, _, d in G.edges(data=True))
     if missing:
         out.append(f"{missing} of {G.number_of_edges()} edges carry no latency: taken as 0 s")
