@@ -17,6 +17,7 @@ Examples
 import argparse
 import re
 import sys
+import warnings
 from types import MappingProxyType
 
 from netsim import __version__
@@ -104,6 +105,18 @@ def main(argv=None):
     2
     """
     parser = build_parser()
+    with warnings.catch_warnings():
+        # A library warning (say, a graph edge without latency) is one line, like the CLI's own.
+        warnings.showwarning = _one_line_warning
+        return _main(parser, argv)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"netsim: warning: {message}", file=sys.stderr)
+
+
+def _main(parser, argv):
+    """:func:`main` inside its warning filter."""
     try:
         args = parser.parse_args(argv)
         if args.command is None:

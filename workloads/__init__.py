@@ -46,7 +46,6 @@ from typing import NamedTuple
 
 from . import datasets, mlp, recorder, training
 from .datasets import NAMES as DATASETS
-from .closed import PENDING
 from .datasets import Dataset, load
 from .errors import DatasetError, PartitionError, ProjectionError, WorkloadError
 from .recorder import V100_FP32_FLOPS, Recorder, RunResult
@@ -119,7 +118,7 @@ def _entry(name, module):
             continue
         default = None if p.default is inspect.Parameter.empty else p.default
         options[p.name] = (default, helps.get(p.name, ""))
-    closed = getattr(module, "closed_form", None) or PENDING.get(name)
+    closed = getattr(module, "closed_form", None)
     return Paradigm(name, run, desc, options, closed, getattr(module, "NO_CLOSED_FORM", None))
 
 

@@ -30,18 +30,19 @@ Iterations are composed with :func:`netsim.traceops.concat` and
 
 import numpy as np
 
-from netsim import checks, collectives
+from netsim import checks, collectives, costmodel
 from netsim.trace import TraceBuilder
 from netsim.traceops import concat, repeat
 
 from . import mlp
+from .closed import terms
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, finish, plan, recording
 from .recorder import V100_FP32_FLOPS, payload_bytes, run_result
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "COLLECTIVES", "collective_trace", "SERVERS",
+__all__ = ["run", "schedule", "measure", "closed_form", "COLLECTIVES", "collective_trace", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
@@ -255,3 +256,56 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     upd.compute(W, mlp.update_flops(model.params), tag="update")
     return finish(repeat(concat(concat(work.build(), C), upd.build()), c.iterations), c,
                   SERVERS)
+
+
+_ALLREDUCE = {
+    "ring": lambda P, n, a, b, k: costmodel.ring_allreduce(P, n, a, b),
+    "mst": lambda P, n, a, b, k: (costmodel.binomial_reduce(P, n, a, b)
+                                  + costmodel.binomial_broadcast(P, n, a, b)),
+    "be": lambda P, n, a, b, k: costmodel.rabenseifner_allreduce(P, n, a, b),
+    "lp": lambda P, n, a, b, k: costmodel.pipeline_allreduce(P, n, k, a, b),
+}
+
+
+def closed_form(trace, alpha, beta, device_flops=None):
+    """Closed form of the ``allreduce`` paradigm: its collective's formula over the gradient.
+
+    Ring, mst (binomial reduce + broadcast), be (Rabenseifner) or lp
+    (pipeline) per ``metadata["hyper"]["collective"]``, of the ``n`` bytes
+    each worker reduces (the iteration's bytes over ``2 (P - 1)``).
+
+    Parameters
+    ----------
+    trace : Trace
+        A recording or schedule of the ``allreduce`` paradigm.
+    alpha : float
+        Latency of a message, seconds.
+    beta : float
+        Seconds per byte.
+    device_flops : float, optional
+        FLOP/s of the compute ops (default: the trace's metadata).
+
+    Returns
+    -------
+    dict
+        As :func:`workloads.closed.terms`.
+
+    Examples
+    --------
+    >>> from netsim.collectives import ring_allreduce
+    >>> t = ring_allreduce(4, 4e6)  # no compute; 2 (P - 1) messages of n / P per rank
+    >>> cf = closed_form(t, 1e-6, 1e-9)
+    >>> abs(cf["time"] - (6e-6 + 1.5 * 4e6 * 1e-9)) < 1e-15
+    True
+    """
+    meta = trace.metadata
+    P = int(meta.get("workers", trace.ranks))
+    hyper = meta.get("hyper", {})
+    name = hyper.get("collective", "ring")
+    k = int(hyper.get("segments", 4))
+    niter = max(trace.num_iterations, 1)
+    msg = trace.is_message
+    per_iter = np.bincount(trace.iteration[msg], weights=trace.size[msg], minlength=niter)
+    n = per_iter / (2 * (P - 1)) if P > 1 else np.zeros(niter)
+    comm = np.array([_ALLREDUCE[name](P, x, alpha, beta, k) if x > 0 else 0.0 for x in n])
+    return terms(trace, comm, device_flops, f"compute + {name} allreduce of the gradient + update")

@@ -18,8 +18,7 @@ import numpy as np
 from netsim import costmodel
 from netsim.trace import COMPUTE
 
-__all__ = ["worker_mask", "per_iteration", "worker_compute", "terms", "allreduce_closed_form",
-           "PENDING"]
+__all__ = ["worker_mask", "per_iteration", "worker_compute", "terms"]
 
 
 def worker_mask(trace):
@@ -155,63 +154,3 @@ def terms(trace, communication, device_flops, formula):
     comm = float(np.asarray(communication, dtype=float).mean())
     return {"compute": compute, "server": server, "communication": comm,
             "time": compute + server + comm, "formula": formula}
-
-
-_ALLREDUCE = {
-    "ring": lambda P, n, a, b, k: costmodel.ring_allreduce(P, n, a, b),
-    "mst": lambda P, n, a, b, k: (costmodel.binomial_reduce(P, n, a, b)
-                                  + costmodel.binomial_broadcast(P, n, a, b)),
-    "be": lambda P, n, a, b, k: costmodel.rabenseifner_allreduce(P, n, a, b),
-    "lp": lambda P, n, a, b, k: costmodel.pipeline_allreduce(P, n, k, a, b),
-}
-
-
-def allreduce_closed_form(trace, alpha, beta, device_flops=None):
-    """Closed form of the ``allreduce`` paradigm: its collective's formula over the gradient.
-
-    Ring, mst (binomial reduce + broadcast), be (Rabenseifner) or lp
-    (pipeline) per ``metadata["hyper"]["collective"]``, of the ``n`` bytes
-    each worker reduces (the iteration's bytes over ``2 (P - 1)``).
-
-    It belongs in :mod:`workloads.allreduce` (as ``closed_form``); it waits
-    here, in :data:`PENDING`, while that module is edited elsewhere.
-
-    Parameters
-    ----------
-    trace : Trace
-        A recording or schedule of the ``allreduce`` paradigm.
-    alpha : float
-        Latency of a message, seconds.
-    beta : float
-        Seconds per byte.
-    device_flops : float, optional
-        FLOP/s of the compute ops (default: the trace's metadata).
-
-    Returns
-    -------
-    dict
-        As :func:`terms`.
-
-    Examples
-    --------
-    >>> from netsim.collectives import ring_allreduce
-    >>> t = ring_allreduce(4, 4e6)  # no compute; 2 (P - 1) messages of n / P per rank
-    >>> cf = allreduce_closed_form(t, 1e-6, 1e-9)
-    >>> abs(cf["time"] - (6e-6 + 1.5 * 4e6 * 1e-9)) < 1e-15
-    True
-    """
-    meta = trace.metadata
-    P = int(meta.get("workers", trace.ranks))
-    hyper = meta.get("hyper", {})
-    name = hyper.get("collective", "ring")
-    k = int(hyper.get("segments", 4))
-    niter = max(trace.num_iterations, 1)
-    msg = trace.is_message
-    per_iter = np.bincount(trace.iteration[msg], weights=trace.size[msg], minlength=niter)
-    n = per_iter / (2 * (P - 1)) if P > 1 else np.zeros(niter)
-    comm = np.array([_ALLREDUCE[name](P, x, alpha, beta, k) if x > 0 else 0.0 for x in n])
-    return terms(trace, comm, device_flops, f"compute + {name} allreduce of the gradient + update")
-
-
-#: Paradigm name -> closed form not yet in its module (see :func:`allreduce_closed_form`).
-PENDING = {"allreduce": allreduce_closed_form}

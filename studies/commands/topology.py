@@ -8,6 +8,7 @@ import inspect
 import json
 import os
 import sys
+import warnings
 
 from netsim.errors import NetsimError
 from netsim.units import format_bandwidth, format_time
@@ -92,7 +93,10 @@ def run(args):
         G = topology_factory(args.name)(trace.ranks)  # a builder without n: the trace's ranks
     else:
         G = parse_topology(args.name)
-    net = Network(G)
+    with warnings.catch_warnings():
+        # What the library would warn about is in topology_warnings, printed below once.
+        warnings.simplefilter("ignore", UserWarning)
+        net = Network(G)
     kinds = {}
     for _, k in G.nodes(data="kind"):
         kinds[k or "node"] = kinds.get(k or "node", 0) + 1
