@@ -64,7 +64,8 @@ from . import mlp
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, finish, grad_deps, plan
-from .ps_sync import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
+from .ps_sync import (closed_form, measure_sparse, shard_bounds, shard_layout, sparse_sizes,
+                      sparse_stats)
 from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
 from .training import epochs_of, prepare, worker_batches
@@ -456,9 +457,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     """
     c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
     P, S, model = c.P, c.S, c.model
-    bounds = shard_bounds(model.params, S)
-    sizes = np.diff(bounds).astype(np.float64)
-    W, srv = np.arange(P), P + np.arange(S)
+    bounds, sizes, W, srv = shard_layout(c)
     overlap = c.rec.hyper.get("overlap", True)
     scale = broadcast_scale(stats["signal"], P, c.rec.P0)
     b = Frontier(P + S)

@@ -37,7 +37,7 @@ from . import mlp, ps_sync
 from .errors import WorkloadError
 from .frontier import Frontier, cols, interleave, merge, one, rows
 from .plan import Recording, finish, plan
-from .ps_sync import init_servers, server_update_flops, shard_bounds
+from .ps_sync import init_servers, server_update_flops, shard_layout
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, prepare, worker_batches
 
@@ -202,9 +202,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     """
     c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
     P, S, model = c.P, c.S, c.model
-    bounds = shard_bounds(model.params, S)
-    sizes = np.diff(bounds).astype(np.float64)
-    W, srv = np.arange(P), P + np.arange(S)
+    bounds, sizes, W, srv = shard_layout(c)
     n_fetch, n_push = int(c.rec.hyper.get("n_fetch", 1)), int(c.rec.hyper.get("n_push", 1))
     overlap = c.rec.hyper.get("overlap", True)
     unit = model.unit_of(bounds[:-1])

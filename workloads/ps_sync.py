@@ -23,6 +23,7 @@ projection of a recording to any P (:func:`measure` reads them back).
 import numpy as np
 
 from netsim import checks, costmodel
+from netsim.collectives.schedule import split
 
 from . import mlp
 from .closed import per_iteration, terms, worker_mask
@@ -36,7 +37,7 @@ from .training import epochs_of, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form",
            "measure_sparse", "sparse_stats", "sparse_sizes",
-           "server_update_flops", "shard_bounds", "init_servers", "pull_shard", "SERVERS",
+           "server_update_flops", "shard_bounds", "shard_layout", "init_servers", "pull_shard", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
@@ -82,9 +83,37 @@ def shard_bounds(n, servers):
     """
     # The upper bound is the number of parameters: every server needs a value.
     servers = checks.check_int(servers, "servers", 1, n, WorkloadError)
-    sizes = np.full(servers, n // servers, np.int64)
-    sizes[:n % servers] += 1
+    # The collectives' whole-element cut, one value per element.
+    sizes = split(n, servers, element=1).astype(np.int64)
     return np.concatenate([[0], np.cumsum(sizes)])
+
+
+def shard_layout(c):
+    """Shards of a plan's model over its servers, and the ranks of workers and servers.
+
+    Parameters
+    ----------
+    c : workloads.plan.Plan
+        A schedule's plan (``P`` workers, ``S`` servers, ``model``).
+
+    Returns
+    -------
+    bounds : ndarray of int
+        :func:`shard_bounds` of the model's parameters.
+    sizes : ndarray of float
+        Values per shard.
+    workers, servers : ndarray of int
+        Ranks ``0 .. P - 1`` and ``P .. P + S - 1``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> c = SimpleNamespace(P=2, S=2, model=SimpleNamespace(params=131))
+    >>> [a.tolist() for a in shard_layout(c)]
+    [[0, 66, 131], [66.0, 65.0], [0, 1], [2, 3]]
+    """
+    bounds = shard_bounds(c.model.params, c.S)
+    return bounds, np.diff(bounds).astype(np.float64), np.arange(c.P), c.P + np.arange(c.S)
 
 
 def init_servers(setup, servers):
@@ -302,9 +331,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     """
     c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
     P, S, model = c.P, c.S, c.model
-    bounds = shard_bounds(model.params, S)
-    sizes = np.diff(bounds).astype(np.float64)
-    W, srv = np.arange(P), P + np.arange(S)
+    bounds, sizes, W, srv = shard_layout(c)
     overlap = c.rec.hyper.get("overlap", True)
     b = Frontier(P + S)
     for it in range(c.iterations):
