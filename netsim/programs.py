@@ -1,0 +1,209 @@
+"""Per-rank programs of compute ops, collectives and messages, joined into one trace.
+
+The importers (:mod:`netsim.kineto`, :mod:`netsim.chakra`) and the data-parallel
+projection (:mod:`netsim.reproject`) describe each rank as a list of records
+(a compute op, one rank's part in a collective, one side of a message) with
+dependencies on earlier records of the same rank; :func:`assemble` expands
+every collective once through a schedule of :mod:`netsim.collectives` and
+returns the whole job as one :class:`~netsim.trace.Trace`.
+"""
+
+import numpy as np
+
+from . import collectives
+from .errors import TraceError
+from .trace import COMPUTE, MESSAGE, Trace
+
+__all__ = ["assemble", "ALGORITHMS"]
+
+#: Collective kind -> netsim generator name, per algorithm family.
+ALGORITHMS = {
+    "ring": {"allreduce": "ring_allreduce", "allgather": "ring_allgather",
+             "reduce_scatter": "ring_reduce_scatter", "broadcast": "pipeline_broadcast",
+             "reduce": "pipeline_reduce", "alltoall": "alltoall"},
+    "recursive": {"allreduce": "recursive_doubling_allreduce",
+                  "allgather": "recursive_doubling_allgather",
+                  "reduce_scatter": "recursive_halving_reduce_scatter",
+                  "broadcast": "binomial_broadcast", "reduce": "binomial_reduce",
+                  "alltoall": "alltoall"},
+}
+
+
+def assemble(programs, metadata=None):
+    """Join per-rank programs of compute ops, collectives and messages into one trace.
+
+    ``programs[r]`` is rank r's list of records (dicts). Every record has
+    ``op``, ``deps`` (indices of earlier or later records of the same rank),
+    and optionally ``iteration`` and ``tag``:
+
+    * ``{"op": "compute", "seconds": s}`` (or ``"flops": f`` with seconds None);
+    * ``{"op": "coll", "key": k, "collective": name, "group": ranks, "nbytes": n,
+      "options": {...}}``: one rank's part in collective ``k`` (any hashable key,
+      the same on every member); ``name`` is a :mod:`netsim.collectives`
+      generator, expanded once over ``group`` (global ranks, schedule rank i is
+      ``group[i]``). Each member gets a zero-second start op (its deps) that every
+      schedule op touching the member waits for, and a zero-second end op that
+      waits for all of them; later records wait for the end op.
+    * ``{"op": "send", "key": k, "peer": dst, "nbytes": n}`` and the matching
+      ``{"op": "recv", "key": k, "peer": src}``: one message, waiting for the
+      deps of both sides (a rendezvous); records depending on either side wait
+      for the message.
+
+    Parameters
+    ----------
+    programs : list of list of dict
+        One list of records per rank, as above.
+    metadata : dict, optional
+        Stored on the trace.
+
+    Returns
+    -------
+    Trace
+
+    Raises
+    ------
+    TraceError
+        For a dependency on a missing record, a collective or message that some
+        member never reaches or that members describe differently, and for a
+        dependency cycle (from :class:`~netsim.trace.Trace`).
+
+    Examples
+    --------
+    >>> progs = [[{"op": "compute", "seconds": 1e-3, "deps": []},
+    ...           {"op": "send", "key": "a", "peer": 1, "nbytes": 8, "deps": [0]}],
+    ...          [{"op": "recv", "key": "a", "peer": 0, "nbytes": 8, "deps": []}]]
+    >>> t = assemble(progs)
+    >>> t.num_messages, t.deps(1).tolist()
+    (1, [0])
+    """
+    ranks = len(programs)
+    cols = {k: [] for k in ("kind", "rank", "peer", "size", "duration", "flops", "iteration",
+                            "tag")}
+    tags = {}
+    deps = []
+
+    def new(kind, rank, peer=-1, size=0.0, duration=0.0, flops=0.0, iteration=0, tag=None):
+        for key, val in zip(cols, (kind, rank, peer, size, duration, flops, iteration,
+                                   -1 if tag is None else tags.setdefault(str(tag), len(tags)))):
+            cols[key].append(val)
+        deps.append([])
+        return len(deps) - 1
+
+    ids = [[None] * len(p) for p in programs]      # op each record's successors wait for
+    starts = [[None] * len(p) for p in programs]   # collectives: the member's start op
+    instances = {}
+    # Pass 1: allocate ops.
+    for r, prog in enumerate(programs):
+        for i, rec in enumerate(prog):
+            it, tag = int(rec.get("iteration", 0)), rec.get("tag")
+            kind = rec.get("op")
+            if kind == "compute":
+                sec = rec.get("seconds")
+                ids[r][i] = new(COMPUTE, r, duration=float("nan") if sec is None else sec,
+                                flops=rec.get("flops") or 0.0, iteration=it, tag=tag)
+            elif kind in ("send", "recv"):
+                src, dst = (r, rec["peer"]) if kind == "send" else (rec["peer"], r)
+                inst = instances.setdefault(("p2p", rec["key"]), {"sides": {}})
+                if kind in inst["sides"]:
+                    raise TraceError(f"rank {r}: message {rec['key']!r} has two {kind} sides")
+                inst["sides"][kind] = (r, i, src, dst, rec.get("nbytes"))
+                if "op" not in inst:
+                    inst["op"] = new(MESSAGE, src, dst, iteration=it, tag=tag)
+                ids[r][i] = inst["op"]
+            elif kind == "coll":
+                inst = instances.setdefault(("coll", rec["key"]), {"members": {}, "rec": rec})
+                first = inst["rec"]
+                same = (first["collective"], tuple(first["group"]), float(first["nbytes"]))
+                if (rec["collective"], tuple(rec["group"]), float(rec["nbytes"])) != same:
+                    raise TraceError(f"rank {r}: collective {rec['key']!r} is "
+                                     f"{rec['collective']} of {rec['nbytes']} bytes over "
+                                     f"{list(rec['group'])}, but another member has it as "
+                                     f"{same[0]} of {same[2]:g} bytes over {list(same[1])}")
+                if r not in rec["group"] or r in inst["members"]:
+                    raise TraceError(f"rank {r}: collective {rec['key']!r} over "
+                                     f"{list(rec['group'])} {'does not include' if r not in rec['group'] else 'appears twice on'} rank {r}")
+                inst["members"][r] = i
+                starts[r][i] = new(COMPUTE, r, iteration=it, tag=tag)
+                ids[r][i] = new(COMPUTE, r, iteration=it, tag=tag)
+            else:
+                raise TraceError(f"rank {r}: record {i} has unknown op {kind!r}")
+
+    def resolve(r, rec_deps, who):
+        out = []
+        for d in rec_deps:
+            if not (isinstance(d, (int, np.integer)) and 0 <= d < len(programs[r])):
+                raise TraceError(f"rank {r}: {who} depends on missing record {d!r}")
+            out.append(ids[r][d])
+        return out
+
+    # Pass 2: dependencies, and the collectives' schedules.
+    for r, prog in enumerate(programs):
+        for i, rec in enumerate(prog):
+            if rec["op"] == "compute":
+                deps[ids[r][i]] = resolve(r, rec.get("deps", ()), f"record {i}")
+            elif rec["op"] == "coll":
+                deps[starts[r][i]] = resolve(r, rec.get("deps", ()), f"record {i}")
+    for (what, key), inst in instances.items():
+        if what == "p2p":
+            sides = inst["sides"]
+            if len(sides) != 2:
+                (r, i, src, dst, _), = sides.values()
+                missing = "recv on rank" if "send" in sides else "send on rank"
+                raise TraceError(f"message {key!r} {src}->{dst} (rank {r}, record {i}) has "
+                                 f"no matching {missing} {dst if 'send' in sides else src}")
+            (rs, i_s, src, dst, n_s), (rr, i_r, src2, dst2, n_r) = sides["send"], sides["recv"]
+            if (src, dst) != (src2, dst2) or (n_s is not None and n_r is not None and n_s != n_r):
+                raise TraceError(f"message {key!r}: send {src}->{dst} of {n_s} bytes does not "
+                                 f"match recv {src2}->{dst2} of {n_r} bytes")
+            nbytes = n_s if n_s is not None else n_r
+            if nbytes is None:
+                raise TraceError(f"message {key!r} {src}->{dst} has no byte count")
+            op = inst["op"]
+            cols["size"][op] = float(nbytes)
+            both = resolve(rs, programs[rs][i_s].get("deps", ()), f"record {i_s}") + \
+                resolve(rr, programs[rr][i_r].get("deps", ()), f"record {i_r}")
+            deps[op] = list(dict.fromkeys(both))
+        else:
+            _expand(inst, key, new, deps, cols, ids, starts)
+    dep_ptr = np.zeros(len(deps) + 1, np.int64)
+    np.cumsum([len(d) for d in deps], out=dep_ptr[1:])
+    dep_idx = np.array([x for d in deps for x in d], np.int64)
+    return Trace(ranks, np.array(cols["kind"], np.uint8), cols["rank"], cols["peer"], cols["size"],
+                 cols["duration"], cols["flops"], cols["iteration"], cols["tag"], dep_ptr,
+                 dep_idx, tags=list(tags), metadata=metadata)
+
+
+def _expand(inst, key, new, deps, cols, ids, starts):
+    """Add one collective's schedule between its members' start and end ops."""
+    rec = inst["rec"]
+    group = [int(g) for g in rec["group"]]
+    absent = sorted(set(group) - set(inst["members"]))
+    if absent:
+        have = sorted(inst["members"])
+        raise TraceError(f"collective {key!r} ({rec['collective']} over {group}) is never "
+                         f"reached by rank(s) {absent} (reached by {have})")
+    gen = getattr(collectives, rec["collective"], None)
+    if gen is None or rec["collective"] not in collectives.__all__:
+        raise TraceError(f"collective {key!r}: unknown schedule {rec['collective']!r}")
+    sched = gen(len(group), float(rec["nbytes"]), **rec.get("options", {}))
+    it, tag = int(rec.get("iteration", 0)), rec.get("tag")
+    start = {m: starts[m][i] for m, i in inst["members"].items()}
+    base = len(deps)
+    touching = {m: [] for m in group}
+    for j in range(sched.num_ops):
+        a = group[sched.rank[j]]
+        if sched.kind[j] == MESSAGE:
+            b = group[sched.peer[j]]
+            op = new(MESSAGE, a, b, size=float(sched.size[j]), iteration=it, tag=tag)
+            own = [start[a], start[b]] if a != b else [start[a]]
+            touching[b].append(op)
+        else:
+            op = new(COMPUTE, a, duration=float(sched.duration[j]), flops=float(sched.flops[j]),
+                     iteration=it, tag=tag)
+            own = [start[a]]
+        touching[a].append(op)
+        # NCCL runs a collective as one kernel per member: nothing moves to or from a
+        # member before it has entered the collective.
+        deps[op] = [base + int(d) for d in sched.deps(j)] + own
+    for m, i in inst["members"].items():
+        deps[ids[m][i]] = [start[m]] + touching[m]
