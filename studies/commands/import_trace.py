@@ -4,7 +4,9 @@
 per rank (see :func:`netsim.kineto.load_kineto`); ``netsim import chakra DIR -o trace.npz``
 reads one ``.et`` file per rank (see :func:`netsim.chakra.load_chakra`). Replay the result
 with ``netsim replay trace.npz --topology ...``: for a profile, the summary shows the step
-time the profile measured next to netsim's.
+time the profile measured next to netsim's. ``--ranks N`` writes the same data-parallel job at N
+ranks instead (:func:`netsim.reproject.reproject`: collectives keep their payload over all N
+ranks, per-rank compute as measured unless ``--batch-scale`` changes the batch per rank).
 """
 
 import re
@@ -84,6 +86,13 @@ def add_arguments(p):
     p.add_argument("--algorithm", choices=("ring", "recursive"), default="ring",
                    help="kineto: the collective schedules NCCL collectives expand to "
                         "(default ring)")
+    p.add_argument("--ranks", type=int, metavar="N",
+                   help="kineto: write the same data-parallel job at N ranks (every collective "
+                        "over all N with its recorded payload, each rank's compute as recorded); "
+                        "refused for sub-group collectives and point-to-point messages")
+    p.add_argument("--batch-scale", type=float, default=None, metavar="S",
+                   help="kineto, with --ranks: batch per rank times S; measured kernel and "
+                        "operator times scale by S, host gaps stay (default 1: weak scaling)")
 
 
 def run(args):
@@ -114,8 +123,12 @@ def run(args):
         unused = [name for name, on in (("--steps", steps is not None),
                                         ("--symmetric", args.symmetric),
                                         ("--algorithm", args.algorithm != "ring")) if on]
+        unused += [name for name, on in (("--ranks", args.ranks is not None),
+                                          ("--batch-scale", args.batch_scale is not None)) if on]
         if unused:
             raise UsageError(f"{', '.join(unused)} apply to kineto profiles, not to chakra")
+    if args.batch_scale is not None and args.ranks is None:
+        raise UsageError("--batch-scale applies with --ranks")
         if len(args.inputs) != 1:
             raise UsageError("chakra: give one directory of .et files")
     check_writable(args.output)
@@ -125,6 +138,13 @@ def run(args):
         inputs = args.inputs[0] if len(args.inputs) == 1 else args.inputs
         trace = load_kineto(inputs, steps=steps, algorithm=args.algorithm,
                             symmetric=args.symmetric)
+        if args.ranks is not None:
+            from netsim.reproject import reproject
+
+            recorded = trace.ranks
+            trace = reproject(trace, args.ranks, batch_scale=1.0 if args.batch_scale is None
+                              else args.batch_scale)
+            log(args, f"projected the {recorded}-rank job to {trace.ranks} ranks")
     else:
         from netsim.chakra import load_chakra
 

@@ -37,6 +37,9 @@ def add_arguments(p):
     p.add_argument("--device-flops", type=float, default=None,
                    help="FLOP/s for compute ops given in FLOPs (default: the trace's "
                         "device_flops metadata; required if it has none and ops are in FLOPs)")
+    p.add_argument("--ranks", type=int, metavar="N",
+                   help="replay an imported data-parallel profile at N ranks instead (see "
+                        "netsim import --ranks; collectives keep their payload over all N)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
     p.add_argument("--timeline", metavar="FILE.json",
@@ -73,6 +76,10 @@ def run(args):
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
     check_writable(args.csv, args.timeline)
     trace = load_trace(args.trace)
+    if args.ranks is not None:
+        from netsim.reproject import reproject
+
+        trace = reproject(trace, args.ranks)
     G = topology_factory(args.topology)(trace.ranks)
     placement = parse_placement(args.placement, G, trace.ranks)
     # A bar only for long replays: on a terminal, without --quiet, from 10^5 messages.
