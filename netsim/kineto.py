@@ -17,6 +17,17 @@ What becomes what
 * A point-to-point send or recv becomes one message, matched in order per
   (source, destination) pair.
 
+CPU-only profiles (DDP over gloo, as :mod:`workloads.torch_recorder` records
+them) have no GPU events; then each thread is a stream, and its outermost
+operators (``cpu_op`` and ``user_annotation`` events not nested in another of
+the same thread) are its ops. gloo runs each collective on a worker thread as a
+``gloo:<name>`` event; its payload is its ``Input Dims`` times the element size
+of its ``Input type`` (so the profile needs ``record_shapes=True``), and its
+group is the profile's one process group (gloo events do not name theirs; a
+profile with several is refused). An operator that spans a collective of
+another thread is taken to have blocked in ``wait()`` for it: it is cut into
+the part before the collective started and the part after it ended.
+
 Dependencies
 ------------
 The profiler records *when* each op ran, not *what it waited for*. netsim keeps:
@@ -156,6 +167,79 @@ def _comm(ev, path, idx, rank, world):
                                                                       "default")), peer
 
 
+#: Bytes per element of the C++ type names ``record_shapes`` writes ("Input type").
+CPU_DTYPE_BYTES = {
+    "float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "int": 4, "long int": 8,
+    "short int": 2, "signed char": 1, "unsigned char": 1, "bool": 1,
+    "c10::complex<float>": 8, "c10::complex<double>": 16,
+}
+
+
+def _cpu_ops(cpu, path, rank, world, info):
+    """Ops of a CPU-only profile: the outermost events of each thread, gloo ones as collectives.
+
+    gloo runs each collective on a worker thread as one ``gloo:<name>`` event whose
+    ``Input Dims`` and ``Input type`` (recorded with ``record_shapes=True``) give its
+    payload; the event does not name its process group, so the profile must have one.
+    """
+    ops, last = [], {}
+    for idx, ev in sorted(cpu, key=lambda x: (x[1].get("ts", 0), -(x[1].get("dur") or 0))):
+        name = ev.get("name")
+        if not isinstance(name, str) or _STEP.match(name):
+            continue
+        ts, dur = _num(ev, "ts", path, idx), _num(ev, "dur", path, idx)
+        stream = f"thread {ev.get('pid')}/{ev.get('tid')}"
+        if ts < last.get(stream, -1.0):
+            continue                       # nested in (or overlapping) the thread's last op
+        last[stream] = ts + dur
+        comm = None
+        if name.startswith("gloo:"):
+            comm = _gloo(ev, path, idx, rank, world, info)
+        ops.append({"ts": ts, "dur": dur, "stream": stream, "cat": "cpu", "corr": None,
+                    "comm": comm, "bad": None})
+    # An operator that spans a collective of another thread blocked in wait() for it (DDP's
+    # autograd hook launches the bucket's allreduce and the backward's end waits): keep the
+    # part before the collective started and the part after it ended.
+    colls = [(o["ts"], o["ts"] + o["dur"], o["stream"]) for o in ops if o["comm"]]
+    out = []
+    for o in ops:
+        end = o["ts"] + o["dur"]
+        inner = [(a, b) for a, b, st in colls if st != o["stream"] and o["ts"] < a and b < end]
+        if o["comm"] or not inner:
+            out.append(o)
+            continue
+        first, last = min(a for a, _ in inner), max(b for _, b in inner)
+        out += [dict(o, dur=first - o["ts"]), dict(o, ts=last, dur=end - last)]
+    return out
+
+
+def _gloo(ev, path, idx, rank, world, info):
+    """(kind, nbytes, group ranks, pg name, peer) of a ``gloo:<collective>`` CPU event."""
+    a, where = ev.get("args") or {}, f"{path}: event #{idx} {ev['name'][:60]!r}"
+    kind = _KINDS.get(ev["name"][5:].strip("_").lower())
+    if kind is None or kind in ("send", "recv"):
+        raise TraceError(f"{where}: unsupported gloo collective")
+    dims, types = a.get("Input Dims"), a.get("Input type")
+    if not isinstance(dims, list) or not isinstance(types, list) or not dims:
+        raise TraceError(f"{where}: no 'Input Dims' and 'Input type' (profile with "
+                         "record_shapes=True)")
+    nbytes = 0
+    for d, t in zip(dims, types):
+        if t not in CPU_DTYPE_BYTES:
+            raise TraceError(f"{where}: unknown dtype {t!r} (known: {', '.join(CPU_DTYPE_BYTES)})")
+        if not isinstance(d, list) or not all(isinstance(x, int) and x >= 0 for x in d):
+            raise TraceError(f"{where}: unreadable 'Input Dims' {dims!r}")
+        nbytes += int(np.prod(d, dtype=np.int64)) * CPU_DTYPE_BYTES[t]
+    pgs = info.get("pg_config") or [{"pg_name": "0", "ranks": list(range(world))}]
+    if len(pgs) != 1:
+        raise TraceError(f"{where}: gloo events do not name their process group and the "
+                         f"profile has {len(pgs)}")
+    group = pgs[0].get("ranks", list(range(world)))
+    if sorted(group) != list(range(world)) or rank not in group:
+        raise TraceError(f"{where}: process group {group} does not fit world size {world}")
+    return kind, float(nbytes), list(group), str(pgs[0].get("pg_name", "0")), None
+
+
 def _profile(path, doc, world_hint):
     """Per-file facts: rank, world size, GPU ops, steps, device name."""
     info = doc.get("distributedInfo") or {}
@@ -166,7 +250,7 @@ def _profile(path, doc, world_hint):
             raise TraceError(f"{path}: distributedInfo {name} must be an integer, got {v!r}")
     if rank >= world:
         raise TraceError(f"{path}: rank {rank} outside world size {world}")
-    launch, steps, ops = {}, {}, []
+    launch, steps, ops, cpu = {}, {}, [], []
     for idx, ev in enumerate(doc["traceEvents"]):
         if not isinstance(ev, dict):
             raise TraceError(f"{path}: event #{idx} is not an object")
@@ -198,6 +282,10 @@ def _profile(path, doc, world_hint):
                        f"profilers record them); select steps without it")
             ops.append({"ts": ts, "dur": dur, "stream": stream, "cat": _GPU_CATS[cat.lower()],
                         "corr": args.get("correlation"), "comm": comm, "bad": bad})
+        elif cat in ("cpu_op", "user_annotation"):
+            cpu.append((idx, ev))
+    if not ops and any(str(ev.get("name")).startswith("gloo:") for _, ev in cpu):
+        ops = _cpu_ops(cpu, path, rank, world, info)   # a CPU-only job over gloo
     if not ops:
         raise TraceError(f"{path}: no GPU kernel, memcpy, memset or collective events")
     devices = [d.get("name") for d in doc.get("deviceProperties") or [] if isinstance(d, dict)]
