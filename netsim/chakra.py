@@ -25,9 +25,15 @@ Chakra node                netsim
 ``ctrl_deps``/``data_deps`` dependencies (both kinds are waited for)
 ========================== ==================================================
 
-A send and a receive with the same (source, destination, tag) are one message;
-it starts when the dependencies of both sides are done, and nodes depending on
-either side wait for its last byte. Sizes and times that Chakra stores as
+A send and a receive with the same (source, destination, tag) are one message,
+and nodes depending on either side wait for its last byte. In files netsim
+wrote (``netsim_metadata`` in the ``GlobalMetadata``) a message starts when
+the dependencies of both sides are done, as in the netsim trace exported. In
+any other file it starts when the send's dependencies are done (a Chakra
+sender does not wait for the receive to be posted: converters' ring
+schedules post every rank's first send before its first receive, and a
+rendezvous would deadlock them), and the receive ends when the message has
+arrived and the receive's own dependencies are done. Sizes and times that Chakra stores as
 integers (bytes, microseconds) are kept exactly in the ``netsim_bytes`` and
 ``netsim_seconds`` double attributes, so :func:`save_chakra` then
 :func:`load_chakra` replays to the same makespan. A netsim dependency between
@@ -197,8 +203,8 @@ def _check_acyclic(path, nodes, deps):
                          + (" ..." if len(stuck) > 12 else ""))
 
 
-def _program(path, rank, ranks, nodes, algorithm):
-    """One rank's records for :func:`~netsim.kineto.assemble`."""
+def _program(path, rank, ranks, nodes, algorithm, eager):
+    """One rank's records for :func:`~netsim.kineto.assemble` (``eager``: see load_chakra)."""
     pb = _pb()
     index = {}
     for i, node in enumerate(nodes):
@@ -233,7 +239,7 @@ def _program(path, rank, ranks, nodes, algorithm):
             tag = a.get("comm_tag", 0)
             n = seq[(src, dst, tag)] = seq.get((src, dst, tag), -1) + 1
             rec.update(op="send" if send else "recv", key=(src, dst, tag, n), peer=peer,
-                       nbytes=None if size is None else float(size))
+                       nbytes=None if size is None else float(size), eager=eager)
         elif node.type == pb.COMM_COLL_NODE:
             kind = _COLL.get(a.get("comm_type"))
             if kind is None:
@@ -316,17 +322,18 @@ def load_chakra(directory, algorithm="ring"):
         raise TraceError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
     directory = os.fspath(directory)
     paths = _files(directory)
-    progs, meta = [], {}
+    progs, meta, eager = [], {}, True
     for r, path in enumerate(paths):
         gm, nodes = read_et(path)
         if r == 0:
             a = _attrs(gm)
+            eager = "netsim_metadata" not in a
             try:
                 meta = json.loads(a.get("netsim_metadata", "{}"))
             except ValueError:
                 raise TraceError(f"{path}: netsim_metadata attribute is not JSON") from None
             meta.setdefault("chakra_version", gm.version)
-        progs.append(_program(path, r, len(paths), nodes, algorithm))
+        progs.append(_program(path, r, len(paths), nodes, algorithm, eager))
     return assemble(progs, metadata={**meta, "source": "chakra"})
 
 

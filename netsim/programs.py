@@ -47,7 +47,11 @@ def assemble(programs, metadata=None):
     * ``{"op": "send", "key": k, "peer": dst, "nbytes": n}`` and the matching
       ``{"op": "recv", "key": k, "peer": src}``: one message, waiting for the
       deps of both sides (a rendezvous); records depending on either side wait
-      for the message.
+      for the message. With ``"eager": True`` on the recv, the message waits
+      only for the send's deps (the sender does not wait for the receive to be
+      posted, as in Chakra and ASTRA-sim), and records depending on the recv
+      wait for a zero-second op on the receiver that waits for the message and
+      the recv's own deps.
 
     Parameters
     ----------
@@ -110,6 +114,8 @@ def assemble(programs, metadata=None):
                 if "op" not in inst:
                     inst["op"] = new(MESSAGE, src, dst, iteration=it, tag=tag)
                 ids[r][i] = inst["op"]
+                if kind == "recv" and rec.get("eager"):
+                    ids[r][i] = new(COMPUTE, r, iteration=it, tag=tag)  # the receive's end
             elif kind == "coll":
                 inst = instances.setdefault(("coll", rec["key"]), {"members": {}, "rec": rec})
                 first = inst["rec"]
@@ -160,9 +166,13 @@ def assemble(programs, metadata=None):
                 raise TraceError(f"message {key!r} {src}->{dst} has no byte count")
             op = inst["op"]
             cols["size"][op] = float(nbytes)
-            both = resolve(rs, programs[rs][i_s].get("deps", ()), f"record {i_s}") + \
-                resolve(rr, programs[rr][i_r].get("deps", ()), f"record {i_r}")
-            deps[op] = list(dict.fromkeys(both))
+            sent = resolve(rs, programs[rs][i_s].get("deps", ()), f"record {i_s}")
+            posted = resolve(rr, programs[rr][i_r].get("deps", ()), f"record {i_r}")
+            if programs[rr][i_r].get("eager"):
+                deps[op] = sent
+                deps[ids[rr][i_r]] = list(dict.fromkeys([op] + posted))
+            else:
+                deps[op] = list(dict.fromkeys(sent + posted))
         else:
             _expand(inst, key, new, deps, cols, ids, starts)
     dep_ptr = np.zeros(len(deps) + 1, np.int64)
