@@ -114,7 +114,7 @@ def record(workers=2, steps=3, hidden=(128,), batch_size=8, warmup=3, seed=0, di
         Processes (ranks), >= 2.
     steps : int
         Profiled steps (``ProfilerStep#N`` marks; netsim iterations).
-    hidden : sequence of int
+    hidden : int or sequence of int
         Hidden layer widths of the MLP.
     batch_size : int
         Samples per rank per step.
@@ -151,6 +151,7 @@ def record(workers=2, steps=3, hidden=(128,), batch_size=8, warmup=3, seed=0, di
     batch_size = checks.check_int(batch_size, "batch_size", error=WorkloadError)
     warmup = checks.check_int(warmup, "warmup", minimum=2, error=WorkloadError)
     seed = checks.check_int(seed, "seed", minimum=0, error=WorkloadError)
+    hidden = (hidden,) if isinstance(hidden, int) else tuple(hidden)
     hidden = tuple(checks.check_int(h, "hidden width", error=WorkloadError) for h in hidden)
     try:
         import torch
