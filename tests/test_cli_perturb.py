@@ -78,8 +78,9 @@ def test_replay_refuses_bad_specs_in_one_line(trace_file, capsys, extra, needle)
 
 def test_replay_of_a_ps_async_trace_reports_staleness(tmp_path, capsys):
     path = str(tmp_path / "pa.npz")
-    assert main(["record", "ps-async", "--workers", "4", "--epochs", "1", "-o", path]) == 0
-    capsys.readouterr()
+    rec = _json(capsys, ["record", "ps-async", "--workers", "4", "--epochs", "1", "-o", path,
+                         "--json"])
+    assert (rec["mean_staleness"], rec["max_staleness"]) == (1.5, 3)  # the training's
     out = _json(capsys, ["replay", path, "--topology", "star", "--json"])
     # Equal speeds: the training's round-robin staleness 0..3, mean 1.5.
     assert out["staleness"] == {"mean_updates": 1.5, "max_updates": 3, "max_steps": 0}
