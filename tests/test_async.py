@@ -145,3 +145,26 @@ def test_active_idle_of_a_rank_that_finishes_early():
     nx.set_edge_attributes(G, 0.0, "latency")
     done, idle = active_idle(netsim.simulate(b.build(), G), b.build())
     assert done.tolist() == [3.0, 4.0, 0.5] and idle.tolist() == [0.0, 2.0, 0.0]
+
+
+def test_readme_straggler_table_is_what_the_replays_give():
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = re.search(r"<!-- stragglers:start -->\n(.*?)\n<!-- stragglers:end -->", text, re.S)
+    rows = [[c.strip() for c in line.strip("|").split("|")]
+            for line in block.group(1).splitlines()[2:]]
+    cases = {"ps-sync (BSP)": (ps_sync, {}), "ps-async, SSP s = 0": (ps_async, {"ssp": 0}),
+             "ps-async, SSP s = 2": (ps_async, {"ssp": 2}), "ps-async (Downpour)": (ps_async, {})}
+    assert [r[0] for r in rows] == list(cases)
+    for label, idle_cell, done_cell, stale_cell in rows:
+        module, options = cases[label]
+        t = _trace(module, **options)
+        res = _replay(t)
+        done, idle = active_idle(res, t)
+        assert idle_cell == f"{100 * (idle[1:P] / done[1:P]).mean():.2f} %"
+        assert done_cell == f"{done[1:P].mean() / res.makespan:.3f} of the run"
+        if module is ps_async:
+            st = ps_async.staleness(t, res)
+            assert stale_cell == f"{st['updates'].max()} / {st['clocks'].max()}"
