@@ -303,7 +303,7 @@ def parse_shape(value, name="shape"):
 
 
 #: Jitter distributions and the parameters each takes (see :mod:`netsim.perturb`).
-JITTERS = {"lognormal": ("sigma",), "uniform": ("lo", "hi")}
+_JITTERS = {"lognormal": ("sigma",), "uniform": ("lo", "hi")}
 
 
 def _positive(text, spec, what):
@@ -348,7 +348,7 @@ def parse_jitter(text):
     """
     spec = str(text).strip()
     name, _, rest = spec.partition(":")
-    params = JITTERS.get(name.strip().lower())
+    params = _JITTERS.get(name.strip().lower())
     if params is None:
         raise UnitError(f"unknown jitter {spec!r}; give lognormal:SIGMA or uniform:LO,HI")
     items = rest.split(",") if rest.strip() else []
