@@ -1,4 +1,4 @@
-"""netsim.nccl_tuning against NCCL v2.21.5-1's constants and formulas, and a first validation.
+"""netsim.nccl.tuning against NCCL v2.21.5-1's constants and formulas, and a first validation.
 
 Expected values are written out from src/graph/tuning.cc as the source states them
 (baseLat + steps * hwLat, nChannels * bw * protocol factor * ratio, ...), not taken
@@ -14,8 +14,8 @@ import statistics
 
 import pytest
 
-from netsim import nccl_tuning as nt
-from netsim.nccl_tuning import Comm, Graph, NcclModelError
+from netsim.nccl import tuning as nt
+from netsim.nccl.tuning import Comm, Graph, NcclModelError
 from topologies import links, specs
 
 DATA = pathlib.Path(__file__).parent / "data"
