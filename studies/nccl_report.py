@@ -7,9 +7,10 @@ protocol, channels); :func:`plot_busbw` draws busbw against size beside the
 published measurements of the same machine (:func:`measured_rows`).
 
 The published measurements are package data of :mod:`studies`
-(``studies/data/nccl_measurements.csv`` and ``nccl_measurements_holdout.csv``,
-their sources in ``nccl_measurements.md``), so an installed ``netsim`` reads
-them too; :func:`measurements` loads them.
+(``studies/data/nccl_measurements.csv``: allreduce, ``nccl_measurements_ops.csv``:
+other operations, each with a ``_holdout`` file kept aside; their sources in
+``nccl_measurements.md``), so an installed ``netsim`` reads them too;
+:func:`measurements` loads one file.
 """
 
 import csv
@@ -20,7 +21,7 @@ from types import MappingProxyType
 from netsim.errors import NetsimError, UnitError
 from netsim.units import parse_bytes
 
-__all__ = ["MEASURED_MACHINES", "measurements", "parse_sizes", "measured_rows", "sweep",
+__all__ = ["MEASURED_MACHINES", "SHOWN_FILES", "measurements", "parse_sizes", "measured_rows", "sweep",
            "format_sweep", "plot_busbw"]
 
 MEASURED_MACHINES = MappingProxyType({
@@ -35,6 +36,9 @@ MEASURED_MACHINES = MappingProxyType({
 """Machine key of the measurement files -> (GPU ``model``, network technology or None for
 one machine): how a graph is matched to its measured rows. The H20 rows have no builder."""
 
+SHOWN_FILES = ("nccl_measurements.csv", "nccl_measurements_ops.csv")
+"""The files :func:`measured_rows` draws from (the hold-out files are never shown)."""
+
 
 def measurements(name="nccl_measurements.csv"):
     """Rows of a published-measurement file of the package, as dicts of strings.
@@ -42,7 +46,8 @@ def measurements(name="nccl_measurements.csv"):
     Parameters
     ----------
     name : str, optional
-        ``"nccl_measurements.csv"`` (default) or ``"nccl_measurements_holdout.csv"``.
+        ``"nccl_measurements.csv"`` (default), ``"nccl_measurements_ops.csv"`` or
+        either's ``_holdout`` file.
 
     Returns
     -------
@@ -126,7 +131,7 @@ def measured_rows(G, op, ranks, rows=None):
     ranks : list
         The gpu node of each rank.
     rows : list of dict, optional
-        Default :func:`measurements`.
+        Default: the rows of :data:`SHOWN_FILES`.
 
     Returns
     -------
@@ -140,7 +145,7 @@ def measured_rows(G, op, ranks, rows=None):
     >>> [int(r["bytes"]) for r in measured_rows(G, "allreduce", list(G)[:8])][:2]
     [134217728, 536870912]
     """
-    rows = measurements() if rows is None else rows
+    rows = [r for name in SHOWN_FILES for r in measurements(name)] if rows is None else rows
     model = G.nodes[ranks[0]].get("model")
     machines = len({G.nodes[r].get("node", 0) for r in ranks})
     net = _network(G) if machines > 1 else None

@@ -126,3 +126,38 @@ def test_bad_input_is_one_line_and_status_2(capsys, argv, message):
     assert main(["collective", *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("netsim: error: ") and message in err
+
+
+BUS_FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "allgather": lambda n: (n - 1) / n,
+              "reduce_scatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
+              "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0, "sendrecv": lambda n: 1.0}
+
+
+@pytest.mark.parametrize("name", ["nccl_measurements_ops.csv", "nccl_measurements_ops_holdout.csv"])
+def test_other_op_rows_are_quoted_and_consistent(name):
+    rows = nccl_report.measurements(name)
+    assert rows and all(r["op"] != "allreduce" for r in rows)
+    for r in rows:
+        assert r["source_url"].startswith("https://") and r["quote"]
+        # The quoted line holds size, time, algbw and busbw as the row states them.
+        for col in ("bytes", "time_us", "algbw_GBps", "busbw_GBps"):
+            assert r[col] in r["quote"].split(), (col, r["quote"])
+        algbw = int(r["bytes"]) / (float(r["time_us"]) * 1e3)
+        assert algbw == pytest.approx(float(r["algbw_GBps"]), abs=0.006)
+        # nccl-tests' bus factor of the op (doc/PERFORMANCE.md) ties busbw to algbw: the op
+        # label of the row is the one the posted numbers were computed for.
+        factor = BUS_FACTOR[r["op"]](int(r["gpus"]))
+        # (nccl-tests computes both from the unrounded time: allow the printed rounding.)
+        assert float(r["busbw_GBps"]) == pytest.approx(float(r["algbw_GBps"]) * factor,
+                                                       rel=1e-3, abs=0.006)
+
+
+def test_other_op_rows_cover_two_machine_kinds_and_are_shown():
+    rows = nccl_report.measurements("nccl_measurements_ops.csv")
+    assert len({r["machine"] for r in rows}) >= 2 and len({r["op"] for r in rows}) >= 2
+    held = {(r["machine"], r["bytes"]) for r in nccl_report.measurements(
+        "nccl_measurements_ops_holdout.csv")}
+    assert held and not held & {(r["machine"], r["bytes"]) for r in rows}
+    G = parse_topology("dgx_h100")
+    shown = nccl_report.measured_rows(G, "alltoall", ["gpu0", "gpu1", "gpu2", "gpu3"])
+    assert [r["time_us"] for r in shown] == ["1174.14"]
