@@ -105,6 +105,7 @@ def nic_edges(G, m):
     ("dgx1", 4, 100),       # DGX-1: 4 x EDR 100 Gb/s
     ("dgx_a100", 8, 200),   # DGX A100: 8 x HDR 200 Gb/s
     ("dgx_h100", 8, 400),   # DGX H100: 8 x ConnectX-7 NDR 400 Gb/s
+    ("hgx_h100", 8, 400),   # HGX H100: 8 x ConnectX-7 400 Gb/s
     ("hgx_h200", 8, 400),   # HGX H200: 8 x 400 Gb/s
     ("p4d", 4, 100),        # p4d.24xlarge: 400 Gbps EFA = 4 x 100
     ("p5", 32, 100),        # p5.48xlarge: 3200 Gbps EFA = 32 x 100
