@@ -134,11 +134,16 @@ class Result:
         Engine counters: ops, messages, settle steps, rate solves, wall seconds.
     metadata : dict
         The trace's metadata.
+    plan : object or None
+        What a library model decided before the replay (``netsim.nccl.simulate``
+        puts its read-only :class:`~netsim.nccl.Plan` here: algorithm, protocol,
+        channels, bus bandwidth); None for a plain replay.
     """
 
-    def __init__(self, record, trace, net, wall):
+    def __init__(self, record, trace, net, wall, plan=None):
         tr = trace
         self.makespan = record.makespan
+        self.plan = plan
         self.metadata = dict(tr.metadata)
         self.ops = {"start": record.start, "transfer": record.transfer, "end": record.end}
         # Iterations.

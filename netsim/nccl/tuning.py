@@ -41,8 +41,8 @@ import math
 import types
 from typing import Mapping, NamedTuple
 
-from .checks import check_int, check_real
-from .errors import NetsimError
+from ..checks import check_int, check_real
+from ..errors import NetsimError
 
 __all__ = [
     "NcclModelError", "NCCL_VERSION", "ALGORITHMS", "PROTOCOLS", "OPS",

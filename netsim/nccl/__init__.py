@@ -1,0 +1,47 @@
+"""A model of NCCL as a communication library: ``netsim.nccl.simulate(G, op, nbytes)``.
+
+NCCL's plan for a call (algorithm, protocol, channels) comes from NCCL's own
+tuning model (:mod:`netsim.nccl.tuning`, a transcription of v2.21.5-1); the
+call is then built as a trace of flows over the graph's real links and replayed
+by the engine (:mod:`netsim.nccl.model`), so links shared by channels, rings or
+other traffic are counted. The graph is read by :mod:`netsim.nccl.hardware`.
+
+Graph attribute contract
+------------------------
+The model reads only these attributes, so any networkx graph that carries them
+works, not only the builders of ``topologies``:
+
+* node ``kind``: one of ``"gpu"``, ``"nvswitch"``, ``"pcie_switch"``, ``"cpu"``,
+  ``"nic"``, ``"switch"``, ``"host"``.
+* gpu nodes may carry ``node`` (machine index, default 0), ``model`` (e.g.
+  ``"H100"``: gives the compute capability), ``sm`` (compute capability x 10,
+  e.g. 90, wins over ``model``; default 80), ``p2p`` (bool, default True: GPU
+  peer-to-peer possible; False stages every transfer through host memory).
+* nvswitch nodes ``nvls`` (bool: NVLink SHARP in-switch reduction available).
+* network switch nodes ``sharp`` (bool: read, but SHARP/CollNet is not modelled).
+* cpu nodes may carry ``vendor`` (``"amd"`` or ``"intel"``, NCCL's network post
+  overhead; default intel).
+* every edge ``bandwidth`` (bytes/s per direction) and ``latency`` (s); optionally
+  ``technology`` (a link technology name such as ``"NVLink4"``, ``"PCIe-gen4-x16"``,
+  ``"NDR"``, ``"RoCE-200G"``, ``"EFA"``, ``"10GbE"``: it sets the link's class) and
+  ``links`` (parallel NVLinks in the edge, default ``bandwidth`` / one link's rate).
+
+Examples
+--------
+>>> import networkx as nx
+>>> from netsim import nccl
+>>> G = nx.Graph()
+>>> G.add_nodes_from([f"g{i}" for i in range(8)], kind="gpu", model="H100")
+>>> G.add_node("sw", kind="nvswitch", nvls=True)
+>>> G.add_edges_from([(f"g{i}", "sw") for i in range(8)], bandwidth=450e9, latency=1e-7)
+>>> r = nccl.simulate(G, "allreduce", 2**30)
+>>> r.plan.algorithm, r.plan.protocol, r.plan.channels
+('nvls', 'Simple', 8)
+"""
+
+from . import hardware, tuning
+from .model import ALGORITHMS, OPS, WIRE_FACTOR, Plan, simulate
+from .tuning import NcclModelError, bus_factor
+
+__all__ = ["simulate", "Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",
+           "bus_factor", "tuning", "hardware"]

@@ -1,0 +1,369 @@
+"""The NCCL model as a simulation: plan a call, build its trace, replay it on the graph.
+
+A call is planned as NCCL plans it (:mod:`netsim.nccl.tuning` chooses the
+algorithm, protocol and channel count unless the caller fixes them), then turned
+into a trace whose flows cross the real links of the graph, so contention is
+counted by the engine:
+
+* One compute op charges NCCL's latency for the call (``baseLat`` plus the
+  per-step ``hwLat`` of every step, :func:`netsim.nccl.tuning.latency`); every
+  flow waits for it.
+* NCCL pipelines each channel in small chunks, so in the fluid limit every
+  stage of the pipeline runs at once: each hop of each channel is one flow
+  carrying all the bytes that hop moves during the call, and the call ends when
+  the slowest flow ends. A ring hop of an allreduce carries ``2 (n-1)/n`` of the
+  channel's share, of an allgather or reduce-scatter ``(n-1)/n``; a tree edge
+  the channel's share up (reduce) and down (broadcast); an NVLS port
+  ``(1 + 1/n)`` of it each way (multimem load-reduce of every slice, then the
+  multicast of the result).
+* The protocol's wire format: LL sends 8 bytes per 4 of data (``union
+  ncclLLFifoLine``: two 4-byte flags beside two 4-byte words), LL128 128-byte
+  lines with one 8-byte flag (``NCCL_LL128_LINEELEMS`` 16, ``NCCL_LL128_DATAELEMS``
+  15), Simple the data alone (src/include/device.h, v2.21.5-1).
+* Transports: peer-to-peer over NVLink or PCIe on the graph's own route; without
+  P2P (a GPU with ``p2p=False``) every transfer is staged through the sender's
+  CPU (NCCL's SHM transport); across machines through the NIC of the channel's
+  rail at each end (NET/IB, one channel per rail).
+
+Not modelled: CollNet and SHARP switches (``sharp`` is read but not used: NCCL needs
+its SHARP plugin), per-channel throughput limits of the GPU (``llMaxBw``,
+``perChMax*``), NCCL's ``treeCorrectionFactor``, PXN, and TCP stacks that reduce on
+the CPU (no cited host-side limit).
+"""
+
+import math
+from typing import NamedTuple
+
+from ..result import simulate as _replay
+from ..trace import TraceBuilder
+from ..checks import check_int
+from . import hardware, tuning
+from .tuning import NcclModelError
+
+__all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "Plan", "simulate"]
+
+OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
+ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "p2p")
+# Bytes on the wire per data byte (src/include/device.h, see the module docstring).
+WIRE_FACTOR = {"LL": 16 / 8, "LL128": 16 / 15, "Simple": 1.0}
+
+
+class Plan(NamedTuple):
+    """What the model decided and what it got (read-only)."""
+
+    op: str
+    nbytes: int
+    ranks: int
+    nodes: int
+    algorithm: str
+    protocol: str
+    channels: int
+    latency: float   # s, the software latency charged (NCCL's tuning model)
+    algbw: float     # bytes/s: nbytes / makespan
+    busbw: float     # bytes/s: algbw x nccl-tests' bus factor of the op
+    tuning_time: float  # s, NCCL's own prediction for the same choice (inf if it has none)
+
+
+def _bottleneck(G, path):
+    return min(G.edges[u, v]["bandwidth"] for u, v in zip(path, path[1:]))
+
+
+def _comm(G, E, hw):
+    """The :class:`tuning.Comm` NCCL's search would build on this hardware."""
+    cc, n = hw.compcap, len(hw.gpus)
+    graphs = {}
+    if len(hw.machines) == 1:
+        local = hw.machines[0]
+        if hw.nvswitch[0] is not None and hw.p2p:
+            port = min(E.edges[hw.gpus[r], hw.nvswitch[0]]["bandwidth"] for r in local)
+            kw = dict(link_bw=port, compcap=cc)
+        elif hw.intra == "nvlink" and hw.p2p:
+            counts = hardware.nvlink_counts(G, [hw.gpus[r] for r in local], cc)
+            per_gpu = min(sum(c for (a, _), c in counts.items() if a == i)
+                          for i in range(len(local)))
+            kw = dict(link_bw=tuning.nvlink_bw(cc), n_links=max(per_gpu, 1), compcap=cc)
+        else:
+            ring = [hw.gpus[r] for r in local]
+            hops = []
+            for i, a in enumerate(ring):
+                b = ring[(i + 1) % len(ring)]
+                via = hw.cpu[local[i]] if not hw.p2p and hw.cpu[local[i]] else None
+                legs = [(a, via), (via, b)] if via else [(a, b)]
+                hops.append(min(_bottleneck(E, _path(E, u, v)) for u, v in legs))
+            kw = dict(link_bw=min(hops), compcap=cc)
+        kw["n_gpus"] = len(local)
+        link = "nvlink" if hw.intra == "nvlink" and hw.p2p else "pci"
+    else:
+        rails = min(len(x) for x in hw.nics)
+        if rails == 0:
+            raise NcclModelError("ranks span several machines but a machine has no nic node")
+        nic_bw = min(d["bandwidth"] for nics in hw.nics for nic in nics
+                     for _, other, d in E.edges(nic, data=True)
+                     if hardware.link_class(E, nic, other) == "net")
+        kw = dict(link_bw=nic_bw, n_links=rails, compcap=cc, net=True,
+                  n_gpus=min(len(x) for x in hw.machines))
+        link = "nvlink" if hw.intra == "nvlink" and hw.p2p else "pci"
+    c, bw = tuning.search_channels(**kw)
+    graphs["ring"] = tuning.Graph(c, bw, bw, link=link)
+    if len(hw.machines) > 1:
+        c2, bw2 = tuning.search_channels(**kw, pattern="tree", min_channels=c, max_channels=c)
+        graphs["tree"] = tuning.Graph(c2, bw2, bw2, link=link)
+    if hw.nvls and cc >= 90 and hw.p2p:
+        if len(hw.machines) == 1:
+            k = len(hw.machines[0])
+            c3, bw3 = tuning.search_channels(**kw, pattern="nvls", min_channels=k, max_channels=k)
+            graphs["nvls"] = tuning.Graph(c3, bw3, bw3, link=link)
+        else:
+            c3, bw3 = tuning.search_channels(**kw, pattern="nvls", max_channels=32)
+            graphs["nvls_tree"] = tuning.Graph(c3, bw3, bw3, link=link)
+    return tuning.Comm(n, len(hw.machines), cc, graphs, hw.cpu_vendor)
+
+
+def _path(G, u, v):
+    import networkx as nx
+    return nx.shortest_path(G, u, v, weight="latency")
+
+
+def _check_algorithm(hw, comm, op, algorithm):
+    if algorithm not in ALGORITHMS:
+        raise NcclModelError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    if op in ("alltoall", "sendrecv"):
+        if algorithm != "p2p":
+            raise NcclModelError(f"{op} runs as point-to-point sends (algorithm 'p2p'), "
+                                 f"not {algorithm!r}")
+        return
+    if algorithm == "p2p":
+        raise NcclModelError(f"algorithm 'p2p' is for alltoall and sendrecv, not {op}")
+    if algorithm in ("nvls", "nvls_tree"):
+        if not hw.p2p:
+            raise NcclModelError(f"{algorithm} needs GPU peer-to-peer access; a gpu node "
+                                 f"says p2p=False")
+        if not hw.nvls or hw.compcap < 90:
+            raise NcclModelError(f"{algorithm} needs an NVSwitch with nvls=True (gen3, sm >= 90) "
+                                 f"on every machine; this graph has none")
+    if algorithm in ("tree", "nvls_tree") and len(hw.machines) < 2:
+        raise NcclModelError(f"{algorithm} runs across machines; all ranks are on one "
+                             f"(give gpu nodes a 'node' attribute)")
+    if algorithm == "nvls" and len(hw.machines) > 1:
+        raise NcclModelError("nvls runs inside one machine; across machines use nvls_tree")
+    if algorithm not in comm.graphs:
+        raise NcclModelError(f"{algorithm} is not available on this hardware")
+
+
+def _choose(comm, hw, op, nbytes, algorithm, protocol):
+    """NCCL's (algorithm, protocol), the caller's where given, and NCCL's predicted time."""
+    if op in ("alltoall", "sendrecv"):
+        return algorithm or "p2p", protocol or "Simple", math.inf
+    algos = [algorithm] if algorithm else [a for a in tuning.ALGORITHMS if a in comm.graphs]
+    protos = [protocol] if protocol else list(tuning.PROTOCOLS)
+    best = None
+    for a in algos:
+        for p in protos:
+            t = tuning.algo_time(comm, op, a, p, nbytes)
+            if t < math.inf and (best is None or t < best[2]):
+                best = (a, p, t)
+    if best is None:
+        if algorithm and protocol:  # NCCL would not pick it, but it can run: no prediction
+            return algorithm, protocol, math.inf
+        raise NcclModelError(f"NCCL runs no {algorithm or 'algorithm'} with "
+                             f"{protocol or 'any protocol'} for {op} on this hardware")
+    return best
+
+
+def _latency(comm, hw, op, algorithm, protocol):
+    if op in ("alltoall", "sendrecv"):
+        # NCCL's tuning has no entry for point-to-point; one ring step is charged.
+        hw_index = 2 if len(hw.machines) > 1 else 0 if hw.intra == "nvlink" else 1
+        ring = tuning.ALGORITHMS.index("ring")
+        p = tuning.PROTOCOLS.index(protocol)
+        return (tuning.BASE_LAT_US[ring][p] + tuning.HW_LAT_US[hw_index][ring][p]) * 1e-6
+    return tuning.latency(comm, op, algorithm, protocol)
+
+
+class _Flows:
+    """Flows between graph nodes; GPU ranks first, relay nodes (CPU, NIC, NVSwitch) after."""
+
+    def __init__(self, hw, wire):
+        self.hw, self.wire = hw, wire
+        self.nodes = list(hw.gpus)
+        self.index = {g: i for i, g in enumerate(self.nodes)}
+        self.flows = []
+
+    def _rank(self, node):
+        if node not in self.index:
+            self.index[node] = len(self.nodes)
+            self.nodes.append(node)
+        return self.index[node]
+
+    def add(self, a, b, nbytes, rail=0):
+        """A transfer from rank ``a`` to rank ``b`` by NCCL's transport: one flow per leg."""
+        hw = self.hw
+        if nbytes <= 0 or a == b:
+            return
+        ga, gb = hw.gpus[a], hw.gpus[b]
+        ma, mb = hw.machine[a], hw.machine[b]
+        way = [ga]
+        if not hw.p2p and hw.cpu[a] is not None:
+            way.append(hw.cpu[a])
+        if ma != mb:
+            way += [hw.nics[ma][rail % len(hw.nics[ma])], hw.nics[mb][rail % len(hw.nics[mb])]]
+            if not hw.p2p and hw.cpu[b] is not None:
+                way.append(hw.cpu[b])
+        way.append(gb)
+        for u, v in zip(way, way[1:]):
+            if u != v:
+                self.flows.append((self._rank(u), self._rank(v), nbytes * self.wire))
+
+    def to_switch(self, a, switch, nbytes):
+        """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way."""
+        s = self._rank(switch)
+        self.flows.append((a, s, nbytes * self.wire))
+        self.flows.append((s, a, nbytes * self.wire))
+
+    def trace(self, latency, meta):
+        b = TraceBuilder(len(self.nodes), metadata=meta)
+        start = b.compute(0, seconds=latency, tag="nccl latency")
+        for src, dst, nbytes in self.flows:
+            b.message(src, dst, nbytes, deps=[start], tag="nccl")
+        return b.build()
+
+
+def _local_rings(G, hw, channels):
+    return [hardware.rings(G, hw, m, channels) for m in range(len(hw.machines))]
+
+
+def _ring_order(hw, local, c):
+    """Channel ``c``'s ring: each machine's ring, entered at the GPU nearest rail ``c``."""
+    order = []
+    for m in range(len(hw.machines)):
+        ring = local[m][c % len(local[m])]
+        if len(hw.machines) > 1 and hw.rail_gpu[m]:
+            entry = hw.rail_gpu[m][c % len(hw.rail_gpu[m])]
+            i = ring.index(entry)
+            ring = ring[i:] + ring[:i]
+        order.extend(ring)
+    return order
+
+
+def _schedule(G, hw, flows, op, algorithm, nbytes, channels):
+    n, share = len(hw.gpus), nbytes / channels
+    local = _local_rings(G, hw, channels)
+    if op == "alltoall":
+        for a in range(n):
+            for b in range(n):
+                flows.add(a, b, nbytes / n, rail=hw.machines[hw.machine[a]].index(a))
+        return
+    if op == "sendrecv":
+        for a in range(n):
+            flows.add(a, (a + 1) % n, nbytes, rail=hw.machines[hw.machine[a]].index(a))
+        return
+    for c in range(channels):
+        if algorithm == "ring":
+            order = _ring_order(hw, local, c)
+            per_hop = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n,
+                       "reduce_scatter": (n - 1) / n}.get(op, 1.0)
+            root = order.index(0)
+            for i, a in enumerate(order):
+                b = order[(i + 1) % n]
+                if (op == "broadcast" and b == 0) or (op == "reduce" and a == 0):
+                    continue  # the chain stops at (or starts from) the root
+                flows.add(a, b, share * per_hop, rail=c)
+            del root
+        elif algorithm == "nvls":
+            for a in range(n):
+                flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
+        else:  # tree, nvls_tree: chains (or NVLS) in each machine, binary tree across
+            heads = []
+            for m, members in enumerate(hw.machines):
+                ring = local[m][c % len(local[m])]
+                head = hw.rail_gpu[m][c % len(hw.rail_gpu[m])] if hw.rail_gpu[m] else ring[0]
+                i = ring.index(head)
+                chain = ring[i:] + ring[:i]
+                heads.append(head)
+                if algorithm == "nvls_tree":
+                    k = len(members)
+                    for a in members:
+                        flows.to_switch(a, hw.nvswitch[m], share * (k + 1) / k)
+                else:
+                    for a, b in zip(chain, chain[1:]):
+                        flows.add(b, a, share, rail=c)   # reduce: toward the head
+                        flows.add(a, b, share, rail=c)   # broadcast: away from it
+            parents = hardware.btree_parents(len(heads), mirror=bool(c % 2))
+            for k, p in enumerate(parents):
+                if p >= 0:
+                    flows.add(heads[k], heads[p], share, rail=c)
+                    flows.add(heads[p], heads[k], share, rail=c)
+
+
+def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=None):
+    """Simulate one NCCL collective on a graph; its time is ``result.makespan``.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Hardware following the attribute contract of :mod:`netsim.nccl`.
+    op : str
+        ``"allreduce"``, ``"allgather"``, ``"reduce_scatter"``, ``"broadcast"``,
+        ``"reduce"``, ``"alltoall"`` or ``"sendrecv"``.
+    nbytes : int
+        nccl-tests' size in bytes: the buffer of allreduce, broadcast, reduce and
+        sendrecv, the whole gathered (scattered) buffer of allgather
+        (reduce_scatter), each rank's send buffer of alltoall.
+    ranks : sequence of nodes, optional
+        The gpu node of each rank; default every gpu node in graph order.
+    algorithm : {"ring", "tree", "nvls", "nvls_tree", "p2p"}, optional
+        None: NCCL's choice (:func:`netsim.nccl.tuning.algo_time` least).
+        alltoall and sendrecv always run as ``"p2p"``.
+    protocol : {"LL", "LL128", "Simple"}, optional
+        None: NCCL's choice.
+    channels : int, optional
+        None: the count NCCL's search reaches on these links.
+
+    Returns
+    -------
+    Result
+        The replay; ``result.plan`` is a :class:`Plan`.
+
+    Raises
+    ------
+    NcclModelError
+        For an unknown op, algorithm or protocol, ``nbytes`` or ``channels``
+        below 1, ranks that are not gpu nodes, or an algorithm the hardware
+        cannot run (the message names what is missing).
+
+    Examples
+    --------
+    Two GPUs on one 25 GB/s NVLink (V100, NCCL counts 20 GB/s), 1 GB allreduce:
+
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100")
+    >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
+    >>> r = simulate(G, "allreduce", 10**9, algorithm="ring", protocol="Simple")
+    >>> r.plan.algorithm, r.plan.channels
+    ('ring', 1)
+    >>> round(r.makespan * 1e3, 4)     # (8.4 + 2 x 3.4) us + 1 GB x 2 x 1/2 / 20 GB/s
+    50.0152
+    """
+    if op not in OPS:
+        raise NcclModelError(f"unknown op {op!r}; known: {', '.join(OPS)}")
+    nbytes = check_int(nbytes, "nbytes", error=NcclModelError)
+    if protocol is not None and protocol not in tuning.PROTOCOLS:
+        raise NcclModelError(f"unknown protocol {protocol!r}; known: {', '.join(tuning.PROTOCOLS)}")
+    hw = hardware.describe(G, ranks)
+    E = hardware.effective_graph(G, hw.compcap)
+    comm = _comm(G, E, hw)
+    if algorithm is not None:
+        _check_algorithm(hw, comm, op, algorithm)
+    algorithm, protocol, predicted = _choose(comm, hw, op, nbytes, algorithm, protocol)
+    if channels is None:
+        channels = comm.graphs.get(algorithm, comm.graphs["ring"]).n_channels
+    channels = check_int(channels, "channels", error=NcclModelError)
+    latency = _latency(comm, hw, op, algorithm, protocol)
+    flows = _Flows(hw, WIRE_FACTOR[protocol])
+    _schedule(G, hw, flows, op, algorithm, nbytes, channels)
+    meta = {"library": "nccl", "op": op, "algorithm": algorithm, "protocol": protocol}
+    result = _replay(flows.trace(latency, meta), E, placement=flows.nodes)
+    algbw = nbytes / result.makespan
+    result.plan = Plan(op, nbytes, len(hw.gpus), len(hw.machines), algorithm, protocol, channels,
+                       latency, algbw, algbw * tuning.bus_factor(op, len(hw.gpus)), predicted)
+    return result
