@@ -37,6 +37,7 @@ import simpy
 
 from .errors import DeadlockError
 from .flows import SATURATION, FlowTable
+from .maxmin import check_sharing
 from .network import route_loads
 from .trace import ranges, successors
 
@@ -51,8 +52,10 @@ SMALL_EVENT = 8
 class _Replay:
     """State of one replay: ops, their dependencies, SimPy events. Use :func:`replay`."""
 
-    def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False):
+    def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False,
+                 priority=None):
         n = trace.num_ops
+        self.priority = None if priority is None else np.asarray(priority, np.int64)
         self.trace, self.net, self.nodes = trace, net, nodes
         self.progress = progress
         self.done = 0
@@ -81,14 +84,16 @@ class _Replay:
         self.now = 0.0
         self.due = []
         self.settling = False
-        self.flows = FlowTable(net.bandwidth, self.pair_links.shape[1], link_series, SMALL_EVENT)
+        self.flows = FlowTable(net.bandwidth, self.pair_links.shape[1], link_series, SMALL_EVENT,
+                               priority is not None)
         self.wake_time = np.inf
         self.wake_token = 0
         self.settles = 0
 
     def _add_flows(self, ops):
         """Put messages ``ops`` on the wire; return their flow slots."""
-        return self.flows.add(ops, self.size[ops], self.pair_links[self.op_pair[ops]])
+        return self.flows.add(ops, self.size[ops], self.pair_links[self.op_pair[ops]],
+                              0 if self.priority is None else self.priority[ops])
 
     # -- fixed-time events ------------------------------------------------------------------
     def _at(self, t, ops):
@@ -368,8 +373,17 @@ class Record(NamedTuple):
     rate_solves: int
 
 
-def replay(trace, net, nodes, seconds, progress=None, link_series=False):
+def replay(trace, net, nodes, seconds, progress=None, link_series=False, sharing="maxmin",
+           priority=None):
     """Replay ``trace`` on ``net`` and return its :class:`Record`.
+
+    ``sharing="maxmin"`` (the default) shares every link direction max-min fairly
+    among the flows crossing it. ``sharing="priority"`` is strict priority with
+    work conservation: on every link direction the flows of the highest priority
+    class share by max-min, each lower class gets what the classes above left
+    (nothing where they fill the link), so an urgent message that starts while a
+    less urgent one is on the wire overtakes it (:func:`netsim.maxmin.max_min_rates`).
+    With one class it is max-min exactly.
 
     Parameters
     ----------
@@ -385,6 +399,11 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False):
         Called as ``progress(ops_done)`` as ops complete.
     link_series : bool
         Keep every change of a link direction's load.
+    sharing : {"maxmin", "priority"}
+        The bandwidth-sharing model.
+    priority : ndarray of int, optional
+        Priority of each op (larger = more urgent) with ``sharing="priority"``;
+        the trace's ``priority`` column by default.
 
     Returns
     -------
@@ -409,4 +428,7 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False):
     >>> round(rec.makespan, 12), rec.link_bytes.tolist()
     (0.001001, [1000000.0, 0.0])
     """
-    return _Replay(trace, net, nodes, seconds, progress, link_series).run()
+    prio = None
+    if check_sharing(sharing) == "priority":
+        prio = trace.priority if priority is None else priority
+    return _Replay(trace, net, nodes, seconds, progress, link_series, prio).run()

@@ -248,7 +248,8 @@ def _plain(x):
     return x.item() if isinstance(x, np.generic) else x
 
 
-def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False):
+def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False,
+             sharing="maxmin", priority=None):
     """Replay a trace on a topology and return its :class:`Result`.
 
     Parameters
@@ -268,6 +269,14 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     link_series : bool, optional
         Keep every change of every link direction's load in
         ``result.link_series`` (for timelines; costs memory on large runs).
+    sharing : {"maxmin", "priority"}, optional
+        Bandwidth sharing on every link direction: max-min fair (default), or
+        strict priority between the messages' priority classes, each class
+        max-min among itself on what the classes above left
+        (:func:`netsim.engine.replay`).
+    priority : sequence of int, optional
+        Priority of each op (larger = more urgent) for ``sharing="priority"``;
+        the trace's ``priority`` column by default.
 
     Returns
     -------
@@ -301,5 +310,6 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     nodes = net.placement(trace.ranks, placement)
     seconds = trace.compute_seconds(device_flops)
     t0 = time.perf_counter()
-    record = engine.replay(trace, net, nodes, seconds, progress=progress, link_series=link_series)
+    record = engine.replay(trace, net, nodes, seconds, progress=progress, link_series=link_series,
+                           sharing=sharing, priority=priority)
     return Result(record, trace, net, time.perf_counter() - t0)
