@@ -168,7 +168,7 @@ class Frontier:
     >>> b = Frontier(2)
     >>> bwd = b.forward_backward([0, 1], (4, 16, 3), batch=8)
     >>> bwd.tolist(), b.build().flops.tolist()
-    ([[4, 5], [2, 3]], [1792.0, 1792.0, 1536.0, 1536.0, 2048.0, 2048.0])
+    ([[6, 7], [4, 5]], [1024.0, 1024.0, 768.0, 768.0, 1536.0, 1536.0, 2048.0, 2048.0])
     """
 
     def __init__(self, ranks):
@@ -353,9 +353,15 @@ class Frontier:
         self._p_op = np.concatenate([self._p_op, ids])
         return ids
 
-    def forward_backward(self, ranks, model, batch, iteration=0, deps=None):
-        """One training step's compute on each of ``ranks``: a forward op (the forward FLOPs
-        of every unit), then one backward op per unit from the last to the first.
+    def forward_backward(self, ranks, model, batch, iteration=0, deps=None, unit_deps=None):
+        """One training step's compute on each of ``ranks``: one forward op per unit from the
+        first to the last, then one backward op per unit from the last to the first.
+
+        Each op has the FLOPs of its own unit (``Model.unit_flops``, and twice that
+        backward). A unit's forward waits for the unit below it (the first for
+        ``deps`` or the rank's frontier) and, with ``unit_deps``, for what that unit
+        needs besides (its new parameters); a unit's backward waits for the unit
+        above it.
 
         Parameters
         ----------
@@ -366,7 +372,10 @@ class Frontier:
             Samples per rank (one for all, or one per rank).
         iteration : int
         deps : CSR pair, optional
-            What the forward ops wait for; the ranks' frontiers by default.
+            What the first forward ops wait for; the ranks' frontiers by default.
+        unit_deps : list of CSR pair or None, optional
+            ``unit_deps[u]``: what the forward op of unit ``u`` waits for besides
+            the op before it on its rank (one row per rank, or None).
 
         Returns
         -------
@@ -375,16 +384,23 @@ class Frontier:
 
         Examples
         --------
-        >>> Frontier(1).forward_backward([0], (4, 8, 8, 3), batch=2).ravel().tolist()
-        [3, 2, 1]
+        >>> b = Frontier(1)
+        >>> b.forward_backward([0], (4, 8, 8, 3), batch=2).ravel().tolist()
+        [5, 4, 3]
+        >>> t = b.build(); [t.tags[k] for k in t.tag], t.flops.tolist()
+        (['forward', 'forward', 'forward', 'backward', 'backward', 'backward'], [128.0, 256.0, 96.0, 192.0, 512.0, 256.0])
         """
         from .mlp import Model, model_of
 
         model = model if isinstance(model, Model) else model_of(model)
         ranks = np.asarray(ranks, np.int64).ravel()
         batch = np.asarray(batch, np.float64)
-        bwd_flops = model.unit_backward_flops
-        self.compute(ranks, model.unit_flops.sum() * batch, iteration, "forward", deps)
+        fwd_flops, bwd_flops = model.unit_flops, model.unit_backward_flops
+        for u in range(len(fwd_flops)):
+            d = deps if u == 0 else None
+            if unit_deps is not None and unit_deps[u] is not None:
+                d = merge(self.frontier(ranks) if d is None else d, unit_deps[u])
+            self.compute(ranks, fwd_flops[u] * batch, iteration, "forward", d)
         bwd = np.empty((len(bwd_flops), len(ranks)), np.int64)
         for l in range(len(bwd_flops) - 1, -1, -1):
             bwd[l] = self.compute(ranks, bwd_flops[l] * batch, iteration, "backward")
