@@ -194,7 +194,7 @@ class Frontier:
         """
         return -1 if name is None else self._tags.setdefault(str(name), len(self._tags))
 
-    def add(self, kind, rank, peer, size, flops, iteration, tag, deps):
+    def add(self, kind, rank, peer, size, flops, iteration, tag, deps, priority=0):
         """Append a block of ops laid out as given; return their ids.
 
         ``kind``, ``peer``, ``size``, ``flops``, ``iteration`` and ``tag`` (an id of
@@ -219,6 +219,9 @@ class Frontier:
             Tag id of each op.
         deps : tuple of numpy.ndarray
             ``(ptr, idx)`` CSR dependencies of the ops.
+        priority : int or numpy.ndarray
+            Priority of each message (larger = more urgent; the trace's
+            ``priority`` column, read by strict-priority replays).
 
         Examples
         --------
@@ -236,7 +239,8 @@ class Frontier:
         self._blocks.append((col(kind, np.uint8), rank, col(peer, np.int64),
                              col(size, np.float64), col(flops, np.float64),
                              col(iteration, np.int64), col(tag, np.int16),
-                             np.asarray(counts, np.int64), np.asarray(idx, np.int64)))
+                             np.asarray(counts, np.int64), np.asarray(idx, np.int64),
+                             col(priority, np.int16)))
         ids = np.arange(self.n, self.n + m, dtype=np.int64)
         self.n += m
         return ids
@@ -320,7 +324,7 @@ class Frontier:
         self.settle(rank, ids)
         return ids
 
-    def send(self, src, dst, size, iteration=0, tag=None, deps=None):
+    def send(self, src, dst, size, iteration=0, tag=None, deps=None, priority=0):
         """Messages of ``size`` bytes from ``src`` to ``dst``, waiting for ``deps`` or the
         sender's frontier; each joins its receiver's frontier. Returns their ids.
 
@@ -338,6 +342,8 @@ class Frontier:
             Tag of the messages.
         deps : tuple of numpy.ndarray, optional
             ``(ptr, idx)`` CSR dependencies; default each sender's frontier.
+        priority : int or numpy.ndarray
+            Priority of each message (larger = more urgent).
 
         Examples
         --------
@@ -347,7 +353,7 @@ class Frontier:
         """
         src = np.asarray(src, np.int64).ravel()
         ids = self.add(MESSAGE, src, dst, size, 0.0, iteration, self.tag(tag),
-                       self.frontier(src) if deps is None else deps)
+                       self.frontier(src) if deps is None else deps, priority)
         self._p_rank = np.concatenate([self._p_rank, np.broadcast_to(
             np.asarray(dst, np.int64), ids.shape)])
         self._p_op = np.concatenate([self._p_op, ids])
@@ -420,14 +426,16 @@ class Frontier:
         if not self._blocks:
             return Trace(self.ranks, np.zeros(0, np.uint8), np.zeros(0, np.int64),
                          tags=list(self._tags), metadata=dict(metadata or {}))
-        kind, rank, peer, size, flops, iteration, tag, counts, idx = (
+        kind, rank, peer, size, flops, iteration, tag, counts, idx, prio = (
             np.concatenate(c) for c in zip(*self._blocks))
         ptr = np.zeros(len(kind) + 1, np.int64)
         np.cumsum(counts, out=ptr[1:])
         duration = np.where((kind == COMPUTE) & (flops > 0), np.nan, 0.0)
+        # The priority column only where some message has one (plain traces stay plain).
+        extra = {"priority": prio} if prio.any() else {}
         return Trace(self.ranks, kind, rank, np.where(kind == MESSAGE, peer, -1), size,
                      duration, flops, iteration, tag, ptr, idx, tags=list(self._tags),
-                     metadata=dict(metadata or {}))
+                     metadata=dict(metadata or {}), **extra)
 
 
 def pipeline(b, it, pos, node, deps, flops, has_msg, peer, size, ctag, mtag):
