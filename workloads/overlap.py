@@ -42,7 +42,7 @@ from .errors import WorkloadError
 from .frontier import cols, merge
 
 __all__ = ["OVERLAP", "DDP_BUCKET_BYTES", "Pieces", "check_overlap", "pieces", "unit_deps", "embed",
-           "touching"]
+           "touching", "exposed_communication", "piece_segments"]
 
 #: The modes of the ``overlap`` option.
 OVERLAP = ("none", "layerwise", "bucketed", "priority")
@@ -177,6 +177,33 @@ def pieces(model, overlap="none", bytes_per_value=mlp.BYTES_PER_VALUE,
     return Pieces(lo, hi, ready, priority.astype(np.int64))
 
 
+def piece_segments(bounds, pcs):
+    """The parts of each gradient piece on each server: what one push or pull carries.
+
+    Parameters
+    ----------
+    bounds : ndarray of int
+        :func:`workloads.ps_sync.shard_bounds` (server ``s`` holds ``[bounds[s], bounds[s + 1])``).
+    pcs : workloads.overlap.Pieces
+        The pieces, in the order they are sent.
+
+    Returns
+    -------
+    ndarray of int
+        ``(m, 4)`` rows ``(piece, server, lo, hi)``: the flat slice ``[lo, hi)`` of
+        the piece on the server, pieces in sending order, servers ascending.
+
+    Examples
+    --------
+    >>> piece_segments(np.array([0, 66, 131]), pieces((4, 16, 3), "layerwise")).tolist()
+    [[0, 1, 80, 131], [1, 0, 0, 66], [1, 1, 66, 80]]
+    """
+    lo = np.maximum(pcs.lo[:, None], bounds[None, :-1])
+    hi = np.minimum(pcs.hi[:, None], bounds[None, 1:])
+    k, s = np.nonzero(hi > lo)
+    return np.stack([k, s, lo[k, s], hi[k, s]], 1).astype(np.int64)
+
+
 def unit_deps(model, pcs, arrive):
     """What the next forward op of each unit waits for: the arrival of every piece it touches.
 
@@ -282,3 +309,81 @@ def touching(trace, ranks):
     pos = np.arange(len(who)) - np.repeat(np.cumsum(count) - count, count)
     out[who, pos] = op
     return out
+
+
+def exposed_communication(model, pcs, batch, device_flops, piece_seconds):
+    """Closed form of the communication an overlapped step does not hide (seconds).
+
+    The pieces go over one channel, one at a time at its full speed, piece ``k``
+    taking ``piece_seconds[k]`` (e.g. the ring allreduce closed form of its bytes):
+    in sending order (first ready, first sent), or, when the pieces have
+    different priorities, preemptive strict priority (the most urgent ready piece
+    is sent; a more urgent one interrupts it). Piece ``k`` becomes ready when the
+    backward op of unit ``ready[k]`` ends: unit ``u``'s backward ends at
+    ``F + sum(B[v] for v >= u)`` (F the forward time, B twice the forward time
+    of each unit). The next forward op of unit ``u`` starts when unit ``u - 1``'s
+    ends and every piece touching ``u`` has arrived; what the next iteration's
+    forward pass is delayed by is the exposed communication:
+    ``max(0, max_u (A_u - b_0 - sum(F[v] for v < u)))`` with ``A_u`` the last
+    arrival of a piece of unit ``u`` and ``b_0`` the end of the backward pass. A
+    step then takes the compute time plus this. Updates are neglected (4 FLOPs
+    per value).
+
+    Parameters
+    ----------
+    model : workloads.mlp.Model
+    pcs : Pieces
+    batch : float
+        Samples per worker.
+    device_flops : float
+        FLOP/s.
+    piece_seconds : sequence of float
+        Transfer time of each piece alone on the channel.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    Two units of 1 s forward (2 s backward) each; the whole gradient in one
+    piece of 3 s: nothing hidden. Per layer, 1.5 s each: unit 1's piece goes
+    during unit 0's backward (2 s), unit 0's takes 1.5 s after it.
+
+    >>> from types import SimpleNamespace
+    >>> m = SimpleNamespace(unit_flops=np.array([1.0, 1.0]), offsets=np.array([0, 10, 20]))
+    >>> one = Pieces(np.array([0]), np.array([20]), np.array([0]), np.array([0]))
+    >>> exposed_communication(m, one, 1, 1.0, [3.0])
+    3.0
+    >>> two = Pieces(np.array([10, 0]), np.array([20, 10]), np.array([1, 0]), np.array([0, 0]))
+    >>> exposed_communication(m, two, 1, 1.0, [1.5, 1.5])
+    1.5
+    """
+    fwd = np.asarray(model.unit_flops, np.float64) * batch / device_flops
+    bwd_end = fwd.sum() + np.cumsum((2 * fwd)[::-1])[::-1]     # unit u's backward ends
+    ready = bwd_end[pcs.ready]
+    left = np.array(piece_seconds, np.float64)
+    done = np.full(len(left), np.nan)
+    prio = pcs.priority if len(set(pcs.priority.tolist())) > 1 else np.zeros(len(left))
+    now = float(ready.min()) if len(left) else 0.0
+    while np.isnan(done).any():
+        waiting = np.flatnonzero(np.isnan(done) & (ready <= now))
+        if not len(waiting):
+            now = float(ready[np.isnan(done)].min())
+            continue
+        # The most urgent ready piece, the first sent among equals.
+        k = int(waiting[np.lexsort((waiting, -prio[waiting]))[0]])
+        later = ready[np.isnan(done) & (ready > now)]
+        step = left[k] if not len(later) else min(left[k], float(later.min()) - now)
+        now += step
+        left[k] -= step
+        if left[k] <= 1e-15 * max(now, 1.0):
+            done[k] = now
+    off = np.asarray(model.offsets)
+    before = np.concatenate([[0.0], np.cumsum(fwd)[:-1]])      # forward of units below u
+    delay = 0.0
+    for u in range(len(fwd)):
+        touch = (pcs.lo < off[u + 1]) & (pcs.hi > off[u])
+        if touch.any():
+            delay = max(delay, float(done[touch].max()) - bwd_end[0] - before[u])
+    return float(delay)

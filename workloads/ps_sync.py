@@ -42,12 +42,12 @@ from .frontier import Frontier
 from .plan import (Recording, bytes_by, dense_bpv, finish, grad_deps, plan, recorded_index,
                    recording, steps_per_epoch, tag_mask, train_samples)
 from .errors import ProjectionError
-from .overlap import DDP_BUCKET_BYTES, check_overlap, pieces, unit_deps
+from .overlap import DDP_BUCKET_BYTES, check_overlap, piece_segments, pieces, unit_deps
 from .frontier import cols, one
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form", "piece_segments",
+__all__ = ["run", "schedule", "measure", "closed_form",
            "measure_sparse", "sparse_stats", "sparse_sizes",
            "server_update_flops", "shard_bounds", "shard_layout", "init_servers", "pull_shard", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
@@ -129,34 +129,6 @@ def shard_layout(c):
     """
     bounds = shard_bounds(c.model.params, c.S)
     return bounds, np.diff(bounds).astype(np.float64), np.arange(c.P), c.P + np.arange(c.S)
-
-
-def piece_segments(bounds, pcs):
-    """The parts of each gradient piece on each server: what one push or pull carries.
-
-    Parameters
-    ----------
-    bounds : ndarray of int
-        :func:`shard_bounds`.
-    pcs : workloads.overlap.Pieces
-        The pieces, in the order they are sent.
-
-    Returns
-    -------
-    ndarray of int
-        ``(m, 4)`` rows ``(piece, server, lo, hi)``: the flat slice ``[lo, hi)`` of
-        the piece on the server, pieces in sending order, servers ascending.
-
-    Examples
-    --------
-    >>> from workloads.overlap import pieces
-    >>> piece_segments(np.array([0, 66, 131]), pieces((4, 16, 3), "layerwise")).tolist()
-    [[0, 1, 80, 131], [1, 0, 0, 66], [1, 1, 66, 80]]
-    """
-    lo = np.maximum(pcs.lo[:, None], bounds[None, :-1])
-    hi = np.minimum(pcs.hi[:, None], bounds[None, 1:])
-    k, s = np.nonzero(hi > lo)
-    return np.stack([k, s, lo[k, s], hi[k, s]], 1).astype(np.int64)
 
 
 def init_servers(setup, servers):

@@ -439,11 +439,10 @@ class Recorder:
     def forward_backward(self, rank, layers, batch, iteration=0, deps=None):
         """Record one training step's compute on ``rank``: forward and backward layer by layer.
 
-        One forward op per layer, from the first to the last, each with
-        :func:`workloads.mlp.forward_flops` of its layer; then one backward op per
-        layer, from the last to the first, each with
-        :func:`workloads.mlp.backward_flops` of its layer
-        (:meth:`workloads.frontier.Frontier.forward_backward`).
+        One forward op per layer, first to last, with :func:`workloads.mlp.forward_flops`
+        of its layer; then one backward op per layer, last to first, with
+        :func:`workloads.mlp.backward_flops` of its layer (:meth:`Frontier.forward_backward
+        <workloads.frontier.Frontier.forward_backward>`).
 
         Parameters
         ----------
