@@ -103,3 +103,12 @@ def test_pieces_follow_ddp_buckets_and_p3_priorities():
         pieces(m, "priority", partition_bytes=0)
     with pytest.raises(WorkloadError, match="unknown overlap 'async'"):
         workloads.record("allreduce", workers=2, epochs=1, overlap="async")
+
+
+def test_priority_mode_gives_its_messages_the_priority_of_their_layer():
+    t = workloads.record("allreduce", workers=2, epochs=1, overlap="priority",
+                         partition_bytes=100).trace
+    U = len(t.metadata["layers"]) - 1
+    msg = t.is_message
+    assert set(t.priority[msg].tolist()) == set(range(U))
+    assert not t.priority[~msg].any()
