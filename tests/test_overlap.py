@@ -11,6 +11,7 @@ from workloads import allreduce, mlp, ps_sync
 from workloads.errors import WorkloadError
 from workloads.overlap import pieces
 from workloads.plan import Recording
+from workloads.projection import project
 
 RATE = 1e9          # FLOP/s of the test device
 BW = 2.5e8          # bytes/s of every link direction of the star, no latency
@@ -112,3 +113,14 @@ def test_priority_mode_gives_its_messages_the_priority_of_their_layer():
     msg = t.is_message
     assert set(t.priority[msg].tolist()) == set(range(U))
     assert not t.priority[~msg].any()
+
+
+@pytest.mark.parametrize("name", ["ps-sync", "allreduce"])
+def test_a_recording_in_pieces_projects_with_the_same_bytes_per_value(name):
+    t = workloads.record(name, workers=2, epochs=1, overlap="layerwise").trace
+    p = project(t, 8, iterations=2)
+    n = mlp.num_params(t.metadata["layers"])
+    # ps-sync: each of 8 workers pushes and pulls 4 n bytes; ring: 2 (P - 1) x 4 n bytes.
+    per_iteration = 2 * 8 * 4 * n if name == "ps-sync" else 2 * 7 * 4 * n
+    assert p.total_bytes == pytest.approx(2 * per_iteration, rel=1e-12)
+    assert p.metadata["hyper"]["overlap"] == "layerwise"

@@ -53,3 +53,21 @@ def test_the_command_prints_the_table_and_names_bad_modes(capsys):
     assert [(r["overlap"], r["P"]) for r in recs] == [("none", 2), ("layerwise", 2)]
     assert main(["overlap", "--modes", "fused", "-P", "2", "--quiet"]) == 2
     assert "unknown overlap 'fused'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_readme_speedup_table_matches_a_fresh_study():
+    # The README's table of speed-ups over none is the default study, rounded to 2 decimals.
+    from test_readme_tables import block, cells
+
+    recs = overlap_study()
+    _, rows = cells(block("overlap-table"))
+    names = {"ResNet-50": "resnet50", "BERT-large": "bert-large"}
+    for row in rows:
+        model, net = row[0].split(", ")
+        got = {mode: [float(x) for x in cell.split(" / ")]
+               for mode, cell in zip(("layerwise", "bucketed", "priority"), row[4:7])}
+        for mode, shown in got.items():
+            fresh = [r["speedup"] for r in recs if r["model"] == names[model]
+                     and r["network"] == net.replace(" ", "") and r["overlap"] == mode]
+            assert shown == [round(x, 2) for x in fresh], (row[0], mode)

@@ -330,6 +330,12 @@ def measure(trace, push="push", pull="pull"):
     r = recording(trace)
     sizes = np.diff(shard_bounds(r.model0.params, r.S0))
     bpv = r.md.get("bytes_per_value", mlp.BYTES_PER_VALUE)
+    if not isinstance(r.hyper.get("overlap", True), bool):
+        # Gradient pieces (workloads.overlap): every value goes up and down once a step.
+        per = r.n_rec * r.P0 * r.model0.params
+        return {"recording": r, **{k: float(trace.size[tag_mask(trace, t)].sum()) / per
+                                   if tag_mask(trace, t).any() else bpv
+                                   for k, t in (("push", push), ("pull", pull))}}
     return {"recording": r,
             "push": dense_bpv(trace, push, lambda rank, peer: sizes[peer - r.P0], bpv),
             "pull": dense_bpv(trace, pull, lambda rank, peer: sizes[rank - r.P0], bpv)}
