@@ -37,6 +37,10 @@ def add_arguments(p):
     p.add_argument("--device-flops", type=float, default=None,
                    help="FLOP/s for compute ops given in FLOPs (default: the trace's "
                         "device_flops metadata; required if it has none and ops are in FLOPs)")
+    p.add_argument("--sharing", choices=("maxmin", "priority"), default="maxmin",
+                   help="bandwidth sharing on every link: max-min fair (default), or strict "
+                        "priority between the messages' priority classes (larger first, each "
+                        "class max-min on what the classes above left)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
     p.add_argument("--timeline", metavar="FILE.json",
@@ -79,7 +83,8 @@ def run(args):
     with progress(args, trace.num_ops, "replay", unit="op",
                   show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
         result = simulate(trace, G, placement=placement, device_flops=args.device_flops, progress=bar,
-                          link_series=bool(args.timeline))
+                          link_series=bool(args.timeline),
+                          sharing=getattr(args, "sharing", "maxmin"))
     if args.csv:
         write(args.csv, lambda f: result.table("links").to_csv(f, index=False))
     if args.timeline:
