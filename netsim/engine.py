@@ -9,7 +9,10 @@ Model (SimGrid's CM02, see :mod:`netsim.maxmin`):
   transfers its bytes at its max-min fair share of every link direction it
   crosses. Rates are recomputed whenever a message starts or finishes, only for
   the messages connected to it through shared links. Alone on its path a message
-  takes exactly ``latency + bytes / bottleneck bandwidth`` (Hockney).
+  takes exactly ``latency + bytes / bottleneck bandwidth`` (Hockney). With
+  ``sharing="priority"`` the shares are strict priority between the messages'
+  ``priority`` classes instead, each class max-min on what the classes above it
+  left (a starved flow waits at rate 0 until the link frees).
 * A message is complete when its last byte arrives; ops waiting for it start at
   that instant. Zero-byte messages complete when their latency has elapsed; a
   message between ranks on one node completes at once.
