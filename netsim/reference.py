@@ -62,8 +62,11 @@ def maxmin(routes, cap):
     return rate
 
 
-def reference_replay(trace, G):
+def reference_replay(trace, G, ecmp=None, ecmp_seed=0):
     """Replay ``trace`` on graph ``G`` with the default placement, slowly and plainly.
+
+    Each message takes the route of its (source, destination, channel), or of
+    its flow's ECMP hash (:meth:`~netsim.network.Network.path_index`).
 
     Parameters
     ----------
@@ -71,6 +74,8 @@ def reference_replay(trace, G):
         Compute ops in seconds and messages.
     G : networkx.Graph or networkx.DiGraph
         Edges carry ``bandwidth`` (bytes/s) and ``latency`` (s).
+    ecmp, ecmp_seed : optional
+        As for :func:`netsim.simulate`.
 
     Returns
     -------
@@ -118,7 +123,9 @@ def reference_replay(trace, G):
 
     def start(op):
         if trace.kind[op] == 1:
-            route[op] = list(net.route(int(nodes[trace.rank[op]]), int(nodes[trace.peer[op]])))
+            s, d = int(nodes[trace.rank[op]]), int(nodes[trace.peer[op]])
+            path = net.path_index(s, d, int(trace.channel[op]), ecmp, ecmp_seed) if s != d else 0
+            route[op] = list(net.route(s, d, path))
             lat = sum(float(net.latency[k]) for k in route[op])
             heapq.heappush(timers, (now + lat, op))
         else:
