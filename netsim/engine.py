@@ -5,6 +5,8 @@ Model (SimGrid's CM02, see :mod:`netsim.maxmin`):
 * An op starts when every op it waits for has completed.
 * A compute op occupies its rank for its duration. Ops of one rank that do not
   depend on each other may overlap, as kernels on separate streams do.
+* A message takes the route of its (source, destination, channel) (see
+  :mod:`netsim.network`; with ``ecmp="hash"`` the route its flow hashes to).
 * A message first waits its path latency (the sum of its links' latencies), then
   transfers its bytes at its max-min fair share of every link direction it
   crosses. Rates are recomputed whenever a message starts or finishes, only for
@@ -55,8 +57,8 @@ SMALL_EVENT = 8
 class _Replay:
     """State of one replay: ops, their dependencies, SimPy events. Use :func:`replay`."""
 
-    def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False,
-                 priority=None):
+    def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None,
+                 seed=0, priority=None):
         n = trace.num_ops
         self.priority = None if priority is None else np.asarray(priority, np.int64)
         self.trace, self.net, self.nodes = trace, net, nodes
@@ -68,7 +70,8 @@ class _Replay:
         self.is_msg = trace.is_message
         self.dur = seconds
         msg = np.flatnonzero(self.is_msg)
-        pair, links, lat = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]], placed=nodes)
+        pair, links, lat = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]], placed=nodes,
+                                      channel=trace.channel[msg], ecmp=ecmp, seed=seed)
         L = net.num_links
         self.L = L
         # Row -1 is a route of no links and no latency, for compute ops.
@@ -376,8 +379,8 @@ class Record(NamedTuple):
     rate_solves: int
 
 
-def replay(trace, net, nodes, seconds, progress=None, link_series=False, sharing="maxmin",
-           priority=None):
+def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None, seed=0,
+           sharing="maxmin", priority=None):
     """Replay ``trace`` on ``net`` and return its :class:`Record`.
 
     ``sharing="maxmin"`` (the default) shares every link direction max-min fairly
@@ -402,6 +405,11 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, sharing
         Called as ``progress(ops_done)`` as ops complete.
     link_series : bool
         Keep every change of a link direction's load.
+    ecmp : {None, "hash"}, optional
+        How messages spread over equal-cost paths (:meth:`Network.path_index`):
+        None (default) by channel, ``"hash"`` by a per-flow hash of ``seed``.
+    seed : int, optional
+        The ECMP hash seed.
     sharing : {"maxmin", "priority"}
         The bandwidth-sharing model.
     priority : ndarray of int, optional
@@ -434,4 +442,4 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, sharing
     prio = None
     if check_sharing(sharing) == "priority":
         prio = trace.priority if priority is None else priority
-    return _Replay(trace, net, nodes, seconds, progress, link_series, prio).run()
+    return _Replay(trace, net, nodes, seconds, progress, link_series, ecmp, seed, prio).run()

@@ -83,8 +83,11 @@ def maxmin(routes, cap, priority=None):
     return rate
 
 
-def reference_replay(trace, G, sharing="maxmin", priority=None):
+def reference_replay(trace, G, ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None):
     """Replay ``trace`` on graph ``G`` with the default placement, slowly and plainly.
+
+    Each message takes the route of its (source, destination, channel), or of
+    its flow's ECMP hash (:meth:`~netsim.network.Network.path_index`).
 
     Parameters
     ----------
@@ -92,6 +95,8 @@ def reference_replay(trace, G, sharing="maxmin", priority=None):
         Compute ops in seconds and messages.
     G : networkx.Graph or networkx.DiGraph
         Edges carry ``bandwidth`` (bytes/s) and ``latency`` (s).
+    ecmp, ecmp_seed : optional
+        As for :func:`netsim.simulate`.
     sharing : {"maxmin", "priority"}
         Max-min fair sharing, or strict priority between the message classes.
     priority : sequence of int, optional
@@ -148,7 +153,9 @@ def reference_replay(trace, G, sharing="maxmin", priority=None):
 
     def start(op):
         if trace.kind[op] == 1:
-            route[op] = list(net.route(int(nodes[trace.rank[op]]), int(nodes[trace.peer[op]])))
+            s, d = int(nodes[trace.rank[op]]), int(nodes[trace.peer[op]])
+            path = net.path_index(s, d, int(trace.channel[op]), ecmp, ecmp_seed) if s != d else 0
+            route[op] = list(net.route(s, d, path))
             lat = sum(float(net.latency[k]) for k in route[op])
             heapq.heappush(timers, (now + lat, op))
         else:

@@ -249,7 +249,7 @@ def _plain(x):
 
 
 def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False,
-             sharing="maxmin", priority=None):
+             ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None):
     """Replay a trace on a topology and return its :class:`Result`.
 
     Parameters
@@ -269,6 +269,13 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     link_series : bool, optional
         Keep every change of every link direction's load in
         ``result.link_series`` (for timelines; costs memory on large runs).
+    ecmp : {None, "hash"}, optional
+        None (default): a message on channel c takes equal-cost path c mod k, so
+        channel-0 traffic keeps one deterministic route per pair. ``"hash"``:
+        each (source, destination, channel) flow takes the path its hash under
+        ``ecmp_seed`` picks, as ECMP switches do (see :mod:`netsim.network`).
+    ecmp_seed : int, optional
+        Seed of the ECMP hash (ignored without ``ecmp``).
     sharing : {"maxmin", "priority"}, optional
         Bandwidth sharing on every link direction: max-min fair (default), or
         strict priority between the messages' priority classes, each class
@@ -285,7 +292,8 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     Raises
     ------
     TopologyError
-        For a bad topology or placement, or ranks with no path between them.
+        For a bad topology or placement, ranks with no path between them, or
+        an unknown ``ecmp`` or bad ``ecmp_seed``.
     TraceError
         For compute ops in FLOPs with no device throughput.
     DeadlockError
@@ -311,5 +319,5 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     seconds = trace.compute_seconds(device_flops)
     t0 = time.perf_counter()
     record = engine.replay(trace, net, nodes, seconds, progress=progress, link_series=link_series,
-                           sharing=sharing, priority=priority)
+                           ecmp=ecmp, seed=ecmp_seed, sharing=sharing, priority=priority)
     return Result(record, trace, net, time.perf_counter() - t0)
