@@ -49,7 +49,9 @@ OVERLAP = ("none", "layerwise", "bucketed", "priority")
 
 #: PyTorch DDP's default bucket size: ``bucket_cap_mb=25`` of
 #: ``torch.nn.parallel.DistributedDataParallel``, turned into bytes as
-#: ``int(bucket_cap_mb * 1024 * 1024)`` (torch/nn/parallel/distributed.py).
+#: ``int(bucket_cap_mb * 1024 * 1024)`` (torch/nn/parallel/distributed.py). DDP's
+#: smaller first bucket (``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``, 1 MiB) is
+#: not modelled: every bucket here has the same cap.
 DDP_BUCKET_BYTES = 25 * 1024 * 1024
 
 
