@@ -124,3 +124,28 @@ def test_a_recording_in_pieces_projects_with_the_same_bytes_per_value(name):
     per_iteration = 2 * 8 * 4 * n if name == "ps-sync" else 2 * 7 * 4 * n
     assert p.total_bytes == pytest.approx(2 * per_iteration, rel=1e-12)
     assert p.metadata["hyper"]["overlap"] == "layerwise"
+
+
+def test_the_first_layers_chunk_overtakes_and_the_next_forward_starts_earlier():
+    # Two layers, P = 2, ring (two steps of half the piece each way), 1e8 B/s, no latency.
+    # Layer 1's piece (R1 = N1 / BW = 657.92 us) starts when its backward ends, t_a; layer 0's
+    # (R0 = 665.6 us) when layer 0's backward ends, t_b = t_a + 2 f0 (524.288 us later). At
+    # t_b layer 1's piece is in its second step with r = R1 - 2 f0 = 133.632 us of it left.
+    # Strict priority: layer 0's piece takes the link, arrives at t_b + R0; its update
+    # (u0) and then the next forward of layer 0. Max-min: the two share until layer 1's
+    # remainder is done (2 r), so layer 0's piece arrives r later.
+    bw = 1e8
+    f0 = f1 = 2 * 64 * 256 * BATCH / RATE
+    R0, R1 = N0 / bw, N1 / bw
+    r = R1 - 2 * f0
+    assert R1 / 2 < 2 * f0 < R1 and r < R0 / 2          # the case worked out above
+    u0 = N0 / RATE                                       # 4 FLOPs per value, N0 / 4 values
+    t_b = f0 + f1 + 2 * f1 + 2 * f0
+    t = _allreduce("priority", iterations=2)
+    fwd = np.flatnonzero((t.tag == t.tags.index("forward")) & (t.iteration == 1)
+                         & (t.rank == 0))[0]
+    G = star(2, bandwidth=bw, latency=0.0)
+    start = {s: simulate(t, G, device_flops=RATE, sharing=s).ops["start"][fwd]
+             for s in ("priority", "maxmin")}
+    assert start["priority"] == pytest.approx(t_b + R0 + u0, rel=1e-12)
+    assert start["maxmin"] == pytest.approx(t_b + r + R0 + u0, rel=1e-12)
