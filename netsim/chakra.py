@@ -23,6 +23,9 @@ Chakra node                netsim
                            ranks, else every rank), expanded through the ring
                            schedules of :mod:`netsim.collectives`
 ``ctrl_deps``/``data_deps`` dependencies (both kinds are waited for)
+``netsim_channel``,        a message's channel and priority (int64
+``netsim_priority``        attributes of its send node, written when not 0;
+                           absent means 0)
 ========================== ==================================================
 
 A send and a receive with the same (source, destination, tag) are one message,
@@ -240,6 +243,11 @@ def _program(path, rank, ranks, nodes, algorithm, eager):
             n = seq[(src, dst, tag)] = seq.get((src, dst, tag), -1) + 1
             rec.update(op="send" if send else "recv", key=(src, dst, tag, n), peer=peer,
                        nbytes=None if size is None else float(size), eager=eager)
+            for name in ("channel", "priority"):
+                value = a.get(f"netsim_{name}", 0)
+                if not isinstance(value, int):
+                    raise TraceError(f"{where}: netsim_{name} {value!r} is not an integer")
+                rec[name] = value
         elif node.type == pb.COMM_COLL_NODE:
             kind = _COLL.get(a.get("comm_type"))
             if kind is None:
@@ -421,9 +429,11 @@ def save_chakra(trace, directory, prefix="chakra"):
         on_dst = [d for d in deps if d not in set(on_src)]
         comm = [_attr(pb, "comm_size", int(round(size))), _attr(pb, "netsim_bytes", size),
                 _attr(pb, "comm_tag", i)]
+        path = [_attr(pb, f"netsim_{name}", int(getattr(trace, name)[i]))
+                for name in ("channel", "priority") if getattr(trace, name)[i]]
         nodes[r].append(pb.Node(id=2 * i, name=name, type=pb.COMM_SEND_NODE,
                                 ctrl_deps=[node_on(r, d, i) for d in on_src],
-                                attr=common + comm + [_attr(pb, "comm_dst", p)]))
+                                attr=common + comm + path + [_attr(pb, "comm_dst", p)]))
         nodes[p].append(pb.Node(id=2 * i + 1, name=name, type=pb.COMM_RECV_NODE,
                                 ctrl_deps=[node_on(p, d, i) for d in on_dst],
                                 attr=common + comm + [_attr(pb, "comm_src", r)]))

@@ -5,11 +5,16 @@ Model (SimGrid's CM02, see :mod:`netsim.maxmin`):
 * An op starts when every op it waits for has completed.
 * A compute op occupies its rank for its duration. Ops of one rank that do not
   depend on each other may overlap, as kernels on separate streams do.
+* A message takes the route of its (source, destination, channel) (see
+  :mod:`netsim.network`; with ``ecmp="hash"`` the route its flow hashes to).
 * A message first waits its path latency (the sum of its links' latencies), then
   transfers its bytes at its max-min fair share of every link direction it
   crosses. Rates are recomputed whenever a message starts or finishes, only for
   the messages connected to it through shared links. Alone on its path a message
-  takes exactly ``latency + bytes / bottleneck bandwidth`` (Hockney).
+  takes exactly ``latency + bytes / bottleneck bandwidth`` (Hockney). With
+  ``sharing="priority"`` the shares are strict priority between the messages'
+  ``priority`` classes instead, each class max-min on what the classes above it
+  left (a starved flow waits at rate 0 until the link frees).
 * A message is complete when its last byte arrives; ops waiting for it start at
   that instant. Zero-byte messages complete when their latency has elapsed; a
   message between ranks on one node completes at once.
@@ -37,6 +42,7 @@ import simpy
 
 from .errors import DeadlockError
 from .flows import SATURATION, FlowTable
+from .maxmin import check_sharing
 from .network import route_loads
 from .trace import ranges, successors
 
@@ -51,8 +57,10 @@ SMALL_EVENT = 8
 class _Replay:
     """State of one replay: ops, their dependencies, SimPy events. Use :func:`replay`."""
 
-    def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False):
+    def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None,
+                 seed=0, priority=None):
         n = trace.num_ops
+        self.priority = None if priority is None else np.asarray(priority, np.int64)
         self.trace, self.net, self.nodes = trace, net, nodes
         self.progress = progress
         self.done = 0
@@ -62,7 +70,8 @@ class _Replay:
         self.is_msg = trace.is_message
         self.dur = seconds
         msg = np.flatnonzero(self.is_msg)
-        pair, links, lat = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]], placed=nodes)
+        pair, links, lat = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]], placed=nodes,
+                                      channel=trace.channel[msg], ecmp=ecmp, seed=seed)
         L = net.num_links
         self.L = L
         # Row -1 is a route of no links and no latency, for compute ops.
@@ -81,14 +90,16 @@ class _Replay:
         self.now = 0.0
         self.due = []
         self.settling = False
-        self.flows = FlowTable(net.bandwidth, self.pair_links.shape[1], link_series, SMALL_EVENT)
+        self.flows = FlowTable(net.bandwidth, self.pair_links.shape[1], link_series, SMALL_EVENT,
+                               priority is not None)
         self.wake_time = np.inf
         self.wake_token = 0
         self.settles = 0
 
     def _add_flows(self, ops):
         """Put messages ``ops`` on the wire; return their flow slots."""
-        return self.flows.add(ops, self.size[ops], self.pair_links[self.op_pair[ops]])
+        return self.flows.add(ops, self.size[ops], self.pair_links[self.op_pair[ops]],
+                              0 if self.priority is None else self.priority[ops])
 
     # -- fixed-time events ------------------------------------------------------------------
     def _at(self, t, ops):
@@ -368,8 +379,17 @@ class Record(NamedTuple):
     rate_solves: int
 
 
-def replay(trace, net, nodes, seconds, progress=None, link_series=False):
+def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None, seed=0,
+           sharing="maxmin", priority=None):
     """Replay ``trace`` on ``net`` and return its :class:`Record`.
+
+    ``sharing="maxmin"`` (the default) shares every link direction max-min fairly
+    among the flows crossing it. ``sharing="priority"`` is strict priority with
+    work conservation: on every link direction the flows of the highest priority
+    class share by max-min, each lower class gets what the classes above left
+    (nothing where they fill the link), so an urgent message that starts while a
+    less urgent one is on the wire overtakes it (:func:`netsim.maxmin.max_min_rates`).
+    With one class it is max-min exactly.
 
     Parameters
     ----------
@@ -385,6 +405,16 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False):
         Called as ``progress(ops_done)`` as ops complete.
     link_series : bool
         Keep every change of a link direction's load.
+    ecmp : {None, "hash"}, optional
+        How messages spread over equal-cost paths (:meth:`Network.path_index`):
+        None (default) by channel, ``"hash"`` by a per-flow hash of ``seed``.
+    seed : int, optional
+        The ECMP hash seed.
+    sharing : {"maxmin", "priority"}
+        The bandwidth-sharing model.
+    priority : ndarray of int, optional
+        Priority of each op (larger = more urgent) with ``sharing="priority"``;
+        the trace's ``priority`` column by default.
 
     Returns
     -------
@@ -409,4 +439,7 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False):
     >>> round(rec.makespan, 12), rec.link_bytes.tolist()
     (0.001001, [1000000.0, 0.0])
     """
-    return _Replay(trace, net, nodes, seconds, progress, link_series).run()
+    prio = None
+    if check_sharing(sharing) == "priority":
+        prio = trace.priority if priority is None else priority
+    return _Replay(trace, net, nodes, seconds, progress, link_series, ecmp, seed, prio).run()

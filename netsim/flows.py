@@ -73,6 +73,9 @@ class FlowTable:
         Keep every change of a link direction's load in :attr:`series`.
     small : int
         Events starting or ending at most this many flows take the incremental path.
+    priority : bool
+        Share by strict priority between the flows' classes (:meth:`add`'s
+        ``priority``) instead of plain max-min (:mod:`netsim.maxmin`).
 
     Attributes
     ----------
@@ -105,11 +108,12 @@ class FlowTable:
     [7, 8]
     """
 
-    def __init__(self, capacity, hops, link_series=False, small=8):
+    def __init__(self, capacity, hops, link_series=False, small=8, priority=False):
         L = self.L = len(capacity)
         self.cap = np.concatenate([np.asarray(capacity, np.float64), [np.inf]])
         self.hops = hops
         self.small = small
+        self.by_class = bool(priority)
         self.now = 0.0
         self.series = [] if link_series else None
         self.rate_solves = 0
@@ -130,27 +134,30 @@ class FlowTable:
         self.on_link = None  # per-link sets of flow slots, see _index
         self.route = {}
 
-    def add(self, ops, sizes, links):
-        """Put messages ``ops`` of ``sizes`` bytes on routes ``links`` in the lowest free slots.
+    def add(self, ops, sizes, links, priority=0):
+        """Put messages ``ops`` of ``sizes`` bytes on routes ``links`` in the lowest free slots,
+        in priority classes ``priority`` (one for all or one per op).
 
         Returns the slots, in the order of ``ops``.
         """
+        priority = np.broadcast_to(np.asarray(priority, np.int64), (len(ops),))
         if len(ops) == 1:
             slot = int(self.fl_active.argmin())  # the first free slot, if there is one
             if not self.fl_active[slot]:
-                self._fill(slot, ops[0], sizes[0], links[0])
+                self._fill(slot, ops[0], sizes[0], links[0], priority[0])
                 return np.array([slot], np.int64)
         free = np.flatnonzero(~self.fl_active)
         if len(free) < len(ops):
             self._alloc(max(2 * len(self.fl_active), len(self.fl_active) + len(ops)))
             free = np.flatnonzero(~self.fl_active)
         slots = free[:len(ops)]
-        self._fill(slots, ops, sizes, links)
+        self._fill(slots, ops, sizes, links, priority)
         return slots
 
-    def _fill(self, slots, ops, sizes, links):
+    def _fill(self, slots, ops, sizes, links, priority):
         """Start flows ``ops`` in ``slots`` (a slot or an array of them)."""
         self.fl_active[slots] = True
+        self.fl_prio[slots] = priority
         self.fl_op[slots] = ops
         self.fl_rem[slots] = sizes
         self.fl_t[slots] = self.now
@@ -186,6 +193,7 @@ class FlowTable:
 
         ext("fl_active", False, bool)
         ext("fl_op", -1, np.int64)
+        ext("fl_prio", 0, np.int64)
         ext("fl_rem", 0.0, np.float64)
         ext("fl_t", 0.0, np.float64)
         ext("fl_rate", 0.0, np.float64)
@@ -337,10 +345,12 @@ class FlowTable:
             self.fl_rem[comp] = rem
             self.fl_t[comp] = now
             links = self.fl_links[comp]
-            rates = max_min_rates(links, self.cap, pad=self.L)
+            rates = max_min_rates(links, self.cap, pad=self.L,
+                                  priority=self.fl_prio[comp] if self.by_class else None)
             self.rate_solves += 1
             self.fl_rate[comp] = rates
-            finish = now + rem / rates
+            with np.errstate(divide="ignore"):  # a flow of a starved class never ends
+                finish = np.where(rates > 0, now + rem / rates, np.inf)
             self.fl_finish[comp] = finish
             if self.ends is not None:
                 self._push_ends(zip(finish.tolist(), comp.tolist()))
@@ -384,7 +394,8 @@ class FlowTable:
         if comp:
             route = self.route
             routes = [route[slot] for slot in comp]
-            rates = max_min_rates_small(routes, cap)
+            prio = [int(self.fl_prio[slot]) for slot in comp] if self.by_class else None
+            rates = max_min_rates_small(routes, cap, prio)
             self.rate_solves += 1
             fl_rem, fl_rate, fl_t, fl_finish = self.fl_rem, self.fl_rate, self.fl_t, self.fl_finish
             ends = []
@@ -394,7 +405,7 @@ class FlowTable:
                 fl_rem[slot] = rem
                 fl_t[slot] = now
                 fl_rate[slot] = r
-                fl_finish[slot] = end = now + rem / r
+                fl_finish[slot] = end = now + rem / r if r > 0 else np.inf
                 ends.append((end, slot))
                 for k in links:
                     new_load[k] += r

@@ -8,11 +8,24 @@ distinct bottleneck levels. This is the bandwidth-sharing model of SimGrid's
 CM02 (Casanova, Legrand & Quinson, "SimGrid: a generic framework for large-scale
 distributed experiments", UKSim 2008) and of Bertsekas & Gallager, *Data
 Networks*, 2nd ed., section 6.5.2.
+
+Strict priority (``priority=``, larger = more urgent): the classes are filled one
+after the other, highest first; each class shares by max-min what the classes above
+it left on every link (work conserving: a lower class gets all the residual
+capacity, and nothing where a higher class fills the link). This is the per-link
+strict-priority queueing that P3 (Jayarajan et al., MLSys 2019) and ByteScheduler
+(Peng et al., SOSP 2019) rely on to let urgent chunks overtake. With a single class
+it is max-min exactly (the same function, the same float operations).
 """
 
 import numpy as np
 
-__all__ = ["max_min_rates", "max_min_rates_small"]
+from .errors import NetsimError
+
+__all__ = ["SHARING", "check_sharing", "max_min_rates", "max_min_rates_small"]
+
+#: The bandwidth-sharing models of a replay: max-min fair, or strict priority classes.
+SHARING = ("maxmin", "priority")
 
 # Links whose fair share is within this relative distance of the round's minimum
 # freeze in the same round, so that equal shares computed by different float
@@ -20,8 +33,30 @@ __all__ = ["max_min_rates", "max_min_rates_small"]
 _SHARE_RTOL = 1e-12
 
 
-def max_min_rates(flow_links, capacity, pad=-1):
-    """Max-min fair rate of each flow.
+def check_sharing(sharing):
+    """``sharing`` if it names a sharing model of :data:`SHARING`.
+
+    Raises
+    ------
+    NetsimError
+        Naming the value and the known models.
+
+    Examples
+    --------
+    >>> check_sharing("priority")
+    'priority'
+    >>> check_sharing("fifo")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: unknown sharing 'fifo'; known: maxmin, priority
+    """
+    if sharing not in SHARING:
+        raise NetsimError(f"unknown sharing {sharing!r}; known: {', '.join(SHARING)}")
+    return sharing
+
+
+def max_min_rates(flow_links, capacity, pad=-1, priority=None):
+    """Max-min fair rate of each flow (by strict priority class with ``priority``).
 
     Parameters
     ----------
@@ -32,6 +67,9 @@ def max_min_rates(flow_links, capacity, pad=-1):
         Capacity of each link id (bytes/s).
     pad : int
         Filler value in ``flow_links``.
+    priority : ndarray of int, optional
+        Priority class of each flow (larger = served first); None or a single
+        class: plain max-min.
 
     Returns
     -------
@@ -44,10 +82,44 @@ def max_min_rates(flow_links, capacity, pad=-1):
     only link 1. Link 0 has 10 units, link 1 has 4.
 
     >>> import numpy as np
-    >>> max_min_rates(np.array([[0, 1], [0, -1], [1, -1]]), np.array([10.0, 4.0])).tolist()
+    >>> links = np.array([[0, 1], [0, -1], [1, -1]])
+    >>> max_min_rates(links, np.array([10.0, 4.0])).tolist()
     [2.0, 8.0, 2.0]
+
+    Flow 1 urgent: it takes all of link 0; flow 0 gets nothing there, flow 2 all of link 1.
+
+    >>> max_min_rates(links, np.array([10.0, 4.0]), priority=np.array([0, 1, 0])).tolist()
+    [0.0, 10.0, 4.0]
     """
-    flow_links = np.asarray(flow_links)
+    if priority is not None:
+        classes = np.unique(priority)
+        if len(classes) > 1:
+            return _by_class(np.asarray(flow_links), capacity, pad, np.asarray(priority),
+                             classes[::-1])
+    return _fill(np.asarray(flow_links), capacity, pad)
+
+
+def _by_class(flow_links, capacity, pad, priority, classes):
+    """Strict priority: each class (highest first) max-min shares what the ones above left.
+
+    The residual is taken flow by flow, link by link, in flow order: the float
+    operations of :func:`_by_class_small`.
+    """
+    left = np.array(capacity, np.float64)
+    rates = np.zeros(len(flow_links))
+    for p in classes.tolist():
+        sel = np.flatnonzero(priority == p)
+        sub = flow_links[sel]
+        r = _fill(sub, left, pad)
+        rates[sel] = r
+        valid = sub != pad
+        np.subtract.at(left, sub[valid], np.broadcast_to(r[:, None], sub.shape)[valid])
+        np.maximum(left, 0.0, out=left)
+    return rates
+
+
+def _fill(flow_links, capacity, pad):
+    """Progressive filling of one class (see :func:`max_min_rates`)."""
     nflows, hops = flow_links.shape
     valid = flow_links != pad
     owner = np.repeat(np.arange(nflows), hops).reshape(nflows, hops)[valid]
@@ -81,7 +153,7 @@ def max_min_rates(flow_links, capacity, pad=-1):
     return rates
 
 
-def max_min_rates_small(routes, capacity):
+def max_min_rates_small(routes, capacity, priority=None):
     """Max-min fair rates of a few flows, in plain Python, equal bit for bit to :func:`max_min_rates`.
 
     Numpy's per-call overhead dominates for a handful of flows, the common case of
@@ -94,6 +166,8 @@ def max_min_rates_small(routes, capacity):
         The link ids each flow crosses (no padding; at least one link each).
     capacity : sequence of float
         Capacity of each link id (bytes/s).
+    priority : sequence of int, optional
+        Priority class of each flow (larger = served first).
 
     Returns
     -------
@@ -102,11 +176,30 @@ def max_min_rates_small(routes, capacity):
 
     Examples
     --------
-    The parking lot of :func:`max_min_rates`:
+    The parking lot of :func:`max_min_rates`, then with flow 1 urgent:
 
     >>> max_min_rates_small([[0, 1], [0], [1]], [10.0, 4.0])
     [2.0, 8.0, 2.0]
+    >>> max_min_rates_small([[0, 1], [0], [1]], [10.0, 4.0], priority=[0, 1, 0])
+    [0.0, 10.0, 4.0]
     """
+    if priority is not None and len(set(priority)) > 1:
+        left = {link: float(capacity[link]) for route in routes for link in route}
+        rates = [0.0] * len(routes)
+        for p in sorted(set(priority), reverse=True):
+            sel = [f for f, q in enumerate(priority) if q == p]
+            for f, r in zip(sel, _fill_small([routes[f] for f in sel], left)):
+                rates[f] = r
+                for link in routes[f]:
+                    left[link] -= r
+            for link in left:
+                left[link] = max(left[link], 0.0)
+        return rates
+    return _fill_small(routes, capacity)
+
+
+def _fill_small(routes, capacity):
+    """Progressive filling of one class (see :func:`max_min_rates_small`)."""
     links = sorted({link for route in routes for link in route})
     if len(links) == sum(len(route) for route in routes):
         return [min(float(capacity[link]) for link in route) for route in routes]

@@ -5,22 +5,32 @@ netsim takes any ``networkx.Graph`` or ``DiGraph`` whose edges carry
 missing latency is taken as 0 s with a ``UserWarning`` through the
 :mod:`warnings` module, naming how many edges lack one). An undirected edge is
 a full-duplex link: it becomes two link directions, each with the full
-bandwidth. A ``DiGraph`` edge is one
-direction.
+bandwidth. A ``DiGraph`` edge is one direction.
 
-Routing is deterministic: a message takes the path of least total latency; ties
-go to the path with fewer hops, then to the lowest-ordered predecessor node
-(graph insertion order), node by node back from the destination. Routes are
+Two more edge attributes scale the bandwidth: ``links`` (integer k >= 1,
+default 1), k parallel links of ``bandwidth`` each merged into one link of k
+times the bandwidth (NVLink stripes a transfer over every link to the same
+peer, and NCCL's topology adds parallel links' bandwidths alike: ``link->bw +=
+bw`` in ``ncclTopoConnectNodes``, src/graph/topo.cc); ``efficiency`` (in
+(0, 1], default 1), the payload share of the line rate once framing is paid,
+which topology builders compute from technology and MTU. A link direction's
+capacity is ``bandwidth * links * efficiency``.
+
+Routing is deterministic. The candidate paths between two nodes are the
+*equal-cost* shortest paths (least total latency, then fewest hops), which
+ECMP routers use; link-disjoint paths need not be shortest, and no router
+picks them. They are ordered by the predecessors taken node by node back from
+the destination, lowest node then link index first (:mod:`netsim.multipath`).
+Of k paths, a message on ``channel`` c takes path ``c mod k``; with
+``ecmp="hash"`` it takes ``ecmp_hash(seed, src, dst, c) mod k``: every message
+of one (source, destination, channel) flow alike, different flows spread, and
+two flows may collide as on real ECMP switches. Path 0, the lowest-ordered
+predecessor at every node, is the one route every message took before
+channels, so channel 0 without ECMP replays exactly as before. Routes are
 computed on first use and cached on the :class:`Network`.
 
-The compute nodes, which host ranks by default, are the nodes of kind ``gpu`` in
-graph order; if there are none, the nodes of kind ``host``. If no node has a
-``kind`` at all (a hand-made ``.graphml`` or ``.json``, say), the ranks go on the
-degree-1 nodes (the leaves, counting neighbours in either direction): in a tree
-of switches those are the endpoints, and the switches are left out. A graph
-without leaves (a ring, a complete graph) has no node that stands out as a
-switch, so there every node is a compute node. Give ``kind`` (or a placement)
-for anything else.
+The compute nodes, which host ranks by default, are described in
+:mod:`netsim.placement`.
 """
 
 import warnings
@@ -31,54 +41,17 @@ import math
 import networkx as nx
 import numpy as np
 
-from .checks import is_real
+from .checks import check_int, is_real
 from .errors import TopologyError
+from .multipath import (ECMP, check_ecmp, ecmp_hash, equal_cost_dag, path_counts, route_loads,
+                        unrank_path)
+from .placement import compute_nodes, leaves
 
-__all__ = ["Network", "as_network", "compute_nodes", "leaves", "check_topology", "route_loads"]
+__all__ = ["Network", "as_network", "compute_nodes", "leaves", "check_topology", "route_loads",
+           "ECMP", "check_ecmp"]
 
 # Latencies are compared in integer femtoseconds so that equal paths tie exactly.
 _FS = 1e15
-
-
-def compute_nodes(G):
-    """The nodes that host ranks by default, in order.
-
-    Nodes of kind ``gpu`` if the graph has any; otherwise of kind ``host``;
-    otherwise, when no node carries a ``kind``, the degree-1 nodes (leaves), or
-    every node when the graph has no leaf (see the module docstring).
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> G = nx.Graph(); G.add_node("s", kind="switch"); G.add_node("h0", kind="host")
-    >>> compute_nodes(G)
-    ['h0']
-    >>> compute_nodes(nx.star_graph(3))  # no kind: the leaves, not the hub 0
-    [1, 2, 3]
-    >>> compute_nodes(nx.cycle_graph(3))  # no kind, no leaf: every node
-    [0, 1, 2]
-    """
-    kinds = nx.get_node_attributes(G, "kind")
-    for kind in ("gpu", "host"):
-        nodes = [n for n in G.nodes if kinds.get(n) == kind]
-        if nodes:
-            return nodes
-    if not kinds:
-        return leaves(G) or list(G.nodes)
-    return []
-
-
-def leaves(G):
-    """The degree-1 nodes of ``G`` in graph order, neighbours counted in either direction.
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> leaves(nx.path_graph(4)), leaves(nx.DiGraph([(0, 1), (1, 0), (1, 2)]))
-    ([0, 3], [0, 2])
-    """
-    U = G.to_undirected(as_view=True) if G.is_directed() else G
-    return [n for n in U.nodes if U.degree(n) == 1 and not U.has_edge(n, n)]
 
 
 class Network:
@@ -88,7 +61,8 @@ class Network:
     ----------
     G : networkx.Graph or networkx.DiGraph
         Edges need ``bandwidth`` > 0 (bytes/s); ``latency`` >= 0 (s) defaults to 0
-        with a ``UserWarning`` (how many edges lack one).
+        with a ``UserWarning`` (how many edges lack one); ``links`` (int >= 1) and
+        ``efficiency`` (in (0, 1]) scale the bandwidth (module docstring).
 
     Attributes
     ----------
@@ -97,13 +71,15 @@ class Network:
     link_src, link_dst : ndarray of int
         Node indices of each link direction.
     bandwidth, latency : ndarray of float
-        Per link direction.
+        Per link direction; ``bandwidth`` is the capacity, parallel links and
+        framing efficiency included.
 
     Raises
     ------
     TopologyError
         For a multigraph, an empty graph, or an edge whose bandwidth is missing or
-        not positive or whose latency is negative or not a number.
+        not positive, whose latency is negative or not a number, whose ``links``
+        is not an integer >= 1 or whose ``efficiency`` is not in (0, 1].
 
     Examples
     --------
@@ -120,8 +96,8 @@ class Network:
         if not isinstance(G, nx.Graph):
             raise TopologyError(f"topology must be a networkx graph, got {type(G).__name__}")
         if G.is_multigraph():
-            raise TopologyError("multigraphs are not supported: merge parallel links into one "
-                                "edge with their summed bandwidth")
+            raise TopologyError("multigraphs are not supported: give parallel links as one "
+                                "edge with a 'links' count (see netsim.network)")
         if G.number_of_nodes() == 0:
             raise TopologyError("topology has no nodes")
         self.graph = G
@@ -146,6 +122,7 @@ class Network:
                                     f"finite number >= 0 seconds")
             if u == v:
                 raise TopologyError(f"edge ({u!r}, {v!r}) is a self-loop")
+            b = float(b) * _scale(u, v, data)
             pairs = [(u, v)] if self.directed else [(u, v), (v, u)]
             for a, c in pairs:
                 src.append(self.index[a])
@@ -167,6 +144,7 @@ class Network:
         # keeps routing on stars and trees linear in the number of routes asked for.
         self._dead_end = [a[0][0] if a and all(x[0] == a[0][0] for x in a) else -1 for a in adj]
         self._routes = {}
+        self._dags = {}
 
     @property
     def num_links(self):
@@ -200,7 +178,7 @@ class Network:
         except (KeyError, TypeError):
             raise TopologyError(f"node {node!r} is not in the topology") from None
 
-    def route(self, src, dst):
+    def route(self, src, dst, path=0):
         """Link directions from node index ``src`` to ``dst`` (a tuple; cached).
 
         The path of least total latency; ties go to fewer hops, then to the
@@ -210,6 +188,9 @@ class Network:
         ----------
         src, dst : int
             Node indices (:meth:`node_of`).
+        path : int, optional
+            Which equal-cost path, 0 to ``num_paths(src, dst) - 1`` (see
+            :meth:`path_index`); 0 is the route described above.
 
         Returns
         -------
@@ -230,6 +211,8 @@ class Network:
         >>> links, [net.link_name(k) for k in links]
         ((0, 2), ['0->1', '1->2'])
         """
+        if path:
+            return self._nth_route(src, dst, path)
         key = (src, dst)
         r = self._routes.get(key)
         if r is None:
@@ -239,13 +222,15 @@ class Network:
                 raise TopologyError(f"no path from {self.nodes[src]!r} to {self.nodes[dst]!r}")
         return r
 
-    def path(self, u, v):
+    def path(self, u, v, channel=0, ecmp=None, seed=0):
         """The node path a message from ``u`` to ``v`` takes (node names).
 
         Parameters
         ----------
         u, v : node
             Graph nodes.
+        channel, ecmp, seed : optional
+            As for :meth:`path_index`.
 
         Returns
         -------
@@ -262,7 +247,9 @@ class Network:
         >>> Network(G).path("a", "b")
         ['a', 's', 'b']
         """
-        links = self.route(self.node_of(u), self.node_of(v))
+        s, d = self.node_of(u), self.node_of(v)
+        links = self.route(s, d, self.path_index(s, d, channel, ecmp, seed) if channel or ecmp
+                           else 0)
         return [u] + [self.nodes[self.link_dst[k]] for k in links]
 
     def _solve(self, src, targets):
@@ -307,7 +294,7 @@ class Network:
                 node = link_src[link]
             self._routes[(src, v)] = tuple(reversed(links))
 
-    def routes(self, src, dst, placed=None):
+    def routes(self, src, dst, placed=None, channel=None, ecmp=None, seed=0):
         """Routes for arrays of node-index pairs, as a padded link matrix.
 
         Parameters
@@ -317,6 +304,10 @@ class Network:
         placed : ndarray of int, optional
             Node index of each rank (from :meth:`placement`); when given, a
             missing route is reported by the ranks it joins.
+        channel : array_like of int, optional
+            Channel of each message (default 0).
+        ecmp, seed : optional
+            How channels map to equal-cost paths: see :meth:`path_index`.
 
         Returns
         -------
@@ -343,6 +334,9 @@ class Network:
         """
         src = np.asarray(src, np.int64)
         dst = np.asarray(dst, np.int64)
+        ecmp, seed = check_ecmp(ecmp, seed)
+        if ecmp is not None or (channel is not None and np.any(channel)):
+            return self._multipath_routes(src, dst, placed, channel, ecmp, seed)
         n = len(self.nodes)
         keys, pair = np.unique(src * n + dst, return_inverse=True)
         ps, pd = keys // n, keys % n
@@ -360,12 +354,108 @@ class Network:
                     raise _no_path(self, placed, s, d)
                 raise TopologyError(f"no path from {self.nodes[s]!r} to {self.nodes[d]!r}")
             routes.append(r)
+        return (pair.reshape(-1),) + self._padded(routes)
+
+    def _padded(self, routes):
+        """The padded link matrix and the latency of a list of routes."""
         hops = max((len(r) for r in routes), default=0)
         links = np.full((len(routes), max(hops, 1)), self.num_links, np.int64)
         for i, r in enumerate(routes):
             links[i, :len(r)] = r
         lat = np.concatenate([self.latency, [0.0]])[links].sum(axis=1)
-        return pair.reshape(-1), links, lat
+        return links, lat
+
+    def _multipath_routes(self, src, dst, placed, channel, ecmp, seed):
+        """:meth:`routes` when some message has a channel or ECMP is on."""
+        channel = np.zeros(len(src), np.int64) if channel is None else np.asarray(channel,
+                                                                                  np.int64)
+        flows, flow = np.unique(np.stack([src, dst, channel], axis=1).reshape(-1, 3), axis=0,
+                                return_inverse=True)
+        by_src = {}
+        for s, d, _ in flows.tolist():
+            by_src.setdefault(s, set()).add(d)
+        for s, ds in by_src.items():
+            counts = self._equal_cost(s, ds)[2]
+            missing = [d for d in sorted(ds) if d not in counts]
+            if missing:
+                if placed is not None:
+                    raise _no_path(self, placed, s, missing[0])
+                raise TopologyError(f"no path from {self.nodes[s]!r} to "
+                                    f"{self.nodes[missing[0]]!r}")
+        keys = {}
+        flow_route = [keys.setdefault((s, d, self.path_index(s, d, c, ecmp, seed)), len(keys))
+                      for s, d, c in flows.tolist()]
+        routes = [self.route(s, d, p) for s, d, p in keys]
+        return (np.asarray(flow_route, np.int64)[flow.reshape(-1)],) + self._padded(routes)
+
+    def _equal_cost(self, src, dsts):
+        """``(targets, preds, counts)`` of the equal-cost paths from ``src`` (cached)."""
+        entry = self._dags.get(src)
+        if entry is None or not set(dsts) <= entry[0]:
+            targets = set(dsts) | (entry[0] if entry else set())
+            order, preds = equal_cost_dag(self._adj, src, targets, self._dead_end)
+            entry = self._dags[src] = (targets, preds, path_counts(order, preds))
+        return entry
+
+    def num_paths(self, src, dst):
+        """Number of equal-cost shortest paths from node index ``src`` to ``dst``.
+
+        Raises TopologyError if there is none.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.cycle_graph(4); nx.set_edge_attributes(G, 1e9, "bandwidth")
+        >>> Network(G).num_paths(0, 2), Network(G).num_paths(0, 1)
+        (2, 1)
+        """
+        counts = self._equal_cost(src, [dst])[2]
+        if dst not in counts:
+            raise TopologyError(f"no path from {self.nodes[src]!r} to {self.nodes[dst]!r}")
+        return counts[dst]
+
+    def path_index(self, src, dst, channel=0, ecmp=None, seed=0):
+        """Which equal-cost path (for :meth:`route`) a message on ``channel`` takes.
+
+        With k equal-cost paths: ``channel mod k`` without ECMP, or the flow's
+        :func:`~netsim.multipath.ecmp_hash` mod k with ``ecmp="hash"``.
+
+        Parameters
+        ----------
+        src, dst : int
+            Node indices.
+        channel : int, optional
+            The message's channel, >= 0.
+        ecmp : {None, "hash"}, optional
+        seed : int, optional
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.cycle_graph(4); nx.set_edge_attributes(G, 1e9, "bandwidth")
+        >>> net = Network(G)
+        >>> [net.path(0, 2, c) for c in (0, 1, 2)]
+        [[0, 1, 2], [0, 3, 2], [0, 1, 2]]
+        """
+        ecmp, seed = check_ecmp(ecmp, seed)
+        k = self.num_paths(src, dst)
+        if k == 1:
+            return 0
+        if ecmp == "hash":
+            return ecmp_hash(seed, src, dst, int(channel)) % k
+        return int(channel) % k
+
+    def _nth_route(self, src, dst, path):
+        key = (src, dst, path)
+        r = self._routes.get(key)
+        if r is None:
+            k = self.num_paths(src, dst)
+            if not 0 <= path < k:
+                raise TopologyError(f"path {path!r} from {self.nodes[src]!r} to "
+                                    f"{self.nodes[dst]!r}: there are {k} equal-cost paths")
+            _, preds, counts = self._dags[src]
+            r = self._routes[key] = unrank_path(preds, counts, src, dst, path)
+        return r
 
     def placement(self, ranks, placement=None):
         """Node indices hosting ranks ``0..ranks-1``.
@@ -415,6 +505,19 @@ class Network:
         return out
 
 
+def _scale(u, v, data):
+    """The edge's ``links * efficiency`` (module docstring), checked."""
+    k = data.get("links", 1)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise TopologyError(f"edge ({u!r}, {v!r}) has links {k!r}: it must be an integer >= 1 "
+                            f"(parallel links of the edge's bandwidth each)")
+    eff = data.get("efficiency", 1.0)
+    if not is_real(eff) or not 0 < eff <= 1:
+        raise TopologyError(f"edge ({u!r}, {v!r}) has efficiency {eff!r}: it must be a number "
+                            f"in (0, 1] (the payload share of the line rate)")
+    return int(k) * float(eff)
+
+
 def as_network(topology):
     """``topology`` itself if it is a :class:`Network` (keeping its route cache), else compiled.
 
@@ -439,43 +542,6 @@ def as_network(topology):
     """
     return topology if isinstance(topology, Network) else Network(topology)
 
-
-
-def route_loads(pair, links, num_links, weights=None):
-    """Sum per link direction of a quantity carried by routed messages (bytes, counts).
-
-    The one link-load binning: messages are summed per route first (there are
-    far fewer routes than messages), then each route's sum is added to every
-    link direction on it.
-
-    Parameters
-    ----------
-    pair : array_like of int
-        Route index of each message (the ``pair`` of :meth:`Network.routes`).
-    links : ndarray of int, shape (routes, hops)
-        Link directions of each route, padded with ``num_links``.
-    num_links : int
-        Number of link directions.
-    weights : array_like of float, optional
-        Per-message quantity; None counts messages.
-
-    Returns
-    -------
-    ndarray of float, shape (num_links,)
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> G = nx.path_graph(3); nx.set_edge_attributes(G, 1e9, "bandwidth")
-    >>> net = Network(G)
-    >>> pair, links, _ = net.routes([0, 0, 1], [2, 2, 2])
-    >>> route_loads(pair, links, net.num_links, [5.0, 5.0, 1.0]).tolist()
-    [10.0, 0.0, 11.0, 0.0]
-    """
-    pair = np.asarray(pair, np.int64)
-    per_route = np.bincount(pair, weights=weights, minlength=len(links))
-    return np.bincount(links.ravel(), weights=np.repeat(per_route, links.shape[1]),
-                       minlength=num_links + 1)[:num_links]
 
 
 def check_topology(G, placement=None, ranks=None):

@@ -51,7 +51,9 @@ def assemble(programs, metadata=None):
       only for the send's deps (the sender does not wait for the receive to be
       posted, as in Chakra and ASTRA-sim), and records depending on the recv
       wait for a zero-second op on the receiver that waits for the message and
-      the recv's own deps.
+      the recv's own deps. The send record may give the message's ``channel``
+      and ``priority`` (default 0). A collective's messages keep the channel
+      and priority of its schedule's messages.
 
     Parameters
     ----------
@@ -82,13 +84,15 @@ def assemble(programs, metadata=None):
     """
     ranks = len(programs)
     cols = {k: [] for k in ("kind", "rank", "peer", "size", "duration", "flops", "iteration",
-                            "tag")}
+                            "tag", "channel", "priority")}
     tags = {}
     deps = []
 
-    def new(kind, rank, peer=-1, size=0.0, duration=0.0, flops=0.0, iteration=0, tag=None):
+    def new(kind, rank, peer=-1, size=0.0, duration=0.0, flops=0.0, iteration=0, tag=None,
+            channel=0, priority=0):
         for key, val in zip(cols, (kind, rank, peer, size, duration, flops, iteration,
-                                   -1 if tag is None else tags.setdefault(str(tag), len(tags)))):
+                                   -1 if tag is None else tags.setdefault(str(tag), len(tags)),
+                                   channel, priority)):
             cols[key].append(val)
         deps.append([])
         return len(deps) - 1
@@ -166,6 +170,9 @@ def assemble(programs, metadata=None):
                 raise TraceError(f"message {key!r} {src}->{dst} has no byte count")
             op = inst["op"]
             cols["size"][op] = float(nbytes)
+            send = programs[rs][i_s]
+            cols["channel"][op], cols["priority"][op] = (send.get("channel", 0),
+                                                         send.get("priority", 0))
             sent = resolve(rs, programs[rs][i_s].get("deps", ()), f"record {i_s}")
             posted = resolve(rr, programs[rr][i_r].get("deps", ()), f"record {i_r}")
             if programs[rr][i_r].get("eager"):
@@ -180,7 +187,8 @@ def assemble(programs, metadata=None):
     dep_idx = np.array([x for d in deps for x in d], np.int64)
     return Trace(ranks, np.array(cols["kind"], np.uint8), cols["rank"], cols["peer"], cols["size"],
                  cols["duration"], cols["flops"], cols["iteration"], cols["tag"], dep_ptr,
-                 dep_idx, tags=list(tags), metadata=metadata)
+                 dep_idx, tags=list(tags), metadata=metadata, channel=cols["channel"],
+                 priority=cols["priority"])
 
 
 def _expand(inst, key, new, deps, cols, ids, starts):
@@ -204,7 +212,8 @@ def _expand(inst, key, new, deps, cols, ids, starts):
         a = group[sched.rank[j]]
         if sched.kind[j] == MESSAGE:
             b = group[sched.peer[j]]
-            op = new(MESSAGE, a, b, size=float(sched.size[j]), iteration=it, tag=tag)
+            op = new(MESSAGE, a, b, size=float(sched.size[j]), iteration=it, tag=tag,
+                     channel=int(sched.channel[j]), priority=int(sched.priority[j]))
             own = [start[a], start[b]] if a != b else [start[a]]
             touching[b].append(op)
         else:

@@ -253,7 +253,8 @@ def _plain(x):
     return x.item() if isinstance(x, np.generic) else x
 
 
-def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False):
+def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False,
+             ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None):
     """Replay a trace on a topology and return its :class:`Result`.
 
     Parameters
@@ -273,6 +274,21 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     link_series : bool, optional
         Keep every change of every link direction's load in
         ``result.link_series`` (for timelines; costs memory on large runs).
+    ecmp : {None, "hash"}, optional
+        None (default): a message on channel c takes equal-cost path c mod k, so
+        channel-0 traffic keeps one deterministic route per pair. ``"hash"``:
+        each (source, destination, channel) flow takes the path its hash under
+        ``ecmp_seed`` picks, as ECMP switches do (see :mod:`netsim.network`).
+    ecmp_seed : int, optional
+        Seed of the ECMP hash (ignored without ``ecmp``).
+    sharing : {"maxmin", "priority"}, optional
+        Bandwidth sharing on every link direction: max-min fair (default), or
+        strict priority between the messages' priority classes, each class
+        max-min among itself on what the classes above left
+        (:func:`netsim.engine.replay`).
+    priority : sequence of int, optional
+        Priority of each op (larger = more urgent) for ``sharing="priority"``;
+        the trace's ``priority`` column by default.
 
     Returns
     -------
@@ -281,7 +297,8 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     Raises
     ------
     TopologyError
-        For a bad topology or placement, or ranks with no path between them.
+        For a bad topology or placement, ranks with no path between them, or
+        an unknown ``ecmp`` or bad ``ecmp_seed``.
     TraceError
         For compute ops in FLOPs with no device throughput.
     DeadlockError
@@ -306,7 +323,8 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     nodes = net.placement(trace.ranks, placement)
     seconds = trace.compute_seconds(device_flops)
     t0 = time.perf_counter()
-    record = engine.replay(trace, net, nodes, seconds, progress=progress, link_series=link_series)
+    record = engine.replay(trace, net, nodes, seconds, progress=progress, link_series=link_series,
+                           ecmp=ecmp, seed=ecmp_seed, sharing=sharing, priority=priority)
     return Result(record, trace, net, time.perf_counter() - t0)
 
 

@@ -15,6 +15,12 @@ duration   float64 compute seconds; NaN when the op is given in FLOPs instead
 flops      float64 compute FLOPs (0 when given as a duration)
 iteration  int32   the training iteration the op belongs to
 tag        int16   index into ``tags`` (a short label such as "push"), -1 for none
+channel    int16   which of several paths between its two ranks a message takes,
+                   >= 0 (see :mod:`netsim.network` for the route of each channel);
+                   0 for compute ops
+priority   int16   a message's urgency, larger = more urgent, any int16; read by
+                   the engine's strict-priority option, ignored by max-min
+                   sharing; 0 for compute ops
 ========== ======= =============================================================
 
 Dependencies are stored in CSR form: the ops that op ``i`` waits for are
@@ -39,6 +45,7 @@ import numpy as np
 
 from .checks import check_int, is_real
 from .errors import TraceError
+from .tracegraph import check_acyclic, ranges, successors
 
 __all__ = [
     "COMPUTE",
@@ -54,8 +61,8 @@ __all__ = [
 COMPUTE = 0
 MESSAGE = 1
 MAX_RANKS = 2**31 - 1  # ranks are int32
-_ARRAYS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "dep_ptr",
-           "dep_idx")
+_ARRAYS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "channel",
+           "priority", "dep_ptr", "dep_idx")
 
 
 class Trace:
@@ -85,6 +92,8 @@ class Trace:
         How the trace was produced: paradigm, dataset, model, hyper-parameters,
         accuracy, seed. ``device_flops`` (FLOP/s) converts FLOP-sized compute ops
         to seconds. The netsim version and schema are added on save.
+    channel, priority : array_like, optional
+        The message columns of the module docstring; None means 0 for every op.
 
     Examples
     --------
@@ -101,7 +110,8 @@ class Trace:
     """
 
     def __init__(self, ranks, kind, rank, peer=None, size=None, duration=None, flops=None,
-                 iteration=None, tag=None, dep_ptr=None, dep_idx=None, tags=(), metadata=None):
+                 iteration=None, tag=None, dep_ptr=None, dep_idx=None, tags=(), metadata=None,
+                 channel=None, priority=None):
         self.kind = np.ascontiguousarray(kind, dtype=np.uint8)
         n = len(self.kind)
         self.rank = _column(rank, n, np.int32, None, "rank")
@@ -111,6 +121,8 @@ class Trace:
         self.flops = _column(flops, n, np.float64, 0.0, "flops")
         self.iteration = _column(iteration, n, np.int32, 0, "iteration")
         self.tag = _column(tag, n, np.int16, -1, "tag")
+        self.channel = _column(channel, n, np.int16, 0, "channel")
+        self.priority = _column(priority, n, np.int16, 0, "priority")
         if dep_ptr is None:
             if dep_idx is not None and len(dep_idx):
                 raise TraceError("dep_idx given without dep_ptr")
@@ -277,6 +289,11 @@ class Trace:
         _first_bad(self.iteration < 0, "has negative iteration", self.iteration)
         _first_bad((self.tag < -1) | (self.tag >= len(self.tags)),
                    f"has tag outside the {len(self.tags)} tag names", self.tag)
+        _first_bad(self.channel < 0, "has a negative channel", self.channel)
+        _first_bad(comp & (self.channel != 0), "is a compute op with a channel (only messages "
+                   "take paths; compute ops have channel 0)", self.channel)
+        _first_bad(comp & (self.priority != 0), "is a compute op with a priority (only messages "
+                   "share links; compute ops have priority 0)", self.priority)
         if len(self.dep_idx):
             owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.dep_ptr))
             bad = (self.dep_idx < 0) | (self.dep_idx >= n)
@@ -288,7 +305,7 @@ class Trace:
                 k = int(np.flatnonzero(selfdep)[0])
                 raise TraceError(f"op {owner[k]} depends on itself")
             if np.any(self.dep_idx > owner):
-                _check_acyclic(self)
+                check_acyclic(self)
 
 
 def _column(values, n, dtype, default, name):
@@ -322,75 +339,6 @@ def _first_bad(mask, what, values):
         raise TraceError(f"op {op} {what}: {values[op]!r}")
 
 
-def successors(trace):
-    """CSR of the ops waiting for each op: ``succ[succ_ptr[i]:succ_ptr[i + 1]]`` wait for op i.
-
-    Parameters
-    ----------
-    trace : Trace
-
-    Returns
-    -------
-    succ_ptr, succ : ndarray of int64
-        The reverse of the trace's ``dep_ptr`` / ``dep_idx``; the waiting ops of
-        each op are in increasing op order.
-
-    Examples
-    --------
-    >>> b = TraceBuilder(2); a = b.message(0, 1, 8); _ = b.message(1, 0, 8, deps=[a])
-    >>> ptr, succ = successors(b.build())
-    >>> ptr.tolist(), succ.tolist()
-    ([0, 1, 1], [1])
-    """
-    n = trace.num_ops
-    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(trace.dep_ptr))
-    succ_ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(trace.dep_idx, minlength=n), out=succ_ptr[1:])
-    return succ_ptr, owner[np.argsort(trace.dep_idx, kind="stable")]
-
-
-def _check_acyclic(trace):
-    """Kahn's algorithm; raise with one cycle shown when the graph is not a DAG."""
-    n = trace.num_ops
-    indeg = np.diff(trace.dep_ptr).astype(np.int64)
-    succ_ptr, succ = successors(trace)
-    frontier = np.flatnonzero(indeg == 0)
-    done = 0
-    while len(frontier):
-        done += len(frontier)
-        starts = succ_ptr[frontier]
-        released = succ[ranges(starts, succ_ptr[frontier + 1] - starts)]
-        if not len(released):
-            break
-        np.subtract.at(indeg, released, 1)
-        frontier = np.unique(released[indeg[released] == 0])
-    if done == n:
-        return
-    # Walk backwards along unfinished dependencies until an op repeats: that is a cycle.
-    stuck = indeg > 0
-    op = int(np.flatnonzero(stuck)[0])
-    seen = {}
-    path = []
-    while op not in seen:
-        seen[op] = len(path)
-        path.append(op)
-        deps = trace.deps(op)
-        op = int(deps[stuck[deps]][0])
-    cycle = path[seen[op]:] + [op]
-    shown = " <- ".join(str(c) for c in cycle[:12]) + (" <- ..." if len(cycle) > 12 else "")
-    blocked = np.flatnonzero(stuck)
-    first = ", ".join(_describe(trace, int(b)) for b in blocked[:3])
-    raise TraceError(f"dependency cycle among {len(cycle) - 1} ops: {shown} "
-                     f"(X <- Y: X waits for Y); {len(blocked)} ops can never start: {first}"
-                     + (", ..." if len(blocked) > 3 else ""))
-
-
-def _describe(trace, op):
-    if trace.kind[op] == MESSAGE:
-        return f"op {op} (message {trace.rank[op]}->{trace.peer[op]})"
-    return f"op {op} (compute on rank {trace.rank[op]})"
-
-
 class TraceBuilder:
     """Build a trace one op at a time; ``build()`` turns the lists into columns.
 
@@ -415,11 +363,12 @@ class TraceBuilder:
         self.ranks = ranks
         self.metadata = dict(metadata or {})
         self._cols = {k: [] for k in ("kind", "rank", "peer", "size", "duration", "flops",
-                                      "iteration", "tag")}
+                                      "iteration", "tag", "channel", "priority")}
         self._deps = []
         self._tags = {}
 
-    def _add(self, kind, rank, peer, size, duration, flops, deps, iteration, tag):
+    def _add(self, kind, rank, peer, size, duration, flops, deps, iteration, tag, channel=0,
+             priority=0):
         c = self._cols
         c["kind"].append(kind)
         c["rank"].append(rank)
@@ -429,10 +378,12 @@ class TraceBuilder:
         c["flops"].append(flops)
         c["iteration"].append(iteration)
         c["tag"].append(-1 if tag is None else self.add_tag(tag))
+        c["channel"].append(channel)
+        c["priority"].append(priority)
         self._deps.append(list(deps))
         return len(self._deps) - 1
 
-    def message(self, src, dst, nbytes, deps=(), iteration=0, tag=None):
+    def message(self, src, dst, nbytes, deps=(), iteration=0, tag=None, channel=0, priority=0):
         """Add a message of ``nbytes`` from rank ``src`` to rank ``dst``; return its op id.
 
         Parameters
@@ -447,6 +398,12 @@ class TraceBuilder:
             Training iteration the message belongs to.
         tag : str, optional
             Short label such as ``"push"``.
+        channel : int, optional
+            Which of the paths between ``src`` and ``dst`` the message takes
+            (>= 0; 0 is the one route every message took before channels).
+        priority : int, optional
+            Larger is more urgent; read by the engine's strict-priority option,
+            ignored by max-min sharing.
 
         Returns
         -------
@@ -461,8 +418,12 @@ class TraceBuilder:
         1
         >>> b.build().deps(1).tolist()
         [0]
+        >>> _ = b.message(0, 2, 64, channel=1, priority=3)
+        >>> t = b.build(); t.channel.tolist(), t.priority.tolist()
+        ([0, 0, 1], [0, 0, 3])
         """
-        return self._add(MESSAGE, src, dst, nbytes, 0.0, 0.0, deps, iteration, tag)
+        return self._add(MESSAGE, src, dst, nbytes, 0.0, 0.0, deps, iteration, tag, channel,
+                         priority)
 
     def compute(self, rank, seconds=None, flops=None, deps=(), iteration=0, tag=None):
         """Add a compute op on ``rank``; return its op id.
@@ -543,7 +504,8 @@ class TraceBuilder:
             raise TraceError("dependencies must be integer op ids")
         return Trace(self.ranks, np.array(c["kind"], np.uint8), c["rank"], c["peer"], c["size"],
                      c["duration"], c["flops"], c["iteration"], c["tag"], dep_ptr,
-                     np.array(dep_idx, np.int64), tags=list(self._tags), metadata=self.metadata)
+                     np.array(dep_idx, np.int64), tags=list(self._tags), metadata=self.metadata,
+                     channel=c["channel"], priority=c["priority"])
 
 
 
@@ -563,27 +525,6 @@ def deps_csr(*columns):
     ptr = np.zeros(len(cols) + 1, np.int64)
     np.cumsum(valid.sum(axis=1), out=ptr[1:])
     return ptr, cols[valid]
-
-
-def ranges(lo, cnt):
-    """Concatenation of ``arange(lo[i], lo[i] + cnt[i])`` for all i, without a Python loop.
-
-    Parameters
-    ----------
-    lo, cnt : array_like of int
-        First value and length (>= 0) of each range.
-
-    Returns
-    -------
-    ndarray of int64
-
-    Examples
-    --------
-    >>> ranges([5, 0, 10], [2, 0, 3]).tolist()
-    [5, 6, 10, 11, 12]
-    """
-    cnt = np.asarray(cnt, np.int64)
-    return np.repeat(np.asarray(lo, np.int64) - (np.cumsum(cnt) - cnt), cnt) + np.arange(cnt.sum())
 
 
 # Names moved to netsim.traceops and netsim.traceio, importable here with a warning (PEP 562).

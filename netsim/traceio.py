@@ -3,6 +3,15 @@
 Both carry a header with the schema version (:data:`SCHEMA`), the number of
 ranks, the tag names and the metadata, to which the netsim version is added on
 save. Saving the same trace twice gives the same bytes.
+
+Schema versions
+---------------
+``netsim-trace/2`` (written today) adds the message columns ``channel`` and
+``priority`` (``.npz`` arrays; JSON keys on message ops, omitted when 0).
+``netsim-trace/1`` files, which have neither, still load: every op gets
+channel 0 and priority 0, which replays exactly as before. A schema-1 file
+that carries either column is refused as malformed. A file without a
+``schema`` key is read as the current schema.
 """
 
 import json
@@ -17,9 +26,12 @@ from .trace import MAX_RANKS, MESSAGE, Trace, TraceBuilder
 
 __all__ = ["SCHEMA", "load_trace", "save_trace"]
 
-SCHEMA = "netsim-trace/1"
+SCHEMA = "netsim-trace/2"
 _COLUMNS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag",
-            "dep_ptr", "dep_idx")
+            "channel", "priority", "dep_ptr", "dep_idx")
+# The columns each readable schema may carry (schema 1 predates channel and priority).
+_SCHEMA_COLUMNS = {"netsim-trace/1": frozenset(_COLUMNS) - {"channel", "priority"},
+                   SCHEMA: frozenset(_COLUMNS)}
 
 
 def _version():
@@ -90,6 +102,9 @@ def _ops_json(trace):
         if trace.kind[i] == MESSAGE:
             op.update(type="message", src=int(trace.rank[i]), dst=int(trace.peer[i]),
                       bytes=_num(trace.size[i]))
+            for key in ("channel", "priority"):
+                if getattr(trace, key)[i]:
+                    op[key] = int(getattr(trace, key)[i])
         else:
             op.update(type="compute", rank=int(trace.rank[i]))
             if not math.isnan(trace.duration[i]):
@@ -183,9 +198,10 @@ def _load_npz(path):
     if header.shape != () or header.dtype.kind != "U":
         raise TraceError(f"{path}: 'header' must be a JSON string")
     header = _check_header(json.loads(str(header[()])), path)
-    unknown = set(cols) - set(_COLUMNS)
+    unknown = set(cols) - _SCHEMA_COLUMNS[header["schema"]]
     if unknown:
-        raise TraceError(f"{path}: unknown arrays {sorted(unknown)}")
+        raise TraceError(f"{path}: unknown arrays {sorted(unknown)} for schema "
+                         f"{header['schema']!r}")
     return Trace(header["ranks"], tags=header.get("tags", ()), metadata=header.get("metadata"), **cols)
 
 
@@ -193,8 +209,9 @@ def _check_header(header, where):
     if not isinstance(header, dict):
         raise TraceError(f"{where}: top level must be an object")
     schema = header.get("schema", SCHEMA)
-    if schema != SCHEMA:
-        raise TraceError(f"{where}: unsupported schema {schema!r} (this netsim reads {SCHEMA})")
+    if not isinstance(schema, str) or schema not in _SCHEMA_COLUMNS:
+        raise TraceError(f"{where}: unsupported schema {schema!r} (this netsim reads "
+                         f"{', '.join(sorted(_SCHEMA_COLUMNS))})")
     if "ranks" not in header:
         raise TraceError(f"{where}: missing 'ranks'")
     tags = header.get("tags", [])
@@ -202,10 +219,11 @@ def _check_header(header, where):
         raise TraceError(f"{where}: 'tags' must be a list of strings")
     if not isinstance(header.get("metadata", {}), dict):
         raise TraceError(f"{where}: 'metadata' must be an object")
-    return header
+    return {**header, "schema": schema}
 
 
 _OP_KEYS = {"id", "type", "rank", "src", "dst", "bytes", "seconds", "flops", "deps", "iteration", "tag"}
+_MESSAGE_KEYS = ("channel", "priority")  # schema 2
 
 
 def _from_json(doc):
@@ -214,6 +232,7 @@ def _from_json(doc):
     if not isinstance(ops, list):
         raise TraceError("trace: 'ops' must be a list")
     ranks = check_int(doc["ranks"], "ranks", 1, MAX_RANKS, error=TraceError)
+    known = _OP_KEYS if doc["schema"] != SCHEMA else _OP_KEYS | set(_MESSAGE_KEYS)
     ids = {}
     parsed = []
     for pos, op in enumerate(ops):
@@ -222,9 +241,9 @@ def _from_json(doc):
         oid = op.get("id", pos)
         if isinstance(oid, bool) or not isinstance(oid, int):
             raise TraceError(f"op #{pos}: id must be an integer, got {oid!r}")
-        unknown = set(op) - _OP_KEYS
+        unknown = set(op) - known
         if unknown:
-            raise TraceError(f"op {oid}: unknown keys {sorted(unknown)}; known: {sorted(_OP_KEYS)}")
+            raise TraceError(f"op {oid}: unknown keys {sorted(unknown)}; known: {sorted(known)}")
         if oid in ids:
             raise TraceError(f"op #{pos}: duplicate id {oid}")
         ids[oid] = pos
@@ -233,26 +252,26 @@ def _from_json(doc):
             raise TraceError(f"op {oid}: deps must be a list")
         parsed.append((oid, deps, _check_op(op, oid, ranks)))
     b = TraceBuilder(ranks, metadata=doc.get("metadata"))
-    for oid, deps, (kind, args, it, tag) in parsed:
+    for oid, deps, (kind, args, it, tag, extra) in parsed:
         resolved = []
         for d in deps:
             if isinstance(d, bool) or not isinstance(d, int) or d not in ids:
                 raise TraceError(f"op {oid} depends on missing op {d!r}")
             resolved.append(ids[d])
         add = b.message if kind == "message" else b.compute
-        add(*args, deps=resolved, iteration=it, tag=tag)
+        add(*args, deps=resolved, iteration=it, tag=tag, **extra)
     for name in doc.get("tags") or ():
         b.add_tag(name)
     return b.build()
 
 
 def _check_op(op, oid, ranks):
-    """``(type, positional arguments, iteration, tag)`` of one JSON op, checked."""
+    """``(type, positional arguments, iteration, tag, keyword arguments)`` of one JSON op."""
     kind = op.get("type")
     it, tag = op.get("iteration", 0), op.get("tag")
     if tag is not None and not isinstance(tag, str):
         raise TraceError(f"op {oid}: tag must be a string")
-    for key in ("rank", "src", "dst", "iteration"):
+    for key in ("rank", "src", "dst", "iteration", *_MESSAGE_KEYS):
         v = op.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
             raise TraceError(f"op {oid}: {key} must be an integer, got {v!r}")
@@ -271,11 +290,15 @@ def _check_op(op, oid, ranks):
         for key in ("src", "dst", "bytes"):
             if key not in op:
                 raise TraceError(f"op {oid}: message without {key!r}")
-        return kind, (op["src"], op["dst"], op["bytes"]), it, tag
+        extra = {key: op[key] for key in _MESSAGE_KEYS if key in op}
+        return kind, (op["src"], op["dst"], op["bytes"]), it, tag, extra
     if kind == "compute":
         if "rank" not in op:
             raise TraceError(f"op {oid}: compute op without 'rank'")
         if op.get("seconds") is None and op.get("flops") is None:
             raise TraceError(f"op {oid}: compute op needs 'seconds' or 'flops'")
-        return kind, (op["rank"], op.get("seconds"), op.get("flops")), it, tag
+        for key in _MESSAGE_KEYS:
+            if key in op:
+                raise TraceError(f"op {oid}: a compute op has no {key!r} (only messages do)")
+        return kind, (op["rank"], op.get("seconds"), op.get("flops")), it, tag, {}
     raise TraceError(f"op {oid}: type must be 'message' or 'compute', got {kind!r}")

@@ -120,15 +120,16 @@ def _joined(first, second, copies, iteration_step, iteration_base=0):
                  col("flops"), np.concatenate([first.iteration, np.tile(second.iteration, copies)
                                                + offsets]),
                  np.concatenate([first.tag, np.tile(tag2, copies)]), dep_ptr, dep_idx,
-                 tags=tags, metadata=first.metadata)
+                 tags=tags, metadata=first.metadata, channel=col("channel"),
+                 priority=col("priority"))
 
 
 def concat(first, second, iteration_offset=0):
     """Run ``second`` after ``first``, rank by rank (MPI program order).
 
     Every op of ``second`` with no dependency waits for the ops of ``first`` that
-    touch its rank last (see :func:`terminal_ops`). Ranks, tags and metadata of
-    ``first`` are kept; ``second``'s iterations are shifted by ``iteration_offset``.
+    touch its rank last (see :func:`terminal_ops`). Every op keeps its channel
+    and priority. Ranks, tags and metadata of ``first`` are kept; ``second``'s iterations are shifted by ``iteration_offset``.
 
     Parameters
     ----------

@@ -23,8 +23,8 @@ from types import MappingProxyType
 from netsim import __version__
 from netsim.errors import DeadlockError, NetsimError
 
-from .commands import (claims, collective, demo, export_trace, import_trace, record, replay, scale,
-                       sweep, topology)
+from .commands import (claims, collective, demo, export_trace, import_trace, overlap, record,
+                       replay, scale, sweep, topology)
 from .console import UsageError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -35,6 +35,7 @@ COMMANDS = MappingProxyType({
     "record": record,
     "collective": collective,
     "scale": scale,
+    "overlap": overlap,
     "claims": claims,
     "demo": demo,
     "sweep": sweep,

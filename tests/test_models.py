@@ -144,7 +144,9 @@ def test_resize_allreduce_bytes_and_flops(runs):
     r = resize(t, m, iterations=2)
     assert r.total_bytes == pytest.approx(2 * 2 * 3 * 4 * m.params)
     fwd = r.flops[(r.tag == r.tags.index("forward")) & (r.rank == 0) & (r.iteration == 0)]
-    assert fwd.tolist() == [m.flops * 8]                     # batch 8 per worker
+    # One forward op per unit, each its own FLOPs for batch 8 per worker.
+    assert fwd.tolist() == (m.unit_flops * 8).tolist()
+    assert fwd.sum() == pytest.approx(m.flops * 8, rel=1e-12)
     bwd = r.flops[(r.tag == r.tags.index("backward")) & (r.rank == 0) & (r.iteration == 0)]
     assert len(bwd) == len(m.layers) and bwd.sum() == pytest.approx(2 * 8 * m.flops)
     md = r.metadata

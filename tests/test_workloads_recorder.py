@@ -55,9 +55,12 @@ def test_forward_backward_records_layer_flops_and_allows_overlap():
     bwd = rec.forward_backward(0, layers, batch=5, iteration=2)
     t0 = rec.builder.build()
     comp = t0.kind == COMPUTE
-    assert t0.flops[comp].tolist() == [mlp.forward_flops(layers, 5).sum(),
+    # One forward op per layer, first to last, then one backward op per layer, last to first.
+    assert t0.flops[comp].tolist() == [*mlp.forward_flops(layers, 5),
                                        *mlp.backward_flops(layers, 5)[::-1]]
-    assert bwd == [3, 2, 1] and set(t0.iteration.tolist()) == {2}
+    assert bwd == [5, 4, 3] and set(t0.iteration.tolist()) == {2}
+    # Each op waits for the one before it: forward up the layers, backward down.
+    assert [t0.deps(op).tolist() for op in range(6)] == [[], [0], [1], [2], [3], [4]]
     # Layer 2's gradient may leave after its own backward op, before layer 1's and 0's.
     off = mlp.layer_offsets(layers)
     assert grad_ready(bwd, layers, off[2], off[3]) == bwd[2]

@@ -26,6 +26,15 @@ message patterns are :mod:`netsim.collectives`' (MPICH's schedules; for
 non-power-of-two P, ``be`` folds the extra ranks into partners first).
 Iterations are composed with :func:`netsim.traceops.concat` and
 :func:`netsim.traceops.repeat`: compute ops, then the collective, then the update.
+
+``overlap`` (:mod:`workloads.overlap`) lets the gradient leave in pieces during
+the backward pass: one collective per layer (``layerwise``), per DDP bucket
+(``bucketed``, ``bucket_bytes``) or per chunk of ``partition_bytes`` with the
+priority of its layer (``priority``). Each piece's collective starts on a rank
+when the backward op that completes the piece is done there; each piece has
+its own update op (4 FLOPs per value) once it has arrived, and the next
+forward op of a layer waits only for the updates of the pieces it touches.
+``none`` (the default) is the one fused bucket after the whole backward pass.
 """
 
 import numpy as np
@@ -37,7 +46,8 @@ from netsim.traceops import concat, repeat
 from . import mlp
 from .closed import terms
 from .errors import WorkloadError
-from .frontier import Frontier
+from .frontier import Frontier, cols, one
+from .overlap import DDP_BUCKET_BYTES, check_overlap, embed, pieces, touching, unit_deps
 from .plan import Recording, finish, plan, recording
 from .recorder import V100_FP32_FLOPS, payload_bytes, run_result
 from .training import epochs_of, prepare, worker_batches
@@ -58,6 +68,9 @@ OPTIONS = {
     "batch_size": "samples per step per worker",
     "lr": "learning rate",
     "momentum": "SGD momentum",
+    "overlap": "none, layerwise, bucketed or priority: how the gradient leaves during backward",
+    "bucket_bytes": "bucket size of overlap=bucketed (PyTorch DDP's 25 MiB)",
+    "partition_bytes": "cut every gradient piece into chunks of at most this many bytes",
     "device_flops": "device throughput in FLOP/s for the compute ops",
     "data_path": "directory of the MNIST IDX files",
 }
@@ -125,7 +138,8 @@ def collective_trace(name, P, nbytes, segments=4, element=mlp.BYTES_PER_VALUE):
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segments=4,
         hidden=(16,), batch_size=8, lr=0.05, momentum=0.9, device_flops=V100_FP32_FLOPS,
-        data_path=None, progress=None):
+        data_path=None, progress=None, overlap="none", bucket_bytes=DDP_BUCKET_BYTES,
+        partition_bytes=None):
     """Train with allreduce-based synchronous SGD; record compute and the collective.
 
     Parameters
@@ -144,6 +158,12 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
     data_path : str, optional
     progress : callable, optional
         Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
+    overlap : {"none", "layerwise", "bucketed", "priority"}
+        How the gradient leaves during the backward pass (:mod:`workloads.overlap`).
+    bucket_bytes : float
+        Bucket size of ``bucketed`` (default PyTorch DDP's 25 MiB).
+    partition_bytes : float, optional
+        Largest chunk of a gradient piece (tensor partitioning).
 
     Returns
     -------
@@ -158,6 +178,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
     True
     """
     _check_collective(collective, segments)
+    overlap, bucket_bytes, partition_bytes = check_overlap(overlap, bucket_bytes,
+                                                           partition_bytes)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers, params = setup.data, setup.layers, setup.params
@@ -176,17 +198,20 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
     # A worker's batch has the same size every step (worker_batches), though sizes may
     # differ between workers.
     hyper = dict(epochs=epochs, collective=collective, segments=segments, hidden=hidden,
-                 batch_size=batch_size, lr=lr, momentum=momentum, device_flops=device_flops)
+                 batch_size=batch_size, lr=lr, momentum=momentum, device_flops=device_flops,
+                 overlap=overlap, bucket_bytes=bucket_bytes, partition_bytes=partition_bytes)
     stats = {"recording": Recording(workers, 0, len(steps), mlp.model_of(layers),
                                     np.array([len(idx) for idx in steps[0]]), hyper, {}),
              "bpv": gradient_bytes / n}
     trace = schedule(workers, stats)
-    # Own accounting: what one allreduce of the gradient moves, times the steps.
+    # Own accounting: what one allreduce of each gradient piece moves, times the steps.
+    pcs = pieces(mlp.model_of(layers), overlap, gradient_bytes / n, bucket_bytes,
+                 partition_bytes)
+    per_piece = [collective_trace(collective, workers, v * gradient_bytes // n, segments)
+                 for v in pcs.values.tolist()]
     step = collective_trace(collective, workers, gradient_bytes, segments)
-    total_bytes = step.total_bytes * len(steps)
-    messages = step.num_messages * len(steps)
-    hyper = dict(epochs=epochs, collective=collective, segments=segments, hidden=hidden,
-                 batch_size=batch_size, lr=lr, momentum=momentum, device_flops=device_flops)
+    total_bytes = sum(c.total_bytes for c in per_piece) * len(steps)
+    messages = sum(c.num_messages for c in per_piece) * len(steps)
     extra = {"gradient_bytes": gradient_bytes, "bytes_per_allreduce": step.total_bytes,
              "messages_per_allreduce": step.num_messages,
              "test_loss": mlp.loss(params, data.X_test, data.y_test)}
@@ -248,14 +273,49 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     # Whole float32 values when the gradient is a whole number of them (a recorded one
     # is); else (a measured bytes-per-value that is not 4) an even cut.
     element = mlp.BYTES_PER_VALUE if nbytes % mlp.BYTES_PER_VALUE == 0 else None
-    C = collective_trace(c.rec.hyper.get("collective", "ring"), P, nbytes,
-                         int(c.rec.hyper.get("segments", 4)), element=element)
+    hyper = c.rec.hyper
+    if hyper.get("overlap", "none") != "none" or hyper.get("partition_bytes"):
+        return finish(_overlapped(c, stats["bpv"], element), c, SERVERS)
+    C = collective_trace(hyper.get("collective", "ring"), P, nbytes,
+                         int(hyper.get("segments", 4)), element=element)
     work = Frontier(P)
     work.forward_backward(W, model, c.batch)
     upd = Frontier(P)
     upd.compute(W, mlp.update_flops(model.params), tag="update")
     return finish(repeat(concat(concat(work.build(), C), upd.build()), c.iterations), c,
                   SERVERS)
+
+
+def _overlapped(c, bpv, element):
+    """The schedule with the gradient in pieces (:mod:`workloads.overlap`): per iteration,
+    each worker's forward ops (unit ``u``'s waiting for the updates of its pieces) and
+    backward ops, then per piece its collective (each rank's messages after the backward
+    op completing the piece there) and every worker's update of the piece."""
+    P, model, hyper = c.P, c.model, c.rec.hyper
+    name, seg = hyper.get("collective", "ring"), int(hyper.get("segments", 4))
+    pcs = pieces(model, hyper["overlap"], bpv, hyper.get("bucket_bytes", DDP_BUCKET_BYTES),
+                 hyper.get("partition_bytes"))
+    W = np.arange(P)
+    colls = {}
+    for v in set(pcs.values.tolist()):
+        C = collective_trace(name, P, v * bpv, seg, element=element)
+        colls[v] = (C, touching(C, P))
+    b = Frontier(P)
+    arrive, last = None, None
+    for it in range(c.iterations):
+        bwd = b.forward_backward(W, model, c.batch, it,
+                                 None if last is None else one(last),
+                                 None if arrive is None else unit_deps(model, pcs, arrive))
+        arrive = []
+        for k, v in enumerate(pcs.values.tolist()):
+            C, touch = colls[v]
+            after = bwd[pcs.ready[k]]
+            ids = embed(b, C, it, after, int(pcs.priority[k]))
+            got = np.where(touch >= 0, ids[np.maximum(touch, 0)] if len(ids) else -1, -1)
+            upd = b.compute(W, mlp.update_flops(v), it, "update", cols(after, *got.T))
+            arrive.append(upd[:, None])
+        last = bwd[0]
+    return b.build()
 
 
 _ALLREDUCE = {

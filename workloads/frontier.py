@@ -168,7 +168,7 @@ class Frontier:
     >>> b = Frontier(2)
     >>> bwd = b.forward_backward([0, 1], (4, 16, 3), batch=8)
     >>> bwd.tolist(), b.build().flops.tolist()
-    ([[4, 5], [2, 3]], [1792.0, 1792.0, 1536.0, 1536.0, 2048.0, 2048.0])
+    ([[6, 7], [4, 5]], [1024.0, 1024.0, 768.0, 768.0, 1536.0, 1536.0, 2048.0, 2048.0])
     """
 
     def __init__(self, ranks):
@@ -194,7 +194,7 @@ class Frontier:
         """
         return -1 if name is None else self._tags.setdefault(str(name), len(self._tags))
 
-    def add(self, kind, rank, peer, size, flops, iteration, tag, deps):
+    def add(self, kind, rank, peer, size, flops, iteration, tag, deps, priority=0):
         """Append a block of ops laid out as given; return their ids.
 
         ``kind``, ``peer``, ``size``, ``flops``, ``iteration`` and ``tag`` (an id of
@@ -219,6 +219,9 @@ class Frontier:
             Tag id of each op.
         deps : tuple of numpy.ndarray
             ``(ptr, idx)`` CSR dependencies of the ops.
+        priority : int or numpy.ndarray
+            Priority of each message (larger = more urgent; the trace's
+            ``priority`` column, read by strict-priority replays).
 
         Examples
         --------
@@ -236,7 +239,8 @@ class Frontier:
         self._blocks.append((col(kind, np.uint8), rank, col(peer, np.int64),
                              col(size, np.float64), col(flops, np.float64),
                              col(iteration, np.int64), col(tag, np.int16),
-                             np.asarray(counts, np.int64), np.asarray(idx, np.int64)))
+                             np.asarray(counts, np.int64), np.asarray(idx, np.int64),
+                             col(priority, np.int16)))
         ids = np.arange(self.n, self.n + m, dtype=np.int64)
         self.n += m
         return ids
@@ -320,7 +324,7 @@ class Frontier:
         self.settle(rank, ids)
         return ids
 
-    def send(self, src, dst, size, iteration=0, tag=None, deps=None):
+    def send(self, src, dst, size, iteration=0, tag=None, deps=None, priority=0):
         """Messages of ``size`` bytes from ``src`` to ``dst``, waiting for ``deps`` or the
         sender's frontier; each joins its receiver's frontier. Returns their ids.
 
@@ -338,6 +342,8 @@ class Frontier:
             Tag of the messages.
         deps : tuple of numpy.ndarray, optional
             ``(ptr, idx)`` CSR dependencies; default each sender's frontier.
+        priority : int or numpy.ndarray
+            Priority of each message (larger = more urgent).
 
         Examples
         --------
@@ -347,15 +353,21 @@ class Frontier:
         """
         src = np.asarray(src, np.int64).ravel()
         ids = self.add(MESSAGE, src, dst, size, 0.0, iteration, self.tag(tag),
-                       self.frontier(src) if deps is None else deps)
+                       self.frontier(src) if deps is None else deps, priority)
         self._p_rank = np.concatenate([self._p_rank, np.broadcast_to(
             np.asarray(dst, np.int64), ids.shape)])
         self._p_op = np.concatenate([self._p_op, ids])
         return ids
 
-    def forward_backward(self, ranks, model, batch, iteration=0, deps=None):
-        """One training step's compute on each of ``ranks``: a forward op (the forward FLOPs
-        of every unit), then one backward op per unit from the last to the first.
+    def forward_backward(self, ranks, model, batch, iteration=0, deps=None, unit_deps=None):
+        """One training step's compute on each of ``ranks``: one forward op per unit from the
+        first to the last, then one backward op per unit from the last to the first.
+
+        Each op has the FLOPs of its own unit (``Model.unit_flops``, and twice that
+        backward). A unit's forward waits for the unit below it (the first for
+        ``deps`` or the rank's frontier) and, with ``unit_deps``, for what that unit
+        needs besides (its new parameters); a unit's backward waits for the unit
+        above it.
 
         Parameters
         ----------
@@ -366,7 +378,10 @@ class Frontier:
             Samples per rank (one for all, or one per rank).
         iteration : int
         deps : CSR pair, optional
-            What the forward ops wait for; the ranks' frontiers by default.
+            What the first forward ops wait for; the ranks' frontiers by default.
+        unit_deps : list of CSR pair or None, optional
+            ``unit_deps[u]``: what the forward op of unit ``u`` waits for besides
+            the op before it on its rank (one row per rank, or None).
 
         Returns
         -------
@@ -375,16 +390,23 @@ class Frontier:
 
         Examples
         --------
-        >>> Frontier(1).forward_backward([0], (4, 8, 8, 3), batch=2).ravel().tolist()
-        [3, 2, 1]
+        >>> b = Frontier(1)
+        >>> b.forward_backward([0], (4, 8, 8, 3), batch=2).ravel().tolist()
+        [5, 4, 3]
+        >>> t = b.build(); [t.tags[k] for k in t.tag], t.flops.tolist()
+        (['forward', 'forward', 'forward', 'backward', 'backward', 'backward'], [128.0, 256.0, 96.0, 192.0, 512.0, 256.0])
         """
         from .mlp import Model, model_of
 
         model = model if isinstance(model, Model) else model_of(model)
         ranks = np.asarray(ranks, np.int64).ravel()
         batch = np.asarray(batch, np.float64)
-        bwd_flops = model.unit_backward_flops
-        self.compute(ranks, model.unit_flops.sum() * batch, iteration, "forward", deps)
+        fwd_flops, bwd_flops = model.unit_flops, model.unit_backward_flops
+        for u in range(len(fwd_flops)):
+            d = deps if u == 0 else None
+            if unit_deps is not None and unit_deps[u] is not None:
+                d = merge(self.frontier(ranks) if d is None else d, unit_deps[u])
+            self.compute(ranks, fwd_flops[u] * batch, iteration, "forward", d)
         bwd = np.empty((len(bwd_flops), len(ranks)), np.int64)
         for l in range(len(bwd_flops) - 1, -1, -1):
             bwd[l] = self.compute(ranks, bwd_flops[l] * batch, iteration, "backward")
@@ -404,14 +426,16 @@ class Frontier:
         if not self._blocks:
             return Trace(self.ranks, np.zeros(0, np.uint8), np.zeros(0, np.int64),
                          tags=list(self._tags), metadata=dict(metadata or {}))
-        kind, rank, peer, size, flops, iteration, tag, counts, idx = (
+        kind, rank, peer, size, flops, iteration, tag, counts, idx, prio = (
             np.concatenate(c) for c in zip(*self._blocks))
         ptr = np.zeros(len(kind) + 1, np.int64)
         np.cumsum(counts, out=ptr[1:])
         duration = np.where((kind == COMPUTE) & (flops > 0), np.nan, 0.0)
+        # The priority column only where some message has one (plain traces stay plain).
+        extra = {"priority": prio} if prio.any() else {}
         return Trace(self.ranks, kind, rank, np.where(kind == MESSAGE, peer, -1), size,
                      duration, flops, iteration, tag, ptr, idx, tags=list(self._tags),
-                     metadata=dict(metadata or {}))
+                     metadata=dict(metadata or {}), **extra)
 
 
 def pipeline(b, it, pos, node, deps, flops, has_msg, peer, size, ctag, mtag):

@@ -376,7 +376,7 @@ def grad_deps(model, bounds, bwd, ranks, overlap, b):
     >>> from workloads.frontier import Frontier
     >>> b = Frontier(2); bwd = b.forward_backward([0], (4, 16, 3), 1)
     >>> grad_deps(mlp.model_of((4, 16, 3)), np.array([0, 90, 131]), bwd, [0], True, b)[1]
-    array([2, 1])
+    array([3, 2])
     """
     S = len(bounds) - 1
     if not overlap:

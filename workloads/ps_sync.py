@@ -15,6 +15,16 @@ equal size; server ``s`` owns shard ``s`` and its momentum buffer. Every step:
 4. every worker pulls every server's new shard and rebuilds its model from the
    pulled arrays.
 
+``overlap`` may also name a mode of :mod:`workloads.overlap` (``"none"``,
+``"layerwise"``, ``"bucketed"``, ``"priority"``): the gradient then leaves in
+pieces (layers, DDP buckets of ``bucket_bytes``, chunks of ``partition_bytes``);
+each piece's part on server ``s`` is pushed when the backward op completing the
+piece is done, averaged and updated by ``s`` once the P pushes of it are in, and
+pulled back; the next forward op of a layer waits only for the pulls of the
+pieces it touches. ``True`` (the default) is the shard-per-server push above with
+the next forward waiting for every pull, ``False`` and ``"none"`` push after the
+whole backward pass.
+
 :func:`run` trains for real and measures the bytes per parameter of what it
 pushes and pulls; its trace is :func:`schedule` of those statistics, as is the
 projection of a recording to any P (:func:`measure` reads them back).
@@ -32,6 +42,8 @@ from .frontier import Frontier
 from .plan import (Recording, bytes_by, dense_bpv, finish, grad_deps, plan, recorded_index,
                    recording, steps_per_epoch, tag_mask, train_samples)
 from .errors import ProjectionError
+from .overlap import DDP_BUCKET_BYTES, check_overlap, piece_segments, pieces, unit_deps
+from .frontier import cols, one
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, prepare, worker_batches
 
@@ -52,7 +64,10 @@ OPTIONS = {
     "batch_size": "samples per step per worker",
     "lr": "learning rate",
     "momentum": "SGD momentum (kept on the servers)",
-    "overlap": "let a gradient shard leave once its layers' backward is done",
+    "overlap": "true: a gradient shard leaves once its layers' backward is done; false; or a "
+               "mode none, layerwise, bucketed, priority (next forward per layer)",
+    "bucket_bytes": "bucket size of overlap=bucketed (PyTorch DDP's 25 MiB)",
+    "partition_bytes": "cut every gradient piece into chunks of at most this many bytes",
     "device_flops": "device throughput in FLOP/s for the compute ops",
     "data_path": "directory of the MNIST IDX files",
 }
@@ -201,7 +216,7 @@ def server_update_flops(P, size):
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), batch_size=8,
         lr=0.05, momentum=0.9, overlap=True, device_flops=V100_FP32_FLOPS, data_path=None,
-        progress=None):
+        progress=None, bucket_bytes=DDP_BUCKET_BYTES, partition_bytes=None):
     """Train with a synchronous parameter server; record every push and pull.
 
     Parameters
@@ -217,12 +232,18 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
     batch_size : int
         Per worker; the global batch is ``workers * batch_size``.
     lr, momentum : float
-    overlap : bool
-        Let each gradient shard leave when its layers' backward ops are done.
+    overlap : bool or str
+        True: let each gradient shard leave when its layers' backward ops are
+        done; False: after the whole backward; or a mode of
+        :data:`workloads.overlap.OVERLAP` (see the module docstring).
     device_flops : float
     data_path : str, optional
     progress : callable, optional
         Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
+    bucket_bytes : float
+        Bucket size of ``overlap="bucketed"`` (PyTorch DDP's 25 MiB by default).
+    partition_bytes : float, optional
+        Largest chunk of a gradient piece (tensor partitioning).
 
     Returns
     -------
@@ -235,10 +256,18 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
     >>> r.trace.ranks, r.iterations, r.messages, r.total_bytes
     (4, 8, 64, 16768)
     """
+    if not isinstance(overlap, bool):
+        overlap, bucket_bytes, partition_bytes = check_overlap(overlap, bucket_bytes,
+                                                               partition_bytes)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers
     bounds, shard, velocity, models = init_servers(setup, servers)
+    # What one message carries: a shard (overlap True/False), or a piece's part of one.
+    segs = (np.stack([np.arange(servers), np.arange(servers), bounds[:-1], bounds[1:]], 1)
+            if isinstance(overlap, bool) else
+            piece_segments(bounds, pieces(mlp.model_of(layers), overlap, mlp.BYTES_PER_VALUE,
+                                          bucket_bytes, partition_bytes)))
     sent = {"push": {}, "pull": {}}
     it, batch_of = 0, None
     for _ in epochs_of(range(epochs), epochs, progress):
@@ -248,19 +277,25 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
             for w, idx in enumerate(batch):
                 _, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
                 g = mlp.flatten(grads)
+                for _, s, lo, hi in segs.tolist():
+                    count_sent(sent["push"], g[lo:hi])
                 for s in range(servers):
-                    received[s].append(count_sent(sent["push"], g[bounds[s]:bounds[s + 1]]))
+                    received[s].append(g[bounds[s]:bounds[s + 1]])
             pulled = [[None] * servers for _ in range(workers)]
             for s in range(servers):
                 avg = np.mean(np.stack(received[s]), axis=0, dtype=np.float32)
                 mlp.sgd_momentum_step([shard[s]], [avg], [velocity[s]], lr, momentum)
                 for w in range(workers):
-                    pulled[w][s] = count_sent(sent["pull"], shard[s].copy())
+                    pulled[w][s] = shard[s].copy()
+                    for lo, hi in segs[segs[:, 1] == s][:, 2:].tolist():
+                        count_sent(sent["pull"], pulled[w][s][lo - bounds[s]:hi - bounds[s]])
             models = [mlp.unflatten(np.concatenate(p), layers) for p in pulled]
             it += 1
     final = mlp.unflatten(np.concatenate(shard), layers)
     hyper = dict(epochs=epochs, servers=servers, hidden=hidden, batch_size=batch_size, lr=lr,
-                 momentum=momentum, overlap=overlap, device_flops=device_flops)
+                 momentum=momentum, overlap=overlap, device_flops=device_flops,
+                 **({} if isinstance(overlap, bool) else
+                    {"bucket_bytes": bucket_bytes, "partition_bytes": partition_bytes}))
     stats = {"recording": Recording(workers, servers, it, mlp.model_of(layers), batch_of,
                                     hyper, {}),
              "push": bytes_per_value(sent["push"]), "pull": bytes_per_value(sent["pull"])}
@@ -295,6 +330,12 @@ def measure(trace, push="push", pull="pull"):
     r = recording(trace)
     sizes = np.diff(shard_bounds(r.model0.params, r.S0))
     bpv = r.md.get("bytes_per_value", mlp.BYTES_PER_VALUE)
+    if not isinstance(r.hyper.get("overlap", True), bool):
+        # Gradient pieces (workloads.overlap): every value goes up and down once a step.
+        per = r.n_rec * r.P0 * r.model0.params
+        return {"recording": r, **{k: float(trace.size[tag_mask(trace, t)].sum()) / per
+                                   if tag_mask(trace, t).any() else bpv
+                                   for k, t in (("push", push), ("pull", pull))}}
     return {"recording": r,
             "push": dense_bpv(trace, push, lambda rank, peer: sizes[peer - r.P0], bpv),
             "pull": dense_bpv(trace, pull, lambda rank, peer: sizes[rank - r.P0], bpv)}
@@ -333,6 +374,10 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     P, S, model = c.P, c.S, c.model
     bounds, sizes, W, srv = shard_layout(c)
     overlap = c.rec.hyper.get("overlap", True)
+    if overlap == "none" and not c.rec.hyper.get("partition_bytes"):
+        overlap = False      # the same schedule
+    if not isinstance(overlap, bool):
+        return finish(_overlapped(c, stats, bounds, W, srv), c, SERVERS)
     b = Frontier(P + S)
     for it in range(c.iterations):
         bwd = b.forward_backward(W, model, c.batch, it)
@@ -341,6 +386,38 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         b.compute(srv, server_update_flops(P, sizes), it, "update")
         b.send(np.repeat(srv, P), np.tile(W, S), np.repeat(sizes * stats["pull"], P), it, "pull")
     return finish(b.build(), c, SERVERS)
+
+
+def _overlapped(c, stats, bounds, W, srv):
+    """The schedule with the gradient in pieces (:mod:`workloads.overlap`): per piece and
+    server holding part of it, every worker's push (after the backward op completing
+    the piece), the server's update once the P pushes are in, and its pull to every
+    worker; the next forward op of a unit waits for the pulls of its pieces."""
+    P, S, model, hyper = c.P, c.S, c.model, c.rec.hyper
+    pcs = pieces(model, hyper["overlap"], stats["push"],
+                 hyper.get("bucket_bytes", DDP_BUCKET_BYTES), hyper.get("partition_bytes"))
+    segs = piece_segments(bounds, pcs)
+    b = Frontier(P + S)
+    arrive, last = None, None
+    for it in range(c.iterations):
+        bwd = b.forward_backward(W, model, c.batch, it,
+                                 None if last is None else one(last),
+                                 None if arrive is None else unit_deps(model, pcs, arrive))
+        arrive = []
+        for k in range(len(pcs.lo)):
+            sk = segs[segs[:, 0] == k]
+            s, v = sk[:, 1], (sk[:, 3] - sk[:, 2]).astype(np.float64)
+            n = len(s)
+            prio = int(pcs.priority[k])
+            push = b.send(np.repeat(W, n), np.tile(srv[s], P), np.tile(v * stats["push"], P),
+                          it, "push", one(np.repeat(bwd[pcs.ready[k]], n)), prio)
+            upd = b.compute(srv[s], server_update_flops(P, v), it, "update",
+                            cols(*push.reshape(P, n)))
+            pull = b.send(np.repeat(srv[s], P), np.tile(W, n), np.repeat(v * stats["pull"], P),
+                          it, "pull", one(np.repeat(upd, P)), prio)
+            arrive.append(pull.reshape(n, P).T)
+        last = bwd[0]
+    return b.build()
 
 
 def measure_sparse(trace, push, down):

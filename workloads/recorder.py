@@ -14,8 +14,8 @@ paradigm's ``schedule`` uses too) and so keeps per-rank dependency bookkeeping:
 * :meth:`Recorder.send` is non-blocking: the message waits for the sender's
   frontier (or explicit ``deps``), and the receiver's next op waits for it;
 * :meth:`Recorder.forward_backward` records a training step's compute with
-  FLOPs from the matrix shapes: one forward op, then one backward op per layer
-  from the last layer to the first. It returns the backward op of every layer,
+  FLOPs from the matrix shapes: one forward op per layer from the first layer
+  to the last, then one backward op per layer from the last layer to the first. It returns the backward op of every layer,
   so a paradigm that allows it can let layer ``l``'s gradient leave as soon as
   layer ``l``'s backward op is done, while layer ``l-1``'s backward still runs
   (:func:`grad_ready` finds the op for a slice of the flat gradient).
@@ -437,12 +437,12 @@ class Recorder:
         return op, nbytes
 
     def forward_backward(self, rank, layers, batch, iteration=0, deps=None):
-        """Record one training step's compute on ``rank``: forward, then backward layer by layer.
+        """Record one training step's compute on ``rank``: forward and backward layer by layer.
 
-        The forward op has :func:`workloads.mlp.forward_flops` summed over
-        layers; then one backward op per layer, from the last to the first, each
-        with :func:`workloads.mlp.backward_flops` of its layer
-        (:meth:`workloads.frontier.Frontier.forward_backward`).
+        One forward op per layer, first to last, with :func:`workloads.mlp.forward_flops`
+        of its layer; then one backward op per layer, last to first, with
+        :func:`workloads.mlp.backward_flops` of its layer (:meth:`Frontier.forward_backward
+        <workloads.frontier.Frontier.forward_backward>`).
 
         Parameters
         ----------
@@ -467,7 +467,7 @@ class Recorder:
         >>> ops = rec.forward_backward(0, (4, 16, 3), batch=8)
         >>> t = rec.builder.build()
         >>> ops, t.flops.tolist()
-        ([2, 1], [1792.0, 1536.0, 2048.0])
+        ([3, 2], [1024.0, 768.0, 1536.0, 2048.0])
         """
         return self.builder.forward_backward([rank], layers, batch, iteration,
                                              self._deps(deps))[:, 0].tolist()

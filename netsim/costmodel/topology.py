@@ -100,7 +100,8 @@ def link_loads(trace, topology, placement=None):
     L = net.num_links
     if not msg.any():
         return np.zeros(L)
-    pair, links, _ = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]])
+    pair, links, _ = net.routes(nodes[trace.rank[msg]], nodes[trace.peer[msg]],
+                                channel=trace.channel[msg])
     return route_loads(pair, links, L, trace.size[msg])
 
 

@@ -44,6 +44,19 @@ def add_arguments(p):
     p.add_argument("--ranks", type=int, metavar="N",
                    help="replay an imported data-parallel profile at N ranks instead (see "
                         "netsim import --ranks; collectives keep their payload over all N)")
+    p.add_argument("--ecmp", choices=("off", "hash"), default="off",
+                   help="how messages spread over equal-cost shortest paths (leaf-spine, "
+                        "fat-tree, torus): 'off' (default) sends a message on channel c along "
+                        "path c mod k of its k paths, so channel-0 traffic keeps one "
+                        "deterministic path per pair, as in earlier versions; 'hash' sends each "
+                        "(source, destination, channel) flow along the path a seeded hash picks, "
+                        "as ECMP switches do (two flows may collide on one path)")
+    p.add_argument("--ecmp-seed", type=int, default=0, metavar="INT",
+                   help="seed of the ECMP hash, >= 0 (default 0; only with --ecmp hash)")
+    p.add_argument("--sharing", choices=("maxmin", "priority"), default="maxmin",
+                   help="bandwidth sharing on every link: max-min fair (default), or strict "
+                        "priority between the messages' priority classes (larger first, each "
+                        "class max-min on what the classes above left)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
     p.add_argument("--timeline", metavar="FILE.json",
@@ -97,7 +110,9 @@ def run(args):
     with progress(args, trace.num_ops, "replay", unit="op",
                   show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
         result = simulate(trace, G, placement=placement, device_flops=args.device_flops, progress=bar,
-                          link_series=bool(args.timeline))
+                          link_series=bool(args.timeline),
+                          ecmp=None if args.ecmp == "off" else args.ecmp, ecmp_seed=args.ecmp_seed,
+                          sharing=getattr(args, "sharing", "maxmin"))
     if args.csv:
         write(args.csv, lambda f: result.table("links").to_csv(f, index=False))
     if args.timeline:

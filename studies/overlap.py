@@ -1,0 +1,201 @@
+"""Overlap study: time per iteration against P with communication hidden behind computation.
+
+Synchronous data parallelism with a ring allreduce of the gradient
+(:mod:`workloads.allreduce`) on a star of hosts (one switch), for each way the
+gradient may leave (:mod:`workloads.overlap`):
+
+* ``none``: one fused allreduce after the whole backward pass;
+* ``layerwise``: one allreduce per layer, started when its backward op ends;
+* ``bucketed``: PyTorch DDP's buckets (25 MiB by default);
+* ``priority``: P3 / ByteScheduler: per-layer tensors cut into chunks of
+  ``partition_bytes``, the first layer's most urgent, replayed with strict
+  priority sharing (``sharing="priority"``).
+
+In every mode the next forward op of a layer waits only for that layer's new
+parameters. A small allreduce run is recorded once per mode (Iris, two workers)
+and resized to the real model's shapes (:func:`workloads.models.resize`) at each
+P. Next to each simulation: the closed form of the communication left exposed
+(:func:`workloads.overlap.exposed_communication`, the pieces one after the
+other at the ring allreduce closed form of their bytes, with alpha = two hops of
+latency and beta = 1 / link bandwidth), and the fused ring allreduce time
+(:func:`netsim.costmodel.ring_allreduce`) that ``none`` leaves exposed whole.
+
+Examples
+--------
+>>> recs = overlap_study(models=("resnet50",), networks=("100GbE",), workers=(2,),
+...                      modes=("none", "bucketed"))
+>>> [(r["overlap"], r["P"]) for r in recs]
+[('none', 2), ('bucketed', 2)]
+>>> recs[1]["speedup"] > 1.0
+True
+"""
+
+import numpy as np
+
+from netsim import costmodel
+from netsim.checks import check_int, check_real
+from netsim.result import simulate
+from netsim.trace import COMPUTE
+from topologies import ETHERNET, ETHERNET_LATENCY, star
+import workloads
+from workloads.models import get_model, resize
+from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP, exposed_communication, pieces
+from workloads.recorder import V100_FP32_FLOPS
+from workloads.errors import WorkloadError
+
+__all__ = ["overlap_study", "plot_overlap", "PARTITION_BYTES"]
+
+#: The study's tensor partition of the ``priority`` mode: 4 MB chunks. A study
+#: parameter, not a hardware constant: ByteScheduler tunes it per model and network
+#: (Peng et al., SOSP 2019, section 5), P3 slices parameters finer than layers
+#: (Jayarajan et al., MLSys 2019).
+PARTITION_BYTES = 4e6
+
+
+def _compute(trace, device_flops):
+    """Seconds of forward and backward on worker 0 in iteration 0."""
+    names = list(trace.tags)
+    tags = [names.index(t) for t in ("forward", "backward") if t in names]
+    sel = ((trace.kind == COMPUTE) & np.isin(trace.tag, tags) & (trace.rank == 0)
+           & (trace.iteration == 0))
+    return float(trace.flops[sel].sum()) / device_flops
+
+
+def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"),
+                  workers=(2, 4, 8), modes=OVERLAP, batch_size=32,
+                  partition_bytes=PARTITION_BYTES, bucket_bytes=DDP_BUCKET_BYTES, iterations=2,
+                  device_flops=V100_FP32_FLOPS, latency=ETHERNET_LATENCY):
+    """Time per iteration of allreduce data parallelism for each overlap mode, model, network, P.
+
+    Parameters
+    ----------
+    models : sequence of str
+        Names of :data:`workloads.models.MODELS`.
+    networks : sequence of str
+        Names of :data:`topologies.specs.ETHERNET` (the star's link speed).
+    workers : sequence of int
+        The worker counts P (>= 2).
+    modes : sequence of str
+        Of :data:`workloads.overlap.OVERLAP`.
+    batch_size : int
+        Samples per worker per step (weak scaling).
+    partition_bytes : float
+        Chunk size of the ``priority`` mode.
+    bucket_bytes : float
+        Bucket size of the ``bucketed`` mode.
+    iterations : int
+        Iterations simulated; the time per iteration is the last one's.
+    device_flops : float
+        FLOP/s of each worker (default a V100's FP32 peak).
+    latency : float
+        Latency of each link (s).
+
+    Returns
+    -------
+    list of dict
+        One per (model, network, P, mode): ``time`` (simulated seconds per
+        iteration), ``compute`` (forward + backward), ``exposed`` (``time -
+        compute``), ``closed_exposed`` and ``closed_time`` (the closed form),
+        ``fused_comm`` (ring allreduce of the whole gradient), ``speedup``
+        (``none``'s time over this one's, when ``none`` is among the modes).
+
+    Raises
+    ------
+    WorkloadError, netsim.NetsimError
+        For an unknown model, network or mode, or bad numbers (naming them).
+
+    Examples
+    --------
+    >>> r = overlap_study(models=("resnet50",), networks=("10GbE",), workers=(2,),
+    ...                   modes=("none",))[0]
+    >>> abs(r["closed_exposed"] / r["fused_comm"] - 1) < 1e-12   # none hides nothing
+    True
+    """
+    for mode in modes:
+        pieces((1, 1), mode)                      # names the unknown mode
+    for net in networks:
+        if net not in ETHERNET:
+            raise WorkloadError(f"unknown network {net!r}; known: {', '.join(ETHERNET)}")
+    workers = [check_int(P, "P", 2, error=WorkloadError) for P in workers]
+    batch_size = check_int(batch_size, "batch_size", error=WorkloadError)
+    iterations = check_int(iterations, "iterations", error=WorkloadError)
+    device_flops = check_real(device_flops, "device_flops", lo=0, strict=True,
+                              error=WorkloadError)
+    recorded = {mode: workloads.record(
+        "allreduce", workers=2, epochs=1, overlap=mode, bucket_bytes=bucket_bytes,
+        partition_bytes=partition_bytes if mode == "priority" else None).trace
+        for mode in modes}
+    out = []
+    for name in models:
+        model = get_model(name)
+        n = 4.0 * model.params
+        for net in networks:
+            bw = float(ETHERNET[net])
+            alpha, beta = 2 * latency, 1.0 / bw
+            for P in workers:
+                G = star(P, bandwidth=bw, latency=latency)
+                base = None
+                for mode in modes:
+                    t = resize(recorded[mode], name, workers=P, iterations=iterations,
+                               batch_size=batch_size, device_flops=device_flops)
+                    res = simulate(t, G, sharing="priority" if mode == "priority" else "maxmin")
+                    time = float(res.iteration_times[-1])
+                    compute = _compute(t, device_flops)
+                    pcs = pieces(model, mode, 4.0, bucket_bytes,
+                                 partition_bytes if mode == "priority" else None)
+                    secs = [costmodel.ring_allreduce(P, 4.0 * v, alpha, beta)
+                            for v in pcs.values.tolist()]
+                    closed = exposed_communication(model, pcs, batch_size, device_flops, secs)
+                    base = time if mode == "none" else base
+                    out.append({"model": name, "network": net, "P": P, "overlap": mode,
+                                "time": time, "compute": compute, "exposed": time - compute,
+                                "closed_exposed": closed, "closed_time": compute + closed,
+                                "fused_comm": costmodel.ring_allreduce(P, n, alpha, beta),
+                                "pieces": len(pcs.lo),
+                                "speedup": (base / time) if base else float("nan")})
+    return out
+
+
+def plot_overlap(records, path=None):
+    """Time per iteration against P, one panel per (model, network), a line per mode,
+    with the closed form dashed; returns the matplotlib figure (saved to ``path``).
+
+    Parameters
+    ----------
+    records : list of dict
+        Of :func:`overlap_study`.
+    path : str, optional
+        Where to save the figure (PNG).
+
+    Examples
+    --------
+    >>> recs = overlap_study(models=("resnet50",), networks=("100GbE",), workers=(2,),
+    ...                      modes=("none",))
+    >>> len(plot_overlap(recs).axes)
+    1
+    """
+    import matplotlib
+    if path is not None:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = sorted({(r["model"], r["network"]) for r in records})
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.6), squeeze=False)
+    for ax, (model, net) in zip(axes[0], panels):
+        rows = [r for r in records if (r["model"], r["network"]) == (model, net)]
+        for k, mode in enumerate(dict.fromkeys(r["overlap"] for r in rows)):
+            sel = [r for r in rows if r["overlap"] == mode]
+            P = [r["P"] for r in sel]
+            line, = ax.plot(P, [r["time"] for r in sel], "o-", label=mode)
+            ax.plot(P, [r["closed_time"] for r in sel], "--", color=line.get_color(),
+                    label="closed form" if k == 0 else None)
+        ax.plot(P, [r["compute"] for r in sel], ":", color="gray", label="compute")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("workers P")
+        ax.set_ylabel("seconds per iteration")
+        ax.set_title(f"{model}, {net}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
