@@ -7,14 +7,16 @@ missing latency is taken as 0 s with a ``UserWarning`` through the
 a full-duplex link: it becomes two link directions, each with the full
 bandwidth. A ``DiGraph`` edge is one direction.
 
-Two more edge attributes scale the bandwidth: ``links`` (integer k >= 1,
-default 1), k parallel links of ``bandwidth`` each merged into one link of k
-times the bandwidth (NVLink stripes a transfer over every link to the same
-peer, and NCCL's topology adds parallel links' bandwidths alike: ``link->bw +=
-bw`` in ``ncclTopoConnectNodes``, src/graph/topo.cc); ``efficiency`` (in
-(0, 1], default 1), the payload share of the line rate once framing is paid,
-which topology builders compute from technology and MTU. A link direction's
-capacity is ``bandwidth * links * efficiency``.
+Two more edge attributes: ``links`` (integer k >= 1, default 1) counts the
+physical links an edge stands for, and ``bandwidth`` is already the whole
+bundle's rate, so k parallel links are one link of their summed bandwidth
+(NVLink stripes a transfer over every link to the same peer, and NCCL's
+topology adds parallel links' bandwidths alike: ``link->bw += bw`` in
+``ncclTopoConnectNodes``, src/graph/topo.cc); ``links`` is checked and kept for
+models that count links (:mod:`netsim.nccl`), never multiplied in again.
+``efficiency`` (in (0, 1], default 1) is the payload share of the line rate
+once framing is paid, which topology builders compute from technology and MTU.
+A link direction's capacity is ``bandwidth * efficiency``.
 
 Routing is deterministic. The candidate paths between two nodes are the
 *equal-cost* shortest paths (least total latency, then fewest hops), which
@@ -61,8 +63,9 @@ class Network:
     ----------
     G : networkx.Graph or networkx.DiGraph
         Edges need ``bandwidth`` > 0 (bytes/s); ``latency`` >= 0 (s) defaults to 0
-        with a ``UserWarning`` (how many edges lack one); ``links`` (int >= 1) and
-        ``efficiency`` (in (0, 1]) scale the bandwidth (module docstring).
+        with a ``UserWarning`` (how many edges lack one); ``links`` (int >= 1) counts
+        the parallel links the bandwidth sums, and ``efficiency`` (in (0, 1])
+        scales it (module docstring).
 
     Attributes
     ----------
@@ -71,8 +74,8 @@ class Network:
     link_src, link_dst : ndarray of int
         Node indices of each link direction.
     bandwidth, latency : ndarray of float
-        Per link direction; ``bandwidth`` is the capacity, parallel links and
-        framing efficiency included.
+        Per link direction; ``bandwidth`` is the capacity, framing
+        efficiency included.
 
     Raises
     ------
@@ -506,16 +509,16 @@ class Network:
 
 
 def _scale(u, v, data):
-    """The edge's ``links * efficiency`` (module docstring), checked."""
+    """The edge's ``efficiency`` (module docstring), with its ``links`` count checked."""
     k = data.get("links", 1)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise TopologyError(f"edge ({u!r}, {v!r}) has links {k!r}: it must be an integer >= 1 "
-                            f"(parallel links of the edge's bandwidth each)")
+                            f"(the number of parallel links its bandwidth sums)")
     eff = data.get("efficiency", 1.0)
     if not is_real(eff) or not 0 < eff <= 1:
         raise TopologyError(f"edge ({u!r}, {v!r}) has efficiency {eff!r}: it must be a number "
                             f"in (0, 1] (the payload share of the line rate)")
-    return int(k) * float(eff)
+    return float(eff)
 
 
 def as_network(topology):

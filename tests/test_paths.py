@@ -157,7 +157,10 @@ def two_gpus(**attrs):
 
 
 def test_parallel_links_are_one_link_of_summed_bandwidth():
+    # Two parallel links of rate B each: the edge's bandwidth is their sum, 2B;
+    # ``links`` only counts them and is never multiplied in again.
     G = two_gpus(links=2)
+    G.edges["gpu0", "gpu1"]["bandwidth"] = 2 * B
     assert Network(G).bandwidth.tolist() == [2 * B, 2 * B]
     one = two_messages((0,), src=(0,), dst=(1,))
     assert simulate(one, G).makespan == pytest.approx(LAT + SIZE / (2 * B), rel=1e-12)
