@@ -65,7 +65,7 @@ def _strong(trace, factor):
     dur = np.where(sel & ~np.isnan(trace.duration), trace.duration * factor, trace.duration)
     return Trace(trace.ranks, trace.kind, trace.rank, trace.peer, trace.size, dur, flops,
                  trace.iteration, trace.tag, trace.dep_ptr, trace.dep_idx, tags=trace.tags,
-                 metadata=trace.metadata)
+                 metadata=trace.metadata, channel=trace.channel, priority=trace.priority)
 
 
 def _link_ranks(link, result, trace):

@@ -12,11 +12,19 @@ waits ``2 * latency``. Human strings such as ``"10Gbps"`` are not accepted;
 parse them with :func:`netsim.units.parse_bandwidth` or look a product up with
 :func:`topologies.specs.link_speed`.
 
-netsim sends each message along one deterministic shortest path; it does not
-spread flows over equal-cost paths (no ECMP). On topologies with path
-diversity (``leaf_spine``, ``fat_tree``, ``torus``) concurrent flows may
-therefore share a link that load-balanced hardware would have avoided, so
-results are usually pessimistic for them.
+By default netsim sends the messages between two hosts along one deterministic
+shortest path (channel 0). On topologies with path diversity (``leaf_spine``,
+``fat_tree``, ``torus``) concurrent flows may then share a link that
+load-balanced hardware would have avoided; messages on other channels, or a
+replay with ``ecmp="hash"``, spread over the equal-cost paths (see
+:mod:`netsim.network`).
+
+Framing: the switched Ethernet builders (``star``, ``two_tier``,
+``leaf_spine``, ``fat_tree``) take ``mtu``. None (the default) leaves the
+raw bandwidth; an MTU in bytes writes every link's ``efficiency``, the share of
+the line rate TCP/IPv4 payload gets at that MTU
+(:func:`topologies.links.payload_efficiency`, e.g. 1448 / 1538 at 1500), which
+netsim multiplies into the link's capacity.
 """
 
 import itertools
@@ -30,6 +38,7 @@ from netsim.errors import TopologyError
 from netsim.units import format_bandwidth
 
 from . import _validate as _check
+from .links import payload_efficiency
 from .specs import ETHERNET, ETHERNET_LATENCY
 
 __all__ = ["star", "two_tier", "leaf_spine", "fat_tree", "ring", "torus"]
@@ -42,7 +51,22 @@ def _link(G, u, v, bandwidth, latency):
     G.add_edge(u, v, bandwidth=bandwidth, latency=latency)
 
 
-def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY):
+def _framed(G, fn, mtu):
+    """``G`` with every link's ``efficiency`` at TCP/IPv4-over-Ethernet ``mtu`` (None: as is)."""
+    if mtu is None:
+        return G
+    try:
+        # Every Ethernet rate frames alike (IEEE 802.3): the technology only names the family.
+        eff = payload_efficiency("10GbE", mtu)
+    except TopologyError as exc:
+        raise TopologyError(f"{fn}: mtu {mtu!r} is not a TCP/IPv4-over-Ethernet MTU "
+                            f"({str(exc).split(': ', 1)[-1]})") from None
+    nx.set_edge_attributes(G, eff, "efficiency")
+    G.graph["name"] = f"{G.graph['name'][:-1]}, MTU {mtu})"
+    return G
+
+
+def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None):
     """Hosts on one non-blocking switch.
 
     Parameters
@@ -53,6 +77,10 @@ def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY):
         Bytes/s per direction of each host's link (default 10GbE, 1.25e9).
     latency : float, optional
         Seconds per link (default :data:`topologies.specs.ETHERNET_LATENCY`).
+    mtu : int, optional
+        IP MTU in bytes: every link gets the ``efficiency`` of TCP/IPv4 over
+        Ethernet framing at that MTU (module docstring). None (default): no
+        framing, the raw bandwidth.
 
     Returns
     -------
@@ -85,7 +113,7 @@ def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY):
     G.add_node("switch", kind="switch")
     for i in range(n):
         _link(G, f"host{i}", "switch", bandwidth, latency)
-    return G
+    return _framed(G, "star", mtu)
 
 
 def two_tier(
@@ -94,6 +122,7 @@ def two_tier(
     bandwidth=_HOST_BW,
     uplink_bandwidth=_UPLINK_BW,
     latency=ETHERNET_LATENCY,
+    mtu=None,
 ):
     """Racks of hosts behind top-of-rack switches, the ToRs on one core switch.
 
@@ -116,6 +145,10 @@ def two_tier(
     latency : float, optional
         Seconds per link, hosts and uplinks alike (default
         :data:`topologies.specs.ETHERNET_LATENCY`).
+    mtu : int, optional
+        IP MTU in bytes: every link gets the ``efficiency`` of TCP/IPv4 over
+        Ethernet framing at that MTU (module docstring). None (default): no
+        framing, the raw bandwidth.
 
     Returns
     -------
@@ -156,7 +189,7 @@ def two_tier(
         _link(G, f"host{i}", f"tor{i // per_rack}", bandwidth, latency)
     for r in range(racks):
         _link(G, f"tor{r}", "core", uplink_bandwidth, latency)
-    return G
+    return _framed(G, "two_tier", mtu)
 
 
 def leaf_spine(
@@ -166,13 +199,15 @@ def leaf_spine(
     bandwidth=_HOST_BW,
     uplink_bandwidth=_UPLINK_BW,
     latency=ETHERNET_LATENCY,
+    mtu=None,
 ):
     """A two-level Clos network: every leaf switch linked to every spine switch.
 
     Hosts are numbered leaf-major: ``"host{l * hosts_per_leaf + j}"`` is the
     ``j``-th host of ``"leaf{l}"`` and carries ``leaf=l``. Spines are
-    ``"spine0"`` ... netsim routes each pair on one shortest path, so traffic
-    between two leaves uses one spine rather than all of them (no ECMP).
+    ``"spine0"`` ... Without channels or ECMP netsim routes each pair on one
+    shortest path, so traffic between two leaves uses one spine; with
+    ``ecmp="hash"`` flows spread over the spines (module docstring).
 
     Parameters
     ----------
@@ -184,6 +219,10 @@ def leaf_spine(
         Bytes/s per direction of each leaf-spine link (default 40GbE).
     latency : float, optional
         Seconds per link (default :data:`topologies.specs.ETHERNET_LATENCY`).
+    mtu : int, optional
+        IP MTU in bytes: every link gets the ``efficiency`` of TCP/IPv4 over
+        Ethernet framing at that MTU (module docstring). None (default): no
+        framing, the raw bandwidth.
 
     Returns
     -------
@@ -226,10 +265,10 @@ def leaf_spine(
     for l in range(leaves):
         for s in range(spines):
             _link(G, f"leaf{l}", f"spine{s}", uplink_bandwidth, latency)
-    return G
+    return _framed(G, fn, mtu)
 
 
-def fat_tree(k, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY):
+def fat_tree(k, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None):
     """The k-ary fat-tree of Al-Fares, Loukissas and Vahdat (2008).
 
     ``k`` pods, each with ``k/2`` edge switches (``"edge{j}"``) and ``k/2``
@@ -252,6 +291,10 @@ def fat_tree(k, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY):
         Bytes/s per direction of every link (default 10GbE).
     latency : float, optional
         Seconds per link (default :data:`topologies.specs.ETHERNET_LATENCY`).
+    mtu : int, optional
+        IP MTU in bytes: every link gets the ``efficiency`` of TCP/IPv4 over
+        Ethernet framing at that MTU (module docstring). None (default): no
+        framing, the raw bandwidth.
 
     Returns
     -------
@@ -302,7 +345,7 @@ def fat_tree(k, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY):
                 _link(G, f"edge{pod * half + e}", f"agg{pod * half + a}", bandwidth, latency)
         for c in range(half * half):
             _link(G, f"agg{pod * half + c // half}", f"core{c}", bandwidth, latency)
-    return G
+    return _framed(G, "fat_tree", mtu)
 
 
 def ring(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, kind="host"):

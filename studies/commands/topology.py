@@ -154,7 +154,7 @@ def describe_builders():
     Examples
     --------
     >>> print(describe_builders().splitlines()[0])  # doctest: +ELLIPSIS
-    star: n (required), bandwidth=10 Gbps, latency=1 us
+    star: n (required), bandwidth=10 Gbps, latency=1 us, mtu=None
     """
     lines = []
     for name, builder in TOPOLOGIES.items():

@@ -1,20 +1,29 @@
-# Writes the schema-1 trace files under tests/data/traces/ (run once, before schema 2 existed).
-import netsim
-from netsim import TraceBuilder
-from netsim.collectives import ring_allreduce
-from netsim.traceio import save_trace, SCHEMA
-from netsim.traceops import concat, repeat
-assert SCHEMA == "netsim-trace/1"
-b = TraceBuilder(3, metadata={"device_flops": 1e12, "paradigm": "schema-1 sample"})
-c0 = b.compute(0, seconds=1e-3, tag="fwd")
-c1 = b.compute(1, flops=2e9, tag="fwd")
-m0 = b.message(0, 1, 1.5e6, deps=[c0], tag="push")
-m1 = b.message(1, 2, 123457, deps=[c1, m0], tag="push")
-b.message(2, 0, 0, deps=[m1], iteration=0)
-b.compute(2, seconds=2e-4, deps=[m1], tag="bwd")
-t = repeat(concat(b.build(), ring_allreduce(3, 3e6), iteration_offset=0), 2)
-save_trace(t, "tests/data/traces/schema1.json")
-save_trace(t, "tests/data/traces/schema1.npz")
-from topologies import star
-G = star(3, bandwidth=1.25e9, latency=1e-6)
-print(repr(netsim.simulate(t, G).makespan), t)
+"""Writes the schema-1 trace files of this folder (run once from the repository root, at
+commit 3baaaac, before schema 2 existed): ``python tests/data/traces/make_schema1.py``."""
+
+
+def main():
+    import netsim
+    from netsim import TraceBuilder
+    from netsim.collectives import ring_allreduce
+    from netsim.traceio import SCHEMA, save_trace
+    from netsim.traceops import concat, repeat
+    from topologies import star
+
+    assert SCHEMA == "netsim-trace/1", "this script only makes sense under schema 1"
+    b = TraceBuilder(3, metadata={"device_flops": 1e12, "paradigm": "schema-1 sample"})
+    c0 = b.compute(0, seconds=1e-3, tag="fwd")
+    c1 = b.compute(1, flops=2e9, tag="fwd")
+    m0 = b.message(0, 1, 1.5e6, deps=[c0], tag="push")
+    m1 = b.message(1, 2, 123457, deps=[c1, m0], tag="push")
+    b.message(2, 0, 0, deps=[m1], iteration=0)
+    b.compute(2, seconds=2e-4, deps=[m1], tag="bwd")
+    t = repeat(concat(b.build(), ring_allreduce(3, 3e6), iteration_offset=0), 2)
+    save_trace(t, "tests/data/traces/schema1.json")
+    save_trace(t, "tests/data/traces/schema1.npz")
+    G = star(3, bandwidth=1.25e9, latency=1e-6)
+    print(repr(netsim.simulate(t, G).makespan), t)
+
+
+if __name__ == "__main__":
+    main()
