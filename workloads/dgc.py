@@ -57,7 +57,7 @@ from .frontier import Frontier, merge, one
 from .plan import Recording, finish, plan, recording, steps_per_epoch, tag_mask, train_samples
 from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form",
            "warmup_sparsity", "values_per_layer", "top_k",
@@ -269,7 +269,7 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     stages, sent_log, epoch_bytes = [], [], []
     total_bytes = messages = 0
     sent_values = clipped = 0
-    it = 0
+    it, bad = 0, None
     for epoch in epochs_of(range(epochs), epochs, progress):
         sparsity = warmup_sparsity(epoch, warmup_epochs, final_sparsity)
         ks = values_per_layer(sizes, sparsity)
@@ -279,7 +279,8 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
             params = mlp.unflatten(model, layers)
             sets = []
             for w, idx in enumerate(batch):
-                _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                loss, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                bad = first_nonfinite(bad, loss, it)
                 g = mlp.flatten(grads) / np.float32(P)
                 if local_clip is not None:
                     norm = float(np.linalg.norm(g))
@@ -342,7 +343,7 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     result = run_result("dgc", schedule(P, stats), setup,
                         mlp.accuracy(final, data.X_test, data.y_test), total_bytes, messages, it,
                         hyper, dropped_fraction=dropped, extra=extra,
-                        metadata={"train_samples": int(data.n_train)})
+                        metadata={"train_samples": int(data.n_train)}, diverged_at=bad)
     return result
 
 

@@ -39,7 +39,7 @@ from .frontier import Frontier, cols, interleave, merge, one, rows
 from .plan import Recording, finish, plan
 from .ps_sync import init_servers, server_update_flops, shard_layout
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "NO_CLOSED_FORM",
            "SERVERS", "DESCRIPTION", "OPTIONS"]
@@ -114,7 +114,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     acc = [np.zeros(n, np.float32) for _ in range(workers)]
     base = [0] * workers          # server version of the weights a worker holds
     oldest = [None] * workers     # version behind the oldest accumulated gradient
-    version = 0
+    version, bad = 0, None
     staleness = []
     sent = {"push": {}, "fetch": {}}
     schedule_ = [b for _ in range(epochs)
@@ -129,7 +129,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
                 pulled = [count_sent(sent["fetch"], shard[s].copy()) for s in range(servers)]
                 models[w] = mlp.unflatten(np.concatenate(pulled), layers)
                 base[w] = version
-            _, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
+            loss, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
+            bad = first_nonfinite(bad, loss, t)
             acc[w] += mlp.flatten(grads)
             if oldest[w] is None:
                 oldest[w] = base[w]
@@ -159,7 +160,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
                       mlp.accuracy(final, data.X_test, data.y_test),
                       sent["push"]["bytes"] + sent["fetch"].get("bytes", 0),
                       sent["push"]["messages"] + sent["fetch"].get("messages", 0), steps, hyper,
-                      servers=servers, extra=extra)
+                      servers=servers, extra=extra, diverged_at=bad)
 
 
 def measure(trace):

@@ -67,7 +67,7 @@ from .datasets import shards as _random_shards
 from .errors import PartitionError, ProjectionError, WorkloadError
 from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, Recorder
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "measure", "closed_form", "compare", "partition_samples", "partition_features",
            "random_features", "PARTITIONS", "DESCRIPTION", "OPTIONS"]
@@ -297,7 +297,7 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
     bytes_by_tag = {"pull-request": 0, "pull": 0, "push": 0}
     rows_pulled = contacts = steps = sent_values = 0
     lr32, inv_p = np.float32(lr), np.float32(1.0 / P)
-    it = 0
+    it, bad = 0, None
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(shard_list, batch_size, setup.rng):
             plans = []
@@ -327,7 +327,8 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
                 local = np.zeros((F + 1, C), np.float32)
                 for k, vals in by_server.values():
                     local[k] = vals
-                _, grads = mlp.loss_and_grads([local[:F], local[F]], Xb, y[idx])
+                loss, grads = mlp.loss_and_grads([local[:F], local[F]], Xb, y[idx])
+                bad = first_nonfinite(bad, loss, it)
                 grad_table = np.vstack([grads[0], grads[1][None, :]])
                 fwd = 2.0 * Xb.nnz * C + C * len(idx)
                 rec.compute(w, fwd, iteration=it, tag="forward")
@@ -362,7 +363,7 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
              "test_loss": mlp.loss(final, data.X_test, data.y_test)}
     return rec.result("ps-partitioned", setup, mlp.accuracy(final, data.X_test, data.y_test), it,
                       hyper, dropped_fraction=1.0 - sent_values / dense if dense else 0.0,
-                      extra=extra)
+                      extra=extra, diverged_at=bad)
 
 
 def compare(dataset="sparse", workers=4, **options):

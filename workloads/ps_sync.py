@@ -33,7 +33,7 @@ from .plan import (Recording, bytes_by, dense_bpv, finish, grad_deps, plan, reco
                    recording, steps_per_epoch, tag_mask, train_samples)
 from .errors import ProjectionError
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form",
            "measure_sparse", "sparse_stats", "sparse_sizes",
@@ -240,13 +240,14 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
     data, layers = setup.data, setup.layers
     bounds, shard, velocity, models = init_servers(setup, servers)
     sent = {"push": {}, "pull": {}}
-    it, batch_of = 0, None
+    it, batch_of, bad = 0, None, None
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             batch_of = np.array([len(idx) for idx in batch])   # the same every step
             received = [[] for _ in range(servers)]
             for w, idx in enumerate(batch):
-                _, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
+                loss, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
+                bad = first_nonfinite(bad, loss, it)
                 g = mlp.flatten(grads)
                 for s in range(servers):
                     received[s].append(count_sent(sent["push"], g[bounds[s]:bounds[s + 1]]))
@@ -270,7 +271,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
                       mlp.accuracy(final, data.X_test, data.y_test),
                       sent["push"]["bytes"] + sent["pull"]["bytes"],
                       sent["push"]["messages"] + sent["pull"]["messages"], it,
-                      hyper, servers=servers, extra=extra)
+                      hyper, servers=servers, extra=extra, diverged_at=bad)
 
 
 def measure(trace, push="push", pull="pull"):
