@@ -53,3 +53,36 @@ def test_admm_converges_on_digits_with_its_defaults():
         r = workloads.record("admm", dataset="digits", epochs=10, rho=rho)
         assert not r.diverged
         assert r.accuracy > 0.95 and r.extra["test_loss"] < 0.3, (rho, r.accuracy)
+
+
+def test_dgc_learning_rate_warm_up_follows_the_papers_formula():
+    from workloads.dgc import warmup_lr
+
+    # Goyal et al. 2017's gradual warm-up as DGC's train.py applies it:
+    # lr * (e (P - 1) / E + 1) / P at fractional epoch e < E, then lr.
+    P, E, lr = 8, 4, 0.8
+    for e in (0.0, 0.25, 1.0, 2.5, 3.999):
+        assert warmup_lr(e, lr, P, E) == pytest.approx(lr * (e * (P - 1) / E + 1) / P)
+    assert warmup_lr(0.0, lr, P, E) == pytest.approx(lr / P)        # one worker's rate
+    assert warmup_lr(E, lr, P, E) == lr and warmup_lr(50, lr, P, E) == lr
+    assert warmup_lr(0.0, lr, P, 0) == lr                             # 0: no warm-up
+    steps = [warmup_lr(i / 10, lr, P, E) for i in range(40)]
+    assert all(b > a for a, b in zip(steps, steps[1:]))               # linear, rising
+    assert steps[1] - steps[0] == pytest.approx(lr * (P - 1) / (P * E * 10))
+
+
+def test_dgc_run_applies_the_warm_up_rate():
+    import numpy as np
+
+    # Iris, 2 workers of 60 samples, batch 60: one step. At e = 0 the rate is lr / P, and
+    # every replica moves by that rate times the sum of the sparse sets sent.
+    for warm, rate in ((4, 0.05 / 2), (0, 0.05)):
+        r = workloads.record("dgc", workers=2, epochs=1, batch_size=60, record_values=True,
+                             lr=0.05, lr_warmup_epochs=warm)
+        total = np.zeros_like(r.extra["initial_params"])
+        for s in r.extra["sent"]:
+            np.add.at(total, s["indices"], s["values"])
+        step = r.extra["initial_params"] - r.extra["final_params"]
+        # float32: a weight near 1 rounds its step to ~6e-8; the two rates differ 2x.
+        np.testing.assert_allclose(step, np.float32(rate) * total, rtol=1e-4, atol=2e-7)
+        assert r.trace.metadata["hyper"]["lr_warmup_epochs"] == warm
