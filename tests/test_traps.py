@@ -86,3 +86,35 @@ def test_dgc_run_applies_the_warm_up_rate():
         # float32: a weight near 1 rounds its step to ~6e-8; the two rates differ 2x.
         np.testing.assert_allclose(step, np.float32(rate) * total, rtol=1e-4, atol=2e-7)
         assert r.trace.metadata["hyper"]["lr_warmup_epochs"] == warm
+
+
+def test_ps_partitioned_fills_16_workers_on_digits():
+    import numpy as np
+
+    from workloads import datasets
+    from workloads.ps_partitioned import partition_samples
+
+    X = datasets.load("digits").X_train
+    # METIS leaves 6 of 16 parts empty on this dense data; the fallback deals the samples,
+    # in METIS-part order, in equal contiguous runs (numpy.array_split sizes).
+    counts = np.bincount(partition_samples(X, 16), minlength=16)
+    assert counts.tolist() == [len(r) for r in np.array_split(np.arange(len(X)), 16)]
+    assert np.bincount(partition_samples(X, 8), minlength=8).min() > 0   # METIS's own
+    r = workloads.record("ps-partitioned", dataset="digits", workers=16, epochs=1)
+    assert r.extra["samples_per_worker"] == counts.tolist() and r.messages > 0
+
+
+def test_partitioning_pays_back_after_cost_over_saving_epochs():
+    from topologies import star
+    from workloads import ps_partitioned
+
+    c = ps_partitioned.compare(epochs=2, topology=lambda n: star(n, bandwidth=1.25e9))
+    metis, rand = c["metis"], c["random"]
+    assert c["partition_seconds"] == pytest.approx(metis.extra["partition_seconds"]
+                                                   - rand.extra["partition_seconds"])
+    assert c["saved_per_epoch"] == pytest.approx(c["epoch_seconds"]["random"]
+                                                 - c["epoch_seconds"]["metis"])
+    assert c["saved_per_epoch"] > 0            # METIS sends fewer bytes: less time on the star
+    assert c["payback_epochs"] == pytest.approx(max(c["partition_seconds"], 0)
+                                                / c["saved_per_epoch"])
+    assert ps_partitioned.compare(epochs=1)["payback_epochs"] is None   # no topology
