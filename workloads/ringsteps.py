@@ -39,6 +39,15 @@ def microbatches(rows, m):
     return np.array_split(rows, m)
 
 
+def _ring_step(rec, ready, payloads, it, tag):
+    """Node k sends ``payloads[k]`` to k + 1, waiting for op ``ready[k]``; return, per
+    node, the message it receives (what its next ring step waits for)."""
+    P = len(ready)
+    ops = [rec.send(k, (k + 1) % P, payloads[k], deps=[ready[k]], iteration=it, tag=tag)[0]
+           for k in range(P)]
+    return [ops[(k - 1) % P] for k in range(P)]
+
+
 def step_layer(sent, params, grads_acc, owned, layers, X, y, it, m):
     """One layer-wise step: forward/backward per micro-batch through the pipeline; every
     activation and gradient sent is counted into ``sent`` (the trace is
@@ -141,12 +150,14 @@ def step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
             bl = bounds[l]
             pieces = [mlp.dense_forward(W[:, bl[k]:bl[k + 1]], b[bl[k]:bl[k + 1]], a,
                                         relu=l < Lg - 1) for k in range(P)]
-            for k in range(P):
-                rec.compute(k, 2.0 * nb * i * (bl[k + 1] - bl[k]), iteration=it, tag="forward")
-            # Ring allgather: in step s node k passes on the piece of node (k - s) mod P.
+            ready = [rec.compute(k, 2.0 * nb * i * (bl[k + 1] - bl[k]), iteration=it,
+                                 tag="forward") for k in range(P)]
+            # Ring allgather: in step s node k passes on the piece of node (k - s) mod P, as
+            # soon as it has it (its compute, then what it received in step s - 1): the P
+            # messages of a step travel at once.
             for s in range(P - 1):
-                for k in range(P):
-                    rec.send(k, (k + 1) % P, pieces[(k - s) % P], iteration=it, tag="activation")
+                ready = _ring_step(rec, ready, [pieces[(k - s) % P] for k in range(P)], it,
+                                   "activation")
             a = np.concatenate(pieces, axis=1)
         _, dlogits = mlp.softmax_cross_entropy(a, y[rows])
         dlogits = dlogits * np.float32(nb / B)
@@ -157,14 +168,15 @@ def step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
             bl = bounds[l]
             W = params[2 * l]
             a_in = ins[l]
-            partial = []  # node k's partial input gradient delta_k @ W_k.T
+            partial, done = [], []  # node k's partial input gradient delta_k @ W_k.T
             for k in range(P):
                 dW, db, da = mlp.dense_backward(W[:, bl[k]:bl[k + 1]], a_in, delta[k],
                                                 input_grad=l > 0)
                 grads_acc[2 * l][:, bl[k]:bl[k + 1]] += dW
                 grads_acc[2 * l + 1][bl[k]:bl[k + 1]] += db
                 partial.append(da)
-                rec.compute(k, 4.0 * nb * i * (bl[k + 1] - bl[k]), iteration=it, tag="backward")
+                done.append(rec.compute(k, 4.0 * nb * i * (bl[k + 1] - bl[k]), iteration=it,
+                                        tag="backward"))
             if l == 0:
                 break
             # Partial input gradients, reduced around the ring: node k ends with the
@@ -176,8 +188,8 @@ def step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
                 for k in range(P):
                     c = (k - s - 1) % P
                     piece = run_sum.get((k, c), partial[k][:, cb[c]:cb[c + 1]])
-                    rec.send(k, (k + 1) % P, piece, iteration=it, tag="activation-grad")
                     sent.append(((k + 1) % P, c, piece))
+                done = _ring_step(rec, done, [p for _, _, p in sent], it, "activation-grad")
                 for dst, c, piece in sent:
                     run_sum[(dst, c)] = (piece + partial[dst][:, cb[c]:cb[c + 1]]).astype(mlp.DTYPE)
             prev = ins[l]  # relu output of layer l - 1

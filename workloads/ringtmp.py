@@ -41,25 +41,25 @@ import time
 import numpy as np
 
 from netsim import checks
+from netsim.trace import COMPUTE
 
 from . import mlp
 from .errors import PartitionError, ProjectionError, WorkloadError
 from .frontier import Frontier, cols, merge, one, pipeline, rows
-from .plan import Recording, finish, plan, recording
+from .closed import terms
+from .plan import Recording, finish, plan, recording, tag_mask
 from .ps_sync import shard_bounds
 from .recorder import V100_FP32_FLOPS, Recorder, bytes_per_value, run_result
 from .ringsteps import step_layer, step_neuron
 from .training import check_workers, epochs_of, prepare, worker_batches
 
-__all__ = ["run", "NO_CLOSED_FORM", "partition_layers", "partition_neurons", "compare",
+__all__ = ["run", "closed_form", "partition_layers", "partition_neurons", "compare",
            "format_table", "COMPARE_CONFIGS", "DEFAULT_WIDTH",
            "DEFAULT_LAYER_HIDDEN", "DESCRIPTION", "OPTIONS",
            "schedule", "measure", "SERVERS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
 SERVERS = "none"
-
-NO_CLOSED_FORM = "a pipeline of dependent activation messages, not a collective"
 
 DESCRIPTION = ("model partitioned across a ring of nodes (by layer or by neuron); "
                "activations travel instead of parameters.")
@@ -513,3 +513,93 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         b.compute(nodes, mlp.update_flops(params), it, "update", one(Bk[j == 0]))
     return finish(b.build(), c, SERVERS, layers=grown)
 
+
+def _per_rank(trace, mask, values, niter):
+    """Per rank, the sum of ``values`` over the ops in ``mask``, per iteration."""
+    return np.bincount(trace.rank[mask], weights=values[mask], minlength=trace.ranks) / niter
+
+
+def closed_form(trace, alpha, beta, device_flops=None):
+    """Alpha-beta closed form of one RingTMP iteration: the pipeline's critical path.
+
+    Layer partition, node ``k`` computing ``F_k`` forward and ``B_k`` backward per
+    micro-batch and sending ``a_k`` bytes forward (and back) per micro-batch, ``m``
+    micro-batches: the forward pass is the flow shop of stages ``F_0, (alpha +
+    a_0 beta), F_1, ..., F_{P-1}``, ``sum(stages) + (m - 1) max(stages)``; the
+    backward pass likewise in reverse; then node 0's update ``U_0``:
+
+        T = sum_k (F_k + B_k) + 2 sum_{k<P-1} (alpha + a_k beta)
+            + (m - 1) (slowest forward stage + slowest backward stage) + U_0
+
+    exact for ``m = 1`` when no two messages share a link (each message alone
+    on the critical path); for ``m > 1`` an upper bound when a message is the
+    slowest stage (messages of successive micro-batches share its link and
+    overlap their latencies). Neuron partition: the busiest node's compute plus
+    its ring steps, each ``alpha + s beta`` for the slice ``s`` it passes on,
+    exact when every layer's width divides by P. The ``(m - 1) max`` term counts
+    as computation or communication as its stage is.
+
+    Parameters
+    ----------
+    trace : Trace
+        A RingTMP recording or schedule.
+    alpha : float
+        Latency of a message, seconds.
+    beta : float
+        Seconds per byte.
+    device_flops : float, optional
+        FLOP/s of the compute ops (default: the trace's metadata).
+
+    Returns
+    -------
+    dict
+        ``compute``, ``server`` (0), ``communication``, ``time`` (seconds per
+        iteration) and ``formula``.
+
+    Examples
+    --------
+    Two nodes, one micro-batch: F = 1 s and 2 s, B = 2 s and 4 s, 1,000 bytes
+    each way, node 0's update 0.5 s: 9.5 s of compute and 2 (alpha + 1000 beta).
+
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2, metadata={"workers": 2, "hyper": {"partition": "layer"}})
+    >>> f0 = b.compute(0, seconds=1.0, tag="forward"); a = b.message(0, 1, 1000, deps=[f0],
+    ...                                                                   tag="activation")
+    >>> f1 = b.compute(1, seconds=2.0, deps=[a], tag="forward")
+    >>> b1 = b.compute(1, seconds=4.0, deps=[f1], tag="backward")
+    >>> d = b.message(1, 0, 1000, deps=[b1], tag="activation-grad")
+    >>> b0 = b.compute(0, seconds=2.0, deps=[d], tag="backward")
+    >>> _ = b.compute(0, seconds=0.5, deps=[b0], tag="update")
+    >>> cf = closed_form(b.build(), 1e-6, 1e-9)
+    >>> cf["compute"], abs(cf["communication"] - 2 * (1e-6 + 1e-6)) < 1e-18
+    (9.5, True)
+    """
+    hyper = trace.metadata.get("hyper", {})
+    niter = max(trace.num_iterations, 1)
+    msg = trace.is_message
+    hop = np.where(msg, alpha + trace.size * beta, 0.0)
+    if hyper.get("partition", "layer") != "layer":
+        comm = np.full(niter, _per_rank(trace, msg, hop, niter).max() if msg.any() else 0.0)
+        return terms(trace, comm, device_flops,
+                     "busiest node's compute + its ring steps (alpha + slice beta each)")
+    m = int(hyper.get("microbatches", 1))
+    P = trace.ranks
+    sec = trace.compute_seconds(device_flops)
+    comp = trace.kind == COMPUTE
+    F = _per_rank(trace, comp & tag_mask(trace, "forward", COMPUTE), sec, niter) / m
+    B = _per_rank(trace, comp & tag_mask(trace, "backward", COMPUTE), sec, niter) / m
+    U0 = _per_rank(trace, comp & tag_mask(trace, "update", COMPUTE), sec, niter)[0]
+    A = _per_rank(trace, tag_mask(trace, "activation"), hop, niter)[:P - 1] / m
+    D = _per_rank(trace, tag_mask(trace, "activation-grad"), hop, niter)[1:] / m
+    compute = float(F.sum() + B.sum()) + float(U0)
+    communication = float(A.sum() + D.sum())
+    for work, links in ((F, A), (B, D)):
+        # The flow shop's (m - 1) passes of its slowest stage, a compute or a message.
+        if m > 1 and links.size and links.max() > work.max():
+            communication += (m - 1) * float(links.max())
+        elif m > 1:
+            compute += (m - 1) * float(work.max())
+    return {"compute": compute, "server": 0.0, "communication": communication,
+            "time": compute + communication,
+            "formula": "pipeline: sum of stage computes + 2 sum (alpha + a_k beta) "
+                       "+ (m - 1) slowest stages + node 0's update"}
