@@ -295,11 +295,6 @@ COMPARE_CONFIGS = (
 )
 
 
-def _stats(values):
-    v = np.asarray(values, float)
-    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
-
-
 def compare(seeds=5, workers=8, configs=COMPARE_CONFIGS, batch_size=8, lr=0.05, momentum=0.9):
     """RingTMP against ps-sync (one server) and single on the same data, over seeds.
 
@@ -361,7 +356,9 @@ def compare(seeds=5, workers=8, configs=COMPARE_CONFIGS, batch_size=8, lr=0.05, 
                "ringtmp_bytes_per_epoch": r.total_bytes / cfg["epochs"]}
         for key, vals in (("ratio", ratio), ("acc_ringtmp", acc_r), ("acc_ps", acc_p),
                           ("acc_single", acc_s), ("delta", delta)):
-            row[f"{key}_mean"], row[f"{key}_std"] = _stats(vals)
+            v = np.asarray(vals, float)
+            row[f"{key}_mean"] = float(v.mean())
+            row[f"{key}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
         row["seconds"] = time.perf_counter() - t0
         rows.append(row)
     return rows
@@ -514,8 +511,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     return finish(b.build(), c, SERVERS, layers=grown)
 
 
-def _per_rank(trace, mask, values, niter):
-    """Per rank, the sum of ``values`` over the ops in ``mask``, per iteration."""
+def _per_rank(trace, mask, values, niter):  # per rank, per iteration: sum of values in mask
     return np.bincount(trace.rank[mask], weights=values[mask], minlength=trace.ranks) / niter
 
 
@@ -531,13 +527,11 @@ def closed_form(trace, alpha, beta, device_flops=None):
         T = sum_k (F_k + B_k) + 2 sum_{k<P-1} (alpha + a_k beta)
             + (m - 1) (slowest forward stage + slowest backward stage) + U_0
 
-    exact for ``m = 1`` when no two messages share a link (each message alone
-    on the critical path); for ``m > 1`` an upper bound when a message is the
-    slowest stage (messages of successive micro-batches share its link and
-    overlap their latencies). Neuron partition: the busiest node's compute plus
-    its ring steps, each ``alpha + s beta`` for the slice ``s`` it passes on,
-    exact when every layer's width divides by P. The ``(m - 1) max`` term counts
-    as computation or communication as its stage is.
+    exact for ``m = 1`` when no two messages share a link; for ``m > 1`` an
+    upper bound when a message is the slowest stage (successive micro-batches
+    share its link, overlapping their latencies); the ``(m - 1)`` term counts as
+    its stage's kind. Neuron partition: the busiest node's compute plus its ring
+    steps, ``alpha + s beta`` each, exact when every width divides by P.
 
     Parameters
     ----------
