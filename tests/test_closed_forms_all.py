@@ -61,3 +61,61 @@ def test_ringtmp_neuron_ring_steps_are_exact_when_widths_divide():
     # travel at once (the recording waits only for what a node has).
     sim, cf = _both("ringtmp", workers=2, dataset="digits", partition="neuron", hidden=(64,))
     assert cf["time"] == pytest.approx(sim, rel=1e-9)
+
+
+# -- the README table of asymptotic costs -----------------------------------------------------
+
+import re  # noqa: E402
+import pathlib  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from netsim import costmodel  # noqa: E402
+from netsim.trace import COMPUTE  # noqa: E402
+from studies.closed_forms import ASYMPTOTIC_ROWS, asymptotic_table  # noqa: E402
+
+README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _evaluate(formula, **names):
+    """A table formula as Python: '2 (alpha + 4 P n beta)' -> '2 * (alpha + 4 * P * n * beta)'."""
+    expr = formula.replace(" per round", "")
+    expr = re.sub(r"(?<=[\w)])\s+(?=[\w(])", " * ", expr)
+    return eval(expr, {"max": max}, names)   # the table's own text, from this repository
+
+
+def test_readme_table_of_asymptotic_costs_is_the_codes():
+    text = README.read_text()
+    m = re.search(r"<!-- asymptotic-table:start -->\n(.*?)\n<!-- asymptotic-table:end -->",
+                  text, re.S)
+    assert m, "README has no asymptotic-table block"
+    assert m.group(1) == asymptotic_table()
+
+
+@pytest.mark.parametrize("name, options", [
+    ("ps-sync", {"servers": 1}), ("ps-sync", {"servers": 2}), ("allreduce", {}),
+    ("model-averaging", {"period": 4}), ("admm", {"local_steps": 4}), ("ps-async", {})])
+def test_each_table_formula_is_its_closed_form(name, options):
+    # Iris, 4 workers of 30 samples, batch 8: 4 steps; n = 131 parameters.
+    assert name in ASYMPTOTIC_ROWS
+    t = workloads.record(name, workers=4, epochs=1, **options).trace
+    G = star(t.ranks, bandwidth=TEN_GBE)
+    cf = closed_form(t, G)
+    alpha, beta = costmodel.alpha_beta(G, trace=t)
+    F = t.metadata["device_flops"]
+    sec = t.compute_seconds()
+    tags = np.array(list(t.tags) + [""])[t.tag]
+    fb = (t.kind == COMPUTE) & (t.rank == 0) & (t.iteration == 0) & np.isin(
+        tags, ("forward", "backward"))
+    C = sec[fb].sum() / (options.get("local_steps", 1))
+    names = dict(alpha=alpha, beta=beta, n=131, P=4, S=options.get("servers", 1), C=C, F=F,
+                 H=options.get("period", 1), K=options.get("local_steps", 1), n_push=1,
+                 n_fetch=1)
+    a = workloads.PARADIGMS[name].asymptotic
+    comm = _evaluate(a.communication, **names)
+    if name == "ps-async":
+        # Steady state: the first of the 4 steps has nothing to fetch yet.
+        comm -= (alpha + 4 * 4 * 131 * beta) / t.num_iterations
+    assert cf["communication"] == pytest.approx(comm, rel=1e-9)
+    assert cf["compute"] + cf["server"] == pytest.approx(_evaluate(a.computation, **names),
+                                                         rel=1e-9)

@@ -105,6 +105,7 @@ class Paradigm(NamedTuple):
     options: dict  # option name -> (default, help text)
     closed_form: object = None  # closed_form(trace, alpha, beta, device_flops=None), or None
     no_closed_form: str = None  # why there is none (the module's NO_CLOSED_FORM)
+    asymptotic: object = None  # the module's ASYMPTOTIC (workloads.closed.Asymptotic), or None
 
 
 def _entry(name, module):
@@ -119,7 +120,8 @@ def _entry(name, module):
         default = None if p.default is inspect.Parameter.empty else p.default
         options[p.name] = (default, helps.get(p.name, ""))
     closed = getattr(module, "closed_form", None)
-    return Paradigm(name, run, desc, options, closed, getattr(module, "NO_CLOSED_FORM", None))
+    return Paradigm(name, run, desc, options, closed, getattr(module, "NO_CLOSED_FORM", None),
+                    getattr(module, "ASYMPTOTIC", None))
 
 
 def _registry():

@@ -26,6 +26,7 @@ from netsim import checks
 from netsim.trace import COMPUTE
 
 from . import mlp, model_averaging
+from .closed import Asymptotic
 from .errors import WorkloadError
 from .frontier import Frontier
 from .model_averaging import average_flops
@@ -34,7 +35,7 @@ from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form",
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
            "local_update_flops", "dual_flops", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
 
@@ -42,6 +43,14 @@ __all__ = ["run", "schedule", "measure", "closed_form",
 SERVERS = "master"
 
 DESCRIPTION = "consensus ADMM: local SGD on loss + (rho/2)||x - z + u||^2, master averages x + u."
+
+#: Worst-case cost per round of K = ``local_steps`` steps
+#: (:func:`workloads.ps_sync.closed_form` with one master).
+ASYMPTOTIC = Asymptotic(
+    "consensus ADMM, K local steps a round", "master",
+    "2 (alpha + 4 P n beta) per round", "K (C + 7 n / F) + (P + 2) n / F per round",
+    "O(P n) bytes on the master's link per round; O(K C + P n) compute",
+    "Boyd et al., Found. Trends Mach. Learn. 2011, section 7.1")
 OPTIONS = {
     "epochs": "passes over each worker's shard of the training set",
     "seed": "seed of the initial weights, shards and mini-batch order",

@@ -35,20 +35,27 @@ from netsim.trace import TraceBuilder
 from netsim.traceops import concat, repeat
 
 from . import mlp
-from .closed import terms
+from .closed import Asymptotic, terms
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, finish, plan, recording
 from .recorder import V100_FP32_FLOPS, payload_bytes, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form", "COLLECTIVES", "collective_trace", "SERVERS",
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC", "COLLECTIVES", "collective_trace", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
 SERVERS = "none"
 
 DESCRIPTION = "synchronous SGD, gradients averaged by an allreduce (ring, mst, be or lp)."
+
+#: Worst-case cost per step with the ring (:func:`closed_form`).
+ASYMPTOTIC = Asymptotic(
+    "parallel SGD (BSP)", "ring allreduce",
+    "2 (P - 1) alpha + 8 (P - 1) n beta / P", "C + 4 n / F",
+    "O(n) bytes per link, O(P) latencies; O(C + n) compute",
+    "Patarasuk & Yuan, JPDC 2009; Thakur, Rabenseifner & Gropp 2005")
 OPTIONS = {
     "epochs": "passes over each worker's shard of the training set",
     "seed": "seed of the initial weights, shards and mini-batch order",

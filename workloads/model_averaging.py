@@ -16,6 +16,7 @@ import numpy as np
 from netsim import checks
 
 from . import mlp
+from .closed import Asymptotic
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, dense_bpv, finish, plan, recording
@@ -23,13 +24,21 @@ from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form",
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
            "average_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: One master, rank P (see :func:`workloads.plan.plan`).
 SERVERS = "master"
 
 DESCRIPTION = "parallel SGD, models averaged by a master every `period` local steps."
+
+#: Worst-case cost per step, averaging every H = ``period`` steps
+#: (:func:`workloads.ps_sync.closed_form` with one master).
+ASYMPTOTIC = Asymptotic(
+    "model averaging every H steps", "master",
+    "2 (alpha + 4 P n beta) / H", "C + 4 n / F + P n / (H F)",
+    "O(P n / H) bytes on the master's link; O(C + P n / H) compute",
+    "Zinkevich et al., NIPS 2010; McMahan et al., AISTATS 2017")
 OPTIONS = {
     "epochs": "passes over each worker's shard of the training set",
     "seed": "seed of the initial weights, shards and mini-batch order",

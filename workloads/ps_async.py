@@ -34,6 +34,7 @@ from netsim import checks
 from netsim.trace import COMPUTE, MESSAGE
 
 from . import mlp, ps_sync
+from .closed import Asymptotic
 from .errors import WorkloadError
 from .frontier import Frontier, cols, interleave, merge, one, rows
 from .plan import Recording, finish, plan
@@ -41,13 +42,21 @@ from .ps_sync import init_servers, server_update_flops, shard_layout
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form",
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
            "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
 SERVERS = "servers"
 
 DESCRIPTION = "parameter server, asynchronous (Downpour SGD): fetch every n_fetch, push every n_push steps."
+
+#: Worst-case cost per step (:func:`closed_form`).
+ASYMPTOTIC = Asymptotic(
+    "Downpour SGD (asynchronous)", "parameter server, S servers",
+    "(alpha + 4 max(P, S) n beta / S) (1 / n_push + 1 / n_fetch)",
+    "C + 5 P n / (S F n_push)",
+    "O(P n / S) bytes on a server link; O(C + P n / S) compute",
+    "Dean et al., NIPS 2012, section 4.1")
 OPTIONS = {
     "epochs": "passes over each worker's shard of the training set",
     "seed": "seed of the initial weights, shards and mini-batch order",

@@ -26,7 +26,7 @@ from netsim import checks, costmodel
 from netsim.collectives.schedule import split
 
 from . import mlp
-from .closed import per_iteration, terms, worker_mask
+from .closed import Asymptotic, per_iteration, terms, worker_mask
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import (Recording, bytes_by, dense_bpv, finish, grad_deps, plan, recorded_index,
@@ -35,7 +35,7 @@ from .errors import ProjectionError
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form",
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
            "measure_sparse", "sparse_stats", "sparse_sizes",
            "server_update_flops", "shard_bounds", "shard_layout", "init_servers", "pull_shard", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
@@ -44,6 +44,13 @@ __all__ = ["run", "schedule", "measure", "closed_form",
 SERVERS = "servers"
 
 DESCRIPTION = "parameter server, synchronous: push gradients, servers average, pull weights."
+
+#: Worst-case cost per step (:func:`closed_form`).
+ASYMPTOTIC = Asymptotic(
+    "parallel SGD (BSP)", "parameter server, S servers",
+    "2 (alpha + 4 max(P, S) n beta / S)", "C + (P + 4) n / (S F)",
+    "O(P n / S) bytes on a server link; O(C + P n / S) compute",
+    "Li et al., OSDI 2014 (parameter server); Dean et al., NIPS 2012")
 OPTIONS = {
     "epochs": "passes over each worker's shard of the training set",
     "seed": "seed of the initial weights, shards and mini-batch order",
