@@ -29,7 +29,7 @@ import numpy as np
 from . import engine
 from .network import as_network
 
-__all__ = ["Result", "simulate", "union_length"]
+__all__ = ["Result", "simulate", "union_length", "active_idle"]
 
 
 _BLOCK = 1 << 22  # intervals per block of groups in union_length (bounds its memory)
@@ -303,3 +303,43 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     t0 = time.perf_counter()
     record = engine.replay(trace, net, nodes, seconds, progress=progress, link_series=link_series)
     return Result(record, trace, net, time.perf_counter() - t0)
+
+
+def active_idle(result, trace):
+    """Per rank: when it is done (its last op, sent or received, ends) and its idle time
+    before then.
+
+    ``result.ranks["idle"]`` runs to the makespan; a rank that finishes its own
+    work early (a fast worker beside a straggler with a fixed number of steps)
+    idles after it. This is the waiting *while it still has work*: its span minus
+    its busy time (compute or communication).
+
+    Parameters
+    ----------
+    result : Result
+    trace : Trace
+        The trace replayed.
+
+    Returns
+    -------
+    done, idle : ndarray of float
+        Seconds, one entry per rank (0 for a rank without ops).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2); a = b.compute(0, seconds=3.0); _ = b.compute(1, seconds=1.0)
+    >>> _ = b.compute(1, seconds=1.0, deps=[a])
+    >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9, latency=0.0)
+    >>> r = simulate(b.build(), G)
+    >>> [x.tolist() for x in active_idle(r, b.build())], r.ranks["idle"].tolist()
+    ([[3.0, 4.0], [0.0, 2.0]], [1.0, 2.0])
+    """
+    done = np.zeros(trace.ranks)
+    end = result.ops["end"]
+    np.maximum.at(done, trace.rank, end)
+    msg = trace.is_message
+    np.maximum.at(done, trace.peer[msg], end[msg])
+    busy = result.makespan - result.ranks["idle"]
+    return done, np.maximum(done - busy, 0.0)

@@ -4,7 +4,8 @@ Everything inside netsim is bytes, seconds and bytes per second. Strings such as
 ``"10Gbps"``, ``"64MB"`` or ``"1.5us"`` are parsed here and nowhere else, and the
 ``format_*`` helpers turn SI numbers back into short labels for tables. Lists
 given as text -- worker counts (``"2..64"``, ``"2,4,8"``), layer widths and
-dimensions (``"64,32"``, ``"4x4"``) -- are parsed here too.
+dimensions (``"64,32"``, ``"4x4"``) -- are parsed here too, as are the specs
+of compute perturbations (``"lognormal:0.1"``, ``"0:10x"``, :mod:`netsim.perturb`).
 
 Decimal prefixes (k, M, G, T, P) are powers of 1000 and binary prefixes (Ki, Mi,
 Gi, Ti) powers of 1024, as in IEC 80000-13. A lower-case ``b`` is a bit, an
@@ -26,6 +27,8 @@ __all__ = [
     "format_time",
     "parse_workers",
     "parse_shape",
+    "parse_jitter",
+    "parse_straggler",
 ]
 
 _PREFIX = {
@@ -297,3 +300,120 @@ def parse_shape(value, name="shape"):
                             and d >= 1 for d in shape):
         raise UnitError(f"{name} must look like 64,32 or 64x32 (integers >= 1), got {value!r}")
     return tuple(int(d) for d in shape)
+
+
+#: Jitter distributions and the parameters each takes (see :mod:`netsim.perturb`).
+JITTERS = {"lognormal": ("sigma",), "uniform": ("lo", "hi")}
+
+
+def _positive(text, spec, what):
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise UnitError(f"{what} must be a number > 0 in {spec!r}, got {text!r}")
+    return value
+
+
+def parse_jitter(text):
+    """Parse a compute-jitter spec: ``"lognormal:SIGMA"`` or ``"uniform:LO,HI"``.
+
+    Parameters
+    ----------
+    text : str
+        ``lognormal:0.1`` (factors ``exp(N(-SIGMA^2/2, SIGMA))``, mean 1) or
+        ``uniform:0.5,1.5`` (factors uniform on ``[LO, HI]``, ``0 < LO <= HI``).
+        A normal distribution is not offered: it would give negative durations.
+
+    Returns
+    -------
+    tuple
+        ``(name, params)``, e.g. ``("lognormal", (0.1,))``.
+
+    Raises
+    ------
+    UnitError
+        For an unknown distribution, a wrong number of parameters, or a
+        parameter that is not a number > 0 (or ``LO > HI``).
+
+    Examples
+    --------
+    >>> parse_jitter("lognormal:0.1"), parse_jitter("uniform:0.5,1.5")
+    (('lognormal', (0.1,)), ('uniform', (0.5, 1.5)))
+    >>> parse_jitter("normal:0.1")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: unknown jitter 'normal:0.1'; give lognormal:SIGMA or uniform:LO,HI
+    """
+    spec = str(text).strip()
+    name, _, rest = spec.partition(":")
+    params = JITTERS.get(name.strip().lower())
+    if params is None:
+        raise UnitError(f"unknown jitter {spec!r}; give lognormal:SIGMA or uniform:LO,HI")
+    items = rest.split(",") if rest.strip() else []
+    if len(items) != len(params):
+        raise UnitError(f"jitter {spec!r} takes {len(params)} parameter(s): "
+                        f"{name.strip().lower()}:{','.join(p.upper() for p in params)}")
+    values = tuple(_positive(x.strip(), spec, p) for x, p in zip(items, params))
+    if len(values) == 2 and values[0] > values[1]:
+        raise UnitError(f"jitter {spec!r} needs LO <= HI")
+    return name.strip().lower(), values
+
+
+_STRAGGLER = re.compile(r"^\s*(?:(\d+)|p\s*=\s*([^:]+?))\s*:\s*([^x\s]+)\s*x?\s*$")
+
+
+def parse_straggler(text):
+    """Parse a straggler spec: ``"R:Kx"`` (rank R is K times slower) or ``"p=P:Kx"``
+    (every compute op is, with probability P, K times slower); several separated by commas.
+
+    Parameters
+    ----------
+    text : str
+        E.g. ``"0:10x"``, ``"0:10x,3:2x"`` or ``"p=0.01:5x"``.
+
+    Returns
+    -------
+    list of tuple
+        ``("rank", R, K)`` or ``("p", P, K)`` per item.
+
+    Raises
+    ------
+    UnitError
+        For an item of neither form, ``K`` not a number > 0, ``P`` outside
+        ``[0, 1]``, or a rank given twice.
+
+    Examples
+    --------
+    >>> parse_straggler("0:10x"), parse_straggler("p=0.01:5x,2:3")
+    ([('rank', 0, 10.0)], [('p', 0.01, 5.0), ('rank', 2, 3.0)])
+    >>> parse_straggler("0:-1x")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: straggler factor K must be a number > 0 in '0:-1x', got '-1'
+    """
+    spec = str(text).strip()
+    out, ranks = [], set()
+    for item in spec.split(","):
+        m = _STRAGGLER.match(item)
+        if not m:
+            raise UnitError(f"straggler {item.strip()!r} in {spec!r} must look like R:Kx (rank R "
+                            f"is K times slower) or p=P:Kx (each op with probability P)")
+        k = _positive(m.group(3), spec, "straggler factor K")
+        if m.group(1) is not None:
+            r = int(m.group(1))
+            if r in ranks:
+                raise UnitError(f"straggler rank {r} is given twice in {spec!r}")
+            ranks.add(r)
+            out.append(("rank", r, k))
+        else:
+            try:
+                p = float(m.group(2))
+            except ValueError:
+                p = math.nan
+            if not 0 <= p <= 1:
+                raise UnitError(f"straggler probability P must be in [0, 1] in {spec!r}, "
+                                f"got {m.group(2)!r}")
+            out.append(("p", p, k))
+    return out

@@ -5,9 +5,10 @@ values go out. Bad text is a :class:`~netsim.errors.NetsimError` naming it.
 """
 
 from netsim.errors import NetsimError
-from netsim.units import parse_shape
+from netsim.units import parse_jitter, parse_shape, parse_straggler
 
-__all__ = ["option_value", "paradigm_options"]
+__all__ = ["option_value", "paradigm_options", "add_perturb_arguments", "perturb_options",
+           "perturb_label"]
 
 
 def _number_or_text(text):
@@ -105,3 +106,90 @@ def paradigm_options(name, entry, items):
             raise NetsimError(f"--set {item!r}: {known}")
         options[key] = option_value(key, value, entry.options[key][0])
     return options
+
+
+STRAGGLER_HELP = ("R:Kx makes rank R K times slower (0:10x; several: 0:10x,3:2x); p=P:Kx makes "
+                  "every compute op, with probability P, K times slower (p=0.01:5x)")
+JITTER_HELP = ("multiply every compute op by an independent draw: lognormal:SIGMA "
+               "(exp(N(-SIGMA^2/2, SIGMA)), mean 1) or uniform:LO,HI")
+
+
+def add_perturb_arguments(p, seed_help=None):
+    """Add ``--straggler``, ``--jitter`` (and ``--seed`` unless the parser has one) to ``p``.
+
+    The trace is perturbed at replay time (:mod:`netsim.perturb`), not re-recorded.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+    seed_help : str, optional
+        Help of a new ``--seed`` option; None if the parser has its own ``--seed``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_perturb_arguments(p, "seed of the draws")
+    >>> p.parse_args(["--straggler", "0:10x"]).straggler, p.parse_args([]).seed
+    ('0:10x', 0)
+    """
+    g = p.add_argument_group("heterogeneity at replay time (netsim.perturb; no re-recording)")
+    g.add_argument("--straggler", metavar="R:Kx|p=P:Kx", help=STRAGGLER_HELP)
+    g.add_argument("--jitter", metavar="DIST:PARAMS", help=JITTER_HELP)
+    if seed_help is not None:
+        g.add_argument("--seed", type=int, default=0, help=seed_help)
+
+
+def perturb_options(args):
+    """The :func:`netsim.perturb.perturb` options of parsed arguments, their specs checked.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With ``straggler``, ``jitter`` and ``seed`` (any may be absent).
+
+    Returns
+    -------
+    dict
+        ``straggler``, ``jitter`` and ``seed`` for :func:`netsim.perturb.perturb`;
+        empty if neither spec is given.
+
+    Raises
+    ------
+    NetsimError
+        For a bad spec (:func:`netsim.units.parse_straggler`,
+        :func:`netsim.units.parse_jitter`), before any work starts.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> perturb_options(argparse.Namespace(straggler="0:10x", jitter=None, seed=3))
+    {'straggler': '0:10x', 'seed': 3}
+    >>> perturb_options(argparse.Namespace(straggler="0:10", jitter="lognormal:x", seed=0))
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: --jitter: sigma must be a number > 0 in 'lognormal:x', got 'x'
+    """
+    out = {}
+    for key, parse in (("straggler", parse_straggler), ("jitter", parse_jitter)):
+        spec = getattr(args, key, None)
+        if spec is None:
+            continue
+        try:
+            parse(spec)
+        except NetsimError as exc:
+            raise type(exc)(f"--{key}: {exc}") from None
+        out[key] = spec
+    if out:
+        out["seed"] = getattr(args, "seed", 0) or 0
+    return out
+
+
+def perturb_label(options):
+    """Short text of a perturbation (``straggler 0:10x, jitter lognormal:0.1``), '' for none.
+
+    Examples
+    --------
+    >>> perturb_label({"straggler": "0:10x", "seed": 0}), perturb_label({})
+    ('straggler 0:10x', '')
+    """
+    return ", ".join(f"{k} {options[k]}" for k in ("straggler", "jitter") if options.get(k))

@@ -39,6 +39,7 @@ import numpy as np
 
 from netsim.analysis import fit_scaling
 from netsim.checks import check_int
+from netsim.perturb import perturb
 from netsim.result import simulate
 from netsim.saturation import crossing, saturation_point, speedup, top_link
 from netsim.trace import COMPUTE, Trace
@@ -79,9 +80,14 @@ def _link_ranks(link, result, trace):
     return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") if names else None
 
 
-def _measure(trace, G):
-    """Simulate one point of a study: its result, iterations, top link and closed form."""
-    res = simulate(trace, G, link_series=True)
+def _measure(trace, G, perturbation=None):
+    """Simulate one point of a study: its result, iterations, top link and closed form.
+
+    With a ``perturbation`` (:func:`netsim.perturb.perturb` options) the perturbed
+    trace is simulated; the closed form stays that of the trace as recorded.
+    """
+    replayed = perturb(trace, **perturbation) if perturbation else trace
+    res = simulate(replayed, G, link_series=True)
     return (res, max(trace.num_iterations, 1), top_link(res, duplex=not G.is_directed()),
             closed_form(trace, G))
 
@@ -99,7 +105,8 @@ def sweep_point(point, topology):
     point : dict
         A paradigm point of :func:`studies.sweep_config.sweep_points`: ``name``,
         ``P``, ``hidden``, ``dataset``, ``epochs``, ``seed``, ``options``
-        (JSON text or None).
+        (JSON text or None; its ``straggler`` and ``jitter`` entries perturb the
+        trace at replay time, :func:`netsim.perturb.perturb` with the point's seed).
     topology : callable
         ``topology(ranks)`` builds the graph for the trace's ranks.
 
@@ -124,13 +131,16 @@ def sweep_point(point, topology):
     import workloads
 
     opts = json.loads(point["options"]) if point.get("options") else {}
+    perturbation = {k: opts.pop(k) for k in ("straggler", "jitter") if k in opts}
+    if perturbation:
+        perturbation["seed"] = int(point["seed"])
     if point.get("hidden"):
         opts["hidden"] = parse_shape(str(point["hidden"]), "hidden")
     run = workloads.record(point["name"], dataset=point["dataset"], workers=int(point["P"]),
                            epochs=int(point["epochs"]), seed=int(point["seed"]), **opts)
     trace = run.trace
     G = topology(trace.ranks)
-    res, iterations, top, cf = _measure(trace, G)
+    res, iterations, top, cf = _measure(trace, G, perturbation)
     per_iter = res.makespan / iterations
     closed = cf["time"]
     gap = (per_iter - closed) / closed if closed is not None and closed > 0 else None
@@ -147,7 +157,8 @@ def _fit(P, values):
 
 
 def study(source, workers, topology, model=None, device_flops=None, iterations=3, seed=0,
-          dataset="digits", strong=False, level=0.5, base_workers=4, batch=None, **options):
+          dataset="digits", strong=False, level=0.5, base_workers=4, batch=None, perturbation=None,
+          **options):
     """Simulate a paradigm at each P beside its closed form; find where it saturates.
 
     Parameters
@@ -169,6 +180,10 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         Strong scaling (see the module docstring); weak by default.
     level : float
         Saturated fraction of the iteration that counts as saturation.
+    perturbation : dict, optional
+        :func:`netsim.perturb.perturb` options (``straggler``, ``jitter``,
+        ``speed``, ``seed``) applied to each trace before it is simulated; the
+        closed forms and ``T1`` stay those of the unperturbed trace.
 
     Returns
     -------
@@ -211,7 +226,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         if strong:
             t = _strong(t, P0 / P)
         G = topology(t.ranks) if callable(topology) else topology
-        res, nit, top, cf = _measure(t, G)
+        res, nit, top, cf = _measure(t, G, perturbation)
         worker = worker_mask(t)
         note = note or cf["reason"] or cf["formula"]
         if T1 is None:
@@ -261,6 +276,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         saturation["link_ranks"] = records[Ps.index(saturation["P"])]["top_link_ranks"]
     return {"paradigm": ts[0].metadata.get("paradigm"), "workers": Ps, "strong": strong,
             "model": model, "T1": T1, "records": records, "saturation": saturation,
+            **({"perturbation": dict(perturbation)} if perturbation else {}),
             "closed_form_crossing": cross, "closed_form_regime": regime,
             "fits": {k: _fit(Ps, v) for k, v in curves.items()},
             "closed_form_note": note}

@@ -35,6 +35,7 @@ from netsim.network import Network
 from netsim.saturation import saturation_label, saturation_point
 from netsim.units import format_bytes
 
+from .options import perturb_label
 from .registry import topology_factory
 from .sweep_config import COLUMNS, INPUTS, RESULTS, point_key, sweep_points
 
@@ -396,6 +397,8 @@ def plot_sweep(rows, path, level=0.5, title="", logy=True):
             size = format_bytes(_float(r["nbytes"]))
         else:
             size = f"hidden {r['hidden']}" if r.get("hidden") else ""
+            extra = perturb_label(json.loads(r["options"])) if r.get("options") else ""
+            size = ", ".join(x for x in (size, extra) if x)
         label = " ".join(x for x in (str(r["name"]), size) if x)
         kind = "collectives" if r.get("kind") == "collective" else "paradigms"
         groups.setdefault((f"{kind} on {r['topology']}", label), []).append(r)

@@ -8,6 +8,8 @@ A sweep config (YAML, or JSON, which is YAML) names the grid::
     paradigms: [ps-sync, allreduce]     # studies.registry.PARADIGMS
     hidden: ["16", "64,64"]             # model sizes of the paradigms (hidden widths)
     P: "2..16"                          # or a list: [2, 4, 8, 16]
+    straggler: [none, "0:10x"]          # paradigms: perturbed at replay (netsim.perturb)
+    jitter: "lognormal:0.1"             # ... each value a point; seeded by seed
 
 Every point (a topology, a collective and a size, or a paradigm and a model
 size, and a P) is one row of a CSV file holding its inputs (:data:`INPUTS`)
@@ -20,7 +22,7 @@ import json
 import os
 
 from netsim.errors import NetsimError, UnitError
-from netsim.units import parse_bytes, parse_shape, parse_workers
+from netsim.units import parse_bytes, parse_jitter, parse_shape, parse_straggler, parse_workers
 from workloads import DATASETS
 
 from .registry import COLLECTIVES, PARADIGMS, topology_factory
@@ -60,6 +62,11 @@ KNOWN_KEYS = {
     "seed": "seed of the paradigms (default 0)",
     "options": "per collective or paradigm, its options: {ps-sync: {servers: 2}, "
                "lp: {segments: 8}}",
+    "straggler": "paradigms: a straggler spec or a list of them, each a point (R:Kx: rank R is "
+                 "K times slower; p=P:Kx: each compute op with probability P; none: no "
+                 "straggler), applied at replay time with the point's seed",
+    "jitter": "paradigms: a compute jitter spec or a list of them, each a point "
+              "(lognormal:SIGMA, uniform:LO,HI, none), applied at replay time with the seed",
     "output": "CSV file of the results (default: the config's name with .csv)",
     "png": "plot of time per iteration against P (optional)",
 }
@@ -157,7 +164,8 @@ def check_config(raw, where="sweep config"):
         ``topologies`` (list of str), ``collectives`` and ``paradigms`` (lists
         of names, possibly empty), ``bytes`` (list of float), ``hidden`` (list
         of str such as ``"64,64"``), ``P`` (increasing list of int),
-        ``dataset``, ``epochs``, ``seed``, ``options`` (name -> dict) and,
+        ``dataset``, ``epochs``, ``seed``, ``options`` (name -> dict),
+        ``straggler`` and ``jitter`` (lists of specs, None for none) and,
         when given, ``output`` and ``png``.
 
     Raises
@@ -188,7 +196,8 @@ def check_config(raw, where="sweep config"):
             _fail(where, f"missing key {key!r} ({KNOWN_KEYS[key]})")
     if not raw.get("collectives") and not raw.get("paradigms"):
         _fail(where, "give collectives (with bytes) or paradigms, or both")
-    unused = [k for k in ("dataset", "epochs", "seed", "hidden") if k in raw and not raw.get("paradigms")]
+    unused = [k for k in ("dataset", "epochs", "seed", "hidden", "straggler", "jitter")
+              if k in raw and not raw.get("paradigms")]
     unused += ["bytes"] if "bytes" in raw and not raw.get("collectives") else []
     if unused:
         users = "collectives" if unused[0] == "bytes" else "paradigms"
@@ -236,6 +245,9 @@ def check_config(raw, where="sweep config"):
         if dataset not in DATASETS:
             _fail(where, f"unknown dataset {dataset!r}; known: {', '.join(DATASETS)}")
         out["dataset"] = dataset
+    for key, parse in (("straggler", parse_straggler), ("jitter", parse_jitter)):
+        out[key] = [_perturbation(where, key, v, parse)
+                    for v in (_list(where, raw, key) if key in raw else [None])]
     for key, default, low in (("epochs", 1, 1), ("seed", 0, 0)):
         value = raw.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -267,6 +279,19 @@ def check_config(raw, where="sweep config"):
     return out
 
 
+def _perturbation(where, key, value, parse):
+    """A straggler or jitter spec checked (None for none), for the options of a point."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    if not isinstance(value, str):
+        _fail(where, f"{key} must be a spec string or none, got {value!r}")
+    try:
+        parse(value)
+    except NetsimError as exc:
+        _fail(where, f"{key}: {exc}")
+    return value.strip()
+
+
 def _uses(collective, key):
     """Whether a collective takes the sweep option ``key`` (segments: LP; servers: ps)."""
     from netsim.analysis import takes_segments
@@ -285,7 +310,9 @@ def sweep_points(config):
     """Every point of a checked config's grid, in a fixed order.
 
     Topology, then collectives (each size, each P), then paradigms (each
-    model size, each P); a point listed twice (a repeated value) appears once.
+    straggler, each jitter, each model size, each P; a perturbation is kept in
+    the point's ``options`` as ``straggler`` and ``jitter``); a point listed
+    twice (a repeated value) appears once.
 
     Parameters
     ----------
@@ -316,14 +343,20 @@ def sweep_points(config):
                                    "nbytes": n, "hidden": None, "dataset": None, "epochs": None,
                                    "seed": None, "options": opts})
         for name in config["paradigms"]:
-            opts = _options(config["options"].get(name))
             has_hidden = "hidden" in PARADIGMS[name].options
-            for hidden in (config["hidden"] if has_hidden else [None]):
-                for P in config["P"]:
-                    points.append({"kind": "paradigm", "name": name, "topology": topo, "P": P,
-                                   "nbytes": None, "hidden": hidden,
-                                   "dataset": config["dataset"], "epochs": config["epochs"],
-                                   "seed": config["seed"], "options": opts})
+            for straggler in config.get("straggler", [None]):
+                for jitter in config.get("jitter", [None]):
+                    # A perturbation rides in the point's options (applied at replay time).
+                    perturbation = {k: v for k, v in (("straggler", straggler),
+                                                      ("jitter", jitter)) if v}
+                    opts = _options({**(config["options"].get(name) or {}), **perturbation})
+                    for hidden in (config["hidden"] if has_hidden else [None]):
+                        for P in config["P"]:
+                            points.append({"kind": "paradigm", "name": name, "topology": topo,
+                                           "P": P, "nbytes": None, "hidden": hidden,
+                                           "dataset": config["dataset"],
+                                           "epochs": config["epochs"], "seed": config["seed"],
+                                           "options": opts})
     unique = {point_key(p): p for p in points}  # a value listed twice is one point
     return list(unique.values())
 

@@ -22,13 +22,14 @@ def test_every_paradigm_has_a_closed_form():
     assert all(p.closed_form is not None for p in workloads.PARADIGMS.values())
 
 
-def test_downpour_closed_form_is_exact_for_lock_step_rounds_with_one_server():
-    # Equal workers, one server, fetch and push every step: each round is fetch (all P at
-    # once on the server's link), compute, push (likewise), then the server's P updates
-    # one after another; the first round fetches nothing. No contention beyond the
-    # server link's max-min share, so the closed form is the simulated time.
+def test_downpour_closed_form_bounds_equal_workers_with_one_server():
+    # Equal workers, one server, fetch and push every step: the worst case is every
+    # round's fetches at once on the server's link, compute, the pushes likewise, then
+    # the server's P updates one after another; the first round fetches nothing. Truly
+    # asynchronous workers (a fetch waits only for the worker's own last update) let
+    # a fetch start while other workers' updates still run: a little less, never more.
     sim, cf = _both("ps-async", workers=4)
-    assert cf["time"] == pytest.approx(sim, rel=1e-12)
+    assert sim <= cf["time"] and cf["time"] == pytest.approx(sim, rel=1e-4)
     assert cf["server"] > 0 and cf["communication"] > 0   # P serial updates, two phases
 
 

@@ -13,15 +13,34 @@ Each worker keeps a copy of the weights and, on its own schedule,
   single push (1 to take the pushed value in, 4 for the momentum update,
   :func:`workloads.mlp.update_flops`), whatever the momentum.
 
-The asynchrony is simulated deterministically in one process, in rounds: in
-round ``t`` the workers due to fetch read the servers' current weights, every
-worker computes its step ``t`` concurrently, and the pushes due reach the
-servers one after another, in worker order rotated by ``t`` (round-robin). So a
-push is applied after those of the workers ahead of it in that round: with
-``n_fetch=1`` the staleness is 0..P-1, mean (P-1)/2. The trace keeps the order of
-updates on the servers (each update waits for the previous one, and a fetch
-waits for the updates it reflects) and nowhere else: a worker waits only for
-its own fetches.
+The trace is truly asynchronous: a worker's chain depends only on its own
+exchanges with the servers. Its fetch from server ``s`` waits for its own last
+compute and for server ``s``'s update of its own last push (the server answers a
+worker's requests in order), never for another worker's push; an update waits
+for its push alone (updates of different workers are independent ops on the
+server rank, which the engine may overlap: the server is lock-free, as
+Hogwild!). So a slow worker delays nobody but itself. The staleness of an
+update is measured after a replay by :func:`staleness` from the op times.
+
+**SSP** (stale synchronous parallel, Ho et al. 2013, "More Effective Distributed
+ML via a Stale Synchronous Parallel Parameter Server", NIPS) with bound
+``ssp=s``: a worker may start step ``t + s + 1`` only once every worker's update
+of step ``t`` is applied, so its fetch of step ``t`` also waits for every
+worker's update of step ``t - s - 1`` (static dependencies; needs
+``n_fetch = n_push = 1``). ``ssp=0`` is lock-step (every read sees every update
+of the previous step).
+
+The real training interleaves the workers as the trace does when every worker
+runs at the same speed, in rounds: in round ``t`` the workers due to fetch read
+the servers' current weights, every worker computes its step ``t``, and the
+pushes due reach the servers one after another, in worker order rotated by ``t``
+(round-robin). With ``n_fetch=1`` the staleness is 0..P-1, mean (P-1)/2. A replay
+of the trace with equal device speeds ends the round's updates at one instant;
+:func:`staleness` breaks such ties in the same rotated order, so it gives the
+training's staleness exactly (``tests/test_async.py``). The round-robin
+interleaving never runs a worker ahead of another, so it satisfies every SSP
+bound. A replay with stragglers (:mod:`netsim.perturb`) gives other staleness
+than the recording trained with: the trace is replayed, not retrained.
 
 Staleness of an update: the number of server updates applied between the
 fetch whose weights produced the oldest of the accumulated gradients and this
@@ -36,13 +55,13 @@ from netsim.trace import COMPUTE, MESSAGE
 from . import mlp, ps_sync
 from .closed import Asymptotic
 from .errors import WorkloadError
-from .frontier import Frontier, cols, interleave, merge, one, rows
+from .frontier import Frontier, cols, interleave, merge, one
 from .plan import Recording, finish, plan
 from .ps_sync import init_servers, server_update_flops, shard_layout
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
+__all__ = ["run", "schedule", "measure", "staleness", "closed_form", "ASYMPTOTIC",
            "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
@@ -67,6 +86,8 @@ OPTIONS = {
     "batch_size": "samples per step per worker",
     "lr": "learning rate (applied by the servers to every push)",
     "momentum": "SGD momentum on the servers",
+    "ssp": "bounded staleness s (SSP): start step t+s+1 only after every worker's step t "
+           "(needs n_fetch=n_push=1); none for fully asynchronous",
     "overlap": "let a gradient shard leave once its layers' backward is done",
     "device_flops": "device throughput in FLOP/s for the compute ops",
     "data_path": "directory of the MNIST IDX files",
@@ -75,7 +96,7 @@ OPTIONS = {
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_push=1,
         hidden=(16,), batch_size=8, lr=0.02, momentum=0.0, overlap=True,
-        device_flops=V100_FP32_FLOPS, data_path=None, progress=None):
+        device_flops=V100_FP32_FLOPS, data_path=None, progress=None, ssp=None):
     """Train with Downpour SGD; record every fetch, push and server update.
 
     Parameters
@@ -97,11 +118,14 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     data_path : str, optional
     progress : callable, optional
         Called as ``progress(epochs_done, epochs)`` after each epoch (progress bars).
+    ssp : int, optional
+        Staleness bound s of SSP (>= 0); None (default) for fully asynchronous.
 
     Returns
     -------
     RunResult
-        ``extra``: ``mean_staleness``, ``max_staleness``, ``updates`` (server
+        ``extra``: ``mean_staleness``, ``max_staleness``, ``staleness`` (of
+        every push, in the order applied), ``updates`` (server
         updates applied), ``shard_sizes`` (values per server), ``test_loss``.
 
     Examples
@@ -112,6 +136,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     """
     n_fetch = checks.check_int(n_fetch, "n_fetch", error=WorkloadError)
     n_push = checks.check_int(n_push, "n_push", error=WorkloadError)
+    ssp = _check_ssp(ssp, n_fetch, n_push)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers
@@ -121,7 +146,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     base = [0] * workers          # server version of the weights a worker holds
     oldest = [None] * workers     # version behind the oldest accumulated gradient
     version, bad = 0, None
-    staleness = []
+    stale = []
     sent = {"push": {}, "fetch": {}}
     schedule_ = [b for _ in range(epochs)
                  for b in worker_batches(setup.shards, batch_size, setup.rng)]
@@ -148,16 +173,17 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
                 lo, hi = bounds[s], bounds[s + 1]
                 payload = count_sent(sent["push"], acc[w][lo:hi].copy())
                 mlp.sgd_momentum_step([shard[s]], [payload], [velocity[s]], lr, momentum)
-            staleness.append(version - oldest[w])
+            stale.append(version - oldest[w])
             version += 1
             acc[w][:] = 0.0
             oldest[w] = None
     final = mlp.unflatten(np.concatenate(shard), layers)
     hyper = dict(epochs=epochs, servers=servers, n_fetch=n_fetch, n_push=n_push, hidden=hidden,
                  batch_size=batch_size, lr=lr, momentum=momentum, overlap=overlap,
-                 device_flops=device_flops)
-    extra = {"mean_staleness": float(np.mean(staleness)), "max_staleness": int(np.max(staleness)),
-             "updates": len(staleness), "shard_sizes": np.diff(bounds).tolist(),
+                 device_flops=device_flops, ssp=ssp)
+    extra = {"mean_staleness": float(np.mean(stale)), "max_staleness": int(np.max(stale)),
+             "staleness": stale,
+             "updates": len(stale), "shard_sizes": np.diff(bounds).tolist(),
              "test_loss": mlp.loss(final, data.X_test, data.y_test)}
     stats = {"recording": Recording(workers, servers, steps, mlp.model_of(layers),
                                     np.array([len(idx) for idx in schedule_[0]]), hyper, {}),
@@ -182,12 +208,24 @@ def measure(trace):
     return ps_sync.measure(trace, push="push", pull="fetch")
 
 
+def _check_ssp(ssp, n_fetch, n_push):
+    """The SSP bound (None or an int >= 0); SSP needs a fetch and a push every step."""
+    if ssp is None or (isinstance(ssp, str) and ssp.lower() == "none"):
+        return None
+    ssp = checks.check_int(ssp, "ssp", 0, error=WorkloadError)
+    if n_fetch != 1 or n_push != 1:
+        raise WorkloadError(f"ssp={ssp} needs n_fetch=1 and n_push=1 (a read and a write "
+                            f"every step), got n_fetch={n_fetch}, n_push={n_push}")
+    return ssp
+
+
 def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
-    """Downpour rounds with ``P`` workers: fetch every ``n_fetch`` steps, forward and
-    backward every step, push every ``n_push`` steps and at the last. The pushes reach
-    the servers in worker order rotated by the step (staleness grows with P); each is
-    applied at once by an update (:func:`workloads.ps_sync.server_update_flops` of one
-    push) that follows the server's previous update.
+    """Downpour steps with ``P`` workers: fetch every ``n_fetch`` steps, forward and
+    backward every step, push every ``n_push`` steps and at the last; each push is
+    applied by an update (:func:`workloads.ps_sync.server_update_flops` of one push).
+    A worker's fetch waits for its own last compute and its own last update on that
+    server only (with SSP bound s, also every worker's update of step ``t - s - 1``);
+    an update waits for its push only.
 
     Parameters
     ----------
@@ -211,33 +249,134 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     P, S, model = c.P, c.S, c.model
     bounds, sizes, W, srv = shard_layout(c)
     n_fetch, n_push = int(c.rec.hyper.get("n_fetch", 1)), int(c.rec.hyper.get("n_push", 1))
+    ssp = _check_ssp(c.rec.hyper.get("ssp"), n_fetch, n_push)
     overlap = c.rec.hyper.get("overlap", True)
     unit = model.unit_of(bounds[:-1])
     b = Frontier(P + S)
+    last = np.full((P, S), -1, np.int64)     # each worker's last update on each server
+    updates = []                             # [step] -> (P, S) update ids, for SSP
     for t in range(c.iterations):
         if t % n_fetch == 0 and t > 0:
+            # Fetch (w, s) for w, then s: the worker's last compute, its last update on s
+            # and, with SSP, every worker's update of step t - ssp - 1 on s.
+            columns = [np.repeat(_last_compute(b, W), S), last.ravel()]
+            if ssp is not None and t - ssp - 1 >= 0:
+                columns += [np.tile(u, P) for u in updates[t - ssp - 1]]
             b.send(np.tile(srv, P), np.repeat(W, S), np.tile(sizes * stats["pull"], P), t,
-                   "fetch")
+                   "fetch", deps=cols(*columns))
         bwd = b.forward_backward(W, model, c.batch, t)
         if (t + 1) % n_push and t != c.iterations - 1:
             continue
-        # Laid out as push, update, push, update, ... so every dependency points back.
+        # Laid out as push, update, push, update, ... in worker order rotated by t (the
+        # training's order of applying them); an update waits for its push only.
         k = np.repeat(np.arange(P), S)
         w, s = (t + k) % P, np.tile(np.arange(S), P)
         push_id = b.n + 2 * np.arange(P * S)
         upd_id = push_id + 1
         pdeps = one(bwd[unit[s], w]) if overlap else b.frontier(w)
-        udeps = merge(merge(rows(b.frontier(srv), s, k == 0),
-                            cols(np.where(k > 0, upd_id - 2 * S, -1))), one(push_id))
         kind = np.tile(np.array([MESSAGE, COMPUTE], np.uint8), P * S)
         rank = np.ravel(np.column_stack([w, P + s]))
         peer = np.ravel(np.column_stack([P + s, np.full(P * S, -1)]))
         size = np.ravel(np.column_stack([sizes[s] * stats["push"], np.zeros(P * S)]))
         flops = np.ravel(np.column_stack([np.zeros(P * S), server_update_flops(1, sizes[s])]))
         tag = np.tile(np.array([b.tag("push"), b.tag("update")], np.int16), P * S)
-        b.add(kind, rank, peer, size, flops, t, tag, interleave(pdeps, udeps))
-        b.settle(srv, upd_id[-S:])
+        b.add(kind, rank, peer, size, flops, t, tag, interleave(pdeps, one(push_id)))
+        last[w, s] = upd_id
+        updates.append(last.copy())
     return finish(b.build(), c, SERVERS)
+
+
+def _last_compute(b, ranks):
+    """Each rank's last compute op in the builder ``b`` (its frontier's first entry)."""
+    counts, idx = b.frontier(ranks)
+    return idx[np.cumsum(counts) - counts]
+
+
+def staleness(trace, result):
+    """Staleness of every server update of a replayed Downpour trace, from its op times.
+
+    For the update of worker ``w``'s push on server ``s`` at step ``t``: the weights
+    behind its oldest accumulated gradient were read when the fetch ``s -> w`` of
+    the last fetch step ``<= o`` began (``o``: the step after ``w``'s previous
+    push; no such fetch: the initial weights, read at -inf). Then
+
+    * ``updates``: the updates on ``s`` applied after that read and before this
+      one: ended after the read, and before this update (ties at one instant in
+      the training's order: by step, then worker rotated by the step);
+    * ``clocks``: ``o - t'`` for the oldest step ``t' < o`` of an update on ``s``
+      not yet applied at the read, else 0 (SSP's staleness in steps: with bound s
+      it is at most s).
+
+    Parameters
+    ----------
+    trace : netsim.Trace
+        A ps-async trace (tags ``fetch``, ``push``, ``update``).
+    result : netsim.Result
+        Its replay (:func:`netsim.simulate`, possibly of a perturbed copy).
+
+    Returns
+    -------
+    dict of ndarray
+        One entry per update op, in op order: ``op``, ``worker``, ``server``
+        (index), ``step``, ``updates``, ``clocks``.
+
+    Examples
+    --------
+    >>> import netsim
+    >>> G = netsim.nx.star_graph(4)  # hub 0, ranks on the leaves
+    >>> netsim.nx.set_edge_attributes(G, 1.25e9, "bandwidth")
+    >>> netsim.nx.set_edge_attributes(G, 1e-6, "latency")
+    >>> r = run(workers=3, epochs=1, n_push=2)
+    >>> st = staleness(r.trace, netsim.simulate(r.trace, G))
+    >>> st["updates"].tolist() == r.extra["staleness"], int(st["clocks"].max())
+    (True, 0)
+    """
+    names = list(trace.tags)
+    P = int(trace.metadata.get("workers", trace.ranks - 1))
+
+    def ops(tag):
+        return (np.flatnonzero(trace.tag == names.index(tag)) if tag in names
+                else np.zeros(0, np.int64))
+
+    start, end = result.ops["start"], result.ops["end"]
+    upd, push, fetch = ops("update"), ops("push"), ops("fetch")
+    # An update's push is the message among its dependencies.
+    dep_of = trace.dep_idx[trace.dep_ptr[upd]]
+    worker, server, step = trace.rank[dep_of].astype(np.int64), trace.rank[upd] - P, \
+        trace.iteration[upd].astype(np.int64)
+    # Oldest step of each push: one after the same worker's previous push to the server.
+    key = (worker * (trace.ranks + 1) + server) * (trace.num_iterations + 1)
+    order = np.lexsort((step, key))
+    oldest = np.zeros(len(upd), np.int64)
+    same = key[order][1:] == key[order][:-1]
+    oldest[order[1:][same]] = step[order[:-1][same]] + 1
+    # The read: start of the last fetch (server -> worker) at a step <= oldest.
+    read = np.full(len(upd), -np.inf)
+    if len(fetch):
+        fkey = (trace.peer[fetch].astype(np.int64) * (trace.ranks + 1) + trace.rank[fetch] - P) \
+            * (trace.num_iterations + 1) + trace.iteration[fetch]
+        forder = np.argsort(fkey, kind="stable")
+        at = np.searchsorted(fkey[forder], key + oldest, "right") - 1
+        ok = at >= 0
+        ok[ok] = (fkey[forder][at[ok]] // (trace.num_iterations + 1)
+                  == key[ok] // (trace.num_iterations + 1))
+        read[ok] = start[fetch[forder[at[ok]]]]
+    n_upd, n_clk = np.zeros(len(upd), np.int64), np.zeros(len(upd), np.int64)
+    for srv in np.unique(server):
+        i = np.flatnonzero(server == srv)
+        # Order of application: end time, then step, then worker rotated by the step.
+        seq = i[np.lexsort(((worker[i] - step[i]) % P, step[i], end[upd[i]]))]
+        pos = np.empty(len(upd), np.int64)
+        pos[seq] = np.arange(len(seq))
+        ends = end[upd[seq]]
+        seen = np.searchsorted(ends, read[i], "right")
+        n_upd[i] = np.maximum(pos[i] - seen, 0)
+        # Oldest step not yet applied at the read: a suffix minimum over the order.
+        tail = np.minimum.accumulate(step[seq][::-1])[::-1]
+        first = np.append(tail, np.iinfo(np.int64).max)[seen]
+        n_clk[i] = np.where(first < oldest[i], oldest[i] - first, 0)
+    return {"op": upd, "worker": worker, "server": server, "step": step,
+            "updates": n_upd, "clocks": n_clk}
 
 
 def closed_form(trace, alpha, beta, device_flops=None):
@@ -255,11 +394,11 @@ def closed_form(trace, alpha, beta, device_flops=None):
         T = compute + P 5 n / (S F) + (alpha + max(P, S) n beta / S) (1 / n_push + 1 / n_fetch)
 
     Communication ``O(P n / S)`` on a server's link, computation ``O(C + P n /
-    S)`` per step. For this module's schedule of equal workers, in which every
-    round's pushes and fetches do meet, it is exact with one server (with S > 1 a
-    worker's shards leave as their layers' backward ends: 0.2 % off at P = 4,
-    S = 2 on Iris); a truly asynchronous run, whose workers overlap one
-    another's fetches, computes and pushes, takes less, down to its largest term.
+    S)`` per step. Workers that never wait for each other overlap one another's
+    fetches, computes and pushes and take less, down to the largest term; with
+    equal workers and one server they nearly meet every round, within 0.002 % of
+    it on Iris at P = 4 (with S = 2 a worker's shards leave as their layers'
+    backward ends, 0.2 % above it).
 
     Parameters
     ----------

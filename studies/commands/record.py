@@ -102,6 +102,9 @@ def run(args):
                    "workers": rec.trace.metadata.get("workers"), "accuracy": rec.accuracy,
                    "bytes": rec.total_bytes, "messages": rec.messages,
                    "iterations": rec.iterations, "dropped_fraction": rec.dropped_fraction}
+    # ps-async: the staleness the training applied (updates between a read and its push).
+    summary_row.update({k: rec.extra[k] for k in ("mean_staleness", "max_staleness")
+                        if k in (rec.extra or {})})
     if args.json:
         print(json.dumps(summary_row))
         return

@@ -2,9 +2,13 @@
 
 Prints the summary (:func:`studies.report.summary`) or the result as JSON;
 optionally writes the per-link table as CSV and a Chrome trace timeline.
+``--straggler``, ``--jitter`` and ``--seed`` perturb the trace's compute before
+the replay (:func:`netsim.perturb.perturb`). For a ps-async trace the summary
+adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 """
 
-from ..console import PROGRESS_MESSAGES, check_writable, log, progress, write
+from ..console import PROGRESS_MESSAGES, check_options, check_writable, log, progress, write
+from ..options import add_perturb_arguments, perturb_label, perturb_options
 from ..registry import parse_placement, topology_factory
 from ..report import summary
 
@@ -42,6 +46,7 @@ def add_arguments(p):
     p.add_argument("--timeline", metavar="FILE.json",
                    help="write the run as a Chrome trace (open it in ui.perfetto.dev): a track "
                         "group per rank, a utilisation counter per link, iteration marks")
+    add_perturb_arguments(p, "seed of the --jitter and p=P:Kx --straggler draws (default 0)")
 
 
 def run(args):
@@ -71,8 +76,14 @@ def run(args):
 
     if args.device_flops is not None:
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
+    check_options(args, seed=(0, 2**32 - 1))
+    perturbation = perturb_options(args)
     check_writable(args.csv, args.timeline)
     trace = load_trace(args.trace)
+    if perturbation:
+        from netsim.perturb import perturb
+
+        trace = perturb(trace, **perturbation)
     G = topology_factory(args.topology)(trace.ranks)
     placement = parse_placement(args.placement, G, trace.ranks)
     # A bar only for long replays: on a terminal, without --quiet, from 10^5 messages.
@@ -90,7 +101,32 @@ def run(args):
             counts = write_timeline(trace, result, args.timeline, progress=bar)
         log(args, f"wrote {args.timeline}: {counts['slices']} slices ({counts['messages']} "
                   f"messages), {counts['links']} link counters; open it in ui.perfetto.dev")
+    stale = _staleness(trace, result)
     if args.json:
-        print(result.to_json())
-    else:
-        print(summary(result))
+        if stale is None:
+            print(result.to_json())
+        else:
+            import json
+
+            print(json.dumps({**json.loads(result.to_json()), "staleness": stale}, sort_keys=True))
+        return
+    print(summary(result))
+    if perturbation:
+        print(f"\nperturbed at replay: {perturb_label(perturbation)} (seed {perturbation['seed']})")
+    if stale is not None:
+        print(f"\nstaleness (ps-async): {stale['mean_updates']:.2f} updates between a worker's "
+              f"fetch and its push on average, at most {stale['max_updates']}; at most "
+              f"{stale['max_steps']} steps behind")
+
+
+def _staleness(trace, result):
+    """Mean and largest staleness of a ps-async trace's updates (None for other traces)."""
+    if trace.metadata.get("paradigm") != "ps-async" or "update" not in trace.tags:
+        return None
+    from workloads.ps_async import staleness
+
+    st = staleness(trace, result)
+    if not len(st["updates"]):
+        return None
+    return {"mean_updates": float(st["updates"].mean()), "max_updates": int(st["updates"].max()),
+            "max_steps": int(st["clocks"].max())}

@@ -15,7 +15,7 @@ from topologies.devices import device_flops
 from workloads.models import get_model
 
 from ..console import check_options, check_writable, note, write, write_csv
-from ..options import paradigm_options
+from ..options import add_perturb_arguments, paradigm_options, perturb_label, perturb_options
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, table
@@ -82,11 +82,14 @@ def add_arguments(p):
                         "recording's is a V100's FP32 15.7e12)")
     g.add_argument("--dataset", default="digits", help="dataset of the recordings (default digits)")
     g.add_argument("--iterations", type=int, default=3, help="iterations simulated (default 3)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the recordings (default 0)")
+    g.add_argument("--seed", type=int, default=0,
+                   help="seed of the recordings and of the --jitter and p=P:Kx --straggler "
+                        "draws (default 0)")
     g.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
                    help="a paradigm option, e.g. --set batch_size=32 (repeatable)")
     g.add_argument("--strong", action="store_true",
                    help="strong scaling: the global batch of the smallest P, split over P workers")
+    add_perturb_arguments(p)
 
 
 def run(args, title=None):
@@ -115,8 +118,11 @@ def run(args, title=None):
     if getattr(args, "device_flops", None) is not None:
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
     check_writable(args.png, args.csv)
+    perturbation = perturb_options(args)
     if getattr(args, "paradigm", None):
-        return _run_paradigm(args)
+        return _run_paradigm(args, perturbation)
+    if perturbation:
+        raise NetsimError("--straggler and --jitter perturb a paradigm's compute; give a PARADIGM")
     algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
     for name in algorithms:
         if name not in COLLECTIVES:
@@ -167,7 +173,7 @@ def run(args, title=None):
     print(f"\n{footer}; wrote {args.png}")
 
 
-def _run_paradigm(args):
+def _run_paradigm(args, perturbation=None):
     """``netsim scale PARADIGM``: :func:`studies.paradigm_scaling.study` at each P."""
     if args.algorithms:
         raise NetsimError("--algorithms is for collectives; give either a PARADIGM or --algorithms")
@@ -184,7 +190,7 @@ def _run_paradigm(args):
     st = study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
                        dataset=args.dataset, strong=args.strong, batch=args.batch,
-                       **options)
+                       perturbation=perturbation or None, **options)
     records = st["records"]
     if args.csv:
         write_csv(args.csv, records)
@@ -193,6 +199,9 @@ def _run_paradigm(args):
         print(json.dumps(st))
         return
     print(format_study(st))
+    if perturbation:
+        print(f"\nperturbed at replay: {perturb_label(perturbation)} (seed {perturbation['seed']}); "
+              f"closed forms unperturbed")
     print(f"\ntopology {args.topology}; wrote {args.png}")
 
 

@@ -11,6 +11,7 @@ from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time
 
 from ..console import check_writable, log, progress, write
+from ..options import perturb_label
 from ..paradigm_scaling import sweep_point
 from ..report import table
 from ..sweep import plot_sweep, read_rows, run_sweep
@@ -91,7 +92,9 @@ def run(args):
     def size(r):
         if r["kind"] == "collective":
             return format_bytes(float(r["nbytes"]))
-        return f"hidden {r['hidden']}" if r["hidden"] else "-"
+        extra = perturb_label(json.loads(r["options"])) if r.get("options") else ""
+        return ", ".join(x for x in (f"hidden {r['hidden']}" if r["hidden"] else "", extra)
+                         if x) or "-"
 
     def seconds(text):
         return format_time(float(text)) if text else "-"
