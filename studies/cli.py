@@ -24,7 +24,7 @@ from netsim import __version__
 from netsim.errors import DeadlockError, NetsimError
 
 from .commands import (claims, collective, demo, export_trace, import_trace, record, replay, scale,
-                       sweep, topology)
+                       schemes, sweep, topology)
 from .console import UsageError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -36,6 +36,7 @@ COMMANDS = MappingProxyType({
     "collective": collective,
     "scale": scale,
     "claims": claims,
+    "schemes": schemes,
     "demo": demo,
     "sweep": sweep,
     "import": import_trace,
