@@ -120,3 +120,16 @@ def test_each_table_formula_is_its_closed_form(name, options):
     assert cf["communication"] == pytest.approx(comm, rel=1e-9)
     assert cf["compute"] + cf["server"] == pytest.approx(_evaluate(a.computation, **names),
                                                          rel=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(workloads.PARADIGMS))
+def test_scale_puts_a_closed_form_beside_every_paradigms_simulation(name):
+    # Issue 16: `netsim scale PARADIGM` (studies.paradigm_scaling.study) has a closed form
+    # at every P for every paradigm.
+    from studies.paradigm_scaling import study
+
+    dataset = "sparse" if name == "ps-partitioned" else "iris"
+    st = study(name, [2], star, iterations=1, dataset=dataset)
+    r = st["records"][0]
+    assert r["closed_form"] is not None and r["closed_form"] > 0 and r["time"] > 0
+    assert st["closed_form_note"]
