@@ -19,21 +19,18 @@ Examples
 
 from netsim import costmodel
 from netsim.result import simulate
+from topologies import pcie_tree, star
+from topologies.specs import ETHERNET
 from workloads import schemes
 
 __all__ = ["TOPOLOGIES", "TARGET", "study", "format_table", "plot"]
 
 
 def _ten_gbe(ranks):
-    from topologies import star
-    from topologies.specs import ETHERNET
-
     return star(ranks, bandwidth=ETHERNET["10GbE"])
 
 
 def _pcie_box(ranks):
-    from topologies import pcie_tree
-
     return pcie_tree()   # 8 GPUs under 4 PCIe gen3 switches, 2 sockets (QPI)
 
 
