@@ -22,6 +22,8 @@ alpha-beta ``closed_form``, or in ``no_closed_form`` why it has none; see
 :mod:`workloads.closed`), and
 :func:`record` validates a request and runs it. A paradigm module whose file is
 absent is simply left out of the registry; one present but broken raises.
+:mod:`workloads.schemes` composes them into a synchronisation scheme (BSP, SSP,
+async, local SGD) on an architecture (parameter server or allreduce).
 
 A paradigm module provides ``run`` and a one-line ``DESCRIPTION``; the options
 listed are the keyword parameters of ``run`` after ``dataset`` and ``workers``,
