@@ -22,6 +22,8 @@ from netsim.result import simulate
 from topologies import pcie_tree, star
 from topologies.specs import ETHERNET
 from workloads import schemes
+from workloads.allreduce import COLLECTIVES
+from workloads.errors import WorkloadError
 
 __all__ = ["TOPOLOGIES", "TARGET", "study", "format_table", "plot"]
 
@@ -81,6 +83,10 @@ def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topo
     'with no server there is no shared state '
     """
     topologies = TOPOLOGIES if topologies is None else topologies
+    collective = options.get("collective", "ring")
+    if collective not in COLLECTIVES:   # before any training
+        raise WorkloadError(f"unknown collective {collective!r}; known collectives: "
+                            f"{', '.join(COLLECTIVES)}")
     rows = []
     for scheme, arch, why in schemes.combinations():
         if only is not None and (scheme, arch) not in set(only):

@@ -28,6 +28,8 @@ def test_combinations_offered_and_refused_with_a_reason():
         schemes.run("local-sgd", "ps", servers=2)
     with pytest.raises(WorkloadError, match="known schemes"):
         schemes.run("gossip", "ps")
+    with pytest.raises(WorkloadError, match="unknown collective 'tree'"):
+        study_mod.study(collective="tree")          # before any training
 
 
 def test_local_sgd_trace_allreduces_the_model_every_H_steps():

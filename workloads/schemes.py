@@ -116,7 +116,7 @@ def local_sgd_trace(P, model, batch, steps, period, collective="ring", segments=
     return trace
 
 
-def _check(scheme, architecture, servers):
+def _check(scheme, architecture, servers, collective):
     if scheme not in SCHEMES:
         raise WorkloadError(f"unknown scheme {scheme!r}; known schemes: {', '.join(SCHEMES)}")
     if architecture not in ARCHITECTURES:
@@ -126,6 +126,9 @@ def _check(scheme, architecture, servers):
     if why:
         raise WorkloadError(f"scheme {scheme!r} on architecture {architecture!r} is not "
                             f"offered: {why}")
+    if collective not in allreduce.COLLECTIVES:
+        raise WorkloadError(f"unknown collective {collective!r}; known collectives: "
+                            f"{', '.join(allreduce.COLLECTIVES)}")
     if scheme == "local-sgd" and architecture == "ps" and servers != 1:
         raise WorkloadError(f"local-sgd on a parameter server averages through one master "
                             f"(model-averaging), got servers={servers!r}")
@@ -176,7 +179,7 @@ def run(scheme="bsp", architecture="ps", dataset="digits", workers=4, epochs=2, 
     ...
     workloads.errors.WorkloadError: scheme 'async' on architecture 'allreduce' is not offered: ...
     """
-    _check(scheme, architecture, servers)
+    _check(scheme, architecture, servers, collective)
     common = dict(dataset=dataset, workers=workers, epochs=epochs, seed=seed, **options)
     if architecture == "allreduce" and scheme == "bsp":
         r = allreduce.run(collective=collective, segments=segments, **common)
