@@ -516,13 +516,13 @@ def _per_rank(trace, mask, values, niter):  # per rank, per iteration: sum of va
 
 
 def closed_form(trace, alpha, beta, device_flops=None):
-    """Alpha-beta closed form of one RingTMP iteration: the pipeline's critical path.
+    """Alpha-beta closed form of a RingTMP iteration (the poster's ring): its critical path.
 
     Layer partition, node ``k`` computing ``F_k`` forward and ``B_k`` backward per
     micro-batch and sending ``a_k`` bytes forward (and back) per micro-batch, ``m``
     micro-batches: the forward pass is the flow shop of stages ``F_0, (alpha +
     a_0 beta), F_1, ..., F_{P-1}``, ``sum(stages) + (m - 1) max(stages)``; the
-    backward pass likewise in reverse; then node 0's update ``U_0``:
+    backward pass likewise (GPipe's bubble, Huang et al. 2019); then node 0's ``U_0``:
 
         T = sum_k (F_k + B_k) + 2 sum_{k<P-1} (alpha + a_k beta)
             + (m - 1) (slowest forward stage + slowest backward stage) + U_0
