@@ -24,7 +24,7 @@ from netsim import __version__
 from netsim.errors import DeadlockError, NetsimError
 
 from .commands import (claims, collective, demo, export_trace, import_trace, overlap, record,
-                       replay, scale, sweep, topology)
+                       replay, scale, schemes, sweep, topology)
 from .console import UsageError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -37,6 +37,7 @@ COMMANDS = MappingProxyType({
     "scale": scale,
     "overlap": overlap,
     "claims": claims,
+    "schemes": schemes,
     "demo": demo,
     "sweep": sweep,
     "import": import_trace,

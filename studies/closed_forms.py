@@ -14,7 +14,11 @@ from workloads.closed import worker_compute, worker_mask
 
 from .registry import PARADIGMS
 
-__all__ = ["NO_CLOSED_FORM", "worker_mask", "worker_compute", "closed_form"]
+__all__ = ["NO_CLOSED_FORM", "ASYMPTOTIC_ROWS", "worker_mask", "worker_compute", "closed_form",
+           "asymptotic_table"]
+
+#: The paradigms of the README's table of asymptotic costs, in its order.
+ASYMPTOTIC_ROWS = ("ps-sync", "allreduce", "model-averaging", "admm", "ps-async")
 
 #: Paradigm name -> why it has no closed form, for those without one.
 NO_CLOSED_FORM = {name: p.no_closed_form for name, p in PARADIGMS.items()
@@ -52,8 +56,8 @@ def closed_form(trace, topology, device_flops=None, placement=None):
     >>> n = 4 * 131  # the Iris model's 131 float32 parameters
     >>> abs(cf["communication"] - 2 * (2e-6 + 4 * n / 1.25e9)) < 1e-15
     True
-    >>> closed_form(record_at("ps-async", 2, iterations=1), star(3))["reason"]
-    'asynchronous: workers never wait for each other, no per-iteration barrier'
+    >>> sorted(NO_CLOSED_FORM)  # every paradigm has one
+    []
     """
     paradigm = trace.metadata.get("paradigm")
     out = {"paradigm": paradigm, "alpha": None, "beta": None, "compute": None, "server": None,
@@ -70,3 +74,31 @@ def closed_form(trace, topology, device_flops=None, placement=None):
     out.update(entry.closed_form(trace, alpha, beta, device_flops))
     out.update(alpha=alpha, beta=beta)
     return out
+
+
+def asymptotic_table(names=ASYMPTOTIC_ROWS):
+    """A Markdown table of the paradigms' worst-case costs per iteration (their modules'
+    ``ASYMPTOTIC``: :class:`workloads.closed.Asymptotic`).
+
+    Parameters
+    ----------
+    names : sequence of str
+        Paradigms with an ``ASYMPTOTIC`` record.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(asymptotic_table(["ps-sync"]).splitlines()[2])  # doctest: +ELLIPSIS
+    | parallel SGD (BSP) | parameter server, S servers (`ps-sync`) | 2 (alpha + 4 max(P, S) n beta / S) | ...
+    """
+    lines = ["| scheme | architecture (paradigm) | communication per iteration | "
+             "computation per iteration | order | source |", "|" + "---|" * 6]
+    for name in names:
+        a = PARADIGMS[name].asymptotic
+        lines.append(f"| {a.scheme} | {a.architecture} (`{name}`) | {a.communication} | "
+                     f"{a.computation} | {a.order} | {a.source} |")
+    return "\n".join(lines)
+

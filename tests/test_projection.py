@@ -32,7 +32,8 @@ def _time_per_iteration(trace):
 ACCEPTANCE = [
     ("ps-sync", "iris", {}),
     ("allreduce", "iris", {"collective": "ring"}),
-    ("ringtmp", "iris", {}),
+    ("ringtmp", "iris", {"deepen": True}),           # one layer per node (issue 16: asked)
+    ("ringtmp", "iris", {"hidden": (16,) * 7}),      # one model at both P
     ("pf", "iris", {}),
     ("dgc", "iris", {}),
     ("pf", "digits", {}),      # a model where the broadcast pass rate falls with P
@@ -54,12 +55,14 @@ def test_projection_from_4_to_8_matches_a_real_run_at_8(name, dataset, options):
     assert _time_per_iteration(proj) == pytest.approx(_time_per_iteration(real8), rel=TOL)
 
 
-@pytest.mark.parametrize("name", ["ps-sync", "allreduce", "ringtmp", "dgc", "slimdp", "ps-async",
-                                  "model-averaging"])
-def test_dense_and_scheduled_paradigms_project_exactly(name):
+@pytest.mark.parametrize("name, options", [
+    ("ps-sync", {}), ("allreduce", {}), ("ringtmp", {"deepen": True}),
+    ("ringtmp", {"hidden": (16,) * 7}), ("dgc", {}), ("slimdp", {}), ("ps-async", {}),
+    ("model-averaging", {})])
+def test_dense_and_scheduled_paradigms_project_exactly(name, options):
     # Their bytes at P = 8 are determined by the P = 4 run: same pattern, same sizes.
-    real4 = workloads.record(name, workers=4, epochs=10).trace
-    real8 = workloads.record(name, workers=8, epochs=20).trace
+    real4 = workloads.record(name, workers=4, epochs=10, **options).trace
+    real8 = workloads.record(name, workers=8, epochs=20, **options).trace
     proj = project(real4, 8, iterations=real8.num_iterations)
     assert _rows(proj) == _rows(real8)
     assert len(proj.dep_idx) == len(real8.dep_idx)
@@ -138,8 +141,11 @@ def test_ring_allreduce_pattern(recorded):
     assert p.total_bytes == pytest.approx(2 * 2 * 15 * G)
 
 
-def test_ringtmp_depth_and_batch_grow_with_P(recorded):
-    t = recorded["ringtmp"]
+def test_ringtmp_depth_and_batch_grow_with_P_when_asked():
+    # Issue 16: the model deepens with P only with deepen=True; the default stays put.
+    assert workloads.record("ringtmp", workers=4, epochs=1).trace.metadata["layers"] == \
+        [4, 16, 16, 16, 3]
+    t = workloads.record("ringtmp", workers=4, epochs=2, deepen=True).trace
     assert t.metadata["default_hidden"] is True
     p = project(t, 12, iterations=1)
     assert p.metadata["layers"] == [4] + [16] * 11 + [3]

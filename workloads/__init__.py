@@ -22,6 +22,8 @@ alpha-beta ``closed_form``, or in ``no_closed_form`` why it has none; see
 :mod:`workloads.closed`), and
 :func:`record` validates a request and runs it. A paradigm module whose file is
 absent is simply left out of the registry; one present but broken raises.
+:mod:`workloads.schemes` composes them into a synchronisation scheme (BSP, SSP,
+async, local SGD) on an architecture (parameter server or allreduce).
 
 A paradigm module provides ``run`` and a one-line ``DESCRIPTION``; the options
 listed are the keyword parameters of ``run`` after ``dataset`` and ``workers``,
@@ -93,8 +95,8 @@ class Paradigm(NamedTuple):
     Examples
     --------
     >>> p = PARADIGMS["ps-async"]
-    >>> p.name, "servers" in p.options, p.closed_form, p.no_closed_form[:12]
-    ('ps-async', True, None, 'asynchronous')
+    >>> p.name, "servers" in p.options, p.closed_form.__name__, p.no_closed_form
+    ('ps-async', True, 'closed_form', None)
     >>> PARADIGMS["ps-sync"].closed_form.__module__
     'workloads.ps_sync'
     """
@@ -105,6 +107,7 @@ class Paradigm(NamedTuple):
     options: dict  # option name -> (default, help text)
     closed_form: object = None  # closed_form(trace, alpha, beta, device_flops=None), or None
     no_closed_form: str = None  # why there is none (the module's NO_CLOSED_FORM)
+    asymptotic: object = None  # the module's ASYMPTOTIC (workloads.closed.Asymptotic), or None
 
 
 def _entry(name, module):
@@ -119,7 +122,8 @@ def _entry(name, module):
         default = None if p.default is inspect.Parameter.empty else p.default
         options[p.name] = (default, helps.get(p.name, ""))
     closed = getattr(module, "closed_form", None)
-    return Paradigm(name, run, desc, options, closed, getattr(module, "NO_CLOSED_FORM", None))
+    return Paradigm(name, run, desc, options, closed, getattr(module, "NO_CLOSED_FORM", None),
+                    getattr(module, "ASYMPTOTIC", None))
 
 
 def _registry():

@@ -8,7 +8,9 @@ Worker ``i`` holds local weights ``x_i`` and a scaled dual ``u_i``; a master
 1. every worker approximately solves its subproblem
    ``x_i = argmin f_i(x) + (rho/2) ||x - z + u_i||^2`` with ``local_steps``
    momentum-SGD steps on mini-batches of its shard, warm-started from its
-   previous ``x_i`` (``f_i`` is the mean cross-entropy on its shard; the network
+   previous ``x_i`` with the momentum restarted (each round is a new
+   subproblem; a velocity carried over from the last one diverges on digits)
+   (``f_i`` is the mean cross-entropy on its shard; the network
    is not convex, so this is ADMM used as a heuristic, as in Boyd et al. 9.1);
 2. it sends ``x_i + u_i`` (float32, ``4 * n_params`` bytes) to the master;
 3. the master averages what it received: ``z = mean_i(x_i + u_i)``, and sends
@@ -24,15 +26,16 @@ from netsim import checks
 from netsim.trace import COMPUTE
 
 from . import mlp, model_averaging
+from .closed import Asymptotic
 from .errors import WorkloadError
 from .frontier import Frontier
 from .model_averaging import average_flops
 from .plan import Recording, finish, plan, tag_mask
 from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form",
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
            "local_update_flops", "dual_flops", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
 
@@ -40,6 +43,14 @@ __all__ = ["run", "schedule", "measure", "closed_form",
 SERVERS = "master"
 
 DESCRIPTION = "consensus ADMM: local SGD on loss + (rho/2)||x - z + u||^2, master averages x + u."
+
+#: Worst-case cost per round of K = ``local_steps`` steps
+#: (:func:`workloads.ps_sync.closed_form` with one master).
+ASYMPTOTIC = Asymptotic(
+    "consensus ADMM, K local steps a round", "master",
+    "2 (alpha + 4 P n beta) per round", "K (C + 7 n / F) + (P + 2) n / F per round",
+    "O(P n) bytes on the master's link per round; O(K C + P n) compute",
+    "Boyd et al., Found. Trends Mach. Learn. 2011, section 7.1")
 OPTIONS = {
     "epochs": "passes over each worker's shard of the training set",
     "seed": "seed of the initial weights, shards and mini-batch order",
@@ -109,14 +120,22 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, rho=0.1, local_steps=4, hi
     rounds = [steps[k:k + local_steps] for k in range(0, len(steps), local_steps)]
     rho32 = np.float32(rho)
     sent = {"x+u": {}, "z": {}}
+    bad = None
     for k, group in enumerate(epochs_of(rounds, epochs, progress)):
         received = []
         for w in range(workers):
+            # A fresh subproblem each round: warm-started from x_i, but with its momentum
+            # restarted. Carried over, the velocity of the last round's subproblem (whose
+            # centre z - u has since moved) kicks x_i away from the new centre, the duals
+            # u_i accumulate the gap and the run diverges (digits, defaults: accuracy 0.31,
+            # test loss 1.3e4 after 10 epochs; restarted: 0.978).
+            velocity[w] = mlp.zeros_like(setup.params)
             params = mlp.unflatten(x[w], layers)
             center = mlp.unflatten(z - u[w], layers)  # the prox term pulls x towards z - u
             for batch in group:
                 idx = batch[w]
-                _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                loss, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                bad = first_nonfinite(bad, loss, k)
                 grads = [g + rho32 * (p - c) for g, p, c in zip(grads, params, center)]
                 mlp.sgd_momentum_step(params, grads, velocity[w], lr, momentum)
             x[w] = mlp.flatten(params)
@@ -139,7 +158,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, rho=0.1, local_steps=4, hi
                       mlp.accuracy(final, data.X_test, data.y_test),
                       sent["x+u"]["bytes"] + sent["z"]["bytes"],
                       sent["x+u"]["messages"] + sent["z"]["messages"], len(rounds), hyper,
-                      servers=1, extra=extra, roles=["worker"] * workers + ["master"])
+                      servers=1, extra=extra, roles=["worker"] * workers + ["master"],
+                      diverged_at=bad)
 
 
 def local_update_flops(n):

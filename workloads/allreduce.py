@@ -44,21 +44,28 @@ from netsim.trace import TraceBuilder
 from netsim.traceops import concat, repeat
 
 from . import mlp
-from .closed import terms
+from .closed import Asymptotic, terms
 from .errors import WorkloadError
 from .frontier import Frontier, cols, one
 from .overlap import DDP_BUCKET_BYTES, check_overlap, embed, pieces, touching, unit_deps
 from .plan import Recording, finish, plan, recording
 from .recorder import V100_FP32_FLOPS, payload_bytes, run_result
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form", "COLLECTIVES", "collective_trace", "SERVERS",
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC", "COLLECTIVES", "collective_trace", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
 SERVERS = "none"
 
 DESCRIPTION = "synchronous SGD, gradients averaged by an allreduce (ring, mst, be or lp)."
+
+#: Worst-case cost per step with the ring (:func:`closed_form`).
+ASYMPTOTIC = Asymptotic(
+    "parallel SGD (BSP)", "ring allreduce",
+    "2 (P - 1) alpha + 8 (P - 1) n beta / P", "C + 4 n / F",
+    "O(n) bytes per link, O(P) latencies; O(C + n) compute",
+    "Patarasuk & Yuan, JPDC 2009; Thakur, Rabenseifner & Gropp 2005")
 OPTIONS = {
     "epochs": "passes over each worker's shard of the training set",
     "seed": "seed of the initial weights, shards and mini-batch order",
@@ -186,11 +193,12 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
     n = mlp.num_params(layers)
     velocity = mlp.zeros_like(params)
     steps = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
-    gradient_bytes = None
-    for batch in epochs_of(steps, epochs, progress):
+    gradient_bytes, bad = None, None
+    for t, batch in enumerate(epochs_of(steps, epochs, progress)):
         flats = []
         for idx in batch:
-            _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+            loss, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+            bad = first_nonfinite(bad, loss, t)
             flats.append(mlp.flatten(grads))
         gradient_bytes = payload_bytes(flats[0])
         avg = np.mean(np.stack(flats), axis=0, dtype=np.float32)
@@ -216,7 +224,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segment
              "messages_per_allreduce": step.num_messages,
              "test_loss": mlp.loss(params, data.X_test, data.y_test)}
     return run_result("allreduce", trace, setup, mlp.accuracy(params, data.X_test, data.y_test),
-                      total_bytes, messages, len(steps), hyper, extra=extra)
+                      total_bytes, messages, len(steps), hyper, extra=extra, diverged_at=bad)
 
 
 def measure(trace):

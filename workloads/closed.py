@@ -13,12 +13,38 @@ paradigm without one (asynchronous, pipelined) says why in its module's
 ``NO_CLOSED_FORM``.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from netsim import costmodel
 from netsim.trace import COMPUTE
 
-__all__ = ["worker_mask", "per_iteration", "worker_compute", "terms"]
+__all__ = ["Asymptotic", "worker_mask", "per_iteration", "worker_compute", "terms"]
+
+
+class Asymptotic(NamedTuple):
+    """A paradigm's worst-case cost per iteration in P workers, S servers and n parameters
+    (float32: 4n bytes), as its module's ``ASYMPTOTIC`` states it for the README table.
+
+    ``alpha`` is a message's latency, ``beta`` seconds per byte, ``C`` one worker's
+    forward and backward seconds on its batch, ``F`` the device's FLOP/s.
+    ``communication`` and ``computation`` are the closed form's terms (its
+    module's ``closed_form`` computes them from a trace); ``order`` their orders.
+
+    Examples
+    --------
+    >>> from workloads import ps_sync
+    >>> ps_sync.ASYMPTOTIC.order
+    'O(P n / S) bytes on a server link; O(C + P n / S) compute'
+    """
+
+    scheme: str
+    architecture: str
+    communication: str
+    computation: str
+    order: str
+    source: str
 
 
 def worker_mask(trace):

@@ -29,9 +29,10 @@ correction, local clipping and momentum factor masking of section 3):
 **Warm-up** (section 3.3): the sparsity grows exponentially during the first
 ``warmup_epochs`` epochs, density ``4**-(e+1)`` in epoch ``e`` (75 %, 93.75 %,
 98.4375 %, 99.6 %), and is ``final_sparsity`` (99.9 %) afterwards; a stage never
-goes below the final density. Top-k is exact (a stable sort of ``|v|``), where
-the paper estimates the threshold from a 0.1 %-1 % sample; the learning-rate
-warm-up of the paper is not applied.
+goes below the final density. The learning rate warms up too, linearly from
+``lr / P`` to ``lr`` over ``lr_warmup_epochs`` (by default ``warmup_epochs``)
+epochs (:func:`warmup_lr`). Top-k is exact (a stable sort of ``|v|``), where
+the paper estimates the threshold from a 0.1 %-1 % sample.
 
 References
 ----------
@@ -57,10 +58,10 @@ from .frontier import Frontier, merge, one
 from .plan import Recording, finish, plan, recording, steps_per_epoch, tag_mask, train_samples
 from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form",
-           "warmup_sparsity", "values_per_layer", "top_k",
+           "warmup_sparsity", "warmup_lr", "values_per_layer", "top_k",
            "compress_flops", "step_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
@@ -73,6 +74,8 @@ OPTIONS = {
     "seed": "seed of the initial weights, shards and mini-batch order",
     "final_sparsity": "fraction of values not sent after the warm-up, in [0, 1)",
     "warmup_epochs": "epochs of exponentially increasing sparsity (75%, 93.75%, ...)",
+    "lr_warmup_epochs": ("epochs of the learning rate's linear warm-up from lr/P to lr "
+                         "(None: warmup_epochs; 0: off)"),
     "clip_norm": ("global gradient-norm clipping threshold, applied locally as "
                   "clip_norm/sqrt(P); None: off"),
     "hidden": "hidden-layer widths",
@@ -119,6 +122,43 @@ def warmup_sparsity(epoch, warmup_epochs=4, final_sparsity=0.999):
     if epoch < warmup_epochs:
         return min(1.0 - 0.25 ** (epoch + 1), float(final_sparsity))
     return float(final_sparsity)
+
+
+def warmup_lr(epoch, lr, P, warmup_epochs=4):
+    """Learning rate at (fractional) epoch ``epoch`` under DGC's warm-up.
+
+    During the warm-up DGC uses "a less aggressive learning rate" (Lin et al.
+    2018, section 3.3), the gradual warm-up of Goyal et al. 2017 (section 2.2):
+    from ``lr / P`` (one worker's rate, ``lr`` being the rate of the P workers'
+    global batch) linearly to ``lr`` over ``warmup_epochs`` epochs, updated every
+    step. The DGC authors' ``train.py`` (``adjust_learning_rate``) computes it
+    as ``lr * (e (P - 1) / E + 1) / P`` with ``e = epoch + step / steps_per_epoch``.
+
+    Parameters
+    ----------
+    epoch : float
+        Epochs done, fraction included (``epoch + step / steps_per_epoch``).
+    lr : float
+        The rate after the warm-up.
+    P : int
+        Workers.
+    warmup_epochs : int
+        ``E``; 0 disables the warm-up.
+
+    Raises
+    ------
+    WorkloadError
+        If ``warmup_epochs`` is not an integer >= 0.
+
+    Examples
+    --------
+    >>> [round(warmup_lr(e, 0.4, 4, 4), 4) for e in (0, 1, 2, 3.5, 4, 9)]
+    [0.1, 0.175, 0.25, 0.3625, 0.4, 0.4]
+    """
+    checks.check_int(warmup_epochs, "lr_warmup_epochs", 0, error=WorkloadError)
+    if epoch >= warmup_epochs:
+        return float(lr)
+    return float(lr) * (epoch * (P - 1) / warmup_epochs + 1.0) / P
 
 
 def values_per_layer(sizes, sparsity):
@@ -197,7 +237,7 @@ def top_k(vector, k):
 
 
 def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warmup_epochs=4,
-        clip_norm=1.0, hidden=(16,), batch_size=8, lr=0.05, momentum=0.9, record_values=False,
+        lr_warmup_epochs=None, clip_norm=1.0, hidden=(16,), batch_size=8, lr=0.05, momentum=0.9, record_values=False,
         device_flops=V100_FP32_FLOPS, data_path=None, progress=None):
     """Train with Deep Gradient Compression; record every sparse allgather message.
 
@@ -212,6 +252,9 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
         Sparsity after the warm-up, in [0, 1).
     warmup_epochs : int
         Epochs of warm-up (the paper: 4).
+    lr_warmup_epochs : int or None
+        Epochs of the learning-rate warm-up (:func:`warmup_lr`); None: the
+        same as ``warmup_epochs``; 0: none.
     clip_norm : float or None
         Global gradient-norm threshold; each worker clips its (1/P-scaled)
         gradient to ``clip_norm / sqrt(P)``. None disables clipping.
@@ -251,6 +294,8 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     True
     """
     warmup_sparsity(0, warmup_epochs, final_sparsity)  # validate before any work
+    lr_warmup_epochs = warmup_epochs if lr_warmup_epochs is None else lr_warmup_epochs
+    warmup_lr(0.0, lr, workers, lr_warmup_epochs)
     if clip_norm is not None:
         checks.check_real(clip_norm, "clip_norm", lo=0, strict=True, error=WorkloadError)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
@@ -269,17 +314,19 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     stages, sent_log, epoch_bytes = [], [], []
     total_bytes = messages = 0
     sent_values = clipped = 0
-    it = 0
+    it, bad = 0, None
     for epoch in epochs_of(range(epochs), epochs, progress):
         sparsity = warmup_sparsity(epoch, warmup_epochs, final_sparsity)
         ks = values_per_layer(sizes, sparsity)
         step_values = sum(ks)                        # values each worker sends per peer and step
         stage_steps = 0
-        for batch in worker_batches(setup.shards, batch_size, setup.rng):
+        batches = worker_batches(setup.shards, batch_size, setup.rng)
+        for batch in batches:
             params = mlp.unflatten(model, layers)
             sets = []
             for w, idx in enumerate(batch):
-                _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                loss, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                bad = first_nonfinite(bad, loss, it)
                 g = mlp.flatten(grads) / np.float32(P)
                 if local_clip is not None:
                     norm = float(np.linalg.norm(g))
@@ -311,7 +358,8 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
             for w in range(P):                       # every worker sums the same sets in rank order
                 for vals, pos in sets[w]:
                     total[pos] += vals
-            model -= np.float32(lr) * total
+            rate = warmup_lr(epoch + stage_steps / len(batches), lr, P, lr_warmup_epochs)
+            model -= np.float32(rate) * total
             stage_steps += 1
             it += 1
         stage_sent = stage_steps * P * (P - 1) * step_values
@@ -326,7 +374,7 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     final = mlp.unflatten(model, layers)
     dense_bytes = dense_values * mlp.BYTES_PER_VALUE
     hyper = dict(epochs=epochs, final_sparsity=final_sparsity, warmup_epochs=warmup_epochs,
-                 clip_norm=clip_norm, hidden=hidden, batch_size=batch_size, lr=lr,
+                 lr_warmup_epochs=lr_warmup_epochs, clip_norm=clip_norm, hidden=hidden, batch_size=batch_size, lr=lr,
                  momentum=momentum, device_flops=device_flops)
     extra = {"compression_ratio": dense_bytes / total_bytes if total_bytes else None,
              "dense_bytes": dense_bytes,
@@ -342,7 +390,7 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     result = run_result("dgc", schedule(P, stats), setup,
                         mlp.accuracy(final, data.X_test, data.y_test), total_bytes, messages, it,
                         hyper, dropped_fraction=dropped, extra=extra,
-                        metadata={"train_samples": int(data.n_train)})
+                        metadata={"train_samples": int(data.n_train)}, diverged_at=bad)
     return result
 
 

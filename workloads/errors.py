@@ -8,7 +8,8 @@ given one of these classes as ``error``.
 
 from netsim.errors import NetsimError
 
-__all__ = ["WorkloadError", "DatasetError", "PartitionError", "ProjectionError"]
+__all__ = ["WorkloadError", "DatasetError", "PartitionError", "ProjectionError",
+           "DivergenceWarning"]
 
 
 class WorkloadError(NetsimError):
@@ -53,4 +54,15 @@ class PartitionError(WorkloadError):
     --------
     >>> str(PartitionError("layer-wise partition of 2 dense layers over 5 ring nodes ..."))
     'layer-wise partition of 2 dense layers over 5 ring nodes ...'
+    """
+
+
+class DivergenceWarning(UserWarning):
+    """A training run whose loss became non-finite (inf or NaN): its result is flagged
+    ``diverged`` and its accuracy means nothing.
+
+    Examples
+    --------
+    >>> issubclass(DivergenceWarning, UserWarning)
+    True
     """

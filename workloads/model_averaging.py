@@ -16,20 +16,29 @@ import numpy as np
 from netsim import checks
 
 from . import mlp
+from .closed import Asymptotic
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import Recording, dense_bpv, finish, plan, recording
 from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form",
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
            "average_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: One master, rank P (see :func:`workloads.plan.plan`).
 SERVERS = "master"
 
 DESCRIPTION = "parallel SGD, models averaged by a master every `period` local steps."
+
+#: Worst-case cost per step, averaging every H = ``period`` steps
+#: (:func:`workloads.ps_sync.closed_form` with one master).
+ASYMPTOTIC = Asymptotic(
+    "model averaging every H steps", "master",
+    "2 (alpha + 4 P n beta) / H", "C + 4 n / F + P n / (H F)",
+    "O(P n / H) bytes on the master's link; O(C + P n / H) compute",
+    "Zinkevich et al., NIPS 2010; McMahan et al., AISTATS 2017")
 OPTIONS = {
     "epochs": "passes over each worker's shard of the training set",
     "seed": "seed of the initial weights, shards and mini-batch order",
@@ -84,12 +93,13 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, period=4, hidden=(16,), ba
     models = [[p.copy() for p in setup.params] for _ in range(workers)]
     velocity = [mlp.zeros_like(setup.params) for _ in range(workers)]
     steps = [b for _ in range(epochs) for b in worker_batches(setup.shards, batch_size, setup.rng)]
-    averagings = 0
+    averagings, bad = 0, None
     average = mlp.flatten(setup.params)
     sent = {"model": {}, "average": {}}
     for t, batch in enumerate(epochs_of(steps, epochs, progress)):
         for w, idx in enumerate(batch):
-            _, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
+            loss, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
+            bad = first_nonfinite(bad, loss, t)
             mlp.sgd_momentum_step(models[w], grads, velocity[w], lr, momentum)
         if (t + 1) % period and t != len(steps) - 1:
             continue
@@ -110,7 +120,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, period=4, hidden=(16,), ba
                       mlp.accuracy(final, data.X_test, data.y_test),
                       sent["model"]["bytes"] + sent["average"]["bytes"],
                       sent["model"]["messages"] + sent["average"]["messages"], len(steps),
-                      hyper, servers=1, extra=extra, roles=["worker"] * workers + ["master"])
+                      hyper, servers=1, extra=extra, roles=["worker"] * workers + ["master"],
+                      diverged_at=bad)
 
 
 def average_flops(P, n):

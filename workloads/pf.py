@@ -68,7 +68,7 @@ from .ps_sync import (closed_form, measure_sparse, shard_bounds, shard_layout, s
                       sparse_stats)
 from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form",
            "sweep", "threshold", "value_filter", "aggregate_flops",
@@ -262,7 +262,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=
     up_bytes, down_bytes, messages = [], [], 0
     log_push, log_bcast = [], []
     sent_push = sent_bcast = 0
-    it = 0
+    it, bad = 0, None
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             tau = threshold(it + 1, tau0, a)
@@ -270,7 +270,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=
             received = [[] for _ in range(servers)]
             up, down = np.zeros((P, servers)), np.zeros((P, servers))
             for w, idx in enumerate(batch):
-                _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                loss, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                bad = first_nonfinite(bad, loss, it)
                 mom[w] *= np.float32(momentum)
                 mom[w] += mlp.flatten(grads)
                 update = scale * mom[w]
@@ -330,7 +331,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=
     return run_result("pf", schedule(P, stats), setup,
                       mlp.accuracy(final, data.X_test, data.y_test),
                       stats["up_bytes"].sum() + stats["down_bytes"].sum(), messages, it, hyper,
-                      servers=servers, dropped_fraction=dropped, extra=extra)
+                      servers=servers, dropped_fraction=dropped, extra=extra, diverged_at=bad)
 
 
 def sweep(tau0s=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5), **options):

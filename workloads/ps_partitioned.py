@@ -58,16 +58,18 @@ the key-value push/pull of only the keys a worker's data touch (sections 3.1,
 3.2), on sparse logistic regression.
 """
 
+import time
+
 import numpy as np
 
-from netsim import checks
+from netsim import checks, simulate
 
 from . import mlp
 from .datasets import shards as _random_shards
 from .errors import PartitionError, ProjectionError, WorkloadError
 from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, Recorder
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "measure", "closed_form", "compare", "partition_samples", "partition_features",
            "random_features", "PARTITIONS", "DESCRIPTION", "OPTIONS"]
@@ -138,7 +140,14 @@ def partition_samples(X, workers, seed=0):
     Raises
     ------
     PartitionError
-        If a worker gets no sample.
+        If there are more workers than samples.
+
+    Notes
+    -----
+    When METIS leaves a worker without samples (it can on dense data: digits
+    at 16 workers), the samples, ordered by METIS part, are dealt to the
+    workers in contiguous runs of equal size instead, so every worker count up
+    to the number of samples works.
 
     Examples
     --------
@@ -158,10 +167,14 @@ def partition_samples(X, workers, seed=0):
     ptr, adj, _ = _bipartite(rows, X.indices, n, F)
     vw = np.concatenate([np.ones(n, np.int64), np.zeros(F, np.int64)])
     part = _metis(workers, ptr, adj, seed, vw)[:n]
-    counts = np.bincount(part, minlength=workers)
-    if (counts == 0).any():
-        raise PartitionError(f"METIS left worker {int(np.argmin(counts))} without samples "
-                             f"(samples per worker: {counts.tolist()})")
+    if (np.bincount(part, minlength=workers) == 0).any():
+        # METIS may leave parts empty on dense data (digits at 16 workers: 6 of 16). Deal
+        # the samples, ordered by METIS part, in contiguous equal runs: balanced, each run
+        # within one or two of METIS's parts.
+        order = np.argsort(part, kind="stable")
+        part = np.empty(n, np.int64)
+        for w, run in enumerate(np.array_split(order, workers)):
+            part[run] = w
     return part
 
 
@@ -262,6 +275,7 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
         ``servers_per_step`` (mean servers a worker contacts per step),
         ``shard_features`` (distinct features of each worker's shard),
         ``samples_per_worker``, ``rows_per_server``, ``bytes_by_tag``,
+        ``partition_seconds`` (wall time of the placement, measured),
         ``test_loss``.
 
     Examples
@@ -281,6 +295,7 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
     X = _csr(data.X_train)
     F, C = data.n_features, data.n_classes
     y = data.y_train
+    t0 = time.perf_counter()   # the placement's cost, for compare()'s pay-back
     if partition == "metis":
         sample_part = partition_samples(X, P, seed)
         shard_list = [np.flatnonzero(sample_part == w) for w in range(P)]
@@ -290,6 +305,7 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
         # random-placement runs have always used it, and dropping it would change them.
         shard_list = _random_shards(data.n_train, P, setup.rng)
         owner = random_features(F, servers, setup.rng)
+    partition_seconds = time.perf_counter() - t0
     owner = np.concatenate([owner, [0]])       # row F (the biases) lives on server 0
     table = np.vstack([setup.params[0], setup.params[1][None, :]]).astype(np.float32)
     rec = Recorder(P, servers)
@@ -297,7 +313,7 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
     bytes_by_tag = {"pull-request": 0, "pull": 0, "push": 0}
     rows_pulled = contacts = steps = sent_values = 0
     lr32, inv_p = np.float32(lr), np.float32(1.0 / P)
-    it = 0
+    it, bad = 0, None
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(shard_list, batch_size, setup.rng):
             plans = []
@@ -327,7 +343,8 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
                 local = np.zeros((F + 1, C), np.float32)
                 for k, vals in by_server.values():
                     local[k] = vals
-                _, grads = mlp.loss_and_grads([local[:F], local[F]], Xb, y[idx])
+                loss, grads = mlp.loss_and_grads([local[:F], local[F]], Xb, y[idx])
+                bad = first_nonfinite(bad, loss, it)
                 grad_table = np.vstack([grads[0], grads[1][None, :]])
                 fwd = 2.0 * Xb.nnz * C + C * len(idx)
                 rec.compute(w, fwd, iteration=it, tag="forward")
@@ -358,20 +375,23 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
              "shard_features": shard_features,
              "samples_per_worker": [int(len(s)) for s in shard_list],
              "rows_per_server": np.bincount(owner, minlength=servers).tolist(),
-             "bytes_by_tag": bytes_by_tag,
+             "bytes_by_tag": bytes_by_tag, "partition_seconds": partition_seconds,
              "test_loss": mlp.loss(final, data.X_test, data.y_test)}
     return rec.result("ps-partitioned", setup, mlp.accuracy(final, data.X_test, data.y_test), it,
                       hyper, dropped_fraction=1.0 - sent_values / dense if dense else 0.0,
-                      extra=extra)
+                      extra=extra, diverged_at=bad)
 
 
-def compare(dataset="sparse", workers=4, **options):
-    """Run the METIS placement and the random baseline with the same options.
+def compare(dataset="sparse", workers=4, topology=None, **options):
+    """Run the METIS placement and the random baseline with the same options; with a
+    topology, also what the placement costs against the training time it saves.
 
     Parameters
     ----------
     dataset : str or Dataset
     workers : int
+    topology : callable or networkx.Graph, optional
+        ``topology(ranks)`` (or a graph) on which both traces are simulated.
     **options
         Passed to :func:`run` (not ``partition``).
 
@@ -379,23 +399,49 @@ def compare(dataset="sparse", workers=4, **options):
     -------
     dict
         ``metis`` and ``random`` (their :class:`RunResult`), ``traffic_ratio``
-        (random bytes / METIS bytes), ``message_ratio`` and
-        ``accuracy_change`` (METIS accuracy minus random accuracy).
+        (random bytes / METIS bytes), ``message_ratio``, ``accuracy_change``
+        (METIS accuracy minus random accuracy), ``partition_seconds`` (METIS's
+        placement wall time minus the random one's, measured on this machine).
+        With a ``topology``: ``epoch_seconds`` (simulated training time of one
+        epoch, ``{"metis": ..., "random": ...}``), ``saved_per_epoch`` (random
+        minus METIS) and ``payback_epochs`` = ``partition_seconds /
+        saved_per_epoch``, the epochs of training after which the placement has
+        paid for itself (None if it saves no time); else those three are None.
 
     Examples
     --------
-    >>> c = compare(epochs=1)
-    >>> c["traffic_ratio"] > 1
+    >>> import networkx as nx
+    >>> def star(n):
+    ...     G = nx.Graph()
+    ...     G.add_nodes_from([f"h{i}" for i in range(n)], kind="host")
+    ...     G.add_edges_from([(f"h{i}", "sw") for i in range(n)], bandwidth=1.25e8, latency=1e-5)
+    ...     return G
+    >>> c = compare(epochs=1, topology=star)
+    >>> c["traffic_ratio"] > 1, c["saved_per_epoch"] > 0
+    (True, True)
+    >>> c["payback_epochs"] == c["partition_seconds"] / c["saved_per_epoch"]
     True
     """
     if "partition" in options:
         raise WorkloadError("compare runs both partitions; do not pass partition=")
     part = run(dataset, workers, partition="metis", **options)
     base = run(dataset, workers, partition="random", **options)
-    return {"metis": part, "random": base,
-            "traffic_ratio": base.total_bytes / part.total_bytes,
-            "message_ratio": base.messages / part.messages,
-            "accuracy_change": part.accuracy - base.accuracy}
+    cost = part.extra["partition_seconds"] - base.extra["partition_seconds"]
+    out = {"metis": part, "random": base,
+           "traffic_ratio": base.total_bytes / part.total_bytes,
+           "message_ratio": base.messages / part.messages,
+           "accuracy_change": part.accuracy - base.accuracy, "partition_seconds": cost,
+           "epoch_seconds": None, "saved_per_epoch": None, "payback_epochs": None}
+    if topology is not None:
+        epochs = int(part.trace.metadata["hyper"]["epochs"])
+        secs = {}
+        for name, r in (("metis", part), ("random", base)):
+            G = topology(r.trace.ranks) if callable(topology) else topology
+            secs[name] = simulate(r.trace, G).makespan / epochs
+        saved = secs["random"] - secs["metis"]
+        out.update(epoch_seconds=secs, saved_per_epoch=saved,
+                   payback_epochs=max(cost, 0.0) / saved if saved > 0 else None)
+    return out
 
 
 def measure(trace):

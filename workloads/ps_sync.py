@@ -36,7 +36,7 @@ from netsim import checks, costmodel
 from netsim.collectives.schedule import split
 
 from . import mlp
-from .closed import per_iteration, terms, worker_mask
+from .closed import Asymptotic, per_iteration, terms, worker_mask
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import (Recording, bytes_by, dense_bpv, finish, grad_deps, plan, recorded_index,
@@ -45,9 +45,9 @@ from .errors import ProjectionError
 from .overlap import DDP_BUCKET_BYTES, check_overlap, piece_segments, pieces, unit_deps
 from .frontier import cols, one
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form",
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
            "measure_sparse", "sparse_stats", "sparse_sizes",
            "server_update_flops", "shard_bounds", "shard_layout", "init_servers", "pull_shard", "SERVERS",
            "DESCRIPTION", "OPTIONS"]
@@ -56,6 +56,13 @@ __all__ = ["run", "schedule", "measure", "closed_form",
 SERVERS = "servers"
 
 DESCRIPTION = "parameter server, synchronous: push gradients, servers average, pull weights."
+
+#: Worst-case cost per step (:func:`closed_form`).
+ASYMPTOTIC = Asymptotic(
+    "parallel SGD (BSP)", "parameter server, S servers",
+    "2 (alpha + 4 max(P, S) n beta / S)", "C + (P + 4) n / (S F)",
+    "O(P n / S) bytes on a server link; O(C + P n / S) compute",
+    "Li et al., OSDI 2014 (parameter server); Dean et al., NIPS 2012")
 OPTIONS = {
     "epochs": "passes over each worker's shard of the training set",
     "seed": "seed of the initial weights, shards and mini-batch order",
@@ -269,13 +276,14 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
             piece_segments(bounds, pieces(mlp.model_of(layers), overlap, mlp.BYTES_PER_VALUE,
                                           bucket_bytes, partition_bytes)))
     sent = {"push": {}, "pull": {}}
-    it, batch_of = 0, None
+    it, batch_of, bad = 0, None, None
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             batch_of = np.array([len(idx) for idx in batch])   # the same every step
             received = [[] for _ in range(servers)]
             for w, idx in enumerate(batch):
-                _, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
+                loss, grads = mlp.loss_and_grads(models[w], data.X_train[idx], data.y_train[idx])
+                bad = first_nonfinite(bad, loss, it)
                 g = mlp.flatten(grads)
                 for _, s, lo, hi in segs.tolist():
                     count_sent(sent["push"], g[lo:hi])
@@ -305,7 +313,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
                       mlp.accuracy(final, data.X_test, data.y_test),
                       sent["push"]["bytes"] + sent["pull"]["bytes"],
                       sent["push"]["messages"] + sent["pull"]["messages"], it,
-                      hyper, servers=servers, extra=extra)
+                      hyper, servers=servers, extra=extra, diverged_at=bad)
 
 
 def measure(trace, push="push", pull="pull"):

@@ -42,17 +42,15 @@ Typical use in a paradigm::
     return rec.result("my-paradigm", setup, accuracy=acc, iterations=n, hyper={...})
 """
 
-import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from netsim import checks
-from netsim.trace import Trace
 
 from . import mlp
 from .errors import WorkloadError
 from .frontier import Frontier
+from .runresult import V100_FP32_FLOPS, RunResult, run_result
 from .training import Setup, check_workers, epochs_of, prepare, worker_batches
 
 __all__ = [
@@ -74,74 +72,10 @@ __all__ = [
     "check_workers",
 ]
 
-#: FP32 throughput of an NVIDIA Tesla V100 (SXM2): 15.7 TFLOP/s, from NVIDIA's
-#: "NVIDIA Tesla V100 GPU Accelerator" datasheet. The default ``device_flops``
-#: of recorded traces; every paradigm takes ``device_flops=`` to override it.
-V100_FP32_FLOPS = 15.7e12
 
 #: Bytes per value of a sparse payload (:func:`sparse_payload`): a float32 value
 #: and its int32 index, against :data:`workloads.mlp.BYTES_PER_VALUE` (4) dense.
 SPARSE_BYTES_PER_VALUE = mlp.BYTES_PER_VALUE + np.dtype(np.int32).itemsize
-
-
-@dataclass
-class RunResult:
-    """What every paradigm's ``run`` returns.
-
-    Attributes
-    ----------
-    paradigm : str
-        CLI name of the paradigm, e.g. ``"ps-sync"``.
-    trace : netsim.Trace
-        Every message and compute op of the run; ``trace.metadata`` says how it
-        was produced (paradigm, dataset, workers, servers, layers, hyper,
-        accuracy, seed, device_flops, ...).
-    accuracy : float
-        Test accuracy of the final model on the held-out split.
-    total_bytes : int
-        Bytes sent, from the paradigm's own payload accounting; equals
-        ``trace.total_bytes`` (up to float rounding when a collective generator
-        cuts a buffer into fractional-byte chunks, e.g. 524 bytes over 3 ranks).
-    messages : int
-        Messages sent; equals ``trace.num_messages``.
-    iterations : int
-        Training iterations (steps or rounds) recorded.
-    dropped_fraction : float or None
-        For paradigms that drop, filter or sparsify: fraction of values not sent.
-    extra : dict
-        Paradigm-specific numbers (e.g. staleness, test loss).
-
-    Examples
-    --------
-    >>> from workloads import record
-    >>> r = record("single", epochs=1)
-    >>> r.paradigm, r.messages, r.total_bytes, r.iterations == r.trace.num_iterations
-    ('single', 0, 0, True)
-    """
-
-    paradigm: str
-    trace: Trace
-    accuracy: float
-    total_bytes: int
-    messages: int
-    iterations: int
-    dropped_fraction: float | None = None
-    extra: dict = field(default_factory=dict)
-
-    def summary(self):
-        """A one-line, human-readable summary.
-
-        Examples
-        --------
-        >>> from netsim import TraceBuilder
-        >>> RunResult("demo", TraceBuilder(1).build(), 0.9, 0, 0, 1).summary()
-        'demo: accuracy 0.900, 0 bytes in 0 messages, 1 iterations'
-        """
-        s = (f"{self.paradigm}: accuracy {self.accuracy:.3f}, {self.total_bytes} bytes in "
-             f"{self.messages} messages, {self.iterations} iterations")
-        if self.dropped_fraction is not None:
-            s += f", {self.dropped_fraction:.1%} of values not sent"
-        return s
 
 
 def payload_bytes(payload):
@@ -473,7 +407,7 @@ class Recorder:
                                              self._deps(deps))[:, 0].tolist()
 
     def result(self, paradigm, setup, accuracy, iterations, hyper, dropped_fraction=None,
-               extra=None, roles=None, metadata=None):
+               extra=None, roles=None, metadata=None, diverged_at=None):
         """Build the trace and return the :class:`RunResult` (see :func:`run_result`).
 
         Parameters
@@ -495,6 +429,8 @@ class Recorder:
             Role of each rank.
         metadata : dict, optional
             More metadata.
+        diverged_at : int, optional
+            The first iteration with a non-finite training loss (see :func:`run_result`).
 
         Examples
         --------
@@ -509,92 +445,4 @@ class Recorder:
                           total_bytes=self.total_bytes, messages=self.messages,
                           iterations=iterations, hyper=hyper, servers=self.servers,
                           dropped_fraction=dropped_fraction, extra=extra, roles=roles,
-                          metadata=metadata)
-
-
-def _exact(x):
-    """An int when the byte count is whole up to float rounding (collective generators
-    may cut a buffer into fractional-byte chunks whose float sum is off by an ulp)."""
-    x = float(x)
-    r = round(x)
-    return int(r) if abs(x - r) <= 1e-9 * max(1.0, abs(x)) else x
-
-
-def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iterations, hyper,
-               servers=0, dropped_fraction=None, extra=None, roles=None, metadata=None):
-    """The :class:`RunResult` of a run, its trace derived from ``trace`` with the run's metadata.
-
-    The trace metadata gets: ``paradigm``, ``dataset``, ``workers``, ``servers``,
-    ``ranks``, ``roles`` (``"worker"``/``"server"`` per rank), ``layers``,
-    ``hyper`` (the paradigm's hyper-parameters), ``accuracy``, ``seed``,
-    ``iterations``, ``total_bytes``, ``messages``, ``bytes_per_value`` (4) and
-    ``device_flops`` (FLOP/s, from ``hyper["device_flops"]`` if present), then the
-    paradigm's own ``metadata`` entries.
-
-    Parameters
-    ----------
-    paradigm : str
-        CLI name of the paradigm.
-    trace : Trace
-        The run's trace.
-    setup : workloads.training.Setup
-    accuracy : float
-        Test accuracy.
-    total_bytes : float
-        Bytes sent, from the run's own accounting.
-    messages : int
-        Messages sent, likewise.
-    iterations : int
-    hyper : dict
-    servers : int
-        Server (or master) ranks after the workers.
-    dropped_fraction : float, optional
-        Share of values not sent.
-    extra : dict, optional
-    roles : list of str, optional
-    metadata : dict, optional
-
-    Raises
-    ------
-    RuntimeError
-        If ``total_bytes`` or ``messages`` differs from the trace's totals
-        (bytes beyond float rounding): a recording bug, never bad input.
-
-    Examples
-    --------
-    >>> from netsim import TraceBuilder
-    >>> b = TraceBuilder(2); _ = b.message(0, 1, 8)
-    >>> s = prepare("iris", 2, seed=0)
-    >>> r = run_result("demo", b.build(), s, accuracy=1.0, total_bytes=8, messages=1,
-    ...                iterations=1, hyper={})
-    >>> r.trace.metadata["paradigm"], r.trace.metadata["workers"], r.total_bytes
-    ('demo', 2, 8)
-    """
-    if (not math.isclose(trace.total_bytes, total_bytes, rel_tol=1e-12, abs_tol=1e-9)
-            or trace.num_messages != messages):
-        raise RuntimeError(f"{paradigm}: own accounting ({total_bytes} bytes, {messages} messages) "
-                           f"differs from the trace ({trace.total_bytes} bytes, "
-                           f"{trace.num_messages} messages)")
-    hyper = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dict(hyper).items()}
-    rate = hyper.get("device_flops", V100_FP32_FLOPS)
-    workers = trace.ranks - servers
-    trace = trace.with_metadata(**{
-        "paradigm": paradigm,
-        "dataset": setup.dataset,
-        "workers": int(workers),
-        "servers": int(servers),
-        "ranks": int(trace.ranks),
-        "roles": list(roles) if roles is not None else ["worker"] * workers + ["server"] * servers,
-        "layers": [int(w) for w in setup.layers],
-        "hyper": hyper,
-        "accuracy": float(accuracy),
-        "seed": setup.seed,
-        "iterations": int(iterations),
-        "total_bytes": _exact(total_bytes),
-        "messages": int(messages),
-        "bytes_per_value": mlp.BYTES_PER_VALUE,
-        "device_flops": float(rate),
-        **(metadata or {}),
-    })
-    return RunResult(paradigm, trace, float(accuracy), _exact(total_bytes), int(messages),
-                     int(iterations), dropped_fraction, dict(extra or {}))
+                          metadata=metadata, diverged_at=diverged_at)

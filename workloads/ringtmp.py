@@ -41,24 +41,25 @@ import time
 import numpy as np
 
 from netsim import checks
+from netsim.trace import COMPUTE
 
 from . import mlp
-from .errors import PartitionError, WorkloadError
-from .ps_sync import shard_bounds
-from .errors import ProjectionError
+from .errors import PartitionError, ProjectionError, WorkloadError
 from .frontier import Frontier, cols, merge, one, pipeline, rows
-from .plan import Recording, finish, plan, recording
-from .recorder import V100_FP32_FLOPS, Recorder, bytes_per_value, count_sent, run_result
+from .closed import terms
+from .plan import Recording, finish, plan, recording, tag_mask
+from .ps_sync import shard_bounds
+from .recorder import V100_FP32_FLOPS, Recorder, bytes_per_value, run_result
+from .ringsteps import step_layer, step_neuron
 from .training import check_workers, epochs_of, prepare, worker_batches
 
-__all__ = ["run", "NO_CLOSED_FORM", "partition_layers", "partition_neurons", "compare",
-           "format_table", "COMPARE_CONFIGS", "DEFAULT_WIDTH", "DESCRIPTION", "OPTIONS",
+__all__ = ["run", "closed_form", "partition_layers", "partition_neurons", "compare",
+           "format_table", "COMPARE_CONFIGS", "DEFAULT_WIDTH",
+           "DEFAULT_LAYER_HIDDEN", "DESCRIPTION", "OPTIONS",
            "schedule", "measure", "SERVERS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
 SERVERS = "none"
-
-NO_CLOSED_FORM = "a pipeline of dependent activation messages, not a collective"
 
 DESCRIPTION = ("model partitioned across a ring of nodes (by layer or by neuron); "
                "activations travel instead of parameters.")
@@ -66,7 +67,9 @@ OPTIONS = {
     "epochs": "passes over the training set (in steps of workers * batch_size samples)",
     "seed": "seed of the initial weights, shards and mini-batch order",
     "partition": "'layer' (consecutive layers per node) or 'neuron' (a slice of every layer)",
-    "hidden": "hidden-layer widths; default: workers - 1 layers of 16 for 'layer', (16,) for 'neuron'",
+    "hidden": "hidden-layer widths; default (16, 16, 16) for 'layer', (16,) for 'neuron', "
+              "whatever the number of workers",
+    "deepen": "'layer' only: one hidden layer of 16 per node, so the model deepens with P",
     "batch_size": "samples per step per (virtual) worker; the ring's batch is workers * batch_size",
     "microbatches": "pieces the batch is cut into, flowing one after another",
     "lr": "learning rate",
@@ -79,6 +82,10 @@ PARTITIONS = ("layer", "neuron")
 
 #: Width of every hidden layer of the default model (see :func:`run`'s ``hidden``).
 DEFAULT_WIDTH = 16
+
+#: Hidden widths of the layer partition's default model, whatever P: four dense layers,
+#: enough for the default 4 nodes. The model changes with P only when asked (``deepen``).
+DEFAULT_LAYER_HIDDEN = (DEFAULT_WIDTH,) * 3
 
 
 def partition_layers(layers, nodes):
@@ -107,13 +114,13 @@ def partition_layers(layers, nodes):
     >>> partition_layers((4, 16, 3), 3)
     Traceback (most recent call last):
     ...
-    workloads.errors.PartitionError: layer-wise partition of 2 dense layers over 3 ring nodes leaves node 2 without a layer; use at least 3 layers (e.g. more hidden layers) or fewer workers
+    workloads.errors.PartitionError: layer-wise partition of 2 dense layers over 3 ring nodes leaves node 2 without a layer; use at least 3 layers (e.g. more hidden layers), deepen=True or fewer workers
     """
     L = len(mlp.layer_shapes(layers))
     if L < nodes:
         raise PartitionError(f"layer-wise partition of {L} dense layers over {nodes} ring nodes "
                              f"leaves node {L} without a layer; use at least {nodes} layers "
-                             "(e.g. more hidden layers) or fewer workers")
+                             "(e.g. more hidden layers), deepen=True or fewer workers")
     return [range(int(c[0]), int(c[-1]) + 1) for c in np.array_split(np.arange(L), nodes)]
 
 
@@ -155,111 +162,9 @@ def partition_neurons(layers, nodes):
     return out
 
 
-def _microbatches(rows, m):
-    if m > len(rows):
-        raise WorkloadError(f"microbatches ({m}) exceeds the batch of {len(rows)} samples")
-    return np.array_split(rows, m)
-
-
-def _step_layer(sent, params, grads_acc, owned, layers, X, y, it, m):
-    """One layer-wise step: forward/backward per micro-batch through the pipeline; every
-    activation and gradient sent is counted into ``sent`` (its trace is :func:`schedule`'s)."""
-    P = len(owned)
-    Lg = len(layers) - 1
-    B = len(y)
-    parts = _microbatches(np.arange(B), m)
-    acts = [[None] * P for _ in parts]   # acts[j][k]: inputs of node k's layers, micro-batch j
-    deltas = [None] * len(parts)
-    for j, rows in enumerate(parts):
-        a = X[rows]
-        for k in range(P):
-            ins = []
-            for l in owned[k]:
-                ins.append(a)
-                a = mlp.dense_forward(params[2 * l], params[2 * l + 1], a, relu=l < Lg - 1)
-            acts[j][k] = ins
-            if k < P - 1:
-                count_sent(sent, a)
-        _, d = mlp.softmax_cross_entropy(a, y[rows])
-        deltas[j] = d * np.float32(len(rows) / B)  # mean over the whole batch
-    for j in reversed(range(len(parts))):
-        delta = deltas[j]
-        for k in reversed(range(P)):
-            for l, a_in in zip(reversed(owned[k]), reversed(acts[j][k])):
-                dW, db, da = mlp.dense_backward(params[2 * l], a_in, delta, input_grad=l > 0)
-                grads_acc[2 * l] += dW
-                grads_acc[2 * l + 1] += db
-                if l:
-                    delta = mlp.relu_backward(da, a_in)
-            if k > 0:
-                count_sent(sent, delta)
-
-
-def _step_neuron(rec, params, grads_acc, bounds, layers, X, y, it, m):
-    """One neuron-wise step: per layer a ring allgather forward, a ring reduce-scatter back."""
-    P = len(bounds[0]) - 1
-    shapes = mlp.layer_shapes(layers)
-    Lg = len(shapes)
-    B = len(y)
-    for rows in _microbatches(np.arange(B), m):
-        a = X[rows]
-        nb = len(rows)
-        ins = []
-        for l, (i, o) in enumerate(shapes):
-            ins.append(a)
-            W, b = params[2 * l], params[2 * l + 1]
-            bl = bounds[l]
-            pieces = [mlp.dense_forward(W[:, bl[k]:bl[k + 1]], b[bl[k]:bl[k + 1]], a,
-                                        relu=l < Lg - 1) for k in range(P)]
-            for k in range(P):
-                rec.compute(k, 2.0 * nb * i * (bl[k + 1] - bl[k]), iteration=it, tag="forward")
-            # Ring allgather: in step s node k passes on the piece of node (k - s) mod P.
-            for s in range(P - 1):
-                for k in range(P):
-                    rec.send(k, (k + 1) % P, pieces[(k - s) % P], iteration=it, tag="activation")
-            a = np.concatenate(pieces, axis=1)
-        _, dlogits = mlp.softmax_cross_entropy(a, y[rows])
-        dlogits = dlogits * np.float32(nb / B)
-        bL = bounds[-1]
-        delta = [dlogits[:, bL[k]:bL[k + 1]] for k in range(P)]  # node k's slice
-        for l in reversed(range(Lg)):
-            i, o = shapes[l]
-            bl = bounds[l]
-            W = params[2 * l]
-            a_in = ins[l]
-            partial = []  # node k's partial input gradient delta_k @ W_k.T
-            for k in range(P):
-                dW, db, da = mlp.dense_backward(W[:, bl[k]:bl[k + 1]], a_in, delta[k],
-                                                input_grad=l > 0)
-                grads_acc[2 * l][:, bl[k]:bl[k + 1]] += dW
-                grads_acc[2 * l + 1][bl[k]:bl[k + 1]] += db
-                partial.append(da)
-                rec.compute(k, 4.0 * nb * i * (bl[k + 1] - bl[k]), iteration=it, tag="backward")
-            if l == 0:
-                break
-            # Partial input gradients, reduced around the ring: node k ends with the
-            # full gradient of its own neurons of layer l - 1 (chunk k).
-            cb = bounds[l - 1]
-            run_sum = {}
-            for s in range(P - 1):
-                sent = []
-                for k in range(P):
-                    c = (k - s - 1) % P
-                    piece = run_sum.get((k, c), partial[k][:, cb[c]:cb[c + 1]])
-                    rec.send(k, (k + 1) % P, piece, iteration=it, tag="activation-grad")
-                    sent.append(((k + 1) % P, c, piece))
-                for dst, c, piece in sent:
-                    run_sum[(dst, c)] = (piece + partial[dst][:, cb[c]:cb[c + 1]]).astype(mlp.DTYPE)
-            prev = ins[l]  # relu output of layer l - 1
-            delta = []
-            for k in range(P):
-                full = run_sum.get((k, k), partial[k][:, cb[k]:cb[k + 1]])
-                delta.append(mlp.relu_backward(full, prev[:, cb[k]:cb[k + 1]]))
-
-
 def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=None,
-        batch_size=8, microbatches=1, lr=0.05, momentum=0.9, device_flops=V100_FP32_FLOPS,
-        data_path=None, progress=None):
+        deepen=False, batch_size=8, microbatches=1, lr=0.05, momentum=0.9,
+        device_flops=V100_FP32_FLOPS, data_path=None, progress=None):
     """Train a model partitioned across a ring of ``workers`` nodes; record activations.
 
     Parameters
@@ -273,8 +178,12 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     seed : int
     partition : {"layer", "neuron"}
     hidden : sequence of int, optional
-        Hidden widths. Default: ``(16,) * (workers - 1)`` for ``layer`` (one
-        dense layer per node), ``(16,)`` for ``neuron``.
+        Hidden widths. Default: :data:`DEFAULT_LAYER_HIDDEN` ``(16, 16, 16)``
+        for ``layer`` (up to 4 nodes), ``(16,)`` for ``neuron``: the same
+        model at every P.
+    deepen : bool
+        ``layer`` only, instead of ``hidden``: ``(16,) * (workers - 1)``, one
+        dense layer per node, so the model deepens with P (also when projected).
     batch_size : int
         Per virtual worker: the ring's batch is ``workers * batch_size``.
     microbatches : int
@@ -312,22 +221,26 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
                             f"{', '.join(PARTITIONS)}")
     check_workers(workers)
     checks.check_int(microbatches, "microbatches", error=WorkloadError)
-    default_hidden = hidden is None
+    if deepen and (hidden is not None or partition != "layer"):
+        raise WorkloadError("deepen=True gives the layer partition one hidden layer per node; "
+                            f"it takes no hidden widths (got {hidden!r}) and no "
+                            f"partition={partition!r}")
     if hidden is None:
-        hidden = (DEFAULT_WIDTH,) * (workers - 1) if partition == "layer" else (DEFAULT_WIDTH,)
+        hidden = ((DEFAULT_WIDTH,) * (workers - 1) if deepen else DEFAULT_LAYER_HIDDEN) \
+            if partition == "layer" else (DEFAULT_WIDTH,)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers, params = setup.data, setup.layers, setup.params
     shapes = mlp.layer_shapes(layers)
     if partition == "layer":
         split = partition_layers(layers, workers)
-        step = _step_layer
+        step = step_layer
         owned_info = [[r.start, r.stop] for r in split]
         offsets = mlp.layer_offsets(layers)  # node k's layers are consecutive
         n_own = [int(offsets[r.stop] - offsets[r.start]) for r in split]
     else:
         split = partition_neurons(layers, workers)
-        step = _step_neuron
+        step = step_neuron
         owned_info = [b.tolist() for b in split]
         # Node k owns columns bl[k]:bl[k+1] of every W (in values each) and of every b.
         n_own = [sum((bl[k + 1] - bl[k]) * (i + 1) for bl, (i, _) in zip(split, shapes))
@@ -348,16 +261,17 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
                 rec.compute(k, mlp.update_flops(n_own[k]), iteration=it, tag="update")
             mlp.sgd_momentum_step(params, grads, velocity, lr, momentum)
             it += 1
-    hyper = dict(epochs=epochs, partition=partition, hidden=hidden, batch_size=batch_size,
+    hyper = dict(epochs=epochs, partition=partition, hidden=hidden, deepen=deepen,
+                 batch_size=batch_size,
                  microbatches=microbatches, lr=lr, momentum=momentum, device_flops=device_flops)
     accuracy = mlp.accuracy(params, data.X_test, data.y_test)
     total = rec.total_bytes if rec else sent.get("bytes", 0)
     extra = {"partition": partition, "owned": owned_info, "params_per_node": n_own,
              "bytes_per_epoch": total / max(epochs, 1),
              "test_loss": mlp.loss(params, data.X_test, data.y_test)}
-    # For workloads.projection: the default widths give one hidden layer per node, so the
-    # model's depth grows with the number of nodes.
-    meta = {"default_hidden": default_hidden}
+    # For workloads.projection: with deepen, one hidden layer per node, so the model's
+    # depth grows with the number of nodes (traces of old versions say "default_hidden").
+    meta = {"default_hidden": bool(deepen)}
     if rec:
         result = rec.result("ringtmp", setup, accuracy, it, hyper, extra=extra, metadata=meta)
     else:
@@ -379,11 +293,6 @@ COMPARE_CONFIGS = (
     {"dataset": "digits", "partition": "layer", "hidden": (32,) * 7, "epochs": 10, "lr": 0.02},
     {"dataset": "digits", "partition": "neuron", "hidden": (64,), "epochs": 10},
 )
-
-
-def _stats(values):
-    v = np.asarray(values, float)
-    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
 
 
 def compare(seeds=5, workers=8, configs=COMPARE_CONFIGS, batch_size=8, lr=0.05, momentum=0.9):
@@ -447,7 +356,9 @@ def compare(seeds=5, workers=8, configs=COMPARE_CONFIGS, batch_size=8, lr=0.05, 
                "ringtmp_bytes_per_epoch": r.total_bytes / cfg["epochs"]}
         for key, vals in (("ratio", ratio), ("acc_ringtmp", acc_r), ("acc_ps", acc_p),
                           ("acc_single", acc_s), ("delta", delta)):
-            row[f"{key}_mean"], row[f"{key}_std"] = _stats(vals)
+            v = np.asarray(vals, float)
+            row[f"{key}_mean"] = float(v.mean())
+            row[f"{key}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
         row["seconds"] = time.perf_counter() - t0
         rows.append(row)
     return rows
@@ -513,9 +424,10 @@ def measure(trace):
 
 def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
     """The layer-partitioned ring of ``P`` nodes: ring batch ``P x batch``, so every
-    activation grows with P. With the recording's default widths, one hidden layer per
-    node (depth grows with P, ``default_hidden`` in the metadata); with given widths
-    (or ``model``) the model is cut into P runs of layers (P <= layers).
+    activation grows with P. The recorded model (or ``model``) is cut into P runs of
+    layers (P <= layers); only a recording made with ``deepen=True``
+    (``default_hidden`` in the metadata) gets one hidden layer per node, its depth
+    growing with P.
 
     Every step: micro-batch by micro-batch, node k computes its layers and sends
     its activations to k + 1; then backward in reverse, each node sending the
@@ -541,7 +453,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
 
     Examples
     --------
-    >>> t = schedule(12, measure(run(workers=4, epochs=1).trace), iterations=1)
+    >>> t = schedule(12, measure(run(workers=4, epochs=1, deepen=True).trace), iterations=1)
     >>> t.metadata["layers"] == [4] + [16] * 11 + [3], t.num_messages
     (True, 22)
     """
@@ -559,8 +471,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     if L < P:
         raise ProjectionError(f"ringtmp: the layer partition of {model.name} ({L} layers) "
                               f"over {P} ring nodes leaves a node without a layer; project to "
-                              f"P <= {L}, or record with the default hidden widths (one "
-                              "layer per node, depth growing with P)")
+                              f"P <= {L}, give a deeper model (hidden=...), or record with "
+                              "deepen=True (one layer per node, depth growing with P)")
     m = int(c.rec.hyper.get("microbatches", 1))
     B = int(np.sum(np.broadcast_to(c.batch, (P,))))     # the ring batch
     if m > B:
@@ -598,3 +510,90 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         b.compute(nodes, mlp.update_flops(params), it, "update", one(Bk[j == 0]))
     return finish(b.build(), c, SERVERS, layers=grown)
 
+
+def _per_rank(trace, mask, values, niter):  # per rank, per iteration: sum of values in mask
+    return np.bincount(trace.rank[mask], weights=values[mask], minlength=trace.ranks) / niter
+
+
+def closed_form(trace, alpha, beta, device_flops=None):
+    """Alpha-beta closed form of a RingTMP iteration (the poster's ring): its critical path.
+
+    Layer partition, node ``k`` computing ``F_k`` forward and ``B_k`` backward per
+    micro-batch and sending ``a_k`` bytes forward (and back) per micro-batch, ``m``
+    micro-batches: the forward pass is the flow shop of stages ``F_0, (alpha +
+    a_0 beta), F_1, ..., F_{P-1}``, ``sum(stages) + (m - 1) max(stages)``; the
+    backward pass likewise (GPipe's bubble, Huang et al. 2019); then node 0's ``U_0``:
+
+        T = sum_k (F_k + B_k) + 2 sum_{k<P-1} (alpha + a_k beta)
+            + (m - 1) (slowest forward stage + slowest backward stage) + U_0
+
+    exact for ``m = 1`` when no two messages share a link; for ``m > 1`` an
+    upper bound when a message is the slowest stage (successive micro-batches
+    share its link, overlapping their latencies); the ``(m - 1)`` term counts as
+    its stage's kind. Neuron partition: the busiest node's compute plus its ring
+    steps, ``alpha + s beta`` each, exact when every width divides by P.
+
+    Parameters
+    ----------
+    trace : Trace
+        A RingTMP recording or schedule.
+    alpha : float
+        Latency of a message, seconds.
+    beta : float
+        Seconds per byte.
+    device_flops : float, optional
+        FLOP/s of the compute ops (default: the trace's metadata).
+
+    Returns
+    -------
+    dict
+        ``compute``, ``server`` (0), ``communication``, ``time`` (seconds per
+        iteration) and ``formula``.
+
+    Examples
+    --------
+    Two nodes, one micro-batch: F = 1 s and 2 s, B = 2 s and 4 s, 1,000 bytes
+    each way, node 0's update 0.5 s: 9.5 s of compute and 2 (alpha + 1000 beta).
+
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2, metadata={"workers": 2, "hyper": {"partition": "layer"}})
+    >>> f0 = b.compute(0, seconds=1.0, tag="forward"); a = b.message(0, 1, 1000, deps=[f0],
+    ...                                                                   tag="activation")
+    >>> f1 = b.compute(1, seconds=2.0, deps=[a], tag="forward")
+    >>> b1 = b.compute(1, seconds=4.0, deps=[f1], tag="backward")
+    >>> d = b.message(1, 0, 1000, deps=[b1], tag="activation-grad")
+    >>> b0 = b.compute(0, seconds=2.0, deps=[d], tag="backward")
+    >>> _ = b.compute(0, seconds=0.5, deps=[b0], tag="update")
+    >>> cf = closed_form(b.build(), 1e-6, 1e-9)
+    >>> cf["compute"], abs(cf["communication"] - 2 * (1e-6 + 1e-6)) < 1e-18
+    (9.5, True)
+    """
+    hyper = trace.metadata.get("hyper", {})
+    niter = max(trace.num_iterations, 1)
+    msg = trace.is_message
+    hop = np.where(msg, alpha + trace.size * beta, 0.0)
+    if hyper.get("partition", "layer") != "layer":
+        comm = np.full(niter, _per_rank(trace, msg, hop, niter).max() if msg.any() else 0.0)
+        return terms(trace, comm, device_flops,
+                     "busiest node's compute + its ring steps (alpha + slice beta each)")
+    m = int(hyper.get("microbatches", 1))
+    P = trace.ranks
+    sec = trace.compute_seconds(device_flops)
+    comp = trace.kind == COMPUTE
+    F = _per_rank(trace, comp & tag_mask(trace, "forward", COMPUTE), sec, niter) / m
+    B = _per_rank(trace, comp & tag_mask(trace, "backward", COMPUTE), sec, niter) / m
+    U0 = _per_rank(trace, comp & tag_mask(trace, "update", COMPUTE), sec, niter)[0]
+    A = _per_rank(trace, tag_mask(trace, "activation"), hop, niter)[:P - 1] / m
+    D = _per_rank(trace, tag_mask(trace, "activation-grad"), hop, niter)[1:] / m
+    compute = float(F.sum() + B.sum()) + float(U0)
+    communication = float(A.sum() + D.sum())
+    for work, links in ((F, A), (B, D)):
+        # The flow shop's (m - 1) passes of its slowest stage, a compute or a message.
+        if m > 1 and links.size and links.max() > work.max():
+            communication += (m - 1) * float(links.max())
+        elif m > 1:
+            compute += (m - 1) * float(work.max())
+    return {"compute": compute, "server": 0.0, "communication": communication,
+            "time": compute + communication,
+            "formula": "pipeline: sum of stage computes + 2 sum (alpha + a_k beta) "
+                       "+ (m - 1) slowest stages + node 0's update"}

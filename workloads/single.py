@@ -14,7 +14,7 @@ from .closed import terms
 from .frontier import Frontier
 from .plan import Recording, finish, plan, recording
 from .recorder import V100_FP32_FLOPS, run_result
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
@@ -69,12 +69,13 @@ def run(dataset="iris", workers=1, epochs=30, seed=0, hidden=(16,), batch_size=8
                     momentum=momentum)
     data, layers, params = setup.data, setup.layers, setup.params
     velocity = mlp.zeros_like(params)
-    it, union = 0, 0
+    it, union, bad = 0, 0, None
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             idx = np.concatenate(batch)
             union = len(idx)        # the same every step (worker_batches)
-            _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+            loss, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+            bad = first_nonfinite(bad, loss, it)
             mlp.sgd_momentum_step(params, grads, velocity, lr, momentum)
             it += 1
     # The trace: one rank, `it` steps on the union batch.
@@ -88,7 +89,7 @@ def run(dataset="iris", workers=1, epochs=30, seed=0, hidden=(16,), batch_size=8
                         roles=["worker"],
                         # For projection: the data-parallel workers whose union batch this
                         # rank trains.
-                        metadata={"virtual_workers": int(workers)})
+                        metadata={"virtual_workers": int(workers)}, diverged_at=bad)
     return result
 
 

@@ -58,7 +58,7 @@ from .plan import Recording, finish, plan
 from .ps_sync import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
 from .recorder import SPARSE_BYTES_PER_VALUE, payload_bytes, run_result
 from .recorder import V100_FP32_FLOPS, sparse_payload
-from .training import epochs_of, prepare, worker_batches
+from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "subset_sizes", "core_set", "explore_set",
            "worker_update_flops", "server_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
@@ -274,7 +274,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
     up_bytes, down_bytes, messages = [], [], 0
     log, core_log, subsets = [], [], []
     sent = refreshes = 0
-    it = 0
+    it, bad = 0, None
     for _ in epochs_of(range(epochs), epochs, progress):
         for batch in worker_batches(setup.shards, batch_size, setup.rng):
             pushed = [[] for _ in range(servers)]
@@ -282,7 +282,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
             chosen = []
             for w, idx in enumerate(batch):
                 params = mlp.unflatten(local[w], layers)
-                _, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                loss, grads = mlp.loss_and_grads(params, data.X_train[idx], data.y_train[idx])
+                bad = first_nonfinite(bad, loss, it)
                 g = mlp.flatten(grads)
                 mom[w] *= np.float32(momentum)
                 mom[w] += g
@@ -346,7 +347,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
                       mlp.accuracy(final, data.X_test, data.y_test),
                       stats["up_bytes"].sum() + stats["down_bytes"].sum(), messages, it, hyper,
                       servers=servers, dropped_fraction=1.0 - sent / dense if dense else 0.0,
-                      extra=extra)
+                      extra=extra, diverged_at=bad)
 
 
 def measure(trace):

@@ -23,7 +23,7 @@ from netsim import checks
 from . import datasets, mlp
 from .errors import WorkloadError
 
-__all__ = ["Setup", "check_workers", "prepare", "worker_batches", "epochs_of"]
+__all__ = ["Setup", "check_workers", "prepare", "worker_batches", "epochs_of", "first_nonfinite"]
 
 
 @dataclass
@@ -234,3 +234,35 @@ def epochs_of(steps, epochs, progress=None):
         while reported < done:
             reported += 1
             progress(reported, epochs)
+
+
+def first_nonfinite(first, loss, iteration):
+    """The first iteration whose training loss is not finite (inf or NaN), or None.
+
+    Called once per step with the step's loss; pass its result back as ``first``.
+
+    Parameters
+    ----------
+    first : int or None
+        What the previous call returned (None at the start).
+    loss : float
+        The training loss of this step (of any worker).
+    iteration : int
+        This step's iteration.
+
+    Returns
+    -------
+    int or None
+        ``first`` if already set, else ``iteration`` if ``loss`` is not finite.
+
+    Examples
+    --------
+    >>> bad = None
+    >>> for it, loss in enumerate([2.3, 1.9, float("nan"), float("inf")]):
+    ...     bad = first_nonfinite(bad, loss, it)
+    >>> bad
+    2
+    """
+    if first is None and not math.isfinite(float(loss)):
+        return iteration
+    return first
