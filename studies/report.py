@@ -148,6 +148,9 @@ def format_study(st):
              "no single law fits" if f["no_single_law"] else "")
             for k, f in st["fits"].items() if f is not None]
     lines.append(table(["curve", "scaling law", "R^2", "note"], fits))
+    if st.get("terms"):
+        lines.append("closed-form terms by law (least BIC, netsim.scaling_laws): " + ", ".join(
+            f"{k} {f['law']}" for k, f in st["terms"].items()))
     sat = st["saturation"]
     lines.append("")
     if sat["P"] is None:
