@@ -183,7 +183,9 @@ def sweep_point(point, topology):
     The runner the CLI gives :func:`studies.sweep.run_sweep` for ``"paradigm"``
     points: the paradigm is trained at P workers for the point's epochs, its
     whole trace simulated on ``topology(ranks)``, and measured as each point
-    of :func:`study` is.
+    of :func:`study` is. An ``allreduce`` point with ``collective: lp`` and no
+    ``segments`` option has its schedule rebuilt with k* of
+    :func:`tuned_segments`.
 
     Parameters
     ----------
@@ -221,6 +223,14 @@ def sweep_point(point, topology):
                            epochs=int(point["epochs"]), seed=int(point["seed"]), **opts)
     trace = run.trace
     G = topology(trace.ranks)
+    k = tuned_segments(trace, G) if "segments" not in opts else None
+    if k is not None and k != trace.metadata["hyper"].get("segments"):
+        # LP segments tuned to this P: the same run's schedule with k* segments.
+        from workloads import projection
+
+        hyper = {**trace.metadata["hyper"], "segments": k}
+        trace = projection.project(trace.with_metadata(hyper=hyper), int(point["P"]),
+                                   iterations=max(trace.num_iterations, 1))
     res, iterations, top, cf = _measure(trace, G)
     per_iter = res.makespan / iterations
     closed = cf["time"]

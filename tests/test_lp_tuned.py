@@ -59,3 +59,22 @@ def test_scale_collectives_tune_k_per_P_by_default(tmp_path, capsys):
 def _run(capsys, argv):
     assert main(argv) == 0
     return capsys.readouterr().out
+
+
+def test_sweep_point_tunes_lp_segments():
+    # A sweep's allreduce point with collective lp and no segments gets k* (the optimum of
+    # the exact chain time), so its closed form is at most that of any fixed k, e.g. 4.
+    from netsim import costmodel
+    from studies.paradigm_scaling import sweep_point
+    from topologies import star
+
+    def point(options):
+        return sweep_point({"name": "allreduce", "P": 8, "hidden": "64", "dataset": "digits",
+                            "epochs": 1, "seed": 0, "options": json.dumps(options)}, star)
+
+    tuned, fixed = point({"collective": "lp"}), point({"collective": "lp", "segments": 4})
+    assert tuned["closed_form"] < fixed["closed_form"]
+    assert tuned["accuracy"] == fixed["accuracy"]  # the same training run
+    # 64-64-10 digits MLP: n = 4 (64*64+64 + 64*10+10) = 19240 bytes; k* on the default star.
+    k = costmodel.optimal_segments(8, 19240, ALPHA, 1 / BW)
+    assert tuned["messages"] % (2 * 7 * k) == 0 and fixed["messages"] % (2 * 7 * 4) == 0
