@@ -366,15 +366,13 @@ def plot_regions(regions, path):
     >>> os.path.getsize(out) > 0
     True
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
 
     n = len(regions)
     cols = min(3, n)
     rows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
+    fig = Figure(figsize=(4.6 * cols, 3.6 * rows))
+    axes = fig.subplots(rows, cols, squeeze=False)
     for ax, r in zip(axes.flat, regions):
         hold = np.array(r["holds"], float)
         ax.imshow(hold, cmap="RdYlGn", vmin=-0.3, vmax=1.3, origin="lower", aspect="auto")
@@ -390,6 +388,5 @@ def plot_regions(regions, path):
         ax.axis("off")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return str(path)
 
