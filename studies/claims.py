@@ -69,6 +69,7 @@ Examples
 import time
 
 from netsim.analysis import lp_be_ratio, scale, scale_terms
+from netsim.checks import check_int
 from netsim.result import simulate
 from topologies import star
 from topologies.machines import pcie_tree
@@ -517,7 +518,12 @@ def slimdp_claim(dataset="digits", hidden=(64,), epochs=3, workers=4, alpha=0.3,
                  f"{core.accuracy:.3f}", "accuracy - best baseline >= 0", gain, gain >= 0, dt)]
 
 
-def run_claims(seed=0, ringtmp_seeds=None, quick=False):
+def _call(job):
+    func, kwargs = job
+    return func(**kwargs)
+
+
+def run_claims(seed=0, ringtmp_seeds=None, quick=False, jobs=2):
     """Every claim in its paper's setting, with the region where it holds; a FAIL is a row.
 
     Parameters
@@ -529,6 +535,9 @@ def run_claims(seed=0, ringtmp_seeds=None, quick=False):
         10 for Iris, 5 for digits).
     quick : bool
         Coarser region maps (:mod:`studies.claim_regions`).
+    jobs : int
+        Processes running the experiments side by side (1: in this process).
+        The results do not depend on it.
 
     Returns
     -------
@@ -541,29 +550,39 @@ def run_claims(seed=0, ringtmp_seeds=None, quick=False):
 
     Examples
     --------
-    The full run takes about a minute (``netsim claims``); it needs no
-    builder from its caller:
+    The full run takes about a minute on two cores (``netsim claims``); it
+    needs no builder from its caller:
 
     >>> import inspect
     >>> list(inspect.signature(run_claims).parameters)
-    ['seed', 'ringtmp_seeds', 'quick']
+    ['seed', 'ringtmp_seeds', 'quick', 'jobs']
     """
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = check_int(jobs, "jobs")
     cfgs, counts = zip(*RINGTMP_PAPER)
-    rows = lp_claims()
-    rows += ringtmp_claim(seeds=counts if ringtmp_seeds is None else ringtmp_seeds,
-                          configs=cfgs)
-    rows += pf_claims(seed=seed)
-    rows += partition_claim(seed=seed)
-    rows += dgc_claim(seed=seed)
-    rows += slimdp_claim(seed=seed)
     R = claim_regions
-    maps = {2: lambda: R.lp_be_region(quick), 3: lambda: R.ringtmp_region(quick),
-            4: lambda: R.pf_region(quick, seed=seed),
-            6: lambda: R.partition_region(quick, seed=seed),
-            8: lambda: R.dgc_region(quick, whole=False), 9: lambda: R.dgc_region(quick),
-            11: lambda: R.slimdp_region(quick, seed=seed)}
-    for i, make in maps.items():
-        rows[i]["region"] = make()
+    # The slowest first, so that two processes finish together.
+    work = [(ringtmp_claim, {"seeds": counts if ringtmp_seeds is None else ringtmp_seeds,
+                             "configs": cfgs}),
+            (R.slimdp_region, {"quick": quick, "seed": seed}),
+            (R.partition_region, {"quick": quick, "seed": seed}),
+            (partition_claim, {"seed": seed}), (dgc_claim, {"seed": seed}),
+            (slimdp_claim, {"seed": seed}), (R.pf_region, {"quick": quick, "seed": seed}),
+            (pf_claims, {"seed": seed}), (lp_claims, {}), (R.lp_be_region, {"quick": quick}),
+            (R.ringtmp_region, {"quick": quick}), (R.dgc_region, {"quick": quick, "whole": False}),
+            (R.dgc_region, {"quick": quick})]
+    if jobs == 1:
+        out = [_call(job) for job in work]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            out = list(pool.map(_call, work))
+    (ring, slim_map, part_map, part, dgc_rows, slim, pf_map, pf_rows, lp, lp_map, ring_map,
+     dgc_after, dgc_whole) = out
+    rows = lp + ring + pf_rows + part + dgc_rows + slim
+    for i, region in ((2, lp_map), (3, ring_map), (4, pf_map), (6, part_map), (8, dgc_after),
+                      (9, dgc_whole), (11, slim_map)):
+        rows[i]["region"] = region
     for i, why in ((0, "by construction at every n and P (the alpha -> 0 limit n beta)"),
                    (1, "by construction at every n and P (ceil(log2 P) rounds)"),
                    (5, "not mapped: follows the traffic cut (Amdahl: <= (1 + 5.7) / "
