@@ -39,7 +39,7 @@ def add_arguments(p):
         "where it holds, and PASS, FAIL or 'by construction' (the number follows from the "
         "setup alone). A FAIL is a result, not an error: every row is shown and the exit "
         "status is 0 whatever the verdicts. Then each claim's region: its value over a grid "
-        "of the two knobs that matter, * where it holds. Takes about a minute on two idle "
+        "of the two knobs that matter, * where it holds. Takes about 30 s on two idle "
         "cores (--quick: coarser maps).")
     p.add_argument("--seed", type=int, default=0, help="seed of every training run (default 0)")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
