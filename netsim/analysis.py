@@ -40,8 +40,6 @@ import inspect
 import math
 from types import MappingProxyType
 
-import numpy as np
-
 from . import collectives, costmodel
 from .checks import check_int, check_real
 from .costmodel import alpha_beta, busiest_link, optimal_segments
@@ -49,6 +47,8 @@ from .errors import NetsimError, TraceError
 from .network import as_network
 from .result import simulate
 from .saturation import saturation_label, saturation_point, top_link
+from .scaling_laws import CURVE_LAWS as LAWS
+from .scaling_laws import REL_TOL, collective_terms, fit_scaling, fit_terms
 
 __all__ = [
     "ALGORITHMS",
@@ -61,7 +61,9 @@ __all__ = [
     "takes_segments",
     "lp_segments",
     "scale",
+    "TERMS",
     "fit_scaling",
+    "scale_terms",
     "plot_scale",
     "lp_be_ratio",
 ]
@@ -89,18 +91,7 @@ FORMULAS = MappingProxyType({name: getattr(costmodel, gen.__name__)
                              for name, gen in ALGORITHMS.items()})
 """Short name -> closed form in :mod:`netsim.costmodel` (read-only)."""
 
-LAWS = ("constant", "(P-1)/P", "log2 P", "P")
-"""Scaling laws of :func:`fit_scaling`, simplest (slowest-growing) first."""
 
-REL_TOL = 1e-6
-"""Relative gap above which simulation and closed form are said to differ."""
-
-_BASIS = MappingProxyType({
-    "constant": lambda P: np.zeros_like(P),
-    "(P-1)/P": lambda P: (P - 1) / P,
-    "log2 P": np.log2,
-    "P": lambda P: P,
-})
 
 
 def _lookup(algorithm):
@@ -322,6 +313,8 @@ def _contention_bound(result):
 _SCALE_KEYS = ("algorithm", "P", "ranks", "nbytes", "segments", "alpha", "beta", "simulated",
                "closed_form", "gap", "contention_bound", "limit", "top_link",
                "saturated_fraction")
+TERMS = ("latency", "bandwidth", "fill", "contention")
+"""Terms of a :func:`scale` record (see :func:`netsim.scaling_laws.collective_terms`)."""
 
 
 def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, saturation=True):
@@ -351,7 +344,11 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, satur
         One record per (algorithm, P): ``algorithm``, ``P``, ``ranks``,
         ``nbytes``, ``segments``, ``alpha``, ``beta``, ``simulated``,
         ``closed_form``, ``gap``, ``contention_bound``, ``limit``,
-        ``top_link`` and ``saturated_fraction`` (see :func:`compare`).
+        ``top_link`` and ``saturated_fraction`` (see :func:`compare`), and the
+        terms of :data:`TERMS`: ``latency``, ``bandwidth`` and ``fill`` of the
+        closed form (:func:`~netsim.scaling_laws.collective_terms`, k tuned to
+        each P when ``segments`` is None) and ``contention`` (simulated minus
+        closed form).
 
     Examples
     --------
@@ -376,77 +373,49 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, satur
             G = topology(ranks_for(name, P)) if callable(topology) else topology
             rec = compare(name, G, P, nbytes, segments=segments, gamma=gamma,
                           saturation=saturation)
-            records.append({k: rec[k] for k in _SCALE_KEYS})
+            terms = collective_terms(FORMULAS[name], P, rec["nbytes"], rec["alpha"], rec["beta"],
+                                     segments=segments, gamma=rec["gamma"])
+            records.append({**{k: rec[k] for k in _SCALE_KEYS},
+                            **{k: terms[k] for k in TERMS[:3]},
+                            "contention": (rec["simulated"] - rec["closed_form"]
+                                           if abs(rec["gap"]) > REL_TOL else 0.0)})
     return records
 
 
-def fit_scaling(P, T, flat=0.05, margin=0.01, min_r2=0.95):
-    """Fit ``T(P) = a + b f(P)`` for each law f of :data:`LAWS` and pick one.
-
-    Rule: if the times vary by less than ``flat`` (``max T / min T - 1 <
-    flat``) the law is ``"constant"``. Otherwise each other law is fitted by
-    least squares and scored by R^2; the chosen law is the simplest (first in
-    :data:`LAWS`: ``(P-1)/P`` before ``log2 P`` before ``P``) whose R^2 is
-    within ``margin`` of the best. ``no_single_law`` is set when even the
-    best R^2 is below ``min_r2``. At least three distinct P are needed to
-    tell the laws apart (through two points every law fits exactly).
+def scale_terms(records):
+    """The law of each term of each algorithm of :func:`scale` records (:func:`fit_terms`).
 
     Parameters
     ----------
-    P, T : sequence of float
-        Ranks and times (> 0), same length, at least two distinct P.
-    flat, margin, min_r2 : float, optional
-        The thresholds above.
+    records : list of dict
+        From :func:`scale`.
 
     Returns
     -------
     dict
-        ``law``, ``a``, ``b``, ``r2`` (None for ``"constant"``, where R^2 is
-        undefined), ``spread`` (``max T / min T - 1``), ``no_single_law`` and
-        ``fits`` (law -> ``{"a", "b", "r2"}`` for the non-constant laws).
-
-    Raises
-    ------
-    NetsimError
-        For mismatched lengths, fewer than two distinct P, P < 1 or T <= 0.
+        Algorithm -> term (:data:`TERMS`) -> :func:`~netsim.scaling_laws.fit_law`
+        record; an algorithm with fewer than two distinct P has None.
 
     Examples
     --------
-    >>> P = [2, 4, 8, 16, 32, 64]
-    >>> fit_scaling(P, [3 + 2 * np.log2(p) for p in P])["law"]
-    'log2 P'
-    >>> fit_scaling(P, [1.0, 1.01, 1.0, 1.02, 1.0, 1.01])["law"]
-    'constant'
+    >>> import networkx as nx
+    >>> def star(hosts):  # hosts on one non-blocking switch, 10 GbE links of 1 us
+    ...     G = nx.Graph()
+    ...     G.add_nodes_from((f"host{i}" for i in range(hosts)), kind="host")
+    ...     G.add_edges_from(((f"host{i}", "switch") for i in range(hosts)),
+    ...                      bandwidth=1.25e9, latency=1e-6)
+    ...     return G
+    >>> laws = scale_terms(scale("lp", [2, 4, 8, 16], 64e6, star, saturation=False))["lp"]
+    >>> laws["latency"]["law"], laws["bandwidth"]["law"], laws["contention"]["law"]
+    ('P', 'constant', 'zero')
     """
-    P = np.asarray(P, np.float64)
-    T = np.asarray(T, np.float64)
-    if P.ndim != 1 or P.shape != T.shape:
-        raise NetsimError(f"P and T must be sequences of equal length, got {P.shape} and {T.shape}")
-    if len(np.unique(P)) < 2:
-        raise NetsimError("fit_scaling needs at least two distinct values of P")
-    if not np.all(np.isfinite(P)) or P.min() < 1:
-        raise NetsimError("every P must be a finite number >= 1")
-    bad = np.flatnonzero(~np.isfinite(T) | (T <= 0))
-    if len(bad):
-        i = int(bad[0])
-        raise NetsimError(f"every time T must be a finite number > 0, got T = {T[i]:g} at "
-                          f"P = {P[i]:g}")
-    spread = float(T.max() / T.min() - 1)
-    ss_tot = float(((T - T.mean()) ** 2).sum())
-    fits = {}
-    for law in LAWS[1:]:
-        X = np.stack([np.ones_like(P), _BASIS[law](P)], axis=1)
-        (a, b), *_ = np.linalg.lstsq(X, T, rcond=None)
-        ss_res = float(((T - X @ np.array([a, b])) ** 2).sum())
-        fits[law] = {"a": float(a), "b": float(b),
-                     "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0}
-    best = max(f["r2"] for f in fits.values())
-    if spread < flat:
-        return {"law": "constant", "a": float(T.mean()), "b": 0.0, "r2": None, "spread": spread,
-                "no_single_law": False, "fits": fits}
-    law = next(name for name in LAWS[1:] if fits[name]["r2"] >= best - margin)
-    return {"law": law, **fits[law], "spread": spread, "no_single_law": best < min_r2,
-            "fits": fits}
+    out = {}
+    for name in dict.fromkeys(r["algorithm"] for r in records):
+        rs = [r for r in records if r["algorithm"] == name]
+        P = [r["P"] for r in rs]
+        out[name] = (fit_terms(P, {k: [r[k] for r in rs] for k in TERMS})
+                     if len(set(P)) >= 2 else None)
+    return out
 
 
 def plot_scale(records, path, title=None, logy=False, level=0.5):

@@ -21,11 +21,19 @@ Each claim function runs one experiment and returns flat rows, one per claim:
     shown, never hidden, and :func:`run_claims` goes on.
 ``seconds``
     Wall time of the experiment (shared by the rows of one experiment).
+``verdict``
+    ``"PASS"``, ``"FAIL"``, or ``"by construction"`` for a claim whose
+    number follows from the setup alone (a shape, a sparsity) and holds.
+``region``
+    Where the claim holds over two knobs (a :mod:`studies.claim_regions`
+    record, filled by :func:`run_claims`), or a sentence; ``""`` from a
+    claim function alone.
 
-Everything is small enough for :func:`run_claims` to finish in well under a
-minute on two cores: Iris and the scikit-learn digits, MLPs of at most a few
-thousand parameters, 4 to 16 workers, a 10 GbE star (1.25e9 bytes/s, 1 us
-per link).
+Each claim is checked in its paper's setting as closely as the sources allow
+(the LP paper's multi-GPU PCIe tree; RingTMP's Iris and digits runs); the
+rest is small enough for :func:`run_claims` to finish in about a minute on two
+cores: Iris and the scikit-learn digits, MLPs of at most a few thousand
+parameters, 4 to 16 workers, a 10 GbE star (1.25e9 bytes/s, 1 us per link).
 
 Sources
 -------
@@ -41,8 +49,9 @@ Sources
    (abstract: "saving communication time without loss of accuracy").
 .. [PARSA] M. Li, D. G. Andersen and A. J. Smola, "Graph Partitioning via
    Parallel Submodular Approximation to Accelerate Distributed Machine
-   Learning", arXiv:1505.04636, 2015; "up to 14x" less traffic than random
-   placement as quoted in this project's brief.
+   Learning", arXiv:1505.04636, 2015 (abstract: "1.6x speedup ... by
+   eliminating 90% of the network communication"; the project brief's "up
+   to 14x" is not in it).
 .. [PF] Parameter Flow, as quoted in this project's brief (MNIST MLP: traffic
    12.3 GB -> 3.0 GB, accuracy 0.975 -> 0.969; up to 4.3x speed-up where
    communication took up to 5.7x the computation). We could not locate the
@@ -53,18 +62,22 @@ Sources
 Examples
 --------
 >>> rows = slimdp_claim(epochs=1, hidden=(8,), dataset="iris")
->>> sorted(rows[0])[:4]
-['claim', 'measured', 'passed', 'seconds']
+>>> sorted(rows[0])[:4], [r["verdict"] in ("PASS", "FAIL") for r in rows]
+(['claim', 'measured', 'passed', 'region'], [True, True])
 """
 
 import time
 
-from netsim.analysis import fit_scaling, lp_be_ratio, lp_segments, scale
+from netsim.analysis import lp_be_ratio, scale, scale_terms
+from netsim.checks import check_int
 from netsim.result import simulate
 from topologies import star
+from topologies.machines import pcie_tree
 from topologies.specs import ETHERNET, ETHERNET_LATENCY
 from workloads import allreduce, dgc, pf, ps_partitioned, ps_sync, ringtmp, slimdp
 
+from . import claim_regions
+from .claim_regions import pipelining_claims
 from .closed_forms import closed_form
 
 __all__ = [
@@ -76,6 +89,7 @@ __all__ = [
     "partition_claim",
     "dgc_claim",
     "slimdp_claim",
+    "RINGTMP_PAPER",
     "run_claims",
 ]
 
@@ -83,92 +97,49 @@ __all__ = [
 STAR_10GBE = {"bandwidth": ETHERNET["10GbE"], "latency": ETHERNET_LATENCY}
 
 
-def _row(claim, source, setup, measured, threshold, value, passed, seconds):
+def _row(claim, source, setup, measured, threshold, value, passed, seconds, construction=False):
+    """One claim row; ``construction``: the number follows from the setup alone (no run)."""
+    verdict = "by construction" if construction and passed else ("PASS" if passed else "FAIL")
     return {"claim": claim, "source": source, "setup": setup, "measured": measured,
             "threshold": threshold, "value": float(value), "passed": bool(passed),
-            "seconds": float(seconds)}
+            "seconds": float(seconds), "verdict": verdict, "region": ""}
 
 
-def pipelining_claims(bandwidth=ETHERNET["10GbE"], latency=ETHERNET_LATENCY, nbytes=64e6,
-                      workers=(2, 4, 8, 16, 32, 64), sizes=(1e5, 1e6, 1e7, 1e8), ratio_P=64):
-    """Check the three claims of the linear-pipelining study on a non-blocking star.
+def lp_claims(nbytes=64e6, workers=(2, 3, 4, 5, 6, 7, 8), ratio_n=1e9, ratio_min=1.8,
+              topology=None):
+    """The three linear-pipelining claims of [LP]_ in the paper's setting: a multi-GPU PCIe tree.
 
-    The star is :func:`topologies.star` with the given host links.
+    The paper ran on one multi-GPU machine whose GPUs hang off PCIe switches:
+    :func:`topologies.machines.pcie_tree` (8 GPUs, 4 PCIe gen3 switches, 2
+    sockets joined by QPI), ranks on GPUs 0..P-1. LP's segments are tuned to
+    each P (k*). Each claim is read off the laws of the terms
+    (:func:`netsim.analysis.scale_terms`: least BIC, no spread threshold):
 
-    Defaults: a 10 GbE star (1.25e9 bytes/s, 1 us per link, so alpha = 2 us
-    and beta = 0.8 ns/byte), n = 64 MB, P = 2, 4, ..., 64.
+    1. LP broadcast time constant in P: its bandwidth term (the time as
+       alpha -> 0, n beta) is ``constant``; the latency term ((P - 1) alpha)
+       and the pipeline fill grow, and are reported.
+    2. MST broadcast grows as log P: both its terms are ``log2 P`` (at the
+       powers of two among ``workers``: between them MST's ceil(log2 P)
+       rounds are a staircase).
+    3. BE / LP broadcast time at the largest P and ``ratio_n`` bytes reaches
+       ``ratio_min`` (simulated: on the tree BE's scatter shares the switch
+       uplinks and QPI, so the ratio exceeds the star's 2 (P - 1) / P).
 
-    1. LP broadcast with k fixed at the optimum for the largest P
-       (:func:`netsim.costmodel.optimal_segments`: k = 1260 by default) is
-       classified ``"constant"`` by :func:`netsim.analysis.fit_scaling`: its time varies by
-       about 5 % while P grows 32-fold. (Re-optimising k at every P makes the
-       small-P times shorter and the spread about 10 %.)
-    2. MST (binomial) broadcast is classified ``"log2 P"``.
-    3. The BE / LP broadcast time ratio at ``P = ratio_P`` grows with n
-       towards ``2 (P - 1) / P`` (:func:`netsim.analysis.lp_be_ratio`, optimal k per size).
-
-    Parameters
-    ----------
-    bandwidth : float
-        Bytes/s of every link of the star.
-    latency : float
-        Seconds per link.
-    nbytes : float
-        Bytes broadcast for the scaling claims (1 and 2).
-    workers : sequence of int
-        The P values.
-    sizes : sequence of float
-        Message sizes (bytes) of the size sweep.
-    ratio_P : int
-        The P at which the BE / LP broadcast time ratio is taken.
-
-    Returns
-    -------
-    dict
-        ``lp`` and ``mst``: ``{"segments", "records", "fit"}``; ``ratio``:
-        the rows of :func:`netsim.analysis.lp_be_ratio`.
-
-    Examples
-    --------
-    >>> c = pipelining_claims(nbytes=1e6, workers=(2, 4, 8), sizes=(1e5, 1e6), ratio_P=4)
-    >>> c["mst"]["fit"]["law"], c["ratio"][0]["ratio"] < c["ratio"][1]["ratio"]
-    ('log2 P', True)
-    """
-    def build(hosts):
-        return star(hosts, bandwidth=bandwidth, latency=latency)
-
-    k = lp_segments(workers, nbytes, build)
-    out = {}
-    for name, seg in (("lp", k), ("mst", None)):
-        recs = scale(name, workers, nbytes, build, segments=seg, saturation=False)
-        out[name] = {"segments": seg, "records": recs,
-                     "fit": fit_scaling([r["P"] for r in recs], [r["simulated"] for r in recs])}
-    out["ratio"] = lp_be_ratio(ratio_P, sizes, build(ratio_P))
-    return out
-
-
-def lp_claims(nbytes=64e6, workers=(2, 4, 8, 16, 32, 64), sizes=(1e5, 1e6, 1e7, 1e8),
-              ratio_P=64, ratio_min=1.8):
-    """The three linear-pipelining claims of [LP]_ on a 10 GbE star.
-
-    Runs :func:`pipelining_claims`: LP broadcast (k fixed at the
-    optimum for the largest P) must be classified ``constant`` in P by
-    :func:`netsim.analysis.fit_scaling` (its time varies by less than 5 %), MST
-    broadcast ``log2 P``, and BE / LP broadcast time at ``P = ratio_P`` and the
-    largest size must reach ``ratio_min`` ("about 2x": within 10 % of 2).
+    The term laws of 1 and 2 hold by construction of the schedules' closed
+    forms (the rows say so); the simulation adds the contention term.
 
     Parameters
     ----------
     nbytes : float
-        Bytes broadcast for the scaling claims (1 and 2).
+        Bytes broadcast for claims 1 and 2.
     workers : sequence of int
-        The P values.
-    sizes : sequence of float
-        Message sizes (bytes) of the size sweep.
-    ratio_P : int
-        The P at which the BE / LP broadcast time ratio is taken.
+        The P values (at most the tree's GPUs).
+    ratio_n : float
+        Bytes of claim 3.
     ratio_min : float
-        The smallest ratio that passes.
+        The smallest BE / LP ratio that passes.
+    topology : networkx.Graph, optional
+        Instead of the PCIe tree.
 
     Returns
     -------
@@ -177,35 +148,60 @@ def lp_claims(nbytes=64e6, workers=(2, 4, 8, 16, 32, 64), sizes=(1e5, 1e6, 1e7, 
 
     Examples
     --------
-    >>> rows = lp_claims(nbytes=1e6, workers=(2, 4, 8), sizes=(1e5, 1e8), ratio_P=8)
-    >>> len(rows), rows[1]["passed"]
-    (3, True)
+    >>> rows = lp_claims(nbytes=1e6, workers=(2, 4, 8), ratio_n=1e7)
+    >>> [r["verdict"] for r in rows[:2]]
+    ['by construction', 'by construction']
     """
     t0 = time.perf_counter()
-    c = pipelining_claims(bandwidth=STAR_10GBE["bandwidth"], latency=STAR_10GBE["latency"],
-                          nbytes=nbytes, workers=tuple(workers), sizes=tuple(sizes),
-                          ratio_P=ratio_P)
+    G = pcie_tree() if topology is None else topology
+    # MST takes ceil(log2 P) rounds: its law is read at the powers of two.
+    pow2 = [p for p in workers if p & (p - 1) == 0]
+    recs = (scale("lp", list(workers), nbytes, G, saturation=False)
+            + scale("mst", pow2, nbytes, G, saturation=False))
+    laws = scale_terms(recs)
+    ratio = lp_be_ratio(max(workers), [ratio_n], G)[0]
     dt = time.perf_counter() - t0
     src = "Zhao et al., arXiv:1611.04255"
+    name = G.graph.get("name", "topology")
     Ps = f"P = {min(workers)}..{max(workers)}"
-    lp, mst = c["lp"], c["mst"]
-    last = c["ratio"][-1]
+
+    def times(algo):
+        t = [r["simulated"] for r in recs if r["algorithm"] == algo]
+        return t, max(t) / min(t)
+
+    def law(algo, term):
+        return laws[algo][term]["law"]
+
+    lp_t, lp_spread = times("lp")
+    mst_t, mst_growth = times("mst")
+    lp_bw = [r["bandwidth"] for r in recs if r["algorithm"] == "lp"]
+    lp_ok = law("lp", "bandwidth") == "constant"
+    mst_ok = law("mst", "latency") == law("mst", "bandwidth") == "log2 P"
     return [
         _row("LP broadcast time is constant in P", src,
-             f"10 GbE star, n = {nbytes:.3g} B, {Ps}, k = {lp['segments']} segments",
-             f"law {lp['fit']['law']}, time varies by {lp['fit']['spread']:.1%}",
-             "fit_scaling law = constant (spread < 5%)", lp["fit"]["spread"],
-             lp["fit"]["law"] == "constant", dt),
+             f"{name}, n = {nbytes:.3g} B, {Ps}, k* tuned to each P",
+             f"bandwidth term {law('lp', 'bandwidth')} ({lp_bw[0]:.3g} s), latency term "
+             f"{law('lp', 'latency')}, fill {law('lp', 'fill')}, contention "
+             f"{law('lp', 'contention')}; total {lp_t[0]:.3g}..{lp_t[-1]:.3g} s",
+             "bandwidth term law = constant (least BIC)", max(lp_bw) / min(lp_bw) - 1, lp_ok, dt,
+             construction=True),
         _row("MST broadcast time grows as log P", src,
-             f"10 GbE star, n = {nbytes:.3g} B, {Ps}",
-             f"law {mst['fit']['law']}, R^2 = {mst['fit']['r2']:.4f}",
-             "fit_scaling law = log2 P (R^2 >= 0.95)", mst["fit"]["r2"] or 0.0,
-             mst["fit"]["law"] == "log2 P" and not mst["fit"]["no_single_law"], dt),
+             f"{name}, n = {nbytes:.3g} B, P = {', '.join(map(str, pow2))}",
+             f"latency term {law('mst', 'latency')}, bandwidth term {law('mst', 'bandwidth')}, "
+             f"contention {law('mst', 'contention')}; T({max(pow2)}) / T({min(pow2)}) = "
+             f"{mst_growth:.2f}",
+             "latency and bandwidth term laws = log2 P (least BIC)", mst_growth, mst_ok, dt,
+             construction=True),
         _row("LP has about 2x the bandwidth of BE for large n", src,
-             f"10 GbE star, P = {ratio_P}, n = {last['nbytes']:.3g} B",
-             f"BE/LP time = {last['ratio']:.2f} (limit {last['limit']:.2f})",
-             f"BE/LP >= {ratio_min}", last["ratio"], last["ratio"] >= ratio_min, dt),
+             f"{name}, P = {max(workers)}, n = {ratio_n:.3g} B, k* = {ratio['segments']}",
+             f"BE/LP time = {ratio['ratio']:.2f} simulated (star limit {ratio['limit']:.2f})",
+             f"BE/LP >= {ratio_min}", ratio["ratio"], ratio["ratio"] >= ratio_min, dt),
     ]
+
+
+#: RingTMP's own runs, as close as the poster allows: Iris repeated 10 times and the
+#: scikit-learn digits 5 times, each MLP cut by layer over an 8-node ring.
+RINGTMP_PAPER = ((ringtmp.COMPARE_CONFIGS[0], 10), (ringtmp.COMPARE_CONFIGS[1], 5))
 
 
 def ringtmp_claim(seeds=2, workers=8, configs=ringtmp.COMPARE_CONFIGS, target=8.0):
@@ -214,12 +210,15 @@ def ringtmp_claim(seeds=2, workers=8, configs=ringtmp.COMPARE_CONFIGS, target=8.
     Runs :func:`workloads.ringtmp.compare` (RingTMP, ps-sync with one server
     and single on the same data and seeds). PASS if the best configuration's
     mean ratio ps-sync bytes / RingTMP bytes reaches ``target``; the accuracy
-    delta (RingTMP minus ps-sync) is reported beside it.
+    delta (RingTMP minus ps-sync) is reported beside it. The byte ratio is
+    fixed by the model's shape (about width / per-worker batch,
+    :func:`studies.claim_regions.ringtmp_byte_ratio`); only the accuracies
+    depend on the seeds.
 
     Parameters
     ----------
-    seeds : int
-        Seeds averaged.
+    seeds : int or sequence of int
+        Seeds averaged (one count for every configuration, or one per configuration).
     workers : int
         Ring nodes.
     configs : sequence
@@ -236,14 +235,17 @@ def ringtmp_claim(seeds=2, workers=8, configs=ringtmp.COMPARE_CONFIGS, target=8.
     (False, True)
     """
     t0 = time.perf_counter()
-    rows = ringtmp.compare(seeds=seeds, workers=workers, configs=configs)
+    counts = [seeds] * len(configs) if isinstance(seeds, int) else list(seeds)
+    rows = [r for cfg, n in zip(configs, counts)
+            for r in ringtmp.compare(seeds=n, workers=workers, configs=[cfg])]
     dt = time.perf_counter() - t0
     parts = [f"{r['dataset']}/{r['partition']} {r['ratio_mean']:.2f}x "
-             f"(acc delta {r['delta_mean']:+.3f})" for r in rows]
+             f"(acc delta {r['delta_mean']:+.3f}, {r['seeds']} seeds)" for r in rows]
     best = max(r["ratio_mean"] for r in rows)
+    reps = ", ".join(str(n) for n in counts)
     return [_row("RingTMP bytes <= 1/8 of the parameter server's", "RingTMP poster (project brief)",
-                 f"{len(rows)} MLP configurations, P = {workers}, {seeds} seeds",
-                 "PS/RingTMP bytes: " + "; ".join(parts),
+                 f"{len(rows)} MLP configurations, P = {workers}, {reps} seeds",
+                 "PS/RingTMP bytes (fixed by the shape, ~ width / batch): " + "; ".join(parts),
                  f"best PS/RingTMP >= {target:g}x", best, best >= target, dt)]
 
 
@@ -324,13 +326,31 @@ def pf_claims(dataset="digits", hidden=(64,), epochs=3, tau0=0.05, workers=4, se
     ]
 
 
+def _partition_seconds(workers, servers, seed, dataset_options):
+    """Wall time of the METIS placement (samples, then rows) on the run's data, this machine."""
+    import scipy.sparse
+
+    from workloads.training import prepare
+
+    data = prepare("sparse", workers, seed, (), None, dataset_options).data
+    X = scipy.sparse.csr_matrix(data.X_train)
+    t0 = time.perf_counter()
+    part = ps_partitioned.partition_samples(X, workers, seed)
+    ps_partitioned.partition_features(X, part, workers, servers, seed)
+    return time.perf_counter() - t0
+
+
 def partition_claim(workers=16, servers=4, locality=1.0, clusters=16, epochs=20, seed=0,
-                    target=14.0):
-    """Graph-partitioned parameter placement cuts traffic up to 14x against random [PARSA]_.
+                    target=10.0, speedup_target=1.6):
+    """Graph-partitioned placement eliminates 90 % of the traffic and trains 1.6x faster [PARSA]_.
 
     Runs :func:`workloads.ps_partitioned.compare` on the synthetic ``sparse``
     data in its most favourable setting (every row's features from its own
-    cluster's block): PASS if random bytes / METIS bytes reaches ``target``.
+    cluster's block). Traffic: PASS if random bytes / METIS bytes reaches
+    ``target`` (90 % eliminated is 10x). Time: both traces are simulated on a
+    10 GbE star; the METIS run is charged the wall time of its partitioning
+    (samples, then parameter rows, measured on this machine); PASS if the
+    random run's time over that sum reaches ``speedup_target``.
 
     Parameters
     ----------
@@ -348,35 +368,50 @@ def partition_claim(workers=16, servers=4, locality=1.0, clusters=16, epochs=20,
         Seed of the data and the runs.
     target : float
         The traffic ratio (random over partitioned) that passes.
+    speedup_target : float
+        The training-time ratio (random over partitioned plus partitioning) that passes.
 
     Examples
     --------
-    >>> row = partition_claim(workers=4, servers=2, epochs=1)[0]
-    >>> row["value"] > 1
-    True
+    >>> rows = partition_claim(workers=4, servers=2, epochs=1)
+    >>> rows[0]["value"] > 1, rows[1]["claim"].startswith("Graph partitioning speeds")
+    (True, True)
     """
     t0 = time.perf_counter()
+    opts = {"locality": locality, "n_clusters": clusters}
     c = ps_partitioned.compare(workers=workers, servers=servers, epochs=epochs, seed=seed,
-                               dataset_options={"locality": locality, "n_clusters": clusters})
+                               dataset_options=opts)
+    part_s = _partition_seconds(workers, servers, seed, opts)
+    G = star(c["metis"].trace.ranks, **STAR_10GBE)
+    t_metis = simulate(c["metis"].trace, G).makespan
+    t_random = simulate(c["random"].trace, G).makespan
     dt = time.perf_counter() - t0
     r = c["traffic_ratio"]
-    return [_row("Graph partitioning cuts PS traffic up to 14x vs random placement",
-                 "Li, Andersen & Smola, arXiv:1505.04636 (via the project brief)",
-                 f"sparse data, {clusters} clusters, locality {locality}, P = {workers}, "
-                 f"S = {servers}, {epochs} epochs",
-                 f"random/METIS bytes = {r:.2f}x, accuracy change {c['accuracy_change']:+.3f}",
-                 f">= {target:g}x", r, r >= target, dt)]
+    sp = t_random / (t_metis + part_s)
+    src = "Li, Andersen & Smola (Parsa), arXiv:1505.04636, abstract"
+    setup = (f"sparse data, {clusters} clusters, locality {locality}, P = {workers}, "
+             f"S = {servers}, {epochs} epochs")
+    return [_row("Graph partitioning eliminates 90% of PS traffic vs random placement", src,
+                 setup, f"random/METIS bytes = {r:.2f}x ({1 - 1 / r:.0%} eliminated), accuracy "
+                 f"change {c['accuracy_change']:+.3f}", f">= {target:g}x", r, r >= target, dt),
+            _row("Graph partitioning speeds training up 1.6x", src, setup + "; 10 GbE star",
+                 f"random {t_random:.3g} s vs METIS {t_metis:.3g} s + partitioning "
+                 f"{part_s:.3g} s (wall time here): {sp:.2f}x ({t_random / t_metis:.2f}x "
+                 "without partitioning)", f">= {speedup_target}x", sp, sp >= speedup_target, dt)]
 
 
 def dgc_claim(dataset="digits", hidden=(128,), epochs=8, workers=4, seed=0, low=270.0,
               max_accuracy_drop=0.01):
     """DGC compresses gradients 270x-600x without losing accuracy [DGC]_.
 
-    The compression ratio is that of the steps after the warm-up (dense bytes
-    of the same messages over the bytes sent, our sparse sets costing 8 bytes
-    per value); the accuracy is compared with dense ring-allreduce SGD of the
-    same model, data and seed. PASS if the ratio is at least ``low`` and the
-    accuracy at most ``max_accuracy_drop`` below the dense run's.
+    Two rows. The compression ratio of the steps after the warm-up (dense
+    bytes of the same messages over the bytes sent, our sparse sets costing 8
+    bytes per value) follows from the sparsity alone (by construction: at most
+    ``4 / (8 (1 - s))``, 500x at 99.9 %); the ratio over the whole run
+    (warm-up included, the honest baseline) is the second row. The accuracy
+    is compared with dense ring-allreduce SGD of the same model, data and
+    seed. PASS if the ratio is at least ``low`` and the accuracy at most
+    ``max_accuracy_drop`` below the dense run's.
 
     Parameters
     ----------
@@ -408,15 +443,21 @@ def dgc_claim(dataset="digits", hidden=(128,), epochs=8, workers=4, seed=0, low=
     a = allreduce.run(**common)
     dt = time.perf_counter() - t0
     ratio = d.extra["stages"][-1]["compression_ratio"] or 0.0
+    whole = d.extra["compression_ratio"] or 0.0
     drop = a.accuracy - d.accuracy
-    return [_row("DGC: 270x-600x gradient compression without losing accuracy",
-                 "Lin et al., ICLR 2018",
-                 f"{dataset} MLP {'-'.join(map(str, d.trace.metadata['layers']))}, "
-                 f"P = {workers}, {epochs} epochs (4 of warm-up)",
-                 f"ratio after warm-up {ratio:.0f}x (whole run {d.extra['compression_ratio']:.1f}x), "
-                 f"accuracy {d.accuracy:.3f} vs dense {a.accuracy:.3f}",
+    setup = (f"{dataset} MLP {'-'.join(map(str, d.trace.metadata['layers']))}, "
+             f"P = {workers}, {epochs} epochs (4 of warm-up)")
+    acc = f"accuracy {d.accuracy:.3f} vs dense {a.accuracy:.3f}"
+    src = "Lin et al., ICLR 2018"
+    return [_row("DGC: 270x-600x gradient compression without losing accuracy", src, setup,
+                 f"ratio after warm-up {ratio:.0f}x (4 bytes dense over 8 per kept value at "
+                 f"99.9 % sparsity: at most 500x, fixed by the setting), {acc}",
                  f">= {low:g}x and accuracy drop <= {max_accuracy_drop}", ratio,
-                 ratio >= low and drop <= max_accuracy_drop, dt)]
+                 ratio >= low and drop <= max_accuracy_drop, dt, construction=True),
+            _row("DGC: 270x-600x over the whole run (warm-up included)", src, setup,
+                 f"ratio over the run {whole:.1f}x (after warm-up {ratio:.0f}x), {acc}",
+                 f">= {low:g}x and accuracy drop <= {max_accuracy_drop}", whole,
+                 whole >= low and drop <= max_accuracy_drop, dt)]
 
 
 def slimdp_claim(dataset="digits", hidden=(64,), epochs=3, workers=4, alpha=0.3, seed=0,
@@ -425,7 +466,10 @@ def slimdp_claim(dataset="digits", hidden=(64,), epochs=3, workers=4, alpha=0.3,
 
     Slim-DP (``alpha`` of the parameters per round) against ps-sync with the
     same model, data and seed: PASS if it sends fewer bytes and its accuracy
-    is at most ``max_accuracy_drop`` below ps-sync's.
+    is at most ``max_accuracy_drop`` below ps-sync's. The byte saving follows
+    from alpha alone; the second row is the paper's ablation: the same number
+    of values per round chosen at random (``beta = 0``) or from the core only
+    (``beta = 1``), PASS if explore-exploit is at least as accurate as both.
 
     Parameters
     ----------
@@ -454,49 +498,97 @@ def slimdp_claim(dataset="digits", hidden=(64,), epochs=3, workers=4, alpha=0.3,
                   seed=seed)
     s = slimdp.run(alpha=alpha, **common)
     p = ps_sync.run(**common)
+    rand = slimdp.run(alpha=alpha, beta=0.0, **common)  # every value of the subset at random
+    core = slimdp.run(alpha=alpha, beta=1.0, **common)  # the core alone
     dt = time.perf_counter() - t0
     ratio = p.total_bytes / s.total_bytes
     drop = p.accuracy - s.accuracy
-    return [_row("Slim-DP saves communication without loss of accuracy", "Sun et al., "
-                 "arXiv:1709.09393",
-                 f"{dataset} MLP {'-'.join(map(str, s.trace.metadata['layers']))}, P = {workers}, "
-                 f"{epochs} epochs, alpha = {alpha}",
-                 f"ps-sync/Slim-DP bytes = {ratio:.2f}x ({1 - 1 / ratio:.0%} saved), accuracy "
-                 f"{s.accuracy:.3f} vs {p.accuracy:.3f}",
+    setup = (f"{dataset} MLP {'-'.join(map(str, s.trace.metadata['layers']))}, P = {workers}, "
+             f"{epochs} epochs, alpha = {alpha}")
+    src = "Sun et al., arXiv:1709.09393"
+    gain = s.accuracy - max(rand.accuracy, core.accuracy)
+    return [_row("Slim-DP saves communication without loss of accuracy", src, setup,
+                 f"ps-sync/Slim-DP bytes = {ratio:.2f}x ({1 - 1 / ratio:.0%} saved, 2 / (3 alpha) "
+                 f"by construction), accuracy {s.accuracy:.3f} vs {p.accuracy:.3f}",
                  f"> 1x and accuracy drop <= {max_accuracy_drop}", ratio,
-                 ratio > 1 and drop <= max_accuracy_drop, dt)]
+                 ratio > 1 and drop <= max_accuracy_drop, dt),
+            _row("Slim-DP's explore-exploit subset beats random and core-only subsets", src,
+                 setup + ", the same K values per round",
+                 f"accuracy {s.accuracy:.3f} vs random {rand.accuracy:.3f}, core-only "
+                 f"{core.accuracy:.3f}", "accuracy - best baseline >= 0", gain, gain >= 0, dt)]
 
 
-def run_claims(seed=0, ringtmp_seeds=5):
-    """Every claim at its stated size; a FAIL is a row, never an exception.
+def _call(job):
+    func, kwargs = job
+    return func(**kwargs)
+
+
+def run_claims(seed=0, ringtmp_seeds=None, quick=False, jobs=2):
+    """Every claim in its paper's setting, with the region where it holds; a FAIL is a row.
 
     Parameters
     ----------
     seed : int
         Seed of every training run.
-    ringtmp_seeds : int
-        Seeds of the RingTMP comparison (``0..ringtmp_seeds-1``).
+    ringtmp_seeds : int, optional
+        Seeds of every RingTMP configuration (default :data:`RINGTMP_PAPER`:
+        10 for Iris, 5 for digits).
+    quick : bool
+        Coarser region maps (:mod:`studies.claim_regions`).
+    jobs : int
+        Processes running the experiments side by side (1: in this process).
+        The results do not depend on it.
 
     Returns
     -------
     list of dict
         The rows of :func:`lp_claims`, :func:`ringtmp_claim`,
         :func:`pf_claims`, :func:`partition_claim`, :func:`dgc_claim` and
-        :func:`slimdp_claim`, in that order.
+        :func:`slimdp_claim`, in that order; each row's ``region`` is its
+        region record (:mod:`studies.claim_regions`), or a sentence when the
+        claim is not mapped.
 
     Examples
     --------
-    The full run takes about half a minute (``netsim claims``); it needs no
-    builder from its caller:
+    The full run takes about a minute on two cores (``netsim claims``); it
+    needs no builder from its caller:
 
     >>> import inspect
     >>> list(inspect.signature(run_claims).parameters)
-    ['seed', 'ringtmp_seeds']
+    ['seed', 'ringtmp_seeds', 'quick', 'jobs']
     """
-    rows = lp_claims()
-    rows += ringtmp_claim(seeds=ringtmp_seeds)
-    rows += pf_claims(seed=seed)
-    rows += partition_claim(seed=seed)
-    rows += dgc_claim(seed=seed)
-    rows += slimdp_claim(seed=seed)
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = check_int(jobs, "jobs")
+    cfgs, counts = zip(*RINGTMP_PAPER)
+    R = claim_regions
+    # The slowest first, so that two processes finish together.
+    work = [(ringtmp_claim, {"seeds": counts if ringtmp_seeds is None else ringtmp_seeds,
+                             "configs": cfgs}),
+            (R.slimdp_region, {"quick": quick, "seed": seed}),
+            (R.partition_region, {"quick": quick, "seed": seed}),
+            (partition_claim, {"seed": seed}), (dgc_claim, {"seed": seed}),
+            (slimdp_claim, {"seed": seed}), (R.pf_region, {"quick": quick, "seed": seed}),
+            (pf_claims, {"seed": seed}), (lp_claims, {}), (R.lp_be_region, {"quick": quick}),
+            (R.ringtmp_region, {"quick": quick}), (R.dgc_region, {"quick": quick, "whole": False}),
+            (R.dgc_region, {"quick": quick})]
+    if jobs == 1:
+        out = [_call(job) for job in work]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            out = list(pool.map(_call, work))
+    (ring, slim_map, part_map, part, dgc_rows, slim, pf_map, pf_rows, lp, lp_map, ring_map,
+     dgc_after, dgc_whole) = out
+    rows = lp + ring + pf_rows + part + dgc_rows + slim
+    for i, region in ((2, lp_map), (3, ring_map), (4, pf_map), (6, part_map), (8, dgc_after),
+                      (9, dgc_whole), (11, slim_map)):
+        rows[i]["region"] = region
+    for i, why in ((0, "by construction at every n and P (the alpha -> 0 limit n beta)"),
+                   (1, "by construction at every n and P (ceil(log2 P) rounds)"),
+                   (5, "not mapped: follows the traffic cut (Amdahl: <= (1 + 5.7) / "
+                       "(1 + 5.7 / cut))"),
+                   (7, "not mapped: partitioning time on this machine against toy-sized "
+                       "training"),
+                   (10, "by construction at every size: 2 / (3 alpha) for alpha < 2/3")):
+        rows[i]["region"] = why
     return rows

@@ -37,9 +37,11 @@ import math
 
 import numpy as np
 
+from netsim import collectives, costmodel
 from netsim.analysis import fit_scaling
 from netsim.checks import check_int
 from netsim.perturb import perturb
+from netsim.scaling_laws import K_LIMIT, REL_TOL, fit_terms
 from netsim.result import simulate
 from netsim.saturation import crossing, saturation_point, speedup, top_link
 from netsim.trace import COMPUTE, Trace
@@ -49,8 +51,97 @@ from workloads.errors import WorkloadError
 
 from .closed_forms import closed_form
 from .paradigm_traces import check_workers, traces
+from .registry import PARADIGMS
 
-__all__ = ["study", "sweep_point", "plot_study"]
+__all__ = ["study", "sweep_point", "plot_study", "tuned_segments", "closed_terms"]
+
+
+def tuned_segments(trace, topology):
+    """The optimum k* of an allreduce-paradigm trace's linear pipeline on a topology.
+
+    :func:`netsim.costmodel.optimal_segments` for the trace's P, its gradient
+    bytes n (the bytes of an iteration over ``2 (P - 1)``) and the alpha and
+    beta of an LP broadcast over its workers on ``topology``.
+
+    Parameters
+    ----------
+    trace : Trace
+        Of the ``allreduce`` paradigm.
+    topology : networkx.Graph
+
+    Returns
+    -------
+    int or None
+        k*, or None when the trace's collective is not ``lp``.
+
+    Examples
+    --------
+    >>> from topologies import star
+    >>> from studies.paradigm_traces import record_at
+    >>> t = traces("allreduce", [8], iterations=1, model="resnet50", collective="lp")[0]
+    >>> tuned_segments(t, star(8, bandwidth=1.25e9, latency=1e-6))  # sqrt(6 n beta / alpha)
+    495
+    >>> tuned_segments(record_at("allreduce", 4, iterations=1), star(4)) is None
+    True
+    """
+    md = trace.metadata
+    if md.get("paradigm") != "allreduce" or md.get("hyper", {}).get("collective") != "lp":
+        return None
+    P = int(md.get("workers", trace.ranks))
+    if P < 2:
+        return 1
+    n = float(trace.size[trace.is_message].sum()) / max(trace.num_iterations, 1) / (2 * (P - 1))
+    alpha, beta = costmodel.alpha_beta(topology, trace=collectives.pipeline_broadcast(P, n, 1))
+    return costmodel.optimal_segments(P, n, alpha, beta)
+
+
+def closed_terms(trace, cf, tuned=False):
+    """The closed-form communication of one iteration split into latency, bandwidth and fill.
+
+    As :func:`netsim.scaling_laws.collective_terms` does for a collective:
+    latency is the paradigm's closed form with beta = 0, bandwidth with alpha
+    = 0; with ``tuned`` (LP segments tuned to P) the limits are those of the
+    tuned pipeline (k = 1 and k -> infinity) and the fill is the rest.
+
+    Parameters
+    ----------
+    trace : Trace
+    cf : dict
+        Its :func:`studies.closed_forms.closed_form` (with ``alpha`` and ``beta``).
+    tuned : bool, optional
+
+    Returns
+    -------
+    dict or None
+        ``compute`` (workers' compute plus server time), ``latency``,
+        ``bandwidth``, ``fill``; None without a closed form.
+
+    Examples
+    --------
+    >>> from topologies import star
+    >>> from studies.paradigm_traces import record_at
+    >>> t = record_at("allreduce", 4, iterations=1, dataset="iris")
+    >>> G = star(4, bandwidth=1.25e9, latency=1e-6)
+    >>> terms = closed_terms(t, closed_form(t, G))
+    >>> terms["latency"] == 2 * 3 * 2e-6, terms["fill"]
+    (True, 0.0)
+    """
+    if cf["time"] is None:
+        return None
+    entry = PARADIGMS[trace.metadata["paradigm"]]
+    hyper = trace.metadata.get("hyper", {})
+
+    def comm(k, alpha, beta):
+        t = trace if k is None else trace.with_metadata(hyper={**hyper, "segments": k})
+        return entry.closed_form(t, alpha, beta, None)["communication"]
+
+    lat = comm(1 if tuned else None, cf["alpha"], 0.0)
+    bw = comm(K_LIMIT if tuned else None, 0.0, cf["beta"])
+    fill = cf["communication"] - lat - bw
+    if abs(fill) <= REL_TOL * max(cf["communication"], 0.0):
+        fill = 0.0
+    return {"compute": cf["compute"] + cf["server"], "latency": lat, "bandwidth": bw,
+            "fill": fill}
 
 
 def _strong(trace, factor):
@@ -98,7 +189,9 @@ def sweep_point(point, topology):
     The runner the CLI gives :func:`studies.sweep.run_sweep` for ``"paradigm"``
     points: the paradigm is trained at P workers for the point's epochs, its
     whole trace simulated on ``topology(ranks)``, and measured as each point
-    of :func:`study` is.
+    of :func:`study` is. An ``allreduce`` point with ``collective: lp`` and no
+    ``segments`` option has its schedule rebuilt with k* of
+    :func:`tuned_segments`.
 
     Parameters
     ----------
@@ -140,6 +233,14 @@ def sweep_point(point, topology):
                            epochs=int(point["epochs"]), seed=int(point["seed"]), **opts)
     trace = run.trace
     G = topology(trace.ranks)
+    k = tuned_segments(trace, G) if "segments" not in opts else None
+    if k is not None and k != trace.metadata["hyper"].get("segments"):
+        # LP segments tuned to this P: the same run's schedule with k* segments.
+        from workloads import projection
+
+        hyper = {**trace.metadata["hyper"], "segments": k}
+        trace = projection.project(trace.with_metadata(hyper=hyper), int(point["P"]),
+                                   iterations=max(trace.num_iterations, 1))
     res, iterations, top, cf = _measure(trace, G, perturbation)
     per_iter = res.makespan / iterations
     closed = cf["time"]
@@ -202,7 +303,14 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         range, or communication already exceeds compute at the smallest P),
         ``closed_form_regime`` (``"communication > compute at every P"``,
         ``"compute > communication at every P"`` or None), ``fits`` (curve -> :func:`netsim.analysis.fit_scaling` record
-        or None) and ``closed_form_note``.
+        or None), ``terms`` (term -> :func:`netsim.scaling_laws.fit_law` record
+        of the closed form's compute, latency, bandwidth and fill terms, each
+        record's ``closed_latency``, ``closed_bandwidth``, ``closed_fill``, see
+        :func:`closed_terms`; None without a closed form) and
+        ``closed_form_note``. Each record's ``segments`` is the LP segment
+        count of an ``allreduce`` paradigm with ``collective=lp`` (tuned to
+        each P by :func:`tuned_segments` unless ``segments`` is among the
+        options), else None.
 
     Examples
     --------
@@ -216,9 +324,18 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
     if device_flops is not None and not (isinstance(device_flops, (int, float))
                                          and math.isfinite(device_flops) and device_flops > 0):
         raise WorkloadError(f"device_flops must be a number > 0, got {device_flops!r}")
+    # LP segments tuned to each P (k*) unless the user fixed them.
+    tune = "segments" not in options
+
+    def retune(P, t):
+        if not tune:
+            return None
+        k = tuned_segments(t, topology(t.ranks) if callable(topology) else topology)
+        return None if k is None or k == t.metadata["hyper"].get("segments") else {"segments": k}
+
     ts = traces(source, workers, iterations=iterations, seed=seed, dataset=dataset, model=model,
                 batch=batch, base_workers=base_workers, device_flops=device_flops,
-                **options)
+                retune=retune, **options)
     P0 = workers[0]
     records, note = [], None
     T1 = None
@@ -232,8 +349,13 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         if T1 is None:
             c = worker_compute(t, None)
             T1 = c * P if strong else c
+        lp = t.metadata.get("hyper", {}).get("collective") == "lp"
+        terms = closed_terms(t, cf, tuned=tune and lp) or {}
         records.append({
             "P": P, "ranks": t.ranks, "iterations": nit,
+            "segments": t.metadata["hyper"].get("segments") if lp else None,
+            "closed_latency": terms.get("latency"), "closed_bandwidth": terms.get("bandwidth"),
+            "closed_fill": terms.get("fill"),
             "bytes_per_iteration": t.total_bytes / nit,
             "time": res.makespan / nit,
             "compute": float(res.ranks["compute"][worker].mean()) / nit,
@@ -279,6 +401,12 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
             **({"perturbation": dict(perturbation)} if perturbation else {}),
             "closed_form_crossing": cross, "closed_form_regime": regime,
             "fits": {k: _fit(Ps, v) for k, v in curves.items()},
+            "terms": (fit_terms(Ps, {
+                "compute": [r["closed_compute"] + r["closed_server"] for r in records],
+                "latency": [r["closed_latency"] for r in records],
+                "bandwidth": [r["closed_bandwidth"] for r in records],
+                "fill": [r["closed_fill"] for r in records]})
+                if have_cf and len(set(Ps)) >= 2 else None),
             "closed_form_note": note}
 
 

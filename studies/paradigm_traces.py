@@ -141,7 +141,7 @@ def record_at(paradigm, P, iterations=3, seed=0, dataset="digits", **options):
 
 
 def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
-           batch=None, base_workers=4, device_flops=None, **options):
+           batch=None, base_workers=4, device_flops=None, retune=None, **options):
     """The trace of ``source`` at every P of ``workers``.
 
     Parameters
@@ -170,6 +170,10 @@ def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
         every P (which needs enough samples per worker).
     device_flops : float, optional
         Stored in every trace's metadata (FLOP/s of the compute ops).
+    retune : callable, optional
+        ``retune(P, trace)`` returns hyper-parameters to change at that P
+        (e.g. ``{"segments": k}``, LP segments tuned to P) or None; the trace
+        at P is then rebuilt with them (from the same recording).
     **options
         Paradigm options of the recording.
 
@@ -217,20 +221,27 @@ def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
     else:
         raise WorkloadError(f"unknown paradigm {source!r}; known: {', '.join(workloads.PARADIGMS)}"
                             " (or give a trace file .npz/.json)")
+    def build(P, changes=None):
+        if base is None:
+            t = record_at(source, P, iterations, seed, dataset, **{**options, **(changes or {})})
+            return t.with_metadata(source="recorded")
+        b = base
+        if changes:
+            b = base.with_metadata(hyper={**base.metadata.get("hyper", {}), **changes})
+        # Bad input raises a WorkloadError (a NetsimError) with its reason; anything
+        # else is a bug and keeps its traceback.
+        if model is not None:
+            t = models.resize(b, model, workers=P, iterations=iterations, batch_size=batch)
+        else:
+            t = projection.project(b, P, iterations=iterations, batch_size=batch)
+        return t.with_metadata(source="projected")
+
     out = []
     for P in workers:
-        if base is None:
-            t = record_at(source, P, iterations, seed, dataset, **options)
-            t = t.with_metadata(source="recorded")
-        else:
-            # Bad input raises a WorkloadError (a NetsimError) with its reason; anything
-            # else is a bug and keeps its traceback.
-            if model is not None:
-                t = models.resize(base, model, workers=P, iterations=iterations,
-                                  batch_size=batch)
-            else:
-                t = projection.project(base, P, iterations=iterations, batch_size=batch)
-            t = t.with_metadata(source="projected")
+        t = build(P)
+        changes = retune(P, t) if retune is not None else None
+        if changes:
+            t = build(P, changes)
         if device_flops is not None:
             t = t.with_metadata(device_flops=float(device_flops))
         out.append(t)

@@ -6,7 +6,7 @@ all share one layout: headers, a rule of dashes, numbers right-aligned.
 
 from netsim.units import format_bandwidth, format_bytes, format_time
 
-__all__ = ["table", "summary", "link_table", "format_study", "format_claims"]
+__all__ = ["table", "summary", "link_table", "format_study", "region_summary", "format_claims"]
 
 
 def table(headers, rows):
@@ -148,6 +148,9 @@ def format_study(st):
              "no single law fits" if f["no_single_law"] else "")
             for k, f in st["fits"].items() if f is not None]
     lines.append(table(["curve", "scaling law", "R^2", "note"], fits))
+    if st.get("terms"):
+        lines.append("closed-form terms by law (least BIC, netsim.scaling_laws): " + ", ".join(
+            f"{k} {f['law']}" for k, f in st["terms"].items()))
     sat = st["saturation"]
     lines.append("")
     if sat["P"] is None:
@@ -170,8 +173,30 @@ def format_study(st):
     return "\n".join(lines)
 
 
+def region_summary(region):
+    """One cell of the claims table: where a claim holds (a region record or a sentence).
+
+    Examples
+    --------
+    >>> region_summary({"x": "P", "y": "n", "holds": [[True, False], [True, True]]})
+    'holds in 3 of 4 cells of n x P'
+    >>> region_summary(""), region_summary("by construction")
+    ('-', 'by construction')
+    """
+    if not region:
+        return "-"
+    if isinstance(region, str):
+        return region
+    cells = [h for row in region["holds"] for h in row]
+    return f"holds in {sum(cells)} of {len(cells)} cells of {region['y']} x {region['x']}"
+
+
 def format_claims(rows, markdown=False):
-    """The claims as a table: claim, source, measured, threshold, PASS or FAIL.
+    """The claims as a table: claim, source, measured, threshold, region, verdict.
+
+    The verdict is the row's ``verdict`` (``PASS``, ``FAIL`` or ``by
+    construction``; from ``passed`` when absent); the region column is
+    :func:`region_summary` of its ``region``.
 
     Parameters
     ----------
@@ -185,17 +210,18 @@ def format_claims(rows, markdown=False):
     >>> rows = [{"claim": "c", "source": "s", "setup": "x", "measured": "m",
     ...          "threshold": ">= 1", "value": 2.0, "passed": True, "seconds": 0.1}]
     >>> print(format_claims(rows, markdown=True))
-    | claim | source | setup | measured | threshold | result |
-    |---|---|---|---|---|---|
-    | c | s | x | m | >= 1 | PASS |
+    | claim | source | setup | measured | threshold | where it holds | result |
+    |---|---|---|---|---|---|---|
+    | c | s | x | m | >= 1 | - | PASS |
     """
-    verdict = ["PASS" if r["passed"] else "FAIL" for r in rows]
+    verdict = [r.get("verdict") or ("PASS" if r["passed"] else "FAIL") for r in rows]
+    where = [region_summary(r.get("region")) for r in rows]
     if markdown:
-        lines = ["| claim | source | setup | measured | threshold | result |",
-                 "|---|---|---|---|---|---|"]
+        lines = ["| claim | source | setup | measured | threshold | where it holds | result |",
+                 "|---|---|---|---|---|---|---|"]
         lines += [f"| {r['claim']} | {r['source']} | {r['setup']} | {r['measured']} | "
-                  f"{r['threshold']} | {v} |" for r, v in zip(rows, verdict)]
+                  f"{r['threshold']} | {w} | {v} |" for r, w, v in zip(rows, where, verdict)]
         return "\n".join(lines)
-    return table(["claim", "source", "measured", "threshold", "result"],
-                 [(r["claim"], r["source"], r["measured"], r["threshold"], v)
-                  for r, v in zip(rows, verdict)])
+    return table(["claim", "source", "measured", "threshold", "where it holds", "result"],
+                 [(r["claim"], r["source"], r["measured"], r["threshold"], w, v)
+                  for r, w, v in zip(rows, where, verdict)])

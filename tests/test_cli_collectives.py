@@ -48,7 +48,8 @@ def test_scale_classifies_lp_constant_mst_log(tmp_path, capsys):
     # Non-blocking 10 GbE star, n = 64 MB, LP with k fixed at the optimum for P = 64.
     png = tmp_path / "s.png"
     out = run_json(capsys, ["scale", "--algorithms", "lp,mst", "--workers", "2..64", "--bytes", "64MB",
-                            "--topology", "star:bandwidth=10Gbps,latency=1us", "--png", str(png),
+                            "--topology", "star:bandwidth=10Gbps,latency=1us", "--segments", "1260",
+                            "--png", str(png),
                             "--json"])
     assert out["fits"]["lp"]["law"] == "constant"
     assert out["fits"]["mst"]["law"] == "log2 P"

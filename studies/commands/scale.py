@@ -7,7 +7,7 @@ scaling-law fits (:func:`netsim.analysis.fit_scaling`).
 
 import json
 
-from netsim.analysis import fit_scaling, lp_segments, plot_scale, scale, takes_segments
+from netsim.analysis import fit_scaling, plot_scale, scale, scale_terms, takes_segments
 from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
@@ -64,7 +64,7 @@ def add_arguments(p):
     p.add_argument("--topology", default="star", metavar="NAME[:k=v,...]",
                    help="topology (default star; builders with n are sized to each P)")
     p.add_argument("--segments", "-k", type=int, default=None,
-                   help="LP segments, fixed across P (default: the optimum k* at the largest P)")
+                   help="LP segments, fixed across P (default: the optimum k* tuned to each P)")
     p.add_argument("--png", default="netsim-scale.png", help="plot file (default netsim-scale.png)")
     p.add_argument("--logy", action="store_true", help="logarithmic time axis in the plot")
     p.add_argument("--json", action="store_true", help="print the records as JSON")
@@ -130,9 +130,8 @@ def run(args, title=None):
     workers = parse_workers(args.workers)
     nbytes = parse_bytes(args.bytes)
     make = topology_factory(args.topology)
-    segments = args.segments
-    if segments is None and any(takes_segments(name) for name in algorithms):
-        segments = lp_segments(workers, nbytes, make)
+    segments = args.segments  # None: k* tuned to each P (analysis.compare)
+    pipelined = any(takes_segments(name) for name in algorithms)
     records = []
     for name in algorithms:
         note(args, f"simulating {name} at P = {', '.join(map(str, workers))} ...")
@@ -149,10 +148,15 @@ def run(args, title=None):
             notes[name] = "no fit: fewer than two P with time > 0"
         elif zero:
             notes[name] = f"P = {', '.join(map(str, zero))} left out (time 0: no messages)"
+    terms = scale_terms(records)
+    for name, t in terms.items():
+        if fits[name] is not None:
+            fits[name]["terms"] = t
     if args.csv:
         write_csv(args.csv, records)
+    kname = (f"k = {segments}" if segments is not None else "k* per P") if pipelined else ""
     title = title or (f"{', '.join(algorithms)}: n = {format_bytes(nbytes)} on {args.topology}"
-                      + (f", LP k = {segments}" if segments is not None else ""))
+                      + (f", LP {kname}" if kname else ""))
     write(args.png, lambda f: plot_scale(records, f, title=title, logy=args.logy), binary=True)
     if args.json:
         print(json.dumps({"records": records, "fits": fits}))
@@ -162,14 +166,24 @@ def run(args, title=None):
                   f"{r['gap'] + 0.0:+.2%}" if abs(r["gap"]) >= 5e-5 else "0", r["limit"] or "-")
                  for r in records]))
     print()
-    print(table(["algorithm", "scaling law", "R^2", "note"],
+    def law(name, term):
+        t = terms[name]
+        return "-" if t is None else t[term]["law"]
+
+    print(table(["algorithm", "scaling law", "R^2", "latency term", "bandwidth term", "fill",
+                 "contention", "note"],
                 [(name, f["law"] if f else "-", "-" if not f or f["r2"] is None else f"{f['r2']:.4f}",
+                  law(name, "latency"), law(name, "bandwidth"), law(name, "fill"),
+                  law(name, "contention"),
                   "; ".join(x for x in ("no single law fits" if f and f["no_single_law"] else "",
                                         notes.get(name, "")) if x))
                  for name, f in fits.items()]))
+    print("\nterm laws: least BIC among constant, (P-1)/P, log2 P, sqrt P, P, P log2 P, P^2 "
+          "(netsim.scaling_laws); latency = time as beta -> 0, bandwidth = as alpha -> 0, fill = "
+          "the rest of a tuned pipeline, contention = simulated - closed form")
     footer = f"n = {format_bytes(nbytes)}, topology {args.topology}"
-    if segments is not None:
-        footer += f", LP segments k = {segments}"
+    if pipelined:
+        footer += f", LP segments {kname}"
     print(f"\n{footer}; wrote {args.png}")
 
 
