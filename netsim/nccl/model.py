@@ -15,7 +15,7 @@ counted by the engine:
   channel's share, of an allgather or reduce-scatter ``(n-1)/n``; a tree edge
   the channel's share up (reduce) and down (broadcast); an NVLS port
   ``(1 + 1/n)`` of it each way (multimem load-reduce of every slice, then the
-  multicast of the result).
+  multicast of the result), at NCCL's NVLS efficiency (:data:`NVLS_EFFICIENCY`).
 * The protocol's wire format: LL sends 8 bytes per 4 of data (``union
   ncclLLFifoLine``: two 4-byte flags beside two 4-byte words), LL128 128-byte
   lines with one 8-byte flag (``NCCL_LL128_LINEELEMS`` 16, ``NCCL_LL128_DATAELEMS``
@@ -32,6 +32,7 @@ the CPU (no cited host-side limit).
 """
 
 import math
+import types
 from typing import NamedTuple
 
 from ..result import simulate as _replay
@@ -40,12 +41,16 @@ from ..checks import check_int
 from . import hardware, tuning
 from .tuning import NcclModelError
 
-__all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "Plan", "simulate"]
+__all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "simulate"]
 
 OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
 ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "p2p")
 # Bytes on the wire per data byte (src/include/device.h, see the module docstring).
-WIRE_FACTOR = {"LL": 16 / 8, "LL128": 16 / 15, "Simple": 1.0}
+WIRE_FACTOR = types.MappingProxyType({"LL": 16 / 8, "LL128": 16 / 15, "Simple": 1.0})
+# Share of the NVLink rate NVLS transfers (multimem load-reduce and multicast store) reach:
+# ``nvlsEfficiency`` in src/graph/tuning.cc of NCCL v2.28.3-1 (Hopper 0.85, Blackwell 0.74;
+# v2.21.5-1 has no such factor). NVLS flows carry their bytes / this share.
+NVLS_EFFICIENCY = types.MappingProxyType({90: 0.85, 100: 0.74})
 
 
 class Plan(NamedTuple):
@@ -215,10 +220,11 @@ class _Flows:
                 self.flows.append((self._rank(u), self._rank(v), nbytes * self.wire))
 
     def to_switch(self, a, switch, nbytes):
-        """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way."""
+        """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency)."""
         s = self._rank(switch)
-        self.flows.append((a, s, nbytes * self.wire))
-        self.flows.append((s, a, nbytes * self.wire))
+        eff = NVLS_EFFICIENCY[100 if self.hw.compcap >= 100 else 90]
+        self.flows.append((a, s, nbytes * self.wire / eff))
+        self.flows.append((s, a, nbytes * self.wire / eff))
 
     def trace(self, latency, meta):
         b = TraceBuilder(len(self.nodes), metadata=meta)
