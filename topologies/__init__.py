@@ -19,10 +19,11 @@ Examples
 'star(8 hosts, 100 Gbps)'
 """
 
-from . import specs
+from . import links, specs
 from .clusters import fat_tree, leaf_spine, ring, star, torus, two_tier
 from .devices import DEVICES, DeviceError, device_flops
-from .machines import dgx1, dgx_a100, dgx_h100, pcie_tree
+from .gpu_clusters import gpu_cluster
+from .machines import dgx1, dgx_a100, dgx_h100, hgx_h200, pcie_box, pcie_tree
 from .specs import *  # noqa: F403 -- link speeds and latencies: the names of specs.__all__
 
 # Names of the builders, for the CLI's name -> builder table.
@@ -37,6 +38,9 @@ BUILDERS = (
     "dgx1",
     "dgx_a100",
     "dgx_h100",
+    "hgx_h200",
+    "pcie_box",
+    "gpu_cluster",
 )
 
 __all__ = ["BUILDERS", *BUILDERS, *specs.__all__, "DEVICES", "DeviceError", "device_flops"]

@@ -42,7 +42,8 @@ from typing import NamedTuple
 
 from netsim.errors import TopologyError
 
-__all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops"]
+__all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops",
+           "COMPUTE_CAPABILITY", "compute_capability"]
 
 
 class DeviceError(TopologyError):
@@ -142,3 +143,39 @@ def device_flops(name, precision="fp32"):
         have = [p for p in PRECISIONS if getattr(dev, p) is not None]
         raise DeviceError(f"{dev.name} has no {precision} throughput; it has: {', '.join(have)}")
     return float(value)
+
+
+#: CUDA compute capability (major * 10 + minor) of each GPU model a machine builder names,
+#: from NVIDIA's "CUDA GPUs - Compute Capability" table (developer.nvidia.com/cuda-gpus):
+#: Tesla P100 6.0, V100 7.0, A100 8.0, GeForce RTX 4090 8.9, H100 and H200 9.0.
+COMPUTE_CAPABILITY = MappingProxyType({
+    "P100": 60, "V100": 70, "A100": 80, "RTX4090": 89, "H100": 90, "H200": 90,
+})
+
+
+def compute_capability(model):
+    """CUDA compute capability of a GPU model as an integer (9.0 -> 90).
+
+    Parameters
+    ----------
+    model : str
+        A key of :data:`COMPUTE_CAPABILITY`; case and dashes do not matter.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    DeviceError
+        For an unknown model, listing the known ones.
+
+    Examples
+    --------
+    >>> compute_capability("H100"), compute_capability("rtx-4090")
+    (90, 89)
+    """
+    for key, sm in COMPUTE_CAPABILITY.items():
+        if _key(key) == _key(model):
+            return sm
+    raise DeviceError(f"unknown GPU model {model!r}; known: {', '.join(COMPUTE_CAPABILITY)}")

@@ -1,11 +1,101 @@
 """Link technologies as read-only data: bandwidth, latency and framing efficiency.
 
-One record per technology (:data:`TECHNOLOGIES`, a read-only mapping): the
-per-direction data rate in bytes/s, a per-hop latency in seconds, the framing
-family that sets its payload efficiency, and the public source of each number.
-Rates and latencies that :mod:`topologies.specs` already holds are taken from
-there, not restated; this module adds NVLink1, the NVSwitch generations, RoCE
-and EFA, and the framing arithmetic.
+The one home of every link constant in netsim (:mod:`topologies.specs` is an
+alias kept so that old imports work). Two views of the same numbers:
+
+* the rate tables (``ETHERNET``, ``INFINIBAND``, ``PCIE_X16``, ``NVLINK``,
+  ``CPU_INTERCONNECT``) and the per-hop latencies, looked up by
+  :func:`link_speed`;
+* one :class:`Technology` record per technology (:data:`TECHNOLOGIES`): the
+  per-direction data rate in bytes/s, a per-hop latency in seconds, the framing
+  family that sets its payload efficiency, and the public source of each
+  number, looked up by :func:`technology`. Every record's rate and latency is
+  taken from the tables, never restated.
+
+A builder's edge carries ``technology``, a key of :data:`TECHNOLOGIES` (or of
+``CPU_INTERCONNECT`` for a socket-to-socket link), so that a model reading the
+graph can find the record.
+
+Every bandwidth is in bytes per second **per direction** (a full-duplex link
+carries this much each way at once) and is the signalling rate after line
+coding, before protocol overheads (packet headers, flow control); those are
+the payload efficiency below. Every latency is in seconds.
+
+Bandwidth tables
+----------------
+``ETHERNET``
+    IEEE 802.3 MAC data rates: 1GbE (802.3z/ab), 10GbE (802.3ae), 25GbE
+    (802.3by), 40GbE and 100GbE (802.3ba), 50GbE (802.3cd), 200GbE and 400GbE
+    (802.3bs). ``"10GbE"`` is 10e9 bit/s = 1.25e9 bytes/s.
+``INFINIBAND``
+    4x port data rates of the InfiniBand Architecture Specification (IBTA):
+    EDR 100 Gb/s (4 lanes of 25.78125 Gb/s, 64b/66b), HDR 200 Gb/s, NDR
+    400 Gb/s, as also stated in the NVIDIA ConnectX-5/6/7 adapter manuals.
+``PCIE_X16``
+    PCI Express Base Specification (PCI-SIG) x16 links after 128b/130b coding:
+    rate (GT/s per lane) x 16 lanes x 128/130 / 8 bits. gen3 (8 GT/s)
+    ~15.75 GB/s, gen4 (16 GT/s) ~31.5 GB/s, gen5 (32 GT/s) ~63.0 GB/s.
+``NVLINK``
+    One NVLink, per direction: 20 GB/s for NVLink1 (NVIDIA Tesla P100
+    whitepaper, 2016: four links, 160 GB/s total both ways), 25 GB/s for NVLink2 (NVIDIA Tesla V100 GPU
+    Architecture whitepaper, 2017: six links per GPU, 300 GB/s total both
+    ways), NVLink3 (NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020:
+    twelve links, 600 GB/s total) and NVLink4 (NVIDIA H100 Tensor Core GPU
+    Architecture whitepaper, 2022: eighteen links, 900 GB/s total).
+    ``NVLINK_LINKS_PER_GPU`` holds those link counts; the H200 keeps the
+    H100's eighteen NVLink4 links (NVIDIA H200 Tensor Core GPU datasheet,
+    2024: "NVLink: 900GB/s").
+``CPU_INTERCONNECT``
+    One socket-to-socket link, per direction: Intel QuickPath Interconnect at
+    9.6 GT/s (Xeon E5-2600 v4 family, Intel ARK) and Intel Ultra Path
+    Interconnect at 10.4 GT/s (Xeon Scalable, Intel ARK). Both carry 16 data
+    bits (2 bytes) per transfer each way, so 19.2 GB/s and 20.8 GB/s per
+    direction (Intel quotes the both-ways sums, 38.4 and 41.6 GB/s). AMD
+    EPYC's socket link (xGMI, Infinity Fabric) runs at up to 18 GT/s over 16
+    lanes, two bytes per transfer, so 36 GB/s per direction per link; two
+    second-generation EPYC sockets are joined by three such links (AMD ROCm
+    documentation, "AMD Instinct MI100 microarchitecture": "up to 18 GT/sec",
+    "three AMD Infinity fabric links are available to connect the
+    processors"; the MI250 page gives the two bytes per transfer of a
+    16-wide link).
+``EFA_PORT``
+    One AWS Elastic Fabric Adapter interface, 100 Gb/s: p4d.24xlarge has
+    4 x 100 Gbps and p5.48xlarge 32 x 100 Gbps (AWS EC2 user guide,
+    "Supported instance types" / "Maximize network bandwidth on accelerated
+    computing instances").
+
+Latencies
+---------
+Only two figures below are vendor datasheet values; the others are typical or
+assumed orders of magnitude, and say so. All are per link: a path costs the
+sum of the latencies of its links.
+
+``ETHERNET_LATENCY`` = 1 us
+    Typical figure, not a datasheet value: cut-through data-centre Ethernet
+    switches are specified at a few hundred ns to ~1 us port to port, and
+    store-and-forward switches and NICs add more.
+``INFINIBAND_LATENCY`` = 0.6 us
+    Datasheet: NVIDIA ConnectX-6 adapter user manual, "sub-600ns latency".
+``PCIE_LATENCY`` = 100 ns
+    Datasheet: PLX (Broadcom) ExpressLane PEX 8747 Gen3 switch product brief,
+    "packet cut-thru with 100ns max packet latency (x16 to x16)". The DGX-1's
+    switches (PCI ID 10b5:8764, a PEX 8764, in the NCCL topology dump of
+    NVIDIA/nccl issue #671) are of the same Gen3 family; we assume the same
+    figure for them and for gen4/gen5 switches.
+``NVLINK_LATENCY`` = 100 ns
+    Assumed. NVIDIA publishes no per-link NVLink latency. An NVLink is a
+    direct point-to-point link with no switch in between, so we give it the
+    cost of one PCIe switch hop. Keeping it below two PCIe links matters:
+    netsim routes on the lowest-latency path, and this makes a direct NVLink
+    beat any PCIe path and, in the DGX-1, a two-NVLink path through a third
+    GPU beat PCIe plus QPI, the order NCCL uses (its path types NVL, then NVB
+    "NVLink using an intermediate GPU", then the PCIe ones). Measured
+    GPU-to-GPU latencies (e.g. Li et al. 2019) are microseconds because they
+    include CUDA software overheads, which belong to the alpha of a cost
+    model, not to the link.
+``SOCKET_LATENCY`` = 100 ns
+    Assumed. Intel publishes no per-hop QPI/UPI latency; 100 ns is the order
+    of the extra cost of a remote-socket access.
 
 Payload efficiency
 ------------------
@@ -35,24 +125,61 @@ RFC 7323)
     the table's rate is already the data rate after line coding; packet
     overheads of these links are not modelled and the efficiency is 1.0.
 
+References
+----------
+.. [1] IEEE Std 802.3-2018, IEEE Standard for Ethernet.
+.. [2] InfiniBand Trade Association, InfiniBand Architecture Specification,
+       Vol. 2 (physical layer), and the NVIDIA ConnectX-5 / ConnectX-6 adapter
+       card user manuals (docs.nvidia.com/networking).
+.. [3] PCI-SIG, PCI Express Base Specification, Revisions 3.0, 4.0 and 5.0.
+.. [4] NVIDIA, "NVIDIA Tesla V100 GPU Architecture", whitepaper, 2017.
+.. [5] NVIDIA, "NVIDIA A100 Tensor Core GPU Architecture", whitepaper, 2020.
+.. [6] NVIDIA, "NVIDIA H100 Tensor Core GPU Architecture", whitepaper, 2022.
+.. [7] Intel ARK, Xeon E5-2698 v4 (2 QPI links, 9.6 GT/s) and Xeon Scalable
+       processors (UPI 10.4 GT/s).
+.. [8] PLX Technology, "PEX 8747, PCI Express Gen 3 Switch, 48 Lanes, 5 Ports",
+       product brief v1.0, 2010.
+.. [9] NVIDIA NCCL, src/graph/topo.h, path types PATH_NVL, PATH_NVB, PATH_PIX...
+.. [10] A. Li et al., "Evaluating Modern GPU Interconnect: PCIe, NVLink,
+       NV-SLI, NVSwitch and GPUDirect", IEEE TPDS 31(1), 2020 (arXiv:1903.04611).
+.. [11] AMD ROCm documentation, "AMD Instinct MI100 microarchitecture" and
+       "AMD Instinct MI250 microarchitecture" (rocm.docs.amd.com).
+.. [12] AWS, Amazon EC2 User Guide, "Elastic Fabric Adapter" and the
+       p4d / p5 instance specifications (aws.amazon.com/ec2/instance-types/p4,
+       /p5).
+.. [13] NVIDIA, "NVIDIA Tesla P100" whitepaper, 2016 (NVLink1).
+
 Examples
 --------
->>> from topologies.links import technology, payload_efficiency
->>> technology("HDR").bandwidth
-25000000000.0
+>>> from topologies.links import technology, payload_efficiency, link_speed
+>>> technology("HDR").bandwidth == link_speed("HDR")
+True
 >>> round(payload_efficiency("10GbE", 1500), 4)
 0.9415
 """
 
 import math
 import types
+from types import MappingProxyType
 from typing import NamedTuple
 
 from netsim.errors import TopologyError
 
-from . import specs
-
 __all__ = [
+    "ETHERNET",
+    "INFINIBAND",
+    "PCIE_X16",
+    "PCIE_RATE",
+    "NVLINK",
+    "NVLINK_LINKS_PER_GPU",
+    "CPU_INTERCONNECT",
+    "ETHERNET_LATENCY",
+    "INFINIBAND_LATENCY",
+    "PCIE_LATENCY",
+    "NVLINK_LATENCY",
+    "SOCKET_LATENCY",
+    "link_speed",
+    "EFA_PORT",
     "Technology",
     "TECHNOLOGIES",
     "ETHERNET_FRAME_OVERHEAD",
@@ -65,6 +192,106 @@ __all__ = [
     "payload_efficiency",
     "effective_bandwidth",
 ]
+
+
+_GBIT = 1e9 / 8  # bytes/s in one Gb/s
+
+# IEEE 802.3 MAC data rates [1].
+ETHERNET = MappingProxyType({
+    "1GbE": 1 * _GBIT,
+    "10GbE": 10 * _GBIT,
+    "25GbE": 25 * _GBIT,
+    "40GbE": 40 * _GBIT,
+    "50GbE": 50 * _GBIT,
+    "100GbE": 100 * _GBIT,
+    "200GbE": 200 * _GBIT,
+    "400GbE": 400 * _GBIT,
+})
+
+# IBTA 4x data rates [2].
+INFINIBAND = MappingProxyType({
+    "EDR": 100 * _GBIT,
+    "HDR": 200 * _GBIT,
+    "NDR": 400 * _GBIT,
+})
+
+# PCI-SIG lane rates in transfers/s; gen3 onwards use 128b/130b coding [3].
+PCIE_RATE = MappingProxyType({"gen3": 8e9, "gen4": 16e9, "gen5": 32e9})
+PCIE_X16 = MappingProxyType({gen: rate * 16 * (128 / 130) / 8
+                             for gen, rate in PCIE_RATE.items()})
+
+# One link, one direction [4, 5, 6].
+NVLINK = MappingProxyType({
+    "NVLink1": 20e9,
+    "NVLink2": 25e9,
+    "NVLink3": 25e9,
+    "NVLink4": 25e9,
+})
+NVLINK_LINKS_PER_GPU = MappingProxyType({"P100": 4, "V100": 6, "A100": 12, "H100": 18,
+                                         "H200": 18})
+
+# One socket link, one direction: GT/s x 2 data bytes per transfer [7, 11].
+CPU_INTERCONNECT = MappingProxyType({
+    "QPI": 9.6e9 * 2,
+    "UPI": 10.4e9 * 2,
+    "xGMI": 18e9 * 2,
+})
+
+EFA_PORT = 100 * _GBIT  # one EFA interface, 100 Gbps [12]
+
+ETHERNET_LATENCY = 1e-6  # typical, see module docstring
+INFINIBAND_LATENCY = 0.6e-6  # ConnectX-6 user manual [2]
+PCIE_LATENCY = 100e-9  # PEX 8747 product brief [8]
+NVLINK_LATENCY = 100e-9  # assumed, below two PCIe links; see module docstring
+SOCKET_LATENCY = 100e-9  # assumed, see module docstring
+
+# The tables are read-only mappings: a builder cannot change another one's constants.
+_TABLES = (ETHERNET, INFINIBAND, PCIE_X16, NVLINK, CPU_INTERCONNECT)
+
+
+def link_speed(name):
+    """Bandwidth of a named link, in bytes/s per direction.
+
+    Looks ``name`` up in ``ETHERNET``, ``INFINIBAND``, ``PCIE_X16``, ``NVLINK``
+    (one link) and ``CPU_INTERCONNECT``, ignoring case.
+
+    Parameters
+    ----------
+    name : str
+        A key of one of the tables, such as ``"10GbE"``, ``"HDR"``, ``"gen4"``,
+        ``"NVLink3"`` or ``"UPI"``.
+
+    Returns
+    -------
+    float
+        Bytes per second in each direction.
+
+    Raises
+    ------
+    TopologyError
+        If the name is in no table; the message lists the known names.
+
+    Examples
+    --------
+    >>> link_speed("10GbE")
+    1250000000.0
+    >>> link_speed("hdr")
+    25000000000.0
+    >>> round(link_speed("gen3") / 1e9, 2)
+    15.75
+
+    References
+    ----------
+    See the module docstring for the source of each table.
+    """
+    if isinstance(name, str):
+        folded = name.casefold()
+        for table in _TABLES:
+            for key, value in table.items():
+                if key.casefold() == folded:
+                    return value
+    known = ", ".join(key for table in _TABLES for key in table)
+    raise TopologyError(f"link_speed: unknown link name {name!r}; known: {known}")
 
 
 class Technology(NamedTuple):
@@ -101,59 +328,56 @@ DEFAULT_MTU = types.MappingProxyType(
 # InfiniBand and RoCE path MTUs are 256, 512, 1024, 2048 or 4096.
 _IB_MTUS = (256, 512, 1024, 2048, 4096)
 
-_NVLINK1 = 20e9  # P100 whitepaper (2016): 4 NVLinks, 160 GB/s both ways in total
-_EFA_PORT = 100e9 / 8  # one EFA interface: p4d.24xlarge has 4 x 100 Gbps (AWS EC2 docs)
-
-_PCIE_SRC = "PCI-SIG PCI Express Base Spec 3.0/4.0/5.0: GT/s x 16 lanes x 128/130 (specs.PCIE_X16)"
-_NVL_SRC = "{wp}: {n} links per GPU, 25 GB/s per link per direction (specs.NVLINK)"
+_PCIE_SRC = "PCI-SIG PCI Express Base Spec 3.0/4.0/5.0: GT/s x 16 lanes x 128/130 (PCIE_X16)"
+_NVL_SRC = "{wp}: {n} links per GPU, 25 GB/s per link per direction (NVLINK)"
 
 
 def _nvswitch(gen, model, nvlink, whitepaper, nvls):
-    links = specs.NVLINK_LINKS_PER_GPU[model]
+    links = NVLINK_LINKS_PER_GPU[model]
     return Technology(
-        f"NVSwitch{gen}", "nvswitch", links * specs.NVLINK[nvlink], specs.NVLINK_LATENCY,
+        f"NVSwitch{gen}", "nvswitch", links * NVLINK[nvlink], NVLINK_LATENCY,
         None, nvls,
         f"{whitepaper}: one GPU's port into the switch = {links} x {nvlink} "
-        f"(specs.NVLINK_LINKS_PER_GPU); latency assumed equal to one NVLink hop"
+        f"(NVLINK_LINKS_PER_GPU); latency assumed equal to one NVLink hop"
         + ("; NVLink SHARP (NVLS) in-switch reduction" if nvls else ""),
     )
 
 
 def _build():
     rows = [
-        Technology("NVLink1", "nvlink", _NVLINK1, specs.NVLINK_LATENCY, None, False,
+        Technology("NVLink1", "nvlink", NVLINK["NVLink1"], NVLINK_LATENCY, None, False,
                    "NVIDIA Tesla P100 whitepaper (2016): 4 NVLinks, 160 GB/s bidirectional "
-                   "in total, so 20 GB/s per link per direction; latency specs.NVLINK_LATENCY"),
-        Technology("NVLink2", "nvlink", specs.NVLINK["NVLink2"], specs.NVLINK_LATENCY, None,
+                   "in total, so 20 GB/s per link per direction; latency NVLINK_LATENCY"),
+        Technology("NVLink2", "nvlink", NVLINK["NVLink2"], NVLINK_LATENCY, None,
                    False, _NVL_SRC.format(wp="NVIDIA V100 whitepaper (2017)", n=6)),
-        Technology("NVLink3", "nvlink", specs.NVLINK["NVLink3"], specs.NVLINK_LATENCY, None,
+        Technology("NVLink3", "nvlink", NVLINK["NVLink3"], NVLINK_LATENCY, None,
                    False, _NVL_SRC.format(wp="NVIDIA A100 whitepaper (2020)", n=12)),
-        Technology("NVLink4", "nvlink", specs.NVLINK["NVLink4"], specs.NVLINK_LATENCY, None,
+        Technology("NVLink4", "nvlink", NVLINK["NVLink4"], NVLINK_LATENCY, None,
                    False, _NVL_SRC.format(wp="NVIDIA H100 whitepaper (2022)", n=18)),
         _nvswitch(1, "V100", "NVLink2", "NVIDIA DGX-2 / V100 whitepaper (2018)", False),
         _nvswitch(2, "A100", "NVLink3", "NVIDIA A100 whitepaper (2020)", False),
         _nvswitch(3, "H100", "NVLink4", "NVIDIA H100 whitepaper (2022)", True),
     ]
-    for gen, rate in specs.PCIE_X16.items():
-        rows.append(Technology(f"PCIe-{gen}-x16", "pcie", rate, specs.PCIE_LATENCY, None,
-                               False, _PCIE_SRC + "; latency specs.PCIE_LATENCY"))
-    for name, rate in specs.INFINIBAND.items():
-        rows.append(Technology(name, "infiniband", rate, specs.INFINIBAND_LATENCY,
+    for gen, rate in PCIE_X16.items():
+        rows.append(Technology(f"PCIe-{gen}-x16", "pcie", rate, PCIE_LATENCY, None,
+                               False, _PCIE_SRC + "; latency PCIE_LATENCY"))
+    for name, rate in INFINIBAND.items():
+        rows.append(Technology(name, "infiniband", rate, INFINIBAND_LATENCY,
                                "infiniband", False,
-                               "IBTA 4x data rate (specs.INFINIBAND); latency "
-                               "specs.INFINIBAND_LATENCY (ConnectX-6 manual)"))
+                               "IBTA 4x data rate (INFINIBAND); latency "
+                               "INFINIBAND_LATENCY (ConnectX-6 manual)"))
     for gbe in ("100GbE", "200GbE", "400GbE"):
-        rows.append(Technology(f"RoCE-{gbe[:-3]}G", "roce", specs.ETHERNET[gbe],
-                               specs.ETHERNET_LATENCY, "roce", False,
-                               f"IEEE 802.3 {gbe} MAC rate (specs.ETHERNET); RoCEv2 framing "
-                               "IBTA Annex A17; latency specs.ETHERNET_LATENCY (typical)"))
-    rows.append(Technology("EFA", "efa", _EFA_PORT, specs.ETHERNET_LATENCY, "efa", False,
+        rows.append(Technology(f"RoCE-{gbe[:-3]}G", "roce", ETHERNET[gbe],
+                               ETHERNET_LATENCY, "roce", False,
+                               f"IEEE 802.3 {gbe} MAC rate (ETHERNET); RoCEv2 framing "
+                               "IBTA Annex A17; latency ETHERNET_LATENCY (typical)"))
+    rows.append(Technology("EFA", "efa", EFA_PORT, ETHERNET_LATENCY, "efa", False,
                            "AWS EC2 p4d.24xlarge: 400 Gbps EFA over 4 interfaces, 100 Gbps "
-                           "each; latency assumed specs.ETHERNET_LATENCY (AWS publishes none)"))
-    for gbe, rate in specs.ETHERNET.items():
-        rows.append(Technology(gbe, "ethernet", rate, specs.ETHERNET_LATENCY, "ethernet",
-                               False, "IEEE 802.3 MAC data rate (specs.ETHERNET); latency "
-                               "specs.ETHERNET_LATENCY (typical)"))
+                           "each; latency assumed ETHERNET_LATENCY (AWS publishes none)"))
+    for gbe, rate in ETHERNET.items():
+        rows.append(Technology(gbe, "ethernet", rate, ETHERNET_LATENCY, "ethernet",
+                               False, "IEEE 802.3 MAC data rate (ETHERNET); latency "
+                               "ETHERNET_LATENCY (typical)"))
     return types.MappingProxyType({row.name: row for row in rows})
 
 

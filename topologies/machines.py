@@ -8,7 +8,19 @@ first, in rank order, as ``"gpu0"``, ``"gpu1"``, ... CPU sockets are kind
 ``"cpu"``, PCIe switches ``"pcie_switch"``, NVSwitch fabrics ``"nvswitch"`` and
 network adapters ``"nic"``.
 
-All numbers come from :mod:`topologies.specs`, which cites their sources.
+Attributes a communication-library model reads (the graph contract, see
+:mod:`topologies`): every edge carries ``technology`` (a key of
+:data:`topologies.links.TECHNOLOGIES`, or of ``CPU_INTERCONNECT`` for a socket
+link) and ``links`` (how many physical links the edge bundles); every GPU
+``node`` (the machine's index, 0 here), ``model``, ``sm`` (CUDA compute
+capability, :data:`topologies.devices.COMPUTE_CAPABILITY`) and ``p2p``
+(GPU peer-to-peer access possible); an NVSwitch ``nvls`` (NVLink SHARP
+in-switch reduction, third-generation NVSwitch and later).
+
+The NVSwitch machines and :func:`dgx1` take ``nodes``: more than one builds a
+cluster of that machine with :func:`topologies.rails.cluster_of`.
+
+All numbers come from :mod:`topologies.links`, which cites their sources.
 """
 
 import networkx as nx
@@ -17,7 +29,8 @@ from netsim.checks import check_int, check_real
 from netsim.errors import TopologyError
 
 from . import _validate as _check
-from .specs import (
+from .devices import COMPUTE_CAPABILITY, compute_capability
+from .links import (
     CPU_INTERCONNECT,
     NVLINK,
     NVLINK_LATENCY,
@@ -25,9 +38,40 @@ from .specs import (
     PCIE_LATENCY,
     PCIE_X16,
     SOCKET_LATENCY,
+    technology,
 )
+from .rails import cluster_of
 
-__all__ = ["pcie_tree", "dgx1", "dgx_a100", "dgx_h100"]
+__all__ = ["pcie_tree", "pcie_box", "dgx1", "dgx_a100", "dgx_h100", "hgx_h200"]
+
+# pcie_tree models Intel Xeon boards (PCIe switches under QPI/UPI sockets); AMD EPYC
+# boxes, whose GPUs sit on the sockets' own root ports, are pcie_box.
+_INTEL_LINKS = {k: CPU_INTERCONNECT[k] for k in ("QPI", "UPI")}
+
+
+def _gpu_attrs(fn, model, p2p):
+    """The contract's GPU attributes: machine 0, model, compute capability, P2P."""
+    if not isinstance(p2p, bool):
+        raise TopologyError(f"{fn}: p2p must be True or False, got {p2p!r}")
+    canonical = {k.casefold(): k for k in COMPUTE_CAPABILITY}
+    key = canonical.get(str(model).casefold().replace("-", ""))
+    if key is None:
+        raise TopologyError(f"{fn}: gpu must be one of {', '.join(COMPUTE_CAPABILITY)}, "
+                            f"got {model!r}")
+    return {"node": 0, "model": key, "sm": compute_capability(key), "p2p": p2p}
+
+
+def _pcie(gen, latency=PCIE_LATENCY):
+    return {"bandwidth": PCIE_X16[gen], "latency": latency, "link": f"PCIe {gen} x16",
+            "technology": f"PCIe-{gen}-x16", "links": 1}
+
+
+def _cluster(fn, nodes, network, nic, build):
+    """None for one plain machine, else the cluster of ``nodes`` machines ``build()``."""
+    nodes = check_int(nodes, f"{fn}: nodes", error=TopologyError)
+    if nodes == 1 and nic is None:
+        return None
+    return cluster_of(build(), fn, nodes, network=network, nic=nic)
 
 
 def pcie_tree(
@@ -39,6 +83,8 @@ def pcie_tree(
     socket_links=1,
     pcie_latency=PCIE_LATENCY,
     socket_latency=SOCKET_LATENCY,
+    gpu="V100",
+    p2p=True,
 ):
     """GPUs under PCIe switches under CPU sockets, the sockets joined by QPI/UPI.
 
@@ -65,6 +111,13 @@ def pcie_tree(
         three UPI links.
     pcie_latency, socket_latency : float, optional
         Seconds per PCIe link and per socket link.
+    gpu : str, optional
+        GPU model, a key of :data:`topologies.devices.COMPUTE_CAPABILITY`
+        (default ``"V100"``); sets the GPUs' ``model`` and ``sm``.
+    p2p : bool, optional
+        Whether the GPUs can reach each other's memory over PCIe (default
+        True); False for boards or drivers without peer-to-peer access, where
+        a library stages through host memory.
 
     Returns
     -------
@@ -94,6 +147,8 @@ def pcie_tree(
     ('PCIe gen3 x16', 'QPI x1')
     >>> round(G.edges["gpu0", "pcie0"]["bandwidth"] / 1e9, 2)
     15.75
+    >>> G.edges["gpu0", "pcie0"]["technology"], G.nodes["gpu0"]["sm"]
+    ('PCIe-gen3-x16', 70)
     """
     fn = "pcie_tree"
     gpus_per_switch = check_int(gpus_per_switch, f"{fn}: gpus_per_switch", error=TopologyError)
@@ -101,7 +156,8 @@ def pcie_tree(
                                     error=TopologyError)
     sockets = check_int(sockets, f"{fn}: sockets", error=TopologyError)
     gen = _check.choice(fn, "gen", gen, PCIE_X16)
-    interconnect = _check.choice(fn, "interconnect", interconnect, CPU_INTERCONNECT)
+    interconnect = _check.choice(fn, "interconnect", interconnect, _INTEL_LINKS)
+    attrs = _gpu_attrs(fn, gpu, p2p)
     socket_links = check_int(socket_links, f"{fn}: socket_links", error=TopologyError)
     pcie_latency = check_real(pcie_latency, f"{fn}: pcie_latency (s)", lo=0, error=TopologyError)
     socket_latency = check_real(socket_latency, f"{fn}: socket_latency (s)", lo=0,
@@ -114,12 +170,13 @@ def pcie_tree(
         f"PCIe {gen} x16, {interconnect})"
     )
     for i in range(gpus):
-        G.add_node(f"gpu{i}", kind="gpu", socket=i // gpus_per_switch // switches_per_socket)
+        G.add_node(f"gpu{i}", kind="gpu", socket=i // gpus_per_switch // switches_per_socket,
+                   **attrs)
     for j in range(switches):
         G.add_node(f"pcie{j}", kind="pcie_switch", socket=j // switches_per_socket)
     G.add_nodes_from((f"cpu{s}" for s in range(sockets)), kind="cpu")
 
-    pcie = {"bandwidth": PCIE_X16[gen], "latency": pcie_latency, "link": f"PCIe {gen} x16"}
+    pcie = _pcie(gen, pcie_latency)
     for i in range(gpus):
         G.add_edge(f"gpu{i}", f"pcie{i // gpus_per_switch}", **pcie)
     for j in range(switches):
@@ -132,6 +189,8 @@ def pcie_tree(
                 bandwidth=socket_links * CPU_INTERCONNECT[interconnect],
                 latency=socket_latency,
                 link=f"{interconnect} x{socket_links}",
+                technology=interconnect,
+                links=socket_links,
             )
     return G
 
@@ -151,7 +210,7 @@ _DGX1_NVLINKS = {
 }  # fmt: skip
 
 
-def dgx1(nics=False):
+def dgx1(nics=False, nodes=1, network="rail", nic=None):
     """NVIDIA DGX-1 with Tesla V100: 8 GPUs in an NVLink2 hybrid cube-mesh.
 
     The GPUs form two fully connected quads (GPUs 0-3 and 4-7) plus the links
@@ -175,7 +234,13 @@ def dgx1(nics=False):
         Default False. Add the four EDR InfiniBand adapters ``"nic0"`` .. ``"nic3"`` (kind
         ``"nic"``), one on each PCIe switch over a gen3 x16 link. Their
         network ports are not modelled: link them to a cluster switch with
-        bandwidth ``specs.INFINIBAND["EDR"]`` to build a multi-node system.
+        bandwidth ``links.INFINIBAND["EDR"]`` to build a multi-node system,
+        or give ``nodes``.
+    nodes, network, nic : optional
+        ``nodes > 1`` (or a ``nic``) builds
+        ``gpu_cluster("dgx1", nodes, network, nic)``: DGX-1s whose four EDR
+        adapters join a rail-optimised or fat-tree network (see
+        :func:`topologies.rails.cluster_of`).
 
     Returns
     -------
@@ -186,7 +251,7 @@ def dgx1(nics=False):
     Raises
     ------
     TopologyError
-        If ``nics`` is not a bool (or 0/1).
+        If ``nics`` is not a bool (or 0/1), or a cluster option is bad.
 
     References
     ----------
@@ -208,11 +273,16 @@ def dgx1(nics=False):
     (50000000000.0, 25000000000.0)
     >>> sorted(n for n in G["gpu0"] if G.nodes[n]["kind"] == "gpu")
     ['gpu1', 'gpu2', 'gpu3', 'gpu4']
+    >>> G.edges["gpu0", "gpu3"]["technology"], G.edges["gpu0", "gpu3"]["links"]
+    ('NVLink2', 2)
     """
     if isinstance(nics, bool) or (isinstance(nics, int) and nics in (0, 1)):
         nics = bool(nics)
     else:
         raise TopologyError(f"dgx1: nics must be True or False, got {nics!r}")
+    cluster = _cluster("dgx1", nodes, network, nic, lambda: dgx1(nics=True))
+    if cluster is not None:
+        return cluster
     G = pcie_tree(
         gpus_per_switch=2,
         switches_per_socket=2,
@@ -220,10 +290,9 @@ def dgx1(nics=False):
         gen="gen3",
         interconnect="QPI",
         socket_links=2,
+        gpu="V100",
     )
     G.graph["name"] = "dgx1(8 V100, NVLink2 hybrid cube-mesh, PCIe gen3, QPI)"
-    for i in range(8):
-        G.nodes[f"gpu{i}"]["model"] = "V100"
     for (a, b), links in _DGX1_NVLINKS.items():
         G.add_edge(
             f"gpu{a}",
@@ -231,30 +300,60 @@ def dgx1(nics=False):
             bandwidth=links * NVLINK["NVLink2"],
             latency=NVLINK_LATENCY,
             link=f"NVLink2 x{links}",
+            technology="NVLink2",
+            links=links,
         )
     if nics:
-        pcie = {"bandwidth": PCIE_X16["gen3"], "latency": PCIE_LATENCY, "link": "PCIe gen3 x16"}
         for j in range(4):
-            G.add_node(f"nic{j}", kind="nic", socket=j // 2)
-            G.add_edge(f"nic{j}", f"pcie{j}", **pcie)
+            G.add_node(f"nic{j}", kind="nic", socket=j // 2, node=0, rail=j)
+            G.add_edge(f"nic{j}", f"pcie{j}", **_pcie("gen3"))
     return G
 
 
-def _nvswitch_machine(fn, model, generation, physical):
+def nvswitch_machine(fn, model, generation, physical, switch):
+    """Eight GPUs on one logical NVSwitch: the body of :func:`dgx_a100` and its kin.
+
+    Parameters
+    ----------
+    fn : str
+        The builder's name, for ``G.graph["name"]``.
+    model : str
+        GPU model, a key of ``NVLINK_LINKS_PER_GPU`` and ``COMPUTE_CAPABILITY``.
+    generation : str
+        NVLink generation of the GPU's links (``"NVLink3"``).
+    physical : int
+        NVSwitch chips in the machine, recorded on the switch node.
+    switch : str
+        The switch's technology (``"NVSwitch2"``); its in-network reduction
+        sets the switch's ``nvls``.
+
+    Returns
+    -------
+    networkx.Graph
+        9 nodes, 8 edges of ``links * NVLINK[generation]`` bytes/s.
+
+    Examples
+    --------
+    >>> G = nvswitch_machine("x", "H100", "NVLink4", 4, "NVSwitch3")
+    >>> G.nodes["nvswitch0"]["nvls"], G.edges["gpu0", "nvswitch0"]["links"]
+    (True, 18)
+    """
     links = NVLINK_LINKS_PER_GPU[model]
     per_gpu = links * NVLINK[generation]
     G = nx.Graph(
         name=f"{fn}(8 {model}, {physical} NVSwitches as one switch, {per_gpu / 1e9:g} GB/s per GPU)"
     )
-    G.add_nodes_from((f"gpu{i}" for i in range(8)), kind="gpu", model=model)
-    G.add_node("nvswitch0", kind="nvswitch", physical_switches=physical)
-    nvlinks = {"bandwidth": per_gpu, "latency": NVLINK_LATENCY, "link": f"{generation} x{links}"}
+    G.add_nodes_from((f"gpu{i}" for i in range(8)), kind="gpu", **_gpu_attrs(fn, model, True))
+    G.add_node("nvswitch0", kind="nvswitch", physical_switches=physical, node=0,
+               nvls=technology(switch).in_network_reduction)
+    nvlinks = {"bandwidth": per_gpu, "latency": NVLINK_LATENCY, "link": f"{generation} x{links}",
+               "technology": switch, "links": links}
     for i in range(8):
         G.add_edge(f"gpu{i}", "nvswitch0", **nvlinks)
     return G
 
 
-def dgx_a100():
+def dgx_a100(nodes=1, network="rail", nic=None):
     """NVIDIA DGX A100: 8 A100 GPUs on an NVSwitch fabric, 300 GB/s per GPU.
 
     Each A100 has 12 NVLink3 links of 25 GB/s per direction, 300 GB/s per
@@ -266,7 +365,20 @@ def dgx_a100():
     the NVSwitch chips and a transfer between two GPUs is striped across
     them; netsim sends a message on a single path, so modelling the chips
     separately would give one GPU pair only a fraction of the bandwidth it
-    really gets. The PCIe side (CPUs, PCIe switches, NICs) is not modelled.
+    really gets. The PCIe side (CPUs, PCIe switches, NICs) is not modelled
+    on one machine; a cluster adds the PCIe switches and the NICs.
+
+    Parameters
+    ----------
+    nodes : int, optional
+        Machines, >= 1 (default 1). More than one, or a ``nic``, builds
+        ``gpu_cluster(name, nodes, network, nic)``
+        (:func:`topologies.rails.cluster_of`): the machines with their
+        PCIe switches and NIC rails, on a network.
+    network : {"rail", "fat_tree"}, optional
+        The cluster's network (default ``"rail"``).
+    nic : str, optional
+        A network technology replacing the machine's own NICs' rate.
 
     Returns
     -------
@@ -287,10 +399,13 @@ def dgx_a100():
     >>> G.edges["gpu0", "nvswitch0"]["bandwidth"]
     300000000000.0
     """
-    return _nvswitch_machine("dgx_a100", "A100", "NVLink3", 6)
+    def build():
+        return nvswitch_machine("dgx_a100", "A100", "NVLink3", 6, "NVSwitch2")
+
+    return _cluster("dgx_a100", nodes, network, nic, build) or build()
 
 
-def dgx_h100():
+def dgx_h100(nodes=1, network="rail", nic=None):
     """NVIDIA DGX H100: 8 H100 GPUs on an NVSwitch fabric, 450 GB/s per GPU.
 
     Each H100 has 18 NVLink4 links of 25 GB/s per direction, 450 GB/s per
@@ -300,7 +415,20 @@ def dgx_h100():
     As in :func:`dgx_a100`, the NVSwitch chips are modelled as ONE logical
     non-blocking switch ``"nvswitch0"`` with one link per GPU at the GPU's
     full NVLink bandwidth, because netsim sends a message on a single path
-    while the hardware stripes it over every chip. No PCIe side.
+    while the hardware stripes it over every chip. No PCIe side on one
+    machine. Third-generation NVSwitch: the switch node carries ``nvls=True``.
+
+    Parameters
+    ----------
+    nodes : int, optional
+        Machines, >= 1 (default 1). More than one, or a ``nic``, builds
+        ``gpu_cluster(name, nodes, network, nic)``
+        (:func:`topologies.rails.cluster_of`): the machines with their
+        PCIe switches and NIC rails, on a network.
+    network : {"rail", "fat_tree"}, optional
+        The cluster's network (default ``"rail"``).
+    nic : str, optional
+        A network technology replacing the machine's own NICs' rate.
 
     Returns
     -------
@@ -319,5 +447,130 @@ def dgx_h100():
     >>> G.edges["gpu7", "nvswitch0"]["bandwidth"]
     450000000000.0
     """
-    return _nvswitch_machine("dgx_h100", "H100", "NVLink4", 4)
+    def build():
+        return nvswitch_machine("dgx_h100", "H100", "NVLink4", 4, "NVSwitch3")
 
+    return _cluster("dgx_h100", nodes, network, nic, build) or build()
+
+
+
+def hgx_h200(nodes=1, network="rail", nic=None):
+    """NVIDIA HGX H200 8-GPU: 8 H200 GPUs on an NVSwitch fabric, 450 GB/s per GPU.
+
+    The H200 keeps the H100's eighteen NVLink4 links (900 GB/s both ways in
+    all, H200 datasheet) and the HGX board its four third-generation
+    NVSwitch chips, so the graph is :func:`dgx_h100`'s with H200 GPUs: one
+    logical switch with ``nvls=True``.
+
+    Parameters
+    ----------
+    nodes : int, optional
+        Machines, >= 1 (default 1); more than one, or a ``nic``, builds
+        ``gpu_cluster("hgx_h200", nodes, network, nic)``, with eight
+        ConnectX-7 400 Gb/s NDR adapters per machine.
+    network : {"rail", "fat_tree"}, optional
+        The cluster's network (default ``"rail"``).
+    nic : str, optional
+        A network technology replacing the NICs' rate.
+
+    Returns
+    -------
+    networkx.Graph
+        9 nodes and 8 edges for one machine.
+
+    References
+    ----------
+    .. [1] NVIDIA, "NVIDIA H200 Tensor Core GPU" datasheet, 2024 (NVLink
+           900 GB/s; HGX H200 with NVIDIA NVSwitch).
+
+    Examples
+    --------
+    >>> G = hgx_h200()
+    >>> G.nodes["gpu0"]["model"], G.nodes["gpu0"]["sm"], G.nodes["nvswitch0"]["nvls"]
+    ('H200', 90, True)
+    """
+    def build():
+        return nvswitch_machine("hgx_h200", "H200", "NVLink4", 4, "NVSwitch3")
+
+    return _cluster("hgx_h200", nodes, network, nic, build) or build()
+
+
+def pcie_box(gpus=8, gpu="RTX4090", gen="gen4", p2p=False, sockets=2, interconnect="xGMI",
+             socket_links=3, nodes=1, network="rail", nic=None):
+    """A PCIe GPU server without switches: each GPU on its own x16 root port.
+
+    The GPUs are shared evenly among the CPU sockets (GPU ``i`` on socket
+    ``i * sockets // gpus``), each over its own PCIe x16 link to the socket's
+    root complex, as on second-generation AMD EPYC boards, whose sockets have
+    eight x16 PCIe gen4 ports each (AnandTech, "AMD Rome Second Generation
+    EPYC Review", 2019). The sockets form a full mesh of ``socket_links``
+    bonded links. The default is the eight RTX 4090 box of the published
+    measurements: two EPYC 7542 sockets joined by three xGMI links, and no
+    GPU peer-to-peer (``p2p=False``: GeForce drivers disable it, so a library
+    stages every transfer through host memory).
+
+    Parameters
+    ----------
+    gpus : int, optional
+        GPUs, >= 1 (default 8).
+    gpu : str, optional
+        GPU model (default ``"RTX4090"``), a key of
+        :data:`topologies.devices.COMPUTE_CAPABILITY`.
+    gen : {"gen3", "gen4", "gen5"}, optional
+        PCIe generation (default gen4).
+    p2p : bool, optional
+        GPU peer-to-peer possible (default False).
+    sockets : int, optional
+        CPU sockets, >= 1 (default 2).
+    interconnect : {"QPI", "UPI", "xGMI"}, optional
+        Socket link (default xGMI, see ``links.CPU_INTERCONNECT``).
+    socket_links : int, optional
+        Links bonded between each pair of sockets (default 3).
+    nodes, network, nic : optional
+        ``nodes > 1`` (or a ``nic``) builds ``gpu_cluster("pcie_box", ...)``
+        with one NIC per box (default 100GbE, an assumption: the measured
+        box's network is not published).
+
+    Returns
+    -------
+    networkx.Graph
+        ``gpus + sockets`` nodes, ``gpus + sockets * (sockets - 1) / 2`` edges.
+
+    Raises
+    ------
+    TopologyError
+        For a count < 1, an unknown generation, link or GPU model, or more
+        sockets than GPUs.
+
+    Examples
+    --------
+    >>> G = pcie_box()
+    >>> G.number_of_nodes(), G.number_of_edges(), G.nodes["gpu0"]["p2p"]
+    (10, 9, False)
+    >>> G.edges["cpu0", "cpu1"]["bandwidth"] / 1e9, G.edges["gpu4", "cpu1"]["technology"]
+    (108.0, 'PCIe-gen4-x16')
+    """
+    fn = "pcie_box"
+    gpus = check_int(gpus, f"{fn}: gpus", error=TopologyError)
+    sockets = check_int(sockets, f"{fn}: sockets", maximum=gpus, error=TopologyError)
+    socket_links = check_int(socket_links, f"{fn}: socket_links", error=TopologyError)
+    gen = _check.choice(fn, "gen", gen, PCIE_X16)
+    interconnect = _check.choice(fn, "interconnect", interconnect, CPU_INTERCONNECT)
+    attrs = _gpu_attrs(fn, gpu, p2p)
+    cluster = _cluster(fn, nodes, network, nic, lambda: pcie_box(
+        gpus, gpu, gen, p2p, sockets, interconnect, socket_links))
+    if cluster is not None:
+        return cluster
+    G = nx.Graph(name=f"pcie_box({gpus} {attrs['model']}, PCIe {gen} x16, {sockets} sockets, "
+                 f"{interconnect} x{socket_links}, {'P2P' if p2p else 'no P2P'})")
+    for i in range(gpus):
+        G.add_node(f"gpu{i}", kind="gpu", socket=i * sockets // gpus, **attrs)
+    G.add_nodes_from((f"cpu{s}" for s in range(sockets)), kind="cpu", node=0)
+    for i in range(gpus):
+        G.add_edge(f"gpu{i}", f"cpu{i * sockets // gpus}", **_pcie(gen))
+    for a in range(sockets):
+        for b in range(a + 1, sockets):
+            G.add_edge(f"cpu{a}", f"cpu{b}", bandwidth=socket_links * CPU_INTERCONNECT[interconnect],
+                       latency=SOCKET_LATENCY, link=f"{interconnect} x{socket_links}",
+                       technology=interconnect, links=socket_links)
+    return G
