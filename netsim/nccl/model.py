@@ -238,17 +238,38 @@ def _local_rings(G, hw, channels):
     return [hardware.rings(G, hw, m, channels) for m in range(len(hw.machines))]
 
 
+def _machine_ring(hw, local, m, c):
+    """Machine ``m``'s part of channel ``c``'s ring, entered at the GPU nearest rail ``c``.
+
+    On an NVSwitch every order is a ring, so it also leaves from a GPU next to the
+    same NIC where there is one (NCCL's search keeps a channel on one NIC); on
+    direct NVLinks it leaves from the entry's predecessor on the NVLink ring.
+    """
+    ring = local[m][c % len(local[m])]
+    if len(hw.machines) == 1 or not hw.rail_gpu[m]:
+        return list(ring)
+    r = c % len(hw.rail_gpu[m])
+    entry = hw.rail_gpu[m][r]
+    i = ring.index(entry)
+    ring = list(ring[i:] + ring[:i])
+    exits = [g for g in hw.rail_near[m][r] if g != entry]
+    if hw.nvswitch[m] is not None and exits:
+        ring.remove(exits[0])
+        ring.append(exits[0])
+    return ring
+
+
 def _ring_order(hw, local, c):
-    """Channel ``c``'s ring: each machine's ring, entered at the GPU nearest rail ``c``."""
-    order = []
-    for m in range(len(hw.machines)):
-        ring = local[m][c % len(local[m])]
-        if len(hw.machines) > 1 and hw.rail_gpu[m]:
-            entry = hw.rail_gpu[m][c % len(hw.rail_gpu[m])]
-            i = ring.index(entry)
-            ring = ring[i:] + ring[:i]
-        order.extend(ring)
-    return order
+    """Channel ``c``'s ring over every machine (see :func:`_machine_ring`)."""
+    return [g for m in range(len(hw.machines)) for g in _machine_ring(hw, local, m, c)]
+
+
+def _own_rail(hw, a):
+    """The rail of rank ``a``'s own NIC (it is that rail's GPU), else its local index."""
+    m = hw.machine[a]
+    if a in hw.rail_gpu[m]:
+        return hw.rail_gpu[m].index(a)
+    return hw.machines[m].index(a)
 
 
 def _schedule(G, hw, flows, op, algorithm, nbytes, channels):
@@ -257,11 +278,11 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels):
     if op == "alltoall":
         for a in range(n):
             for b in range(n):
-                flows.add(a, b, nbytes / n, rail=hw.machines[hw.machine[a]].index(a))
+                flows.add(a, b, nbytes / n, rail=_own_rail(hw, a))
         return
     if op == "sendrecv":
         for a in range(n):
-            flows.add(a, (a + 1) % n, nbytes, rail=hw.machines[hw.machine[a]].index(a))
+            flows.add(a, (a + 1) % n, nbytes, rail=_own_rail(hw, a))
         return
     for c in range(channels):
         if algorithm == "ring":
