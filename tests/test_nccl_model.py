@@ -238,3 +238,19 @@ def test_link_classes_from_technology_or_kinds():
     hw = hardware.describe(G)
     assert hw.machines == ((0, 1), (2, 3)) and hw.nics == (("m0nic",), ("m1nic",))
     assert hw.rail_gpu == ((0,), (2,))
+
+
+def test_alltoall_across_two_dgx_h100_stays_on_the_rails():
+    from topologies import gpu_cluster
+
+    G = gpu_cluster("dgx_h100", 2)
+    S = 2**28
+    r = nccl.simulate(G, "alltoall", S)
+    links = r.links
+    nic_up = [links["bytes"][i] for i in range(len(links["src"]))
+              if links["src"][i].startswith("n0.nic") and links["dst"][i].startswith("rail")]
+    # Each GPU sends S/16 to each of the 8 GPUs of the other machine through its own NIC.
+    assert len(nic_up) == 8 and all(b == pytest.approx(8 * S / 16) for b in nic_up)
+    spine = [links["bytes"][i] for i in range(len(links["src"])) if "spine" in
+             (links["src"][i], links["dst"][i])]
+    assert sum(spine) == 0

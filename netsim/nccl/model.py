@@ -23,11 +23,12 @@ counted by the engine:
 * Transports: peer-to-peer over NVLink or PCIe on the graph's own route; without
   P2P (a GPU with ``p2p=False``) every transfer is staged through the sender's
   CPU (NCCL's SHM transport); across machines through the NIC of the channel's
-  rail at each end (NET/IB, one channel per rail).
+  rail at each end (NET/IB, one channel per rail), reached from a GPU that is
+  not next to it through the GPU that is (NCCL's PXN, over NVLink).
 
 Not modelled: CollNet and SHARP switches (``sharp`` is read but not used: NCCL needs
 its SHARP plugin), per-channel throughput limits of the GPU (``llMaxBw``,
-``perChMax*``), NCCL's ``treeCorrectionFactor``, PXN, and TCP stacks that reduce on
+``perChMax*``), NCCL's ``treeCorrectionFactor``, and TCP stacks that reduce on
 the CPU (no cited host-side limit).
 """
 
@@ -211,7 +212,12 @@ class _Flows:
         if not hw.p2p and hw.cpu[a] is not None:
             way.append(hw.cpu[a])
         if ma != mb:
-            way += [hw.nics[ma][rail % len(hw.nics[ma])], hw.nics[mb][rail % len(hw.nics[mb])]]
+            ra, rb = rail % len(hw.nics[ma]), rail % len(hw.nics[mb])
+            if hw.p2p and a not in hw.rail_near[ma][ra]:   # PXN: via the NIC's own GPU
+                way.append(hw.gpus[hw.rail_gpu[ma][ra]])
+            way += [hw.nics[ma][ra], hw.nics[mb][rb]]
+            if hw.p2p and b not in hw.rail_near[mb][rb]:
+                way.append(hw.gpus[hw.rail_gpu[mb][rb]])
             if not hw.p2p and hw.cpu[b] is not None:
                 way.append(hw.cpu[b])
         way.append(gb)
