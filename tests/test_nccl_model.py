@@ -254,3 +254,12 @@ def test_alltoall_across_two_dgx_h100_stays_on_the_rails():
     spine = [links["bytes"][i] for i in range(len(links["src"])) if "spine" in
              (links["src"][i], links["dst"][i])]
     assert sum(spine) == 0
+
+
+def test_an_edge_without_bandwidth_is_a_topology_error():
+    from netsim import TopologyError
+
+    G = mesh(2, [(0, 1)])
+    del G.edges["g0", "g1"]["bandwidth"]
+    with pytest.raises(TopologyError, match="bandwidth"):
+        nccl.simulate(G, "allreduce", 8)

@@ -36,6 +36,9 @@ import math
 import types
 from typing import NamedTuple
 
+import networkx as nx
+
+from ..network import Network
 from ..result import simulate as _replay
 from ..trace import TraceBuilder
 from ..checks import check_int
@@ -126,7 +129,6 @@ def _comm(G, E, hw):
 
 
 def _path(G, u, v):
-    import networkx as nx
     return nx.shortest_path(G, u, v, weight="latency")
 
 
@@ -295,13 +297,11 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels):
             order = _ring_order(hw, local, c)
             per_hop = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n,
                        "reduce_scatter": (n - 1) / n}.get(op, 1.0)
-            root = order.index(0)
             for i, a in enumerate(order):
                 b = order[(i + 1) % n]
                 if (op == "broadcast" and b == 0) or (op == "reduce" and a == 0):
                     continue  # the chain stops at (or starts from) the root
                 flows.add(a, b, share * per_hop, rail=c)
-            del root
         elif algorithm == "nvls":
             for a in range(n):
                 flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
@@ -383,6 +383,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     if protocol is not None and protocol not in tuning.PROTOCOLS:
         raise NcclModelError(f"unknown protocol {protocol!r}; known: {', '.join(tuning.PROTOCOLS)}")
     hw = hardware.describe(G, ranks)
+    Network(G)  # the edges' bandwidth and latency are checked before they are read
     E = hardware.effective_graph(G, hw.compcap)
     comm = _comm(G, E, hw)
     if algorithm is not None:
