@@ -9,7 +9,8 @@ algorithm, and :func:`table` prints the README table "Real GPU machines: NCCL".
 Nothing here is fitted to a row: every number comes from ``topologies`` (which
 cites its sources) or from NCCL's source (``netsim.nccl.tuning``).
 
-Run ``python -m studies.nccl_validation`` to print the tables of both files.
+Run ``python -m studies.nccl_validation`` to print the tables of both files, with
+``--readme`` to rewrite them in README.md as well.
 """
 
 import csv
@@ -19,7 +20,7 @@ import statistics
 from netsim import nccl
 from topologies import dgx1, dgx_a100, dgx_h100, gpu_cluster, pcie_box
 
-__all__ = ["DATA", "MACHINES", "load", "machine", "predict", "validate", "table"]
+__all__ = ["DATA", "MACHINES", "load", "machine", "predict", "validate", "table", "update_readme"]
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data"
 
@@ -146,7 +147,41 @@ def table(rows):
     return "\n".join(lines)
 
 
+_BLOCKS = (("nccl-table", "nccl_measurements.csv"),
+           ("nccl-holdout-table", "nccl_measurements_holdout.csv"))
+
+
+def update_readme(path):
+    """Rewrite the two table blocks of the README at ``path`` with a fresh run.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "README.md"
+    >>> _ = p.write_text("<!-- nccl-table:start -->\nold\n<!-- nccl-table:end -->\n")
+    >>> update_readme(p)
+    >>> p.read_text().splitlines()[1].startswith("| machine |")
+    True
+    """
+    path = pathlib.Path(path)
+    text = path.read_text()
+    for name, file in _BLOCKS:
+        start, end = f"<!-- {name}:start -->\n", f"\n<!-- {name}:end -->"
+        if start in text:
+            head, rest = text.split(start, 1)
+            text = head + start + table(load(file)) + end + rest.split(end, 1)[1]
+    path.write_text(text)
+
+
 if __name__ == "__main__":
-    for name in ("nccl_measurements.csv", "nccl_measurements_holdout.csv"):
-        print(name)
-        print(table(load(name)))
+    import sys
+
+    if sys.argv[1:] == ["--readme"]:
+        update_readme(DATA.parent.parent / "README.md")
+    for name, file in _BLOCKS:
+        print(file)
+        print(table(load(file)))

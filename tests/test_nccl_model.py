@@ -263,3 +263,28 @@ def test_an_edge_without_bandwidth_is_a_topology_error():
     del G.edges["g0", "g1"]["bandwidth"]
     with pytest.raises(TopologyError, match="bandwidth"):
         nccl.simulate(G, "allreduce", 8)
+
+
+def test_double_binary_tree_over_four_machines():
+    # One GPU and one NIC per machine on one switch. trees.cc's trees over 4 nodes:
+    # tree 0 parents (-1, 2, 0, 2), tree 1 (mirror) (1, 3, 1, -1). Per channel each tree edge
+    # carries S/C up and S/C down; with one channel per tree, machine 2 (inner in tree 0, a
+    # leaf in tree 1) sends 3 S/2 + S/2 = 2 S through its NIC, as does machine 1.
+    assert hardware.btree_parents(4) == [-1, 2, 0, 2]
+    assert hardware.btree_parents(4, mirror=True) == [1, 3, 1, -1]
+    G = nx.Graph()
+    G.add_nodes_from((f"g{m}" for m in range(4)), kind="gpu", model="A100")
+    for m in range(4):
+        G.nodes[f"g{m}"]["node"] = m
+        G.add_node(f"nic{m}", kind="nic")
+        G.add_edge(f"g{m}", f"nic{m}", bandwidth=64e9, latency=0.0)
+        G.add_edge(f"nic{m}", "leaf", bandwidth=12.5e9, latency=0.0)
+    G.nodes["leaf"]["kind"] = "switch"
+    S = 2**28
+    r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple", channels=2)
+    comm = tuning.Comm(4, 4, 80, {"tree": tuning.Graph(2, 1e9, 1e9)})
+    lat = tuning.latency(comm, "allreduce", "tree", "Simple")
+    assert r.makespan == pytest.approx(lat + 2 * S / 12.5e9, rel=1e-9)
+    out = {r.links["src"][i]: r.links["bytes"][i] for i in range(len(r.links["src"]))
+           if r.links["dst"][i] == "leaf"}
+    assert out == pytest.approx({"nic0": S, "nic1": 2 * S, "nic2": 2 * S, "nic3": S})
