@@ -152,7 +152,7 @@ _BLOCKS = (("nccl-table", "nccl_measurements.csv"),
 
 
 def update_readme(path):
-    """Rewrite the two table blocks of the README at ``path`` with a fresh run.
+    r"""Rewrite the two table blocks of the README at ``path`` with a fresh run.
 
     Parameters
     ----------
