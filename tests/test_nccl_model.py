@@ -288,3 +288,14 @@ def test_double_binary_tree_over_four_machines():
     out = {r.links["src"][i]: r.links["bytes"][i] for i in range(len(r.links["src"]))
            if r.links["dst"][i] == "leaf"}
     assert out == pytest.approx({"nic0": S, "nic1": 2 * S, "nic2": 2 * S, "nic3": S})
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(op="allgather", algorithm="tree"), "no tree"),
+    (dict(op="allreduce", algorithm="nvls_tree", protocol="LL"), "no nvls_tree with LL"),
+    (dict(op="broadcast", algorithm="nvls_tree"), "no nvls_tree"),
+])
+def test_combinations_nccl_does_not_run_are_refused(kw, match):
+    G = two_machines(gpus=2, nvls=True, model="H100")
+    with pytest.raises(NcclModelError, match=match):
+        nccl.simulate(G, kw.pop("op"), 2**20, **kw)

@@ -298,7 +298,29 @@ def _cpu_vendor(G):
 
 
 def nvlink_counts(G, gpus, compcap):
-    """Undirected NVLink multiplicities between the given GPUs (``links``, else bandwidth)."""
+    """NVLinks between each pair of the given GPUs: ``links``, else bandwidth / one link's rate.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+    gpus : sequence of nodes
+        The GPUs, indexed 0..len-1 in the result.
+    compcap : int
+        Compute capability (one NVLink's rate, :data:`NVLINK_RATE`).
+
+    Returns
+    -------
+    dict
+        ``{(i, j): links}`` for both orders of every NVLink-joined pair.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_nodes_from("abc", kind="gpu")
+    >>> G.add_edge("a", "b", bandwidth=50e9); G.add_edge("b", "c", bandwidth=25e9, links=3)
+    >>> nvlink_counts(G, "abc", 70)
+    {(0, 1): 2, (1, 0): 2, (1, 2): 3, (2, 1): 3}
+    """
     rate = NVLINK_RATE[_generation(compcap)]
     counts = {}
     for a, b in itertools.combinations(range(len(gpus)), 2):

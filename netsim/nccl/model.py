@@ -171,8 +171,6 @@ def _choose(comm, hw, op, nbytes, algorithm, protocol):
             if t < math.inf and (best is None or t < best[2]):
                 best = (a, p, t)
     if best is None:
-        if algorithm and protocol:  # NCCL would not pick it, but it can run: no prediction
-            return algorithm, protocol, math.inf
         raise NcclModelError(f"NCCL runs no {algorithm or 'algorithm'} with "
                              f"{protocol or 'any protocol'} for {op} on this hardware")
     return best
