@@ -105,6 +105,7 @@ def nic_edges(G, m):
     ("dgx1", 4, 100),       # DGX-1: 4 x EDR 100 Gb/s
     ("dgx_a100", 8, 200),   # DGX A100: 8 x HDR 200 Gb/s
     ("dgx_h100", 8, 400),   # DGX H100: 8 x ConnectX-7 NDR 400 Gb/s
+    ("hgx_h100", 8, 400),   # HGX H100: 8 x ConnectX-7 400 Gb/s
     ("hgx_h200", 8, 400),   # HGX H200: 8 x 400 Gb/s
     ("p4d", 4, 100),        # p4d.24xlarge: 400 Gbps EFA = 4 x 100
     ("p5", 32, 100),        # p5.48xlarge: 3200 Gbps EFA = 32 x 100
@@ -190,3 +191,21 @@ def test_new_builders_are_registered():
     for name in ("pcie_box", "hgx_h200", "gpu_cluster"):
         assert name in topologies.BUILDERS and callable(getattr(topologies, name))
     assert math.isclose(links.technology("EFA").bandwidth, 100 * GBIT)
+
+
+def one_message_time(G, src, dst, nbytes):
+    b = netsim.TraceBuilder(2)
+    b.message(0, 1, nbytes)
+    return netsim.simulate(b.build(), G, placement=[src, dst]).makespan
+
+
+@pytest.mark.parametrize("build, src, dst, hops, per_direction", [
+    (dgx1, "gpu0", "gpu3", 1, 2 * 25e9),      # NV2: two NVLink2 of 25 GB/s, bandwidth is the sum
+    (dgx_h100, "gpu0", "gpu1", 2, 18 * 25e9),  # 18 NVLink4 into the NVSwitch, 450 GB/s per GPU
+])
+def test_bundled_edges_carry_their_bandwidth_once(build, src, dst, hops, per_direction):
+    # An edge's `bandwidth` is the whole bundle and `links` only counts its physical links: a
+    # lone message takes hops x 100 ns + n / (links x one link's rate), not k times faster.
+    n = 10**9
+    expected = hops * 100e-9 + n / per_direction
+    assert one_message_time(build(), src, dst, n) == pytest.approx(expected, rel=1e-9)

@@ -3,7 +3,7 @@
 Expected values are written out from src/graph/tuning.cc as the source states them
 (baseLat + steps * hwLat, nChannels * bw * protocol factor * ratio, ...), not taken
 from the module's tables. The last part predicts every published measurement in
-tests/data/nccl_measurements.csv from the tuning model and the link table
+studies/data/nccl_measurements.csv from the tuning model and the link table
 (:func:`predict_row`); run ``python tests/test_nccl_tuning.py`` for the error table.
 """
 
@@ -18,7 +18,7 @@ from netsim.nccl import tuning as nt
 from netsim.nccl.tuning import Comm, Graph, NcclModelError
 from topologies import links, specs
 
-DATA = pathlib.Path(__file__).parent / "data"
+DATA = pathlib.Path(__file__).parent.parent / "studies" / "data"  # package data of studies
 GB = 1e9
 US = 1e-6
 

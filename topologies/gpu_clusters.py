@@ -27,7 +27,7 @@ def gpu_cluster(machine, nodes, network="rail", nic=None, sharp=False, options=N
     ----------
     machine : str
         A key of :data:`topologies.rails.MACHINES`: ``"dgx1"``, ``"dgx_a100"``,
-        ``"dgx_h100"``, ``"hgx_h200"``, ``"p4d"``, ``"p5"`` or ``"pcie_box"``.
+        ``"dgx_h100"``, ``"hgx_h100"``, ``"hgx_h200"``, ``"p4d"``, ``"p5"`` or ``"pcie_box"``.
     nodes : int
         Machines, >= 1.
     network : {"rail", "fat_tree"}, optional

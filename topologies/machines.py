@@ -15,7 +15,8 @@ link) and ``links`` (how many physical links the edge bundles); every GPU
 ``node`` (the machine's index, 0 here), ``model``, ``sm`` (CUDA compute
 capability, :data:`topologies.devices.COMPUTE_CAPABILITY`) and ``p2p``
 (GPU peer-to-peer access possible); an NVSwitch ``nvls`` (NVLink SHARP
-in-switch reduction, third-generation NVSwitch and later).
+in-switch reduction, third-generation NVSwitch and later); a CPU ``vendor``
+(``"intel"`` for QPI/UPI sockets, ``"amd"`` for xGMI).
 
 The NVSwitch machines and :func:`dgx1` take ``nodes``: more than one builds a
 cluster of that machine with :func:`topologies.rails.cluster_of`.
@@ -174,7 +175,7 @@ def pcie_tree(
                    **attrs)
     for j in range(switches):
         G.add_node(f"pcie{j}", kind="pcie_switch", socket=j // switches_per_socket)
-    G.add_nodes_from((f"cpu{s}" for s in range(sockets)), kind="cpu")
+    G.add_nodes_from((f"cpu{s}" for s in range(sockets)), kind="cpu", vendor="intel")
 
     pcie = _pcie(gen, pcie_latency)
     for i in range(gpus):
@@ -565,7 +566,8 @@ def pcie_box(gpus=8, gpu="RTX4090", gen="gen4", p2p=False, sockets=2, interconne
                  f"{interconnect} x{socket_links}, {'P2P' if p2p else 'no P2P'})")
     for i in range(gpus):
         G.add_node(f"gpu{i}", kind="gpu", socket=i * sockets // gpus, **attrs)
-    G.add_nodes_from((f"cpu{s}" for s in range(sockets)), kind="cpu", node=0)
+    G.add_nodes_from((f"cpu{s}" for s in range(sockets)), kind="cpu", node=0,
+                     vendor="amd" if interconnect == "xGMI" else "intel")
     for i in range(gpus):
         G.add_edge(f"gpu{i}", f"cpu{i * sockets // gpus}", **_pcie(gen))
     for a in range(sockets):

@@ -16,6 +16,7 @@ kind       GPUs             NICs per machine       PCIe sharing               so
 dgx1       8 V100, NVLink2  4 x EDR 100 Gb/s IB    2 GPUs + 1 NIC per switch  [1]
 dgx_a100   8 A100, NVSwitch 8 x HDR 200 Gb/s IB    2 GPUs + 2 NICs (gen4)     [2]
 dgx_h100   8 H100, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [3]
+hgx_h100   8 H100, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [8]
 hgx_h200   8 H200, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [4]
 p4d        8 A100, NVSwitch 4 x 100 Gb/s EFA       2 GPUs + 1 EFA (gen4)      [5]
 p5         8 H100, NVSwitch 32 x 100 Gb/s EFA      2 GPUs + 8 EFA (gen5)      [6]
@@ -65,6 +66,9 @@ References
        network cards of 100 Gbps.
 .. [7] NVIDIA DGX SuperPOD reference architecture (DGX H100), "compute
        fabric": rail-optimised, each DGX's NIC ``r`` on rail ``r``'s leaf.
+.. [8] NVIDIA HGX platform (nvidia.com/en-us/data-center/hgx): HGX H100 8-GPU
+       with NVIDIA ConnectX-7 400 Gb/s networking, one adapter per GPU; the
+       server maker chooses the adapters, so ``nic`` may override them.
 """
 
 from types import MappingProxyType
@@ -99,6 +103,7 @@ MACHINES = MappingProxyType({
     "dgx1": MachineKind("dgx1", 4, "EDR", 0, "gen3", "DGX-1V system architecture whitepaper"),
     "dgx_a100": MachineKind("dgx_a100", 8, "HDR", 2, "gen4", "DGX A100 user guide"),
     "dgx_h100": MachineKind("dgx_h100", 8, "NDR", 2, "gen5", "DGX H100 user guide"),
+    "hgx_h100": MachineKind("dgx_h100", 8, "NDR", 2, "gen5", "NVIDIA HGX H100 platform"),
     "hgx_h200": MachineKind("hgx_h200", 8, "NDR", 2, "gen5", "NVIDIA HGX H200 platform"),
     "p4d": MachineKind("dgx_a100", 4, "EFA", 2, "gen4", "AWS EC2 p4d.24xlarge"),
     "p5": MachineKind("dgx_h100", 32, "EFA", 2, "gen5", "AWS EC2 p5.48xlarge"),

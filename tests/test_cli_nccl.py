@@ -1,0 +1,163 @@
+"""`netsim collective --library nccl`: one size, size sweeps, the PNG, and bad input.
+
+Expected values come from an independent call of netsim.nccl.simulate on the same
+graph, nccl-tests' bus-bandwidth factors (doc/PERFORMANCE.md) and algbw = size / time.
+"""
+
+import json
+import pathlib
+
+import pytest
+
+from netsim import nccl
+from studies import nccl_report
+from studies.cli import build_parser, main
+from studies.registry import parse_topology
+
+
+def run_json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_one_size_on_two_dgx_h100_is_the_library_call(capsys):
+    recs = run_json(capsys, ["collective", "allreduce", "--library", "nccl", "--topology",
+                             "dgx_h100:nodes=2", "-n", "1GiB", "--json"])
+    assert len(recs) == 1
+    rec = recs[0]
+    G = parse_topology("dgx_h100:nodes=2")
+    r = nccl.simulate(G, "allreduce", 2**30)
+    assert rec["time"] == pytest.approx(r.makespan)
+    assert (rec["ranks"], rec["nodes"]) == (16, 2)
+    assert rec["algbw"] == pytest.approx(2**30 / rec["time"])
+    assert rec["busbw"] == pytest.approx(rec["algbw"] * 2 * 15 / 16)  # allreduce: 2(n-1)/n
+    assert (rec["algorithm"], rec["protocol"], rec["channels"]) == (
+        r.plan.algorithm, r.plan.protocol, r.plan.channels)
+
+
+@pytest.mark.parametrize("op, factor", [("allgather", 7 / 8), ("reduce_scatter", 7 / 8),
+                                        ("broadcast", 1.0), ("alltoall", 7 / 8)])
+def test_bus_factor_of_each_op(capsys, op, factor):
+    rec = run_json(capsys, ["collective", op, "--library", "nccl", "--topology", "dgx_a100",
+                            "-n", "64MiB", "--json"])[0]
+    assert rec["busbw"] == pytest.approx(rec["algbw"] * factor)
+
+
+def test_sizes_sweep_table_and_forced_plan(capsys):
+    assert main(["collective", "allreduce", "--library", "nccl", "--topology", "dgx1",
+                 "--sizes", "8B..1KiB", "--algorithm", "ring", "--protocol", "LL",
+                 "--channels", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("# allreduce on dgx1(") and "size (B)" in out[1]
+    rows = [line.split() for line in out[2:]]
+    assert [int(r[0]) for r in rows] == [8, 16, 32, 64, 128, 256, 512, 1024]
+    assert {(r[4], r[5], r[6]) for r in rows} == {("ring", "LL", "2")}
+    recs = run_json(capsys, ["collective", "allreduce", "--library", "nccl", "--topology", "dgx1",
+                             "--sizes", "8B..1KiB", "--factor", "4", "--json"])
+    assert [r["bytes"] for r in recs] == [8, 32, 128, 512]
+
+
+def test_png_has_the_published_points_of_the_machine(capsys, tmp_path):
+    path = tmp_path / "busbw.png"
+    assert main(["collective", "allreduce", "--library", "nccl", "--topology", "dgx_h100",
+                 "--sizes", "1MiB..4GiB", "--png", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The four single-node H100 allreduce rows of the main file: 128 MiB, 512 MiB, 1 and 4 GiB.
+    assert "4 measured points" in captured.err
+    assert "465.25" in captured.out and "473.60" in captured.out
+
+
+def test_measured_rows_match_machine_nodes_and_ranks():
+    dgx1 = parse_topology("dgx1")
+    rows = nccl_report.measured_rows(dgx1, "allreduce", [f"gpu{i}" for i in range(8)])
+    assert [int(r["bytes"]) for r in rows] == [8, 65536, 1048576, 16777216, 134217728]
+    assert nccl_report.measured_rows(dgx1, "allreduce", ["gpu0", "gpu1"]) == []
+    two = parse_topology("dgx_h100:nodes=2")
+    ranks = [f"gpu{i}" for i in range(16)]
+    assert {r["machine"] for r in nccl_report.measured_rows(two, "allreduce", ranks)} == {"h100_ndr"}
+    p4d = parse_topology("gpu_cluster:machine=p4d,nodes=3")
+    rows = nccl_report.measured_rows(p4d, "allreduce", [f"gpu{i}" for i in range(24)])
+    assert [r["time_us"] for r in rows] == ["64782"]
+
+
+def test_measurements_are_package_data():
+    here = pathlib.Path(__file__).parent.parent / "studies" / "data"
+    for name in ("nccl_measurements.csv", "nccl_measurements_holdout.csv"):
+        lines = (here / name).read_text().splitlines()
+        assert len(nccl_report.measurements(name)) == len(lines) - 1
+    assert (here / "nccl_measurements.md").exists()
+    pyproject = (here.parent.parent / "pyproject.toml").read_text()
+    assert 'studies = ["data/*.csv", "data/*.md"]' in pyproject
+
+
+def test_default_library_is_still_mpich(capsys):
+    rec = run_json(capsys, ["collective", "ring", "-P", "4", "-n", "1MB", "--json"])
+    assert "closed_form" in rec and rec["P"] == 4
+
+
+def test_help_explains_the_model_and_its_sources():
+    sub = build_parser()._subparsers._group_actions[0].choices
+    text = " ".join(sub["collective"].format_help().split())
+    for needle in ("--library", "tuning.cc", "v2.21.5-1", "PERFORMANCE.md", "2(n-1)/n",
+                   "nccl_measurements.csv", "dgx_h100:nodes=2"):
+        assert needle in text, needle
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["allreduce", "--library", "nccl", "--topology", "dgx1", "-n", "1MB", "--algorithm", "nvls"],
+     "nvls needs an NVSwitch"),
+    (["allreduce", "--library", "gloo", "-n", "1MB"], "unknown library 'gloo'"),
+    (["allreduce", "--library", "nccl", "--topology", "star:n=4", "-n", "1MB"], "no gpu nodes"),
+    (["allreduce", "--library", "nccl", "-n", "1MB", "--sizes", "8B..1KB"], "one of -n"),
+    (["allreduce", "--library", "nccl", "-n", "0"], ">= 1 byte"),
+    (["allreduce", "--library", "nccl", "--sizes", "1KB..8B"], "above the last"),
+    (["allreduce", "--library", "nccl", "--sizes", "8B..1KB", "--factor", "1"], "--factor"),
+    (["allreduce", "--library", "nccl", "-n", "1MB", "--channels", "0"], "--channels"),
+    (["bcast", "--library", "nccl", "-n", "1MB"], "unknown NCCL operation 'bcast'"),
+    (["ring", "-P", "4", "-n", "1MB", "--png", "x.png"], "--png needs --library nccl"),
+    (["ring", "-n", "1MB"], "required: --workers/-P"),
+    (["allreduce", "--library", "nccl", "-n", "1MB", "--segments", "3"], "--segments is an option"),
+    (["allreduce", "--library", "nccl", "-n", "1MB", "-P", "9"], "only 8 GPUs"),
+    (["allreduce", "--library", "nccl", "-n", "1MB", "--topology", "dgx_h100:nodes=2",
+      "--algorithm", "tree", "-P", "8"], "tree runs across machines"),
+])
+def test_bad_input_is_one_line_and_status_2(capsys, argv, message):
+    assert main(["collective", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("netsim: error: ") and message in err
+
+
+BUS_FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "allgather": lambda n: (n - 1) / n,
+              "reduce_scatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
+              "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0, "sendrecv": lambda n: 1.0}
+
+
+@pytest.mark.parametrize("name", ["nccl_measurements_ops.csv", "nccl_measurements_ops_holdout.csv"])
+def test_other_op_rows_are_quoted_and_consistent(name):
+    rows = nccl_report.measurements(name)
+    assert rows and all(r["op"] != "allreduce" for r in rows)
+    for r in rows:
+        assert r["source_url"].startswith("https://") and r["quote"]
+        # The quoted line holds size, time, algbw and busbw as the row states them.
+        for col in ("bytes", "time_us", "algbw_GBps", "busbw_GBps"):
+            assert r[col] in r["quote"].split(), (col, r["quote"])
+        algbw = int(r["bytes"]) / (float(r["time_us"]) * 1e3)
+        assert algbw == pytest.approx(float(r["algbw_GBps"]), abs=0.006)
+        # nccl-tests' bus factor of the op (doc/PERFORMANCE.md) ties busbw to algbw: the op
+        # label of the row is the one the posted numbers were computed for.
+        factor = BUS_FACTOR[r["op"]](int(r["gpus"]))
+        # (nccl-tests computes both from the unrounded time: allow the printed rounding.)
+        assert float(r["busbw_GBps"]) == pytest.approx(float(r["algbw_GBps"]) * factor,
+                                                       rel=1e-3, abs=0.006)
+
+
+def test_other_op_rows_cover_two_machine_kinds_and_are_shown():
+    rows = nccl_report.measurements("nccl_measurements_ops.csv")
+    assert len({r["machine"] for r in rows}) >= 2 and len({r["op"] for r in rows}) >= 2
+    held = {(r["machine"], r["bytes"]) for r in nccl_report.measurements(
+        "nccl_measurements_ops_holdout.csv")}
+    assert held and not held & {(r["machine"], r["bytes"]) for r in rows}
+    G = parse_topology("dgx_h100")
+    shown = nccl_report.measured_rows(G, "alltoall", ["gpu0", "gpu1", "gpu2", "gpu3"])
+    assert [r["time_us"] for r in shown] == ["1174.14"]
