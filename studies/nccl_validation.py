@@ -1,6 +1,6 @@
 """netsim.nccl against published nccl-tests measurements: the machines, the errors, the table.
 
-Every row of ``tests/data/nccl_measurements.csv`` (and of the hold-out file) names
+Every row of ``studies/data/nccl_measurements.csv`` (and of the hold-out file) names
 a machine key; :func:`machine` builds that machine as a graph with
 :mod:`topologies` (single machines, or :func:`topologies.gpu_cluster` for
 several joined by NIC rails), :func:`predict` runs :func:`netsim.nccl.simulate`
@@ -13,16 +13,17 @@ Run ``python -m studies.nccl_validation`` to print the tables of both files, wit
 ``--readme`` to rewrite them in README.md as well.
 """
 
-import csv
 import pathlib
 import statistics
 
 from netsim import nccl
+
+from .nccl_report import measurements
 from topologies import dgx1, dgx_a100, dgx_h100, gpu_cluster, pcie_box
 
-__all__ = ["DATA", "MACHINES", "load", "machine", "predict", "validate", "table", "update_readme"]
+__all__ = ["README", "BLOCKS", "MACHINES", "load", "machine", "predict", "validate", "table", "update_readme"]
 
-DATA = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data"
+README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
 # Machine key of the measurement files -> (builder, its arguments, GPU model to set or None).
 # The H20 boxes of NVIDIA/nccl#1244 are DGX H100-like (NVLink4 x18, NVSwitch gen3, 8
@@ -37,6 +38,7 @@ _BUILDS = {
     "p4dn_efa": (gpu_cluster, {"machine": "p4d"}, None),
     "h100_ndr": (gpu_cluster, {"machine": "dgx_h100"}, None),
     "h20_ndr": (gpu_cluster, {"machine": "dgx_h100"}, "H20"),
+    "h20_nvswitch": (dgx_h100, {}, "H20"),
     "a100_roce": (gpu_cluster, {"machine": "dgx_a100", "nic": "RoCE-200G"}, None),
 }
 MACHINES = tuple(_BUILDS)
@@ -75,15 +77,14 @@ def machine(key, nodes=1):
 
 
 def load(name="nccl_measurements.csv"):
-    """The rows of a measurement file, as dicts of strings.
+    """The rows of a measurement file of ``studies/data`` (:func:`studies.nccl_report.measurements`).
 
     Examples
     --------
     >>> len(load()), len(load("nccl_measurements_holdout.csv"))
     (24, 6)
     """
-    with open(DATA / name, newline="") as f:
-        return list(csv.DictReader(f))
+    return measurements(name)
 
 
 def predict(row):
@@ -96,7 +97,11 @@ def predict(row):
     ('ring', 6)
     """
     G = machine(row["machine"], int(row["nodes"]))
-    return nccl.simulate(G, row["op"], int(row["bytes"]), algorithm=row["nccl_algo"] or None)
+    gpus = [n for n, kind in G.nodes(data="kind") if kind == "gpu"][:int(row["gpus"])]
+    algorithm = row["nccl_algo"] or None
+    if row["op"] in ("alltoall", "sendrecv"):
+        algorithm = None  # NCCL runs point-to-point whatever NCCL_ALGO says
+    return nccl.simulate(G, row["op"], int(row["bytes"]), ranks=gpus, algorithm=algorithm)
 
 
 def validate(rows):
@@ -147,8 +152,10 @@ def table(rows):
     return "\n".join(lines)
 
 
-_BLOCKS = (("nccl-table", "nccl_measurements.csv"),
-           ("nccl-holdout-table", "nccl_measurements_holdout.csv"))
+BLOCKS = (("nccl-table", "nccl_measurements.csv"),
+           ("nccl-holdout-table", "nccl_measurements_holdout.csv"),
+           ("nccl-ops-table", "nccl_measurements_ops.csv"),
+           ("nccl-ops-holdout-table", "nccl_measurements_ops_holdout.csv"))
 
 
 def update_readme(path):
@@ -169,7 +176,7 @@ def update_readme(path):
     """
     path = pathlib.Path(path)
     text = path.read_text()
-    for name, file in _BLOCKS:
+    for name, file in BLOCKS:
         start, end = f"<!-- {name}:start -->\n", f"\n<!-- {name}:end -->"
         if start in text:
             head, rest = text.split(start, 1)
@@ -181,7 +188,7 @@ if __name__ == "__main__":
     import sys
 
     if sys.argv[1:] == ["--readme"]:
-        update_readme(DATA.parent.parent / "README.md")
-    for name, file in _BLOCKS:
+        update_readme(README)
+    for name, file in BLOCKS:
         print(file)
         print(table(load(file)))

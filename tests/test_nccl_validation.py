@@ -1,6 +1,6 @@
 """The README's "Real GPU machines: NCCL" tables, recomputed from the published measurements.
 
-Every row of tests/data/nccl_measurements.csv (and the hold-out file) is simulated with
+Every row of studies/data/nccl_measurements.csv (and the hold-out file) is simulated with
 netsim.nccl.simulate on its machine, built with topologies (studies.nccl_validation); the
 README must show exactly the fresh table, and each row's error must be the relative gap
 between the simulated and the posted time.
@@ -24,8 +24,7 @@ def block(name):
     return m.group(1)
 
 
-@pytest.mark.parametrize("name, file", [("nccl-table", "nccl_measurements.csv"),
-                                        ("nccl-holdout-table", "nccl_measurements_holdout.csv")])
+@pytest.mark.parametrize("name, file", v.BLOCKS)
 def test_readme_table_is_a_fresh_run(name, file):
     assert block(name) == v.table(v.load(file))
 
