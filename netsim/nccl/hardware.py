@@ -249,7 +249,9 @@ def effective_graph(G, compcap):
     ``QPI_BW`` 6, ``SKL_QPI_BW`` 10, ``AMD_BW`` 16 GB/s: its technology ``QPI``,
     ``UPI`` or ``xGMI``, or a cpu node's ``vendor="amd"``), when that is lower;
     network links keep their bandwidth (NCCL takes a NIC's reported speed as it
-    is; framing belongs to the core).
+    is; framing belongs to the core). ``links`` is dropped from the copy: by the
+    contract of :mod:`netsim.nccl` an edge's ``bandwidth`` is already its whole
+    bundle of parallel links, and the model has read the count.
 
     Parameters
     ----------
@@ -272,6 +274,7 @@ def effective_graph(G, compcap):
     eff = {"nvlink": nvlink_efficiency(compcap), "pci": PCIE_EFFICIENCY}
     amd = _cpu_vendor(G) == "amd"
     for u, v, d in H.edges(data=True):
+        d.pop("links", None)  # read already; ``bandwidth`` is the whole bundle (the contract)
         if "bandwidth" not in d:
             continue
         if {H.nodes[u].get("kind"), H.nodes[v].get("kind")} == {"cpu"}:
