@@ -353,7 +353,11 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     Returns
     -------
     Result
-        The replay; ``result.plan`` is a :class:`Plan`.
+        The replay; ``result.plan`` is a :class:`Plan`. Trace ranks ``0 .. P-1``
+        are the GPU ranks; any further rank is a node a transfer is staged
+        through (a CPU without P2P, a NIC, an NVSwitch for NVLS), in
+        ``result.ranks["node"]``. Link capacities in ``result.links`` are the
+        ones NCCL counts on (:func:`netsim.nccl.hardware.effective_graph`).
 
     Raises
     ------
