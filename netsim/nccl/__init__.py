@@ -21,10 +21,14 @@ works, not only the builders of ``topologies``:
 * network switch nodes ``sharp`` (bool: read, but SHARP/CollNet is not modelled).
 * cpu nodes may carry ``vendor`` (``"amd"`` or ``"intel"``, NCCL's network post
   overhead; default intel).
-* every edge ``bandwidth`` (bytes/s per direction) and ``latency`` (s); optionally
+* every edge ``bandwidth`` (bytes/s per direction, the whole edge: for a bundle of
+  parallel links, their sum) and ``latency`` (s); optionally
   ``technology`` (a link technology name such as ``"NVLink4"``, ``"PCIe-gen4-x16"``,
   ``"NDR"``, ``"RoCE-200G"``, ``"EFA"``, ``"10GbE"``: it sets the link's class) and
-  ``links`` (parallel NVLinks in the edge, default ``bandwidth`` / one link's rate).
+  ``links`` (parallel links in the edge; for NVLink the default is ``bandwidth`` / one
+  link's rate). NVLink edges are told from the ends' kinds (gpu-gpu, gpu-nvswitch) when
+  no ``technology`` is given, PCIe edges (pcie_switch, cpu, gpu-nic) likewise, and the rest
+  are network links.
 
 Examples
 --------

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from .tuning import NcclModelError, nvlink_bw
+from .tuning import CPU_LINK_BW, NcclModelError, nvlink_bw
 
 __all__ = ["Hardware", "COMPUTE_CAPABILITY", "NVLINK_RATE", "PCIE_EFFICIENCY",
            "link_class", "nvlink_efficiency", "describe", "effective_graph", "nvlink_counts", "rings",
@@ -44,6 +44,8 @@ NVLINK_RATE = types.MappingProxyType({60: 20e9, 70: 25e9, 80: 25e9, 86: 14.0625e
 # Gen4-6 double both numbers, so the share is the same.
 PCIE_EFFICIENCY = 6.0 / (8.0 * 128 / 130)
 
+# The socket link NCCL assumes for a technology (topo.h QPI_BW, SKL_QPI_BW; AMD_BW for xGMI).
+_SOCKET_LINK = types.MappingProxyType({"qpi": "qpi", "upi": "skl_qpi", "xgmi": "amd"})
 _NET_KINDS = frozenset({"switch", "host"})
 _PCI_KINDS = frozenset({"pcie_switch", "cpu"})
 
@@ -59,7 +61,8 @@ class Hardware(NamedTuple):
     nvswitch: tuple      # per machine, its NVSwitch node or None
     nvls: bool           # every machine's NVSwitch says ``nvls``
     nics: tuple          # per machine, its NIC nodes (rails in graph order)
-    rail_gpu: tuple      # per machine, per rail, the rank nearest that NIC
+    rail_gpu: tuple      # per machine, per rail, the rank nearest that NIC (least used first)
+    rail_near: tuple     # per machine, per rail, every rank nearest that NIC
     cpu: tuple           # per rank, the nearest CPU node or None
     intra: str           # "nvlink" when the machines' GPUs are joined by NVLink, else "pci"
     cpu_vendor: str      # "amd" if a CPU node says ``vendor="amd"``, else "intel"
@@ -205,7 +208,7 @@ def describe(G, ranks=None):
     machine = tuple(order.index(x) for x in labels)
     machines = tuple(tuple(r for r in range(len(gpus)) if machine[r] == m)
                      for m in range(len(order)))
-    nvswitch, nvls, nics, rail_gpu = [], True, [], []
+    nvswitch, nvls, nics, rail_gpu, rail_near = [], True, [], [], []
     for members in machines:
         sw = _near(G, gpus[members[0]], {"nvswitch"}, ())
         nvswitch.append(sw[0] if sw else None)
@@ -217,30 +220,38 @@ def describe(G, ranks=None):
                     rails.append(nic)
         rails = sorted(rails, key=list(G.nodes).index)
         nics.append(tuple(rails))
-        near = []
-        for nic in rails:
-            close = set(_near(G, nic, {"gpu"}, _PCI_KINDS))
-            near.append(next((r for r in members if gpus[r] in close), members[0]))
-        rail_gpu.append(tuple(near))
+        picks, nears, used = [], [], {}
+        for nic in rails:  # the nearest GPU, the least used first (two NICs on one switch)
+            close = [r for r in members if gpus[r] in set(_near(G, nic, {"gpu"}, _PCI_KINDS))]
+            pick = min(close or members, key=lambda r: used.get(r, 0))
+            used[pick] = used.get(pick, 0) + 1
+            picks.append(pick)
+            nears.append(tuple(close))
+        rail_gpu.append(tuple(picks))
+        rail_near.append(tuple(nears))
     cpu = tuple((_near(G, g, {"cpu"}, {"pcie_switch"}) or [None])[0] for g in gpus)
     direct = any(link_class(G, gpus[a], b) == "nvlink" for a in range(len(gpus))
                  for b in G.neighbors(gpus[a]))
-    vendors = {str(d.get("vendor", "intel")).casefold() for _, d in G.nodes(data=True)
-               if d.get("kind") == "cpu"}
     return Hardware(
         gpus=tuple(gpus), machine=machine, machines=machines,
         compcap=min(_compcap(G, g) for g in gpus),
         p2p=all(bool(G.nodes[g].get("p2p", True)) for g in gpus),
-        nvswitch=tuple(nvswitch), nvls=nvls, nics=tuple(nics), rail_gpu=tuple(rail_gpu), cpu=cpu,
-        intra="nvlink" if direct else "pci", cpu_vendor="amd" if "amd" in vendors else "intel")
+        nvswitch=tuple(nvswitch), nvls=nvls, nics=tuple(nics), rail_gpu=tuple(rail_gpu),
+        rail_near=tuple(rail_near), cpu=cpu,
+        intra="nvlink" if direct else "pci", cpu_vendor=_cpu_vendor(G))
 
 
 def effective_graph(G, compcap):
-    """A copy of ``G`` whose links carry what NCCL counts on: NVLink and PCIe scaled.
+    """A copy of ``G`` whose links carry what NCCL counts on: NVLink, PCIe, sockets.
 
     NVLink edges get :func:`nvlink_efficiency`, PCIe edges :data:`PCIE_EFFICIENCY`;
-    CPU socket links and network links keep their bandwidth (NCCL takes a NIC's
-    reported speed as it is; framing belongs to the core).
+    a link between two CPU sockets is held to the figure NCCL gives it (topo.h
+    ``QPI_BW`` 6, ``SKL_QPI_BW`` 10, ``AMD_BW`` 16 GB/s: its technology ``QPI``,
+    ``UPI`` or ``xGMI``, or a cpu node's ``vendor="amd"``), when that is lower;
+    network links keep their bandwidth (NCCL takes a NIC's reported speed as it
+    is; framing belongs to the core). ``links`` is dropped from the copy: by the
+    contract of :mod:`netsim.nccl` an edge's ``bandwidth`` is already its whole
+    bundle of parallel links, and the model has read the count.
 
     Parameters
     ----------
@@ -261,16 +272,58 @@ def effective_graph(G, compcap):
     """
     H = G.copy()
     eff = {"nvlink": nvlink_efficiency(compcap), "pci": PCIE_EFFICIENCY}
+    amd = _cpu_vendor(G) == "amd"
     for u, v, d in H.edges(data=True):
+        d.pop("links", None)  # read already; ``bandwidth`` is the whole bundle (the contract)
+        if "bandwidth" not in d:
+            continue
+        if {H.nodes[u].get("kind"), H.nodes[v].get("kind")} == {"cpu"}:
+            tech = str(d.get("technology", "")).casefold()
+            key = "amd" if amd or tech == "xgmi" else _SOCKET_LINK.get(tech)
+            if key:
+                d["bandwidth"] = min(d["bandwidth"], CPU_LINK_BW[key] * 1e9)
+            continue
         cls = link_class(H, u, v)
-        kinds = {H.nodes[u].get("kind"), H.nodes[v].get("kind")}
-        if cls in eff and "bandwidth" in d and kinds != {"cpu"}:
+        if cls in eff:
             d["bandwidth"] = d["bandwidth"] * eff[cls]
     return H
 
 
+def _cpu_vendor(G):
+    """``"amd"`` if a cpu node says so or two sockets are joined by xGMI, else ``"intel"``."""
+    for u, v, d in G.edges(data=True):
+        if ({G.nodes[u].get("kind"), G.nodes[v].get("kind")} == {"cpu"}
+                and str(d.get("technology", "")).casefold() == "xgmi"):
+            return "amd"
+    vendors = {str(d.get("vendor", "")).casefold() for _, d in G.nodes(data=True)
+               if d.get("kind") == "cpu"}
+    return "amd" if "amd" in vendors else "intel"
+
+
 def nvlink_counts(G, gpus, compcap):
-    """Undirected NVLink multiplicities between the given GPUs (``links``, else bandwidth)."""
+    """NVLinks between each pair of the given GPUs: ``links``, else bandwidth / one link's rate.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+    gpus : sequence of nodes
+        The GPUs, indexed 0..len-1 in the result.
+    compcap : int
+        Compute capability (one NVLink's rate, :data:`NVLINK_RATE`).
+
+    Returns
+    -------
+    dict
+        ``{(i, j): links}`` for both orders of every NVLink-joined pair.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_nodes_from("abc", kind="gpu")
+    >>> G.add_edge("a", "b", bandwidth=50e9); G.add_edge("b", "c", bandwidth=25e9, links=3)
+    >>> nvlink_counts(G, "abc", 70)
+    {(0, 1): 2, (1, 0): 2, (1, 2): 3, (2, 1): 3}
+    """
     rate = NVLINK_RATE[_generation(compcap)]
     counts = {}
     for a, b in itertools.combinations(range(len(gpus)), 2):

@@ -15,7 +15,7 @@ counted by the engine:
   channel's share, of an allgather or reduce-scatter ``(n-1)/n``; a tree edge
   the channel's share up (reduce) and down (broadcast); an NVLS port
   ``(1 + 1/n)`` of it each way (multimem load-reduce of every slice, then the
-  multicast of the result).
+  multicast of the result), at NCCL's NVLS efficiency (:data:`NVLS_EFFICIENCY`).
 * The protocol's wire format: LL sends 8 bytes per 4 of data (``union
   ncclLLFifoLine``: two 4-byte flags beside two 4-byte words), LL128 128-byte
   lines with one 8-byte flag (``NCCL_LL128_LINEELEMS`` 16, ``NCCL_LL128_DATAELEMS``
@@ -23,29 +23,38 @@ counted by the engine:
 * Transports: peer-to-peer over NVLink or PCIe on the graph's own route; without
   P2P (a GPU with ``p2p=False``) every transfer is staged through the sender's
   CPU (NCCL's SHM transport); across machines through the NIC of the channel's
-  rail at each end (NET/IB, one channel per rail).
+  rail at each end (NET/IB, one channel per rail), reached from a GPU that is
+  not next to it through the GPU that is (NCCL's PXN, over NVLink).
 
 Not modelled: CollNet and SHARP switches (``sharp`` is read but not used: NCCL needs
 its SHARP plugin), per-channel throughput limits of the GPU (``llMaxBw``,
-``perChMax*``), NCCL's ``treeCorrectionFactor``, PXN, and TCP stacks that reduce on
+``perChMax*``), NCCL's ``treeCorrectionFactor``, and TCP stacks that reduce on
 the CPU (no cited host-side limit).
 """
 
 import math
+import types
 from typing import NamedTuple
 
+import networkx as nx
+
+from ..network import Network
 from ..result import simulate as _replay
 from ..trace import TraceBuilder
 from ..checks import check_int
 from . import hardware, tuning
 from .tuning import NcclModelError
 
-__all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "Plan", "simulate"]
+__all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "simulate"]
 
 OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
 ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "p2p")
 # Bytes on the wire per data byte (src/include/device.h, see the module docstring).
-WIRE_FACTOR = {"LL": 16 / 8, "LL128": 16 / 15, "Simple": 1.0}
+WIRE_FACTOR = types.MappingProxyType({"LL": 16 / 8, "LL128": 16 / 15, "Simple": 1.0})
+# Share of the NVLink rate NVLS transfers (multimem load-reduce and multicast store) reach:
+# ``nvlsEfficiency`` in src/graph/tuning.cc of NCCL v2.28.3-1 (Hopper 0.85, Blackwell 0.74;
+# v2.21.5-1 has no such factor). NVLS flows carry their bytes / this share.
+NVLS_EFFICIENCY = types.MappingProxyType({90: 0.85, 100: 0.74})
 
 
 class Plan(NamedTuple):
@@ -120,7 +129,6 @@ def _comm(G, E, hw):
 
 
 def _path(G, u, v):
-    import networkx as nx
     return nx.shortest_path(G, u, v, weight="latency")
 
 
@@ -163,8 +171,6 @@ def _choose(comm, hw, op, nbytes, algorithm, protocol):
             if t < math.inf and (best is None or t < best[2]):
                 best = (a, p, t)
     if best is None:
-        if algorithm and protocol:  # NCCL would not pick it, but it can run: no prediction
-            return algorithm, protocol, math.inf
         raise NcclModelError(f"NCCL runs no {algorithm or 'algorithm'} with "
                              f"{protocol or 'any protocol'} for {op} on this hardware")
     return best
@@ -206,7 +212,12 @@ class _Flows:
         if not hw.p2p and hw.cpu[a] is not None:
             way.append(hw.cpu[a])
         if ma != mb:
-            way += [hw.nics[ma][rail % len(hw.nics[ma])], hw.nics[mb][rail % len(hw.nics[mb])]]
+            ra, rb = rail % len(hw.nics[ma]), rail % len(hw.nics[mb])
+            if hw.p2p and a not in hw.rail_near[ma][ra]:   # PXN: via the NIC's own GPU
+                way.append(hw.gpus[hw.rail_gpu[ma][ra]])
+            way += [hw.nics[ma][ra], hw.nics[mb][rb]]
+            if hw.p2p and b not in hw.rail_near[mb][rb]:
+                way.append(hw.gpus[hw.rail_gpu[mb][rb]])
             if not hw.p2p and hw.cpu[b] is not None:
                 way.append(hw.cpu[b])
         way.append(gb)
@@ -215,10 +226,11 @@ class _Flows:
                 self.flows.append((self._rank(u), self._rank(v), nbytes * self.wire))
 
     def to_switch(self, a, switch, nbytes):
-        """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way."""
+        """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency)."""
         s = self._rank(switch)
-        self.flows.append((a, s, nbytes * self.wire))
-        self.flows.append((s, a, nbytes * self.wire))
+        eff = NVLS_EFFICIENCY[100 if self.hw.compcap >= 100 else 90]
+        self.flows.append((a, s, nbytes * self.wire / eff))
+        self.flows.append((s, a, nbytes * self.wire / eff))
 
     def trace(self, latency, meta):
         b = TraceBuilder(len(self.nodes), metadata=meta)
@@ -232,17 +244,38 @@ def _local_rings(G, hw, channels):
     return [hardware.rings(G, hw, m, channels) for m in range(len(hw.machines))]
 
 
+def _machine_ring(hw, local, m, c):
+    """Machine ``m``'s part of channel ``c``'s ring, entered at the GPU nearest rail ``c``.
+
+    On an NVSwitch every order is a ring, so it also leaves from a GPU next to the
+    same NIC where there is one (NCCL's search keeps a channel on one NIC); on
+    direct NVLinks it leaves from the entry's predecessor on the NVLink ring.
+    """
+    ring = local[m][c % len(local[m])]
+    if len(hw.machines) == 1 or not hw.rail_gpu[m]:
+        return list(ring)
+    r = c % len(hw.rail_gpu[m])
+    entry = hw.rail_gpu[m][r]
+    i = ring.index(entry)
+    ring = list(ring[i:] + ring[:i])
+    exits = [g for g in hw.rail_near[m][r] if g != entry]
+    if hw.nvswitch[m] is not None and exits:
+        ring.remove(exits[0])
+        ring.append(exits[0])
+    return ring
+
+
 def _ring_order(hw, local, c):
-    """Channel ``c``'s ring: each machine's ring, entered at the GPU nearest rail ``c``."""
-    order = []
-    for m in range(len(hw.machines)):
-        ring = local[m][c % len(local[m])]
-        if len(hw.machines) > 1 and hw.rail_gpu[m]:
-            entry = hw.rail_gpu[m][c % len(hw.rail_gpu[m])]
-            i = ring.index(entry)
-            ring = ring[i:] + ring[:i]
-        order.extend(ring)
-    return order
+    """Channel ``c``'s ring over every machine (see :func:`_machine_ring`)."""
+    return [g for m in range(len(hw.machines)) for g in _machine_ring(hw, local, m, c)]
+
+
+def _own_rail(hw, a):
+    """The rail of rank ``a``'s own NIC (it is that rail's GPU), else its local index."""
+    m = hw.machine[a]
+    if a in hw.rail_gpu[m]:
+        return hw.rail_gpu[m].index(a)
+    return hw.machines[m].index(a)
 
 
 def _schedule(G, hw, flows, op, algorithm, nbytes, channels):
@@ -251,24 +284,22 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels):
     if op == "alltoall":
         for a in range(n):
             for b in range(n):
-                flows.add(a, b, nbytes / n, rail=hw.machines[hw.machine[a]].index(a))
+                flows.add(a, b, nbytes / n, rail=_own_rail(hw, a))
         return
     if op == "sendrecv":
         for a in range(n):
-            flows.add(a, (a + 1) % n, nbytes, rail=hw.machines[hw.machine[a]].index(a))
+            flows.add(a, (a + 1) % n, nbytes, rail=_own_rail(hw, a))
         return
     for c in range(channels):
         if algorithm == "ring":
             order = _ring_order(hw, local, c)
             per_hop = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n,
                        "reduce_scatter": (n - 1) / n}.get(op, 1.0)
-            root = order.index(0)
             for i, a in enumerate(order):
                 b = order[(i + 1) % n]
                 if (op == "broadcast" and b == 0) or (op == "reduce" and a == 0):
                     continue  # the chain stops at (or starts from) the root
                 flows.add(a, b, share * per_hop, rail=c)
-            del root
         elif algorithm == "nvls":
             for a in range(n):
                 flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
@@ -322,7 +353,11 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     Returns
     -------
     Result
-        The replay; ``result.plan`` is a :class:`Plan`.
+        The replay; ``result.plan`` is a :class:`Plan`. Trace ranks ``0 .. P-1``
+        are the GPU ranks; any further rank is a node a transfer is staged
+        through (a CPU without P2P, a NIC, an NVSwitch for NVLS), in
+        ``result.ranks["node"]``. Link capacities in ``result.links`` are the
+        ones NCCL counts on (:func:`netsim.nccl.hardware.effective_graph`).
 
     Raises
     ------
@@ -350,6 +385,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     if protocol is not None and protocol not in tuning.PROTOCOLS:
         raise NcclModelError(f"unknown protocol {protocol!r}; known: {', '.join(tuning.PROTOCOLS)}")
     hw = hardware.describe(G, ranks)
+    Network(G)  # the edges' bandwidth and latency are checked before they are read
     E = hardware.effective_graph(G, hw.compcap)
     comm = _comm(G, E, hw)
     if algorithm is not None:

@@ -1,0 +1,301 @@
+"""netsim.nccl.simulate against hand-worked times on small plain graphs.
+
+Every expected time is written out here from NCCL's cited constants
+(netsim.nccl.tuning: baseLat, hwLat; topo.h NVLink and PCIe figures) and the
+bytes each link must carry; the simulation must reproduce it.
+"""
+
+import networkx as nx
+import pytest
+
+from netsim import nccl
+from netsim.nccl import hardware, tuning
+from netsim.nccl import NcclModelError
+
+US = 1e-6
+RING, TREE = tuning.ALGORITHMS.index("ring"), tuning.ALGORITHMS.index("tree")
+NVL, PCI, NET = 0, 1, 2
+EFF_V100 = tuning.nvlink_bw(70) / 25e9          # NCCL's 20 GB/s of a 25 GB/s NVLink2
+
+
+def ring_latency(n, protocol, hw=NVL, steps=None):
+    """tuning.cc: baseLat + nsteps x hwLat for a ring on one node (us -> s)."""
+    p = tuning.PROTOCOLS.index(protocol)
+    steps = 2 * (n - 1) if steps is None else steps
+    return (tuning.BASE_LAT_US[RING][p] + steps * tuning.HW_LAT_US[hw][RING][p]) * US
+
+
+def mesh(n, edges, model="V100", bw=25e9):
+    G = nx.Graph()
+    G.add_nodes_from((f"g{i}" for i in range(n)), kind="gpu", model=model)
+    for a, b in edges:
+        G.add_edge(f"g{a}", f"g{b}", bandwidth=bw, latency=0.0)
+    return G
+
+
+def switch_box(n, model="H100", port=450e9, nvls=True):
+    G = nx.Graph()
+    G.add_nodes_from((f"g{i}" for i in range(n)), kind="gpu", model=model)
+    G.add_node("sw", kind="nvswitch", nvls=nvls)
+    G.add_edges_from(((f"g{i}", "sw") for i in range(n)), bandwidth=port, latency=0.0)
+    return G
+
+
+@pytest.mark.parametrize("protocol", ["LL", "LL128", "Simple"])
+def test_two_gpus_on_one_nvlink(protocol):
+    G = mesh(2, [(0, 1)])
+    S = 2**28
+    r = nccl.simulate(G, "allreduce", S, algorithm="ring", protocol=protocol, channels=1)
+    wire = {"LL": 2.0, "LL128": 16 / 15, "Simple": 1.0}[protocol]
+    want = ring_latency(2, protocol) + S * 2 * (2 - 1) / 2 * wire / (25e9 * EFF_V100)
+    assert r.makespan == pytest.approx(want, rel=1e-9)
+    assert r.plan.algbw == pytest.approx(S / r.makespan)
+    assert r.plan.busbw == pytest.approx(r.plan.algbw * 1.0)   # 2(n-1)/n = 1 for n = 2
+
+
+def test_channels_over_link_disjoint_rings_divide_the_bandwidth_term():
+    # K5 holds two edge-disjoint Hamiltonian cycles; each runs both ways: 4 rings.
+    G = mesh(5, [(a, b) for a in range(5) for b in range(a + 1, 5)])
+    S = 2**28
+    times = {}
+    for c in (1, 2, 4):
+        r = nccl.simulate(G, "allreduce", S, algorithm="ring", protocol="Simple", channels=c)
+        times[c] = r.makespan - ring_latency(5, "Simple")
+    one = S * 2 * 4 / 5 / (25e9 * EFF_V100)
+    assert times[1] == pytest.approx(one, rel=1e-9)
+    assert times[2] == pytest.approx(one / 2, rel=1e-9)
+    assert times[4] == pytest.approx(one / 4, rel=1e-9)
+    assert len(hardware.rings(G, hardware.describe(G), 0, 4)) == 4
+
+
+def test_dgx1_rings_spread_over_every_nvlink():
+    # The DGX-1 cube-mesh: 6 NVLinks per GPU, NCCL's search gives 6 channels.
+    pairs = {(0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2, (1, 2): 2, (1, 3): 1, (1, 5): 2,
+             (2, 3): 2, (2, 6): 1, (3, 7): 1, (4, 5): 1, (4, 6): 1, (4, 7): 2, (5, 6): 2,
+             (5, 7): 1, (6, 7): 2}
+    G = mesh(8, [])
+    for (a, b), k in pairs.items():
+        G.add_edge(f"g{a}", f"g{b}", bandwidth=k * 25e9, latency=0.0)
+    S = 6 * 2**24
+    r = nccl.simulate(G, "allreduce", S, algorithm="ring", protocol="Simple")
+    assert r.plan.channels == 6
+    per_ring = S / 6 * 2 * 7 / 8
+    links = r.links
+    for i in range(len(links["src"])):
+        a, b = int(links["src"][i][1:]), int(links["dst"][i][1:])
+        assert links["bytes"][i] == pytest.approx(pairs[min(a, b), max(a, b)] * per_ring)
+    # Every link direction carries one ring per NVLink: the time is one ring's on one link.
+    want = ring_latency(8, "Simple") + per_ring / (25e9 * EFF_V100)
+    assert r.makespan == pytest.approx(want, rel=1e-9)
+
+
+def pcie_pair(p2p):
+    G = nx.Graph()
+    G.add_nodes_from(["g0", "g1"], kind="gpu", model="A100", p2p=p2p)
+    G.add_node("sw", kind="pcie_switch"); G.add_node("cpu", kind="cpu")
+    G.add_edges_from([("g0", "sw"), ("g1", "sw"), ("sw", "cpu")], bandwidth=16e9, latency=0.0)
+    return G
+
+
+def test_without_p2p_every_byte_goes_through_the_cpu():
+    S = 2**26
+    fast = nccl.simulate(pcie_pair(True), "allreduce", S, algorithm="ring", protocol="Simple")
+    slow = nccl.simulate(pcie_pair(False), "allreduce", S, algorithm="ring", protocol="Simple")
+    eff = 16e9 * hardware.PCIE_EFFICIENCY
+    lat = ring_latency(2, "Simple", hw=PCI)
+    # P2P: each GPU sends S/1 through the switch, one PCIe hop each way.
+    assert fast.makespan == pytest.approx(lat + S / eff, rel=1e-9)
+    # SHM: both GPUs write S up the one switch-CPU link: 2S in that direction.
+    assert slow.makespan == pytest.approx(lat + 2 * S / eff, rel=1e-9)
+    up = [i for i in range(len(slow.links["src"]))
+          if (slow.links["src"][i], slow.links["dst"][i]) == ("sw", "cpu")]
+    assert slow.links["bytes"][up[0]] == pytest.approx(2 * S)
+    assert fast.links["bytes"][[i for i in range(len(fast.links["src"]))
+                                if fast.links["src"][i] == "sw"
+                                and fast.links["dst"][i] == "cpu"][0]] == 0
+
+
+def two_machines(gpus=1, nic_bw=12.5e9, nvls=False, model="A100"):
+    G = nx.Graph()
+    for m in range(2):
+        G.add_nodes_from((f"m{m}g{i}" for i in range(gpus)), kind="gpu", model=model, node=m)
+    for m in range(2):
+        if gpus > 1:
+            G.add_node(f"m{m}sw", kind="nvswitch", nvls=nvls)
+            for i in range(gpus):
+                G.add_edge(f"m{m}g{i}", f"m{m}sw", bandwidth=300e9, latency=0.0)
+        G.add_node(f"m{m}pci", kind="pcie_switch"); G.add_node(f"m{m}nic", kind="nic")
+        G.add_edge(f"m{m}g0", f"m{m}pci", bandwidth=64e9, latency=0.0)
+        G.add_edge(f"m{m}nic", f"m{m}pci", bandwidth=64e9, latency=0.0)
+        G.add_edge(f"m{m}nic", "leaf", bandwidth=nic_bw, latency=0.0, technology="HDR")
+    G.nodes["leaf"]["kind"] = "switch"
+    return G
+
+
+def test_tree_across_two_machines_moves_each_byte_once_each_way():
+    G = two_machines()
+    S = 2**28
+    r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple")
+    comm = tuning.Comm(2, 2, 80, {"tree": tuning.Graph(r.plan.channels, 1e9, 1e9)})
+    lat = tuning.latency(comm, "allreduce", "tree", "Simple")
+    # Double binary tree of 2 nodes: each node's head sends S/C up (reduce) or down
+    # (broadcast) per channel, S in all, through its one NIC in each direction.
+    assert r.makespan == pytest.approx(lat + S / 12.5e9, rel=1e-9)
+    assert r.plan.nodes == 2 and r.plan.algorithm == "tree"
+
+
+def test_ring_across_two_machines_crosses_each_nic_once_per_channel():
+    G = two_machines(gpus=2)
+    S = 2**28
+    r = nccl.simulate(G, "allreduce", S, algorithm="ring", protocol="Simple", channels=2)
+    comm = tuning.Comm(4, 2, 80, {"ring": tuning.Graph(2, 1e9, 1e9, latency_inter=0.0)})
+    lat = tuning.latency(comm, "allreduce", "ring", "Simple")
+    # Each channel's ring crosses from machine 0 to 1 once and back once: per NIC
+    # direction 2 channels x S/2 x 2(n-1)/n = 1.5 S.
+    assert r.makespan == pytest.approx(lat + 1.5 * S / 12.5e9, rel=1e-9)
+
+
+def test_nvls_moves_one_and_an_eighth_of_the_buffer_each_way_at_nvls_efficiency():
+    G = switch_box(8)
+    S = 2**30
+    r = nccl.simulate(G, "allreduce", S)
+    assert (r.plan.algorithm, r.plan.protocol) == ("nvls", "Simple")
+    port = 450e9 * tuning.nvlink_bw(90) / 25e9
+    lat = tuning.HW_LAT_US[NVL][tuning.ALGORITHMS.index("nvls")][2] * US
+    want = lat + S * 9 / 8 / (port * nccl.model.NVLS_EFFICIENCY[90])
+    assert r.makespan == pytest.approx(want, rel=1e-9)
+
+
+def test_alltoall_posts_every_peer_at_once():
+    G = switch_box(4, model="A100", port=300e9, nvls=False)
+    S = 2**28
+    r = nccl.simulate(G, "alltoall", S)
+    port = 300e9 * tuning.nvlink_bw(80) / 25e9
+    p = tuning.PROTOCOLS.index("Simple")
+    lat = (tuning.BASE_LAT_US[RING][p] + tuning.HW_LAT_US[NVL][RING][p]) * US
+    # Each GPU sends 3 of its 4 slices out of its port, all at once.
+    assert r.makespan == pytest.approx(lat + S * 3 / 4 / port, rel=1e-9)
+    assert r.plan.algorithm == "p2p" and r.plan.busbw == pytest.approx(r.plan.algbw * 3 / 4)
+
+
+@pytest.mark.parametrize("op, hops, factor", [
+    ("allgather", 4, 3 / 4), ("reduce_scatter", 4, 3 / 4), ("broadcast", 3, 1.0),
+    ("reduce", 3, 1.0), ("sendrecv", 4, 1.0)])
+def test_other_ops_carry_the_bytes_nccl_tests_counts(op, hops, factor):
+    G = switch_box(4, model="A100", port=300e9, nvls=False)
+    S = 2**28
+    r = nccl.simulate(G, op, S, protocol="Simple", channels=1)
+    per_hop = S * (factor if op in ("allgather", "reduce_scatter") else 1.0)
+    up = [i for i in range(len(r.links["src"])) if r.links["dst"][i] == "sw"]
+    assert sum(r.links["bytes"][i] for i in up) == pytest.approx(hops * per_hop)
+    assert r.plan.busbw == pytest.approx(r.plan.algbw * nccl.bus_factor(op, 4))
+
+
+def test_default_ranks_are_the_gpus_in_graph_order_and_the_plan_is_read_only():
+    G = switch_box(4, model="A100", port=300e9, nvls=False)
+    r = nccl.simulate(G, "allreduce", 2**20)
+    assert r.plan.ranks == 4 and r.plan.nodes == 1
+    assert list(r.ranks["node"][:4]) == ["g0", "g1", "g2", "g3"]
+    with pytest.raises(AttributeError):
+        r.plan.channels = 3
+    sub = nccl.simulate(G, "allreduce", 2**20, ranks=["g2", "g0"])
+    assert sub.plan.ranks == 2
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: nccl.simulate(switch_box(4, nvls=False), "allreduce", 8, algorithm="nvls"),
+     "NVSwitch with nvls=True"),
+    (lambda: nccl.simulate(mesh(2, [(0, 1)]), "allreduce", 8, algorithm="nvls"), "nvls"),
+    (lambda: nccl.simulate(switch_box(4), "allreduce", 8, algorithm="tree"), "across machines"),
+    (lambda: nccl.simulate(two_machines(), "allreduce", 8, algorithm="nvls"), "nvls"),
+    (lambda: nccl.simulate(switch_box(4), "allscatter", 8), "unknown op"),
+    (lambda: nccl.simulate(switch_box(4), "allreduce", 8, algorithm="bruck"), "unknown algorithm"),
+    (lambda: nccl.simulate(switch_box(4), "allreduce", 8, protocol="LL64"), "unknown protocol"),
+    (lambda: nccl.simulate(switch_box(4), "allreduce", 8, channels=0), "channels"),
+    (lambda: nccl.simulate(switch_box(4), "allreduce", 0), "nbytes"),
+    (lambda: nccl.simulate(switch_box(4), "allreduce", 8, ranks=["g0", "sw"]), "not a gpu"),
+    (lambda: nccl.simulate(switch_box(4), "allreduce", 8, ranks=["g0"]), ">= 2"),
+    (lambda: nccl.simulate(switch_box(4), "alltoall", 8, algorithm="ring"), "p2p"),
+    (lambda: nccl.simulate(pcie_pair(False), "allreduce", 8, algorithm="nvls"), "peer-to-peer"),
+])
+def test_bad_input_names_what_is_missing(call, match):
+    with pytest.raises(NcclModelError, match=match):
+        call()
+
+
+def test_several_machines_without_nics_is_an_error():
+    G = mesh(2, [(0, 1)])
+    G.nodes["g1"]["node"] = 1
+    with pytest.raises(NcclModelError, match="no nic"):
+        nccl.simulate(G, "allreduce", 8)
+
+
+def test_link_classes_from_technology_or_kinds():
+    G = two_machines(gpus=2)
+    assert hardware.link_class(G, "m0g0", "m0sw") == "nvlink"
+    assert hardware.link_class(G, "m0g0", "m0pci") == "pci"
+    assert hardware.link_class(G, "m0nic", "leaf") == "net"
+    hw = hardware.describe(G)
+    assert hw.machines == ((0, 1), (2, 3)) and hw.nics == (("m0nic",), ("m1nic",))
+    assert hw.rail_gpu == ((0,), (2,))
+
+
+def test_alltoall_across_two_dgx_h100_stays_on_the_rails():
+    from topologies import gpu_cluster
+
+    G = gpu_cluster("dgx_h100", 2)
+    S = 2**28
+    r = nccl.simulate(G, "alltoall", S)
+    links = r.links
+    nic_up = [links["bytes"][i] for i in range(len(links["src"]))
+              if links["src"][i].startswith("n0.nic") and links["dst"][i].startswith("rail")]
+    # Each GPU sends S/16 to each of the 8 GPUs of the other machine through its own NIC.
+    assert len(nic_up) == 8 and all(b == pytest.approx(8 * S / 16) for b in nic_up)
+    spine = [links["bytes"][i] for i in range(len(links["src"])) if "spine" in
+             (links["src"][i], links["dst"][i])]
+    assert sum(spine) == 0
+
+
+def test_an_edge_without_bandwidth_is_a_topology_error():
+    from netsim import TopologyError
+
+    G = mesh(2, [(0, 1)])
+    del G.edges["g0", "g1"]["bandwidth"]
+    with pytest.raises(TopologyError, match="bandwidth"):
+        nccl.simulate(G, "allreduce", 8)
+
+
+def test_double_binary_tree_over_four_machines():
+    # One GPU and one NIC per machine on one switch. trees.cc's trees over 4 nodes:
+    # tree 0 parents (-1, 2, 0, 2), tree 1 (mirror) (1, 3, 1, -1). Per channel each tree edge
+    # carries S/C up and S/C down; with one channel per tree, machine 2 (inner in tree 0, a
+    # leaf in tree 1) sends 3 S/2 + S/2 = 2 S through its NIC, as does machine 1.
+    assert hardware.btree_parents(4) == [-1, 2, 0, 2]
+    assert hardware.btree_parents(4, mirror=True) == [1, 3, 1, -1]
+    G = nx.Graph()
+    G.add_nodes_from((f"g{m}" for m in range(4)), kind="gpu", model="A100")
+    for m in range(4):
+        G.nodes[f"g{m}"]["node"] = m
+        G.add_node(f"nic{m}", kind="nic")
+        G.add_edge(f"g{m}", f"nic{m}", bandwidth=64e9, latency=0.0)
+        G.add_edge(f"nic{m}", "leaf", bandwidth=12.5e9, latency=0.0)
+    G.nodes["leaf"]["kind"] = "switch"
+    S = 2**28
+    r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple", channels=2)
+    comm = tuning.Comm(4, 4, 80, {"tree": tuning.Graph(2, 1e9, 1e9)})
+    lat = tuning.latency(comm, "allreduce", "tree", "Simple")
+    assert r.makespan == pytest.approx(lat + 2 * S / 12.5e9, rel=1e-9)
+    out = {r.links["src"][i]: r.links["bytes"][i] for i in range(len(r.links["src"]))
+           if r.links["dst"][i] == "leaf"}
+    assert out == pytest.approx({"nic0": S, "nic1": 2 * S, "nic2": 2 * S, "nic3": S})
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(op="allgather", algorithm="tree"), "no tree"),
+    (dict(op="allreduce", algorithm="nvls_tree", protocol="LL"), "no nvls_tree with LL"),
+    (dict(op="broadcast", algorithm="nvls_tree"), "no nvls_tree"),
+])
+def test_combinations_nccl_does_not_run_are_refused(kw, match):
+    G = two_machines(gpus=2, nvls=True, model="H100")
+    with pytest.raises(NcclModelError, match=match):
+        nccl.simulate(G, kw.pop("op"), 2**20, **kw)
