@@ -47,14 +47,12 @@ from .frontier import cols, one
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
-           "measure_sparse", "sparse_stats", "sparse_sizes",
-           "server_update_flops", "shard_bounds", "shard_layout", "init_servers", "pull_shard", "SERVERS",
-           "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC", "measure_sparse",
+           "sparse_stats", "sparse_sizes", "server_update_flops", "shard_bounds", "shard_layout",
+           "init_servers", "pull_shard", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
 SERVERS = "servers"
-
 DESCRIPTION = "parameter server, synchronous: push gradients, servers average, pull weights."
 
 #: Worst-case cost per step (:func:`closed_form`).
