@@ -21,10 +21,11 @@ def _number_or_text(text):
     return text
 
 
-def option_value(key, text, default):
+def option_value(key, text, default, words=()):
     """Parse the text of option ``key`` to the type of its ``default``.
 
-    A bool takes true/false (1/0, yes/no, on/off), a tuple or list
+    A bool takes true/false (1/0, yes/no, on/off) or one of ``words`` (kept as
+    text: an option such as ps-sync's ``overlap`` that is a bool or a mode), a tuple or list
     comma-separated integers, an int or float a number; with no default
     (None) the text becomes an int, a float or stays text.
 
@@ -35,6 +36,8 @@ def option_value(key, text, default):
     text : str
     default : object
         The option's default, whose type is the value's.
+    words : tuple of str, optional
+        Texts a bool option also takes, returned as they are.
 
     Raises
     ------
@@ -45,6 +48,8 @@ def option_value(key, text, default):
     --------
     >>> option_value("hidden", "32,16", (64,)), option_value("nics", "true", False)
     ((32, 16), True)
+    >>> option_value("overlap", "layerwise", True, ("none", "layerwise"))
+    'layerwise'
     >>> option_value("servers", "two", 1)
     Traceback (most recent call last):
     ...
@@ -57,7 +62,10 @@ def option_value(key, text, default):
             return True
         if text.lower() in ("0", "false", "no", "off"):
             return False
-        raise NetsimError(f"option {key} takes true or false, got {text!r}")
+        if text in words:
+            return text
+        also = "".join(f", {w}" for w in words)
+        raise NetsimError(f"option {key} takes true, false{also}; got {text!r}")
     try:
         if isinstance(default, (tuple, list)):
             return parse_shape(text, key)
@@ -104,7 +112,7 @@ def paradigm_options(name, entry, items):
         if entry is None or not eq or key not in entry.options:
             known = f"{name} options are {', '.join(entry.options)}" if entry else "options need a PARADIGM"
             raise NetsimError(f"--set {item!r}: {known}")
-        options[key] = option_value(key, value, entry.options[key][0])
+        options[key] = option_value(key, value, entry.options[key][0], (entry.words or {}).get(key, ()))
     return options
 
 

@@ -108,6 +108,7 @@ class Paradigm(NamedTuple):
     closed_form: object = None  # closed_form(trace, alpha, beta, device_flops=None), or None
     no_closed_form: str = None  # why there is none (the module's NO_CLOSED_FORM)
     asymptotic: object = None  # the module's ASYMPTOTIC (workloads.closed.Asymptotic), or None
+    words: dict = None  # option -> words a bool option also takes (the module's WORDS)
 
 
 def _entry(name, module):
@@ -123,7 +124,7 @@ def _entry(name, module):
         options[p.name] = (default, helps.get(p.name, ""))
     closed = getattr(module, "closed_form", None)
     return Paradigm(name, run, desc, options, closed, getattr(module, "NO_CLOSED_FORM", None),
-                    getattr(module, "ASYMPTOTIC", None))
+                    getattr(module, "ASYMPTOTIC", None), dict(getattr(module, "WORDS", {})))
 
 
 def _registry():

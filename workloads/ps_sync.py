@@ -37,19 +37,17 @@ from netsim.collectives.schedule import split
 
 from . import mlp
 from .closed import Asymptotic, per_iteration, terms, worker_mask
-from .errors import WorkloadError
-from .frontier import Frontier
+from .errors import ProjectionError, WorkloadError
+from .frontier import Frontier, cols, one
 from .plan import (Recording, bytes_by, dense_bpv, finish, grad_deps, plan, recorded_index,
                    recording, steps_per_epoch, tag_mask, train_samples)
-from .errors import ProjectionError
-from .overlap import DDP_BUCKET_BYTES, check_overlap, piece_segments, pieces, unit_deps
-from .frontier import cols, one
+from .overlap import DDP_BUCKET_BYTES, OVERLAP, check_overlap, piece_segments, pieces, unit_deps
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC", "measure_sparse",
            "sparse_stats", "sparse_sizes", "server_update_flops", "shard_bounds", "shard_layout",
-           "init_servers", "pull_shard", "SERVERS", "DESCRIPTION", "OPTIONS"]
+           "init_servers", "pull_shard", "SERVERS", "DESCRIPTION", "OPTIONS", "WORDS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
 SERVERS = "servers"
@@ -76,6 +74,7 @@ OPTIONS = {
     "device_flops": "device throughput in FLOP/s for the compute ops",
     "data_path": "directory of the MNIST IDX files",
 }
+WORDS = {"overlap": OVERLAP}  #: words a bool option also takes (``--set overlap=layerwise``)
 
 
 def shard_bounds(n, servers):
