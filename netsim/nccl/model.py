@@ -25,11 +25,17 @@ counted by the engine:
   CPU (NCCL's SHM transport); across machines through the NIC of the channel's
   rail at each end (NET/IB, one channel per rail), reached from a GPU that is
   not next to it through the GPU that is (NCCL's PXN, over NVLink).
+* Point-to-point calls (alltoall, sendrecv): every send runs on the channels
+  NCCL's enqueue.cc gives it (:mod:`netsim.nccl.p2p`: 8 for 128 MiB between
+  two A100 on an NVSwitch, 32 from 512 MiB), each channel credited with the
+  per-channel bandwidth of NCCL's ring graph, with LL for chunks of at most
+  16 KiB.
 
 Not modelled: CollNet and SHARP switches (``sharp`` is read but not used: NCCL needs
-its SHARP plugin), per-channel throughput limits of the GPU (``llMaxBw``,
-``perChMax*``), NCCL's ``treeCorrectionFactor``, and TCP stacks that reduce on
-the CPU (no cited host-side limit).
+its SHARP plugin), per-channel throughput limits of the GPU for collectives
+(``llMaxBw``, ``perChMax*``: NCCL's tuning applies them to its choice, the
+simulation does not), NCCL's ``treeCorrectionFactor``, and TCP stacks that
+reduce on the CPU (no cited host-side limit).
 """
 
 import math
@@ -42,7 +48,7 @@ from ..network import Network
 from ..result import simulate as _replay
 from ..trace import TraceBuilder
 from ..checks import check_int
-from . import hardware, tuning
+from . import hardware, p2p, tuning
 from .tuning import NcclModelError
 
 __all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "simulate"]
@@ -161,7 +167,7 @@ def _check_algorithm(hw, comm, op, algorithm):
 def _choose(comm, hw, op, nbytes, algorithm, protocol):
     """NCCL's (algorithm, protocol), the caller's where given, and NCCL's predicted time."""
     if op in ("alltoall", "sendrecv"):
-        return algorithm or "p2p", protocol or "Simple", math.inf
+        return algorithm or "p2p", protocol, math.inf
     algos = [algorithm] if algorithm else [a for a in tuning.ALGORITHMS if a in comm.graphs]
     protos = [protocol] if protocol else list(tuning.PROTOCOLS)
     best = None
@@ -174,6 +180,29 @@ def _choose(comm, hw, op, nbytes, algorithm, protocol):
         raise NcclModelError(f"NCCL runs no {algorithm or 'algorithm'} with "
                              f"{protocol or 'any protocol'} for {op} on this hardware")
     return best
+
+
+def _p2p_plan(G, E, hw, comm, op, nbytes):
+    """Channels and protocol of each send of a point-to-point call (:mod:`.p2p`)."""
+    n, cc = len(hw.gpus), hw.compcap
+    local = hw.machines[0]
+    nvl = tuning.nvlink_bw(cc) if hw.intra == "nvlink" and hw.p2p else None
+    if nvl and hw.nvswitch[0] is not None:
+        port = min(E.edges[hw.gpus[r], hw.nvswitch[0]]["bandwidth"] for r in local)
+        peer = [2 * max(1, int(port / nvl + 1e-9))]
+    elif nvl:
+        counts = hardware.nvlink_counts(G, [hw.gpus[r] for r in local], cc)
+        full = len(counts) == len(local) * (len(local) - 1)
+        peer = [2 * min(counts.values())] if full else [2]   # PATH_NVB or PCI: 2
+    else:
+        peer = [2]
+    if len(hw.machines) > 1:
+        peer.append(None)
+    total, per_peer = p2p.p2p_channels(comm.graphs["ring"].n_channels, peer, n)
+    step = p2p.step_size("nvlink" if nvl else "pci", len(hw.machines))
+    each = max(1, nbytes // n if op == "alltoall" else nbytes)
+    k = p2p.send_channels(each, n, len(hw.machines), total, per_peer, step)
+    return k, p2p.protocol(-(-each // k))
 
 
 def _latency(comm, hw, op, algorithm, protocol):
@@ -201,14 +230,18 @@ class _Flows:
             self.nodes.append(node)
         return self.index[node]
 
-    def add(self, a, b, nbytes, rail=0):
-        """A transfer from rank ``a`` to rank ``b`` by NCCL's transport: one flow per leg."""
+    def add(self, a, b, nbytes, rail=0, origin=None):
+        """A transfer from rank ``a`` to rank ``b`` by NCCL's transport: one flow per leg.
+
+        ``origin``, a node whose one edge leads to ``a``, starts the first leg
+        there instead (a point-to-point channel, see :func:`_p2p_channel_nodes`).
+        """
         hw = self.hw
         if nbytes <= 0 or a == b:
             return
         ga, gb = hw.gpus[a], hw.gpus[b]
         ma, mb = hw.machine[a], hw.machine[b]
-        way = [ga]
+        way = [ga if origin is None else origin]
         if not hw.p2p and hw.cpu[a] is not None:
             way.append(hw.cpu[a])
         if ma != mb:
@@ -278,18 +311,39 @@ def _own_rail(hw, a):
     return hw.machines[m].index(a)
 
 
-def _schedule(G, hw, flows, op, algorithm, nbytes, channels):
+def _p2p_channel_nodes(E, hw, comm, op, channels):
+    """Give every point-to-point channel of every send its own edge into the sender.
+
+    A send runs on ``channels`` channels (:func:`_p2p_plan`), each credited with
+    the per-channel bandwidth of NCCL's ring graph, as its tuning model credits
+    every channel of a graph (tuning.cc ``busBw = nChannels * bw``): ``bwIntra``
+    toward a peer in the same machine, ``bwInter`` toward another. The channel is
+    a node whose one edge, of that bandwidth, leads to the sending GPU; its flow
+    then shares the GPU's links with every other. Returns ``{(a, b, c): node}``.
+    """
+    ring, n = comm.graphs["ring"], len(hw.gpus)
+    peers = (lambda a: range(n)) if op == "alltoall" else (lambda a: [(a + 1) % n])
+    nodes = {}
+    for a in range(n):
+        for b in peers(a):
+            if a == b:
+                continue
+            bw = ring.bw_intra if hw.machine[a] == hw.machine[b] else ring.bw_inter
+            for c in range(channels):
+                node = f"{hw.gpus[a]}>{hw.gpus[b]}#p2p{c}"
+                E.add_edge(node, hw.gpus[a], bandwidth=bw, latency=0.0)
+                nodes[a, b, c] = node
+    return nodes
+
+
+def _schedule(G, hw, flows, op, algorithm, nbytes, channels, p2p_nodes=None):
     n, share = len(hw.gpus), nbytes / channels
+    if op in ("alltoall", "sendrecv"):
+        each = nbytes / n if op == "alltoall" else nbytes
+        for (a, b, c), node in p2p_nodes.items():
+            flows.add(a, b, each / channels, rail=_own_rail(hw, a), origin=node)
+        return
     local = _local_rings(G, hw, channels)
-    if op == "alltoall":
-        for a in range(n):
-            for b in range(n):
-                flows.add(a, b, nbytes / n, rail=_own_rail(hw, a))
-        return
-    if op == "sendrecv":
-        for a in range(n):
-            flows.add(a, (a + 1) % n, nbytes, rail=_own_rail(hw, a))
-        return
     for c in range(channels):
         if algorithm == "ring":
             order = _ring_order(hw, local, c)
@@ -390,13 +444,20 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     comm = _comm(G, E, hw)
     if algorithm is not None:
         _check_algorithm(hw, comm, op, algorithm)
+    p2p_nodes = None
+    if op in ("alltoall", "sendrecv"):
+        k, proto = _p2p_plan(G, E, hw, comm, op, nbytes)
+        channels = k if channels is None else channels
+        protocol = protocol or proto
     algorithm, protocol, predicted = _choose(comm, hw, op, nbytes, algorithm, protocol)
     if channels is None:
         channels = comm.graphs.get(algorithm, comm.graphs["ring"]).n_channels
     channels = check_int(channels, "channels", error=NcclModelError)
+    if op in ("alltoall", "sendrecv"):
+        p2p_nodes = _p2p_channel_nodes(E, hw, comm, op, channels)
     latency = _latency(comm, hw, op, algorithm, protocol)
     flows = _Flows(hw, WIRE_FACTOR[protocol])
-    _schedule(G, hw, flows, op, algorithm, nbytes, channels)
+    _schedule(G, hw, flows, op, algorithm, nbytes, channels, p2p_nodes)
     meta = {"library": "nccl", "op": op, "algorithm": algorithm, "protocol": protocol}
     result = _replay(flows.trace(latency, meta), E, placement=flows.nodes)
     algbw = nbytes / result.makespan
