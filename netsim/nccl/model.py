@@ -31,10 +31,14 @@ counted by the engine:
   per-channel bandwidth of NCCL's ring graph, with LL for chunks of at most
   16 KiB.
 
+* GPU-side limits: a ring channel's flow out of a GPU is held to NCCL's
+  per-channel limit of LL (``llMaxBw`` / channels) and LL128
+  (``perChMaxRingLL128Bw``) in tuning.cc (:mod:`netsim.nccl.limits`; tree caps
+  are not applied, see there), through an edge of that bandwidth that feeds the
+  GPU (:func:`_origins`).
+
 Not modelled: CollNet and SHARP switches (``sharp`` is read but not used: NCCL needs
-its SHARP plugin), per-channel throughput limits of the GPU for collectives
-(``llMaxBw``, ``perChMax*``: NCCL's tuning applies them to its choice, the
-simulation does not), NCCL's ``treeCorrectionFactor``, and TCP stacks that
+its SHARP plugin), NCCL's ``treeCorrectionFactor``, and TCP stacks that
 reduce on the CPU (no cited host-side limit).
 """
 
@@ -48,7 +52,7 @@ from ..network import Network
 from ..result import simulate as _replay
 from ..trace import TraceBuilder
 from ..checks import check_int
-from . import hardware, p2p, tuning
+from . import hardware, limits, p2p, tuning
 from .tuning import NcclModelError
 
 __all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "simulate"]
@@ -234,7 +238,7 @@ class _Flows:
         """A transfer from rank ``a`` to rank ``b`` by NCCL's transport: one flow per leg.
 
         ``origin``, a node whose one edge leads to ``a``, starts the first leg
-        there instead (a point-to-point channel, see :func:`_p2p_channel_nodes`).
+        there instead (a channel's GPU-side limit, see :func:`_origins`).
         """
         hw = self.hw
         if nbytes <= 0 or a == b:
@@ -311,37 +315,47 @@ def _own_rail(hw, a):
     return hw.machines[m].index(a)
 
 
-def _p2p_channel_nodes(E, hw, comm, op, channels):
-    """Give every point-to-point channel of every send its own edge into the sender.
+def _channel_caps(hw, comm, op, algorithm, protocol, channels):
+    """Bytes/s of data one flow of a channel may carry out of a GPU, or None: ``cap(a, b)``.
 
-    A send runs on ``channels`` channels (:func:`_p2p_plan`), each credited with
-    the per-channel bandwidth of NCCL's ring graph, as its tuning model credits
-    every channel of a graph (tuning.cc ``busBw = nChannels * bw``): ``bwIntra``
-    toward a peer in the same machine, ``bwInter`` toward another. The channel is
-    a node whose one edge, of that bandwidth, leads to the sending GPU; its flow
-    then shares the GPU's links with every other. Returns ``{(a, b, c): node}``.
+    Point-to-point: each channel is credited with the per-channel bandwidth of
+    NCCL's ring graph, as its tuning model credits every channel of a graph
+    (tuning.cc ``busBw = nChannels * bw``): ``bwIntra`` toward a peer in the same
+    machine, ``bwInter`` toward another. Collectives: the GPU-side limits of
+    tuning.cc (:func:`netsim.nccl.limits.channel_cap`).
     """
-    ring, n = comm.graphs["ring"], len(hw.gpus)
-    peers = (lambda a: range(n)) if op == "alltoall" else (lambda a: [(a + 1) % n])
-    nodes = {}
-    for a in range(n):
-        for b in peers(a):
-            if a == b:
-                continue
-            bw = ring.bw_intra if hw.machine[a] == hw.machine[b] else ring.bw_inter
-            for c in range(channels):
-                node = f"{hw.gpus[a]}>{hw.gpus[b]}#p2p{c}"
-                E.add_edge(node, hw.gpus[a], bandwidth=bw, latency=0.0)
-                nodes[a, b, c] = node
-    return nodes
+    ring, wire = comm.graphs["ring"], WIRE_FACTOR[protocol]   # the graph's bw is on the wire
+    if algorithm == "p2p":
+        return lambda a, b: (ring.bw_intra if hw.machine[a] == hw.machine[b]
+                             else ring.bw_inter) / wire
+    cap = limits.channel_cap(comm, algorithm, protocol, channels)
+    return None if cap is None else (lambda a, b: cap)
 
 
-def _schedule(G, hw, flows, op, algorithm, nbytes, channels, p2p_nodes=None):
+def _origins(E, hw, cap, wire):
+    """``origin(a, b, c)``: the node whose one edge, of the channel's cap, feeds rank ``a``.
+
+    Every flow of channel ``c`` from ``a`` to ``b`` starts there (:meth:`_Flows.add`),
+    so it is held to the cap (in wire bytes) and shares ``a``'s links with the rest.
+    """
+    def origin(a, b, c):
+        if cap is None:
+            return None
+        node = f"{hw.gpus[a]}>{hw.gpus[b]}#ch{c}"
+        if node not in E:
+            E.add_edge(node, hw.gpus[a], bandwidth=cap(a, b) * wire, latency=0.0)
+        return node
+    return origin
+
+
+def _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin):
     n, share = len(hw.gpus), nbytes / channels
     if op in ("alltoall", "sendrecv"):
         each = nbytes / n if op == "alltoall" else nbytes
-        for (a, b, c), node in p2p_nodes.items():
-            flows.add(a, b, each / channels, rail=_own_rail(hw, a), origin=node)
+        for a in range(n):
+            for b in (range(n) if op == "alltoall" else [(a + 1) % n]):
+                for c in range(channels if a != b else 0):
+                    flows.add(a, b, each / channels, rail=_own_rail(hw, a), origin=origin(a, b, c))
         return
     local = _local_rings(G, hw, channels)
     for c in range(channels):
@@ -353,7 +367,7 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels, p2p_nodes=None):
                 b = order[(i + 1) % n]
                 if (op == "broadcast" and b == 0) or (op == "reduce" and a == 0):
                     continue  # the chain stops at (or starts from) the root
-                flows.add(a, b, share * per_hop, rail=c)
+                flows.add(a, b, share * per_hop, rail=c, origin=origin(a, b, c))
         elif algorithm == "nvls":
             for a in range(n):
                 flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
@@ -371,13 +385,14 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels, p2p_nodes=None):
                         flows.to_switch(a, hw.nvswitch[m], share * (k + 1) / k)
                 else:
                     for a, b in zip(chain, chain[1:]):
-                        flows.add(b, a, share, rail=c)   # reduce: toward the head
-                        flows.add(a, b, share, rail=c)   # broadcast: away from it
+                        flows.add(b, a, share, rail=c, origin=origin(b, a, c))   # reduce
+                        flows.add(a, b, share, rail=c, origin=origin(a, b, c))   # broadcast
             parents = hardware.btree_parents(len(heads), mirror=bool(c % 2))
             for k, p in enumerate(parents):
                 if p >= 0:
-                    flows.add(heads[k], heads[p], share, rail=c)
-                    flows.add(heads[p], heads[k], share, rail=c)
+                    up, down = heads[k], heads[p]
+                    flows.add(up, down, share, rail=c, origin=origin(up, down, c))
+                    flows.add(down, up, share, rail=c, origin=origin(down, up, c))
 
 
 def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=None):
@@ -444,7 +459,6 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     comm = _comm(G, E, hw)
     if algorithm is not None:
         _check_algorithm(hw, comm, op, algorithm)
-    p2p_nodes = None
     if op in ("alltoall", "sendrecv"):
         k, proto = _p2p_plan(G, E, hw, comm, op, nbytes)
         channels = k if channels is None else channels
@@ -453,11 +467,11 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     if channels is None:
         channels = comm.graphs.get(algorithm, comm.graphs["ring"]).n_channels
     channels = check_int(channels, "channels", error=NcclModelError)
-    if op in ("alltoall", "sendrecv"):
-        p2p_nodes = _p2p_channel_nodes(E, hw, comm, op, channels)
+    cap = _channel_caps(hw, comm, op, algorithm, protocol, channels)
+    origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
     latency = _latency(comm, hw, op, algorithm, protocol)
     flows = _Flows(hw, WIRE_FACTOR[protocol])
-    _schedule(G, hw, flows, op, algorithm, nbytes, channels, p2p_nodes)
+    _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin)
     meta = {"library": "nccl", "op": op, "algorithm": algorithm, "protocol": protocol}
     result = _replay(flows.trace(latency, meta), E, placement=flows.nodes)
     algbw = nbytes / result.makespan
