@@ -30,7 +30,6 @@ counted by the engine:
   two A100 on an NVSwitch, 32 from 512 MiB), each channel credited with the
   per-channel bandwidth of NCCL's ring graph, with LL for chunks of at most
   16 KiB.
-
 * GPU-side limits: a ring channel's flow out of a GPU is held to NCCL's
   per-channel limit of LL (``llMaxBw`` / channels) and LL128
   (``perChMaxRingLL128Bw``) in tuning.cc (:mod:`netsim.nccl.limits`; tree caps
@@ -417,16 +416,18 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     protocol : {"LL", "LL128", "Simple"}, optional
         None: NCCL's choice.
     channels : int, optional
-        None: the count NCCL's search reaches on these links.
+        None: the count NCCL's search reaches on these links; for alltoall and
+        sendrecv, the channels each send runs on (:mod:`netsim.nccl.p2p`).
 
     Returns
     -------
     Result
         The replay; ``result.plan`` is a :class:`Plan`. Trace ranks ``0 .. P-1``
         are the GPU ranks; any further rank is a node a transfer is staged
-        through (a CPU without P2P, a NIC, an NVSwitch for NVLS), in
-        ``result.ranks["node"]``. Link capacities in ``result.links`` are the
-        ones NCCL counts on (:func:`netsim.nccl.hardware.effective_graph`).
+        through (a CPU without P2P, a NIC, an NVSwitch for NVLS) or a
+        channel's GPU-side limit (``"<gpu>><peer>#ch<c>"``, one edge into its
+        GPU), in ``result.ranks["node"]``. Link capacities in ``result.links``
+        are the ones NCCL counts on (:func:`netsim.nccl.hardware.effective_graph`).
 
     Raises
     ------
