@@ -43,9 +43,9 @@ Examples
 ('nvls', 'Simple', 8)
 """
 
-from . import hardware, tuning
+from . import hardware, limits, p2p, tuning
 from .model import ALGORITHMS, OPS, WIRE_FACTOR, Plan, simulate
 from .tuning import NcclModelError, bus_factor
 
 __all__ = ["simulate", "Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",
-           "bus_factor", "tuning", "hardware"]
+           "bus_factor", "tuning", "hardware", "p2p", "limits"]

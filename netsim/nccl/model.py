@@ -25,11 +25,20 @@ counted by the engine:
   CPU (NCCL's SHM transport); across machines through the NIC of the channel's
   rail at each end (NET/IB, one channel per rail), reached from a GPU that is
   not next to it through the GPU that is (NCCL's PXN, over NVLink).
+* Point-to-point calls (alltoall, sendrecv): every send runs on the channels
+  NCCL's enqueue.cc gives it (:mod:`netsim.nccl.p2p`: 8 for 128 MiB between
+  two A100 on an NVSwitch, 32 from 512 MiB), each channel credited with the
+  per-channel bandwidth of NCCL's ring graph, with LL for chunks of at most
+  16 KiB.
+* GPU-side limits: a ring channel's flow out of a GPU is held to NCCL's
+  per-channel limit of LL (``llMaxBw`` / channels) and LL128
+  (``perChMaxRingLL128Bw``) in tuning.cc (:mod:`netsim.nccl.limits`; tree caps
+  are not applied, see there), through an edge of that bandwidth that feeds the
+  GPU (:func:`_origins`).
 
 Not modelled: CollNet and SHARP switches (``sharp`` is read but not used: NCCL needs
-its SHARP plugin), per-channel throughput limits of the GPU (``llMaxBw``,
-``perChMax*``), NCCL's ``treeCorrectionFactor``, and TCP stacks that reduce on
-the CPU (no cited host-side limit).
+its SHARP plugin), NCCL's ``treeCorrectionFactor``, and TCP stacks that
+reduce on the CPU (no cited host-side limit).
 """
 
 import math
@@ -42,7 +51,7 @@ from ..network import Network
 from ..result import simulate as _replay
 from ..trace import TraceBuilder
 from ..checks import check_int
-from . import hardware, tuning
+from . import hardware, limits, p2p, tuning
 from .tuning import NcclModelError
 
 __all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "simulate"]
@@ -161,7 +170,7 @@ def _check_algorithm(hw, comm, op, algorithm):
 def _choose(comm, hw, op, nbytes, algorithm, protocol):
     """NCCL's (algorithm, protocol), the caller's where given, and NCCL's predicted time."""
     if op in ("alltoall", "sendrecv"):
-        return algorithm or "p2p", protocol or "Simple", math.inf
+        return algorithm or "p2p", protocol, math.inf
     algos = [algorithm] if algorithm else [a for a in tuning.ALGORITHMS if a in comm.graphs]
     protos = [protocol] if protocol else list(tuning.PROTOCOLS)
     best = None
@@ -174,6 +183,29 @@ def _choose(comm, hw, op, nbytes, algorithm, protocol):
         raise NcclModelError(f"NCCL runs no {algorithm or 'algorithm'} with "
                              f"{protocol or 'any protocol'} for {op} on this hardware")
     return best
+
+
+def _p2p_plan(G, E, hw, comm, op, nbytes):
+    """Channels and protocol of each send of a point-to-point call (:mod:`.p2p`)."""
+    n, cc = len(hw.gpus), hw.compcap
+    local = hw.machines[0]
+    nvl = tuning.nvlink_bw(cc) if hw.intra == "nvlink" and hw.p2p else None
+    if nvl and hw.nvswitch[0] is not None:
+        port = min(E.edges[hw.gpus[r], hw.nvswitch[0]]["bandwidth"] for r in local)
+        peer = [2 * max(1, int(port / nvl + 1e-9))]
+    elif nvl:
+        counts = hardware.nvlink_counts(G, [hw.gpus[r] for r in local], cc)
+        full = len(counts) == len(local) * (len(local) - 1)
+        peer = [2 * min(counts.values())] if full else [2]   # PATH_NVB or PCI: 2
+    else:
+        peer = [2]
+    if len(hw.machines) > 1:
+        peer.append(None)
+    total, per_peer = p2p.p2p_channels(comm.graphs["ring"].n_channels, peer, n)
+    step = p2p.step_size("nvlink" if nvl else "pci", len(hw.machines))
+    each = max(1, nbytes // n if op == "alltoall" else nbytes)
+    k = p2p.send_channels(each, n, len(hw.machines), total, per_peer, step)
+    return k, p2p.protocol(-(-each // k))
 
 
 def _latency(comm, hw, op, algorithm, protocol):
@@ -201,14 +233,18 @@ class _Flows:
             self.nodes.append(node)
         return self.index[node]
 
-    def add(self, a, b, nbytes, rail=0):
-        """A transfer from rank ``a`` to rank ``b`` by NCCL's transport: one flow per leg."""
+    def add(self, a, b, nbytes, rail=0, origin=None):
+        """A transfer from rank ``a`` to rank ``b`` by NCCL's transport: one flow per leg.
+
+        ``origin``, a node whose one edge leads to ``a``, starts the first leg
+        there instead (a channel's GPU-side limit, see :func:`_origins`).
+        """
         hw = self.hw
         if nbytes <= 0 or a == b:
             return
         ga, gb = hw.gpus[a], hw.gpus[b]
         ma, mb = hw.machine[a], hw.machine[b]
-        way = [ga]
+        way = [ga if origin is None else origin]
         if not hw.p2p and hw.cpu[a] is not None:
             way.append(hw.cpu[a])
         if ma != mb:
@@ -278,18 +314,49 @@ def _own_rail(hw, a):
     return hw.machines[m].index(a)
 
 
-def _schedule(G, hw, flows, op, algorithm, nbytes, channels):
+def _channel_caps(hw, comm, op, algorithm, protocol, channels):
+    """Bytes/s of data one flow of a channel may carry out of a GPU, or None: ``cap(a, b)``.
+
+    Point-to-point: each channel is credited with the per-channel bandwidth of
+    NCCL's ring graph, as its tuning model credits every channel of a graph
+    (tuning.cc ``busBw = nChannels * bw``): ``bwIntra`` toward a peer in the same
+    machine, ``bwInter`` toward another. Collectives: the GPU-side limits of
+    tuning.cc (:func:`netsim.nccl.limits.channel_cap`).
+    """
+    ring, wire = comm.graphs["ring"], WIRE_FACTOR[protocol]   # the graph's bw is on the wire
+    if algorithm == "p2p":
+        return lambda a, b: (ring.bw_intra if hw.machine[a] == hw.machine[b]
+                             else ring.bw_inter) / wire
+    cap = limits.channel_cap(comm, algorithm, protocol, channels)
+    return None if cap is None else (lambda a, b: cap)
+
+
+def _origins(E, hw, cap, wire):
+    """``origin(a, b, c)``: the node whose one edge, of the channel's cap, feeds rank ``a``.
+
+    Every flow of channel ``c`` from ``a`` to ``b`` starts there (:meth:`_Flows.add`),
+    so it is held to the cap (in wire bytes) and shares ``a``'s links with the rest.
+    """
+    def origin(a, b, c):
+        if cap is None:
+            return None
+        node = f"{hw.gpus[a]}>{hw.gpus[b]}#ch{c}"
+        if node not in E:
+            E.add_edge(node, hw.gpus[a], bandwidth=cap(a, b) * wire, latency=0.0)
+        return node
+    return origin
+
+
+def _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin):
     n, share = len(hw.gpus), nbytes / channels
+    if op in ("alltoall", "sendrecv"):
+        each = nbytes / n if op == "alltoall" else nbytes
+        for a in range(n):
+            for b in (range(n) if op == "alltoall" else [(a + 1) % n]):
+                for c in range(channels if a != b else 0):
+                    flows.add(a, b, each / channels, rail=_own_rail(hw, a), origin=origin(a, b, c))
+        return
     local = _local_rings(G, hw, channels)
-    if op == "alltoall":
-        for a in range(n):
-            for b in range(n):
-                flows.add(a, b, nbytes / n, rail=_own_rail(hw, a))
-        return
-    if op == "sendrecv":
-        for a in range(n):
-            flows.add(a, (a + 1) % n, nbytes, rail=_own_rail(hw, a))
-        return
     for c in range(channels):
         if algorithm == "ring":
             order = _ring_order(hw, local, c)
@@ -299,7 +366,7 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels):
                 b = order[(i + 1) % n]
                 if (op == "broadcast" and b == 0) or (op == "reduce" and a == 0):
                     continue  # the chain stops at (or starts from) the root
-                flows.add(a, b, share * per_hop, rail=c)
+                flows.add(a, b, share * per_hop, rail=c, origin=origin(a, b, c))
         elif algorithm == "nvls":
             for a in range(n):
                 flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
@@ -317,13 +384,14 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels):
                         flows.to_switch(a, hw.nvswitch[m], share * (k + 1) / k)
                 else:
                     for a, b in zip(chain, chain[1:]):
-                        flows.add(b, a, share, rail=c)   # reduce: toward the head
-                        flows.add(a, b, share, rail=c)   # broadcast: away from it
+                        flows.add(b, a, share, rail=c, origin=origin(b, a, c))   # reduce
+                        flows.add(a, b, share, rail=c, origin=origin(a, b, c))   # broadcast
             parents = hardware.btree_parents(len(heads), mirror=bool(c % 2))
             for k, p in enumerate(parents):
                 if p >= 0:
-                    flows.add(heads[k], heads[p], share, rail=c)
-                    flows.add(heads[p], heads[k], share, rail=c)
+                    up, down = heads[k], heads[p]
+                    flows.add(up, down, share, rail=c, origin=origin(up, down, c))
+                    flows.add(down, up, share, rail=c, origin=origin(down, up, c))
 
 
 def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=None):
@@ -348,16 +416,18 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     protocol : {"LL", "LL128", "Simple"}, optional
         None: NCCL's choice.
     channels : int, optional
-        None: the count NCCL's search reaches on these links.
+        None: the count NCCL's search reaches on these links; for alltoall and
+        sendrecv, the channels each send runs on (:mod:`netsim.nccl.p2p`).
 
     Returns
     -------
     Result
         The replay; ``result.plan`` is a :class:`Plan`. Trace ranks ``0 .. P-1``
         are the GPU ranks; any further rank is a node a transfer is staged
-        through (a CPU without P2P, a NIC, an NVSwitch for NVLS), in
-        ``result.ranks["node"]``. Link capacities in ``result.links`` are the
-        ones NCCL counts on (:func:`netsim.nccl.hardware.effective_graph`).
+        through (a CPU without P2P, a NIC, an NVSwitch for NVLS) or a
+        channel's GPU-side limit (``"<gpu>><peer>#ch<c>"``, one edge into its
+        GPU), in ``result.ranks["node"]``. Link capacities in ``result.links``
+        are the ones NCCL counts on (:func:`netsim.nccl.hardware.effective_graph`).
 
     Raises
     ------
@@ -390,13 +460,19 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     comm = _comm(G, E, hw)
     if algorithm is not None:
         _check_algorithm(hw, comm, op, algorithm)
+    if op in ("alltoall", "sendrecv"):
+        k, proto = _p2p_plan(G, E, hw, comm, op, nbytes)
+        channels = k if channels is None else channels
+        protocol = protocol or proto
     algorithm, protocol, predicted = _choose(comm, hw, op, nbytes, algorithm, protocol)
     if channels is None:
         channels = comm.graphs.get(algorithm, comm.graphs["ring"]).n_channels
     channels = check_int(channels, "channels", error=NcclModelError)
+    cap = _channel_caps(hw, comm, op, algorithm, protocol, channels)
+    origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
     latency = _latency(comm, hw, op, algorithm, protocol)
     flows = _Flows(hw, WIRE_FACTOR[protocol])
-    _schedule(G, hw, flows, op, algorithm, nbytes, channels)
+    _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin)
     meta = {"library": "nccl", "op": op, "algorithm": algorithm, "protocol": protocol}
     result = _replay(flows.trace(latency, meta), E, placement=flows.nodes)
     algbw = nbytes / result.makespan

@@ -43,6 +43,8 @@ from typing import Mapping, NamedTuple
 
 from ..checks import check_int, check_real
 from ..errors import NetsimError
+from .limits import (LL_MAX_BW, PER_CH_MAX_RING_LL128_BW, PER_CH_MAX_TREE_BW,
+                     PER_CH_MAX_TREE_LL128_BW, table_indices)
 
 __all__ = [
     "NcclModelError", "NCCL_VERSION", "ALGORITHMS", "PROTOCOLS", "OPS",
@@ -76,12 +78,7 @@ HW_LAT_US = (
     ((1.0, 1.9, 28), (1.0, 2.5, 5.7), (0, 0, 3.7), (0, 0, 2.8), (0, 0, 0), (0, 0, 0)),
     ((5.0, 8.5, 28), (2.7, 4.0, 14.0), (0, 0, 31), (0, 0, 30), (0, 0, 18), (0, 0, 14)),
 )
-# tuning.cc (GB/s); rows Volta, Ampere, Hopper (compute capability index); columns
-# nNodes 1, 2, >2. ``llMaxBws`` rows are the GPU for one node, the CPU (Intel, AMD) beyond.
-LL_MAX_BW = ((39.0, 39.0, 20.4), (87.7, 22.5, 19.0), (141.0, 45.0, 35.0))
-PER_CH_MAX_RING_LL128_BW = ((20.0, 20.0, 20.0), (20.0, 20.0, 20.0), (36.7, 36.7, 36.7))
-PER_CH_MAX_TREE_LL128_BW = ((20.0, 20.0, 20.0), (20.0, 20.0, 20.0), (36.7, 36.7, 29.0))
-PER_CH_MAX_TREE_BW = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (38.7, 41.4, 36.0))
+# llMaxBws, perChMax*Bws (GB/s): netsim.nccl.limits, re-exported here.
 # tuning.cc ``treeCorrectionFactor``[protocol][log2(bytes / 64)], 64 B .. 256 MiB.
 TREE_CORRECTION_FACTOR = (
     (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0),
@@ -348,13 +345,6 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
     return n, bw * _GB
 
 
-def _indices(comm):
-    cc_index = 2 if comm.compcap >= 90 else 1 if comm.compcap >= 80 else 0
-    index2 = comm.n_nodes - 1 if comm.n_nodes <= 2 else 2
-    index1 = cc_index if comm.n_nodes == 1 else (1 if comm.cpu_vendor == "amd" else 0)
-    return cc_index, index1, index2
-
-
 def _check(comm, op, algorithm, protocol):
     if not isinstance(comm, Comm):
         raise NcclModelError(f"comm must be a Comm, got {type(comm).__name__}")
@@ -422,7 +412,7 @@ def bandwidth(comm, op, algorithm, protocol):
     if not _applies(comm, op, algorithm, protocol):
         return 0.0
     g = comm.graphs[algorithm]
-    cc_index, index1, index2 = _indices(comm)
+    cc_index, index1, index2 = table_indices(comm)
     nsteps, _ = steps(op, comm.n_ranks, comm.n_nodes)
     ppn = comm.n_ranks / comm.n_nodes
     bw = (g.bw_intra if comm.n_nodes <= 2 else g.bw_inter) / _GB

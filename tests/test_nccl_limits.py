@@ -1,0 +1,61 @@
+"""GPU-side per-channel limits of ring LL and LL128 (tuning.cc llMaxBws, perChMaxRingLL128Bws).
+
+Two H100 joined by 18 NVLinks (NCCL counts 18 x 20.6 GB/s = 370.8 GB/s): the link is
+far faster than one channel of LL128 (36.7 GB/s) or LL (llMaxBw 141 GB/s over the
+call's channels), so the time is the latency plus the bytes of a hop over the cap.
+"""
+
+import networkx as nx
+import pytest
+
+from netsim import nccl
+from netsim.nccl import limits, tuning
+
+US = 1e-6
+RING = tuning.ALGORITHMS.index("ring")
+
+
+def h100_pair():
+    G = nx.Graph()
+    G.add_nodes_from(["g0", "g1"], kind="gpu", model="H100")
+    G.add_edge("g0", "g1", bandwidth=18 * 25e9, latency=0.0, links=18)
+    return G
+
+
+def ring_latency(protocol, steps=2):
+    p = tuning.PROTOCOLS.index(protocol)
+    return (tuning.BASE_LAT_US[RING][p] + steps * tuning.HW_LAT_US[0][RING][p]) * US
+
+
+def test_ll128_ring_channel_is_held_to_per_ch_max_ring_ll128():
+    S = 2**26
+    r = nccl.simulate(h100_pair(), "allreduce", S, algorithm="ring", protocol="LL128", channels=1)
+    # One hop carries S x 2(n-1)/n = S of data (16/15 of it on the wire, 39.1 of 370.8 GB/s).
+    assert r.makespan == pytest.approx(ring_latency("LL128") + S / 36.7e9, rel=1e-9)
+
+
+def test_ll_ring_shares_ll_max_bw_over_its_channels():
+    S = 2**22
+    r = nccl.simulate(h100_pair(), "allreduce", S, algorithm="ring", protocol="LL", channels=2)
+    # Each channel: S/2 per hop at 141/2 GB/s (x2 on the wire: 282 of 370.8 GB/s).
+    assert r.makespan == pytest.approx(ring_latency("LL") + (S / 2) / 70.5e9, rel=1e-9)
+
+
+def test_simple_ring_is_held_by_the_link_only():
+    S = 2**26
+    r = nccl.simulate(h100_pair(), "allreduce", S, algorithm="ring", protocol="Simple", channels=1)
+    assert r.makespan == pytest.approx(ring_latency("Simple") + S / (18 * 20.6e9), rel=1e-9)
+
+
+def test_caps_by_generation_and_node_count():
+    from types import SimpleNamespace as C
+    v100, a100_2 = C(compcap=70, n_nodes=1, cpu_vendor="intel"), C(compcap=80, n_nodes=2,
+                                                                   cpu_vendor="intel")
+    assert limits.channel_cap(v100, "ring", "LL", 6) == pytest.approx(39e9 / 6)
+    # Beyond one node llMaxBws' row is the CPU: Intel 39.0, AMD 22.5 GB/s at two nodes.
+    assert limits.channel_cap(a100_2, "ring", "LL", 4) == pytest.approx(39e9 / 4)
+    amd = C(compcap=80, n_nodes=2, cpu_vendor="amd")
+    assert limits.channel_cap(amd, "ring", "LL", 4) == pytest.approx(22.5e9 / 4)
+    assert limits.channel_cap(a100_2, "ring", "LL128", 4) == pytest.approx(20e9)
+    assert limits.channel_cap(a100_2, "tree", "Simple", 4) is None
+    assert tuning.LL_MAX_BW is limits.LL_MAX_BW      # one table, re-exported by tuning
