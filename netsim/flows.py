@@ -153,12 +153,14 @@ class FlowTable:
 
         Returns the slots, in the order of ``ops``.
         """
-        priority = np.broadcast_to(np.asarray(priority, np.int64), (len(ops),))
         if len(ops) == 1:
             slot = int(self.fl_active.argmin())  # the first free slot, if there is one
             if not self.fl_active[slot]:
-                self._fill(slot, ops[0], sizes[0], links[0], priority[0])
+                self._fill(slot, ops[0], sizes[0], links[0],
+                           priority if np.ndim(priority) == 0 else priority[0])
                 return np.array([slot], np.int64)
+        if np.ndim(priority) == 0:
+            priority = np.full(len(ops), priority, np.int64)
         free = np.flatnonzero(~self.fl_active)
         if len(free) < len(ops):
             self._alloc(max(2 * len(self.fl_active), len(self.fl_active) + len(ops)))
