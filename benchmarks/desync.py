@@ -10,7 +10,12 @@ Patterns (100 MB on a 10 GbE star, 1 us links, fixed seeds):
   and then for a random compute gap U(0, 1 ms) drawn from the seed;
 * ``chains``: every rank sends ``2 (P - 1)`` messages of ``nbytes / P`` to its right
   neighbour, each after the previous one and a random compute gap, with no
-  dependency between ranks.
+  dependency between ranks;
+* ``ps-async`` and ``ps-async-straggler``: the asynchronous parameter server's
+  trace (:func:`workloads.ps_async.schedule`, P workers and one server, 100
+  iterations, from the statistics of a 4-worker run recorded on digits), as
+  scheduled and with worker 0 ten times slower (``netsim.perturb``,
+  ``straggler="0:10x"``).
 
 Each case runs in a fresh process so that its peak RSS is its own.
 """
@@ -95,10 +100,19 @@ def case(kind, P, nbytes=100e6):
     if kind == "ring-leaf-spine":  # 32 leaves of 32 hosts, 16 spines
         return collectives.ring_allreduce(P, nbytes), leaf_spine(32, 16, 32)
     if kind in ("dgc", "dgc-jitter"):
-        from workloads.scaling import record_at
+        from studies.paradigm_traces import record_at
 
         trace = record_at("dgc", P, iterations=3)
         return (jittered(trace) if kind == "dgc-jitter" else trace), ten_gbe_star()
+    if kind in ("ps-async", "ps-async-straggler"):
+        from netsim.perturb import perturb
+        from workloads import ps_async
+
+        stats = ps_async.measure(ps_async.run(workers=4, epochs=1, dataset="digits").trace)
+        trace = ps_async.schedule(P, stats, iterations=100)
+        if kind == "ps-async-straggler":
+            trace = perturb(trace, straggler="0:10x")
+        return trace, star(trace.ranks, bandwidth=1.25e9, latency=1e-6)
     raise ValueError(f"unknown case {kind!r}")
 
 
@@ -119,7 +133,8 @@ print(json.dumps({"messages": trace.num_messages, "wall": time.perf_counter() - 
 CASES = [("desync-ring", P) for P in (64, 128, 256, 1024)] + \
         [("chains", P) for P in (64, 128, 256, 1024)] + \
         [("sync-ring", P) for P in (128, 256, 1024, 4096)] + \
-        [("ring-fat-tree", 1024), ("ring-leaf-spine", 1024), ("dgc", 128), ("dgc-jitter", 128)]
+        [("ring-fat-tree", 1024), ("ring-leaf-spine", 1024), ("dgc", 128), ("dgc-jitter", 128)] + \
+        [(k, P) for k in ("ps-async", "ps-async-straggler") for P in (64, 128, 256, 1024)]
 
 
 def run_case(kind, P):
@@ -206,7 +221,7 @@ def main(argv=None):
     s4u = build_s4u(workdir) if simgrid else None
     if simgrid and not s4u:
         print("No S4U binary (needs g++ and libsimgrid-dev): no C++ comparison.")
-    print(f"{'case':<17}{'P':>6}{'messages':>12}{'runs':>5}{'wall s':>9}{'cpu s':>9}"
+    print(f"{'case':<20}{'P':>6}{'messages':>12}{'runs':>5}{'wall s':>9}{'cpu s':>9}"
           f"{'us/msg':>8}{'peak MB':>9}{'makespan s':>12}{'SG py cpu':>10}{'x':>6}"
           f"{'S4U cpu':>9}{'x':>7}{'same':>6}")
     print("(us/msg from CPU time. SG py = SimGrid's Python API, S4U = its C++ core, on the same "
@@ -221,7 +236,7 @@ def main(argv=None):
         wall = statistics.median(r["wall"] for r in runs)
         cpu = statistics.median(r["cpu"] for r in runs)
         r = runs[0]
-        line = (f"{kind:<17}{P:>6}{r['messages']:>12,}{len(runs):>5}{wall:>9.2f}{cpu:>9.2f}"
+        line = (f"{kind:<20}{P:>6}{r['messages']:>12,}{len(runs):>5}{wall:>9.2f}{cpu:>9.2f}"
                 f"{1e6 * cpu / r['messages']:>8.1f}{max(x['rss_mb'] for x in runs):>9.0f}"
                 f"{r['makespan']:>12.6g}")
         if simgrid and kind in ("desync-ring", "chains") and P <= args.simgrid_max_p:

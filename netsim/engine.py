@@ -138,11 +138,17 @@ class _Replay:
         """Queue ``(time, op arrays)`` for this instant's settle step, scheduling it once."""
         self.due.append(item)
         if not self.settling:
+            env = self.env
+            if env.peek() > env.now:
+                # Nothing else is scheduled at this instant: settle now, as the zero
+                # delay timeout below would, one SimPy event sooner.
+                self._settle(None)
+                return
             # A zero delay timeout created now comes after every event already scheduled
             # at this instant (SimPy orders equal times by creation), so the settle step
             # sees them all.
             self.settling = True
-            self.env.timeout(0).callbacks.append(self._settle)
+            env.timeout(0).callbacks.append(self._settle)
 
     def _wake(self, event):
         """The flow-completion wake-up fired: settle if it is still the current one."""
@@ -284,7 +290,7 @@ class _Replay:
         """Count ``done`` off their successors' waits; return the successors now ready, ascending."""
         lo = self.succ_ptr[done]
         succ = self.succ[ranges(lo, self.succ_ptr[done + 1] - lo)]
-        if len(succ) <= 1:
+        if len(succ) <= 1 or (succ[1:] > succ[:-1]).all():  # no successor twice: no unique
             self.waiting[succ] -= 1
             return succ[self.waiting[succ] == 0]
         uniq, counts = np.unique(succ, return_counts=True)

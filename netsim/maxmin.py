@@ -123,9 +123,8 @@ def _fill(flow_links, capacity, pad):
     nflows, hops = flow_links.shape
     valid = flow_links != pad
     owner = np.repeat(np.arange(nflows), hops).reshape(nflows, hops)[valid]
-    ids, link = np.unique(flow_links[valid], return_inverse=True)
-    link = link.reshape(-1)
     capacity = np.asarray(capacity, np.float64)
+    ids, link = _distinct(flow_links[valid], len(capacity))
     if len(ids) == len(link):
         # No link is shared: every flow gets its own bottleneck (one solve for a batch of
         # independent flows, as in every step of a ring on a star).
@@ -151,6 +150,20 @@ def _fill(flow_links, capacity, pad):
         np.maximum(left, 0.0, out=left)
         live &= ~newly
     return rates
+
+
+def _distinct(values, bound):
+    """``np.unique(values, return_inverse=True)`` for ints in ``[0, bound)``, by lookup.
+
+    The sorted distinct values and each value's index among them; a lookup table
+    costs a fraction of unique's sort on the large batches of a replay.
+    """
+    present = np.zeros(bound, bool)
+    present[values] = True
+    ids = np.flatnonzero(present)
+    index = np.empty(bound, np.int64)
+    index[ids] = np.arange(len(ids))
+    return ids, index[values]
 
 
 def max_min_rates_small(routes, capacity, priority=None):

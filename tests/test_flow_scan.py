@@ -1,0 +1,43 @@
+"""The vectorised search for the flows a batch affects, against a global max-min solve.
+
+A chain of flows, flow i crossing links i and i + 1, is one connected component:
+a flow added at its head changes every rate down the chain. The batch path
+(:meth:`FlowTable.rerate` with ``small=-1``) must find the whole chain, whether the
+search settles in a few sweeps or falls back to connected components, and its rates
+must equal a max-min solve over every active flow (:func:`netsim.maxmin.max_min_rates`)
+and the incremental path's bit for bit. A flow on links of its own stays untouched.
+"""
+
+import numpy as np
+import pytest
+
+from netsim.flows import FlowTable
+from netsim.maxmin import max_min_rates
+
+
+def _chain(small, length):
+    links = length + 3  # the chain's links 0..length, and two of the loner's
+    cap = np.array([1e9 * (1 + (k % 3)) for k in range(links)])
+    table = FlowTable(cap, hops=2, small=small)
+    routes = np.array([[i, i + 1] for i in range(1, length)] + [[length + 1, length + 2]])
+    slots = table.add(np.arange(len(routes)), np.full(len(routes), 1e6), routes)
+    table.rerate(slots, slots[:0], slots[:0])
+    before = table.fl_rate[slots].tolist()
+    head = table.add(np.array([99]), np.array([1e6]), np.array([[0, 1]]))
+    table.rerate(head, head[:0], head[:0])
+    return table, cap, np.concatenate([slots, head]), before
+
+
+@pytest.mark.parametrize("length", [3, 12])  # settles in sweeps / needs the components solve
+def test_batch_search_finds_the_whole_chain(length):
+    batch, cap, slots, before = _chain(-1, length)
+    incremental, _, _, _ = _chain(10 ** 6, length)
+    routes = batch.fl_links[slots]
+    expected = max_min_rates(routes, np.append(cap, np.inf), pad=len(cap))
+    assert batch.fl_rate[slots].tolist() == expected.tolist()
+    assert batch.fl_rate[slots].tolist() == incremental.fl_rate[slots].tolist()
+    assert batch.load.tolist() == incremental.load.tolist()
+    assert batch.first_finish == incremental.first_finish
+    # The head shares link 1 with the chain's first flow: its rate moved; the loner's did not.
+    assert batch.fl_rate[slots[0]] < before[0]
+    assert batch.fl_rate[slots[-2]] == before[-1]
