@@ -1,4 +1,4 @@
-"""``netsim claims``: the seed papers' claims reproduced, a PASS/FAIL table (exit 0 either way).
+"""``netsim claims``: the seed papers' claims in their own settings and where they hold.
 
 :func:`studies.claims.run_claims`, printed by :func:`studies.report.format_claims`,
 then each claim's region (:func:`studies.claim_regions.format_region`), drawn
@@ -14,7 +14,8 @@ from ..claim_regions import format_region, plot_regions
 from ..console import check_options, check_writable, note, write
 from ..report import format_claims
 
-HELP = "the seed papers' claims reproduced: a PASS/FAIL table (exit 0 either way)"
+HELP = ("the seed papers' claims in their own settings: PASS, FAIL or by construction, and the "
+        "region of their knobs where they hold (exit 0 either way)")
 """One line for ``netsim --help``."""
 
 
