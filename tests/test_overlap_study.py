@@ -71,3 +71,15 @@ def test_readme_speedup_table_matches_a_fresh_study():
             fresh = [r["speedup"] for r in recs if r["model"] == names[model]
                      and r["network"] == net.replace(" ", "") and r["overlap"] == mode]
             assert shown == [round(x, 2) for x in fresh], (row[0], mode)
+
+
+def test_readme_speedup_table_at_p4_on_10gbe_matches(resnet):
+    # The fast twin of the slow test below for one cell per mode: the README's ResNet-50,
+    # 10 GbE row at P = 4 (the middle of "2 / 4 / 8") is this study rounded to 2 decimals.
+    from test_readme_tables import block, cells
+
+    _, rows = cells(block("overlap-table"))
+    row = next(r for r in rows if r[0] == "ResNet-50, 10 GbE")
+    assert row[1] == "2 / 4 / 8"
+    for mode, cell in zip(("layerwise", "bucketed", "priority"), row[4:7]):
+        assert float(cell.split(" / ")[1]) == round(resnet[mode]["speedup"], 2), mode
