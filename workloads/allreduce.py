@@ -46,8 +46,8 @@ from netsim.traceops import concat, repeat
 from . import mlp
 from .closed import Asymptotic, terms
 from .errors import WorkloadError
-from .frontier import Frontier, cols, one
-from .overlap import DDP_BUCKET_BYTES, check_overlap, embed, pieces, touching, unit_deps
+from .frontier import Frontier, cols
+from .overlap import DDP_BUCKET_BYTES, check_overlap, embed, iterate, pieces, pieces_of, touching
 from .plan import Recording, finish, plan, recording
 from .recorder import V100_FP32_FLOPS, payload_bytes, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
@@ -299,31 +299,23 @@ def _overlapped(c, bpv, element):
     each worker's forward ops (unit ``u``'s waiting for the updates of its pieces) and
     backward ops, then per piece its collective (each rank's messages after the backward
     op completing the piece there) and every worker's update of the piece."""
-    P, model, hyper = c.P, c.model, c.rec.hyper
+    P, hyper = c.P, c.rec.hyper
     name, seg = hyper.get("collective", "ring"), int(hyper.get("segments", 4))
-    pcs = pieces(model, hyper["overlap"], bpv, hyper.get("bucket_bytes", DDP_BUCKET_BYTES),
-                 hyper.get("partition_bytes"))
-    W = np.arange(P)
+    pcs = pieces_of(c.model, hyper, bpv)
+    W, values = np.arange(P), pcs.values.tolist()
     colls = {}
-    for v in set(pcs.values.tolist()):
+    for v in set(values):
         C = collective_trace(name, P, v * bpv, seg, element=element)
         colls[v] = (C, touching(C, P))
     b = Frontier(P)
-    arrive, last = None, None
-    for it in range(c.iterations):
-        bwd = b.forward_backward(W, model, c.batch, it,
-                                 None if last is None else one(last),
-                                 None if arrive is None else unit_deps(model, pcs, arrive))
-        arrive = []
-        for k, v in enumerate(pcs.values.tolist()):
-            C, touch = colls[v]
-            after = bwd[pcs.ready[k]]
-            ids = embed(b, C, it, after, int(pcs.priority[k]))
-            got = np.where(touch >= 0, ids[np.maximum(touch, 0)] if len(ids) else -1, -1)
-            upd = b.compute(W, mlp.update_flops(v), it, "update", cols(after, *got.T))
-            arrive.append(upd[:, None])
-        last = bwd[0]
-    return b.build()
+
+    def exchange(it, k, after):
+        C, touch = colls[values[k]]
+        ids = embed(b, C, it, after, int(pcs.priority[k]))
+        got = np.where(touch >= 0, ids[np.maximum(touch, 0)] if len(ids) else -1, -1)
+        return b.compute(W, mlp.update_flops(values[k]), it, "update", cols(after, *got.T))[:, None]
+
+    return iterate(b, c, pcs, exchange)
 
 
 _ALLREDUCE = {

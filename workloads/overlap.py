@@ -39,9 +39,9 @@ from netsim import checks
 
 from . import mlp
 from .errors import WorkloadError
-from .frontier import cols, merge
+from .frontier import cols, merge, one
 
-__all__ = ["OVERLAP", "DDP_BUCKET_BYTES", "Pieces", "check_overlap", "pieces", "unit_deps", "embed",
+__all__ = ["OVERLAP", "DDP_BUCKET_BYTES", "Pieces", "check_overlap", "pieces", "pieces_of", "iterate", "unit_deps", "embed",
            "touching", "exposed_communication", "piece_segments"]
 
 #: The modes of the ``overlap`` option.
@@ -204,6 +204,65 @@ def piece_segments(bounds, pcs):
     hi = np.minimum(pcs.hi[:, None], bounds[None, 1:])
     k, s = np.nonzero(hi > lo)
     return np.stack([k, s, lo[k, s], hi[k, s]], 1).astype(np.int64)
+
+
+def pieces_of(model, hyper, bytes_per_value):
+    """:func:`pieces` of a recording's hyper-parameters (``overlap``, ``bucket_bytes``,
+    ``partition_bytes``), as the schedules of ps-sync and allreduce read them.
+
+    Examples
+    --------
+    >>> pieces_of((4, 16, 16, 3), {"overlap": "layerwise"}, 4.0).values.tolist()
+    [51, 272, 80]
+    """
+    return pieces(model, hyper["overlap"], bytes_per_value,
+                  hyper.get("bucket_bytes", DDP_BUCKET_BYTES), hyper.get("partition_bytes"))
+
+
+def iterate(b, c, pcs, exchange):
+    """Every iteration of an overlapped schedule, on the Frontier ``b``; returns ``b.build()``.
+
+    Per iteration: each worker's forward and backward ops (:meth:`Frontier.forward_backward`;
+    the forward of a unit waits for what the previous iteration's exchanges of its pieces
+    returned), then for each piece ``k`` in order ``exchange(it, k, after)``, ``after`` the
+    backward ops completing piece ``k`` (one per worker), which adds the piece's traffic
+    and returns the ops (a row per worker) the piece's next forward waits for.
+
+    Parameters
+    ----------
+    b : workloads.frontier.Frontier
+        Workers are ranks ``0 .. c.P - 1``.
+    c : workloads.plan.Plan
+        The schedule's plan (``P``, ``model``, ``batch``, ``iterations``).
+    pcs : Pieces
+    exchange : callable
+
+    Returns
+    -------
+    netsim.Trace
+
+    Examples
+    --------
+    A worker's piece exchanged as one 4-byte message to a second rank:
+
+    >>> from types import SimpleNamespace
+    >>> from workloads.frontier import Frontier
+    >>> c = SimpleNamespace(P=1, model=mlp.model_of((4, 3)), batch=1, iterations=2)
+    >>> b = Frontier(2); pcs = pieces(c.model, "layerwise")
+    >>> t = iterate(b, c, pcs, lambda it, k, after: b.send([0], [1], [4.0], it, "push",
+    ...                                                   one(after))[:, None])
+    >>> t.num_messages, t.num_iterations
+    (2, 2)
+    """
+    W = np.arange(c.P)
+    arrive, last = None, None
+    for it in range(c.iterations):
+        bwd = b.forward_backward(W, c.model, c.batch, it,
+                                 None if last is None else one(last),
+                                 None if arrive is None else unit_deps(c.model, pcs, arrive))
+        arrive = [exchange(it, k, bwd[pcs.ready[k]]) for k in range(len(pcs.lo))]
+        last = bwd[0]
+    return b.build()
 
 
 def unit_deps(model, pcs, arrive):

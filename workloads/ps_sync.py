@@ -41,7 +41,8 @@ from .errors import ProjectionError, WorkloadError
 from .frontier import Frontier, cols, one
 from .plan import (Recording, bytes_by, dense_bpv, finish, grad_deps, plan, recorded_index,
                    recording, steps_per_epoch, tag_mask, train_samples)
-from .overlap import DDP_BUCKET_BYTES, OVERLAP, check_overlap, piece_segments, pieces, unit_deps
+from .overlap import (DDP_BUCKET_BYTES, OVERLAP, check_overlap, iterate, piece_segments, pieces,
+                      pieces_of)
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
@@ -398,31 +399,24 @@ def _overlapped(c, stats, bounds, W, srv):
     server holding part of it, every worker's push (after the backward op completing
     the piece), the server's update once the P pushes are in, and its pull to every
     worker; the next forward op of a unit waits for the pulls of its pieces."""
-    P, S, model, hyper = c.P, c.S, c.model, c.rec.hyper
-    pcs = pieces(model, hyper["overlap"], stats["push"],
-                 hyper.get("bucket_bytes", DDP_BUCKET_BYTES), hyper.get("partition_bytes"))
+    P, S = c.P, c.S
+    pcs = pieces_of(c.model, c.rec.hyper, stats["push"])
     segs = piece_segments(bounds, pcs)
     b = Frontier(P + S)
-    arrive, last = None, None
-    for it in range(c.iterations):
-        bwd = b.forward_backward(W, model, c.batch, it,
-                                 None if last is None else one(last),
-                                 None if arrive is None else unit_deps(model, pcs, arrive))
-        arrive = []
-        for k in range(len(pcs.lo)):
-            sk = segs[segs[:, 0] == k]
-            s, v = sk[:, 1], (sk[:, 3] - sk[:, 2]).astype(np.float64)
-            n = len(s)
-            prio = int(pcs.priority[k])
-            push = b.send(np.repeat(W, n), np.tile(srv[s], P), np.tile(v * stats["push"], P),
-                          it, "push", one(np.repeat(bwd[pcs.ready[k]], n)), prio)
-            upd = b.compute(srv[s], server_update_flops(P, v), it, "update",
-                            cols(*push.reshape(P, n)))
-            pull = b.send(np.repeat(srv[s], P), np.tile(W, n), np.repeat(v * stats["pull"], P),
-                          it, "pull", one(np.repeat(upd, P)), prio)
-            arrive.append(pull.reshape(n, P).T)
-        last = bwd[0]
-    return b.build()
+
+    def exchange(it, k, after):
+        sk = segs[segs[:, 0] == k]
+        s, v = sk[:, 1], (sk[:, 3] - sk[:, 2]).astype(np.float64)
+        n, prio = len(s), int(pcs.priority[k])
+        push = b.send(np.repeat(W, n), np.tile(srv[s], P), np.tile(v * stats["push"], P),
+                      it, "push", one(np.repeat(after, n)), prio)
+        upd = b.compute(srv[s], server_update_flops(P, v), it, "update",
+                        cols(*push.reshape(P, n)))
+        pull = b.send(np.repeat(srv[s], P), np.tile(W, n), np.repeat(v * stats["pull"], P),
+                      it, "pull", one(np.repeat(upd, P)), prio)
+        return pull.reshape(n, P).T
+
+    return iterate(b, c, pcs, exchange)
 
 
 def measure_sparse(trace, push, down):
