@@ -10,9 +10,10 @@ Two paths give bit-identical results. An event touching a few flows uses the
 incremental one: per-link sets of flow slots kept up to date, the affected
 component found by a search from the changed links, rates solved in plain
 Python (no numpy call overhead) and predicted ends kept in a heap. A large batch
-(a step of a synchronous collective) uses the vectorised one over all active
-flows; it leaves the index and heap stale, to be rebuilt by the next small event.
-Both visit flows in slot order and sum loads in that order, so they agree bit for
+(a step of a synchronous collective) or a large component uses compiled loops
+over all active flows (:mod:`netsim.kernels`); a large batch leaves the index and
+heap stale, to be rebuilt by the next small event. Both visit flows in slot order
+and sum loads in that order with the same float operations, so they agree bit for
 bit; the property tests check it.
 """
 
@@ -25,50 +26,8 @@ from .maxmin import max_min_rates, max_min_rates_small
 __all__ = ["SATURATION", "FlowTable"]
 
 SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
-_SWEEPS = 4  # closure sweeps over the active flows before solving connected components
 _SMALL_SOLVE = 16  # components of at most this many flows are solved in plain Python
 _NONE = np.zeros(0, np.int64)
-
-
-def _closure(links, mark, pad):
-    """Rows of ``links`` connected to a marked link through shared links; marks their links.
-
-    Flows are edges between the links they cross (each joined to its first link), so
-    the answer is the connected components that hold a marked link.
-    """
-    # Imported here: scipy.sparse costs a third of a second at import, and most runs
-    # never reach a chain long enough to need it.
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    valid = links != pad
-    ids, node = np.unique(links[valid], return_inverse=True)
-    idx = np.full(links.shape, -1, np.int64)
-    idx[valid] = node.reshape(-1)
-    first = idx[:, 0]  # a flow crosses at least one real link
-    rest = idx[:, 1:]
-    u = np.repeat(first, rest.shape[1])
-    v = rest.ravel()
-    real = v >= 0
-    graph = coo_matrix((np.ones(int(real.sum()), np.int8), (u[real], v[real])),
-                       shape=(len(ids), len(ids)))
-    ncomp, label = connected_components(graph, directed=False)
-    hit = np.zeros(ncomp, bool)
-    hit[label[mark[ids]]] = True
-    mark[ids[hit[label]]] = True
-    return hit[label[first]]
-
-
-def _marked_rows(mark, links):
-    """Whether each row of ``links`` crosses a link marked in ``mark``.
-
-    Column by column: for the few columns of a route this is several times faster
-    than ``mark[links].any(axis=1)`` and gives the same answer.
-    """
-    sel = mark[links[:, 0]]
-    for j in range(1, links.shape[1]):
-        sel |= mark[links[:, j]]
-    return sel
 
 
 class FlowTable:
@@ -247,7 +206,7 @@ class FlowTable:
 
         A few changed flows take the incremental path (the per-link index, plain
         Python); a large batch (the steps of a synchronous collective) the
-        vectorised one over the active flows. Both give identical results.
+        compiled one over the active flows. Both give identical results.
         """
         if len(added) + len(finished) <= self.small:
             added = added.tolist() if isinstance(added, np.ndarray) else added
@@ -311,93 +270,34 @@ class FlowTable:
         return sorted(comp), sorted(marked)
 
     def _component_scan(self, added, removed):
-        """Vectorised :meth:`_component` over every active flow, for large batches."""
-        L = self.L
-        mark = self._mark  # all False between calls
-        mark[removed] = True
-        mark[self.fl_links[added].ravel()] = True
-        mark[L] = False
-        active = np.flatnonzero(self.fl_active)
-        links = self.fl_links.take(active, axis=0)
-        sel = _marked_rows(mark, links)
-        # Close over flows sharing a link with a marked link. A few sweeps settle the usual
-        # case; a long chain of flows (one per sweep) is left to a connected-components solve.
-        # Each sweep marks the links of the flows it newly selected (the others' links are
-        # marked already) and tests only the flows not selected yet.
-        rest = np.flatnonzero(~sel)
-        new = links[sel].ravel()
-        for _ in range(_SWEEPS):
-            grow = ~mark[new]
-            grow &= new != L
-            if not grow.any():
-                break
-            mark[new[grow]] = True
-            hit = rest[_marked_rows(mark, links.take(rest, axis=0))]
-            sel[hit] = True
-            rest = rest[~sel[rest]]
-            new = links.take(hit, axis=0).ravel()
-        else:
-            sel = _closure(links, mark, L)
-        changed = np.flatnonzero(mark)
-        mark[changed] = False
-        return active[sel], changed
+        """:meth:`_component` for large batches: a compiled search over every active flow."""
+        from .kernels import component  # imported here: see maxmin._fill
 
-    def _account(self, changed):
-        """Add busy and saturated time of ``changed`` link directions up to now."""
-        now = self.now
-        dt = now - self.link_t[changed]
-        load = self.load[changed]
-        self.busy[changed] += np.where(load > 0, dt, 0.0)
-        self.saturated[changed] += np.where(load >= SATURATION * self.cap[changed], dt, 0.0)
-        self.link_t[changed] = now
+        return component(self.fl_active, self.fl_links, self._mark, added,
+                         np.asarray(removed, np.int64), self.L)
 
     def _rerate_batch(self, comp, changed):
-        """Solve the rates of flows ``comp`` with numpy and set the loads of ``changed`` links.
+        """Solve the rates of flows ``comp`` and set the loads of ``changed`` links (compiled).
 
         ``comp`` is sorted by slot and ``changed`` by link; every link of ``comp``
         is in ``changed``.
         """
-        now = self.now
-        self._account(changed)
-        ncl = len(changed)
+        from .kernels import apply_rates  # imported here: see maxmin._fill
+
         if len(comp):
-            rem = self.fl_rem[comp] - self.fl_rate[comp] * (now - self.fl_t[comp])
-            np.maximum(rem, 0.0, out=rem)
-            self.fl_rem[comp] = rem
-            self.fl_t[comp] = now
-            links = self.fl_links.take(comp, axis=0)
-            rates = max_min_rates(links, self.cap, pad=self.L,
+            rates = max_min_rates(self.fl_links.take(comp, axis=0), self.cap, pad=self.L,
                                   priority=self.fl_prio[comp] if self.by_class else None)
             self.rate_solves += 1
-            self.fl_rate[comp] = rates
-            with np.errstate(divide="ignore"):  # a flow of a starved class never ends
-                finish = np.where(rates > 0, now + rem / rates, np.inf)
-            self.fl_finish[comp] = finish
-            if self.ends is not None:
-                self._push_ends(zip(finish.tolist(), comp.tolist()))
-            flat = links.ravel()
-            real = flat != self.L
-            self._pos[changed] = np.arange(ncl)  # a lookup: searchsorted costs 10x more
-            pos = self._pos[flat[real]]
-            new_load = np.bincount(pos, weights=np.repeat(rates, self.hops)[real], minlength=ncl)
-            new_count = np.bincount(pos, minlength=ncl)
         else:
-            new_load = np.zeros(ncl)
-            new_count = np.zeros(ncl, np.int64)
-        self._set_loads(changed, new_load, new_count)
-
-    def _set_loads(self, changed, new_load, new_count):
-        """Record new loads and flow counts of link directions ``changed`` (array, sorted)."""
-        if self.series is not None:
-            moved = new_load != self.load[changed]
-            if moved.any():
-                self.series.append((np.full(int(moved.sum()), self.now), changed[moved],
-                                    new_load[moved]))
-        self.load[changed] = new_load
-        util = new_load / self.cap[changed]
-        np.maximum(self.peak_util[changed], util, out=util)
-        self.peak_util[changed] = util
-        self.peak_flows[changed] = np.maximum(self.peak_flows[changed], new_count)
+            rates = np.zeros(0)
+        moved, moved_load = apply_rates(
+            comp, rates, changed, self.now, self.fl_rem, self.fl_rate, self.fl_t, self.fl_finish,
+            self.fl_links, self.cap, self.load, self.link_t, self.busy, self.saturated,
+            self.peak_util, self.peak_flows, self._pos, SATURATION, self.L, self.series is not None)
+        if len(moved):
+            self.series.append((np.full(len(moved), self.now), moved, moved_load))
+        if self.ends is not None and len(comp):
+            self._push_ends(zip(self.fl_finish[comp].tolist(), comp.tolist()))
 
     def _rerate_small(self, comp, changed):
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""

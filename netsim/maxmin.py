@@ -1,4 +1,4 @@
-"""Max-min fair rates by progressive filling, vectorised with numpy.
+"""Max-min fair rates by progressive filling: a compiled loop for batches, plain Python for a few flows.
 
 All flows start at rate 0 and grow together; when a link fills up, the flows
 crossing it freeze at their current rate and the others keep growing. Each round
@@ -31,6 +31,8 @@ SHARING = ("maxmin", "priority")
 # freeze in the same round, so that equal shares computed by different float
 # paths do not split into needless extra rounds.
 _SHARE_RTOL = 1e-12
+#: A link is a bottleneck of a round if its share is at most ``level * SHARE_CUT``.
+SHARE_CUT = 1 + _SHARE_RTOL
 
 
 def check_sharing(sharing):
@@ -119,51 +121,13 @@ def _by_class(flow_links, capacity, pad, priority, classes):
 
 
 def _fill(flow_links, capacity, pad):
-    """Progressive filling of one class (see :func:`max_min_rates`)."""
-    nflows, hops = flow_links.shape
-    valid = flow_links != pad
-    owner = np.repeat(np.arange(nflows), hops).reshape(nflows, hops)[valid]
-    capacity = np.asarray(capacity, np.float64)
-    ids, link = _distinct(flow_links[valid], len(capacity))
-    if len(ids) == len(link):
-        # No link is shared: every flow gets its own bottleneck (one solve for a batch of
-        # independent flows, as in every step of a ring on a star).
-        caps = np.full(flow_links.shape, np.inf)
-        caps[valid] = capacity[flow_links[valid]]
-        return caps.min(axis=1)
-    left = capacity[ids].copy()
-    nlinks = len(ids)
-    rates = np.zeros(nflows)
-    live = np.ones(len(owner), bool)  # incidence entries of unfrozen flows
-    while live.any():
-        count = np.bincount(link[live], minlength=nlinks)
-        used = count > 0
-        share = np.full(nlinks, np.inf)
-        share[used] = left[used] / count[used]
-        level = share.min()
-        bottleneck = share <= level * (1 + _SHARE_RTOL)
-        hit = np.zeros(nflows, bool)
-        hit[owner[live & bottleneck[link]]] = True
-        rates[hit] = level
-        newly = live & hit[owner]
-        left -= level * np.bincount(link[newly], minlength=nlinks)
-        np.maximum(left, 0.0, out=left)
-        live &= ~newly
-    return rates
+    """Progressive filling of one class (see :func:`max_min_rates`), compiled."""
+    # Imported here: numba's import and the kernels' load from cache cost a few tenths
+    # of a second that runs without a large batch never need.
+    from .kernels import fill
 
-
-def _distinct(values, bound):
-    """``np.unique(values, return_inverse=True)`` for ints in ``[0, bound)``, by lookup.
-
-    The sorted distinct values and each value's index among them; a lookup table
-    costs a fraction of unique's sort on the large batches of a replay.
-    """
-    present = np.zeros(bound, bool)
-    present[values] = True
-    ids = np.flatnonzero(present)
-    index = np.empty(bound, np.int64)
-    index[ids] = np.arange(len(ids))
-    return ids, index[values]
+    return fill(np.ascontiguousarray(flow_links, np.int64),
+                np.ascontiguousarray(capacity, np.float64), int(pad))
 
 
 def max_min_rates_small(routes, capacity, priority=None):
@@ -225,7 +189,7 @@ def _fill_small(routes, capacity):
             for link in routes[f]:
                 count[link] += 1
         level = min(left[link] / c for link, c in count.items() if c)
-        bound = level * (1 + _SHARE_RTOL)
+        bound = level * SHARE_CUT
         tight = {link for link, c in count.items() if c and left[link] / c <= bound}
         frozen = dict.fromkeys(links, 0)
         rest = []

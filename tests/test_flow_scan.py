@@ -1,9 +1,9 @@
-"""The vectorised search for the flows a batch affects, against a global max-min solve.
+"""The compiled search for the flows a batch affects, against a global max-min solve.
 
 A chain of flows, flow i crossing links i and i + 1, is one connected component:
 a flow added at its head changes every rate down the chain. The batch path
-(:meth:`FlowTable.rerate` with ``small=-1``) must find the whole chain, whether the
-search settles in a few sweeps or falls back to connected components, and its rates
+(:meth:`FlowTable.rerate` with ``small=-1``, :func:`netsim.kernels.component`) must
+find the whole chain, short or long, and its rates
 must equal a max-min solve over every active flow (:func:`netsim.maxmin.max_min_rates`)
 and the incremental path's bit for bit. A flow on links of its own stays untouched.
 """
@@ -28,7 +28,7 @@ def _chain(small, length):
     return table, cap, np.concatenate([slots, head]), before
 
 
-@pytest.mark.parametrize("length", [3, 12])  # settles in sweeps / needs the components solve
+@pytest.mark.parametrize("length", [3, 12])
 def test_batch_search_finds_the_whole_chain(length):
     batch, cap, slots, before = _chain(-1, length)
     incremental, _, _, _ = _chain(10 ** 6, length)
