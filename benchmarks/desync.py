@@ -11,6 +11,8 @@ Patterns (100 MB on a 10 GbE star, 1 us links, fixed seeds):
 * ``chains``: every rank sends ``2 (P - 1)`` messages of ``nbytes / P`` to its right
   neighbour, each after the previous one and a random compute gap, with no
   dependency between ranks;
+* ``sync-ring``: the synchronous ring allreduce (``netsim.collectives.ring_allreduce``),
+  in SimGrid the ``desync-ring`` program with every gap 0;
 * ``ps-async`` and ``ps-async-straggler``: the asynchronous parameter server's
   trace (:func:`workloads.ps_async.schedule`, P workers and one server, 100
   iterations, from the statistics of a 4-worker run recorded on digits), as
@@ -192,16 +194,19 @@ def run_simgrid(kind, P, workdir, s4u=None):
 
     Returns the program's JSON: wall and CPU seconds, simulated makespan.
     """
-    trace = desync_trace(P, pattern=kind)
+    # The synchronous ring is the desynchronised one with every gap 0 (the same messages and
+    # dependencies as netsim.collectives.ring_allreduce).
+    pattern, gap = ("desync-ring", 0.0) if kind == "sync-ring" else (kind, 1e-3)
+    trace = desync_trace(P, pattern=pattern, gap=gap)
     gaps = trace.duration[~trace.is_message]  # in (step, rank) order, as the programs read them
-    gaps_file = os.path.join(workdir, f"gaps{P}.txt")
+    gaps_file = os.path.join(workdir, f"gaps{P}-{kind}.txt")
     platform = os.path.join(workdir, f"star{P}.xml")
     with open(gaps_file, "w") as f:
         f.write("\n".join(repr(float(g)) for g in gaps))
     with open(platform, "w") as f:
         f.write(PLATFORM.format(last=P - 1))
     cmd = [s4u] if s4u else [SYSTEM_PYTHON, os.path.join(HERE, "simgrid_desync.py")]
-    out = subprocess.run(cmd + [kind, str(P), gaps_file, platform],
+    out = subprocess.run(cmd + [pattern, str(P), gaps_file, platform],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -248,7 +253,7 @@ def main(argv=None):
         line = (f"{kind:<20}{P:>6}{r['messages']:>12,}{len(runs):>5}{load:>7.2f}{wall:>9.2f}{cpu:>9.2f}"
                 f"{1e6 * cpu / r['messages']:>8.1f}{max(x['rss_mb'] for x in runs):>9.0f}"
                 f"{r['makespan']:>12.6g}")
-        if simgrid and kind in ("desync-ring", "chains") and P <= args.simgrid_max_p:
+        if simgrid and kind in ("desync-ring", "chains", "sync-ring") and P <= args.simgrid_max_p:
             sg = [run_simgrid(kind, P, workdir) for _ in runs]
             sg_cpu = statistics.median(x["cpu"] for x in sg)
             line += f"{sg_cpu:>10.2f}{sg_cpu / cpu:>6.1f}"

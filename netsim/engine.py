@@ -44,7 +44,7 @@ from .errors import DeadlockError
 from .flows import SATURATION, FlowTable
 from .maxmin import check_sharing
 from .network import route_loads
-from .trace import ranges, successors
+from .trace import successors
 
 __all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
 
@@ -288,14 +288,9 @@ class _Replay:
 
     def _release(self, done):
         """Count ``done`` off their successors' waits; return the successors now ready, ascending."""
-        lo = self.succ_ptr[done]
-        succ = self.succ[ranges(lo, self.succ_ptr[done + 1] - lo)]
-        if len(succ) <= 1 or (succ[1:] > succ[:-1]).all():  # no successor twice: no unique
-            self.waiting[succ] -= 1
-            return succ[self.waiting[succ] == 0]
-        uniq, counts = np.unique(succ, return_counts=True)
-        self.waiting[uniq] -= counts
-        return uniq[self.waiting[uniq] == 0]
+        from .kernels import release  # imported here: see maxmin._fill
+
+        return release(np.asarray(done, np.int64), self.succ_ptr, self.succ, self.waiting)
 
     # -- driver --------------------------------------------------------------------------
     def run(self):
