@@ -59,6 +59,11 @@ def _closure(links, mark, pad):
     return hit[label[first]]
 
 
+def _as_list(x):
+    """``x`` as a Python list (the incremental path's sequences may be arrays or lists)."""
+    return x.tolist() if isinstance(x, np.ndarray) else x
+
+
 def _marked_rows(mark, links):
     """Whether each row of ``links`` crosses a link marked in ``mark``.
 
@@ -129,6 +134,7 @@ class FlowTable:
         self.now = 0.0
         self.series = [] if link_series else None
         self.rate_solves = 0
+        self._free = None  # free slots as a heap for add_one; None when stale, see _alloc
         self._alloc(64)
         # Link statistics, indexed by link direction (plus the dummy pad link L).
         self.load = np.zeros(L + 1)
@@ -137,6 +143,14 @@ class FlowTable:
         self.saturated = np.zeros(L + 1)
         self.peak_util = np.zeros(L + 1)
         self.peak_flows = np.zeros(L + 1, np.int64)
+        # The incremental path reads and writes single links and flows. Memoryviews of
+        # the numpy columns give plain Python floats and ints at about half numpy's cost
+        # per element, on the same memory (both paths update these arrays in place;
+        # _alloc renews the flows' views when it replaces their arrays).
+        self.v_cap, self.v_load, self.v_link_t = (memoryview(a) for a in (self.cap, self.load,
+                                                                          self.link_t))
+        self.v_busy, self.v_saturated = memoryview(self.busy), memoryview(self.saturated)
+        self.v_peak_util, self.v_peak_flows = memoryview(self.peak_util), memoryview(self.peak_flows)
         self._mark = np.zeros(L + 1, bool)
         self._pos = np.zeros(L + 1, np.int64)  # scratch: a link's position in `changed`
         # Predicted flow ends as a heap of (time, slot), valid where end_of[slot] == time;
@@ -153,6 +167,7 @@ class FlowTable:
 
         Returns the slots, in the order of ``ops``.
         """
+        self._free = None  # add_one's heap of free slots is rebuilt when next needed
         if len(ops) == 1:
             slot = int(self.fl_active.argmin())  # the first free slot, if there is one
             if not self.fl_active[slot]:
@@ -168,6 +183,28 @@ class FlowTable:
         slots = free[:len(ops)]
         self._fill(slots, ops, sizes, links, priority)
         return slots
+
+    def add_one(self, op, size, links, priority=0):
+        """:meth:`add` for one message, in plain Python: its slot, the lowest free one.
+
+        ``links`` is its padded route (a row of :meth:`add`'s ``links``).
+        """
+        free = self._free
+        if free is None:  # stale after a numpy add or pop: ascending, so a valid heap
+            free = self._free = np.flatnonzero(~self.fl_active).tolist()
+        if not free:
+            n = len(self.fl_active)
+            self._alloc(max(2 * n, n + 1))  # as add grows for one flow
+            free = self._free = np.flatnonzero(~self.fl_active).tolist()
+        slot = heapq.heappop(free)
+        self.v_active[slot] = True
+        self.v_prio[slot] = priority
+        self.v_op[slot] = op
+        self.v_rem[slot] = size
+        self.v_t[slot] = self.now
+        self.v_rate[slot] = 0.0
+        self.fl_links[slot] = links
+        return slot
 
     def _fill(self, slots, ops, sizes, links, priority):
         """Start flows ``ops`` in ``slots`` (a slot or an array of them)."""
@@ -188,11 +225,43 @@ class FlowTable:
         finished = self._finished(limit)
         if not len(finished):
             return finished, finished, finished
+        self._free = None  # add_one's heap of free slots is rebuilt when next needed
         removed = self.fl_links[finished].ravel()
         ended = self.fl_op[finished]
         self.fl_active[finished] = False
         self.fl_finish[finished] = np.inf
         self.fl_rate[finished] = 0.0
+        return ended, finished, removed
+
+    def pop_few(self, limit):
+        """:meth:`pop_finished` for the incremental path, in plain Python.
+
+        Returns lists: the ops of the flows predicted to end by ``limit``, their
+        slots (ascending) and the links they crossed (no padding). When a batch has
+        left the heap of ends stale, returns :meth:`pop_finished`'s arrays instead.
+        """
+        if limit < self.first_finish:
+            return (), (), ()
+        if self.ends is None:
+            return self.pop_finished(limit)
+        ends, end_of = self.ends, self.end_of
+        finished = []
+        while ends and ends[0][0] <= limit:
+            t, slot = heapq.heappop(ends)
+            if end_of.get(slot) == t:
+                del end_of[slot]
+                finished.append(slot)
+        finished.sort()
+        ended, removed = [], []
+        route, free = self.route, self._free  # the index is current while the heap is
+        for slot in finished:
+            ended.append(self.v_op[slot])
+            removed.extend(route[slot])
+            self.v_active[slot] = False
+            self.v_finish[slot] = np.inf
+            self.v_rate[slot] = 0.0
+            if free is not None:
+                heapq.heappush(free, slot)
         return ended, finished, removed
 
     def _alloc(self, size):
@@ -214,6 +283,11 @@ class FlowTable:
         ext("fl_rate", 0.0, np.float64)
         ext("fl_finish", np.inf, np.float64)
         ext("fl_links", self.L, np.int64, (self.hops,))
+        self._free = None  # rebuilt from fl_active when add_one next needs it
+        self.v_active, self.v_op, self.v_prio = (memoryview(a) for a in (self.fl_active, self.fl_op,
+                                                                         self.fl_prio))
+        self.v_rem, self.v_t = memoryview(self.fl_rem), memoryview(self.fl_t)
+        self.v_rate, self.v_finish = memoryview(self.fl_rate), memoryview(self.fl_finish)
 
     def _finished(self, limit):
         """Slots of the flows predicted to end by ``limit``, ascending."""
@@ -239,19 +313,21 @@ class FlowTable:
             heapq.heappop(ends)  # stale: the flow was re-rated or has ended
         return ends[0][0] if ends else np.inf
 
-    def rerate(self, added, finished, removed):
+    def rerate(self, added, finished, removed, routes=None):
         """Recompute max-min rates for the flows connected to the flows that started or ended.
 
         ``added`` and ``finished`` are flow slots, ``removed`` the links the finished
-        flows crossed (their slots may already hold new flows).
+        flows crossed (their slots may already hold new flows); arrays or lists.
+        ``routes``, if given, are the links of each added flow without padding
+        (the incremental path then need not read them back).
 
         A few changed flows take the incremental path (the per-link index, plain
         Python); a large batch (the steps of a synchronous collective) the
         vectorised one over the active flows. Both give identical results.
         """
         if len(added) + len(finished) <= self.small:
-            added = added.tolist() if isinstance(added, np.ndarray) else added
-            comp, changed = self._component(added, finished.tolist(), removed.tolist())
+            comp, changed = self._component(_as_list(added), _as_list(finished),
+                                            _as_list(removed), routes)
             if len(comp) <= _SMALL_SOLVE:
                 self._rerate_small(comp, changed)
             else:
@@ -279,22 +355,27 @@ class FlowTable:
                     self.on_link[k].add(slot)
         return self.on_link, self.route
 
-    def _component(self, added, finished, removed):
+    def _component(self, added, finished, removed, routes=None):
         """Flows sharing a link, transitively, with an added or finished flow; their links.
 
         Updates the per-link index with ``added`` and ``finished`` first; ``removed``
-        are the links of the finished flows. Returns
-        two sorted lists: flow slots whose rates may change, and the link
+        are the links of the finished flows, ``routes`` (optional) those of the added
+        ones. Returns two sorted lists: flow slots whose rates may change, and the link
         directions whose load may change.
         """
         on_link, route = self._index()
         L = self.L
-        marked = {k for k in removed if k != L}
+        marked = set(removed)
+        marked.discard(L)
         for slot in finished:
             for k in route.pop(slot, ()):
                 on_link[k].discard(slot)
-        for slot in added:
-            links = route[slot] = tuple(k for k in self.fl_links[slot].tolist() if k != L)
+        for i, slot in enumerate(added):
+            if routes is None:
+                links = tuple(k for k in self.fl_links[slot].tolist() if k != L)
+            else:
+                links = routes[i]
+            route[slot] = links
             for k in links:
                 on_link[k].add(slot)
             marked.update(links)
@@ -402,50 +483,61 @@ class FlowTable:
     def _rerate_small(self, comp, changed):
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
         now = self.now
-        load, cap, link_t = self.load, self.cap, self.link_t
+        load, cap, link_t = self.v_load, self.v_cap, self.v_link_t
+        busy, saturated = self.v_busy, self.v_saturated
         for k in changed:
-            dt = now - float(link_t[k])
-            x = float(load[k])
+            dt = now - link_t[k]
+            x = load[k]
             if x > 0:
-                self.busy[k] += dt
-            if x >= SATURATION * float(cap[k]):
-                self.saturated[k] += dt
+                busy[k] += dt
+            if x >= SATURATION * cap[k]:
+                saturated[k] += dt
             link_t[k] = now
         new_load = dict.fromkeys(changed, 0.0)
         new_count = dict.fromkeys(changed, 0)
         if comp:
             route = self.route
             routes = [route[slot] for slot in comp]
-            prio = [int(self.fl_prio[slot]) for slot in comp] if self.by_class else None
-            rates = max_min_rates_small(routes, cap, prio)
+            first = routes[0]
+            if len(comp) == 1 and len(set(first)) == len(first):
+                # One flow, no link twice: its smallest capacity, which is what
+                # _fill_small's no-shared-link case computes (min is exact).
+                rates = [min([cap[k] for k in first])]
+            else:
+                prio = [self.v_prio[slot] for slot in comp] if self.by_class else None
+                rates = max_min_rates_small(routes, cap, prio)
             self.rate_solves += 1
-            fl_rem, fl_rate, fl_t, fl_finish = self.fl_rem, self.fl_rate, self.fl_t, self.fl_finish
-            ends = []
+            fl_rem, fl_rate, fl_t, fl_finish = self.v_rem, self.v_rate, self.v_t, self.v_finish
+            heap, end_of = self.ends, self.end_of  # _push_ends inlined for speed
             for slot, links, r in zip(comp, routes, rates):
-                rem = float(fl_rem[slot]) - float(fl_rate[slot]) * (now - float(fl_t[slot]))
+                rem = fl_rem[slot] - fl_rate[slot] * (now - fl_t[slot])
                 rem = max(rem, 0.0)
                 fl_rem[slot] = rem
                 fl_t[slot] = now
                 fl_rate[slot] = r
                 fl_finish[slot] = end = now + rem / r if r > 0 else np.inf
-                ends.append((end, slot))
+                if heap is not None:
+                    end_of[slot] = end
+                    heapq.heappush(heap, (end, slot))
                 for k in links:
                     new_load[k] += r
                     new_count[k] += 1
-            self._push_ends(ends)
+            if heap is None:
+                self._push_ends(())  # rebuilds the heap from every active flow
         if self.series is not None:
-            moved = [k for k in changed if new_load[k] != float(load[k])]
+            moved = [k for k in changed if new_load[k] != load[k]]
             if moved:
                 self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
                                     np.array([new_load[k] for k in moved])))
+        peak_util, peak_flows = self.v_peak_util, self.v_peak_flows
         for k in changed:
             x = new_load[k]
             load[k] = x
-            util = x / float(cap[k])
-            if util > self.peak_util[k]:
-                self.peak_util[k] = util
-            if new_count[k] > self.peak_flows[k]:
-                self.peak_flows[k] = new_count[k]
+            util = x / cap[k]
+            if util > peak_util[k]:
+                peak_util[k] = util
+            if new_count[k] > peak_flows[k]:
+                peak_flows[k] = new_count[k]
 
     def _push_ends(self, ends):
         """Record new predicted ends ``(time, slot)``; rebuild the heap if a batch left it stale."""
