@@ -326,8 +326,9 @@ class FlowTable:
         vectorised one over the active flows. Both give identical results.
         """
         if len(added) + len(finished) <= self.small:
-            comp, changed = self._component(_as_list(added), _as_list(finished),
-                                            _as_list(removed), routes)
+            if routes is None:  # arrays, unless from the engine's small path
+                added, finished, removed = _as_list(added), _as_list(finished), _as_list(removed)
+            comp, changed = self._component(added, finished, removed, routes)
             if len(comp) <= _SMALL_SOLVE:
                 self._rerate_small(comp, changed)
             else:
@@ -363,7 +364,9 @@ class FlowTable:
         ones. Returns two sorted lists: flow slots whose rates may change, and the link
         directions whose load may change.
         """
-        on_link, route = self._index()
+        on_link, route = self.on_link, self.route
+        if on_link is None:
+            on_link, route = self._index()
         L = self.L
         marked = set(removed)
         marked.discard(L)
@@ -379,6 +382,14 @@ class FlowTable:
             for k in links:
                 on_link[k].add(slot)
             marked.update(links)
+        # The usual desynchronised event touches a flow alone on its links: no search.
+        if not added:
+            if all(not on_link[k] for k in marked):
+                return [], sorted(marked)
+        elif len(added) == 1:
+            alone = set(added)
+            if all(on_link[k] == alone for k in marked):
+                return added, sorted(marked)
         comp = set()
         stack = list(marked)
         while stack:
@@ -483,20 +494,10 @@ class FlowTable:
     def _rerate_small(self, comp, changed):
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
         now = self.now
-        load, cap, link_t = self.v_load, self.v_cap, self.v_link_t
-        busy, saturated = self.v_busy, self.v_saturated
-        for k in changed:
-            dt = now - link_t[k]
-            x = load[k]
-            if x > 0:
-                busy[k] += dt
-            if x >= SATURATION * cap[k]:
-                saturated[k] += dt
-            link_t[k] = now
         new_load = dict.fromkeys(changed, 0.0)
         new_count = dict.fromkeys(changed, 0)
         if comp:
-            route = self.route
+            route, cap = self.route, self.v_cap
             routes = [route[slot] for slot in comp]
             first = routes[0]
             if len(comp) == 1 and len(set(first)) == len(first):
@@ -524,20 +525,32 @@ class FlowTable:
                     new_count[k] += 1
             if heap is None:
                 self._push_ends(())  # rebuilds the heap from every active flow
-        if self.series is not None:
-            moved = [k for k in changed if new_load[k] != load[k]]
-            if moved:
-                self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
-                                    np.array([new_load[k] for k in moved])))
+        # One pass over the links (_account then _set_loads): busy and saturated time
+        # up to now at the old load, then the new load, its peaks and series.
+        load, cap, link_t = self.v_load, self.v_cap, self.v_link_t
+        busy, saturated = self.v_busy, self.v_saturated
         peak_util, peak_flows = self.v_peak_util, self.v_peak_flows
+        moved = []
         for k in changed:
-            x = new_load[k]
-            load[k] = x
-            util = x / cap[k]
+            dt = now - link_t[k]
+            x = load[k]
+            if x > 0:
+                busy[k] += dt
+            if x >= SATURATION * cap[k]:
+                saturated[k] += dt
+            link_t[k] = now
+            y = new_load[k]
+            if y != x:
+                moved.append(k)
+            load[k] = y
+            util = y / cap[k]
             if util > peak_util[k]:
                 peak_util[k] = util
             if new_count[k] > peak_flows[k]:
                 peak_flows[k] = new_count[k]
+        if self.series is not None and moved:
+            self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
+                                np.array([new_load[k] for k in moved])))
 
     def _push_ends(self, ends):
         """Record new predicted ends ``(time, slot)``; rebuild the heap if a batch left it stale."""
