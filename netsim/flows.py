@@ -382,13 +382,20 @@ class FlowTable:
             for k in links:
                 on_link[k].add(slot)
             marked.update(links)
-        # The usual desynchronised event touches a flow alone on its links: no search.
+        # The usual desynchronised event touches a flow alone on its links: no search
+        # (explicit loops: a generator in all() costs more than the test).
         if not added:
-            if all(not on_link[k] for k in marked):
+            for k in marked:
+                if on_link[k]:
+                    break
+            else:
                 return [], sorted(marked)
         elif len(added) == 1:
             alone = set(added)
-            if all(on_link[k] == alone for k in marked):
+            for k in marked:
+                if on_link[k] != alone:
+                    break
+            else:
                 return added, sorted(marked)
         comp = set()
         stack = list(marked)
@@ -494,8 +501,7 @@ class FlowTable:
     def _rerate_small(self, comp, changed):
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
         now = self.now
-        new_load = dict.fromkeys(changed, 0.0)
-        new_count = dict.fromkeys(changed, 0)
+        new_load, new_count = {}, {}  # of the links of comp; the other changed links go to 0
         if comp:
             route, cap = self.route, self.v_cap
             routes = [route[slot] for slot in comp]
@@ -521,8 +527,8 @@ class FlowTable:
                     end_of[slot] = end
                     heapq.heappush(heap, (end, slot))
                 for k in links:
-                    new_load[k] += r
-                    new_count[k] += 1
+                    new_load[k] = new_load.get(k, 0.0) + r  # from 0.0, as _rerate_batch sums
+                    new_count[k] = new_count.get(k, 0) + 1
             if heap is None:
                 self._push_ends(())  # rebuilds the heap from every active flow
         # One pass over the links (_account then _set_loads): busy and saturated time
@@ -539,18 +545,19 @@ class FlowTable:
             if x >= SATURATION * cap[k]:
                 saturated[k] += dt
             link_t[k] = now
-            y = new_load[k]
+            y = new_load.get(k, 0.0)
             if y != x:
                 moved.append(k)
             load[k] = y
             util = y / cap[k]
             if util > peak_util[k]:
                 peak_util[k] = util
-            if new_count[k] > peak_flows[k]:
-                peak_flows[k] = new_count[k]
+            n = new_count.get(k, 0)
+            if n > peak_flows[k]:
+                peak_flows[k] = n
         if self.series is not None and moved:
             self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
-                                np.array([new_load[k] for k in moved])))
+                                np.array([new_load.get(k, 0.0) for k in moved])))
 
     def _push_ends(self, ends):
         """Record new predicted ends ``(time, slot)``; rebuild the heap if a batch left it stale."""
