@@ -147,10 +147,9 @@ class FlowTable:
         # the numpy columns give plain Python floats and ints at about half numpy's cost
         # per element, on the same memory (both paths update these arrays in place;
         # _alloc renews the flows' views when it replaces their arrays).
-        self.v_cap, self.v_load, self.v_link_t = (memoryview(a) for a in (self.cap, self.load,
-                                                                          self.link_t))
-        self.v_busy, self.v_saturated = memoryview(self.busy), memoryview(self.saturated)
-        self.v_peak_util, self.v_peak_flows = memoryview(self.peak_util), memoryview(self.peak_flows)
+        # The links' views are one tuple, as _rerate_small unpacks it.
+        self.views = tuple(memoryview(a) for a in (self.cap, self.load, self.link_t, self.busy,
+                                                   self.saturated, self.peak_util, self.peak_flows))
         self._mark = np.zeros(L + 1, bool)
         self._pos = np.zeros(L + 1, np.int64)  # scratch: a link's position in `changed`
         # Predicted flow ends as a heap of (time, slot), valid where end_of[slot] == time;
@@ -502,20 +501,22 @@ class FlowTable:
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
         now = self.now
         new_load, new_count = {}, {}  # of the links of comp; the other changed links go to 0
+        views = self.views  # one attribute load for all the memoryviews
         if comp:
-            route, cap = self.route, self.v_cap
-            routes = [route[slot] for slot in comp]
-            first = routes[0]
-            if len(comp) == 1 and len(set(first)) == len(first):
+            # map() rather than comprehensions: a comprehension is a function call in 3.11
+            routes = list(map(self.route.__getitem__, comp))
+            cap = views[0]
+            if len(comp) == 1 and len(set(routes[0])) == len(routes[0]):
                 # One flow, no link twice: its smallest capacity, which is what
                 # _fill_small's no-shared-link case computes (min is exact).
-                rates = [min([cap[k] for k in first])]
+                rates = [min(map(cap.__getitem__, routes[0]))]
             else:
                 prio = [self.v_prio[slot] for slot in comp] if self.by_class else None
                 rates = max_min_rates_small(routes, cap, prio)
             self.rate_solves += 1
             fl_rem, fl_rate, fl_t, fl_finish = self.v_rem, self.v_rate, self.v_t, self.v_finish
             heap, end_of = self.ends, self.end_of  # _push_ends inlined for speed
+            push = heapq.heappush
             for slot, links, r in zip(comp, routes, rates):
                 rem = fl_rem[slot] - fl_rate[slot] * (now - fl_t[slot])
                 rem = max(rem, 0.0)
@@ -525,17 +526,19 @@ class FlowTable:
                 fl_finish[slot] = end = now + rem / r if r > 0 else np.inf
                 if heap is not None:
                     end_of[slot] = end
-                    heapq.heappush(heap, (end, slot))
-                for k in links:
-                    new_load[k] = new_load.get(k, 0.0) + r  # from 0.0, as _rerate_batch sums
-                    new_count[k] = new_count.get(k, 0) + 1
+                    push(heap, (end, slot))
+                for k in links:  # summed from 0.0 in slot order, as _rerate_batch sums
+                    if k in new_load:
+                        new_load[k] += r
+                        new_count[k] += 1
+                    else:
+                        new_load[k] = 0.0 + r
+                        new_count[k] = 1
             if heap is None:
                 self._push_ends(())  # rebuilds the heap from every active flow
         # One pass over the links (_account then _set_loads): busy and saturated time
         # up to now at the old load, then the new load, its peaks and series.
-        load, cap, link_t = self.v_load, self.v_cap, self.v_link_t
-        busy, saturated = self.v_busy, self.v_saturated
-        peak_util, peak_flows = self.v_peak_util, self.v_peak_flows
+        cap, load, link_t, busy, saturated, peak_util, peak_flows = views
         moved = []
         for k in changed:
             dt = now - link_t[k]
@@ -545,16 +548,18 @@ class FlowTable:
             if x >= SATURATION * cap[k]:
                 saturated[k] += dt
             link_t[k] = now
-            y = new_load.get(k, 0.0)
+            if k in new_load:
+                y = new_load[k]
+                if new_count[k] > peak_flows[k]:
+                    peak_flows[k] = new_count[k]
+            else:
+                y = 0.0
             if y != x:
                 moved.append(k)
             load[k] = y
             util = y / cap[k]
             if util > peak_util[k]:
                 peak_util[k] = util
-            n = new_count.get(k, 0)
-            if n > peak_flows[k]:
-                peak_flows[k] = n
         if self.series is not None and moved:
             self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
                                 np.array([new_load.get(k, 0.0) for k in moved])))
