@@ -196,12 +196,13 @@ class FlowTable:
             self._alloc(max(2 * n, n + 1))  # as add grows for one flow
             free = self._free = np.flatnonzero(~self.fl_active).tolist()
         slot = heapq.heappop(free)
-        self.v_active[slot] = True
-        self.v_prio[slot] = priority
-        self.v_op[slot] = op
-        self.v_rem[slot] = size
-        self.v_t[slot] = self.now
-        self.v_rate[slot] = 0.0
+        active, op_of, prio, rem, since, rate, _ = self.flow_views
+        active[slot] = True
+        prio[slot] = priority
+        op_of[slot] = op
+        rem[slot] = size
+        since[slot] = self.now
+        rate[slot] = 0.0
         self.fl_links[slot] = links
         return slot
 
@@ -253,12 +254,13 @@ class FlowTable:
         finished.sort()
         ended, removed = [], []
         route, free = self.route, self._free  # the index is current while the heap is
+        active, op_of, _, _, _, rate, finish = self.flow_views
         for slot in finished:
-            ended.append(self.v_op[slot])
+            ended.append(op_of[slot])
             removed.extend(route[slot])
-            self.v_active[slot] = False
-            self.v_finish[slot] = np.inf
-            self.v_rate[slot] = 0.0
+            active[slot] = False
+            finish[slot] = np.inf
+            rate[slot] = 0.0
             if free is not None:
                 heapq.heappush(free, slot)
         return ended, finished, removed
@@ -283,10 +285,10 @@ class FlowTable:
         ext("fl_finish", np.inf, np.float64)
         ext("fl_links", self.L, np.int64, (self.hops,))
         self._free = None  # rebuilt from fl_active when add_one next needs it
-        self.v_active, self.v_op, self.v_prio = (memoryview(a) for a in (self.fl_active, self.fl_op,
-                                                                         self.fl_prio))
-        self.v_rem, self.v_t = memoryview(self.fl_rem), memoryview(self.fl_t)
-        self.v_rate, self.v_finish = memoryview(self.fl_rate), memoryview(self.fl_finish)
+        # Memoryviews of the new arrays (see __init__), one tuple in this order.
+        self.flow_views = tuple(memoryview(a) for a in (
+            self.fl_active, self.fl_op, self.fl_prio, self.fl_rem, self.fl_t, self.fl_rate,
+            self.fl_finish))
 
     def _finished(self, limit):
         """Slots of the flows predicted to end by ``limit``, ascending."""
@@ -335,7 +337,8 @@ class FlowTable:
         else:
             self.on_link = None  # stale: rebuilt when the next small event needs it
             self.ends = None
-            self._rerate_batch(*self._component_scan(np.asarray(added, np.int64), removed))
+            self._rerate_batch(*self._component_scan(np.asarray(added, np.int64),
+                                                     np.asarray(removed, np.int64)))
         self.first_finish = self._first_finish()
 
     def _index(self):
@@ -511,10 +514,10 @@ class FlowTable:
                 # _fill_small's no-shared-link case computes (min is exact).
                 rates = [min(map(cap.__getitem__, routes[0]))]
             else:
-                prio = [self.v_prio[slot] for slot in comp] if self.by_class else None
+                prio = [int(self.fl_prio[slot]) for slot in comp] if self.by_class else None
                 rates = max_min_rates_small(routes, cap, prio)
             self.rate_solves += 1
-            fl_rem, fl_rate, fl_t, fl_finish = self.v_rem, self.v_rate, self.v_t, self.v_finish
+            _, _, _, fl_rem, fl_t, fl_rate, fl_finish = self.flow_views
             heap, end_of = self.ends, self.end_of  # _push_ends inlined for speed
             push = heapq.heappush
             for slot, links, r in zip(comp, routes, rates):
