@@ -99,12 +99,12 @@ class _Replay:
         # plain Python floats and ints at about half numpy's cost per element, on the same
         # memory (every array below is updated in place, never replaced). One tuple, as
         # _advance_small unpacks it: one attribute load instead of twelve.
-        self.views = tuple(memoryview(a) for a in (
+        self._views = tuple(memoryview(a) for a in (
             self.is_msg, self.op_pair, self.pair_lat, self.dur, self.size, self.start, self.end,
             self.xfer, self.succ_ptr, self.succ, self.waiting,
             np.zeros(1, np.int64) if self.priority is None else self.priority))
         # Route index -> (padded link row, links without padding, whether it crosses no link).
-        self.route_of = {}
+        self._route_of = {}
 
     def _add_flows(self, ops):
         """Put messages ``ops`` on the wire; return their flow slots."""
@@ -121,7 +121,8 @@ class _Replay:
         """
         event = self.pending.get(t)
         if event is None:
-            event = self.pending[t] = self.env.timeout(t - self.now, value=(t, [ops]))
+            # simpy.Timeout(env, ...) is env.timeout(...) without its per-call bound class.
+            event = self.pending[t] = simpy.Timeout(self.env, t - self.now, (t, [ops]))
             event.callbacks.append(self._due)
         else:
             event.value[1].append(ops)
@@ -212,7 +213,7 @@ class _Replay:
         if nxt < np.inf and nxt != self.wake_time:
             self.wake_token += 1
             self.wake_time = nxt
-            self.env.timeout(max(nxt - now, 0.0), value=(self.wake_token, nxt)).callbacks.append(
+            simpy.Timeout(self.env, max(nxt - now, 0.0), (self.wake_token, nxt)).callbacks.append(
                 self._wake)
 
     def _advance_batch(self, due, ended):
@@ -270,9 +271,9 @@ class _Replay:
         ``ended`` is a list of ops. Returns the flow slots of the messages that began
         transferring and their routes (links without padding), as lists.
         """
-        now, flows, route_of = self.now, self.flows, self.route_of
+        now, flows, route_of = self.now, self.flows, self._route_of
         (is_msg, op_pair, pair_lat, dur, size, start, end, xfer, ptr, succ, waiting,
-         priority) = self.views
+         priority) = self._views
         one_class = self.priority is None
         completed, entering = list(ended), []
         for ops in due:
@@ -327,7 +328,7 @@ class _Replay:
         crosses no link (as :meth:`_advance_batch` tests it), cached."""
         row = self.pair_links[pair]
         links = row.tolist()
-        known = self.route_of[pair] = (row, tuple(k for k in links if k != self.L),
+        known = self._route_of[pair] = (row, tuple(k for k in links if k != self.L),
                                        links[0] == self.L)
         return known
 

@@ -148,7 +148,7 @@ class FlowTable:
         # per element, on the same memory (both paths update these arrays in place;
         # _alloc renews the flows' views when it replaces their arrays).
         # The links' views are one tuple, as _rerate_small unpacks it.
-        self.views = tuple(memoryview(a) for a in (self.cap, self.load, self.link_t, self.busy,
+        self._views = tuple(memoryview(a) for a in (self.cap, self.load, self.link_t, self.busy,
                                                    self.saturated, self.peak_util, self.peak_flows))
         self._mark = np.zeros(L + 1, bool)
         self._pos = np.zeros(L + 1, np.int64)  # scratch: a link's position in `changed`
@@ -196,7 +196,7 @@ class FlowTable:
             self._alloc(max(2 * n, n + 1))  # as add grows for one flow
             free = self._free = np.flatnonzero(~self.fl_active).tolist()
         slot = heapq.heappop(free)
-        active, op_of, prio, rem, since, rate, _ = self.flow_views
+        active, op_of, prio, rem, since, rate, _ = self._flow_views
         active[slot] = True
         prio[slot] = priority
         op_of[slot] = op
@@ -254,7 +254,7 @@ class FlowTable:
         finished.sort()
         ended, removed = [], []
         route, free = self.route, self._free  # the index is current while the heap is
-        active, op_of, _, _, _, rate, finish = self.flow_views
+        active, op_of, _, _, _, rate, finish = self._flow_views
         for slot in finished:
             ended.append(op_of[slot])
             removed.extend(route[slot])
@@ -286,7 +286,7 @@ class FlowTable:
         ext("fl_links", self.L, np.int64, (self.hops,))
         self._free = None  # rebuilt from fl_active when add_one next needs it
         # Memoryviews of the new arrays (see __init__), one tuple in this order.
-        self.flow_views = tuple(memoryview(a) for a in (
+        self._flow_views = tuple(memoryview(a) for a in (
             self.fl_active, self.fl_op, self.fl_prio, self.fl_rem, self.fl_t, self.fl_rate,
             self.fl_finish))
 
@@ -504,7 +504,7 @@ class FlowTable:
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
         now = self.now
         new_load, new_count = {}, {}  # of the links of comp; the other changed links go to 0
-        views = self.views  # one attribute load for all the memoryviews
+        views = self._views  # one attribute load for all the memoryviews
         if comp:
             # map() rather than comprehensions: a comprehension is a function call in 3.11
             routes = list(map(self.route.__getitem__, comp))
@@ -517,7 +517,7 @@ class FlowTable:
                 prio = [int(self.fl_prio[slot]) for slot in comp] if self.by_class else None
                 rates = max_min_rates_small(routes, cap, prio)
             self.rate_solves += 1
-            _, _, _, fl_rem, fl_t, fl_rate, fl_finish = self.flow_views
+            _, _, _, fl_rem, fl_t, fl_rate, fl_finish = self._flow_views
             heap, end_of = self.ends, self.end_of  # _push_ends inlined for speed
             push = heapq.heappush
             for slot, links, r in zip(comp, routes, rates):
