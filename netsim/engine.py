@@ -145,7 +145,7 @@ class _Replay:
         """A timeout fired: note its ops and make sure the instant gets settled."""
         item = event.value
         del self.pending[item[0]]
-        # _note, inlined for speed (one timeout per instant comes through here).
+        # _note, inlined for speed: every timeout of an op comes through here (see _note).
         self.due.append(item)
         if not self.settling:
             env = self.env

@@ -8,10 +8,13 @@ that changed, and accounts the link directions whose load may change.
 
 Two paths give bit-identical results. An event touching a few flows uses the
 incremental one: per-link sets of flow slots kept up to date, the affected
-component found by a search from the changed links, rates solved in plain
-Python (no numpy call overhead) and predicted ends kept in a heap. A large batch
-(a step of a synchronous collective) uses the vectorised one over all active
-flows; it leaves the index and heap stale, to be rebuilt by the next small event.
+component found by a search from the changed links (none for a flow alone on its
+links), rates solved in plain Python (no numpy call overhead; a lone flow gets its
+smallest capacity), predicted ends and free slots kept in heaps, and single
+values read and written through memoryviews of the numpy columns
+(:meth:`FlowTable.add_one`, :meth:`FlowTable.pop_few`). A large batch (a step of a
+synchronous collective) uses the vectorised one over all active flows; it leaves
+the index and heaps stale, to be rebuilt by the next small event.
 Both visit flows in slot order and sum loads in that order, so they agree bit for
 bit; the property tests check it.
 """
@@ -146,8 +149,8 @@ class FlowTable:
         # The incremental path reads and writes single links and flows. Memoryviews of
         # the numpy columns give plain Python floats and ints at about half numpy's cost
         # per element, on the same memory (both paths update these arrays in place;
-        # _alloc renews the flows' views when it replaces their arrays).
-        # The links' views are one tuple, as _rerate_small unpacks it.
+        # _alloc renews the flows' views when it replaces their arrays). The links'
+        # views are one tuple, as _rerate_small unpacks it: one attribute load.
         self._views = tuple(memoryview(a) for a in (self.cap, self.load, self.link_t, self.busy,
                                                    self.saturated, self.peak_util, self.peak_flows))
         self._mark = np.zeros(L + 1, bool)
