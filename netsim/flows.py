@@ -240,8 +240,9 @@ class FlowTable:
         """:meth:`pop_finished` for the incremental path, in plain Python.
 
         Returns lists: the ops of the flows predicted to end by ``limit``, their
-        slots (ascending) and the links they crossed (no padding). When a batch has
-        left the heap of ends stale, returns :meth:`pop_finished`'s arrays instead.
+        slots (ascending) and the links they crossed (no padding); empty tuples if
+        none ends. When a batch has left the heap of ends stale, returns
+        :meth:`pop_finished`'s arrays instead.
         """
         if limit < self.first_finish:
             return (), (), ()
@@ -322,8 +323,9 @@ class FlowTable:
 
         ``added`` and ``finished`` are flow slots, ``removed`` the links the finished
         flows crossed (their slots may already hold new flows); arrays or lists.
-        ``routes``, if given, are the links of each added flow without padding
-        (the incremental path then need not read them back).
+        ``routes``, if given, are the links of each added flow without padding, and
+        the three others lists or tuples (the engine's small path: nothing to convert
+        or read back).
 
         A few changed flows take the incremental path (the per-link index, plain
         Python); a large batch (the steps of a synchronous collective) the
