@@ -156,7 +156,7 @@ class _Replay:
                 env.timeout(0).callbacks.append(self._settle)
 
     def _note(self, item):
-        """Queue ``(time, op arrays)`` for this instant's settle step, scheduling it once."""
+        """Queue ``(time, [ops, ...])`` for this instant's settle step, scheduling it once."""
         self.due.append(item)
         if not self.settling:
             env = self.env
