@@ -95,6 +95,16 @@ class _Replay:
         self.wake_time = np.inf
         self.wake_token = 0
         self.settles = 0
+        # The small path reads and writes single ops. Memoryviews of the numpy columns give
+        # plain Python floats and ints at about half numpy's cost per element, on the same
+        # memory (every array below is updated in place, never replaced). One tuple, as
+        # _advance_small unpacks it: one attribute load instead of twelve.
+        self._views = tuple(memoryview(a) for a in (
+            self.is_msg, self.op_pair, self.pair_lat, self.dur, self.size, self.start, self.end,
+            self.xfer, self.succ_ptr, self.succ, self.waiting,
+            np.zeros(1, np.int64) if self.priority is None else self.priority))
+        # Route index -> (padded link row, links without padding, whether it crosses no link).
+        self._route_of = {}
 
     def _add_flows(self, ops):
         """Put messages ``ops`` on the wire; return their flow slots."""
@@ -105,12 +115,14 @@ class _Replay:
     def _at(self, t, ops):
         """Run ``ops`` (their wait over) at exact time ``t``: one SimPy timeout per distinct t.
 
-        The timeout's value lists the op arrays due then; later ops due at the same t
-        join it, so everything due at one exact time is settled together.
+        The timeout's value lists the ops due then (arrays, or lists from the small
+        path); later ops due at the same t join it, so everything due at one exact
+        time is settled together.
         """
         event = self.pending.get(t)
         if event is None:
-            event = self.pending[t] = self.env.timeout(t - self.now, value=(t, [ops]))
+            # simpy.Timeout(env, ...) is env.timeout(...) without its per-call bound class.
+            event = self.pending[t] = simpy.Timeout(self.env, t - self.now, (t, [ops]))
             event.callbacks.append(self._due)
         else:
             event.value[1].append(ops)
@@ -131,11 +143,20 @@ class _Replay:
 
     def _due(self, event):
         """A timeout fired: note its ops and make sure the instant gets settled."""
-        del self.pending[event.value[0]]
-        self._note(event.value)
+        item = event.value
+        del self.pending[item[0]]
+        # _note, inlined for speed: every timeout of an op comes through here (see _note).
+        self.due.append(item)
+        if not self.settling:
+            env = self.env
+            if env.peek() > env.now:
+                self._settle(None)
+            else:
+                self.settling = True
+                env.timeout(0).callbacks.append(self._settle)
 
     def _note(self, item):
-        """Queue ``(time, op arrays)`` for this instant's settle step, scheduling it once."""
+        """Queue ``(time, [ops, ...])`` for this instant's settle step, scheduling it once."""
         self.due.append(item)
         if not self.settling:
             env = self.env
@@ -162,22 +183,37 @@ class _Replay:
         """Process one instant: end finished flows, run what they release, re-rate, wake up."""
         self.settling = False
         self.settles += 1
-        now = max(t for t, _ in self.due)
-        self.now = self.flows.now = now = max(now, self.now)
-        due = [ops for _, lists in self.due for ops in lists]
-        self.due = []
-        ended, finished, removed = self.flows.pop_finished(now + FINISH_RTOL * now)
-        if len(finished) + sum(len(ops) for ops in due) <= SMALL_EVENT:
-            added = self._advance_small(due, ended.tolist())
+        flows = self.flows
+        items, self.due = self.due, []
+        if len(items) == 1:  # one timeout or wake-up at this instant, the usual case
+            now, due = items[0]
         else:
-            added = self._advance_batch(due, ended)
-        if len(added) or len(finished):
-            self.flows.rerate(added, finished, removed)
-        nxt = self.flows.first_finish
+            now = max(t for t, _ in items)
+            due = [ops for _, lists in items for ops in lists]
+        if self.now > now:
+            now = self.now
+        self.now = flows.now = now
+        limit = now + FINISH_RTOL * now
+        if limit < flows.first_finish:  # no flow ends now (pop_few's first test, inlined for speed)
+            ended = finished = removed = ()
+        else:
+            ended, finished, removed = flows.pop_few(limit)
+        if len(finished) + sum(map(len, due)) <= SMALL_EVENT:
+            if isinstance(finished, np.ndarray):  # a batch left the heap stale: arrays
+                ended, finished, removed = ended.tolist(), finished.tolist(), removed.tolist()
+            added, routes = self._advance_small(due, ended)
+            if added or finished:
+                flows.rerate(added, finished, removed, routes)
+        else:
+            ended, finished, removed = (np.asarray(x, np.int64) for x in (ended, finished, removed))
+            added = self._advance_batch([np.asarray(ops, np.int64) for ops in due], ended)
+            if len(added) or len(finished):
+                flows.rerate(added, finished, removed)
+        nxt = flows.first_finish
         if nxt < np.inf and nxt != self.wake_time:
             self.wake_token += 1
             self.wake_time = nxt
-            self.env.timeout(max(nxt - now, 0.0), value=(self.wake_token, nxt)).callbacks.append(
+            simpy.Timeout(self.env, max(nxt - now, 0.0), (self.wake_token, nxt)).callbacks.append(
                 self._wake)
 
     def _advance_batch(self, due, ended):
@@ -230,57 +266,71 @@ class _Replay:
         return np.concatenate(added) if added else np.zeros(0, np.int64)
 
     def _advance_small(self, due, ended):
-        """:meth:`_advance_batch` for a few ops, in plain Python, in the same order."""
-        now = self.now
-        is_msg, L = self.is_msg, self.L
+        """:meth:`_advance_batch` for a few ops, in plain Python, in the same order.
+
+        ``ended`` is a list of ops. Returns the flow slots of the messages that began
+        transferring and their routes (links without padding), as lists.
+        """
+        now, flows, route_of = self.now, self.flows, self._route_of
+        (is_msg, op_pair, pair_lat, dur, size, start, end, xfer, ptr, succ, waiting,
+         priority) = self._views
+        one_class = self.priority is None
         completed, entering = list(ended), []
         for ops in due:
-            for op in ops.tolist():
+            for op in (ops if type(ops) is list else ops.tolist()):
                 (entering if is_msg[op] else completed).append(op)
-        added = []
+        added, routes = [], []
         while completed or entering:
             if entering:
                 ops, entering = entering, []
-                fresh = []
                 for op in ops:
-                    self.xfer[op] = now
-                    if self.size[op] == 0 or self.pair_links[self.op_pair[op], 0] == L:
-                        completed.append(op)
-                    else:
-                        fresh.append(op)
-                if fresh:
-                    added.extend(self._add_flows(np.array(fresh, np.int64)).tolist())
+                    xfer[op] = now
+                    pair = op_pair[op]
+                    known = route_of.get(pair) or self._route(pair)
+                    if size[op] == 0 or known[2]:
+                        completed.append(op)  # instant on the wire
+                    else:  # on the wire, in the lowest free slot
+                        prio = 0 if one_class else priority[op]
+                        added.append(flows.add_one(op, size[op], known[0], prio))
+                        routes.append(known[1])
             if not completed:
                 continue
             done, completed = completed, []
             for op in done:
-                self.end[op] = now
+                end[op] = now
             if self.progress is not None:
                 self.done += len(done)
                 self.progress(self.done)
+            # _release_small, inlined for speed: count done off their successors' waits.
+            ready = []
+            for op in done:
+                for i in range(ptr[op], ptr[op + 1]):
+                    s = succ[i]
+                    waiting[s] -= 1
+                    if waiting[s] == 0:
+                        ready.append(s)
+            ready.sort()
             later = {}
-            for op in self._release_small(done):
-                self.start[op] = now
+            for op in ready:
+                start[op] = now
                 msg = is_msg[op]
-                wait = float(self.pair_lat[self.op_pair[op]] if msg else self.dur[op])
+                wait = pair_lat[op_pair[op]] if msg else dur[op]  # as _wait
                 if wait == 0:
                     (entering if msg else completed).append(op)
                 else:
                     later.setdefault(now + wait, []).append(op)
             for t in sorted(later):
-                self._at(t, np.array(later[t], np.int64))
-        return added
+                self._at(t, later[t])
+        return added, routes
 
-    def _release_small(self, done):
-        """:meth:`_release` for a few ops, in plain Python: the ops now ready, ascending."""
-        ptr, succ, waiting = self.succ_ptr, self.succ, self.waiting
-        ready = []
-        for op in done:
-            for s in succ[ptr[op]:ptr[op + 1]].tolist():
-                waiting[s] -= 1
-                if waiting[s] == 0:
-                    ready.append(s)
-        return sorted(ready)
+    def _route(self, pair):
+        """Route ``pair``'s padded link row, its links without padding and whether it
+        crosses no link (as :meth:`_advance_batch` tests it), cached."""
+        row = self.pair_links[pair]
+        links = row.tolist()
+        known = self._route_of[pair] = (row, tuple(k for k in links if k != self.L),
+                                       links[0] == self.L)
+        return known
 
     def _wait(self, ops):
         """What ops wait once ready: a compute op its duration, a message its path latency."""

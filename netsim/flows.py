@@ -8,12 +8,15 @@ that changed, and accounts the link directions whose load may change.
 
 Two paths give bit-identical results. An event touching a few flows uses the
 incremental one: per-link sets of flow slots kept up to date, the affected
-component found by a search from the changed links, rates solved in plain
-Python (no numpy call overhead) and predicted ends kept in a heap. A large batch
-(a step of a synchronous collective) or a large component uses compiled loops
-over all active flows (:mod:`netsim.kernels`); a large batch leaves the index and
-heap stale, to be rebuilt by the next small event. Both visit flows in slot order
-and sum loads in that order with the same float operations, so they agree bit for
+component found by a search from the changed links (none for a flow alone on its
+links), rates solved in plain Python (no numpy call overhead; a lone flow gets its
+smallest capacity), predicted ends and free slots kept in heaps, and single
+values read and written through memoryviews of the numpy columns
+(:meth:`FlowTable.add_one`, :meth:`FlowTable.pop_few`). A large batch (a step of a
+synchronous collective) or a large component uses compiled loops over all active
+flows (:mod:`netsim.kernels`); a large batch leaves the index and heaps stale, to
+be rebuilt by the next small event. Both visit flows in slot order and sum loads
+in that order with the same float operations, so they agree bit for
 bit; the property tests check it.
 """
 
@@ -28,6 +31,11 @@ __all__ = ["SATURATION", "FlowTable"]
 SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
 _SMALL_SOLVE = 16  # components of at most this many flows are solved in plain Python
 _NONE = np.zeros(0, np.int64)
+
+
+def _as_list(x):
+    """``x`` as a Python list (the incremental path's sequences may be arrays or lists)."""
+    return x.tolist() if isinstance(x, np.ndarray) else x
 
 
 class FlowTable:
@@ -88,6 +96,7 @@ class FlowTable:
         self.now = 0.0
         self.series = [] if link_series else None
         self.rate_solves = 0
+        self._free = None  # free slots as a heap for add_one; None when stale, see _alloc
         self._alloc(64)
         # Link statistics, indexed by link direction (plus the dummy pad link L).
         self.load = np.zeros(L + 1)
@@ -96,6 +105,13 @@ class FlowTable:
         self.saturated = np.zeros(L + 1)
         self.peak_util = np.zeros(L + 1)
         self.peak_flows = np.zeros(L + 1, np.int64)
+        # The incremental path reads and writes single links and flows. Memoryviews of
+        # the numpy columns give plain Python floats and ints at about half numpy's cost
+        # per element, on the same memory (both paths update these arrays in place;
+        # _alloc renews the flows' views when it replaces their arrays). The links'
+        # views are one tuple, as _rerate_small unpacks it: one attribute load.
+        self._views = tuple(memoryview(a) for a in (self.cap, self.load, self.link_t, self.busy,
+                                                   self.saturated, self.peak_util, self.peak_flows))
         self._mark = np.zeros(L + 1, bool)
         self._pos = np.zeros(L + 1, np.int64)  # scratch: a link's position in `changed`
         # Predicted flow ends as a heap of (time, slot), valid where end_of[slot] == time;
@@ -112,6 +128,7 @@ class FlowTable:
 
         Returns the slots, in the order of ``ops``.
         """
+        self._free = None  # add_one's heap of free slots is rebuilt when next needed
         if len(ops) == 1:
             slot = int(self.fl_active.argmin())  # the first free slot, if there is one
             if not self.fl_active[slot]:
@@ -127,6 +144,29 @@ class FlowTable:
         slots = free[:len(ops)]
         self._fill(slots, ops, sizes, links, priority)
         return slots
+
+    def add_one(self, op, size, links, priority=0):
+        """:meth:`add` for one message, in plain Python: its slot, the lowest free one.
+
+        ``links`` is its padded route (a row of :meth:`add`'s ``links``).
+        """
+        free = self._free
+        if free is None:  # stale after a numpy add or pop: ascending, so a valid heap
+            free = self._free = np.flatnonzero(~self.fl_active).tolist()
+        if not free:
+            n = len(self.fl_active)
+            self._alloc(max(2 * n, n + 1))  # as add grows for one flow
+            free = self._free = np.flatnonzero(~self.fl_active).tolist()
+        slot = heapq.heappop(free)
+        active, op_of, prio, rem, since, rate, _ = self._flow_views
+        active[slot] = True
+        prio[slot] = priority
+        op_of[slot] = op
+        rem[slot] = size
+        since[slot] = self.now
+        rate[slot] = 0.0
+        self.fl_links[slot] = links
+        return slot
 
     def _fill(self, slots, ops, sizes, links, priority):
         """Start flows ``ops`` in ``slots`` (a slot or an array of them)."""
@@ -147,11 +187,45 @@ class FlowTable:
         finished = self._finished(limit)
         if not len(finished):
             return finished, finished, finished
+        self._free = None  # add_one's heap of free slots is rebuilt when next needed
         removed = self.fl_links[finished].ravel()
         ended = self.fl_op[finished]
         self.fl_active[finished] = False
         self.fl_finish[finished] = np.inf
         self.fl_rate[finished] = 0.0
+        return ended, finished, removed
+
+    def pop_few(self, limit):
+        """:meth:`pop_finished` for the incremental path, in plain Python.
+
+        Returns lists: the ops of the flows predicted to end by ``limit``, their
+        slots (ascending) and the links they crossed (no padding); empty tuples if
+        none ends. When a batch has left the heap of ends stale, returns
+        :meth:`pop_finished`'s arrays instead.
+        """
+        if limit < self.first_finish:
+            return (), (), ()
+        if self.ends is None:
+            return self.pop_finished(limit)
+        ends, end_of = self.ends, self.end_of
+        finished = []
+        while ends and ends[0][0] <= limit:
+            t, slot = heapq.heappop(ends)
+            if end_of.get(slot) == t:
+                del end_of[slot]
+                finished.append(slot)
+        finished.sort()
+        ended, removed = [], []
+        route, free = self.route, self._free  # the index is current while the heap is
+        active, op_of, _, _, _, rate, finish = self._flow_views
+        for slot in finished:
+            ended.append(op_of[slot])
+            removed.extend(route[slot])
+            active[slot] = False
+            finish[slot] = np.inf
+            rate[slot] = 0.0
+            if free is not None:
+                heapq.heappush(free, slot)
         return ended, finished, removed
 
     def _alloc(self, size):
@@ -173,6 +247,11 @@ class FlowTable:
         ext("fl_rate", 0.0, np.float64)
         ext("fl_finish", np.inf, np.float64)
         ext("fl_links", self.L, np.int64, (self.hops,))
+        self._free = None  # rebuilt from fl_active when add_one next needs it
+        # Memoryviews of the new arrays (see __init__), one tuple in this order.
+        self._flow_views = tuple(memoryview(a) for a in (
+            self.fl_active, self.fl_op, self.fl_prio, self.fl_rem, self.fl_t, self.fl_rate,
+            self.fl_finish))
 
     def _finished(self, limit):
         """Slots of the flows predicted to end by ``limit``, ascending."""
@@ -198,19 +277,23 @@ class FlowTable:
             heapq.heappop(ends)  # stale: the flow was re-rated or has ended
         return ends[0][0] if ends else np.inf
 
-    def rerate(self, added, finished, removed):
+    def rerate(self, added, finished, removed, routes=None):
         """Recompute max-min rates for the flows connected to the flows that started or ended.
 
         ``added`` and ``finished`` are flow slots, ``removed`` the links the finished
-        flows crossed (their slots may already hold new flows).
+        flows crossed (their slots may already hold new flows); arrays or lists.
+        ``routes``, if given, are the links of each added flow without padding, and
+        the three others lists or tuples (the engine's small path: nothing to convert
+        or read back).
 
         A few changed flows take the incremental path (the per-link index, plain
         Python); a large batch (the steps of a synchronous collective) the
         compiled one over the active flows. Both give identical results.
         """
         if len(added) + len(finished) <= self.small:
-            added = added.tolist() if isinstance(added, np.ndarray) else added
-            comp, changed = self._component(added, finished.tolist(), removed.tolist())
+            if routes is None:  # arrays, unless from the engine's small path
+                added, finished, removed = _as_list(added), _as_list(finished), _as_list(removed)
+            comp, changed = self._component(added, finished, removed, routes)
             if len(comp) <= _SMALL_SOLVE:
                 self._rerate_small(comp, changed)
             else:
@@ -218,7 +301,8 @@ class FlowTable:
         else:
             self.on_link = None  # stale: rebuilt when the next small event needs it
             self.ends = None
-            self._rerate_batch(*self._component_scan(np.asarray(added, np.int64), removed))
+            self._rerate_batch(*self._component_scan(np.asarray(added, np.int64),
+                                                     np.asarray(removed, np.int64)))
         self.first_finish = self._first_finish()
 
     def _index(self):
@@ -238,25 +322,47 @@ class FlowTable:
                     self.on_link[k].add(slot)
         return self.on_link, self.route
 
-    def _component(self, added, finished, removed):
+    def _component(self, added, finished, removed, routes=None):
         """Flows sharing a link, transitively, with an added or finished flow; their links.
 
         Updates the per-link index with ``added`` and ``finished`` first; ``removed``
-        are the links of the finished flows. Returns
-        two sorted lists: flow slots whose rates may change, and the link
+        are the links of the finished flows, ``routes`` (optional) those of the added
+        ones. Returns two sorted lists: flow slots whose rates may change, and the link
         directions whose load may change.
         """
-        on_link, route = self._index()
+        on_link, route = self.on_link, self.route
+        if on_link is None:
+            on_link, route = self._index()
         L = self.L
-        marked = {k for k in removed if k != L}
+        marked = set(removed)
+        marked.discard(L)
         for slot in finished:
             for k in route.pop(slot, ()):
                 on_link[k].discard(slot)
-        for slot in added:
-            links = route[slot] = tuple(k for k in self.fl_links[slot].tolist() if k != L)
+        for i, slot in enumerate(added):
+            if routes is None:
+                links = tuple(k for k in self.fl_links[slot].tolist() if k != L)
+            else:
+                links = routes[i]
+            route[slot] = links
             for k in links:
                 on_link[k].add(slot)
             marked.update(links)
+        # The usual desynchronised event touches a flow alone on its links: no search
+        # (explicit loops: a generator in all() costs more than the test).
+        if not added:
+            for k in marked:
+                if on_link[k]:
+                    break
+            else:
+                return [], sorted(marked)
+        elif len(added) == 1:
+            alone = set(added)
+            for k in marked:
+                if on_link[k] != alone:
+                    break
+            else:
+                return added, sorted(marked)
         comp = set()
         stack = list(marked)
         while stack:
@@ -302,50 +408,69 @@ class FlowTable:
     def _rerate_small(self, comp, changed):
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
         now = self.now
-        load, cap, link_t = self.load, self.cap, self.link_t
-        for k in changed:
-            dt = now - float(link_t[k])
-            x = float(load[k])
-            if x > 0:
-                self.busy[k] += dt
-            if x >= SATURATION * float(cap[k]):
-                self.saturated[k] += dt
-            link_t[k] = now
-        new_load = dict.fromkeys(changed, 0.0)
-        new_count = dict.fromkeys(changed, 0)
+        new_load, new_count = {}, {}  # of the links of comp; the other changed links go to 0
+        views = self._views  # one attribute load for all the memoryviews
         if comp:
-            route = self.route
-            routes = [route[slot] for slot in comp]
-            prio = [int(self.fl_prio[slot]) for slot in comp] if self.by_class else None
-            rates = max_min_rates_small(routes, cap, prio)
+            # map() rather than comprehensions: a comprehension is a function call in 3.11
+            routes = list(map(self.route.__getitem__, comp))
+            cap = views[0]
+            if len(comp) == 1 and len(set(routes[0])) == len(routes[0]):
+                # One flow, no link twice: its smallest capacity, which is what
+                # _fill_small's no-shared-link case computes (min is exact).
+                rates = [min(map(cap.__getitem__, routes[0]))]
+            else:
+                prio = [int(self.fl_prio[slot]) for slot in comp] if self.by_class else None
+                rates = max_min_rates_small(routes, cap, prio)
             self.rate_solves += 1
-            fl_rem, fl_rate, fl_t, fl_finish = self.fl_rem, self.fl_rate, self.fl_t, self.fl_finish
-            ends = []
+            _, _, _, fl_rem, fl_t, fl_rate, fl_finish = self._flow_views
+            heap, end_of = self.ends, self.end_of  # _push_ends inlined for speed
+            push = heapq.heappush
             for slot, links, r in zip(comp, routes, rates):
-                rem = float(fl_rem[slot]) - float(fl_rate[slot]) * (now - float(fl_t[slot]))
+                rem = fl_rem[slot] - fl_rate[slot] * (now - fl_t[slot])
                 rem = max(rem, 0.0)
                 fl_rem[slot] = rem
                 fl_t[slot] = now
                 fl_rate[slot] = r
                 fl_finish[slot] = end = now + rem / r if r > 0 else np.inf
-                ends.append((end, slot))
-                for k in links:
-                    new_load[k] += r
-                    new_count[k] += 1
-            self._push_ends(ends)
-        if self.series is not None:
-            moved = [k for k in changed if new_load[k] != float(load[k])]
-            if moved:
-                self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
-                                    np.array([new_load[k] for k in moved])))
+                if heap is not None:
+                    end_of[slot] = end
+                    push(heap, (end, slot))
+                for k in links:  # summed from 0.0 in slot order, as _rerate_batch sums
+                    if k in new_load:
+                        new_load[k] += r
+                        new_count[k] += 1
+                    else:
+                        new_load[k] = 0.0 + r
+                        new_count[k] = 1
+            if heap is None:
+                self._push_ends(())  # rebuilds the heap from every active flow
+        # One pass over the links (_account then _set_loads): busy and saturated time
+        # up to now at the old load, then the new load, its peaks and series.
+        cap, load, link_t, busy, saturated, peak_util, peak_flows = views
+        moved = []
         for k in changed:
-            x = new_load[k]
-            load[k] = x
-            util = x / float(cap[k])
-            if util > self.peak_util[k]:
-                self.peak_util[k] = util
-            if new_count[k] > self.peak_flows[k]:
-                self.peak_flows[k] = new_count[k]
+            dt = now - link_t[k]
+            x = load[k]
+            if x > 0:
+                busy[k] += dt
+            if x >= SATURATION * cap[k]:
+                saturated[k] += dt
+            link_t[k] = now
+            if k in new_load:
+                y = new_load[k]
+                if new_count[k] > peak_flows[k]:
+                    peak_flows[k] = new_count[k]
+            else:
+                y = 0.0
+            if y != x:
+                moved.append(k)
+            load[k] = y
+            util = y / cap[k]
+            if util > peak_util[k]:
+                peak_util[k] = util
+        if self.series is not None and moved:
+            self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
+                                np.array([new_load.get(k, 0.0) for k in moved])))
 
     def _push_ends(self, ends):
         """Record new predicted ends ``(time, slot)``; rebuild the heap if a batch left it stale."""
