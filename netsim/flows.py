@@ -121,6 +121,10 @@ class FlowTable:
         self.first_finish = np.inf
         self.on_link = None  # per-link sets of flow slots, see _index
         self.route = {}
+        # The batch path's per-link lists of flows (head, next, previous: see
+        # kernels.index_add), kept by add and pop_finished; None when the incremental
+        # path has changed flows since, until the next batch search rebuilds them.
+        self._lists = None
 
     def add(self, ops, sizes, links, priority=0):
         """Put messages ``ops`` of ``sizes`` bytes on routes ``links`` in the lowest free slots,
@@ -145,6 +149,17 @@ class FlowTable:
         self._fill(slots, ops, sizes, links, priority)
         return slots
 
+    def _link_lists(self):
+        """The batch path's per-link lists of the active flows, rebuilt if stale."""
+        if self._lists is None:
+            from .kernels import index_build  # imported here: see maxmin._fill
+
+            n = self.fl_links.size
+            head = np.empty(self.L + 1, np.int64)
+            self._lists = (head, np.empty(n, np.int64), np.empty(n, np.int64))
+            index_build(self.fl_active, self.fl_links, self.L, *self._lists)
+        return self._lists
+
     def add_one(self, op, size, links, priority=0):
         """:meth:`add` for one message, in plain Python: its slot, the lowest free one.
 
@@ -158,6 +173,7 @@ class FlowTable:
             self._alloc(max(2 * n, n + 1))  # as add grows for one flow
             free = self._free = np.flatnonzero(~self.fl_active).tolist()
         slot = heapq.heappop(free)
+        self._lists = None  # the batch path's lists: rebuilt when next needed
         active, op_of, prio, rem, since, rate, _ = self._flow_views
         active[slot] = True
         prio[slot] = priority
@@ -177,6 +193,10 @@ class FlowTable:
         self.fl_t[slots] = self.now
         self.fl_rate[slots] = 0.0
         self.fl_links[slots] = links
+        if self._lists is not None:
+            from .kernels import index_add  # imported here: see maxmin._fill
+
+            index_add(np.atleast_1d(slots), self.fl_links, self.L, *self._lists)
 
     def pop_finished(self, limit):
         """End the flows predicted to end by ``limit``.
@@ -188,6 +208,10 @@ class FlowTable:
         if not len(finished):
             return finished, finished, finished
         self._free = None  # add_one's heap of free slots is rebuilt when next needed
+        if self._lists is not None:
+            from .kernels import index_remove  # imported here: see maxmin._fill
+
+            index_remove(finished, self.fl_links, self.L, *self._lists)
         removed = self.fl_links[finished].ravel()
         ended = self.fl_op[finished]
         self.fl_active[finished] = False
@@ -215,6 +239,8 @@ class FlowTable:
                 del end_of[slot]
                 finished.append(slot)
         finished.sort()
+        if finished:
+            self._lists = None  # the batch path's lists: rebuilt when next needed
         ended, removed = [], []
         route, free = self.route, self._free  # the index is current while the heap is
         active, op_of, _, _, _, rate, finish = self._flow_views
@@ -248,6 +274,8 @@ class FlowTable:
         ext("fl_finish", np.inf, np.float64)
         ext("fl_links", self.L, np.int64, (self.hops,))
         self._free = None  # rebuilt from fl_active when add_one next needs it
+        self._lists = None  # likewise the batch path's lists, by _link_lists
+        self._sel = np.zeros(size, bool)  # scratch of the batch search, one per slot
         # Memoryviews of the new arrays (see __init__), one tuple in this order.
         self._flow_views = tuple(memoryview(a) for a in (
             self.fl_active, self.fl_op, self.fl_prio, self.fl_rem, self.fl_t, self.fl_rate,
@@ -376,10 +404,11 @@ class FlowTable:
         return sorted(comp), sorted(marked)
 
     def _component_scan(self, added, removed):
-        """:meth:`_component` for large batches: a compiled search over every active flow."""
+        """:meth:`_component` for large batches: a compiled search over the per-link lists."""
         from .kernels import component  # imported here: see maxmin._fill
 
-        return component(self.fl_active, self.fl_links, self._mark, added,
+        head, nxt, _ = self._link_lists()
+        return component(head, nxt, self.fl_links, self._mark, self._sel, added,
                          np.asarray(removed, np.int64), self.L)
 
     def _rerate_batch(self, comp, changed):

@@ -24,9 +24,7 @@ only the first run of a fresh install pays the compilation, about ten seconds.
 import numpy as np
 from numba import njit
 
-from .maxmin import SHARE_CUT
-
-__all__ = ["apply_rates", "component", "fill", "release"]
+__all__ = ["apply_rates", "component", "fill", "index_add", "index_build", "index_remove", "release"]
 
 
 @njit(cache=True)
@@ -36,7 +34,7 @@ def _floor0(x):
 
 
 @njit(cache=True)
-def fill(links, capacity, pad):
+def fill(links, capacity, pad, cut):
     """Max-min fair rates by progressive filling (one class; see :func:`netsim.maxmin.max_min_rates`).
 
     Parameters
@@ -48,6 +46,9 @@ def fill(links, capacity, pad):
         Capacity of each link id.
     pad : int
         The filler of ``links``.
+    cut : float
+        A link is a bottleneck of a round if its share is at most ``level * cut``
+        (:data:`netsim.maxmin.SHARE_CUT`).
 
     Returns
     -------
@@ -59,7 +60,7 @@ def fill(links, capacity, pad):
     The parking lot: link 0 has 10 units, link 1 has 4; flow 0 crosses both.
 
     >>> import numpy as np
-    >>> fill(np.array([[0, 1], [0, -1], [1, -1]]), np.array([10.0, 4.0]), -1).tolist()
+    >>> fill(np.array([[0, 1], [0, -1], [1, -1]]), np.array([10.0, 4.0]), -1, 1 + 1e-12).tolist()
     [2.0, 8.0, 2.0]
     """
     n, hops = links.shape
@@ -113,7 +114,7 @@ def fill(links, capacity, pad):
                 share[j] = s = left[j] / count[j]
                 if s < level or s != s:  # a NaN wins, as in numpy's min
                     level = s
-        cut = level * SHARE_CUT
+        bound = level * cut
         frozen[:] = 0
         for f in range(n):
             if not live[f]:
@@ -121,7 +122,7 @@ def fill(links, capacity, pad):
             tight = False
             for h in range(hops):
                 j = lk[f, h]
-                if j >= 0 and count[j] > 0 and share[j] <= cut:
+                if j >= 0 and count[j] > 0 and share[j] <= bound:
                     tight = True
                     break
             if tight:
@@ -137,25 +138,78 @@ def fill(links, capacity, pad):
 
 
 @njit(cache=True)
-def component(active, links, mark, added, removed, pad):
+def index_build(active, links, pad, head, nxt, prv):
+    """Link the entries of every active flow into its links' lists (see :func:`index_add`).
+
+    ``head`` is reset first; ``nxt`` and ``prv`` need one place per (slot, hop).
+    """
+    head[:] = -1
+    slots = np.flatnonzero(active)
+    index_add(slots, links, pad, head, nxt, prv)
+
+
+@njit(cache=True)
+def index_add(slots, links, pad, head, nxt, prv):
+    """Link flows ``slots`` into the lists of the links they cross.
+
+    The flows on link ``k`` are a doubly linked list of entries ``slot * hops + h``:
+    ``head[k]`` the first (-1: none), ``nxt``/``prv`` the neighbours, so a flow joins
+    and leaves in O(hops) and a search visits only the flows it reaches.
+    """
+    hops = links.shape[1]
+    for s in slots:
+        for h in range(hops):
+            k = links[s, h]
+            if k == pad:
+                continue
+            e = s * hops + h
+            first = head[k]
+            nxt[e] = first
+            prv[e] = -1
+            if first >= 0:
+                prv[first] = e
+            head[k] = e
+
+
+@njit(cache=True)
+def index_remove(slots, links, pad, head, nxt, prv):
+    """Unlink flows ``slots`` (still holding their links) from their links' lists."""
+    hops = links.shape[1]
+    for s in slots:
+        for h in range(hops):
+            k = links[s, h]
+            if k == pad:
+                continue
+            e = s * hops + h
+            before, after = prv[e], nxt[e]
+            if before >= 0:
+                nxt[before] = after
+            else:
+                head[k] = after
+            if after >= 0:
+                prv[after] = before
+
+
+@njit(cache=True)
+def component(head, nxt, links, mark, sel, added, removed, pad):
     """The flows sharing a link, transitively, with a changed one; and their links.
 
-    A search from the changed links (``removed``: those of flows that ended;
-    the links of the ``added`` flows) over a per-link index of the active
-    flows, built in one pass.
+    A search from the changed links (``removed``: those of flows that ended; the
+    links of the ``added`` flows) over the per-link lists of :func:`index_add`: it
+    visits only the flows and links it finds.
 
     Parameters
     ----------
-    active : ndarray of bool
-        Which flow slots hold a flow.
+    head, nxt : ndarray of int64
+        The per-link lists of the active flows.
     links : ndarray of int64, shape (slots, hops)
         Each slot's links (``pad`` fills).
-    mark : ndarray of bool
-        Scratch, one per link id and the pad; all False before and after.
+    mark, sel : ndarray of bool
+        Scratch, one per link id and the pad, one per slot; all False before and after.
     added, removed : ndarray of int64
         Slots of the flows that started; links of those that ended.
     pad : int
-        The filler of ``links`` (the last index of ``mark``).
+        The filler of ``links``.
 
     Returns
     -------
@@ -166,37 +220,20 @@ def component(active, links, mark, added, removed, pad):
 
     Examples
     --------
-    Flow 0 on links 0, 1; flow 1 on link 1; flow 2 on link 2. Flow 0 ended on
-    links 0 and 1: flow 1 is affected, flow 2 is not.
+    Flow 0 (on links 0 and 1) has ended; flow 1 is on links 1 and 3, flow 2 on 2 and 3.
+    Its end frees link 1, which flow 1 shares, and flow 1 shares link 3 with flow 2.
 
     >>> import numpy as np
-    >>> active = np.array([False, True, True])
     >>> links = np.array([[0, 1], [1, 3], [2, 3]])
-    >>> none = np.zeros(0, np.int64)
-    >>> comp, changed = component(active, links, np.zeros(4, np.bool_), none, np.array([0, 1]), 3)
+    >>> head, nxt, prv = np.full(5, -1), np.zeros(6, np.int64), np.zeros(6, np.int64)
+    >>> index_add(np.array([1, 2]), links, 4, head, nxt, prv)
+    >>> mark, sel, none = np.zeros(5, np.bool_), np.zeros(3, np.bool_), np.zeros(0, np.int64)
+    >>> comp, changed = component(head, nxt, links, mark, sel, none, np.array([0, 1]), 4)
     >>> comp.tolist(), changed.tolist()
-    ([1], [0, 1])
+    ([1, 2], [0, 1, 2, 3])
     """
-    slots, hops = links.shape
-    nlinks = mark.shape[0]
-    ptr = np.zeros(nlinks + 1, np.int64)
-    for s in range(slots):
-        if active[s]:
-            for h in range(hops):
-                if links[s, h] != pad:
-                    ptr[links[s, h] + 1] += 1
-    for k in range(nlinks):
-        ptr[k + 1] += ptr[k]
-    on_link = np.empty(ptr[nlinks], np.int64)
-    fill_at = ptr[:-1].copy()
-    for s in range(slots):
-        if active[s]:
-            for h in range(hops):
-                k = links[s, h]
-                if k != pad:
-                    on_link[fill_at[k]] = s
-                    fill_at[k] += 1
-    stack = np.empty(nlinks, np.int64)  # also the marked links, in marking order
+    hops = links.shape[1]
+    stack = np.empty(mark.shape[0], np.int64)  # the marked links, in marking order
     n = 0
     for k in removed:
         if k != pad and not mark[k]:
@@ -210,32 +247,50 @@ def component(active, links, mark, added, removed, pad):
                 mark[k] = True
                 stack[n] = k
                 n += 1
-    sel = np.zeros(slots, np.bool_)
+    comp = np.empty(sel.shape[0], np.int64)
+    m = 0
     i = 0
-    while i < n:  # stack[:n] is the marked links; stack[i:n] those not searched yet
-        k = stack[i]
+    while i < n:  # stack[i:n]: marked links not searched yet
+        e = head[stack[i]]
         i += 1
-        for p in range(ptr[k], ptr[k + 1]):
-            s = on_link[p]
+        while e >= 0:
+            s = e // hops
+            e = nxt[e]
             if sel[s]:
                 continue
             sel[s] = True
+            comp[m] = s
+            m += 1
             for h in range(hops):
-                k2 = links[s, h]
-                if k2 != pad and not mark[k2]:
-                    mark[k2] = True
-                    stack[n] = k2
+                k = links[s, h]
+                if k != pad and not mark[k]:
+                    mark[k] = True
+                    stack[n] = k
                     n += 1
-    # The marked links in order, by a scan (the index above is as long): numba's sort
-    # of the search order was the slowest step.
-    changed = np.empty(n, np.int64)
+    return _ascending(comp[:m], sel), _ascending(stack[:n], mark)
+
+
+@njit(cache=True)
+def _ascending(items, flag):
+    """``items`` (distinct, each flagged in ``flag``) in ascending order; clears their flags.
+
+    A merge sort when they are few (numba's default quicksort is slow on the patterned
+    orders of a search), else a scan of ``flag``, which is cheaper than the sort once
+    they are more than about one in sixteen.
+    """
+    if items.shape[0] * 16 < flag.shape[0]:
+        items = items[np.argsort(items, kind="mergesort")]
+        for x in items:
+            flag[x] = False
+        return items
+    out = np.empty(items.shape[0], np.int64)
     j = 0
-    for k in range(nlinks):
-        if mark[k]:
-            mark[k] = False
-            changed[j] = k
+    for x in range(flag.shape[0]):
+        if flag[x]:
+            flag[x] = False
+            out[j] = x
             j += 1
-    return np.flatnonzero(sel), changed
+    return out
 
 
 @njit(cache=True)

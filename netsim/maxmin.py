@@ -127,7 +127,7 @@ def _fill(flow_links, capacity, pad):
     from .kernels import fill
 
     return fill(np.ascontiguousarray(flow_links, np.int64),
-                np.ascontiguousarray(capacity, np.float64), int(pad))
+                np.ascontiguousarray(capacity, np.float64), int(pad), SHARE_CUT)
 
 
 def max_min_rates_small(routes, capacity, priority=None):

@@ -41,3 +41,31 @@ def test_batch_search_finds_the_whole_chain(length):
     # The head shares link 1 with the chain's first flow: its rate moved; the loner's did not.
     assert batch.fl_rate[slots[0]] < before[0]
     assert batch.fl_rate[slots[-2]] == before[-1]
+
+
+def test_link_lists_follow_flows_that_start_and_end():
+    """The batch path's per-link lists, kept across instants, hold exactly the active flows."""
+    rng = np.random.default_rng(1)
+    L, hops = 12, 3
+    table = FlowTable(np.full(L, 1e9), hops=hops, small=-1)  # every instant a batch
+    none = np.zeros(0, np.int64)
+    for step in range(40):
+        n = int(rng.integers(1, 6))
+        routes = [rng.choice(L, size=int(rng.integers(1, hops + 1)), replace=False).tolist()
+                  for _ in range(n)]
+        padded = np.array([r + [L] * (hops - len(r)) for r in routes])
+        sizes = rng.choice([1e5, 1e6, 3e6], size=n)
+        slots = table.add(np.arange(n), sizes, padded)
+        table.rerate(slots, none, none)
+        table.now = table.first_finish
+        _, finished, removed = table.pop_finished(table.now)
+        table.rerate(none, finished, removed)
+        assert table._lists is not None  # kept, not rebuilt, since the first batch
+        head, nxt, _ = table._lists
+        for k in range(L):
+            found, e = set(), head[k]
+            while e >= 0:
+                found.add(int(e) // hops)
+                e = nxt[e]
+            active = np.flatnonzero(table.fl_active)
+            assert found == {int(s) for s in active if k in table.fl_links[s]}
