@@ -232,8 +232,8 @@ def main(argv=None):
     s4u = build_s4u(workdir) if simgrid else None
     if simgrid and not s4u:
         print("No S4U binary (needs g++ and libsimgrid-dev): no C++ comparison.")
-    print(f"{'case':<20}{'P':>6}{'messages':>12}{'runs':>5}{'load s':>7}{'wall s':>9}{'cpu s':>9}"
-          f"{'us/msg':>8}{'peak MB':>9}{'makespan s':>12}{'SG py cpu':>10}{'x':>6}"
+    print(f"{'case':<20}{'P':>6}{'messages':>12}{'runs':>5}{'load s':>7}{'wall s':>9}"
+          f"{'cpu s':>9}{'us/msg':>8}{'peak MB':>9}{'makespan s':>12}{'SG py cpu':>10}{'x':>6}"
           f"{'S4U cpu':>9}{'x':>7}{'same':>6}")
     print("(load s = CPU seconds of a first, small replay that loads the compiled kernels, once "
           "per process; wall, cpu and us/msg are the case's replay alone)")
@@ -250,9 +250,9 @@ def main(argv=None):
         cpu = statistics.median(r["cpu"] for r in runs)
         r = runs[0]
         load = statistics.median(x["load"] for x in runs)
-        line = (f"{kind:<20}{P:>6}{r['messages']:>12,}{len(runs):>5}{load:>7.2f}{wall:>9.2f}{cpu:>9.2f}"
-                f"{1e6 * cpu / r['messages']:>8.1f}{max(x['rss_mb'] for x in runs):>9.0f}"
-                f"{r['makespan']:>12.6g}")
+        line = (f"{kind:<20}{P:>6}{r['messages']:>12,}{len(runs):>5}{load:>7.2f}{wall:>9.2f}"
+                f"{cpu:>9.2f}{1e6 * cpu / r['messages']:>8.1f}"
+                f"{max(x['rss_mb'] for x in runs):>9.0f}{r['makespan']:>12.6g}")
         if simgrid and kind in ("desync-ring", "chains", "sync-ring") and P <= args.simgrid_max_p:
             sg = [run_simgrid(kind, P, workdir) for _ in runs]
             sg_cpu = statistics.median(x["cpu"] for x in sg)

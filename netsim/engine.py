@@ -337,7 +337,7 @@ class _Replay:
         return np.where(self.is_msg[ops], self.pair_lat[self.op_pair[ops]], self.dur[ops])
 
     def _release(self, done):
-        """Count ``done`` off their successors' waits; return the successors now ready, ascending."""
+        """Count ``done`` off their successors' waits; the successors now ready, ascending."""
         from .kernels import release  # imported here: see maxmin._fill
 
         return release(np.asarray(done, np.int64), self.succ_ptr, self.succ, self.waiting)

@@ -13,11 +13,12 @@ links), rates solved in plain Python (no numpy call overhead; a lone flow gets i
 smallest capacity), predicted ends and free slots kept in heaps, and single
 values read and written through memoryviews of the numpy columns
 (:meth:`FlowTable.add_one`, :meth:`FlowTable.pop_few`). A large batch (a step of a
-synchronous collective) or a large component uses compiled loops over all active
-flows (:mod:`netsim.kernels`); a large batch leaves the index and heaps stale, to
-be rebuilt by the next small event. Both visit flows in slot order and sum loads
-in that order with the same float operations, so they agree bit for
-bit; the property tests check it.
+synchronous collective) or a large component uses compiled loops
+(:mod:`netsim.kernels`) over per-link lists of flows that batches keep up to date;
+a large batch leaves the index and heaps stale, to be rebuilt by the next small
+event, and a small event the lists, to be rebuilt by the next batch. Both visit
+flows in slot order and sum loads in that order with the same float operations,
+so they agree bit for bit; the property tests check it.
 """
 
 import heapq
@@ -148,17 +149,6 @@ class FlowTable:
         slots = free[:len(ops)]
         self._fill(slots, ops, sizes, links, priority)
         return slots
-
-    def _link_lists(self):
-        """The batch path's per-link lists of the active flows, rebuilt if stale."""
-        if self._lists is None:
-            from .kernels import index_build  # imported here: see maxmin._fill
-
-            n = self.fl_links.size
-            head = np.empty(self.L + 1, np.int64)
-            self._lists = (head, np.empty(n, np.int64), np.empty(n, np.int64))
-            index_build(self.fl_active, self.fl_links, self.L, *self._lists)
-        return self._lists
 
     def add_one(self, op, size, links, priority=0):
         """:meth:`add` for one message, in plain Python: its slot, the lowest free one.
@@ -403,13 +393,24 @@ class FlowTable:
                             stack.append(k)
         return sorted(comp), sorted(marked)
 
+    def _link_lists(self):
+        """The batch path's per-link lists of the active flows, rebuilt if stale."""
+        if self._lists is None:
+            from .kernels import index_build  # imported here: see maxmin._fill
+
+            n = self.fl_links.size
+            head = np.empty(self.L + 1, np.int64)
+            self._lists = (head, np.empty(n, np.int64), np.empty(n, np.int64))
+            index_build(self.fl_active, self.fl_links, self.L, *self._lists)
+        return self._lists
+
     def _component_scan(self, added, removed):
         """:meth:`_component` for large batches: a compiled search over the per-link lists."""
         from .kernels import component  # imported here: see maxmin._fill
 
         head, nxt, _ = self._link_lists()
-        return component(head, nxt, self.fl_links, self._mark, self._sel, added,
-                         np.asarray(removed, np.int64), self.L)
+        return component(head, nxt, self.fl_links, self._mark, self._sel, added, removed,
+                         self.L)
 
     def _rerate_batch(self, comp, changed):
         """Solve the rates of flows ``comp`` and set the loads of ``changed`` links (compiled).

@@ -1,4 +1,6 @@
-"""Compiled loops of the engine's batch path: released ops, affected flows, max-min filling, link accounting.
+"""Compiled loops of the engine's batch path.
+
+Released ops, affected flows, max-min filling and link accounting.
 
 A step of a synchronous collective, or a collective whose ranks start at jittered
 instants, re-rates components of hundreds to tens of thousands of flows at once.
@@ -17,14 +19,15 @@ says so.
 
 Each kernel is compiled on first use and cached on disk (numba's ``cache=True``:
 beside this file, or in the user's cache directory where that is read-only), so
-only the first run of a fresh install pays the compilation, about ten seconds.
+only the first run of a fresh install pays the compilation, about 2.5 s.
 ``NUMBA_DISABLE_JIT=1`` runs them as the plain Python they are.
 """
 
 import numpy as np
 from numba import njit
 
-__all__ = ["apply_rates", "component", "fill", "index_add", "index_build", "index_remove", "release"]
+__all__ = ["apply_rates", "component", "fill", "index_add", "index_build", "index_remove",
+           "release"]
 
 
 @njit(cache=True)
@@ -35,7 +38,7 @@ def _floor0(x):
 
 @njit(cache=True)
 def fill(links, capacity, pad, cut):
-    """Max-min fair rates by progressive filling (one class; see :func:`netsim.maxmin.max_min_rates`).
+    """Max-min fair rates by progressive filling, one class (:func:`netsim.maxmin.max_min_rates`).
 
     Parameters
     ----------
@@ -345,7 +348,7 @@ def apply_rates(comp, rates, changed, now, rem, rate, since, finish, links, cap,
     >>> import numpy as np
     >>> f = lambda x: np.array(x, np.float64)
     >>> rem, rate, since, finish = f([1000.0]), f([0.0]), f([0.0]), f([np.inf])
-    >>> load, t, busy, sat, peak = f([0.0, 0.0]), f([0.0, 0.0]), f([0.0, 0.0]), f([0.0, 0.0]), f([0.0, 0.0])
+    >>> load, t, busy, sat, peak = (f([0.0, 0.0]) for _ in range(5))
     >>> flows, pos = np.zeros(2, np.int64), np.zeros(2, np.int64)
     >>> moved, new = apply_rates(np.array([0]), f([100.0]), np.array([0]), 0.0, rem, rate, since,
     ...     finish, np.array([[0]]), f([100.0, np.inf]), load, t, busy, sat, peak, flows, pos,
