@@ -5,7 +5,8 @@ CLI can print it on one line. All are ``ValueError`` subclasses through
 :class:`NetsimError`, so one ``except NetsimError`` catches every bad input.
 """
 
-__all__ = ["NetsimError", "TopologyError", "TraceError", "DeadlockError", "UnitError"]
+__all__ = ["NetsimError", "TopologyError", "TraceError", "DeadlockError", "UnitError",
+           "NcclModelError"]
 
 
 class NetsimError(ValueError):
@@ -71,4 +72,16 @@ class UnitError(NetsimError):
     Traceback (most recent call last):
     ...
     netsim.errors.UnitError: unknown bandwidth unit 'furlongs' in '10 furlongs'
+    """
+
+
+class NcclModelError(NetsimError):
+    """A request the NCCL model cannot answer (unknown op, algorithm, hardware it lacks, ...).
+
+    Examples
+    --------
+    >>> raise NcclModelError("nvls needs an NVSwitch with nvls=True")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NcclModelError: nvls needs an NVSwitch with nvls=True
     """

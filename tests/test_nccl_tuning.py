@@ -168,6 +168,29 @@ def test_search_channels_on_known_machines():
     assert nt.search_channels(50e9, n_links=8, compcap=90, net=True) == (8, 48 * GB)
 
 
+def test_search_raises_a_trees_intra_bandwidth_up_to_twice_the_network():
+    # search.cc pass 2 ("increase bwIntra for trees"): up the inter-node ladder (sm80:
+    # ..., 12, 15, 18, 20, 24, ...) while below 2 x bwInter and the channels still fit.
+    assert nt.raise_tree_intra(12 * GB, 4, 240e9) == 24 * GB            # 4 x 24 <= 240
+    assert nt.raise_tree_intra(12 * GB, 4, None) == 24 * GB             # one GPU a node
+    assert nt.raise_tree_intra(24 * GB, 8, 240e9) == 30 * GB            # 8 x 48 > 240 x 8/7
+    assert nt.raise_tree_intra(12 * GB, 4, 20e9, n_links=6, compcap=70) == 20 * GB  # one NVLink
+    assert nt.raise_tree_intra(48 * GB, 8, 370.8e9, compcap=90) == 48 * GB  # top of the ladder
+
+
+def test_two_p4d_nodes_choose_the_tree_for_large_allreduce():
+    # Four 100 Gb/s EFA: ring and tree find 4 channels of 12 GB/s across nodes; the tree's
+    # bwIntra rises to 24. On two nodes tuning.cc reads bwIntra for the tree:
+    # tree Simple 0.5 x min(4 x 24 x 0.92, 4 x perChMaxTreeBw 23.6) = 44.16 GB/s against
+    # ring Simple 4 x 12 x 16/30 = 25.6 GB/s, so NCCL runs the tree. Its latency is
+    # 2 x (7 intra hops + 1 inter hop) x hwLat Tree/Simple 28 us (baseLat 0).
+    from netsim import nccl
+    from topologies import gpu_cluster
+    res = nccl.simulate(gpu_cluster("p4d", 2), "allreduce", 2**30)
+    assert (res.plan.algorithm, res.plan.protocol) == ("tree", "Simple")
+    assert res.plan.tuning_time == pytest.approx(2 * 8 * 28 * US + 2**30 / 44.16e9, rel=1e-6)
+
+
 def test_nvlink_and_pci_bandwidths_follow_topo_h():
     assert [nt.nvlink_bw(cc) / GB for cc in (60, 70, 75, 80, 86, 89, 90)] == [
         18.0, 20.0, 20.0, 20.0, 12.0, 20.0, 20.6]

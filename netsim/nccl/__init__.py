@@ -43,9 +43,9 @@ Examples
 ('nvls', 'Simple', 8)
 """
 
-from . import hardware, limits, p2p, tuning
+from . import hardware, limits, p2p, search, tuning
 from .model import ALGORITHMS, OPS, WIRE_FACTOR, Plan, simulate
 from .tuning import NcclModelError, bus_factor
 
 __all__ = ["simulate", "Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",
-           "bus_factor", "tuning", "hardware", "p2p", "limits"]
+           "bus_factor", "tuning", "search", "hardware", "p2p", "limits"]

@@ -86,30 +86,41 @@ def _bottleneck(G, path):
     return min(G.edges[u, v]["bandwidth"] for u, v in zip(path, path[1:]))
 
 
+def _intra_links(G, E, hw, m):
+    """Machine ``m``'s links as NCCL's search sees them: ``link_bw``, ``n_links``, ``n_gpus``.
+
+    ``link_bw`` is None on a machine of one GPU (no intra-node link).
+    """
+    local, cc = hw.machines[m], hw.compcap
+    if len(local) < 2:
+        kw = dict(link_bw=None)
+    elif hw.nvswitch[m] is not None and hw.p2p:
+        port = min(E.edges[hw.gpus[r], hw.nvswitch[m]]["bandwidth"] for r in local)
+        kw = dict(link_bw=port)
+    elif hw.intra == "nvlink" and hw.p2p:
+        counts = hardware.nvlink_counts(G, [hw.gpus[r] for r in local], cc)
+        per_gpu = min(sum(c for (a, _), c in counts.items() if a == i)
+                      for i in range(len(local)))
+        kw = dict(link_bw=tuning.nvlink_bw(cc), n_links=max(per_gpu, 1))
+    else:
+        ring = [hw.gpus[r] for r in local]
+        hops = []
+        for i, a in enumerate(ring):
+            b = ring[(i + 1) % len(ring)]
+            via = hw.cpu[local[i]] if not hw.p2p and hw.cpu[local[i]] else None
+            legs = [(a, via), (via, b)] if via else [(a, b)]
+            hops.append(min(_bottleneck(E, _path(E, u, v)) for u, v in legs))
+        kw = dict(link_bw=min(hops))
+    kw["n_gpus"] = len(local)
+    return kw
+
+
 def _comm(G, E, hw):
     """The :class:`tuning.Comm` NCCL's search would build on this hardware."""
     cc, n = hw.compcap, len(hw.gpus)
     graphs = {}
     if len(hw.machines) == 1:
-        local = hw.machines[0]
-        if hw.nvswitch[0] is not None and hw.p2p:
-            port = min(E.edges[hw.gpus[r], hw.nvswitch[0]]["bandwidth"] for r in local)
-            kw = dict(link_bw=port, compcap=cc)
-        elif hw.intra == "nvlink" and hw.p2p:
-            counts = hardware.nvlink_counts(G, [hw.gpus[r] for r in local], cc)
-            per_gpu = min(sum(c for (a, _), c in counts.items() if a == i)
-                          for i in range(len(local)))
-            kw = dict(link_bw=tuning.nvlink_bw(cc), n_links=max(per_gpu, 1), compcap=cc)
-        else:
-            ring = [hw.gpus[r] for r in local]
-            hops = []
-            for i, a in enumerate(ring):
-                b = ring[(i + 1) % len(ring)]
-                via = hw.cpu[local[i]] if not hw.p2p and hw.cpu[local[i]] else None
-                legs = [(a, via), (via, b)] if via else [(a, b)]
-                hops.append(min(_bottleneck(E, _path(E, u, v)) for u, v in legs))
-            kw = dict(link_bw=min(hops), compcap=cc)
-        kw["n_gpus"] = len(local)
+        kw = dict(_intra_links(G, E, hw, 0), compcap=cc)
         link = "nvlink" if hw.intra == "nvlink" and hw.p2p else "pci"
     else:
         rails = min(len(x) for x in hw.nics)
@@ -125,7 +136,11 @@ def _comm(G, E, hw):
     graphs["ring"] = tuning.Graph(c, bw, bw, link=link)
     if len(hw.machines) > 1:
         c2, bw2 = tuning.search_channels(**kw, pattern="tree", min_channels=c, max_channels=c)
-        graphs["tree"] = tuning.Graph(c2, bw2, bw2, link=link)
+        intra = min((_intra_links(G, E, hw, m) for m in range(len(hw.machines))),
+                    key=lambda k: math.inf if k["link_bw"] is None
+                    else k["link_bw"] * k.get("n_links", 1))
+        graphs["tree"] = tuning.Graph(c2, tuning.raise_tree_intra(bw2, c2, compcap=cc, **intra),
+                                      bw2, link=link)
     if hw.nvls and cc >= 90 and hw.p2p:
         if len(hw.machines) == 1:
             k = len(hw.machines[0])

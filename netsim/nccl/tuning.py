@@ -15,7 +15,9 @@ numbers: per algorithm a :class:`Graph` (channels, per-channel bandwidth
 inside and across nodes, intra-node link type), and a :class:`Comm` (ranks,
 nodes, compute capability, CPU vendor). :func:`search_channels` gives the
 channel count and per-channel bandwidth NCCL's search reaches when it finds a
-solution that fills the links (it is the bound of the search, not the search).
+solution that fills the links (it is the bound of the search, not the search),
+and :func:`raise_tree_intra` a tree's intra-node speed after the search's
+second pass; both live in :mod:`netsim.nccl.search` and are re-exported here.
 
 Not modelled: CollNet (needs the SHARP plugin), per-call channel reduction for
 small sizes, user overrides (``NCCL_ALGO``/``NCCL_PROTO``), the Power-CPU tree
@@ -41,8 +43,9 @@ import math
 import types
 from typing import Mapping, NamedTuple
 
-from ..checks import check_int, check_real
-from ..errors import NetsimError
+from ..checks import check_int
+from ..errors import NcclModelError
+from .search import SPEEDS, raise_tree_intra, search_channels
 from .limits import (LL_MAX_BW, PER_CH_MAX_RING_LL128_BW, PER_CH_MAX_TREE_BW,
                      PER_CH_MAX_TREE_LL128_BW, table_indices)
 
@@ -51,15 +54,11 @@ __all__ = [
     "BASE_LAT_US", "HW_LAT_US", "LL_MAX_BW", "PER_CH_MAX_RING_LL128_BW",
     "PER_CH_MAX_TREE_LL128_BW", "PER_CH_MAX_TREE_BW", "TREE_CORRECTION_FACTOR",
     "NVLINK_BW", "PCI_BW", "CPU_LINK_BW", "SPEEDS", "Graph", "Comm", "Choice",
-    "bus_factor", "steps", "nvlink_bw", "pci_bw", "search_channels",
+    "bus_factor", "steps", "nvlink_bw", "pci_bw", "search_channels", "raise_tree_intra",
     "bandwidth", "latency", "algo_time", "choose",
 ]
 
 NCCL_VERSION = "v2.21.5-1"
-
-
-class NcclModelError(NetsimError):
-    """A request the NCCL tuning model cannot answer (unknown op, algorithm, ...)."""
 
 
 # Index order of NCCL's arrays (src/include/device.h): NCCL_ALGO_*, NCCL_PROTO_*.
@@ -93,15 +92,6 @@ CPU_LINK_BW = types.MappingProxyType(
     {"qpi": 6.0, "skl_qpi": 10.0, "amd": 16.0, "zpi": 6.0, "p9": 32.0, "arm": 6.0})
 _PCI_LANE = types.MappingProxyType(
     {"gen1": 15, "gen2": 30, "gen3": 60, "gen4": 120, "gen5": 240, "gen6": 480})
-# search.cc speed ladders (GB/s per channel): [compcap >= 90][crosses a network].
-SPEEDS = types.MappingProxyType({
-    (False, False): (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
-    (False, True): (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0,
-                    4.0, 3.0, 2.4, 1.2, 0.24, 0.12),
-    (True, False): (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
-    (True, True): (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0,
-                   2.4, 1.2, 0.24, 0.12),
-})
 _GB, _US = 1e9, 1e-6
 
 
@@ -259,90 +249,6 @@ def pci_bw(gen="gen3", width=16):
     if lane is None:
         raise NcclModelError(f"unknown PCIe generation {gen!r}; known: {', '.join(_PCI_LANE)}")
     return check_int(width, "width", error=NcclModelError) * lane / 80 * _GB
-
-
-def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
-                    n_gpus=8, min_channels=1, max_channels=16):
-    """Channels and per-channel bandwidth NCCL's search reaches when it fills the links.
-
-    Follows ``ncclTopoCompute`` (search.cc): start at the fastest speed of the
-    ladder that one link carries (and, for trees and NVLS, that
-    ``min_channels`` channels fit in ``n_gpus/(n_gpus-1)`` of the total); fit
-    ``floor(link_bw / speed)`` channels on each of ``n_links`` links; step down
-    the ladder while the next speed is more than 0.49 of the best found, keep
-    the largest ``channels * speed``, stop when it fills the total; then
-    ``ncclTopoDupChannels`` doubles the channels (halving their bandwidth)
-    unless the speed is < 25 GB/s, or compcap > 80 with speed < 50 and more
-    than 4 channels, or the pattern is NVLS. NVLS inside one node (every GPU
-    heads a channel through the switch) fits ``floor(total / speed)``
-    channels instead. The real search also proves a ring (tree, NVLS head
-    set) exists at that speed; here it is assumed to.
-
-    Parameters
-    ----------
-    link_bw : float
-        Bytes/s of the link each channel crosses: one GPU's NVLink (NV1), its
-        NVSwitch port (all its NVLinks), its PCIe path, or one NIC.
-    n_links : int
-        How many such links share the channels (NVLinks per GPU, NICs per node).
-    compcap : int
-        Compute capability (selects the sm90 ladders).
-    net : bool
-        Whether the graph crosses a network (selects the inter-node ladder).
-    pattern : {"ring", "tree", "nvls"}
-        Graph pattern.
-    n_gpus : int
-        GPUs per node.
-    min_channels, max_channels : int
-        NCCL's bounds (ring 1..16; tree = ring's channels; NVLS 1..32, and
-        n_gpus..n_gpus on one node).
-
-    Returns
-    -------
-    (int, float)
-        Channels and per-channel bytes/s (the graph's ``bwIntra`` = ``bwInter``).
-
-    Examples
-    --------
-    >>> search_channels(12 * 20e9)                 # A100: 6 x 40 GB/s, duplicated
-    (12, 20000000000.0)
-    >>> search_channels(20e9, n_links=6, compcap=70)   # DGX-1 V100: six NVLinks
-    (6, 20000000000.0)
-    >>> search_channels(12.5e9, n_links=4, net=True)   # four 100 Gb/s NICs
-    (4, 12000000000.0)
-    """
-    link = check_real(link_bw, "link_bw", lo=0, strict=True, error=NcclModelError) / _GB
-    n_links = check_int(n_links, "n_links", error=NcclModelError)
-    n_gpus = check_int(n_gpus, "n_gpus", error=NcclModelError)
-    hi = check_int(max_channels, "max_channels", error=NcclModelError)
-    lo = check_int(min_channels, "min_channels", maximum=hi, error=NcclModelError)
-    if pattern not in ("ring", "tree", "nvls"):
-        raise NcclModelError(f"unknown graph pattern {pattern!r}; known: ring, tree, nvls")
-    ladder = SPEEDS[(check_int(compcap, "compcap", error=NcclModelError) >= 90, bool(net))]
-    total = link * n_links * (n_gpus / (n_gpus - 1) if pattern != "ring" and n_gpus > 1 else 1)
-    i = 0
-    while i < len(ladder) - 1 and (ladder[i] > link or ladder[i] * lo > total):
-        i += 1
-    best = (0, 0.0)
-    for speed in ladder[i:]:
-        if best[0] and speed / best[1] <= .49:
-            break
-        if pattern == "nvls" and not net:  # every GPU heads one channel on the switch
-            fit = min(hi, math.floor(total / speed + 1e-9))
-        else:
-            fit = min(hi, n_links * math.floor(link / speed + 1e-9))
-        if fit >= lo and fit * speed > best[0] * best[1] + 1e-9:
-            best = (fit, speed)
-        if best[0] * best[1] >= total - 1e-9:
-            break
-    n, bw = best
-    if n == 0:
-        raise NcclModelError(f"no channel fits: link {link:g} GB/s below every speed")
-    if pattern != "nvls" and bw >= 25.0 and not (compcap > 80 and bw < 50.0 and n > 4):
-        dup = min(2 * n, hi)
-        bw /= -(-dup // n)
-        n = dup
-    return n, bw * _GB
 
 
 def _check(comm, op, algorithm, protocol):
