@@ -115,7 +115,7 @@ def test_without_p2p_every_byte_goes_through_the_cpu():
                                 and fast.links["dst"][i] == "cpu"][0]] == 0
 
 
-def two_machines(gpus=1, nic_bw=12.5e9, nvls=False, model="A100"):
+def two_machines(gpus=1, nic_bw=12.5e9, nvls=False, model="A100", tech="HDR"):
     G = nx.Graph()
     for m in range(2):
         G.add_nodes_from((f"m{m}g{i}" for i in range(gpus)), kind="gpu", model=model, node=m)
@@ -127,7 +127,7 @@ def two_machines(gpus=1, nic_bw=12.5e9, nvls=False, model="A100"):
         G.add_node(f"m{m}pci", kind="pcie_switch"); G.add_node(f"m{m}nic", kind="nic")
         G.add_edge(f"m{m}g0", f"m{m}pci", bandwidth=64e9, latency=0.0)
         G.add_edge(f"m{m}nic", f"m{m}pci", bandwidth=64e9, latency=0.0)
-        G.add_edge(f"m{m}nic", "leaf", bandwidth=nic_bw, latency=0.0, technology="HDR")
+        G.add_edge(f"m{m}nic", "leaf", bandwidth=nic_bw, latency=0.0, technology=tech)
     G.nodes["leaf"]["kind"] = "switch"
     return G
 
@@ -142,6 +142,22 @@ def test_tree_across_two_machines_moves_each_byte_once_each_way():
     # (broadcast) per channel, S in all, through its one NIC in each direction.
     assert r.makespan == pytest.approx(lat + S / 12.5e9, rel=1e-9)
     assert r.plan.nodes == 2 and r.plan.algorithm == "tree"
+
+
+def test_the_efa_plugins_latency_is_added_to_every_inter_node_step():
+    # aws-ofi-nccl reports 75 us (ncclNetProperties.latency); tuning.cc adds it to the
+    # NET hwLat of every inter-node step. Two machines of 2 GPUs, tree LL, 8 bytes:
+    # baseLat 6.8 + 2 x (1 intra step x 0.6 + 1 inter step x (5.0 + 75)) us.
+    # NCCL's own IB plugin reports none, so the HDR pair pays 5.0 per inter step.
+    tree_ll = (TREE, tuning.PROTOCOLS.index("LL"))
+    base, intra = tuning.BASE_LAT_US[tree_ll[0]][tree_ll[1]], tuning.HW_LAT_US[NVL][TREE][0]
+    net = tuning.HW_LAT_US[NET][TREE][0]
+    for tech, plugin in (("EFA", 75.0), ("HDR", 0.0)):
+        r = nccl.simulate(two_machines(gpus=2, tech=tech), "allreduce", 8,
+                          algorithm="tree", protocol="LL")
+        assert r.plan.latency == pytest.approx((base + 2 * (intra + net + plugin)) * US)
+        assert (base, intra, net) == (6.8, 0.6, 5.0)
+    assert hardware.net_latency(two_machines(tech="EFA"), ["m0nic"]) == 75e-6
 
 
 def test_ring_across_two_machines_crosses_each_nic_once_per_channel():

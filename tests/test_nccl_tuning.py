@@ -183,12 +183,14 @@ def test_two_p4d_nodes_choose_the_tree_for_large_allreduce():
     # bwIntra rises to 24. On two nodes tuning.cc reads bwIntra for the tree:
     # tree Simple 0.5 x min(4 x 24 x 0.92, 4 x perChMaxTreeBw 23.6) = 44.16 GB/s against
     # ring Simple 4 x 12 x 16/30 = 25.6 GB/s, so NCCL runs the tree. Its latency is
-    # 2 x (7 intra hops + 1 inter hop) x hwLat Tree/Simple 28 us (baseLat 0).
+    # 2 x (7 intra hops x 28 + 1 inter hop x (28 + 2 x 75)) us: hwLat Tree/Simple 28 us
+    # (baseLat 0), plus the EFA plugin's 75 us latencyInter, twice for Simple (the flush).
     from netsim import nccl
     from topologies import gpu_cluster
     res = nccl.simulate(gpu_cluster("p4d", 2), "allreduce", 2**30)
     assert (res.plan.algorithm, res.plan.protocol) == ("tree", "Simple")
-    assert res.plan.tuning_time == pytest.approx(2 * 8 * 28 * US + 2**30 / 44.16e9, rel=1e-6)
+    lat = 2 * (7 * 28 + (28 + 2 * 75)) * US
+    assert res.plan.tuning_time == pytest.approx(lat + 2**30 / 44.16e9, rel=1e-6)
 
 
 def test_nvlink_and_pci_bandwidths_follow_topo_h():

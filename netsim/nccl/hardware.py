@@ -27,7 +27,7 @@ import networkx as nx
 from .tuning import CPU_LINK_BW, NcclModelError, nvlink_bw
 
 __all__ = ["Hardware", "COMPUTE_CAPABILITY", "NVLINK_RATE", "PCIE_EFFICIENCY",
-           "link_class", "nvlink_efficiency", "describe", "effective_graph", "nvlink_counts", "rings",
+           "NET_PLUGIN_LATENCY", "net_latency", "link_class", "nvlink_efficiency", "describe", "effective_graph", "nvlink_counts", "rings",
            "btree_parents"]
 
 # Compute capability x 10 of the GPU models a graph may name (CUDA C Programming Guide,
@@ -43,6 +43,16 @@ NVLINK_RATE = types.MappingProxyType({60: 20e9, 70: 25e9, 80: 25e9, 86: 14.0625e
 # ``width * speed / 80`` GB/s), against the 8 GT/s x 128/130 a lane carries: 0.762.
 # Gen4-6 double both numbers, so the share is the same.
 PCIE_EFFICIENCY = 6.0 / (8.0 * 128 / 130)
+
+# The latency (s) a network plugin reports to NCCL (``ncclNetProperties.latency``), which the
+# search copies into ``graph->latencyInter`` (search.cc) and tuning.cc adds to every
+# inter-node step. NCCL's own InfiniBand/RoCE and socket transports leave it 0 ("Not set",
+# src/transport/net_ib.cc and net_socket.cc, v2.21.5-1); AWS's EFA plugin reports 75 us on
+# p4d, p4de and p5 (aws-ofi-nccl src/platform-aws.cpp, ``platform_data_map`` ``.latency``,
+# since d87d61e "Variable internode latency reported to NCCL", 2023; the plugin's comment
+# calls the value empirical, chosen so that NCCL's tuner picks well on p5). Keyed by the
+# technology of the NIC's network edge.
+NET_PLUGIN_LATENCY = types.MappingProxyType({"EFA": 75e-6})
 
 # The socket link NCCL assumes for a technology (topo.h QPI_BW, SKL_QPI_BW; AMD_BW for xGMI).
 _SOCKET_LINK = types.MappingProxyType({"qpi": "qpi", "upi": "skl_qpi", "xgmi": "amd"})
@@ -73,6 +83,37 @@ def _compcap(G, node):
     if "sm" in data:
         return int(data["sm"])
     return COMPUTE_CAPABILITY.get(str(data.get("model", "")).upper().replace(" ", ""), 80)
+
+
+def net_latency(G, nics):
+    """The latency the network plugin of these NICs reports to NCCL, in seconds.
+
+    The largest :data:`NET_PLUGIN_LATENCY` of the ``technology`` of any network
+    edge of ``nics``; 0 for technologies whose plugin reports none (InfiniBand,
+    RoCE, Ethernet) or edges that name no technology.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+    nics : iterable of nodes
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph()
+    >>> G.add_edge("nic0", "sw", technology="EFA", bandwidth=12.5e9, latency=0)
+    >>> G.add_edge("nic1", "sw", technology="NDR", bandwidth=50e9, latency=0)
+    >>> G.nodes["sw"]["kind"] = "switch"
+    >>> net_latency(G, ["nic0"]), net_latency(G, ["nic1"])
+    (7.5e-05, 0.0)
+    """
+    return max((NET_PLUGIN_LATENCY.get(d.get("technology"), 0.0) for nic in nics
+                for _, other, d in G.edges(nic, data=True)
+                if link_class(G, nic, other) == "net"), default=0.0)
 
 
 def link_class(G, u, v):

@@ -6,8 +6,9 @@ into a trace whose flows cross the real links of the graph, so contention is
 counted by the engine:
 
 * One compute op charges NCCL's latency for the call (``baseLat`` plus the
-  per-step ``hwLat`` of every step, :func:`netsim.nccl.tuning.latency`); every
-  flow waits for it.
+  per-step ``hwLat`` of every step, :func:`netsim.nccl.tuning.latency`, with the
+  network plugin's reported latency on every inter-node step,
+  :data:`netsim.nccl.hardware.NET_PLUGIN_LATENCY`); every flow waits for it.
 * NCCL pipelines each channel in small chunks, so in the fluid limit every
   stage of the pipeline runs at once: each hop of each channel is one flow
   carrying all the bytes that hop moves during the call, and the call ends when
@@ -132,15 +133,16 @@ def _comm(G, E, hw):
         kw = dict(link_bw=nic_bw, n_links=rails, compcap=cc, net=True,
                   n_gpus=min(len(x) for x in hw.machines))
         link = "nvlink" if hw.intra == "nvlink" and hw.p2p else "pci"
+    net_lat = hardware.net_latency(E, [nic for nics in hw.nics for nic in nics])
     c, bw = tuning.search_channels(**kw)
-    graphs["ring"] = tuning.Graph(c, bw, bw, link=link)
+    graphs["ring"] = tuning.Graph(c, bw, bw, link=link, latency_inter=net_lat)
     if len(hw.machines) > 1:
         c2, bw2 = tuning.search_channels(**kw, pattern="tree", min_channels=c, max_channels=c)
         intra = min((_intra_links(G, E, hw, m) for m in range(len(hw.machines))),
                     key=lambda k: math.inf if k["link_bw"] is None
                     else k["link_bw"] * k.get("n_links", 1))
         graphs["tree"] = tuning.Graph(c2, tuning.raise_tree_intra(bw2, c2, compcap=cc, **intra),
-                                      bw2, link=link)
+                                      bw2, link=link, latency_inter=net_lat)
     if hw.nvls and cc >= 90 and hw.p2p:
         if len(hw.machines) == 1:
             k = len(hw.machines[0])
@@ -148,7 +150,7 @@ def _comm(G, E, hw):
             graphs["nvls"] = tuning.Graph(c3, bw3, bw3, link=link)
         else:
             c3, bw3 = tuning.search_channels(**kw, pattern="nvls", max_channels=32)
-            graphs["nvls_tree"] = tuning.Graph(c3, bw3, bw3, link=link)
+            graphs["nvls_tree"] = tuning.Graph(c3, bw3, bw3, link=link, latency_inter=net_lat)
     return tuning.Comm(n, len(hw.machines), cc, graphs, hw.cpu_vendor)
 
 
@@ -225,11 +227,13 @@ def _p2p_plan(G, E, hw, comm, op, nbytes):
 
 def _latency(comm, hw, op, algorithm, protocol):
     if op in ("alltoall", "sendrecv"):
-        # NCCL's tuning has no entry for point-to-point; one ring step is charged.
+        # NCCL's tuning has no entry for point-to-point; one ring step is charged (with
+        # the network plugin's latency across machines, as for a ring's inter-node step).
         hw_index = 2 if len(hw.machines) > 1 else 0 if hw.intra == "nvlink" else 1
         ring = tuning.ALGORITHMS.index("ring")
         p = tuning.PROTOCOLS.index(protocol)
-        return (tuning.BASE_LAT_US[ring][p] + tuning.HW_LAT_US[hw_index][ring][p]) * 1e-6
+        net = comm.graphs["ring"].latency_inter if len(hw.machines) > 1 else 0.0
+        return (tuning.BASE_LAT_US[ring][p] + tuning.HW_LAT_US[hw_index][ring][p]) * 1e-6 + net
     return tuning.latency(comm, op, algorithm, protocol)
 
 
