@@ -36,6 +36,10 @@ bandwidths) picks the algorithm (ring, tree, nvls, nvls_tree; p2p for alltoall
 and sendrecv), the protocol (LL, LL128, Simple) and the channels its topology
 search reaches on the graph's links (src/graph/search.cc, topo.h); the call
 is then replayed as flows over the real links, so shared links are counted.
+Across machines each inter-node step also pays the latency the network plugin
+reports to NCCL (EFA: 75 us, aws-ofi-nccl platform-aws.cpp; IB/RoCE: none).
+Not modelled: the host time of one thread launching on several GPUs
+(nccl-tests -g N), which bounds small sizes of such runs from below.
 Link rates and latencies come from topologies.links (IEEE 802.3, IBTA,
 PCI-SIG, NVIDIA whitepapers, AWS EFA docs). busbw = algbw x nccl-tests' bus
 factor (doc/PERFORMANCE.md): allreduce 2(n-1)/n; allgather, reduce_scatter,
