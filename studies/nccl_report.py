@@ -29,12 +29,16 @@ MEASURED_MACHINES = MappingProxyType({
     "a100_nvswitch": ("A100", None),
     "h100_nvswitch": ("H100", None),
     "pcie_4090": ("RTX4090", None),
+    "h20_nvswitch": ("H20", None),
     "p4dn_efa": ("A100", "EFA"),
     "h100_ndr": ("H100", "NDR"),
-    "a100_roce": ("A100", "RoCE-100G"),
+    "h20_ndr": ("H20", "NDR"),
+    "a100_roce": ("A100", "RoCE-200G"),
 })
 """Machine key of the measurement files -> (GPU ``model``, network technology or None for
-one machine): how a graph is matched to its measured rows. The H20 rows have no builder."""
+one machine): how a graph is matched to its measured rows. The technology is the one of the
+NICs of the key's graph (``studies.nccl_validation.machine``): OCI's 16 x 100 Gb/s RoCE is
+built as 8 rails of RoCE-200G."""
 
 SHOWN_FILES = ("nccl_measurements.csv", "nccl_measurements_ops.csv")
 """The files :func:`measured_rows` draws from (the hold-out files are never shown)."""
