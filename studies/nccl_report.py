@@ -8,9 +8,10 @@ published measurements of the same machine (:func:`measured_rows`).
 
 The published measurements are package data of :mod:`studies`
 (``studies/data/nccl_measurements.csv``: allreduce, ``nccl_measurements_ops.csv``:
-other operations, each with a ``_holdout`` file kept aside; their sources in
-``nccl_measurements.md``), so an installed ``netsim`` reads them too;
-:func:`measurements` loads one file.
+other operations, each with a ``_holdout`` file kept aside, and
+``nccl_measurements_reported.csv``: rows their sources report as problems, shown but not
+counted; sources and inclusion rule in ``nccl_measurements.md``), so an installed
+``netsim`` reads them too; :func:`measurements` loads one file.
 """
 
 import csv
@@ -29,15 +30,24 @@ MEASURED_MACHINES = MappingProxyType({
     "a100_nvswitch": ("A100", None),
     "h100_nvswitch": ("H100", None),
     "pcie_4090": ("RTX4090", None),
+    "h20_nvswitch": ("H20", None),
     "p4dn_efa": ("A100", "EFA"),
+    "p4de_efa": ("A100", "EFA"),
     "h100_ndr": ("H100", "NDR"),
-    "a100_roce": ("A100", "RoCE-100G"),
+    "h20_ndr": ("H20", "NDR"),
+    "a100_roce": ("A100", "RoCE-200G"),
+    "h100_roce": ("H100", "RoCE-400G"),
+    "h100_efa": ("H100", "EFA"),
+    "a100_hdr": ("A100", "HDR"),
 })
 """Machine key of the measurement files -> (GPU ``model``, network technology or None for
-one machine): how a graph is matched to its measured rows. The H20 rows have no builder."""
+one machine): how a graph is matched to its measured rows. The technology is the one of the
+NICs of the key's graph (``studies.nccl_validation.machine``): OCI's 16 x 100 Gb/s and 16 x
+200 Gb/s RoCE are built as 8 rails of RoCE-200G and RoCE-400G; p4d and p5 have EFA."""
 
 SHOWN_FILES = ("nccl_measurements.csv", "nccl_measurements_ops.csv")
-"""The files :func:`measured_rows` draws from (the hold-out files are never shown)."""
+"""The files :func:`measured_rows` draws from: the counted ones (the hold-out files and
+``nccl_measurements_reported.csv``, rows their sources report as problems, are never shown)."""
 
 
 def measurements(name="nccl_measurements.csv"):
@@ -46,8 +56,8 @@ def measurements(name="nccl_measurements.csv"):
     Parameters
     ----------
     name : str, optional
-        ``"nccl_measurements.csv"`` (default), ``"nccl_measurements_ops.csv"`` or
-        either's ``_holdout`` file.
+        ``"nccl_measurements.csv"`` (default), ``"nccl_measurements_ops.csv"``,
+        either's ``_holdout`` file, or ``"nccl_measurements_reported.csv"``.
 
     Returns
     -------

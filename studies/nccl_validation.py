@@ -1,15 +1,17 @@
 """netsim.nccl against published nccl-tests measurements: the machines, the errors, the table.
 
-Every row of ``studies/data/nccl_measurements.csv`` (and of the hold-out file) names
-a machine key; :func:`machine` builds that machine as a graph with
-:mod:`topologies` (single machines, or :func:`topologies.gpu_cluster` for
-several joined by NIC rails), :func:`predict` runs :func:`netsim.nccl.simulate`
-on it with the row's op, size and, where the poster forced ``NCCL_ALGO``, that
-algorithm, and :func:`table` prints the README table "Real GPU machines: NCCL".
-Nothing here is fitted to a row: every number comes from ``topologies`` (which
-cites its sources) or from NCCL's source (``netsim.nccl.tuning``).
+Every row of ``studies/data/nccl_measurements.csv`` (the counted rows), of the hold-out
+and ops files and of ``nccl_measurements_reported.csv`` (rows their sources report as
+problems: shown, not counted; the rule is in ``nccl_measurements.md``) names a machine
+key; :func:`machine` builds that machine as a graph with :mod:`topologies` (single
+machines, or :func:`topologies.gpu_cluster` for several joined by NIC rails),
+:func:`predict` runs :func:`netsim.nccl.simulate` on it with the row's op, size and,
+where the poster forced ``NCCL_ALGO``, that algorithm, :func:`table` prints the README
+tables "Real GPU machines: NCCL" and :func:`summary` the median and worst error of the
+counted rows and of all rows. Nothing here is fitted to a row: every number comes from
+``topologies`` (which cites its sources) or from NCCL's source (``netsim.nccl.tuning``).
 
-Run ``python -m studies.nccl_validation`` to print the tables of both files, with
+Run ``python -m studies.nccl_validation`` to print the tables of every file, with
 ``--readme`` to rewrite them in README.md as well.
 """
 
@@ -21,15 +23,18 @@ from netsim import nccl
 from .nccl_report import measurements
 from topologies import dgx1, dgx_a100, dgx_h100, gpu_cluster, pcie_box
 
-__all__ = ["README", "BLOCKS", "MACHINES", "load", "machine", "predict", "validate", "table", "update_readme"]
+__all__ = ["README", "BLOCKS", "COUNTED", "MACHINES", "load", "machine", "predict", "validate",
+           "table", "summary", "update_readme"]
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
 # Machine key of the measurement files -> (builder, its arguments, GPU model to set or None).
 # The H20 boxes of NVIDIA/nccl#1244 are DGX H100-like (NVLink4 x18, NVSwitch gen3, 8
 # ConnectX-7 NDR per node) with H20 GPUs (sm 90): dgx_h100 with the GPU model renamed.
-# OCI BM.GPU4.8's 16 x 100 Gb/s RoCEv2 per node are modelled as the DGX A100's 8 rails
-# at RoCE 200 Gb/s: the same bandwidth per machine, half the rails.
+# OCI BM.GPU4.8's (and BM.GPU.B4.8's) 16 x 100 Gb/s RoCEv2 per node are modelled as the DGX
+# A100's 8 rails at RoCE 200 Gb/s, and OCI BM.GPU.H100.8's 16 x 200 Gb/s as the DGX H100's 8
+# rails at RoCE 400 Gb/s: the same bandwidth per machine, half the rails. p4de is p4d's network
+# (4 x 100 Gb/s EFA) with 80 GB A100s; Azure's ND A100 v4 VMs have 8 x HDR 200 Gb/s each.
 _BUILDS = {
     "dgx1_v100": (dgx1, {}, None),
     "a100_nvswitch": (dgx_a100, {}, None),
@@ -40,6 +45,10 @@ _BUILDS = {
     "h20_ndr": (gpu_cluster, {"machine": "dgx_h100"}, "H20"),
     "h20_nvswitch": (dgx_h100, {}, "H20"),
     "a100_roce": (gpu_cluster, {"machine": "dgx_a100", "nic": "RoCE-200G"}, None),
+    "p4de_efa": (gpu_cluster, {"machine": "p4d"}, None),
+    "h100_efa": (gpu_cluster, {"machine": "p5"}, None),
+    "h100_roce": (gpu_cluster, {"machine": "dgx_h100", "nic": "RoCE-400G"}, None),
+    "a100_hdr": (gpu_cluster, {"machine": "dgx_a100", "nic": "HDR"}, None),
 }
 MACHINES = tuple(_BUILDS)
 
@@ -82,7 +91,7 @@ def load(name="nccl_measurements.csv"):
     Examples
     --------
     >>> len(load()), len(load("nccl_measurements_holdout.csv"))
-    (24, 6)
+    (51, 3)
     """
     return measurements(name)
 
@@ -131,35 +140,79 @@ def _source(url):
     return url.split("//")[1].split("/")[0]
 
 
+def _origin(row):
+    # The file a reported row came from, short: "main", "holdout", "ops" or "ops_holdout".
+    short = row["origin"].removeprefix("nccl_measurements").removesuffix(".csv")
+    return short.lstrip("_") or "main"
+
+
 def table(rows):
     """The README table: source, machine, size, measured and predicted time, error, plan.
+
+    Rows of ``nccl_measurements_reported.csv`` (with an ``origin`` column) get a last
+    column naming the file each came from.
 
     Examples
     --------
     >>> print(table(load()[:1]).splitlines()[0])
     | machine | GPUs | size (B) | measured (us) | predicted (us) | error | NCCL plan | source |
+    >>> print(table(load("nccl_measurements_reported.csv")[:1]).splitlines()[2][-42:])
+    | tree/Simple/4 | NVIDIA/nccl#527 | main |
     """
     report, median, worst = validate(rows)
-    lines = ["| machine | GPUs | size (B) | measured (us) | predicted (us) | error | NCCL plan | source |",
-             "|---|---|---|---|---|---|---|---|"]
+    origin = any("origin" in row for row in rows)
+    head = ("| machine | GPUs | size (B) | measured (us) | predicted (us) | error | NCCL plan "
+            "| source |")
+    lines = [head + (" from |" if origin else ""), "|---" * (9 if origin else 8) + "|"]
     for row, res, err in report:
         p = res.plan
         forced = " (forced)" if row["nccl_algo"] else ""
         lines.append(f"| {row['machine']} | {row['gpus']} | {int(row['bytes'])} | "
                      f"{float(row['time_us']):.1f} | {res.makespan * 1e6:.1f} | {err:+.1%} | "
-                     f"{p.algorithm}{forced}/{p.protocol}/{p.channels} | {_source(row['source_url'])} |")
+                     f"{p.algorithm}{forced}/{p.protocol}/{p.channels} | "
+                     f"{_source(row['source_url'])} |" + (f" {_origin(row)} |" if origin else ""))
     lines.append(f"\nmedian \\|error\\| {median:.1%}, worst {worst:.1%} over {len(report)} rows")
     return "\n".join(lines)
 
 
-BLOCKS = (("nccl-table", "nccl_measurements.csv"),
-           ("nccl-holdout-table", "nccl_measurements_holdout.csv"),
-           ("nccl-ops-table", "nccl_measurements_ops.csv"),
-           ("nccl-ops-holdout-table", "nccl_measurements_ops_holdout.csv"))
+COUNTED = "nccl_measurements.csv"
+"""The counted allreduce rows: the README's headline error is over this file."""
+
+BLOCKS = (("nccl-table", COUNTED),
+          ("nccl-holdout-table", "nccl_measurements_holdout.csv"),
+          ("nccl-ops-table", "nccl_measurements_ops.csv"),
+          ("nccl-ops-holdout-table", "nccl_measurements_ops_holdout.csv"),
+          ("nccl-reported-table", "nccl_measurements_reported.csv"))
+"""README marker name -> the measurement file whose :func:`table` it holds."""
+
+
+def summary():
+    r"""The README's validation figures: the counted rows' error, and every file's rows'.
+
+    Returns
+    -------
+    str
+        Median and worst absolute error over :data:`COUNTED`, then over every row of the
+        files of :data:`BLOCKS` (hold-outs, other ops and the reported rows included).
+
+    Examples
+    --------
+    >>> first = summary().splitlines()[0]
+    >>> first.startswith("- counted rows (nccl_measurements.csv): median"), first[-12:]
+    (True, 'over 51 rows')
+    """
+    counted = load(COUNTED)
+    every = [row for _, file in BLOCKS for row in load(file)]
+    _, median, worst = validate(counted)
+    _, all_median, all_worst = validate(every)
+    return (f"- counted rows ({COUNTED}): median \\|error\\| {median:.1%}, worst {worst:.1%} "
+            f"over {len(counted)} rows\n- all rows of the {len(BLOCKS)} files, the reported ones "
+            f"included: median \\|error\\| {all_median:.1%}, worst {all_worst:.1%} over "
+            f"{len(every)} rows")
 
 
 def update_readme(path):
-    r"""Rewrite the two table blocks of the README at ``path`` with a fresh run.
+    r"""Rewrite the table blocks (:data:`BLOCKS`) and the ``nccl-summary`` block of a README.
 
     Parameters
     ----------
@@ -176,11 +229,12 @@ def update_readme(path):
     """
     path = pathlib.Path(path)
     text = path.read_text()
-    for name, file in BLOCKS:
+    fresh = [(name, lambda file=file: table(load(file))) for name, file in BLOCKS]
+    for name, make in fresh + [("nccl-summary", summary)]:
         start, end = f"<!-- {name}:start -->\n", f"\n<!-- {name}:end -->"
         if start in text:
             head, rest = text.split(start, 1)
-            text = head + start + table(load(file)) + end + rest.split(end, 1)[1]
+            text = head + start + make() + end + rest.split(end, 1)[1]
     path.write_text(text)
 
 
@@ -192,3 +246,4 @@ if __name__ == "__main__":
     for name, file in BLOCKS:
         print(file)
         print(table(load(file)))
+    print(summary())

@@ -73,17 +73,36 @@ def test_measured_rows_match_machine_nodes_and_ranks():
     rows = nccl_report.measured_rows(dgx1, "allreduce", [f"gpu{i}" for i in range(8)])
     assert [int(r["bytes"]) for r in rows] == [8, 65536, 1048576, 16777216, 134217728]
     assert nccl_report.measured_rows(dgx1, "allreduce", ["gpu0", "gpu1"]) == []
-    two = parse_topology("dgx_h100:nodes=2")
     ranks = [f"gpu{i}" for i in range(16)]
-    assert {r["machine"] for r in nccl_report.measured_rows(two, "allreduce", ranks)} == {"h100_ndr"}
-    p4d = parse_topology("gpu_cluster:machine=p4d,nodes=3")
-    rows = nccl_report.measured_rows(p4d, "allreduce", [f"gpu{i}" for i in range(24)])
-    assert [r["time_us"] for r in rows] == ["64782"]
+    # Two H100 machines: the NIC technology picks the rows (RoCE at OCI, EFA on AWS p5).
+    roce = parse_topology("gpu_cluster:machine=dgx_h100,nodes=2,nic=RoCE-400G")
+    assert {r["machine"] for r in nccl_report.measured_rows(roce, "allreduce", ranks)} == {
+        "h100_roce"}
+    p5 = parse_topology("gpu_cluster:machine=p5,nodes=2")
+    assert {r["machine"] for r in nccl_report.measured_rows(p5, "allreduce", ranks)} == {
+        "h100_efa"}
+    # Two p4d machines: the seven rows of the aws-samples 2x p4de run (out-of-place times as
+    # posted), sorted by size.
+    p4d = parse_topology("gpu_cluster:machine=p4d,nodes=2")
+    rows = nccl_report.measured_rows(p4d, "allreduce", ranks)
+    assert [r["time_us"] for r in rows] == ["164.3", "165.0", "227.4", "309.4", "1191.8",
+                                            "3912.9", "26217"]
+    # Rows their sources report as problems are never drawn: the 2-node NDR H100 rows of
+    # nccl-tests#290 and the 3-node p4dn row of nccl#527 are in the reported file only.
+    two = parse_topology("dgx_h100:nodes=2")
+    assert nccl_report.measured_rows(two, "allreduce", ranks) == []
+    p4d3 = parse_topology("gpu_cluster:machine=p4d,nodes=3")
+    assert nccl_report.measured_rows(p4d3, "allreduce", [f"gpu{i}" for i in range(24)]) == []
+    reported = nccl_report.measurements("nccl_measurements_reported.csv")
+    assert nccl_report.measured_rows(p4d3, "allreduce", [f"gpu{i}" for i in range(24)],
+                                     rows=reported)[0]["time_us"] == "64782"
 
 
 def test_measurements_are_package_data():
     here = pathlib.Path(__file__).parent.parent / "studies" / "data"
-    for name in ("nccl_measurements.csv", "nccl_measurements_holdout.csv"):
+    for name in ("nccl_measurements.csv", "nccl_measurements_holdout.csv",
+                 "nccl_measurements_ops.csv", "nccl_measurements_ops_holdout.csv",
+                 "nccl_measurements_reported.csv"):
         lines = (here / name).read_text().splitlines()
         assert len(nccl_report.measurements(name)) == len(lines) - 1
     assert (here / "nccl_measurements.md").exists()
@@ -128,36 +147,24 @@ def test_bad_input_is_one_line_and_status_2(capsys, argv, message):
     assert err.count("\n") == 1 and err.startswith("netsim: error: ") and message in err
 
 
-BUS_FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "allgather": lambda n: (n - 1) / n,
-              "reduce_scatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
-              "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0, "sendrecv": lambda n: 1.0}
-
-
-@pytest.mark.parametrize("name", ["nccl_measurements_ops.csv", "nccl_measurements_ops_holdout.csv"])
-def test_other_op_rows_are_quoted_and_consistent(name):
-    rows = nccl_report.measurements(name)
-    assert rows and all(r["op"] != "allreduce" for r in rows)
-    for r in rows:
-        assert r["source_url"].startswith("https://") and r["quote"]
-        # The quoted line holds size, time, algbw and busbw as the row states them.
-        for col in ("bytes", "time_us", "algbw_GBps", "busbw_GBps"):
-            assert r[col] in r["quote"].split(), (col, r["quote"])
-        algbw = int(r["bytes"]) / (float(r["time_us"]) * 1e3)
-        assert algbw == pytest.approx(float(r["algbw_GBps"]), abs=0.006)
-        # nccl-tests' bus factor of the op (doc/PERFORMANCE.md) ties busbw to algbw: the op
-        # label of the row is the one the posted numbers were computed for.
-        factor = BUS_FACTOR[r["op"]](int(r["gpus"]))
-        # (nccl-tests computes both from the unrounded time: allow the printed rounding.)
-        assert float(r["busbw_GBps"]) == pytest.approx(float(r["algbw_GBps"]) * factor,
-                                                       rel=1e-3, abs=0.006)
-
-
-def test_other_op_rows_cover_two_machine_kinds_and_are_shown():
+def test_other_op_rows_are_shown_unless_reported():
     rows = nccl_report.measurements("nccl_measurements_ops.csv")
-    assert len({r["machine"] for r in rows}) >= 2 and len({r["op"] for r in rows}) >= 2
+    assert rows and all(r["op"] != "allreduce" for r in rows)
     held = {(r["machine"], r["bytes"]) for r in nccl_report.measurements(
         "nccl_measurements_ops_holdout.csv")}
     assert held and not held & {(r["machine"], r["bytes"]) for r in rows}
     G = parse_topology("dgx_h100")
     shown = nccl_report.measured_rows(G, "alltoall", ["gpu0", "gpu1", "gpu2", "gpu3"])
     assert [r["time_us"] for r in shown] == ["1174.14"]
+    a100 = parse_topology("dgx_a100")
+    shown = nccl_report.measured_rows(a100, "sendrecv", [f"gpu{i}" for i in range(8)])
+    assert [r["time_us"] for r in shown] == ["1211.2", "1423.3", "5503.4"]
+    # The H20 alltoall rows (nccl-tests#314) are reported as a problem by their source: with
+    # the ops rows, they cover a second machine kind, and they are not drawn.
+    reported = [r for r in nccl_report.measurements("nccl_measurements_reported.csv")
+                if r["op"] != "allreduce"]
+    assert {r["machine"] for r in rows + reported} >= {"a100_nvswitch", "h100_nvswitch",
+                                                      "h20_nvswitch"}
+    assert {r["op"] for r in rows + reported} == {"sendrecv", "alltoall"}
+    assert {r["origin"] for r in reported} == {"nccl_measurements_ops.csv",
+                                               "nccl_measurements_ops_holdout.csv"}

@@ -247,7 +247,9 @@ def machine_comm(machine, n_nodes):
     }
     multi = {  # NVSwitch machines joined by NIC rails: (compcap, NIC technology, NICs per node)
         "p4dn_efa": (80, "EFA", 4), "h100_ndr": (90, "NDR", 8), "h20_ndr": (90, "NDR", 8),
-        "a100_roce": (80, "RoCE-100G", 16),
+        "a100_roce": (80, "RoCE-100G", 16), "p4de_efa": (80, "EFA", 4),
+        "h100_efa": (90, "EFA", 32), "h100_roce": (90, "RoCE-200G", 16),
+        "a100_hdr": (80, "HDR", 8),
     }
     graphs = {}
     if machine in single:
@@ -323,19 +325,31 @@ def test_every_row_gets_a_finite_prediction_and_the_summary_is_the_median_and_ma
     report, median, worst = validation(rows)
     errors = sorted(r[0] for r in report)
     assert len(report) == len(rows) and all(math.isfinite(e) for e in errors)
-    assert median == pytest.approx((errors[11] + errors[12]) / 2) and worst == errors[-1]
+    half = len(errors) // 2  # the median of a sorted list, by hand
+    middle = errors[half] if len(errors) % 2 else (errors[half - 1] + errors[half]) / 2
+    assert median == pytest.approx(middle) and worst == errors[-1]
     forced = [r for r in report if r[4]["nccl_algo"]]
     assert forced and all(r[2] == r[4]["nccl_algo"] for r in forced)
 
 
 def test_holdout_rows_load_and_predict():
     report, _, worst = validation(load("nccl_measurements_holdout.csv"))
-    assert len(report) == 6 and math.isfinite(worst)
+    assert len(report) == 3 and math.isfinite(worst)
+
+
+def test_reported_allreduce_rows_load_and_predict():
+    # Rows their sources report as problems (p4dn over EFA, two-node H100 NDR, H20 NVLS):
+    # not counted, but the tuning model still predicts them.
+    rows = [r for r in load("nccl_measurements_reported.csv") if r["op"] == "allreduce"]
+    report, _, worst = validation(rows)
+    assert len(report) == 10 and math.isfinite(worst)
+    assert {r[4]["machine"] for r in report} == {"p4dn_efa", "h100_ndr", "h20_ndr"}
 
 
 def main():
-    for name in ("nccl_measurements.csv", "nccl_measurements_holdout.csv"):
-        report, median, worst = validation(load(name))
+    for name in ("nccl_measurements.csv", "nccl_measurements_holdout.csv",
+                 "nccl_measurements_reported.csv"):
+        report, median, worst = validation([r for r in load(name) if r["op"] == "allreduce"])
         print(f"{name}: median |error| {median:.1%}, worst {worst:.1%}")
         for err, t, algo, proto, row in sorted(report, key=lambda r: -r[0]):
             print(f"  {row['machine']:14} {row['gpus']:>3} {int(row['bytes']):>12} B  "

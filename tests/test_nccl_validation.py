@@ -1,9 +1,10 @@
 """The README's "Real GPU machines: NCCL" tables, recomputed from the published measurements.
 
-Every row of studies/data/nccl_measurements.csv (and the hold-out file) is simulated with
-netsim.nccl.simulate on its machine, built with topologies (studies.nccl_validation); the
-README must show exactly the fresh table, and each row's error must be the relative gap
-between the simulated and the posted time.
+Every row of studies/data/nccl_measurements.csv (the counted rows), of the hold-out and ops
+files and of the reported file is simulated with netsim.nccl.simulate on its machine, built
+with topologies (studies.nccl_validation); the README must show exactly the fresh tables and
+summary, and each row's error must be the relative gap between the simulated and the posted
+time.
 """
 
 import math
@@ -13,6 +14,7 @@ import statistics
 
 import pytest
 
+from studies import nccl_report
 from studies import nccl_validation as v
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
@@ -29,10 +31,26 @@ def test_readme_table_is_a_fresh_run(name, file):
     assert block(name) == v.table(v.load(file))
 
 
+def errors(rows):
+    """|error| of each row, from the simulated makespan and the posted time."""
+    out = []
+    for row, res, err in v.validate(rows)[0]:
+        measured = float(row["time_us"]) * 1e-6
+        assert err == pytest.approx((res.makespan - measured) / measured)
+        out.append(abs(err))
+    return out
+
+
 def test_every_row_is_simulated_on_its_machine_and_its_error_recomputed():
     rows = v.load()
     report, median, worst = v.validate(rows)
-    assert len(report) == len(rows) == 24
+    # The counted file: the 17 rows kept from before and the 34 added from aws-samples
+    # (p4de, p5), OCI (BM.GPU.H100.8, BM.GPU.B4.8) and Azure (ND A100 v4).
+    assert len(report) == len(rows) == 51
+    kinds = {row["machine"] for row in rows}
+    assert len(kinds) >= 4
+    assert {k for k in kinds if nccl_report.MEASURED_MACHINES[k][1] in ("HDR", "NDR", "EFA")
+            and any(int(r["nodes"]) > 1 for r in rows if r["machine"] == k)}
     errors = []
     for row, res, err in report:
         measured = float(row["time_us"]) * 1e-6
@@ -47,10 +65,27 @@ def test_every_row_is_simulated_on_its_machine_and_its_error_recomputed():
     assert median == statistics.median(errors) and worst == max(errors)
 
 
+def test_readme_summary_is_the_median_and_worst_of_counted_and_of_all_rows():
+    assert block("nccl-summary") == v.summary()
+    counted = errors(v.load())
+    every = errors([row for _, file in v.BLOCKS for row in v.load(file)])
+    numbers = [float(x) for x in re.findall(r"(\d+\.\d)%", v.summary())]
+    assert numbers == [round(100 * x, 1) for x in (statistics.median(counted), max(counted),
+                                                   statistics.median(every), max(every))]
+    assert f"over {len(counted)} rows" in v.summary() and f"over {len(every)} rows" in v.summary()
+    assert len(every) == 51 + 3 + 4 + 1 + 13
+
+
+OLD_KEYS = ("dgx1_v100", "a100_nvswitch", "h100_nvswitch", "pcie_4090", "a100_roce")
+
+
 def test_well_described_machines_stay_close():
-    # Every single-machine row of >= 16 MiB (bandwidth-bound) and the RoCE run, whose sources
-    # report no problem: a regression guard at the error they reach today (<= 18 %, median 5 %).
+    # Every single-machine row of >= 16 MiB (bandwidth-bound) and the ocitutorials RoCE run,
+    # whose sources report no problem: a regression guard at the error they reach today
+    # (<= 18 %, median 5 %). The selection is kept to the rows this guard was set on (the
+    # machine keys and sources of that time), so its thresholds keep their meaning.
     report, _, _ = v.validate(v.load())
-    close = [abs(err) for row, _, err in report
-             if (row["nodes"] == "1" and int(row["bytes"]) >= 2**24) or row["machine"] == "a100_roce"]
+    close = [abs(err) for row, _, err in report if row["machine"] in OLD_KEYS and (
+             (row["nodes"] == "1" and int(row["bytes"]) >= 2**24)
+             or "oracle-japan/ocitutorials" in row["source_url"] and row["nodes"] == "2")]
     assert len(close) == 10 and max(close) <= 0.18 and statistics.median(close) <= 0.08
