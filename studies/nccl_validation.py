@@ -23,8 +23,8 @@ from netsim import nccl
 from .nccl_report import measurements
 from topologies import dgx1, dgx_a100, dgx_h100, gpu_cluster, pcie_box
 
-__all__ = ["README", "BLOCKS", "COUNTED", "MACHINES", "load", "machine", "predict", "validate",
-           "table", "summary", "update_readme"]
+__all__ = ["README", "BLOCKS", "CLASSES", "COUNTED", "MACHINES", "load", "machine", "predict",
+           "validate", "table", "summary", "update_readme"]
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
@@ -186,29 +186,52 @@ BLOCKS = (("nccl-table", COUNTED),
 """README marker name -> the measurement file whose :func:`table` it holds."""
 
 
+# Subsets of the counted rows the summary reports apart: (label, predicate on a row).
+CLASSES = (
+    ("below 1 MiB (latency-bound)", lambda r: int(r["bytes"]) < 2**20),
+    ("1 MiB to below 128 MiB", lambda r: 2**20 <= int(r["bytes"]) < 2**27),
+    ("128 MiB and above (bandwidth-bound)", lambda r: int(r["bytes"]) >= 2**27),
+    ("one machine", lambda r: r["nodes"] == "1"),
+    ("several machines", lambda r: r["nodes"] != "1"),
+    ("one process per GPU (launch proc)", lambda r: r["launch"] == "proc"),
+    ("one thread driving several GPUs (launch thread, -g N)", lambda r: r["launch"] == "thread"),
+)
+"""The subsets of :data:`COUNTED` whose errors :func:`summary` gives apart."""
+
+
+def _figures(errors):
+    within = [sum(e <= bound for e in errors) for bound in (0.10, 0.30)]
+    return (f"median \\|error\\| {statistics.median(errors):.1%}, worst {max(errors):.1%} "
+            f"over {len(errors)} rows ({within[0]} within 10 %, {within[1]} within 30 %)")
+
+
 def summary():
     r"""The README's validation figures: the counted rows' error, and every file's rows'.
 
     Returns
     -------
     str
-        Median and worst absolute error over :data:`COUNTED`, then over every row of the
-        files of :data:`BLOCKS` (hold-outs, other ops and the reported rows included).
+        Median and worst absolute error (and how many rows are within 10 % and 30 %)
+        over :data:`COUNTED`, over each subset of :data:`CLASSES` of the counted rows,
+        then over every row of the files of :data:`BLOCKS` (hold-outs, other ops and the
+        reported rows included).
 
     Examples
     --------
     >>> first = summary().splitlines()[0]
-    >>> first.startswith("- counted rows (nccl_measurements.csv): median"), first[-12:]
-    (True, 'over 51 rows')
+    >>> first.startswith("- counted rows (nccl_measurements.csv): median"), "over 51 rows" in first
+    (True, True)
     """
-    counted = load(COUNTED)
-    every = [row for _, file in BLOCKS for row in load(file)]
-    _, median, worst = validate(counted)
-    _, all_median, all_worst = validate(every)
-    return (f"- counted rows ({COUNTED}): median \\|error\\| {median:.1%}, worst {worst:.1%} "
-            f"over {len(counted)} rows\n- all rows of the {len(BLOCKS)} files, the reported ones "
-            f"included: median \\|error\\| {all_median:.1%}, worst {all_worst:.1%} over "
-            f"{len(every)} rows")
+    report = validate(load(COUNTED))[0]
+    every = validate([row for _, file in BLOCKS for row in load(file)])[0]
+    lines = [f"- counted rows ({COUNTED}): {_figures([abs(e) for _, _, e in report])}"]
+    for label, keep in CLASSES:
+        errors = [abs(e) for row, _, e in report if keep(row)]
+        if errors:
+            lines.append(f"  - {label}: {_figures(errors)}")
+    lines.append(f"- all rows of the {len(BLOCKS)} files, the reported ones included: "
+                 f"{_figures([abs(e) for _, _, e in every])}")
+    return "\n".join(lines)
 
 
 def update_readme(path):

@@ -65,15 +65,37 @@ def test_every_row_is_simulated_on_its_machine_and_its_error_recomputed():
     assert median == statistics.median(errors) and worst == max(errors)
 
 
+def figures(errs):
+    """The numbers a summary line prints: median and worst (%), rows, within 10 % and 30 %."""
+    return [round(100 * statistics.median(errs), 1), round(100 * max(errs), 1), len(errs),
+            sum(e <= 0.1 for e in errs), sum(e <= 0.3 for e in errs)]
+
+
+def printed(line):
+    m = re.search(r"median \\\|error\\\| ([\d.]+)%, worst ([\d.]+)% over (\d+) rows "
+                  r"\((\d+) within 10 %, (\d+) within 30 %\)$", line)
+    assert m, line
+    return [float(m[1]), float(m[2]), int(m[3]), int(m[4]), int(m[5])]
+
+
 def test_readme_summary_is_the_median_and_worst_of_counted_and_of_all_rows():
     assert block("nccl-summary") == v.summary()
-    counted = errors(v.load())
+    rows = v.load()
+    counted = errors(rows)
     every = errors([row for _, file in v.BLOCKS for row in v.load(file)])
-    numbers = [float(x) for x in re.findall(r"(\d+\.\d)%", v.summary())]
-    assert numbers == [round(100 * x, 1) for x in (statistics.median(counted), max(counted),
-                                                   statistics.median(every), max(every))]
-    assert f"over {len(counted)} rows" in v.summary() and f"over {len(every)} rows" in v.summary()
     assert len(every) == 51 + 3 + 4 + 1 + 13
+    lines = v.summary().splitlines()
+    assert printed(lines[0]) == figures(counted) and printed(lines[-1]) == figures(every)
+    # The subsets, selected here by their own definitions (sizes in bytes, the launch column).
+    size = [int(r["bytes"]) for r in rows]
+    subsets = [[e for e, b in zip(counted, size) if b < 2**20],
+               [e for e, b in zip(counted, size) if 2**20 <= b < 2**27],
+               [e for e, b in zip(counted, size) if b >= 2**27],
+               [e for e, r in zip(counted, rows) if r["nodes"] == "1"],
+               [e for e, r in zip(counted, rows) if int(r["nodes"]) > 1],
+               [e for e, r in zip(counted, rows) if r["launch"] == "proc"],
+               [e for e, r in zip(counted, rows) if r["launch"] == "thread"]]
+    assert [printed(line) for line in lines[1:-1]] == [figures(s) for s in subsets if s]
 
 
 OLD_KEYS = ("dgx1_v100", "a100_nvswitch", "h100_nvswitch", "pcie_4090", "a100_roce")
