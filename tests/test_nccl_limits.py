@@ -59,3 +59,19 @@ def test_caps_by_generation_and_node_count():
     assert limits.channel_cap(a100_2, "ring", "LL128", 4) == pytest.approx(20e9)
     assert limits.channel_cap(a100_2, "tree", "Simple", 4) is None
     assert tuning.LL_MAX_BW is limits.LL_MAX_BW      # one table, re-exported by tuning
+
+
+def test_an_nvls_tree_channel_is_held_to_per_ch_max_nvls_tree():
+    # Two DGX H100 (eight 400 Gb/s NDR rails each), 8 GiB: NCCL runs the NVLS tree on 8
+    # channels. v2.28.3's perChMaxNVLSTreeBw for Hopper on two nodes, 57.7 GB/s of busbw a
+    # channel, is 57.7 x 16 / 30 = 30.77 GB/s of algbw: each channel's share (1/8 of the
+    # buffer) crosses the network at that rate, below the NICs' and NVLS's rates.
+    from topologies import gpu_cluster
+    n = 2**33
+    r = nccl.simulate(gpu_cluster("dgx_h100", 2), "allreduce", n)
+    assert (r.plan.algorithm, r.plan.channels) == ("nvls_tree", 8)
+    # (plus the sub-microsecond wire latency of the links on the way)
+    assert r.makespan == pytest.approx(r.plan.latency + n / 8 / (57.7e9 * 16 / 30), abs=1e-6)
+    assert r.makespan > r.plan.latency + n / 8 / (57.7e9 * 16 / 30)
+    # One node has no NVLS tree, and Ampere's row is the tree's (no NVLS there).
+    assert limits.PER_CH_MAX_NVLS_TREE_BW[2] == (0.0, 57.7, 45.5)

@@ -9,16 +9,22 @@ carry, which :func:`netsim.nccl.simulate` enforces on the graph.
 
 Tables are in GB/s as written in tuning.cc: rows Volta, Ampere, Hopper (compute
 capability index), columns nNodes 1, 2, > 2. ``llMaxBws`` rows are the GPU for
-one node and the CPU (Intel, AMD) beyond.
+one node and the CPU (Intel, AMD) beyond. ``perChMaxNVLSTreeBws`` is not in
+v2.21.5-1: it comes from v2.28.3-1's tuning.cc (``tunerConstants``), where the
+NVLS tree's bandwidth is ``nChannels`` times the least of its intra-node, network
+and this per-channel figure, converted to algorithm bandwidth by ``nRanks /
+nsteps`` (as the NVLS efficiency of :mod:`netsim.nccl.model` comes from the same
+release).
 """
 
 __all__ = ["LL_MAX_BW", "PER_CH_MAX_RING_LL128_BW", "PER_CH_MAX_TREE_LL128_BW",
-           "PER_CH_MAX_TREE_BW", "table_indices", "channel_cap"]
+           "PER_CH_MAX_TREE_BW", "PER_CH_MAX_NVLS_TREE_BW", "table_indices", "channel_cap"]
 
 LL_MAX_BW = ((39.0, 39.0, 20.4), (87.7, 22.5, 19.0), (141.0, 45.0, 35.0))
 PER_CH_MAX_RING_LL128_BW = ((20.0, 20.0, 20.0), (20.0, 20.0, 20.0), (36.7, 36.7, 36.7))
 PER_CH_MAX_TREE_LL128_BW = ((20.0, 20.0, 20.0), (20.0, 20.0, 20.0), (36.7, 36.7, 29.0))
 PER_CH_MAX_TREE_BW = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (38.7, 41.4, 36.0))
+PER_CH_MAX_NVLS_TREE_BW = ((26.5, 18.5, 10.0), (24.0, 23.6, 17.8), (0.0, 57.7, 45.5))  # v2.28.3
 
 
 def table_indices(comm):
@@ -52,8 +58,10 @@ def channel_cap(comm, algorithm, protocol, channels):
     """Bytes/s of data one flow of one channel may carry, or None where NCCL names no limit.
 
     A ring channel's busbw is the rate of each of its hops, so ring LL gets
-    ``llMaxBw / channels`` and ring LL128 ``perChMaxRingLL128Bw``. Trees are not
-    capped: tuning.cc gives a tree algbw = busbw / 2 even where both directions
+    ``llMaxBw / channels`` and ring LL128 ``perChMaxRingLL128Bw``. An NVLS tree
+    channel's algorithm bandwidth is ``perChMaxNVLSTreeBw x nRanks / (2 (nRanks -
+    1))`` (v2.28.3), the rate of its flows across machines, which carry the
+    channel's share once each way. Trees are not capped: tuning.cc gives a tree algbw = busbw / 2 even where both directions
     of an edge run at once, so what its per-channel tree caps
     (``perChMaxTreeBws``, ``perChMaxTreeLL128Bws``) mean for one flow is not
     determined by the source. Ring Simple, NVLS and point-to-point have none.
@@ -80,10 +88,17 @@ def channel_cap(comm, algorithm, protocol, channels):
     35.25
     >>> channel_cap(h100, "ring", "Simple", 16) is None, channel_cap(h100, "tree", "LL", 4)
     (True, None)
+    >>> two = C(compcap=90, n_nodes=2, n_ranks=16, cpu_vendor="intel")
+    >>> round(channel_cap(two, "nvls_tree", "Simple", 8) / 1e9, 4)   # 57.7 x 16 / 30
+    30.7733
     """
+    cc, i1, i2 = table_indices(comm)
+    if algorithm == "nvls_tree":
+        per_channel = PER_CH_MAX_NVLS_TREE_BW[cc][i2]
+        n = comm.n_ranks
+        return per_channel * n / (2 * (n - 1)) * 1e9 if per_channel else None
     if algorithm != "ring" or protocol == "Simple":
         return None
-    cc, i1, i2 = table_indices(comm)
     if protocol == "LL":
         return LL_MAX_BW[i1][i2] / channels * 1e9
     return PER_CH_MAX_RING_LL128_BW[cc][i2] * 1e9

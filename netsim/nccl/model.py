@@ -33,9 +33,10 @@ counted by the engine:
   16 KiB.
 * GPU-side limits: a ring channel's flow out of a GPU is held to NCCL's
   per-channel limit of LL (``llMaxBw`` / channels) and LL128
-  (``perChMaxRingLL128Bw``) in tuning.cc (:mod:`netsim.nccl.limits`; tree caps
-  are not applied, see there), through an edge of that bandwidth that feeds the
-  GPU (:func:`_origins`).
+  (``perChMaxRingLL128Bw``) in tuning.cc, and an NVLS tree channel's flows
+  across machines to ``perChMaxNVLSTreeBw`` (v2.28.3) (:mod:`netsim.nccl.limits`;
+  tree caps are not applied, see there), through an edge of that bandwidth that
+  feeds the GPU (:func:`_origins`).
 
 Not modelled: CollNet and SHARP switches (``sharp`` is read but not used: NCCL needs
 its SHARP plugin), NCCL's ``treeCorrectionFactor``, and TCP stacks that
