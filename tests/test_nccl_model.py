@@ -315,3 +315,19 @@ def test_combinations_nccl_does_not_run_are_refused(kw, match):
     G = two_machines(gpus=2, nvls=True, model="H100")
     with pytest.raises(NcclModelError, match=match):
         nccl.simulate(G, kw.pop("op"), 2**20, **kw)
+
+
+@pytest.mark.parametrize("machine, nodes, op", [
+    ("p4d", 4, "alltoall"), ("p5", 2, "allgather"), ("p5", 2, "reduce_scatter"),
+    ("p4d", 4, "allreduce")])
+def test_a_tiny_call_over_many_ranks_moves_whole_bytes(machine, nodes, op):
+    # 8 bytes over 32 ranks (alltoall) or over p5's 16 rail channels split into less than a
+    # byte a flow; each flow that moves data moves at least one byte (it used to be a
+    # TraceError), so the call is latency-bound: a few bytes at GB/s and 0.1 us of wire
+    # latency a hop on top of the latency charged.
+    import numpy as np
+    from topologies import gpu_cluster
+    r = nccl.simulate(gpu_cluster(machine, nodes), op, 8)
+    assert 0 < r.makespan - r.plan.latency < 5 * US
+    carried = np.asarray(r.links["messages"]) > 0
+    assert (np.asarray(r.links["bytes"])[carried] >= np.asarray(r.links["messages"])[carried]).all()

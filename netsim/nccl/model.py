@@ -238,6 +238,15 @@ def _latency(comm, hw, op, algorithm, protocol):
     return tuning.latency(comm, op, algorithm, protocol)
 
 
+def _whole(nbytes):
+    """A flow's bytes: a transfer that moves data moves at least one byte.
+
+    A tiny call split over many channels and peers (8 bytes of alltoall over 32
+    ranks) would otherwise give flows of a fraction of a byte, which no trace holds.
+    """
+    return max(nbytes, 1.0)
+
+
 class _Flows:
     """Flows between graph nodes; GPU ranks first, relay nodes (CPU, NIC, NVSwitch) after."""
 
@@ -279,14 +288,14 @@ class _Flows:
         way.append(gb)
         for u, v in zip(way, way[1:]):
             if u != v:
-                self.flows.append((self._rank(u), self._rank(v), nbytes * self.wire))
+                self.flows.append((self._rank(u), self._rank(v), _whole(nbytes * self.wire)))
 
     def to_switch(self, a, switch, nbytes):
         """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency)."""
         s = self._rank(switch)
         eff = NVLS_EFFICIENCY[100 if self.hw.compcap >= 100 else 90]
-        self.flows.append((a, s, nbytes * self.wire / eff))
-        self.flows.append((s, a, nbytes * self.wire / eff))
+        self.flows.append((a, s, _whole(nbytes * self.wire / eff)))
+        self.flows.append((s, a, _whole(nbytes * self.wire / eff)))
 
     def trace(self, latency, meta):
         b = TraceBuilder(len(self.nodes), metadata=meta)
