@@ -140,6 +140,8 @@ def test_help_explains_the_model_and_its_sources():
     (["allreduce", "--library", "nccl", "-n", "1MB", "-P", "9"], "only 8 GPUs"),
     (["allreduce", "--library", "nccl", "-n", "1MB", "--topology", "dgx_h100:nodes=2",
       "--algorithm", "tree", "-P", "8"], "tree runs across machines"),
+    (["allreduce", "--library", "nccl", "-n", "1MB", "--topology", "dgx_h100:nodes=2",
+      "--algorithm", "collnet_chain"], "collnet_chain needs network switches with sharp=True"),
 ])
 def test_bad_input_is_one_line_and_status_2(capsys, argv, message):
     assert main(["collective", *argv]) == 2

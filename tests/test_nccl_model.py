@@ -281,6 +281,19 @@ def test_an_edge_without_bandwidth_is_a_topology_error():
         nccl.simulate(G, "allreduce", 8)
 
 
+def four_machines(sharp):
+    """One GPU and one 12.5 GB/s NIC per machine, on one switch (SHARP or not)."""
+    G = nx.Graph()
+    G.add_nodes_from((f"g{m}" for m in range(4)), kind="gpu", model="A100")
+    for m in range(4):
+        G.nodes[f"g{m}"]["node"] = m
+        G.add_node(f"nic{m}", kind="nic")
+        G.add_edge(f"g{m}", f"nic{m}", bandwidth=64e9, latency=0.0)
+        G.add_edge(f"nic{m}", "leaf", bandwidth=12.5e9, latency=0.0, technology="HDR")
+    G.nodes["leaf"].update(kind="switch", sharp=sharp)
+    return G
+
+
 def test_double_binary_tree_over_four_machines():
     # One GPU and one NIC per machine on one switch. trees.cc's trees over 4 nodes:
     # tree 0 parents (-1, 2, 0, 2), tree 1 (mirror) (1, 3, 1, -1). Per channel each tree edge
@@ -288,14 +301,7 @@ def test_double_binary_tree_over_four_machines():
     # leaf in tree 1) sends 3 S/2 + S/2 = 2 S through its NIC, as does machine 1.
     assert hardware.btree_parents(4) == [-1, 2, 0, 2]
     assert hardware.btree_parents(4, mirror=True) == [1, 3, 1, -1]
-    G = nx.Graph()
-    G.add_nodes_from((f"g{m}" for m in range(4)), kind="gpu", model="A100")
-    for m in range(4):
-        G.nodes[f"g{m}"]["node"] = m
-        G.add_node(f"nic{m}", kind="nic")
-        G.add_edge(f"g{m}", f"nic{m}", bandwidth=64e9, latency=0.0)
-        G.add_edge(f"nic{m}", "leaf", bandwidth=12.5e9, latency=0.0)
-    G.nodes["leaf"]["kind"] = "switch"
+    G = four_machines(sharp=False)
     S = 2**28
     r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple", channels=2)
     comm = tuning.Comm(4, 4, 80, {"tree": tuning.Graph(2, 1e9, 1e9)})
@@ -304,6 +310,42 @@ def test_double_binary_tree_over_four_machines():
     out = {r.links["src"][i]: r.links["bytes"][i] for i in range(len(r.links["src"]))
            if r.links["dst"][i] == "leaf"}
     assert out == pytest.approx({"nic0": S, "nic1": 2 * S, "nic2": 2 * S, "nic3": S})
+
+
+def test_collnet_chain_sends_each_byte_once_each_way_through_every_nic():
+    # SHARP: each machine's head sends S/C per channel to the switch, which reduces and
+    # returns S/C: every NIC carries S each way whatever the machine count (the double
+    # binary tree above puts 2 S through the inner machines' NICs). Latency (tuning.cc):
+    # 2 (ppn - 1) intraLat + interLat = 0 + hwLat NET CollNetChain/Simple 30 us.
+    S = 2**28
+    r = nccl.simulate(four_machines(True), "allreduce", S, algorithm="collnet_chain")
+    assert (r.plan.algorithm, r.plan.protocol) == ("collnet_chain", "Simple")
+    assert r.plan.latency == pytest.approx(30 * US)
+    assert r.makespan == pytest.approx(30 * US + S / 12.5e9, rel=1e-9)
+    out = {r.links["src"][i]: r.links["bytes"][i] for i in range(len(r.links["src"]))
+           if r.links["dst"][i] == "leaf"}
+    assert out == pytest.approx({f"nic{m}": S for m in range(4)})
+    # NCCL's own choice takes it for large sizes: 0.5 x C x bwIntra against the tree's
+    # 0.5 x 0.92 x C x bwInter (more than two nodes), with no slower latency to pay back.
+    assert nccl.simulate(four_machines(True), "allreduce", S).plan.algorithm == "collnet_chain"
+    assert nccl.simulate(four_machines(False), "allreduce", S).plan.algorithm != "collnet_chain"
+
+
+def test_collnet_chain_tuning_follows_tuning_cc():
+    # Two nodes of 8 H100, CollNet chain graph of 8 channels at bwIntra 48 GB/s: busBw
+    # 8 x 48 (bwIntra at any node count), algbw half of it; latency 2 x 7 x hwLat
+    # NVLink CollNetChain/Simple 2.8 + hwLat NET 30 us (baseLat 0). Allreduce and Simple only.
+    comm = tuning.Comm(16, 2, 90, {"collnet_chain": tuning.Graph(8, 48e9, 24e9)})
+    assert tuning.bandwidth(comm, "allreduce", "collnet_chain", "Simple") == pytest.approx(192e9)
+    assert tuning.latency(comm, "allreduce", "collnet_chain", "Simple") == pytest.approx(
+        (2 * 7 * 2.8 + 30) * US)
+    assert tuning.bandwidth(comm, "allreduce", "collnet_chain", "LL") == 0.0
+    assert tuning.bandwidth(comm, "allgather", "collnet_chain", "Simple") == 0.0
+
+
+def test_collnet_chain_needs_sharp_switches():
+    with pytest.raises(NcclModelError, match="collnet_chain needs network switches with sharp"):
+        nccl.simulate(four_machines(False), "allreduce", 2**20, algorithm="collnet_chain")
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -18,7 +18,8 @@ works, not only the builders of ``topologies``:
   e.g. 90, wins over ``model``; default 80), ``p2p`` (bool, default True: GPU
   peer-to-peer possible; False stages every transfer through host memory).
 * nvswitch nodes ``nvls`` (bool: NVLink SHARP in-switch reduction available).
-* network switch nodes ``sharp`` (bool: read, but SHARP/CollNet is not modelled).
+* network switch nodes ``sharp`` (bool: InfiniBand SHARP in-network reduction; with it on
+  every rail's switch NCCL may run CollNet chain, as with NCCL's SHARP plugin loaded).
 * cpu nodes may carry ``vendor`` (``"amd"`` or ``"intel"``, NCCL's network post
   overhead; default intel).
 * every edge ``bandwidth`` (bytes/s per direction, the whole edge: for a bundle of

@@ -27,7 +27,7 @@ import networkx as nx
 from .tuning import CPU_LINK_BW, NcclModelError, nvlink_bw
 
 __all__ = ["Hardware", "COMPUTE_CAPABILITY", "NVLINK_RATE", "PCIE_EFFICIENCY",
-           "NET_PLUGIN_LATENCY", "net_latency", "link_class", "nvlink_efficiency", "describe", "effective_graph", "nvlink_counts", "rings",
+           "NET_PLUGIN_LATENCY", "net_latency", "sharp_switches", "link_class", "nvlink_efficiency", "describe", "effective_graph", "nvlink_counts", "rings",
            "btree_parents"]
 
 # Compute capability x 10 of the GPU models a graph may name (CUDA C Programming Guide,
@@ -114,6 +114,58 @@ def net_latency(G, nics):
     return max((NET_PLUGIN_LATENCY.get(d.get("technology"), 0.0) for nic in nics
                 for _, other, d in G.edges(nic, data=True)
                 if link_class(G, nic, other) == "net"), default=0.0)
+
+
+def sharp_switches(G, hw):
+    """Per rail, the network switch that reduces it in the network (SHARP), or None.
+
+    For rail ``r`` (the ``r``-th NIC of every machine) the aggregation switch is
+    the network switch nearest to all of them (least largest hop count over the
+    network's nodes, then graph order); CollNet can run when every rail's
+    switch says ``sharp=True``.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+    hw : Hardware
+        :func:`describe` of the graph.
+
+    Returns
+    -------
+    tuple of nodes, or None
+        None for one machine, a machine without NICs, or a rail whose switch
+        has no ``sharp``.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph()
+    >>> for m in range(2):
+    ...     G.add_node(f"g{m}", kind="gpu", model="A100", node=m)
+    ...     G.add_node(f"nic{m}", kind="nic")
+    ...     G.add_edge(f"g{m}", f"nic{m}", bandwidth=25e9, latency=0)
+    ...     G.add_edge(f"nic{m}", "leaf", bandwidth=25e9, latency=0)
+    >>> G.nodes["leaf"].update(kind="switch", sharp=True)
+    >>> sharp_switches(G, describe(G))
+    ('leaf',)
+    """
+    rails = min((len(x) for x in hw.nics), default=0)
+    if len(hw.machines) < 2 or rails == 0:
+        return None
+    net = G.subgraph(n for n, k in G.nodes(data="kind") if k in _NET_KINDS or k == "nic")
+    order = {n: i for i, n in enumerate(G.nodes)}
+    picks = []
+    for r in range(rails):
+        hops = [nx.single_source_shortest_path_length(net, nics[r]) for nics in hw.nics]
+        switches = [n for n, k in net.nodes(data="kind") if k == "switch"
+                    and all(n in h for h in hops)]
+        if not switches:
+            return None
+        best = min(switches, key=lambda n: (max(h[n] for h in hops), order[n]))
+        if not G.nodes[best].get("sharp", False):
+            return None
+        picks.append(best)
+    return tuple(picks)
 
 
 def link_class(G, u, v):

@@ -38,9 +38,16 @@ counted by the engine:
   tree caps are not applied, see there), through an edge of that bandwidth that
   feeds the GPU (:func:`_origins`).
 
-Not modelled: CollNet and SHARP switches (``sharp`` is read but not used: NCCL needs
-its SHARP plugin), NCCL's ``treeCorrectionFactor``, and TCP stacks that
-reduce on the CPU (no cited host-side limit).
+* CollNet chain (SHARP): where every rail's network switch says ``sharp=True``
+  (:func:`netsim.nccl.hardware.sharp_switches`), as if NCCL's SHARP plugin were
+  loaded, each machine runs the tree's chains and each channel's head sends its
+  share to the rail's switch, which reduces and returns it: every NIC carries the
+  buffer once each way at any machine count. NCCL's tuning of CollNet chain
+  (``bwIntra``, ratio 1/2, latency ``2 (ppn - 1) intraLat + interLat``) decides
+  whether it runs.
+
+Not modelled: CollNet Direct, NCCL's ``treeCorrectionFactor``, and TCP stacks
+that reduce on the CPU (no cited host-side limit).
 """
 
 import math
@@ -59,7 +66,7 @@ from .tuning import NcclModelError
 __all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "simulate"]
 
 OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
-ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "p2p")
+ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "collnet_chain", "p2p")
 # Bytes on the wire per data byte (src/include/device.h, see the module docstring).
 WIRE_FACTOR = types.MappingProxyType({"LL": 16 / 8, "LL128": 16 / 15, "Simple": 1.0})
 # Share of the NVLink rate NVLS transfers (multimem load-reduce and multicast store) reach:
@@ -144,6 +151,8 @@ def _comm(G, E, hw):
                     else k["link_bw"] * k.get("n_links", 1))
         graphs["tree"] = tuning.Graph(c2, tuning.raise_tree_intra(bw2, c2, compcap=cc, **intra),
                                       bw2, link=link, latency_inter=net_lat)
+        if hardware.sharp_switches(E, hw):   # CollNet chain: the tree's channels and speeds
+            graphs["collnet_chain"] = graphs["tree"]
     if hw.nvls and cc >= 90 and hw.p2p:
         if len(hw.machines) == 1:
             k = len(hw.machines[0])
@@ -176,7 +185,11 @@ def _check_algorithm(hw, comm, op, algorithm):
         if not hw.nvls or hw.compcap < 90:
             raise NcclModelError(f"{algorithm} needs an NVSwitch with nvls=True (gen3, sm >= 90) "
                                  f"on every machine; this graph has none")
-    if algorithm in ("tree", "nvls_tree") and len(hw.machines) < 2:
+    if (algorithm == "collnet_chain" and len(hw.machines) > 1
+            and "collnet_chain" not in comm.graphs):
+        raise NcclModelError("collnet_chain needs network switches with sharp=True (InfiniBand "
+                             "SHARP) joining every rail; this graph has none")
+    if algorithm in ("tree", "nvls_tree", "collnet_chain") and len(hw.machines) < 2:
         raise NcclModelError(f"{algorithm} runs across machines; all ranks are on one "
                              f"(give gpu nodes a 'node' attribute)")
     if algorithm == "nvls" and len(hw.machines) > 1:
@@ -290,6 +303,23 @@ class _Flows:
             if u != v:
                 self.flows.append((self._rank(u), self._rank(v), _whole(nbytes * self.wire)))
 
+    def to_sharp(self, a, rail, switch, nbytes):
+        """CollNet: rank ``a`` to its rail's SHARP switch and back, ``nbytes`` each way.
+
+        The way out is ``a``'s NIC of that rail (through the NIC's GPU over NVLink when
+        ``a`` is not next to it, as :meth:`add` does); the switch reduces what every
+        machine sends and returns the result to each.
+        """
+        hw, m = self.hw, self.hw.machine[a]
+        r = rail % len(hw.nics[m])
+        way = [hw.gpus[a]]
+        if hw.p2p and a not in hw.rail_near[m][r]:
+            way.append(hw.gpus[hw.rail_gpu[m][r]])
+        way += [hw.nics[m][r], switch]
+        for u, v in zip(way, way[1:]):
+            self.flows.append((self._rank(u), self._rank(v), _whole(nbytes * self.wire)))
+            self.flows.append((self._rank(v), self._rank(u), _whole(nbytes * self.wire)))
+
     def to_switch(self, a, switch, nbytes):
         """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency)."""
         s = self._rank(switch)
@@ -376,7 +406,15 @@ def _origins(E, hw, cap, wire):
     return origin
 
 
-def _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin):
+def _chain(hw, local, m, c):
+    """Machine ``m``'s chain of channel ``c``: its ring order from the GPU nearest rail ``c``."""
+    ring = local[m][c % len(local[m])]
+    head = hw.rail_gpu[m][c % len(hw.rail_gpu[m])] if hw.rail_gpu[m] else ring[0]
+    i = ring.index(head)
+    return ring[i:] + ring[:i]
+
+
+def _schedule(G, E, hw, flows, op, algorithm, nbytes, channels, origin):
     n, share = len(hw.gpus), nbytes / channels
     if op in ("alltoall", "sendrecv"):
         each = nbytes / n if op == "alltoall" else nbytes
@@ -386,6 +424,7 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin):
                     flows.add(a, b, each / channels, rail=_own_rail(hw, a), origin=origin(a, b, c))
         return
     local = _local_rings(G, hw, channels)
+    sharp = hardware.sharp_switches(E, hw) if algorithm == "collnet_chain" else None
     for c in range(channels):
         if algorithm == "ring":
             order = _ring_order(hw, local, c)
@@ -399,14 +438,18 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin):
         elif algorithm == "nvls":
             for a in range(n):
                 flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
+        elif algorithm == "collnet_chain":   # chains in each machine, SHARP across
+            for m in range(len(hw.machines)):
+                chain = _chain(hw, local, m, c)
+                for a, b in zip(chain, chain[1:]):
+                    flows.add(b, a, share, rail=c, origin=origin(b, a, c))   # reduce
+                    flows.add(a, b, share, rail=c, origin=origin(a, b, c))   # broadcast
+                flows.to_sharp(chain[0], c, sharp[c % len(sharp)], share)
         else:  # tree, nvls_tree: chains (or NVLS) in each machine, binary tree across
             heads = []
             for m, members in enumerate(hw.machines):
-                ring = local[m][c % len(local[m])]
-                head = hw.rail_gpu[m][c % len(hw.rail_gpu[m])] if hw.rail_gpu[m] else ring[0]
-                i = ring.index(head)
-                chain = ring[i:] + ring[:i]
-                heads.append(head)
+                chain = _chain(hw, local, m, c)
+                heads.append(chain[0])
                 if algorithm == "nvls_tree":
                     k = len(members)
                     for a in members:
@@ -439,7 +482,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
         (reduce_scatter), each rank's send buffer of alltoall.
     ranks : sequence of nodes, optional
         The gpu node of each rank; default every gpu node in graph order.
-    algorithm : {"ring", "tree", "nvls", "nvls_tree", "p2p"}, optional
+    algorithm : {"ring", "tree", "nvls", "nvls_tree", "collnet_chain", "p2p"}, optional
         None: NCCL's choice (:func:`netsim.nccl.tuning.algo_time` least).
         alltoall and sendrecv always run as ``"p2p"``.
     protocol : {"LL", "LL128", "Simple"}, optional
@@ -501,7 +544,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
     latency = _latency(comm, hw, op, algorithm, protocol)
     flows = _Flows(hw, WIRE_FACTOR[protocol])
-    _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin)
+    _schedule(G, E, hw, flows, op, algorithm, nbytes, channels, origin)
     meta = {"library": "nccl", "op": op, "algorithm": algorithm, "protocol": protocol}
     result = _replay(flows.trace(latency, meta), E, placement=flows.nodes)
     algbw = nbytes / result.makespan

@@ -19,7 +19,8 @@ solution that fills the links (it is the bound of the search, not the search),
 and :func:`raise_tree_intra` a tree's intra-node speed after the search's
 second pass; both live in :mod:`netsim.nccl.search` and are re-exported here.
 
-Not modelled: CollNet (needs the SHARP plugin), per-call channel reduction for
+Not modelled: CollNet Direct (CollNet chain is: it needs NCCL's SHARP plugin,
+which a graph of ``sharp`` switches is taken to have), per-call channel reduction for
 small sizes, user overrides (``NCCL_ALGO``/``NCCL_PROTO``), the Power-CPU tree
 adjustment, aggregation of several operations (``numPipeOps`` is 1).
 
@@ -66,7 +67,7 @@ ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_t
 PROTOCOLS = ("LL", "LL128", "Simple")
 # ncclFunc_t order; allreduce 2(n-1) steps, allgather/reduce_scatter n-1, others n.
 OPS = ("broadcast", "reduce", "allgather", "reduce_scatter", "allreduce")
-_MODELLED = ("tree", "ring", "nvls", "nvls_tree")
+_MODELLED = ("tree", "ring", "nvls", "nvls_tree", "collnet_chain")
 _HW = types.MappingProxyType({"nvlink": 0, "pci": 1, "net": 2})  # NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET
 
 # tuning.cc ``baseLat`` (us): rows Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree.
@@ -259,7 +260,7 @@ def _check(comm, op, algorithm, protocol):
     o, a, p = _index(op, OPS, "op"), _index(algorithm, ALGORITHMS, "algorithm"), \
         _index(protocol, PROTOCOLS, "protocol")
     if algorithm not in _MODELLED:
-        raise NcclModelError(f"algorithm {algorithm!r} needs CollNet (SHARP), not modelled")
+        raise NcclModelError(f"algorithm {algorithm!r} (CollNet Direct) is not modelled")
     return o, a, p
 
 
@@ -271,7 +272,9 @@ def _applies(comm, op, algorithm, protocol):
         return False
     if op in ("allgather", "reduce_scatter") and algorithm not in ("ring", "nvls"):
         return False
-    if algorithm in ("nvls", "nvls_tree") and protocol != "Simple":
+    if algorithm in ("nvls", "nvls_tree", "collnet_chain") and protocol != "Simple":
+        return False
+    if algorithm == "collnet_chain" and (op != "allreduce" or comm.n_nodes == 1):
         return False
     if algorithm == "nvls_tree" and comm.n_nodes == 1:
         return False  # algoEnable[NVLS_TREE] = 0 on one node
@@ -292,7 +295,8 @@ def bandwidth(comm, op, algorithm, protocol):
     capped and scaled per protocol (LL half the wire rate up to ``llMaxBw``;
     LL128 0.92 (0.7 at one rank per node); tree 0.92 then LL /3.8, LL128
     7/9 on one node else 120/128; 0.85 for a plain tree pattern), then
-    converted to algorithm bandwidth (ring n/nsteps, NVLS 5/6, tree 1/2).
+    converted to algorithm bandwidth (ring n/nsteps, NVLS 5/6, tree and CollNet
+    chain 1/2; CollNet chain reads ``bwIntra`` at any node count, Simple only).
     0.0 where NCCL does not consider the combination.
 
     Parameters
@@ -326,6 +330,8 @@ def bandwidth(comm, op, algorithm, protocol):
         bw = min(g.bw_intra, g.bw_inter) / _GB
     if algorithm == "nvls_tree":
         bw = min(g.bw_intra, g.bw_inter if comm.n_nodes <= 2 else g.bw_inter / 2) / _GB
+    if algorithm == "collnet_chain":
+        bw = g.bw_intra / _GB   # CollNet reads bwIntra at any node count
     bus = g.n_channels * bw
     ll_max = LL_MAX_BW[index1][index2]
     if algorithm == "ring" and protocol == "LL":
@@ -356,7 +362,7 @@ def latency(comm, op, algorithm, protocol):
     when the ring crosses nodes; broadcast and reduce pay one hop), for trees
     ``2 * ((ranks per node - 1) * intraLat + log2(nodes) * interLat)``, for
     NVLS ``intraLat (+ interLat)``, for NVLS tree ``intraLat + 2 log2(nodes)
-    interLat``; ``interLat`` is ``hwLat[NET]`` plus the graph's network
+    interLat``, for CollNet chain ``2 (ranks per node - 1) intraLat + interLat``; ``interLat`` is ``hwLat[NET]`` plus the graph's network
     latency (twice for Simple).
 
     Parameters
@@ -405,6 +411,8 @@ def latency(comm, op, algorithm, protocol):
         lat += 2 * ((n // nodes - 1) * intra + _log2i(nodes) * inter)
     elif algorithm == "nvls":
         lat = intra + (inter if nodes > 1 else 0)
+    elif algorithm == "collnet_chain":
+        lat += 2 * (n // nodes - 1) * intra + inter
     else:  # nvls_tree
         lat += intra + 2 * _log2i(nodes) * inter
     return lat * _US

@@ -32,8 +32,8 @@ _NCCL_OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", 
 EPILOG = """\
 --library nccl models NVIDIA's NCCL: NCCL's own tuning model (a transcription of
 src/graph/tuning.cc of NCCL v2.21.5-1: baseLat/hwLat latencies, per-protocol
-bandwidths) picks the algorithm (ring, tree, nvls, nvls_tree; p2p for alltoall
-and sendrecv), the protocol (LL, LL128, Simple) and the channels its topology
+bandwidths) picks the algorithm (ring, tree, nvls, nvls_tree, collnet_chain on
+switches with sharp=True; p2p for alltoall and sendrecv), the protocol (LL, LL128, Simple) and the channels its topology
 search reaches on the graph's links (src/graph/search.cc, topo.h); the call
 is then replayed as flows over the real links, so shared links are counted.
 Across machines each inter-node step also pays the latency the network plugin
@@ -84,7 +84,8 @@ def add_arguments(p):
                    help="nccl: sizes from LO to HI, doubling (e.g. 8B..16GiB), or A,B,...")
     p.add_argument("--factor", type=int, default=2, help="nccl: ratio of --sizes steps (2)")
     p.add_argument("--algorithm", dest="nccl_algorithm", default=None,
-                   help="nccl: ring, tree, nvls, nvls_tree or p2p (default NCCL's choice)")
+                   help="nccl: ring, tree, nvls, nvls_tree, collnet_chain or p2p (default "
+                        "NCCL's choice)")
     p.add_argument("--protocol", default=None,
                    help="nccl: LL, LL128 or Simple (default NCCL's choice)")
     p.add_argument("--channels", type=int, default=None,
