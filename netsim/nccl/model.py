@@ -37,7 +37,6 @@ counted by the engine:
   across machines to ``perChMaxNVLSTreeBw`` (v2.28.3) (:mod:`netsim.nccl.limits`;
   tree caps are not applied, see there), through an edge of that bandwidth that
   feeds the GPU (:func:`_origins`).
-
 * CollNet chain (SHARP): where every rail's network switch says ``sharp=True``
   (:func:`netsim.nccl.hardware.sharp_switches`), as if NCCL's SHARP plugin were
   loaded, each machine runs the tree's chains and each channel's head sends its
@@ -414,6 +413,13 @@ def _chain(hw, local, m, c):
     return ring[i:] + ring[:i]
 
 
+def _chain_flows(flows, chain, share, c, origin):
+    """Channel ``c``'s chain: ``share`` reduced up it and broadcast down it, hop by hop."""
+    for a, b in zip(chain, chain[1:]):
+        flows.add(b, a, share, rail=c, origin=origin(b, a, c))   # reduce
+        flows.add(a, b, share, rail=c, origin=origin(a, b, c))   # broadcast
+
+
 def _schedule(G, E, hw, flows, op, algorithm, nbytes, channels, origin):
     n, share = len(hw.gpus), nbytes / channels
     if op in ("alltoall", "sendrecv"):
@@ -441,9 +447,7 @@ def _schedule(G, E, hw, flows, op, algorithm, nbytes, channels, origin):
         elif algorithm == "collnet_chain":   # chains in each machine, SHARP across
             for m in range(len(hw.machines)):
                 chain = _chain(hw, local, m, c)
-                for a, b in zip(chain, chain[1:]):
-                    flows.add(b, a, share, rail=c, origin=origin(b, a, c))   # reduce
-                    flows.add(a, b, share, rail=c, origin=origin(a, b, c))   # broadcast
+                _chain_flows(flows, chain, share, c, origin)
                 flows.to_sharp(chain[0], c, sharp[c % len(sharp)], share)
         else:  # tree, nvls_tree: chains (or NVLS) in each machine, binary tree across
             heads = []
@@ -455,9 +459,7 @@ def _schedule(G, E, hw, flows, op, algorithm, nbytes, channels, origin):
                     for a in members:
                         flows.to_switch(a, hw.nvswitch[m], share * (k + 1) / k)
                 else:
-                    for a, b in zip(chain, chain[1:]):
-                        flows.add(b, a, share, rail=c, origin=origin(b, a, c))   # reduce
-                        flows.add(a, b, share, rail=c, origin=origin(a, b, c))   # broadcast
+                    _chain_flows(flows, chain, share, c, origin)
             parents = hardware.btree_parents(len(heads), mirror=bool(c % 2))
             for k, p in enumerate(parents):
                 if p >= 0:
