@@ -27,7 +27,8 @@ import networkx as nx
 from .tuning import CPU_LINK_BW, NcclModelError, nvlink_bw
 
 __all__ = ["Hardware", "COMPUTE_CAPABILITY", "NVLINK_RATE", "PCIE_EFFICIENCY",
-           "NET_PLUGIN_LATENCY", "net_latency", "sharp_switches", "link_class", "nvlink_efficiency", "describe", "effective_graph", "nvlink_counts", "rings",
+           "NET_PLUGIN_LATENCY", "net_latency", "sharp_switches", "link_class",
+           "nvlink_efficiency", "describe", "effective_graph", "nvlink_counts", "rings",
            "btree_parents"]
 
 # Compute capability x 10 of the GPU models a graph may name (CUDA C Programming Guide,

@@ -61,10 +61,10 @@ def channel_cap(comm, algorithm, protocol, channels):
     ``llMaxBw / channels`` and ring LL128 ``perChMaxRingLL128Bw``. An NVLS tree
     channel's algorithm bandwidth is ``perChMaxNVLSTreeBw x nRanks / (2 (nRanks -
     1))`` (v2.28.3), the rate of its flows across machines, which carry the
-    channel's share once each way. Trees are not capped: tuning.cc gives a tree algbw = busbw / 2 even where both directions
-    of an edge run at once, so what its per-channel tree caps
-    (``perChMaxTreeBws``, ``perChMaxTreeLL128Bws``) mean for one flow is not
-    determined by the source. Ring Simple, NVLS and point-to-point have none.
+    channel's share once each way. Trees are not capped: tuning.cc gives a tree
+    algbw = busbw / 2 even where both directions of an edge run at once, so what
+    its per-channel tree caps (``perChMaxTreeBws``, ``perChMaxTreeLL128Bws``) mean
+    for one flow is not determined by the source. Ring Simple, NVLS and point-to-point have none.
 
     Parameters
     ----------

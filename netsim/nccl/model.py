@@ -123,8 +123,11 @@ def _intra_links(G, E, hw, m):
     return kw
 
 
-def _comm(G, E, hw):
-    """The :class:`tuning.Comm` NCCL's search would build on this hardware."""
+def _comm(G, E, hw, sharp):
+    """The :class:`tuning.Comm` NCCL's search would build on this hardware.
+
+    ``sharp``: :func:`netsim.nccl.hardware.sharp_switches` of the graph (None: no CollNet).
+    """
     cc, n = hw.compcap, len(hw.gpus)
     graphs = {}
     if len(hw.machines) == 1:
@@ -150,7 +153,7 @@ def _comm(G, E, hw):
                     else k["link_bw"] * k.get("n_links", 1))
         graphs["tree"] = tuning.Graph(c2, tuning.raise_tree_intra(bw2, c2, compcap=cc, **intra),
                                       bw2, link=link, latency_inter=net_lat)
-        if hardware.sharp_switches(E, hw):   # CollNet chain: the tree's channels and speeds
+        if sharp:   # CollNet chain: the tree's channels and speeds
             graphs["collnet_chain"] = graphs["tree"]
     if hw.nvls and cc >= 90 and hw.p2p:
         if len(hw.machines) == 1:
@@ -420,7 +423,7 @@ def _chain_flows(flows, chain, share, c, origin):
         flows.add(a, b, share, rail=c, origin=origin(a, b, c))   # broadcast
 
 
-def _schedule(G, E, hw, flows, op, algorithm, nbytes, channels, origin):
+def _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
     n, share = len(hw.gpus), nbytes / channels
     if op in ("alltoall", "sendrecv"):
         each = nbytes / n if op == "alltoall" else nbytes
@@ -430,7 +433,6 @@ def _schedule(G, E, hw, flows, op, algorithm, nbytes, channels, origin):
                     flows.add(a, b, each / channels, rail=_own_rail(hw, a), origin=origin(a, b, c))
         return
     local = _local_rings(G, hw, channels)
-    sharp = hardware.sharp_switches(E, hw) if algorithm == "collnet_chain" else None
     for c in range(channels):
         if algorithm == "ring":
             order = _ring_order(hw, local, c)
@@ -531,7 +533,8 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     hw = hardware.describe(G, ranks)
     Network(G)  # the edges' bandwidth and latency are checked before they are read
     E = hardware.effective_graph(G, hw.compcap)
-    comm = _comm(G, E, hw)
+    sharp = hardware.sharp_switches(E, hw)
+    comm = _comm(G, E, hw, sharp)
     if algorithm is not None:
         _check_algorithm(hw, comm, op, algorithm)
     if op in ("alltoall", "sendrecv"):
@@ -546,7 +549,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
     latency = _latency(comm, hw, op, algorithm, protocol)
     flows = _Flows(hw, WIRE_FACTOR[protocol])
-    _schedule(G, E, hw, flows, op, algorithm, nbytes, channels, origin)
+    _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp)
     meta = {"library": "nccl", "op": op, "algorithm": algorithm, "protocol": protocol}
     result = _replay(flows.trace(latency, meta), E, placement=flows.nodes)
     algbw = nbytes / result.makespan

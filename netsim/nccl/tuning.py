@@ -20,8 +20,8 @@ and :func:`raise_tree_intra` a tree's intra-node speed after the search's
 second pass; both live in :mod:`netsim.nccl.search` and are re-exported here.
 
 Not modelled: CollNet Direct (CollNet chain is: it needs NCCL's SHARP plugin,
-which a graph of ``sharp`` switches is taken to have), per-call channel reduction for
-small sizes, user overrides (``NCCL_ALGO``/``NCCL_PROTO``), the Power-CPU tree
+which a graph of ``sharp`` switches is taken to have), per-call channel reduction
+for small sizes, user overrides (``NCCL_ALGO``/``NCCL_PROTO``), the Power-CPU tree
 adjustment, aggregation of several operations (``numPipeOps`` is 1).
 
 References
@@ -362,8 +362,9 @@ def latency(comm, op, algorithm, protocol):
     when the ring crosses nodes; broadcast and reduce pay one hop), for trees
     ``2 * ((ranks per node - 1) * intraLat + log2(nodes) * interLat)``, for
     NVLS ``intraLat (+ interLat)``, for NVLS tree ``intraLat + 2 log2(nodes)
-    interLat``, for CollNet chain ``2 (ranks per node - 1) intraLat + interLat``; ``interLat`` is ``hwLat[NET]`` plus the graph's network
-    latency (twice for Simple).
+    interLat``, for CollNet chain ``2 (ranks per node - 1) intraLat + interLat``;
+    ``interLat`` is ``hwLat[NET]`` plus the graph's network latency (twice for
+    Simple).
 
     Parameters
     ----------

@@ -33,9 +33,10 @@ EPILOG = """\
 --library nccl models NVIDIA's NCCL: NCCL's own tuning model (a transcription of
 src/graph/tuning.cc of NCCL v2.21.5-1: baseLat/hwLat latencies, per-protocol
 bandwidths) picks the algorithm (ring, tree, nvls, nvls_tree, collnet_chain on
-switches with sharp=True; p2p for alltoall and sendrecv), the protocol (LL, LL128, Simple) and the channels its topology
-search reaches on the graph's links (src/graph/search.cc, topo.h); the call
-is then replayed as flows over the real links, so shared links are counted.
+switches with sharp=True; p2p for alltoall and sendrecv), the protocol (LL,
+LL128, Simple) and the channels its topology search reaches on the graph's
+links (src/graph/search.cc, topo.h); the call is then replayed as flows over
+the real links, so shared links are counted.
 Across machines each inter-node step also pays the latency the network plugin
 reports to NCCL (EFA: 75 us, aws-ofi-nccl platform-aws.cpp; IB/RoCE: none).
 Not modelled: the host time of one thread launching on several GPUs
