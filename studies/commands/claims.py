@@ -7,6 +7,7 @@
 (:func:`studies.claim_regions.plot_regions`).
 """
 
+import contextlib
 import json
 import sys
 import time
@@ -104,9 +105,16 @@ def run(args):
     check_writable(png)
     t0 = time.perf_counter()
     quick = getattr(args, "quick", False)
-    with progress(args, None, "claims", unit="run") as bar:
+    with contextlib.ExitStack() as stack:
+        bar = []  # opened after the start line, which would otherwise be drawn over it
+
+        def start(line):
+            log(args, line)
+            bar.append(stack.enter_context(progress(args, None, "claims", unit="run")))
+
         runs = claims.run_claim_seeds(seeds, quick=quick, jobs=args.jobs, only=only,
-                                      progress=bar, log=lambda line: log(args, line))
+                                      progress=lambda done, total: bar[0](done, total),
+                                      log=start)
     wall = time.perf_counter() - t0
     rows = over_seeds(runs)
     regions = []
