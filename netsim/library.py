@@ -162,16 +162,19 @@ def _pass_block(a, i, spec):
 
 
 def _mpich_block(a, i, spec, nbytes, cache):
-    """The schedule's ops, then one zero-length op per member: its part is done.
+    """The schedule's ops on the members, and a zero-length op for a member it leaves out.
 
     An op of the schedule also waits for the call's dependencies on each member
     it touches (a message: its sender and its receiver) unless one of its own
     dependencies touches that member already (:attr:`netsim.mpich.Block.entries`):
     nothing moves to or from a member before it has entered the call, and a
-    tree's inner rank forwards only once its own data exists. A member's part ends when its last ops of the schedule and the call's
-    dependencies on it are done (a rank that only receives has still run its own
-    ops first, in program order), so an op waiting for the call on that rank
-    waits for that one op.
+    tree's inner rank forwards only once its own data exists. So every schedule
+    op touching a member comes after the call's dependencies on it, and the
+    member's part ends with its last ops of the schedule
+    (:func:`netsim.traceops.terminal_ops`), which an op waiting for the call on
+    that rank waits for, as a rank's next op waited for them when schedules were
+    joined with :func:`netsim.traceops.concat`. A member the schedule does not
+    touch gets one zero-length op waiting for its dependencies instead.
     """
     key = (spec, nbytes)
     if key not in cache:
@@ -181,22 +184,26 @@ def _mpich_block(a, i, spec, nbytes, cache):
             raise TraceError(f"op {i}: {exc}") from None
     b = cache[key]
     t, order = b.trace, np.array(mpich.local_order(spec), np.int64)
-    k, P = t.num_ops, len(order)
+    k = t.num_ops
+    idle = np.flatnonzero(np.diff(b.ends_ptr) == 0)   # local ranks the schedule leaves out
+    m = len(idle)
     tag = np.array([a.tag(x) for x in t.tags] + [-1], np.int64)
     a.blocks[i] = dict(
-        kind=np.concatenate([t.kind, np.full(P, COMPUTE, np.uint8)]),
-        rank=np.concatenate([order[t.rank], order]),
+        kind=np.concatenate([t.kind, np.full(m, COMPUTE, np.uint8)]),
+        rank=np.concatenate([order[t.rank], order[idle]]),
         peer=np.concatenate([np.where(t.peer >= 0, order[np.maximum(t.peer, 0)], -1),
-                             np.full(P, -1)]),
-        size=np.concatenate([t.size, np.zeros(P)]),
-        duration=np.concatenate([t.duration, np.zeros(P)]),
-        tag=np.concatenate([tag[t.tag], np.full(P, -1)]),
-        ptr=np.concatenate([t.dep_ptr, t.dep_ptr[-1] + b.ends_ptr[1:]]),
-        idx=np.concatenate([t.dep_idx, b.ends]))
-    a.ends[i] = {int(order[j]): np.array([k + j]) for j in range(P)}
-    a.ends[i]["all"] = k + np.arange(P)
-    a.gate_rank[i] = (np.concatenate([b.entries, k + np.arange(P)]),
-                      np.concatenate([order[b.entry_ranks], order]))
+                             np.full(m, -1)]),
+        size=np.concatenate([t.size, np.zeros(m)]),
+        duration=np.concatenate([t.duration, np.zeros(m)]),
+        tag=np.concatenate([tag[t.tag], np.full(m, -1)]),
+        ptr=np.concatenate([t.dep_ptr, np.full(m, t.dep_ptr[-1])]),
+        idx=t.dep_idx)
+    ends = {int(order[j]): b.ends[b.ends_ptr[j]:b.ends_ptr[j + 1]] for j in range(len(order))}
+    ends.update({int(order[j]): np.array([k + n]) for n, j in enumerate(idle.tolist())})
+    ends["all"] = np.unique(np.concatenate(list(ends.values())))
+    a.ends[i] = ends
+    a.gate_rank[i] = (np.concatenate([b.entries, k + np.arange(m)]),
+                      np.concatenate([order[b.entry_ranks], order[idle]]))
     return {"library": "mpich", "algorithm": b.algorithm, "protocol": "", "channels": 0,
             "latency": 0.0, "tuning_time": np.nan}
 
