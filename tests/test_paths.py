@@ -134,7 +134,7 @@ def test_leaf_spine_ecmp_hash_spreads_flows_and_collides_as_hashing_does():
     # Two flows over two spines land apart with probability 1/2: 64 seeds give 32 +- 4
     # (binomial sd); 16..48 is a 4-sd band.
     assert 16 <= apart <= 48
-    # The default seed 0 happens to put them apart (the README's example).
+    # The default seed 0 happens to put them apart (the example of the model page, docs/model.md).
     assert spine_of(net, "host0", "host2", ecmp="hash") == ["spine1"]
     assert spine_of(net, "host1", "host3", ecmp="hash") == ["spine0"]
 

@@ -1,4 +1,4 @@
-"""The README's claims section is `netsim claims --quick --markdown`, regenerated here.
+"""The claims page (docs/claims.md) is `netsim claims --quick --markdown`, regenerated here.
 
 Words (claims, sources, setups, thresholds, verdicts, region headers) must match exactly;
 numbers within 2 % (or 0.015 absolute: an accuracy on Iris's 30 or digits' 360 test samples
@@ -7,23 +7,16 @@ row's wall time is measured on the machine that runs it, so only its words are c
 traffic verdict sits on its threshold (4.09x against 4.10x) and may flip with the rounding.
 """
 
-import pathlib
 import re
 
 import pytest
 
+from doc_pages import block
 from studies.claim_regions import format_region
 from studies.claims import run_claims
 from studies.report import format_claims
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-
-
-def block(name):
-    m = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", README.read_text(), re.S)
-    assert m, f"README has no {name} block"
-    return m.group(1)
 
 
 def split(text):
@@ -49,7 +42,7 @@ def test_split_words_and_numbers():
 def test_claims_section_matches_a_fresh_run():
     rows = run_claims(quick=True)
     fresh = format_claims(rows, markdown=True).splitlines()
-    shown = block("claims-table").splitlines()
+    shown = block("claims.md", "claims-table").splitlines()
     assert shown[:2] == fresh[:2] and len(shown) == len(fresh)
     for got, want, row in zip(shown[2:], fresh[2:], rows):
         wall = "wall time here" in row["measured"]
@@ -63,7 +56,7 @@ def test_claims_section_matches_a_fresh_run():
     for r in rows:
         if isinstance(r["region"], dict) and r["region"] not in regions:
             regions.append(r["region"])
-    text = block("claims-regions").strip().strip("`").strip()
+    text = block("claims.md", "claims-regions").strip().strip("`").strip()
     fresh_text = "\n\n".join(format_region(r) for r in regions)
     got_lines, want_lines = text.splitlines(), fresh_text.splitlines()
     assert len(got_lines) == len(want_lines)
