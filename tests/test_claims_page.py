@@ -39,6 +39,7 @@ def test_split_words_and_numbers():
                                                        [4.09, 16.0, 1e9])
 
 
+@pytest.mark.long
 def test_claims_section_matches_a_fresh_run():
     rows = run_claims(quick=True)
     fresh = format_claims(rows, markdown=True).splitlines()

@@ -19,6 +19,7 @@ pytest.importorskip("myst_parser")
 pytest.importorskip("numpydoc")
 
 
+@pytest.mark.long
 def test_docs_build_with_warnings_as_errors(tmp_path):
     src, out = tmp_path / "docs", tmp_path / "html"
     shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "generated"))

@@ -53,6 +53,7 @@ def test_fence_finds_the_blocks_of_a_page(tmp_path):
     assert blocks(page, "sh") == ["netsim demo\n"]
 
 
+@pytest.mark.long  # the traces page records a PyTorch DDP run
 @pytest.mark.parametrize("page", pages_with("pycon"), ids=name)
 def test_python_examples_run_and_print_what_the_page_shows(page):
     parser = doctest.DocTestParser()

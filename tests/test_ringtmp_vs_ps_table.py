@@ -37,6 +37,7 @@ def test_the_table_has_the_header_and_a_row_per_configuration():
                                           for c in ringtmp.COMPARE_CONFIGS]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("index", range(3), ids=["iris-layer", "digits-layer", "digits-neuron"])
 def test_ringtmp_vs_ps_row_matches_a_fresh_run(index):
     # One row of ringtmp.compare() (seeds 0-4, 8 workers) per test: a row depends on its own
