@@ -18,10 +18,14 @@ Chakra node                 netsim
 ``COMM_SEND_NODE``          the source side of a message: ``comm_dst``,
                             ``comm_size`` bytes, ``comm_tag``
 ``COMM_RECV_NODE``          the destination side: ``comm_src``, ``comm_tag``
-``COMM_COLL_NODE``          a collective (``comm_type``, ``comm_size`` bytes,
+``COMM_COLL_NODE``          a collective op (``comm_type``, ``comm_size`` bytes,
                             ``pg_name``; ``comm_group``, an int64 list of
-                            ranks, else every rank), expanded through the ring
-                            schedules of :mod:`netsim.collectives`
+                            ranks, else every rank), kept whole: the replay's
+                            library expands it (:mod:`netsim.library`); MPICH
+                            with the ring family of schedules unless the node
+                            says ``netsim_algorithm`` (and ``netsim_root``,
+                            ``netsim_segments``, ``netsim_element``), as
+                            :func:`save_chakra` writes them
 ``ctrl_deps``/``data_deps``  dependencies (both kinds are waited for)
 ``netsim_channel``,         a message's channel and priority (int64
 ``netsim_priority``         attributes of its send node, written when not 0;
@@ -51,12 +55,15 @@ import numpy as np
 
 from .errors import TraceError
 from .kineto import ALGORITHMS, assemble
-from .trace import COMPUTE, MESSAGE
+from .trace import COLLECTIVE, COMPUTE, MESSAGE
 
 __all__ = ["load_chakra", "save_chakra", "read_et", "write_et"]
 
 _COLL = {0: "allreduce", 1: "reduce", 2: "allgather", 5: "broadcast", 6: "alltoall",
          7: "reduce_scatter", 8: "reduce_scatter", 9: "allreduce"}
+# Chakra's CollectiveCommType of each collective op netsim writes (et_def.proto).
+_COMM_TYPE = {"allreduce": 0, "reduce": 1, "allgather": 2, "broadcast": 5, "alltoall": 6,
+              "reduce_scatter": 7}
 _FILE = re.compile(r"(.*?)\.?(\d+)\.et$")
 
 
@@ -261,6 +268,11 @@ def _program(path, rank, ranks, nodes, algorithm, eager):
             rec.update(op="coll", key=(pg, n), group=[int(g) for g in group],
                        nbytes=float(a.get("netsim_bytes", a.get("comm_size", 0))),
                        collective=ALGORITHMS[algorithm][kind])
+            if "netsim_algorithm" in a:   # written by save_chakra: the op exactly
+                rec["spec"] = (kind, a["netsim_algorithm"] or None,
+                               int(a.get("netsim_root", -1)), int(a.get("netsim_segments", 0)),
+                               int(a.get("netsim_element", 0)))
+                rec["priority"] = int(a.get("netsim_priority", 0))
         elif node.type == pb.COMP_NODE or node.type == pb.METADATA_NODE:
             if "netsim_seconds" in a:
                 rec.update(op="compute", seconds=float(a["netsim_seconds"]))
@@ -356,11 +368,52 @@ def _attr(pb, name, value):
     return a
 
 
+def _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on):
+    """Collective op ``i`` as a ``COMM_COLL_NODE`` on each member (id ``2 i``).
+
+    A member's node waits for the op's dependencies on that member; one that
+    touches no member has no Chakra equivalent and is refused.
+    """
+    spec = trace.specs.row(int(trace.spec[i]))
+    if spec.op not in _COMM_TYPE:
+        raise TraceError(f"op {i}: Chakra has no collective type for {spec.op}")
+    members = groups[i]
+    deps = trace.deps(i).tolist()
+    where = {d: _touched(trace, d, groups) & members for d in deps}
+    lost = [d for d in deps if not where[d]]
+    if lost:
+        raise TraceError(f"collective op {i} depends on op {lost[0]}, which touches none of its "
+                         f"members: Chakra cannot express it")
+    size = float(trace.size[i])
+    attrs = common + [
+        _attr(pb, "comm_type", _COMM_TYPE[spec.op]), _attr(pb, "comm_size", int(round(size))),
+        _attr(pb, "netsim_bytes", size), _attr(pb, "pg_name", ",".join(map(str, spec.group))),
+        pb.AttributeProto(name="comm_group", int64_list=pb.Int64List(values=list(spec.group))),
+        _attr(pb, "netsim_algorithm", spec.algorithm or ""), _attr(pb, "netsim_root", spec.root),
+        _attr(pb, "netsim_segments", spec.segments), _attr(pb, "netsim_element", spec.element),
+        _attr(pb, "netsim_priority", int(trace.priority[i]))]
+    for r in spec.group:
+        nodes[r].append(pb.Node(id=2 * i, name=name, type=pb.COMM_COLL_NODE,
+                                ctrl_deps=[node_on(r, d, i) for d in deps if r in where[d]],
+                                attr=attrs))
+
+
+def _touched(trace, op, groups):
+    """The ranks op ``op`` touches."""
+    if op in groups:
+        return groups[op]
+    return {int(trace.rank[op])} | ({int(trace.peer[op])} if trace.kind[op] == MESSAGE else set())
+
+
 def save_chakra(trace, directory, prefix="chakra"):
     """Export a netsim trace as Chakra: ``<directory>/<prefix>.<rank>.et``, one per rank.
 
     Compute ops become ``COMP_NODE`` s, messages a ``COMM_SEND_NODE`` on the
-    source and a ``COMM_RECV_NODE`` on the destination (tag: the op id).
+    source and a ``COMM_RECV_NODE`` on the destination (tag: the op id), a
+    collective op a ``COMM_COLL_NODE`` on each member (as PyTorch's
+    execution-trace converter writes one per rank, so ASTRA-sim's system layer
+    expands it with its own algorithms), waiting for the op's dependencies on
+    that member.
     Node ids: ``2 i`` for op i's compute or send node, ``2 i + 1`` for its
     receive node. The trace's metadata is stored as JSON in the
     ``GlobalMetadata`` attribute ``netsim_metadata``.
@@ -398,9 +451,11 @@ def save_chakra(trace, directory, prefix="chakra"):
     msg = trace.kind == MESSAGE
     seconds = trace.duration
 
+    groups = {i: set(trace.group(i).tolist()) for i in np.flatnonzero(trace.is_collective)}
+
     def node_on(rank, op, who):
-        """Id of op's node on ``rank`` (its compute, send or receive node)."""
-        if trace.rank[op] == rank:
+        """Id of op's node on ``rank`` (its compute, send, collective or receive node)."""
+        if trace.rank[op] == rank or rank in groups.get(op, ()):
             return 2 * int(op)
         if msg[op] and trace.peer[op] == rank:
             return 2 * int(op) + 1
@@ -412,6 +467,9 @@ def save_chakra(trace, directory, prefix="chakra"):
         name = trace.tags[trace.tag[i]] if trace.tag[i] >= 0 else ""
         common = [_attr(pb, "netsim_iteration", int(trace.iteration[i]))]
         r = int(trace.rank[i])
+        if trace.kind[i] == COLLECTIVE:
+            _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on)
+            continue
         if trace.kind[i] == COMPUTE:
             extra = [_attr(pb, "netsim_flops", float(trace.flops[i]))] if trace.flops[i] else []
             if not np.isnan(seconds[i]):

@@ -50,7 +50,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 import simpy
 
-from .errors import DeadlockError
+from .errors import DeadlockError, TraceError
 from .flows import SATURATION, FlowTable
 from .maxmin import check_sharing
 from .network import route_loads
@@ -508,6 +508,9 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
     >>> round(rec.makespan, 12), rec.link_bytes.tolist()
     (0.001001, [1000000.0, 0.0])
     """
+    if trace.num_collectives:
+        raise TraceError("the engine replays compute ops and messages; a trace with "
+                         "collective ops is expanded by its library first (netsim.simulate)")
     prio = None
     if check_sharing(sharing) == "priority":
         prio = trace.priority if priority is None else priority

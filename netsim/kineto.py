@@ -10,10 +10,12 @@ What becomes what
 -----------------
 * A GPU kernel, memcpy or memset becomes a compute op lasting its measured
   duration, on its rank.
-* An NCCL collective becomes a netsim collective over its process group, with
-  the true byte count (element count x dtype size from the event's own
-  arguments), expanded through a schedule of :mod:`netsim.collectives` (ring by
-  default). Its measured kernel time is dropped: the network replays it.
+* An NCCL collective becomes one collective op over its process group
+  (:mod:`netsim.collop`), with the true byte count (element count x dtype size
+  from the event's own arguments), kept whole for the replay's library to
+  expand (:mod:`netsim.library`: NCCL's plan on a GPU graph, else MPICH's
+  schedules, ring by default). Its measured kernel time is dropped: the
+  network replays it.
 * A point-to-point send or recv becomes one message, matched in order per
   (source, destination) pair.
 
@@ -394,8 +396,10 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
         ``ProfilerStep#N`` numbers to keep (default: all); they become
         iterations 0, 1, ... in that order.
     algorithm : {"ring", "recursive"}
-        The collective schedules to expand NCCL collectives with (see
-        :data:`ALGORITHMS`).
+        The MPICH schedules of the collectives (see :data:`ALGORITHMS`): the
+        ring family is MPICH's default and leaves NCCL free to plan the calls
+        on GPUs; ``"recursive"`` hints recursive doubling, halving and binomial
+        trees, which only MPICH runs.
     symmetric : bool
         With one file of a ``world_size``-rank job: assume every rank ran what
         it ran (data parallelism; every collective must span the whole world).
@@ -433,8 +437,8 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
     >>> p = os.path.join(tempfile.mkdtemp(), "rank0.json")
     >>> _ = open(p, "w").write(json.dumps(doc))
     >>> t = load_kineto(p, symmetric=True)
-    >>> t.ranks, t.total_bytes     # ring allreduce: 2 (P - 1) messages of n / P
-    (2, 8000.0)
+    >>> t.ranks, t.num_collectives, t.size[t.is_collective].tolist()   # one 4 kB allreduce
+    (2, 1, [4000.0])
     """
     if algorithm not in ALGORITHMS:
         raise TraceError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")

@@ -38,7 +38,7 @@ import numpy as np
 
 from .checks import check_int
 from .errors import UnitError
-from .trace import COMPUTE, Trace
+from .trace import COMPUTE
 from .units import parse_jitter, parse_straggler
 
 __all__ = ["compute_factors", "jitter_factors", "perturb", "scale_compute"]
@@ -190,9 +190,7 @@ def scale_compute(trace, factors, **metadata):
     timed = comp & ~np.isnan(trace.duration)
     duration = np.where(timed, trace.duration * factors, trace.duration)
     flops = np.where(comp & ~timed, trace.flops * factors, trace.flops)
-    return Trace(trace.ranks, trace.kind, trace.rank, trace.peer, trace.size, duration, flops,
-                 trace.iteration, trace.tag, trace.dep_ptr, trace.dep_idx, tags=trace.tags,
-                 metadata={**trace.metadata, **metadata})
+    return trace.replace(duration=duration, flops=flops, metadata={**trace.metadata, **metadata})
 
 
 def perturb(trace, speed=None, jitter=None, straggler=None, seed=0):

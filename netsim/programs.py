@@ -1,20 +1,21 @@
 """Per-rank programs of compute ops, collectives and messages, joined into one trace.
 
-The importers (:mod:`netsim.kineto`, :mod:`netsim.chakra`) and the data-parallel
-projection (:mod:`netsim.reproject`) describe each rank as a list of records
-(a compute op, one rank's part in a collective, one side of a message) with
-dependencies on earlier records of the same rank; :func:`assemble` expands
-every collective once through a schedule of :mod:`netsim.collectives` and
-returns the whole job as one :class:`~netsim.trace.Trace`.
+The importers (:mod:`netsim.kineto`, :mod:`netsim.chakra`) describe each rank
+as a list of records (a compute op, one rank's part in a collective, one side
+of a message) with dependencies on earlier records of the same rank;
+:func:`assemble` keeps every collective as one collective op of the trace
+(:mod:`netsim.collop`), which the replay's library expands
+(:mod:`netsim.library`), and returns the whole job as one
+:class:`~netsim.trace.Trace`.
 """
 
 import numpy as np
 
-from . import collectives
+from .collop import Specs
 from .errors import TraceError
-from .trace import COMPUTE, MESSAGE, Trace
+from .trace import COLLECTIVE, COMPUTE, MESSAGE, Trace
 
-__all__ = ["assemble", "ALGORITHMS"]
+__all__ = ["assemble", "ALGORITHMS", "SCHEDULE_SPECS"]
 
 #: Collective kind -> netsim generator name, per algorithm family.
 ALGORITHMS = {
@@ -26,6 +27,20 @@ ALGORITHMS = {
                   "reduce_scatter": "recursive_halving_reduce_scatter",
                   "broadcast": "binomial_broadcast", "reduce": "binomial_reduce",
                   "alltoall": "alltoall"},
+}
+#: A :mod:`netsim.collectives` generator as a collective op: (op, algorithm hint). The
+#: ring family's schedules are MPICH's defaults (:data:`netsim.mpich.DEFAULT`), so their
+#: calls carry no hint and NCCL may plan them on GPUs; the others only MPICH runs.
+SCHEDULE_SPECS = {
+    "ring_allreduce": ("allreduce", None), "ring_allgather": ("allgather", None),
+    "ring_reduce_scatter": ("reduce_scatter", None), "pipeline_broadcast": ("broadcast", None),
+    "pipeline_reduce": ("reduce", None), "alltoall": ("alltoall", None),
+    "recursive_doubling_allreduce": ("allreduce", "rd"),
+    "recursive_doubling_allgather": ("allgather", "rd"),
+    "recursive_halving_reduce_scatter": ("reduce_scatter", "rh"),
+    "binomial_broadcast": ("broadcast", "mst"), "binomial_reduce": ("reduce", "mst"),
+    "rabenseifner_allreduce": ("allreduce", "be"), "pipeline_allreduce": ("allreduce", "lp"),
+    "be_broadcast": ("broadcast", "be"),
 }
 
 
@@ -40,10 +55,12 @@ def assemble(programs, metadata=None):
     * ``{"op": "coll", "key": k, "collective": name, "group": ranks, "nbytes": n,
       "options": {...}}``: one rank's part in collective ``k`` (any hashable key,
       the same on every member); ``name`` is a :mod:`netsim.collectives`
-      generator, expanded once over ``group`` (global ranks, schedule rank i is
-      ``group[i]``). Each member gets a zero-second start op (its deps) that every
-      schedule op touching the member waits for, and a zero-second end op that
-      waits for all of them; later records wait for the end op.
+      generator (:data:`SCHEDULE_SPECS`: MPICH runs that schedule over
+      ``group``, schedule rank i being ``group[i]``; ``options`` may give its
+      ``segments``; or ``"spec": (op, hint, root, segments, element)`` gives the
+      op exactly). The call is one collective op waiting for every member's
+      deps; the library runs each member's part once that member's deps are done
+      (:mod:`netsim.library`), and later records of a member wait for its part.
     * ``{"op": "send", "key": k, "peer": dst, "nbytes": n}`` and the matching
       ``{"op": "recv", "key": k, "peer": src}``: one message, waiting for the
       deps of both sides (a rendezvous); records depending on either side wait
@@ -84,21 +101,20 @@ def assemble(programs, metadata=None):
     """
     ranks = len(programs)
     cols = {k: [] for k in ("kind", "rank", "peer", "size", "duration", "flops", "iteration",
-                            "tag", "channel", "priority")}
-    tags = {}
+                            "tag", "channel", "priority", "spec")}
+    tags, specs = {}, {}
     deps = []
 
     def new(kind, rank, peer=-1, size=0.0, duration=0.0, flops=0.0, iteration=0, tag=None,
-            channel=0, priority=0):
+            channel=0, priority=0, spec=-1):
         for key, val in zip(cols, (kind, rank, peer, size, duration, flops, iteration,
                                    -1 if tag is None else tags.setdefault(str(tag), len(tags)),
-                                   channel, priority)):
+                                   channel, priority, spec)):
             cols[key].append(val)
         deps.append([])
         return len(deps) - 1
 
     ids = [[None] * len(p) for p in programs]      # op each record's successors wait for
-    starts = [[None] * len(p) for p in programs]   # collectives: the member's start op
     instances = {}
     # Pass 1: allocate ops.
     for r, prog in enumerate(programs):
@@ -133,8 +149,9 @@ def assemble(programs, metadata=None):
                     raise TraceError(f"rank {r}: collective {rec['key']!r} over "
                                      f"{list(rec['group'])} {'does not include' if r not in rec['group'] else 'appears twice on'} rank {r}")
                 inst["members"][r] = i
-                starts[r][i] = new(COMPUTE, r, iteration=it, tag=tag)
-                ids[r][i] = new(COMPUTE, r, iteration=it, tag=tag)
+                if "op" not in inst:
+                    inst["op"] = _collective_op(new, specs, rec, it, tag)
+                ids[r][i] = inst["op"]
             else:
                 raise TraceError(f"rank {r}: record {i} has unknown op {kind!r}")
 
@@ -152,7 +169,9 @@ def assemble(programs, metadata=None):
             if rec["op"] == "compute":
                 deps[ids[r][i]] = resolve(r, rec.get("deps", ()), f"record {i}")
             elif rec["op"] == "coll":
-                deps[starts[r][i]] = resolve(r, rec.get("deps", ()), f"record {i}")
+                op = ids[r][i]
+                deps[op] = list(dict.fromkeys(deps[op] + resolve(r, rec.get("deps", ()),
+                                                                 f"record {i}")))
     for (what, key), inst in instances.items():
         if what == "p2p":
             sides = inst["sides"]
@@ -181,48 +200,42 @@ def assemble(programs, metadata=None):
             else:
                 deps[op] = list(dict.fromkeys(sent + posted))
         else:
-            _expand(inst, key, new, deps, cols, ids, starts)
+            absent = sorted(set(inst["rec"]["group"]) - set(inst["members"]))
+            if absent:
+                raise TraceError(f"collective {key!r} ({inst['rec']['collective']} over "
+                                 f"{list(inst['rec']['group'])}) is never reached by rank(s) "
+                                 f"{absent} (reached by {sorted(inst['members'])})")
     dep_ptr = np.zeros(len(deps) + 1, np.int64)
     np.cumsum([len(d) for d in deps], out=dep_ptr[1:])
     dep_idx = np.array([x for d in deps for x in d], np.int64)
     return Trace(ranks, np.array(cols["kind"], np.uint8), cols["rank"], cols["peer"], cols["size"],
                  cols["duration"], cols["flops"], cols["iteration"], cols["tag"], dep_ptr,
                  dep_idx, tags=list(tags), metadata=metadata, channel=cols["channel"],
-                 priority=cols["priority"])
+                 priority=cols["priority"], spec=cols["spec"], specs=Specs.from_rows(list(specs)))
 
 
-def _expand(inst, key, new, deps, cols, ids, starts):
-    """Add one collective's schedule between its members' start and end ops."""
-    rec = inst["rec"]
-    group = [int(g) for g in rec["group"]]
-    absent = sorted(set(group) - set(inst["members"]))
-    if absent:
-        have = sorted(inst["members"])
-        raise TraceError(f"collective {key!r} ({rec['collective']} over {group}) is never "
-                         f"reached by rank(s) {absent} (reached by {have})")
-    gen = getattr(collectives, rec["collective"], None)
-    if gen is None or rec["collective"] not in collectives.__all__:
-        raise TraceError(f"collective {key!r}: unknown schedule {rec['collective']!r}")
-    sched = gen(len(group), float(rec["nbytes"]), **rec.get("options", {}))
-    it, tag = int(rec.get("iteration", 0)), rec.get("tag")
-    start = {m: starts[m][i] for m, i in inst["members"].items()}
-    base = len(deps)
-    touching = {m: [] for m in group}
-    for j in range(sched.num_ops):
-        a = group[sched.rank[j]]
-        if sched.kind[j] == MESSAGE:
-            b = group[sched.peer[j]]
-            op = new(MESSAGE, a, b, size=float(sched.size[j]), iteration=it, tag=tag,
-                     channel=int(sched.channel[j]), priority=int(sched.priority[j]))
-            own = [start[a], start[b]] if a != b else [start[a]]
-            touching[b].append(op)
-        else:
-            op = new(COMPUTE, a, duration=float(sched.duration[j]), flops=float(sched.flops[j]),
-                     iteration=it, tag=tag)
-            own = [start[a]]
-        touching[a].append(op)
-        # NCCL runs a collective as one kernel per member: nothing moves to or from a
-        # member before it has entered the collective.
-        deps[op] = [base + int(d) for d in sched.deps(j)] + own
-    for m, i in inst["members"].items():
-        deps[ids[m][i]] = [start[m]] + touching[m]
+def _collective_op(new, specs, rec, iteration, tag):
+    """The collective op of a ``coll`` record (its first member's), its spec registered."""
+    group = tuple(int(g) for g in rec["group"])
+    if "spec" in rec:   # given exactly: (op, hint, root, segments, element)
+        op, hint, root, segments, element = rec["spec"]
+    else:
+        name = rec["collective"]
+        if name not in SCHEDULE_SPECS:
+            raise TraceError(f"collective {rec['key']!r}: unknown schedule {name!r}; known: "
+                             f"{', '.join(SCHEDULE_SPECS)}")
+        op, hint = SCHEDULE_SPECS[name]
+        options = dict(rec.get("options") or {})
+        segments, element = int(options.pop("segments", 0)), 0
+        if options:
+            raise TraceError(f"collective {rec['key']!r}: unknown options {sorted(options)}")
+        root = group[0] if op in ("broadcast", "reduce") else -1
+    key = (op, group, root, hint, segments, element)
+    try:
+        Specs.from_rows([key])
+    except TraceError as exc:
+        raise TraceError(f"collective {rec['key']!r}: {exc}") from None
+    k = specs.setdefault(key, len(specs))
+    owner = root if root >= 0 else group[0]
+    return new(COLLECTIVE, owner, size=float(rec["nbytes"]), iteration=iteration, tag=tag,
+               spec=k, priority=int(rec.get("priority", 0)))

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from netsim.engine import Record
-from netsim.errors import DeadlockError
+from netsim.errors import DeadlockError, TraceError
 from netsim.maxmin import check_sharing  # the name check only, not the allocation
 
 __all__ = ["maxmin", "replay"]
@@ -129,6 +129,8 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
 
     Raises
     ------
+    TraceError
+        For a trace with collective ops (its library expands them first, as for the engine).
     DeadlockError
         If some ops can never run.
 
@@ -151,6 +153,9 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
     >>> rec.end.round(12).tolist(), int(rec.link_peak_flows.max())
     ([0.002, 0.002], 2)
     """
+    if trace.num_collectives:
+        raise TraceError("the reference engine replays compute ops and messages; a trace with "
+                         "collective ops is expanded by its library first (netsim.library)")
     check_sharing(sharing)
     prio = None
     if sharing == "priority":

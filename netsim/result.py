@@ -8,7 +8,9 @@ Definitions
 -----------
 * ``compute`` time of a rank: the length of the union of its compute intervals.
 * ``communication`` time: the union of the intervals of the messages it sends or
-  receives, from the moment each becomes ready (latency included) to its last byte.
+  receives, from the moment each becomes ready (latency included) to its last byte,
+  and of its parts of collectives (from when the collective's dependencies on
+  the rank are done to the end of its part, :mod:`netsim.library`).
 * ``exposed_communication``: communication not overlapped by the rank's compute.
 * ``idle``: makespan minus the union of both.
 * Per link direction: ``bytes`` carried, ``busy`` time (at least one message
@@ -27,7 +29,9 @@ import time
 import numpy as np
 
 from . import engine
+from . import library as _library
 from .network import as_network
+from .traceops import touches
 
 __all__ = ["Result", "simulate", "union_length", "active_idle"]
 
@@ -138,14 +142,39 @@ class Result:
         What a library model decided before the replay (``netsim.nccl.simulate``
         puts its read-only :class:`~netsim.nccl.Plan` here: algorithm, protocol,
         channels, bus bandwidth); None for a plain replay.
+    collectives : dict of ndarray
+        One row per collective op of the trace: ``op``, ``library`` (``"mpich"``,
+        ``"nccl"``, or ``"none"`` for a call that moves nothing), ``algorithm``,
+        ``protocol`` and ``channels`` (NCCL's), ``latency`` (NCCL's, s),
+        ``tuning_time`` (NCCL's own prediction, s), ``start`` (its first member
+        may start), ``ready`` (its last member may start) and ``end`` (s).
+        Empty columns for a trace without collectives.
+    expanded : netsim.library.Expansion or None
+        The trace actually replayed (collectives expanded) and its network, with
+        ``expanded_ops`` its ops' times; None without collectives.
     """
 
-    def __init__(self, record, trace, net, wall, plan=None):
+    def __init__(self, record, trace, net, wall, plan=None, expansion=None):
         tr = trace
         self.makespan = record.makespan
         self.plan = plan
         self.metadata = dict(tr.metadata)
-        self.ops = {"start": record.start, "transfer": record.transfer, "end": record.end}
+        self.expanded = expansion
+        parts = []
+        if expansion is None:
+            self.ops = {"start": record.start, "transfer": record.transfer, "end": record.end}
+            self.expanded_ops = None
+            self.collectives = {k: np.zeros(0) for k in _CALL_COLUMNS}
+        else:
+            start, transfer, end, part, ready = _library.fold(record, expansion)
+            self.ops = {"start": start, "transfer": transfer, "end": end}
+            self.expanded_ops = {"start": record.start, "transfer": record.transfer,
+                                 "end": record.end}
+            c = expansion.calls["op"].astype(np.int64)
+            self.collectives = {**expansion.calls, "start": start[c], "ready": ready,
+                                "end": end[c]}
+            parts = [(part[1], part[2], part[0])]
+            record = record._replace(start=start, transfer=transfer, end=end)
         # Iterations.
         niter = tr.num_iterations
         ends = np.full(niter, -np.inf)
@@ -157,17 +186,17 @@ class Result:
         # Ranks.
         P = tr.ranks
         msg = tr.is_message
-        comp = ~msg
+        comp = tr.kind == 0   # compute ops
         start, end = record.start, record.end
         computing = (start[comp], end[comp], tr.rank[comp])
         compute = _union_length_parts([computing], P)
         ms, me = start[msg], end[msg]
         # A message counts for its sender and its receiver.
-        comm = [(ms, me, tr.rank[msg]), (ms, me, tr.peer[msg])]
+        comm = [(ms, me, tr.rank[msg]), (ms, me, tr.peer[msg])] + parts
         both = _union_length_parts([computing] + comm, P)
         self.ranks = {
             "rank": np.arange(P),
-            "node": np.array([str(net.nodes[i]) for i in record.nodes]),
+            "node": np.array([str(net.nodes[i]) for i in record.nodes[:P]]),
             "compute": compute,
             "communication": _union_length_parts(comm, P),
             "exposed_communication": both - compute,
@@ -190,9 +219,12 @@ class Result:
             "peak_flows": record.link_peak_flows,
         }
         self.link_series = record.link_series
-        self.stats = {"ops": tr.num_ops, "messages": tr.num_messages, "bytes": tr.total_bytes,
-                      "settles": record.settles, "rate_solves": record.rate_solves,
-                      "wall_seconds": wall}
+        played = tr if expansion is None else expansion.trace
+        self.stats = {"ops": tr.num_ops, "messages": played.num_messages,
+                      "bytes": played.total_bytes, "settles": record.settles,
+                      "rate_solves": record.rate_solves, "wall_seconds": wall}
+        if expansion is not None:
+            self.stats["collectives"] = tr.num_collectives
 
     def bottlenecks(self, k=5):
         """The ``k`` most loaded link directions, most saturated first.
@@ -236,6 +268,8 @@ class Result:
             "metadata": self.metadata,
             "stats": {k: v for k, v in self.stats.items() if k != "wall_seconds"},
         }
+        if len(self.collectives["op"]):
+            out["collectives"] = {k: _plain_list(v) for k, v in self.collectives.items()}
         if ops:
             out["ops"] = {k: v.tolist() for k, v in self.ops.items()}
         return out
@@ -249,12 +283,21 @@ class Result:
                 f"ranks={len(self.ranks['rank'])}, links={len(self.links['bytes'])})")
 
 
+_CALL_COLUMNS = ("op", "library", "algorithm", "protocol", "channels", "latency", "tuning_time",
+                 "start", "ready", "end")
+
+
+def _plain_list(values):
+    """A column as JSON-ready values (NaN becomes None)."""
+    return [None if isinstance(v, float) and v != v else v for v in np.asarray(values).tolist()]
+
+
 def _plain(x):
     return x.item() if isinstance(x, np.generic) else x
 
 
 def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False,
-             ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None):
+             ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None, library="auto"):
     """Replay a trace on a topology and return its :class:`Result`.
 
     Parameters
@@ -288,7 +331,13 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         (:func:`netsim.engine.replay`).
     priority : sequence of int, optional
         Priority of each op (larger = more urgent) for ``sharing="priority"``;
-        the trace's ``priority`` column by default.
+        the trace's ``priority`` column by default. A collective's flows take
+        its priority.
+    library : {"auto", "mpich", "nccl"}, optional
+        The communication library that expands the trace's collective ops
+        (:mod:`netsim.library`): ``"auto"`` (default) runs NCCL's plan for a
+        collective whose members all sit on gpu nodes and MPICH's schedules
+        otherwise. A trace without collectives replays the same under any.
 
     Returns
     -------
@@ -300,7 +349,11 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         For a bad topology or placement, ranks with no path between them, or
         an unknown ``ecmp`` or bad ``ecmp_seed``.
     TraceError
-        For compute ops in FLOPs with no device throughput.
+        For compute ops in FLOPs with no device throughput, an unknown library,
+        or a collective MPICH has no schedule for.
+    NcclModelError
+        For a collective NCCL cannot run, or ``library="nccl"`` with a member
+        off a gpu node.
     DeadlockError
         If some ops can never run.
 
@@ -318,14 +371,56 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     >>> r = simulate(b.build(), G)
     >>> round(r.makespan, 12)
     0.001002
+
+    A 2 MB allreduce of two hosts, MPICH's ring: each sends half of it twice.
+
+    >>> b = TraceBuilder(2); _ = b.collective("allreduce", [0, 1], 2e6)
+    >>> r = simulate(b.build(), G)
+    >>> round(r.makespan, 12), r.collectives["algorithm"].tolist()
+    (0.002004, ['ring'])
     """
+    _library.check_library(library)
     net = as_network(topology)
-    nodes = net.placement(trace.ranks, placement)
-    seconds = trace.compute_seconds(device_flops)
+    if not trace.num_collectives:
+        nodes = net.placement(trace.ranks, placement)
+        seconds = trace.compute_seconds(device_flops)
+        t0 = time.perf_counter()
+        record = engine.replay(trace, net, nodes, seconds, progress=progress,
+                               link_series=link_series, ecmp=ecmp, seed=ecmp_seed,
+                               sharing=sharing, priority=priority)
+        return Result(record, trace, net, time.perf_counter() - t0)
+    x = _library.expand(trace, net, placement, library)
+    return replay_expansion(trace, x, device_flops, progress, link_series, ecmp, ecmp_seed,
+                            sharing, priority)
+
+
+def replay_expansion(trace, x, device_flops=None, progress=None, link_series=False, ecmp=None,
+                     ecmp_seed=0, sharing="maxmin", priority=None):
+    """Replay an :class:`~netsim.library.Expansion` of ``trace``; its :class:`Result`.
+
+    The one replay path of a trace with collectives (:func:`simulate`) and of a
+    lone library call (:func:`netsim.nccl.simulate`). Arguments as for
+    :func:`simulate`; ``priority`` is per op of ``trace`` and reaches its
+    collectives' flows.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from netsim import TraceBuilder
+    >>> from netsim.library import expand
+    >>> G = nx.Graph(); G.add_edges_from([("h0", "s"), ("h1", "s")], bandwidth=1e9, latency=0)
+    >>> b = TraceBuilder(2); _ = b.collective("allgather", [0, 1], 2e6); t = b.build()
+    >>> replay_expansion(t, expand(t, G, ["h0", "h1"])).makespan
+    0.001
+    """
+    seconds = x.trace.compute_seconds(device_flops)
+    if priority is not None:
+        priority = np.repeat(np.asarray(priority, np.int64), x.count)
     t0 = time.perf_counter()
-    record = engine.replay(trace, net, nodes, seconds, progress=progress, link_series=link_series,
-                           ecmp=ecmp, seed=ecmp_seed, sharing=sharing, priority=priority)
-    return Result(record, trace, net, time.perf_counter() - t0)
+    record = engine.replay(x.trace, x.net, x.nodes, seconds, progress=progress,
+                           link_series=link_series, ecmp=ecmp, seed=ecmp_seed, sharing=sharing,
+                           priority=priority)
+    return Result(record, trace, x.net, time.perf_counter() - t0, expansion=x)
 
 
 def active_idle(result, trace):
@@ -360,9 +455,7 @@ def active_idle(result, trace):
     ([[3.0, 4.0], [0.0, 2.0]], [1.0, 2.0])
     """
     done = np.zeros(trace.ranks)
-    end = result.ops["end"]
-    np.maximum.at(done, trace.rank, end)
-    msg = trace.is_message
-    np.maximum.at(done, trace.peer[msg], end[msg])
+    ops, ranks = touches(trace)   # a message ends for both its ranks, a collective for all
+    np.maximum.at(done, ranks, result.ops["end"][ops])
     busy = result.makespan - result.ranks["idle"]
     return done, np.maximum(done - busy, 0.0)

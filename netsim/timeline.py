@@ -36,6 +36,8 @@ import json
 import numpy as np
 
 from .errors import NetsimError
+from .trace import COMPUTE
+from .traceops import touches
 
 __all__ = ["timeline_events", "write_timeline"]
 
@@ -100,7 +102,9 @@ def timeline_events(trace, result):
     dict
         Metadata events (``ph`` ``"M"``: process and thread names and
         order), then complete events (``"X"``: ``cat`` ``"compute"``,
-        ``"send"`` or ``"recv"``, ``ts`` and ``dur`` in microseconds,
+        ``"send"``, ``"recv"`` or ``"collective"`` (on every member, the call
+        from its start to its end, named by op, library and algorithm), ``ts``
+        and ``dur`` in microseconds,
         ``args.op`` the op's row in the trace), counter events (``"C"``:
         ``cat`` ``"link"``, ``args.util``) and iteration instants
         (``"i"``, ``cat`` ``"iteration"``).
@@ -131,31 +135,35 @@ def timeline_events(trace, result):
     start, end = _ns(result.ops["start"]), _ns(result.ops["end"])
     wire = result.ops["transfer"]
     is_msg = trace.is_message
-    comp = np.flatnonzero(~is_msg)
+    comp = np.flatnonzero(trace.kind == COMPUTE)
     msg = np.flatnonzero(is_msg)
-    # Slices: (kind, rank, op). Kind 0 compute, 1 send, 2 recv: the order of the lanes.
+    c_ops, c_ranks = touches(trace)   # a collective shows on every member
+    keep = trace.is_collective[c_ops]
+    c_ops, c_ranks = c_ops[keep], c_ranks[keep]
+    # Slices: (kind, rank, op). Kind 0 compute, 1 send, 2 recv, 3 collective: lane order.
     kinds = np.concatenate([np.zeros(len(comp), np.int64), np.ones(len(msg), np.int64),
-                            np.full(len(msg), 2, np.int64)])
-    ops = np.concatenate([comp, msg, msg])
-    ranks = np.concatenate([trace.rank[comp], trace.rank[msg], trace.peer[msg]]).astype(np.int64)
-    group = ranks * 3 + kinds
+                            np.full(len(msg), 2, np.int64), np.full(len(c_ops), 3, np.int64)])
+    ops = np.concatenate([comp, msg, msg, c_ops])
+    ranks = np.concatenate([trace.rank[comp], trace.rank[msg], trace.peer[msg],
+                            c_ranks]).astype(np.int64)
+    group = ranks * 4 + kinds
     lane = _lanes(group, start[ops], end[ops])
     # One thread per (rank, kind, lane), numbered in that order; tids unique in the file.
-    nlanes = np.zeros(3 * P, np.int64)
+    nlanes = np.zeros(4 * P, np.int64)
     if len(group):
         np.maximum.at(nlanes, group, lane + 1)
     first_tid = np.concatenate([[1], 1 + np.cumsum(nlanes)])
     nodes = result.ranks["node"]
-    names = ("compute", "send", "recv")
+    names = ("compute", "send", "recv", "collective")
     for r in range(P):
         pid = r + 1
         yield {"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
                "args": {"name": f"rank {r} ({nodes[r]})"}}
         yield {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
                "args": {"sort_index": r}}
-        for k in range(3):
-            for ln in range(int(nlanes[3 * r + k])):
-                tid = int(first_tid[3 * r + k] + ln)
+        for k in range(4):
+            for ln in range(int(nlanes[4 * r + k])):
+                tid = int(first_tid[4 * r + k] + ln)
                 label = names[k] if ln == 0 else f"{names[k]} {ln + 1}"
                 yield {"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                        "args": {"name": label}}
@@ -178,6 +186,10 @@ def timeline_events(trace, result):
     src_l, dst_l, size_l = trace.rank.tolist(), trace.peer.tolist(), trace.size.tolist()
     ops_l, kinds_l, ranks_l = ops.tolist(), kinds.tolist(), ranks.tolist()
     tid_l = (first_tid[group] + lane).tolist()
+    c = result.collectives
+    plan = {int(o): " ".join(x for x in (str(trace.specs.row(int(trace.spec[int(o)])).op),
+                                          str(lib), str(alg)) if x and x != "none")
+            for o, lib, alg in zip(c["op"], c["library"], c["algorithm"])}
     for k in order:
         op, kind = ops_l[k], kinds_l[k]
         s, e = start_l[op], end_l[op]
@@ -187,6 +199,9 @@ def timeline_events(trace, result):
             name = tag or "compute"
             if flops_l[op]:
                 args["flops"] = float(flops_l[op])
+        elif kind == 3:
+            name = plan.get(op, "collective") + (f" {tag}" if tag else "")
+            args.update(bytes=float(size_l[op]))
         else:
             name = ("send" if kind == 1 else "recv") + (f" {tag}" if tag else "")
             args.update(src=src_l[op], dst=dst_l[op], bytes=float(size_l[op]),

@@ -7,10 +7,12 @@ numpy columns:
 ========== ======= =============================================================
 column     dtype   meaning
 ========== ======= =============================================================
-kind       uint8   ``COMPUTE`` (0) or ``MESSAGE`` (1)
-rank       int32   the rank that computes, or the message's source rank
-peer       int32   the message's destination rank (-1 for compute)
-size       float64 message bytes, 0 or >= 1 (a sub-byte size is refused); 0 for compute
+kind       uint8   ``COMPUTE`` (0), ``MESSAGE`` (1) or ``COLLECTIVE`` (2)
+rank       int32   the rank that computes, the message's source rank, or the
+                   collective's owner (its root, else its group's first rank)
+peer       int32   the message's destination rank (-1 for compute and collectives)
+size       float64 message or collective bytes, 0 or >= 1 (a sub-byte size is
+                   refused); 0 for compute
 duration   float64 compute seconds; NaN when the op is given in FLOPs instead
 flops      float64 compute FLOPs (0 when given as a duration)
 iteration  int32   the training iteration the op belongs to
@@ -20,8 +22,18 @@ channel    int16   which of several paths between its two ranks a message takes,
                    0 for compute ops
 priority   int16   a message's urgency, larger = more urgent, any int16; read by
                    the engine's strict-priority option, ignored by max-min
-                   sharing; 0 for compute ops
+                   sharing (a collective's flows take its priority); 0 for
+                   compute ops
+spec       int32   a collective's row of ``specs`` (:class:`netsim.collop.Specs`:
+                   operation, group, root, algorithm hint); -1 for the others
 ========== ======= =============================================================
+
+A collective op is one call of a communication library kept whole (Chakra's
+``COMM_COLL_NODE``); :func:`netsim.simulate` expands it with the library it
+chooses (:mod:`netsim.library`). Its part on each member rank waits for the
+collective's dependencies on that rank (a dependency on no member gates every
+part), and an op waiting for it waits for its part on the op's own rank (or for
+all of it, from a rank outside the group).
 
 Dependencies are stored in CSR form: the ops that op ``i`` waits for are
 ``dep_idx[dep_ptr[i]:dep_ptr[i + 1]]``. An op starts when every op it waits for
@@ -44,12 +56,14 @@ from types import MappingProxyType
 import numpy as np
 
 from .checks import check_int, is_real
+from .collop import ROOTED, Specs
 from .errors import TraceError
 from .tracegraph import check_acyclic, ranges, successors
 
 __all__ = [
     "COMPUTE",
     "MESSAGE",
+    "COLLECTIVE",
     "Trace",
     "TraceBuilder",
     "MAX_RANKS",
@@ -60,9 +74,10 @@ __all__ = [
 
 COMPUTE = 0
 MESSAGE = 1
+COLLECTIVE = 2
 MAX_RANKS = 2**31 - 1  # ranks are int32
 _ARRAYS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "channel",
-           "priority", "dep_ptr", "dep_idx")
+           "priority", "spec", "dep_ptr", "dep_idx")
 
 
 class Trace:
@@ -94,6 +109,10 @@ class Trace:
         to seconds. The netsim version and schema are added on save.
     channel, priority : array_like, optional
         The message columns of the module docstring; None means 0 for every op.
+    spec : array_like, optional
+        Each collective op's row of ``specs``; None means -1 (no collective).
+    specs : netsim.collop.Specs, optional
+        The collectives' specifications; None for an empty table.
 
     Examples
     --------
@@ -111,7 +130,7 @@ class Trace:
 
     def __init__(self, ranks, kind, rank, peer=None, size=None, duration=None, flops=None,
                  iteration=None, tag=None, dep_ptr=None, dep_idx=None, tags=(), metadata=None,
-                 channel=None, priority=None):
+                 channel=None, priority=None, spec=None, specs=None):
         self.kind = np.ascontiguousarray(kind, dtype=np.uint8)
         n = len(self.kind)
         self.rank = _column(rank, n, np.int32, None, "rank")
@@ -123,6 +142,10 @@ class Trace:
         self.tag = _column(tag, n, np.int16, -1, "tag")
         self.channel = _column(channel, n, np.int16, 0, "channel")
         self.priority = _column(priority, n, np.int16, 0, "priority")
+        self.spec = _column(spec, n, np.int32, -1, "spec")
+        if specs is not None and not isinstance(specs, Specs):
+            raise TraceError(f"specs must be a netsim.collop.Specs, got {type(specs).__name__}")
+        self.specs = Specs.empty() if specs is None else specs
         if dep_ptr is None:
             if dep_idx is not None and len(dep_idx):
                 raise TraceError("dep_idx given without dep_ptr")
@@ -163,6 +186,39 @@ class Trace:
         new.metadata = MappingProxyType({**self.metadata, **updates})
         return new
 
+    def replace(self, **changes):
+        """A validated trace with some columns (or ``metadata``, ``tags``) replaced.
+
+        Every other column, collective specifications included, is kept, so
+        code that changes durations or FLOPs cannot drop channels, priorities
+        or collectives by omission.
+
+        Parameters
+        ----------
+        **changes
+            Column names of the module docstring (``duration``, ``flops``, ...),
+            ``metadata`` or ``tags``.
+
+        Returns
+        -------
+        Trace
+
+        Examples
+        --------
+        >>> b = TraceBuilder(2); _ = b.compute(0, seconds=1.0); _ = b.message(0, 1, 8, priority=2)
+        >>> u = b.build().replace(duration=[2.0, 0.0])
+        >>> u.duration.tolist(), u.priority.tolist()
+        ([2.0, 0.0], [0, 2])
+        """
+        unknown = set(changes) - set(_ARRAYS) - {"metadata", "tags"}
+        if unknown:
+            raise TraceError(f"replace() takes trace columns, metadata or tags, not "
+                             f"{sorted(unknown)}")
+        kw = {name: getattr(self, name) for name in _ARRAYS}
+        kw.update(tags=self.tags, metadata=dict(self.metadata), specs=self.specs)
+        kw.update(changes)
+        return Trace(self.ranks, **kw)
+
     def __getstate__(self):
         # A mappingproxy cannot be pickled: send a plain dict and rebuild the proxy.
         return {**self.__dict__, "metadata": dict(self.metadata)}
@@ -183,6 +239,27 @@ class Trace:
     def is_message(self):
         """Boolean mask of the message ops."""
         return self.kind == MESSAGE
+
+    @property
+    def is_collective(self):
+        """Boolean mask of the collective ops."""
+        return self.kind == COLLECTIVE
+
+    @property
+    def num_collectives(self):
+        """Number of collective ops."""
+        return int(np.count_nonzero(self.is_collective))
+
+    def group(self, op):
+        """The member ranks of collective op ``op`` (int32 array).
+
+        Examples
+        --------
+        >>> b = TraceBuilder(4); c = b.collective("allreduce", [1, 3], 1e6)
+        >>> b.build().group(c).tolist()
+        [1, 3]
+        """
+        return self.specs.group(int(self.spec[op]))
 
     @property
     def num_messages(self):
@@ -214,8 +291,9 @@ class Trace:
         return self.num_ops
 
     def __repr__(self):
+        colls = f"collectives={self.num_collectives}, " if self.num_collectives else ""
         return (f"Trace(ranks={self.ranks}, ops={self.num_ops}, messages={self.num_messages}, "
-                f"bytes={self.total_bytes:g}, iterations={self.num_iterations})")
+                f"{colls}bytes={self.total_bytes:g}, iterations={self.num_iterations})")
 
     def compute_seconds(self, device_flops=None):
         """Duration of every op in seconds (messages get 0).
@@ -264,7 +342,8 @@ class Trace:
         if n and (self.dep_ptr[0] != 0 or np.any(np.diff(self.dep_ptr) < 0)
                   or self.dep_ptr[-1] != len(self.dep_idx)):
             raise TraceError("dep_ptr must start at 0, never decrease and end at len(dep_idx)")
-        _first_bad(~np.isin(self.kind, (COMPUTE, MESSAGE)), "has unknown kind", self.kind)
+        _first_bad(~np.isin(self.kind, (COMPUTE, MESSAGE, COLLECTIVE)), "has unknown kind",
+                   self.kind)
         _first_bad((self.rank < 0) | (self.rank >= self.ranks),
                    f"names unknown rank (ranks are 0..{self.ranks - 1})", self.rank)
         msg = self.is_message
@@ -278,22 +357,26 @@ class Trace:
         _first_bad(~np.isfinite(self.size) | (self.size < 0), "has invalid bytes", self.size)
         _first_bad((self.size > 0) & (self.size < 1), "has a size between 0 and 1 byte (a "
                    "message carries 0 or at least 1 byte)", self.size)
-        _first_bad(~msg & (self.size != 0), "is a compute op with non-zero bytes", self.size)
-        comp = ~msg
+        comp = self.kind == COMPUTE
+        _first_bad(comp & (self.size != 0), "is a compute op with non-zero bytes", self.size)
         dur_nan = np.isnan(self.duration)
         _first_bad(comp & ~dur_nan & (~np.isfinite(self.duration) | (self.duration < 0)),
                    "has invalid duration", self.duration)
         _first_bad(~np.isfinite(self.flops) | (self.flops < 0), "has invalid FLOPs", self.flops)
         _first_bad(comp & dur_nan & (self.flops <= 0), "has NaN duration and no FLOPs", self.duration)
-        _first_bad(msg & (dur_nan | (self.duration != 0)), "is a message with a duration", self.duration)
+        _first_bad(~comp & (dur_nan | (self.duration != 0)), "is a message or collective with a "
+                   "duration", self.duration)
         _first_bad(self.iteration < 0, "has negative iteration", self.iteration)
         _first_bad((self.tag < -1) | (self.tag >= len(self.tags)),
                    f"has tag outside the {len(self.tags)} tag names", self.tag)
         _first_bad(self.channel < 0, "has a negative channel", self.channel)
         _first_bad(comp & (self.channel != 0), "is a compute op with a channel (only messages "
                    "take paths; compute ops have channel 0)", self.channel)
+        _first_bad(self.is_collective & (self.channel != 0), "is a collective with a channel "
+                   "(its library chooses the channels)", self.channel)
         _first_bad(comp & (self.priority != 0), "is a compute op with a priority (only messages "
                    "share links; compute ops have priority 0)", self.priority)
+        self._validate_collectives()
         if len(self.dep_idx):
             owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.dep_ptr))
             bad = (self.dep_idx < 0) | (self.dep_idx >= n)
@@ -306,6 +389,30 @@ class Trace:
                 raise TraceError(f"op {owner[k]} depends on itself")
             if np.any(self.dep_idx > owner):
                 check_acyclic(self)
+
+
+    def _validate_collectives(self):
+        coll = self.is_collective
+        _first_bad(~coll & (self.spec != -1), "is not a collective but has a spec", self.spec)
+        if not coll.any():
+            return
+        specs = self.specs
+        specs.validate(self.ranks)
+        _first_bad(coll & ((self.spec < 0) | (self.spec >= len(specs))),
+                   f"is a collective without a spec (specs are 0..{len(specs) - 1})", self.spec)
+        _first_bad(coll & (self.peer != -1), "is a collective with a peer", self.peer)
+        _first_bad(coll & (self.flops != 0), "is a collective with FLOPs", self.flops)
+        ops = np.flatnonzero(coll)
+        k = self.spec[ops]
+        root = specs.root[k]
+        owner = np.where(root >= 0, root, specs.group_idx[np.minimum(
+            specs.group_ptr[k], max(len(specs.group_idx) - 1, 0))])
+        bad = ops[self.rank[ops] != owner]
+        if len(bad):
+            i = int(bad[0])
+            raise TraceError(f"op {i}: a collective's rank is its owner (its root, else its "
+                             f"group's first rank) {int(owner[ops == i][0])}, got "
+                             f"{int(self.rank[i])}")
 
 
 def _column(values, n, dtype, default, name):
@@ -363,12 +470,13 @@ class TraceBuilder:
         self.ranks = ranks
         self.metadata = dict(metadata or {})
         self._cols = {k: [] for k in ("kind", "rank", "peer", "size", "duration", "flops",
-                                      "iteration", "tag", "channel", "priority")}
+                                      "iteration", "tag", "channel", "priority", "spec")}
         self._deps = []
         self._tags = {}
+        self._specs = {}
 
     def _add(self, kind, rank, peer, size, duration, flops, deps, iteration, tag, channel=0,
-             priority=0):
+             priority=0, spec=-1):
         c = self._cols
         c["kind"].append(kind)
         c["rank"].append(rank)
@@ -380,6 +488,7 @@ class TraceBuilder:
         c["tag"].append(-1 if tag is None else self.add_tag(tag))
         c["channel"].append(channel)
         c["priority"].append(priority)
+        c["spec"].append(spec)
         self._deps.append(list(deps))
         return len(self._deps) - 1
 
@@ -462,6 +571,57 @@ class TraceBuilder:
         duration = float("nan") if seconds is None else seconds
         return self._add(COMPUTE, rank, -1, 0.0, duration, flops or 0.0, deps, iteration, tag)
 
+    def collective(self, op, ranks, nbytes, root=None, algorithm=None, deps=(), iteration=0,
+                   tag=None, priority=0, segments=0, element=0):
+        """Add one collective call among ``ranks``; return its op id.
+
+        Parameters
+        ----------
+        op : str
+            One of :data:`netsim.collop.OPS`: ``"allreduce"``, ``"allgather"``,
+            ``"reduce_scatter"``, ``"broadcast"``, ``"reduce"``, ``"alltoall"``.
+        ranks : sequence of int
+            The group, in the order the library numbers its members.
+        nbytes : float
+            Bytes as nccl-tests counts them (see :mod:`netsim.collop`).
+        root : int, optional
+            The root of broadcast and reduce (default: the group's first rank).
+        algorithm : str, optional
+            A hint (:data:`netsim.collop.HINTS`); None: the library chooses.
+        deps, iteration, tag, priority
+            As for :meth:`message`; a dependency gates the member parts on its
+            own ranks (see :mod:`netsim.trace`).
+        segments : int, optional
+            Pipeline segments of MPICH's ``lp`` (0: its default).
+        element : int, optional
+            Bytes per element for whole-element chunks (0: an even cut).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> b = TraceBuilder(4)
+        >>> c = b.collective("broadcast", [0, 1, 2, 3], 1e6, root=2, algorithm="mst")
+        >>> t = b.build(); t.num_collectives, int(t.rank[c]), t.specs.row(0).root
+        (1, 2, 2)
+        """
+        group = tuple(int(r) for r in ranks)
+        if root is None and group:
+            root = group[0] if op in ROOTED else -1
+        key = (op, group, -1 if root is None else int(root), algorithm, int(segments),
+               int(element))
+        if key not in self._specs:
+            try:   # an unknown op or algorithm is refused here, naming the op
+                Specs.from_rows([key])
+            except TraceError as exc:
+                raise TraceError(f"op {len(self._deps)}: {exc}") from None
+            self._specs[key] = len(self._specs)
+        owner = key[2] if key[2] >= 0 else (group[0] if group else 0)
+        return self._add(COLLECTIVE, owner, -1, nbytes, 0.0, 0.0, deps, iteration, tag,
+                         priority=priority, spec=self._specs[key])
+
     def add_tag(self, name):
         """Register a tag name (if new) without using it; return its index.
 
@@ -505,7 +665,8 @@ class TraceBuilder:
         return Trace(self.ranks, np.array(c["kind"], np.uint8), c["rank"], c["peer"], c["size"],
                      c["duration"], c["flops"], c["iteration"], c["tag"], dep_ptr,
                      np.array(dep_idx, np.int64), tags=list(self._tags), metadata=self.metadata,
-                     channel=c["channel"], priority=c["priority"])
+                     channel=c["channel"], priority=c["priority"], spec=c["spec"],
+                     specs=Specs.from_rows(list(self._specs)))
 
 
 

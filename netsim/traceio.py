@@ -6,7 +6,14 @@ save. Saving the same trace twice gives the same bytes.
 
 Schema versions
 ---------------
-``netsim-trace/2`` (written today) adds the message columns ``channel`` and
+``netsim-trace/3`` (written today) adds collective ops (:mod:`netsim.collop`):
+the ``.npz`` column ``spec`` and the table of specifications as arrays
+``spec_op``, ``spec_group_ptr``, ``spec_group_idx``, ``spec_root``,
+``spec_algorithm``, ``spec_segments``, ``spec_element``; in JSON an op of
+``"type": "collective"`` with keys ``op``, ``group``, ``bytes`` and optionally
+``root``, ``algorithm``, ``segments``, ``element``, ``priority``. Schema-1 and
+schema-2 files hold no collectives and load exactly as before.
+``netsim-trace/2`` adds the message columns ``channel`` and
 ``priority`` (``.npz`` arrays; JSON keys on message ops, omitted when 0).
 ``netsim-trace/1`` files, which have neither, still load: every op gets
 channel 0 and priority 0, which replays exactly as before. A schema-1 file
@@ -21,17 +28,21 @@ import zipfile
 import numpy as np
 
 from .checks import check_int
+from .collop import Specs
 from .errors import TraceError
-from .trace import MAX_RANKS, MESSAGE, Trace, TraceBuilder
+from .trace import COLLECTIVE, MAX_RANKS, MESSAGE, Trace, TraceBuilder
 
 __all__ = ["SCHEMA", "load_trace", "save_trace"]
 
-SCHEMA = "netsim-trace/2"
+SCHEMA = "netsim-trace/3"
 _COLUMNS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag",
-            "channel", "priority", "dep_ptr", "dep_idx")
-# The columns each readable schema may carry (schema 1 predates channel and priority).
-_SCHEMA_COLUMNS = {"netsim-trace/1": frozenset(_COLUMNS) - {"channel", "priority"},
-                   SCHEMA: frozenset(_COLUMNS)}
+            "channel", "priority", "spec", "dep_ptr", "dep_idx")
+_SPEC_ARRAYS = tuple(f"spec_{c}" for c in Specs.COLUMNS)
+# The columns each readable schema may carry (schema 1 predates channel and priority,
+# schema 2 collectives).
+_SCHEMA_COLUMNS = {"netsim-trace/1": frozenset(_COLUMNS) - {"channel", "priority", "spec"},
+                   "netsim-trace/2": frozenset(_COLUMNS) - {"spec"},
+                   SCHEMA: frozenset(_COLUMNS) | frozenset(_SPEC_ARRAYS)}
 
 
 def _version():
@@ -92,7 +103,8 @@ def _write_npz(path, arrays):
 
 
 def _arrays(trace):
-    return {k: getattr(trace, k) for k in _COLUMNS}
+    specs = {f"spec_{c}": getattr(trace.specs, c) for c in Specs.COLUMNS}
+    return {**{k: getattr(trace, k) for k in _COLUMNS}, **specs}
 
 
 def _ops_json(trace):
@@ -105,6 +117,15 @@ def _ops_json(trace):
             for key in ("channel", "priority"):
                 if getattr(trace, key)[i]:
                     op[key] = int(getattr(trace, key)[i])
+        elif trace.kind[i] == COLLECTIVE:
+            spec = trace.specs.row(int(trace.spec[i]))
+            op.update(type="collective", op=spec.op, group=list(spec.group),
+                      bytes=_num(trace.size[i]))
+            op.update({k: v for k, v in (("root", spec.root), ("algorithm", spec.algorithm),
+                                         ("segments", spec.segments),
+                                         ("element", spec.element),
+                                         ("priority", int(trace.priority[i])))
+                       if v not in (None, 0, -1) or (k == "root" and v >= 0)})
         else:
             op.update(type="compute", rank=int(trace.rank[i]))
             if not math.isnan(trace.duration[i]):
@@ -202,7 +223,15 @@ def _load_npz(path):
     if unknown:
         raise TraceError(f"{path}: unknown arrays {sorted(unknown)} for schema "
                          f"{header['schema']!r}")
-    return Trace(header["ranks"], tags=header.get("tags", ()), metadata=header.get("metadata"), **cols)
+    table = {k: cols.pop(k) for k in _SPEC_ARRAYS if k in cols}
+    specs = None
+    if table:
+        missing = set(_SPEC_ARRAYS) - set(table)
+        if missing:
+            raise TraceError(f"{path}: missing arrays {sorted(missing)}")
+        specs = Specs(*(table[k] for k in _SPEC_ARRAYS))
+    return Trace(header["ranks"], tags=header.get("tags", ()), metadata=header.get("metadata"),
+                 specs=specs, **cols)
 
 
 def _check_header(header, where):
@@ -224,6 +253,7 @@ def _check_header(header, where):
 
 _OP_KEYS = {"id", "type", "rank", "src", "dst", "bytes", "seconds", "flops", "deps", "iteration", "tag"}
 _MESSAGE_KEYS = ("channel", "priority")  # schema 2
+_COLLECTIVE_KEYS = ("op", "group", "root", "algorithm", "segments", "element")  # schema 3
 
 
 def _from_json(doc):
@@ -232,7 +262,8 @@ def _from_json(doc):
     if not isinstance(ops, list):
         raise TraceError("trace: 'ops' must be a list")
     ranks = check_int(doc["ranks"], "ranks", 1, MAX_RANKS, error=TraceError)
-    known = _OP_KEYS if doc["schema"] != SCHEMA else _OP_KEYS | set(_MESSAGE_KEYS)
+    known = {"netsim-trace/1": _OP_KEYS, "netsim-trace/2": _OP_KEYS | set(_MESSAGE_KEYS)}.get(
+        doc["schema"], _OP_KEYS | set(_MESSAGE_KEYS) | set(_COLLECTIVE_KEYS))
     ids = {}
     parsed = []
     for pos, op in enumerate(ops):
@@ -258,8 +289,11 @@ def _from_json(doc):
             if isinstance(d, bool) or not isinstance(d, int) or d not in ids:
                 raise TraceError(f"op {oid} depends on missing op {d!r}")
             resolved.append(ids[d])
-        add = b.message if kind == "message" else b.compute
-        add(*args, deps=resolved, iteration=it, tag=tag, **extra)
+        add = {"message": b.message, "compute": b.compute, "collective": b.collective}[kind]
+        try:
+            add(*args, deps=resolved, iteration=it, tag=tag, **extra)
+        except TraceError as exc:
+            raise TraceError(f"op {oid}: {str(exc).split(': ', 1)[-1]}") from None
     for name in doc.get("tags") or ():
         b.add_tag(name)
     return b.build()
@@ -301,4 +335,43 @@ def _check_op(op, oid, ranks):
             if key in op:
                 raise TraceError(f"op {oid}: a compute op has no {key!r} (only messages do)")
         return kind, (op["rank"], op.get("seconds"), op.get("flops")), it, tag, {}
-    raise TraceError(f"op {oid}: type must be 'message' or 'compute', got {kind!r}")
+    if kind == "collective":
+        return kind, *_check_collective(op, oid, ranks), it, tag, _collective_options(op, oid)
+    raise TraceError(f"op {oid}: type must be 'message', 'compute' or 'collective', "
+                     f"got {kind!r}")
+
+
+def _check_collective(op, oid, ranks):
+    """``((op, group, bytes),)`` of a JSON collective op."""
+    for key in ("op", "group", "bytes"):
+        if key not in op:
+            raise TraceError(f"op {oid}: collective without {key!r}")
+    group = op["group"]
+    if not isinstance(group, list) or not all(
+            isinstance(r, int) and not isinstance(r, bool) for r in group):
+        raise TraceError(f"op {oid}: group must be a list of integer ranks")
+    bad = [r for r in group if not 0 <= r < ranks]
+    if bad:
+        raise TraceError(f"op {oid}: group names unknown rank {bad[0]} (ranks are "
+                         f"0..{ranks - 1})")
+    if not isinstance(op["op"], str):
+        raise TraceError(f"op {oid}: op must be a string, got {op['op']!r}")
+    return ((op["op"], group, op["bytes"]),)
+
+
+def _collective_options(op, oid):
+    out = {}
+    for key in ("root", "segments", "element", "priority"):
+        if key in op:
+            v = op[key]
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TraceError(f"op {oid}: {key} must be an integer, got {v!r}")
+            out[key] = v
+    if "algorithm" in op:
+        if not isinstance(op["algorithm"], str):
+            raise TraceError(f"op {oid}: algorithm must be a string, got {op['algorithm']!r}")
+        out["algorithm"] = op["algorithm"]
+    for key in ("rank", "src", "dst", "seconds", "flops", "channel"):
+        if key in op:
+            raise TraceError(f"op {oid}: a collective has no {key!r}")
+    return out

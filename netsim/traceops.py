@@ -9,7 +9,7 @@ from .checks import check_int
 from .errors import TraceError
 from .trace import Trace, ranges
 
-__all__ = ["concat", "repeat", "terminal_ops"]
+__all__ = ["concat", "repeat", "terminal_ops", "touches"]
 
 
 def terminal_ops(trace):
@@ -17,6 +17,8 @@ def terminal_ops(trace):
 
     These are the ops a rank must see finished before it may start something new:
     its last compute ops, its last sends and its last receives.
+
+    A collective touches every rank of its group.
 
     Returns
     -------
@@ -33,6 +35,8 @@ def terminal_ops(trace):
     >>> sorted(zip(ranks.tolist(), ops.tolist()))
     [(0, 1), (1, 1)]
     """
+    if trace.num_collectives:
+        return _terminal_touches(trace)
     n = trace.num_ops
     msg = trace.is_message
     owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(trace.dep_ptr))
@@ -53,6 +57,55 @@ def terminal_ops(trace):
             np.concatenate([trace.rank[~hide_rank], trace.peer[keep_peer]]).astype(np.int64))
 
 
+
+
+def touches(trace):
+    """Every (op, rank) pair of an op and a rank it touches, in op order.
+
+    A compute op touches its rank, a message its source and destination, a
+    collective every rank of its group (in group order).
+
+    Returns
+    -------
+    ops, ranks : ndarray of int64
+
+    Examples
+    --------
+    >>> from netsim.trace import TraceBuilder
+    >>> b = TraceBuilder(3); _ = b.message(0, 2, 8); _ = b.collective("allreduce", [1, 2], 8)
+    >>> [x.tolist() for x in touches(b.build())]
+    [[0, 0, 1, 1], [0, 2, 1, 2]]
+    """
+    n = trace.num_ops
+    coll = trace.is_collective
+    sp = trace.specs
+    k = np.where(coll, trace.spec, 0).astype(np.int64)
+    sizes = np.where(coll, np.diff(sp.group_ptr)[k] if len(sp) else 0,
+                     np.where(trace.is_message, 2, 1)).astype(np.int64)
+    ops = np.repeat(np.arange(n, dtype=np.int64), sizes)
+    ranks = np.repeat(trace.rank.astype(np.int64), sizes)
+    first = np.cumsum(sizes) - sizes
+    msg = np.flatnonzero(trace.is_message)
+    ranks[first[msg] + 1] = trace.peer[msg]
+    cops = np.flatnonzero(coll)
+    if len(cops):
+        ranks[ranges(first[cops], sizes[cops])] = sp.group_idx[
+            ranges(sp.group_ptr[k[cops]], sizes[cops])]
+    return ops, ranks
+
+
+def _terminal_touches(trace):
+    """:func:`terminal_ops` of a trace with collectives, by (op, rank) keys."""
+    ops, ranks = touches(trace)
+    R = np.int64(trace.ranks)
+    owner = np.repeat(np.arange(trace.num_ops, dtype=np.int64), np.diff(trace.dep_ptr))
+    # Each dependency edge dep -> owner, once per rank the owner touches: (dep, rank) hidden.
+    start = np.searchsorted(ops, np.arange(trace.num_ops + 1))
+    cnt = np.diff(start)[owner]
+    at = ranges(start[owner], cnt)
+    hidden = np.repeat(trace.dep_idx, cnt) * R + ranks[at]
+    keep = ~np.isin(ops * R + ranks, hidden)
+    return ops[keep], ranks[keep]
 
 
 def _chained_deps(prev, nxt, copies):
@@ -77,9 +130,13 @@ def _chained_deps(prev, nxt, copies):
     counts, slots = [], []
     for k in range(copies):
         t_ops, bounds, base = (t_prev, b_prev, 0) if k == 0 else (t_next, b_next, n0 + (k - 1) * n)
-        extra = np.where(is_root, bounds[rank + 1] - bounds[rank], 0)
-        roots = np.flatnonzero(is_root)
-        root_deps = t_ops[ranges(bounds[rank[roots]], extra[roots])] + base
+        if nxt.num_collectives:
+            extra, root_deps = _root_deps_by_touch(nxt, is_root, t_ops, bounds)
+            root_deps = root_deps + base
+        else:
+            extra = np.where(is_root, bounds[rank + 1] - bounds[rank], 0)
+            roots = np.flatnonzero(is_root)
+            root_deps = t_ops[ranges(bounds[rank[roots]], extra[roots])] + base
         c = own + extra
         idx = np.empty(c.sum(), np.int64)
         from_root = np.repeat(is_root, c)
@@ -90,6 +147,28 @@ def _chained_deps(prev, nxt, copies):
     ptr = np.concatenate([prev.dep_ptr[:-1], prev.dep_ptr[-1] + np.concatenate(
         [[0], np.cumsum(np.concatenate(counts))])])
     return ptr, np.concatenate([prev.dep_idx] + slots)
+
+
+def _root_deps_by_touch(nxt, is_root, t_ops, bounds):
+    """Per op of ``nxt``, how many terminal ops it waits for, and them (each once, sorted).
+
+    An op without dependencies waits for the terminal ops of its rank, a
+    collective for those of every rank of its group (``t_ops`` grouped by rank,
+    rank r's at ``bounds[r]:bounds[r + 1]``).
+    """
+    ops, ranks = touches(nxt)
+    coll = nxt.is_collective[ops]
+    # A message waits for its sender's ops only, as in program order; a collective for all.
+    first = np.ones(len(ops), bool)
+    first[1:] = ops[1:] != ops[:-1]
+    pick = is_root[ops] & (coll | first)
+    ops, ranks = ops[pick], ranks[pick]
+    cnt = bounds[ranks + 1] - bounds[ranks]
+    deps = t_ops[ranges(bounds[ranks], cnt)]
+    owner = np.repeat(ops, cnt)
+    span = np.int64(max(int(t_ops.max()) + 1, 1) if len(t_ops) else 1)
+    keys = np.unique(owner * span + deps)
+    return np.bincount(keys // span, minlength=nxt.num_ops), keys % span
 
 
 def _merged_tags(first, second):
@@ -110,6 +189,7 @@ def _joined(first, second, copies, iteration_step, iteration_base=0):
         raise TraceError(f"cannot join traces of {first.ranks} and {second.ranks} ranks")
     dep_ptr, dep_idx = _chained_deps(first, second, copies)
     tags, tag2 = _merged_tags(first, second)
+    specs, remap = first.specs.merged(second.specs)
     offsets = np.repeat(iteration_base + np.arange(copies, dtype=np.int64) * iteration_step,
                         second.num_ops)
 
@@ -121,7 +201,8 @@ def _joined(first, second, copies, iteration_step, iteration_base=0):
                                                + offsets]),
                  np.concatenate([first.tag, np.tile(tag2, copies)]), dep_ptr, dep_idx,
                  tags=tags, metadata=first.metadata, channel=col("channel"),
-                 priority=col("priority"))
+                 priority=col("priority"), spec=np.concatenate(
+                     [first.spec, np.tile(remap[second.spec], copies)]), specs=specs)
 
 
 def concat(first, second, iteration_offset=0):

@@ -3,9 +3,10 @@
 Everything inside netsim is bytes, seconds and bytes per second. Strings such as
 ``"10Gbps"``, ``"64MB"`` or ``"1.5us"`` are parsed here and nowhere else, and the
 ``format_*`` helpers turn SI numbers back into short labels for tables. Lists
-given as text -- worker counts (``"2..64"``, ``"2,4,8"``), layer widths and
-dimensions (``"64,32"``, ``"4x4"``) -- are parsed here too, as are the specs
-of compute perturbations (``"lognormal:0.1"``, ``"0:10x"``, :mod:`netsim.perturb`).
+given as text -- worker counts (``"2..64"``, ``"2,4,8"``), seeds (``"0..4"``,
+``"0,3,7"``), layer widths and dimensions (``"64,32"``, ``"4x4"``) -- are parsed
+here too, as are the specs of compute perturbations (``"lognormal:0.1"``,
+``"0:10x"``, :mod:`netsim.perturb`).
 
 Decimal prefixes (k, M, G, T, P) are powers of 1000 and binary prefixes (Ki, Mi,
 Gi, Ti) powers of 1024, as in IEC 80000-13. A lower-case ``b`` is a bit, an
@@ -26,6 +27,7 @@ __all__ = [
     "format_bandwidth",
     "format_time",
     "parse_workers",
+    "parse_seeds",
     "parse_shape",
     "parse_jitter",
     "parse_straggler",
@@ -222,12 +224,73 @@ def parse_workers(text):
     netsim.errors.UnitError: workers range '3..5' runs over powers of two and 3 is not one; list every value instead: 3,4,5
     """
     text = str(text).strip()
+    ends, out = _range_or_list(text, "worker", "2..64 or 2,4,8", 1)
+    if ends is None:
+        return out
+    lo, hi = ends
+    for end in ends:
+        if end & (end - 1):
+            listed = ",".join(map(str, range(lo, hi + 1))) if hi - lo < 16 else f"{lo},...,{hi}"
+            raise UnitError(f"workers range {text!r} runs over powers of two and {end} is "
+                            f"not one; list every value instead: {listed}")
+    out = []
+    while lo <= hi:
+        out.append(lo)
+        lo *= 2
+    return out
+
+
+def parse_seeds(text):
+    """Parse seeds: ``"A..B"`` (every integer from A to B), ``"0,3,7"`` (a list) or one integer.
+
+    The range and list syntax of :func:`parse_workers`, but a range takes every
+    integer (``0..4`` is five seeds) and a seed may be 0. Seeds are at most
+    ``2**32 - 1``, the largest numpy's legacy seeding takes.
+
+    Parameters
+    ----------
+    text : str or int
+        ``"0..4"``, ``"0,3,7"`` (strictly increasing integers >= 0) or one integer.
+
+    Returns
+    -------
+    list of int
+        Strictly increasing, each in ``0..2**32 - 1``.
+
+    Raises
+    ------
+    UnitError
+        For text of neither form, an empty list or item, a range with
+        ``B < A``, a negative seed or one above ``2**32 - 1``, or a list that
+        does not increase.
+
+    Examples
+    --------
+    >>> parse_seeds("0..4"), parse_seeds("0,3,7"), parse_seeds(2)
+    ([0, 1, 2, 3, 4], [0, 3, 7], [2])
+    >>> parse_seeds("5..2")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: seeds range '5..2' must be A..B with 0 <= A <= B
+    """
+    text = str(text).strip()
+    ends, out = _range_or_list(text, "seed", "0..4 or 0,3,7", 0)
+    if ends is not None:
+        out = list(range(ends[0], ends[1] + 1))
+    if out[-1] > 2**32 - 1:
+        raise UnitError(f"seeds must be at most 2**32 - 1 = {2**32 - 1}, got {text!r}")
+    return out
+
+
+def _range_or_list(text, noun, example, minimum):
+    """The ends ``(A, B)`` of ``"A..B"`` or the items of ``"A,B,..."``: ``(ends, None)`` or
+    ``(None, items)``, checked against ``minimum``; ``noun`` and ``example`` word the errors."""
     if ".." not in text:
         parts = text.split(",")
         if not any(x.strip() for x in parts):
-            raise UnitError("the worker list is empty")
+            raise UnitError(f"the {noun} list is empty")
         if not all(x.strip() for x in parts):
-            raise UnitError(f"worker list {text!r} has an empty item (a stray comma?)")
+            raise UnitError(f"{noun} list {text!r} has an empty item (a stray comma?)")
     # Only int() is guarded: UnitError is a ValueError, so the checks below must sit
     # outside the try or their messages would be replaced by the generic one.
     try:
@@ -236,25 +299,16 @@ def parse_workers(text):
         else:
             out = [int(x) for x in text.split(",")]
     except ValueError:
-        raise UnitError(f"workers must look like 2..64 or 2,4,8, got {text!r}") from None
+        raise UnitError(f"{noun}s must look like {example}, got {text!r}") from None
     if ".." in text:
-        if lo < 1 or hi < lo:
-            raise UnitError(f"workers range {text!r} must be A..B with 1 <= A <= B")
-        for end in (lo, hi):
-            if end & (end - 1):
-                listed = ",".join(map(str, range(lo, hi + 1))) if hi - lo < 16 else f"{lo},...,{hi}"
-                raise UnitError(f"workers range {text!r} runs over powers of two and {end} is "
-                                f"not one; list every value instead: {listed}")
-        out = []
-        while lo <= hi:
-            out.append(lo)
-            lo *= 2
-        return out
-    if any(p < 1 for p in out):
-        raise UnitError(f"workers must be >= 1, got {text!r}")
+        if lo < minimum or hi < lo:
+            raise UnitError(f"{noun}s range {text!r} must be A..B with {minimum} <= A <= B")
+        return (lo, hi), None
+    if any(p < minimum for p in out):
+        raise UnitError(f"{noun}s must be >= {minimum}, got {text!r}")
     if out != sorted(set(out)):
-        raise UnitError(f"worker list must be strictly increasing, got {text!r}")
-    return out
+        raise UnitError(f"{noun} list must be strictly increasing, got {text!r}")
+    return None, out
 
 
 def parse_shape(value, name="shape"):

@@ -23,6 +23,9 @@ Each function returns one region record:
     / ``"trained"`` (runs at every cell).
 ``note``
     What the region shows.
+``seed``
+    The seed of a trained region's runs (its map is of that seed alone), None
+    for a closed form.
 
 :func:`format_region` prints one as a small table, :func:`plot_regions` draws
 them all as maps (PNG). Every function has a ``quick`` grid (fewer cells) for
@@ -51,11 +54,11 @@ _ALPHA = 2 * ETHERNET_LATENCY  # a 10 GbE star: two links per message
 _BETA = 1 / ETHERNET["10GbE"]
 
 
-def _region(claim, x, xs, y, ys, values, holds, threshold, how, note):
+def _region(claim, x, xs, y, ys, values, holds, threshold, how, note, seed=None):
     return {"claim": claim, "x": x, "xs": list(xs), "y": y, "ys": list(ys),
             "values": [[float(v) for v in row] for row in values],
             "holds": [[bool(h) for h in row] for row in holds], "threshold": threshold,
-            "how": how, "note": note}
+            "how": how, "note": note, "seed": seed}
 
 
 def pipelining_claims(bandwidth=ETHERNET["10GbE"], latency=ETHERNET_LATENCY, nbytes=64e6,
@@ -196,8 +199,10 @@ def pf_region(quick=False, dataset="digits", hidden=(64,), workers=4, seed=0,
     Examples
     --------
     >>> r = pf_region(quick=True, dataset="iris", hidden=(8,))
-    >>> r["how"], len(r["xs"])
-    ('trained', 2)
+    >>> r["how"], r["seed"], len(r["xs"])
+    ('trained', 0, 2)
+    >>> format_region(r).splitlines()[0]
+    'PF traffic: 4.1x less than ps-sync: ps-sync/PF bytes >= 4.10x (bytes only) (trained, seed 0)'
     """
     taus = (0.05, 0.1) if quick else (0.02, 0.05, 0.1)
     epochs = (1, 3, 10) if quick else (1, 3, 5, 10)
@@ -216,7 +221,8 @@ def pf_region(quick=False, dataset="digits", hidden=(64,), workers=4, seed=0,
     holds = [[v >= target for v in row] for row in vals]
     return _region("PF traffic: 4.1x less than ps-sync", "tau0", taus, "epochs", epochs, vals,
                    holds, f"ps-sync/PF bytes >= {target:.2f}x (bytes only)", "trained",
-                   "the cut grows with the epochs (the threshold decays as 1/t^(1/a)) and tau0")
+                   "the cut grows with the epochs (the threshold decays as 1/t^(1/a)) and tau0",
+                   seed)
 
 
 def partition_region(quick=False, servers=4, clusters=16, epochs=1, seed=0, target=10.0,
@@ -241,7 +247,7 @@ def partition_region(quick=False, servers=4, clusters=16, epochs=1, seed=0, targ
     holds = [[v >= target for v in row] for row in vals]
     return _region("Graph partitioning eliminates 90% of PS traffic", "P", Ps, "locality", locs,
                    vals, holds, f"random/METIS bytes >= {target:g}x", "trained",
-                   f"{servers} servers, {clusters} clusters, {epochs} epoch(s)")
+                   f"{servers} servers, {clusters} clusters, {epochs} epoch(s)", seed)
 
 
 def dgc_ratios(layers, epochs=8, warmup_epochs=4, final_sparsity=0.999):
@@ -336,11 +342,13 @@ def slimdp_region(quick=False, dataset="digits", epochs=3, workers=4, seed=0, gr
     return _region("Slim-DP's explore-exploit subset beats a random one", "alpha", alphas,
                    "hidden width", hiddens, vals, holds, "accuracy(Slim-DP) - accuracy(random) "
                    ">= 0", "trained", "byte savings are 1 - 3 alpha / 2 by construction; "
-                   "only the accuracy depends on the choice of subset")
+                   "only the accuracy depends on the choice of subset", seed)
 
 
 def format_region(r):
     """A region as a small text table: rows ``y``, columns ``x``, a ``*`` where the claim holds.
+
+    The head names the seed of a trained region (``(trained, seed 0)``).
 
     Examples
     --------
@@ -349,7 +357,8 @@ def format_region(r):
     """
     from .report import table
 
-    head = f"{r['claim']}: {r['threshold']} ({r['how']})"
+    seed = "" if r.get("seed") is None else f", seed {r['seed']}"
+    head = f"{r['claim']}: {r['threshold']} ({r['how']}{seed})"
     rows = [[f"{y:g}"] + [f"{v:.3g}{'*' if h else ''}" for v, h in zip(vals, hold)]
             for y, vals, hold in zip(r["ys"], r["values"], r["holds"])]
     body = table([f"{r['y']} \\ {r['x']}"] + [f"{x:g}" for x in r["xs"]], rows)

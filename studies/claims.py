@@ -1,6 +1,9 @@
-"""The seed papers' claims, reproduced on stated topologies and sizes: PASS or FAIL.
+"""The seed papers' claims, reproduced on stated topologies and sizes: PASS or FAIL per run.
 
-The table of the rows is :func:`studies.report.format_claims`.
+:func:`run_claim_seeds` runs every claim at each of several seeds;
+:mod:`studies.claim_verdicts` folds the runs into one verdict per claim (holds
+in k of N seeds: PASS, marginal, FAIL or by construction) and prints the table
+(:func:`studies.report.format_claims` for one seed).
 
 Each claim function runs one experiment and returns flat rows, one per claim:
 
@@ -28,6 +31,10 @@ Each claim function runs one experiment and returns flat rows, one per claim:
     Where the claim holds over two knobs (a :mod:`studies.claim_regions`
     record, filled by :func:`run_claims`), or a sentence; ``""`` from a
     claim function alone.
+``seed``
+    The seed of the training runs, or None for a claim whose number takes no
+    seed (LP's schedules; RingTMP's byte ratio, whose accuracies are averaged
+    over its own seeds).
 
 Each claim is checked in its paper's setting as closely as the sources allow
 (the LP paper's multi-GPU PCIe tree; RingTMP's Iris and digits runs); the
@@ -67,9 +74,12 @@ Examples
 """
 
 import time
+from types import MappingProxyType
+from typing import Callable, NamedTuple
 
 from netsim.analysis import lp_be_ratio, scale, scale_terms
 from netsim.checks import check_int
+from netsim.errors import NetsimError
 from netsim.result import simulate
 from topologies import star
 from topologies.machines import pcie_tree
@@ -79,6 +89,7 @@ from workloads import allreduce, dgc, pf, ps_partitioned, ps_sync, ringtmp, slim
 from . import claim_regions
 from .claim_regions import pipelining_claims
 from .closed_forms import closed_form
+from .parallel import run_jobs
 
 __all__ = [
     "STAR_10GBE",
@@ -90,6 +101,9 @@ __all__ = [
     "dgc_claim",
     "slimdp_claim",
     "RINGTMP_PAPER",
+    "Experiment",
+    "EXPERIMENTS",
+    "run_claim_seeds",
     "run_claims",
 ]
 
@@ -97,12 +111,13 @@ __all__ = [
 STAR_10GBE = {"bandwidth": ETHERNET["10GbE"], "latency": ETHERNET_LATENCY}
 
 
-def _row(claim, source, setup, measured, threshold, value, passed, seconds, construction=False):
+def _row(claim, source, setup, measured, threshold, value, passed, seconds, construction=False,
+         seed=None):
     """One claim row; ``construction``: the number follows from the setup alone (no run)."""
     verdict = "by construction" if construction and passed else ("PASS" if passed else "FAIL")
     return {"claim": claim, "source": source, "setup": setup, "measured": measured,
             "threshold": threshold, "value": float(value), "passed": bool(passed),
-            "seconds": float(seconds), "verdict": verdict, "region": ""}
+            "seconds": float(seconds), "verdict": verdict, "region": "", "seed": seed}
 
 
 def lp_claims(nbytes=64e6, workers=(2, 3, 4, 5, 6, 7, 8), ratio_n=1e9, ratio_min=1.8,
@@ -317,12 +332,12 @@ def pf_claims(dataset="digits", hidden=(64,), epochs=3, tau0=0.05, workers=4, se
              f"ps-sync/PF bytes = {ratio:.2f}x, accuracy {pfr.accuracy:.3f} vs "
              f"{ps.accuracy:.3f} ({-drop:+.3f})",
              f">= {bytes_target:.2f}x and accuracy drop <= {max_accuracy_drop:.3f}", ratio,
-             ratio >= bytes_target and drop <= max_accuracy_drop, dt),
+             ratio >= bytes_target and drop <= max_accuracy_drop, dt, seed=seed),
         _row("PF speed-up: up to 4.3x where communication is 5.7x computation", src,
              setup + f"; 10 GbE star, device {flops:.3g} FLOP/s",
              f"ps-sync/PF time = {sp:.2f}x (ps-sync comm / compute: closed form "
              f"{comm_over_compute}, simulated exposed {measured_ratio:.2f})",
-             f">= {speedup_target}x", sp, sp >= speedup_target, dt),
+             f">= {speedup_target}x", sp, sp >= speedup_target, dt, seed=seed),
     ]
 
 
@@ -393,11 +408,13 @@ def partition_claim(workers=16, servers=4, locality=1.0, clusters=16, epochs=20,
              f"S = {servers}, {epochs} epochs")
     return [_row("Graph partitioning eliminates 90% of PS traffic vs random placement", src,
                  setup, f"random/METIS bytes = {r:.2f}x ({1 - 1 / r:.0%} eliminated), accuracy "
-                 f"change {c['accuracy_change']:+.3f}", f">= {target:g}x", r, r >= target, dt),
+                 f"change {c['accuracy_change']:+.3f}", f">= {target:g}x", r, r >= target, dt,
+                 seed=seed),
             _row("Graph partitioning speeds training up 1.6x", src, setup + "; 10 GbE star",
                  f"random {t_random:.3g} s vs METIS {t_metis:.3g} s + partitioning "
                  f"{part_s:.3g} s (wall time here): {sp:.2f}x ({t_random / t_metis:.2f}x "
-                 "without partitioning)", f">= {speedup_target}x", sp, sp >= speedup_target, dt)]
+                 "without partitioning)", f">= {speedup_target}x", sp, sp >= speedup_target, dt,
+                 seed=seed)]
 
 
 def dgc_claim(dataset="digits", hidden=(128,), epochs=8, workers=4, seed=0, low=270.0,
@@ -453,11 +470,11 @@ def dgc_claim(dataset="digits", hidden=(128,), epochs=8, workers=4, seed=0, low=
                  f"ratio after warm-up {ratio:.0f}x (4 bytes dense over 8 per kept value at "
                  f"99.9 % sparsity: at most 500x, fixed by the setting), {acc}",
                  f">= {low:g}x and accuracy drop <= {max_accuracy_drop}", ratio,
-                 ratio >= low and drop <= max_accuracy_drop, dt, construction=True),
+                 ratio >= low and drop <= max_accuracy_drop, dt, construction=True, seed=seed),
             _row("DGC: 270x-600x over the whole run (warm-up included)", src, setup,
                  f"ratio over the run {whole:.1f}x (after warm-up {ratio:.0f}x), {acc}",
                  f">= {low:g}x and accuracy drop <= {max_accuracy_drop}", whole,
-                 whole >= low and drop <= max_accuracy_drop, dt)]
+                 whole >= low and drop <= max_accuracy_drop, dt, seed=seed)]
 
 
 def slimdp_claim(dataset="digits", hidden=(64,), epochs=3, workers=4, alpha=0.3, seed=0,
@@ -511,25 +528,105 @@ def slimdp_claim(dataset="digits", hidden=(64,), epochs=3, workers=4, alpha=0.3,
                  f"ps-sync/Slim-DP bytes = {ratio:.2f}x ({1 - 1 / ratio:.0%} saved, 2 / (3 alpha) "
                  f"by construction), accuracy {s.accuracy:.3f} vs {p.accuracy:.3f}",
                  f"> 1x and accuracy drop <= {max_accuracy_drop}", ratio,
-                 ratio > 1 and drop <= max_accuracy_drop, dt),
+                 ratio > 1 and drop <= max_accuracy_drop, dt, seed=seed),
             _row("Slim-DP's explore-exploit subset beats random and core-only subsets", src,
                  setup + ", the same K values per round",
                  f"accuracy {s.accuracy:.3f} vs random {rand.accuracy:.3f}, core-only "
-                 f"{core.accuracy:.3f}", "accuracy - best baseline >= 0", gain, gain >= 0, dt)]
+                 f"{core.accuracy:.3f}", "accuracy - best baseline >= 0", gain, gain >= 0, dt,
+                 seed=seed)]
 
 
-def _call(job):
-    func, kwargs = job
-    return func(**kwargs)
+class _Map(NamedTuple):
+    """A region map of an experiment's row: run once (at the first seed if it takes one)."""
+    function: Callable
+    options: dict
+    seeded: bool
+    weight: float  # rough seconds on one core, to start the longest jobs first
 
 
-def run_claims(seed=0, ringtmp_seeds=None, quick=False, jobs=2):
-    """Every claim in its paper's setting, with the region where it holds; a FAIL is a row.
+class Experiment(NamedTuple):
+    """One experiment of :func:`run_claims`: its claim function, and what goes with its rows.
+
+    ``seeded``: the function takes ``seed`` and runs once per seed; else once
+    in all (its number takes no seed). ``regions``: one per row, a map
+    (:mod:`studies.claim_regions`) or a sentence. ``weight``: rough seconds on
+    one core, so that the longest jobs start first (the results do not depend
+    on it).
+
+    Examples
+    --------
+    >>> [name for name, e in EXPERIMENTS.items() if e.seeded]
+    ['pf', 'partition', 'dgc', 'slimdp']
+    """
+    claim: Callable
+    options: dict
+    seeded: bool
+    regions: tuple
+    weight: float
+
+
+EXPERIMENTS = MappingProxyType({
+    "lp": Experiment(lp_claims, {}, False, (
+        "by construction at every n and P (the alpha -> 0 limit n beta)",
+        "by construction at every n and P (ceil(log2 P) rounds)",
+        _Map(claim_regions.lp_be_region, {}, False, 0.0)), 0.5),
+    "ringtmp": Experiment(
+        ringtmp_claim, {"seeds": tuple(n for _, n in RINGTMP_PAPER),
+                        "configs": tuple(cfg for cfg, _ in RINGTMP_PAPER)}, False,
+        (_Map(claim_regions.ringtmp_region, {}, False, 0.0),), 15.0),
+    "pf": Experiment(pf_claims, {}, True, (
+        _Map(claim_regions.pf_region, {}, True, 1.0),
+        "not mapped: follows the traffic cut (Amdahl: <= (1 + 5.7) / (1 + 5.7 / cut))"), 1.0),
+    "partition": Experiment(partition_claim, {}, True, (
+        _Map(claim_regions.partition_region, {}, True, 1.5),
+        "not mapped: partitioning time on this machine against toy-sized training"), 8.0),
+    "dgc": Experiment(dgc_claim, {}, True, (
+        _Map(claim_regions.dgc_region, {"whole": False}, False, 0.0),
+        _Map(claim_regions.dgc_region, {}, False, 0.0)), 2.0),
+    "slimdp": Experiment(slimdp_claim, {}, True, (
+        "by construction at every size: 2 / (3 alpha) for alpha < 2/3",
+        _Map(claim_regions.slimdp_region, {}, True, 3.0)), 2.0),
+})
+"""The experiments of :func:`run_claims` by name, in the order of their rows."""
+
+
+def _jobs(names, seeds, quick, ringtmp_seeds):
+    """``(key, function, options)`` of every run (:func:`studies.parallel.run_jobs`), the
+    longest first: a seeded claim at each seed (key ``(name, seed)``), any other once
+    (``(name, None)``), each map once (``(name, "map ROW")``)."""
+    work = []
+    for name in names:
+        e = EXPERIMENTS[name]
+        options = dict(e.options)
+        if name == "ringtmp" and ringtmp_seeds is not None:
+            options["seeds"] = ringtmp_seeds
+        for seed in seeds if e.seeded else [None]:
+            work.append((e.weight, (name, seed), e.claim,
+                         options if seed is None else {**options, "seed": seed}))
+        for row, m in enumerate(e.regions):
+            if isinstance(m, _Map):
+                # Maps are drawn at the first seed only: per seed they would cost more than
+                # every claim together, and they say where, not whether, a claim holds.
+                seed = {"seed": seeds[0]} if m.seeded else {}
+                work.append((m.weight, (name, f"map {row}"), m.function,
+                             {**m.options, "quick": quick, **seed}))
+    work.sort(key=lambda job: -job[0])  # stable: equal weights keep the rows' order
+    return [job[1:] for job in work]
+
+
+def run_claim_seeds(seeds=(0,), ringtmp_seeds=None, quick=False, jobs=2, only=None,
+                    progress=None, log=None):
+    """Every claim at each seed, with the region where it holds; a FAIL is a row.
+
+    A claim whose function takes a seed (:data:`EXPERIMENTS`) runs once per
+    seed; the others (LP's schedules, RingTMP's byte ratio, averaged over its
+    own seeds) run once, and their rows are the same at every seed. The
+    regions are drawn at the first seed.
 
     Parameters
     ----------
-    seed : int
-        Seed of every training run.
+    seeds : sequence of int
+        Seeds of the training runs (distinct, >= 0).
     ringtmp_seeds : int, optional
         Seeds of every RingTMP configuration (default :data:`RINGTMP_PAPER`:
         10 for Iris, 5 for digits).
@@ -538,57 +635,90 @@ def run_claims(seed=0, ringtmp_seeds=None, quick=False, jobs=2):
     jobs : int
         Processes running the experiments side by side (1: in this process).
         The results do not depend on it.
+    only : sequence of str, optional
+        Names of :data:`EXPERIMENTS` to run (default: every one), in the
+        order of :data:`EXPERIMENTS`.
+    progress : callable, optional
+        Called as ``progress(runs_done, runs)`` after each run.
+    log : callable, optional
+        Called with one line for people before the runs start (how many, where).
+
+    Returns
+    -------
+    dict
+        Seed -> the rows of :func:`lp_claims`, :func:`ringtmp_claim`,
+        :func:`pf_claims`, :func:`partition_claim`, :func:`dgc_claim` and
+        :func:`slimdp_claim` (those of ``only``), in that order; each row's
+        ``region`` is its region record (:mod:`studies.claim_regions`), or a
+        sentence when the claim is not mapped.
+
+    Raises
+    ------
+    netsim.errors.NetsimError
+        For no seed, a repeated or negative one, or a name not in :data:`EXPERIMENTS`.
+
+    Examples
+    --------
+    >>> runs = run_claim_seeds([0, 1], only=["dgc"], quick=True, jobs=1)
+    >>> [[r["seed"] for r in rows] for rows in runs.values()]
+    [[0, 0], [1, 1]]
+    >>> [round(rows[0]["value"]) for rows in runs.values()]  # fixed by the sparsity
+    [437, 437]
+    """
+    seeds = [check_int(s, "seed", minimum=0) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise NetsimError(f"seeds must be distinct and at least one, got {seeds}")
+    unknown = sorted(set(only or ()) - set(EXPERIMENTS))
+    if unknown:
+        raise NetsimError(f"no claim experiment {', '.join(unknown)}; the experiments are "
+                          f"{', '.join(EXPERIMENTS)}")
+    names = [n for n in EXPERIMENTS if only is None or n in only]
+    jobs = check_int(jobs, "jobs")
+    work = _jobs(names, seeds, quick, ringtmp_seeds)
+    if log is not None:
+        where = "in this process" if jobs == 1 else f"in {min(jobs, len(work))} processes"
+        log(f"claims: {len(work)} runs of {', '.join(names)} at {len(seeds)} "
+            f"seed{'s' * (len(seeds) > 1)} {where}")
+    results = run_jobs(work, jobs, progress)
+    runs = {}
+    for seed in seeds:
+        runs[seed] = []
+        for name in names:
+            e = EXPERIMENTS[name]
+            rows = results[(name, seed if e.seeded else None)]
+            for i, (row, m) in enumerate(zip(rows, e.regions, strict=True)):
+                row = dict(row)  # rows of a seed-free claim repeat at every seed: one copy each
+                row["region"] = results[(name, f"map {i}")] if isinstance(m, _Map) else m
+                runs[seed].append(row)
+    return runs
+
+
+def run_claims(seed=0, ringtmp_seeds=None, quick=False, jobs=2):
+    """Every claim at one seed (:func:`run_claim_seeds` of ``[seed]``); a FAIL is a row.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of every training run.
+    ringtmp_seeds : int, optional
+        Seeds of every RingTMP configuration (default :data:`RINGTMP_PAPER`).
+    quick : bool
+        Coarser region maps.
+    jobs : int
+        Processes running the experiments side by side.
 
     Returns
     -------
     list of dict
-        The rows of :func:`lp_claims`, :func:`ringtmp_claim`,
-        :func:`pf_claims`, :func:`partition_claim`, :func:`dgc_claim` and
-        :func:`slimdp_claim`, in that order; each row's ``region`` is its
-        region record (:mod:`studies.claim_regions`), or a sentence when the
-        claim is not mapped.
+        The rows of every claim (:func:`run_claim_seeds`).
 
     Examples
     --------
-    The full run takes about a minute on two cores (``netsim claims``); it
+    The full run takes about 30 s on two idle cores (``netsim claims --seeds 0``); it
     needs no builder from its caller:
 
     >>> import inspect
     >>> list(inspect.signature(run_claims).parameters)
     ['seed', 'ringtmp_seeds', 'quick', 'jobs']
     """
-    from concurrent.futures import ProcessPoolExecutor
-
-    jobs = check_int(jobs, "jobs")
-    cfgs, counts = zip(*RINGTMP_PAPER)
-    R = claim_regions
-    # The slowest first, so that two processes finish together.
-    work = [(ringtmp_claim, {"seeds": counts if ringtmp_seeds is None else ringtmp_seeds,
-                             "configs": cfgs}),
-            (R.slimdp_region, {"quick": quick, "seed": seed}),
-            (R.partition_region, {"quick": quick, "seed": seed}),
-            (partition_claim, {"seed": seed}), (dgc_claim, {"seed": seed}),
-            (slimdp_claim, {"seed": seed}), (R.pf_region, {"quick": quick, "seed": seed}),
-            (pf_claims, {"seed": seed}), (lp_claims, {}), (R.lp_be_region, {"quick": quick}),
-            (R.ringtmp_region, {"quick": quick}), (R.dgc_region, {"quick": quick, "whole": False}),
-            (R.dgc_region, {"quick": quick})]
-    if jobs == 1:
-        out = [_call(job) for job in work]
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            out = list(pool.map(_call, work))
-    (ring, slim_map, part_map, part, dgc_rows, slim, pf_map, pf_rows, lp, lp_map, ring_map,
-     dgc_after, dgc_whole) = out
-    rows = lp + ring + pf_rows + part + dgc_rows + slim
-    for i, region in ((2, lp_map), (3, ring_map), (4, pf_map), (6, part_map), (8, dgc_after),
-                      (9, dgc_whole), (11, slim_map)):
-        rows[i]["region"] = region
-    for i, why in ((0, "by construction at every n and P (the alpha -> 0 limit n beta)"),
-                   (1, "by construction at every n and P (ceil(log2 P) rounds)"),
-                   (5, "not mapped: follows the traffic cut (Amdahl: <= (1 + 5.7) / "
-                       "(1 + 5.7 / cut))"),
-                   (7, "not mapped: partitioning time on this machine against toy-sized "
-                       "training"),
-                   (10, "by construction at every size: 2 / (3 alpha) for alpha < 2/3")):
-        rows[i]["region"] = why
-    return rows
+    return run_claim_seeds([seed], ringtmp_seeds, quick, jobs)[seed]

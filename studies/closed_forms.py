@@ -10,6 +10,7 @@ paradigm without one reports why (its module's ``NO_CLOSED_FORM``).
 """
 
 from netsim import costmodel
+from netsim.library import mpich_wire
 from workloads.closed import worker_compute, worker_mask
 
 from .registry import PARADIGMS
@@ -67,8 +68,9 @@ def closed_form(trace, topology, device_flops=None, placement=None):
         why = entry.no_closed_form if entry is not None else None
         out["reason"] = why or f"no closed form for paradigm {paradigm!r}"
         return out
-    if trace.is_message.any():
-        alpha, beta = costmodel.alpha_beta(topology, placement=placement, trace=trace)
+    wire = mpich_wire(trace)   # collectives as MPICH's messages: the Hockney model's
+    if wire.is_message.any():
+        alpha, beta = costmodel.alpha_beta(topology, placement=placement, trace=wire)
     else:
         alpha, beta = 0.0, 0.0
     out.update(entry.closed_form(trace, alpha, beta, device_flops))

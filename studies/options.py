@@ -4,6 +4,7 @@ Human text comes in (``2..64``, ``servers=2``, ``hidden=32,16``); plain Python
 values go out. Bad text is a :class:`~netsim.errors.NetsimError` naming it.
 """
 
+from netsim.library import LIBRARIES
 from netsim.errors import NetsimError
 from netsim.units import parse_jitter, parse_shape, parse_straggler
 
@@ -120,6 +121,24 @@ STRAGGLER_HELP = ("R:Kx makes rank R K times slower (0:10x; several: 0:10x,3:2x)
                   "every compute op, with probability P, K times slower (p=0.01:5x)")
 JITTER_HELP = ("multiply every compute op by an independent draw: lognormal:SIGMA "
                "(exp(N(-SIGMA^2/2, SIGMA)), mean 1) or uniform:LO,HI")
+
+
+LIBRARY_HELP = ("communication library that expands the trace's collectives at replay: auto "
+                "(default: NCCL's plan where every member is a GPU, MPICH's schedules "
+                "elsewhere), mpich or nccl (netsim.library)")
+
+
+def add_library_argument(p):
+    """Add ``--library {auto,mpich,nccl}`` (default auto) to ``p`` or an argument group.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_library_argument(p)
+    >>> p.parse_args([]).library, p.parse_args(["--library", "nccl"]).library
+    ('auto', 'nccl')
+    """
+    p.add_argument("--library", choices=LIBRARIES, default="auto", help=LIBRARY_HELP)
 
 
 def add_perturb_arguments(p, seed_help=None):

@@ -64,7 +64,7 @@ def _compute(trace, device_flops):
 def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"),
                   workers=(2, 4, 8), modes=OVERLAP, batch_size=32,
                   partition_bytes=PARTITION_BYTES, bucket_bytes=DDP_BUCKET_BYTES, iterations=2,
-                  device_flops=V100_FP32_FLOPS, latency=ETHERNET_LATENCY):
+                  device_flops=V100_FP32_FLOPS, latency=ETHERNET_LATENCY, library="auto"):
     """Time per iteration of allreduce data parallelism for each overlap mode, model, network, P.
 
     Parameters
@@ -89,6 +89,9 @@ def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"
         FLOP/s of each worker (default a V100's FP32 peak).
     latency : float
         Latency of each link (s).
+    library : {"auto", "mpich", "nccl"}, optional
+        Expands the collectives at replay (:func:`netsim.simulate`; the stars'
+        hosts run MPICH under ``"auto"``).
 
     Returns
     -------
@@ -138,7 +141,8 @@ def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"
                 for mode in modes:
                     t = resize(recorded[mode], name, workers=P, iterations=iterations,
                                batch_size=batch_size, device_flops=device_flops)
-                    res = simulate(t, G, sharing="priority" if mode == "priority" else "maxmin")
+                    res = simulate(t, G, sharing="priority" if mode == "priority" else "maxmin",
+                                   library=library)
                     time = float(res.iteration_times[-1])
                     compute = _compute(t, device_flops)
                     pcs = pieces(model, mode, 4.0, bucket_bytes,

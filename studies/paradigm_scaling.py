@@ -40,11 +40,12 @@ import numpy as np
 from netsim import collectives, costmodel
 from netsim.analysis import fit_scaling
 from netsim.checks import check_int
+from netsim.library import mpich_wire, plan_names
 from netsim.perturb import perturb
 from netsim.scaling_laws import K_LIMIT, REL_TOL, fit_terms
 from netsim.result import simulate
 from netsim.saturation import crossing, saturation_point, speedup, top_link
-from netsim.trace import COMPUTE, Trace
+from netsim.trace import COMPUTE
 from netsim.units import parse_shape
 from workloads.closed import worker_compute, worker_mask
 from workloads.errors import WorkloadError
@@ -53,7 +54,8 @@ from .closed_forms import closed_form
 from .paradigm_traces import check_workers, traces
 from .registry import PARADIGMS
 
-__all__ = ["study", "sweep_point", "plot_study", "tuned_segments", "closed_terms"]
+__all__ = ["study", "sweep_point", "plot_study", "tuned_segments", "closed_terms",
+           "nccl_closed_form"]
 
 
 def tuned_segments(trace, topology):
@@ -90,7 +92,8 @@ def tuned_segments(trace, topology):
     P = int(md.get("workers", trace.ranks))
     if P < 2:
         return 1
-    n = float(trace.size[trace.is_message].sum()) / max(trace.num_iterations, 1) / (2 * (P - 1))
+    wire = mpich_wire(trace)
+    n = float(wire.size[wire.is_message].sum()) / max(trace.num_iterations, 1) / (2 * (P - 1))
     alpha, beta = costmodel.alpha_beta(topology, trace=collectives.pipeline_broadcast(P, n, 1))
     return costmodel.optimal_segments(P, n, alpha, beta)
 
@@ -101,7 +104,9 @@ def closed_terms(trace, cf, tuned=False):
     As :func:`netsim.scaling_laws.collective_terms` does for a collective:
     latency is the paradigm's closed form with beta = 0, bandwidth with alpha
     = 0; with ``tuned`` (LP segments tuned to P) the limits are those of the
-    tuned pipeline (k = 1 and k -> infinity) and the fill is the rest.
+    tuned pipeline (k = 1 and k -> infinity) and the fill is the rest. Where
+    NCCL ran the collectives (:func:`nccl_closed_form`), latency is NCCL's
+    latency of the calls and bandwidth the rest of its model's time.
 
     Parameters
     ----------
@@ -128,6 +133,9 @@ def closed_terms(trace, cf, tuned=False):
     """
     if cf["time"] is None:
         return None
+    if "nccl_latency" in cf:   # NCCL's model: its latency, and the rest is bandwidth
+        return {"compute": cf["compute"] + cf["server"], "latency": cf["nccl_latency"],
+                "bandwidth": cf["communication"] - cf["nccl_latency"], "fill": 0.0}
     entry = PARADIGMS[trace.metadata["paradigm"]]
     hyper = trace.metadata.get("hyper", {})
 
@@ -154,9 +162,7 @@ def _strong(trace, factor):
     sel = (trace.kind == COMPUTE) & worker[trace.rank] & np.isin(tag, ("forward", "backward"))
     flops = np.where(sel, trace.flops * factor, trace.flops)
     dur = np.where(sel & ~np.isnan(trace.duration), trace.duration * factor, trace.duration)
-    return Trace(trace.ranks, trace.kind, trace.rank, trace.peer, trace.size, dur, flops,
-                 trace.iteration, trace.tag, trace.dep_ptr, trace.dep_idx, tags=trace.tags,
-                 metadata=trace.metadata, channel=trace.channel, priority=trace.priority)
+    return trace.replace(duration=dur, flops=flops)
 
 
 def _link_ranks(link, result, trace):
@@ -171,16 +177,70 @@ def _link_ranks(link, result, trace):
     return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") if names else None
 
 
-def _measure(trace, G, perturbation=None):
+def _measure(trace, G, perturbation=None, library="auto"):
     """Simulate one point of a study: its result, iterations, top link and closed form.
 
     With a ``perturbation`` (:func:`netsim.perturb.perturb` options) the perturbed
     trace is simulated; the closed form stays that of the trace as recorded.
+    ``library`` expands the trace's collectives (:mod:`netsim.library`); where
+    NCCL ran them, the closed form's communication is NCCL's own (:func:`nccl_closed_form`).
     """
     replayed = perturb(trace, **perturbation) if perturbation else trace
-    res = simulate(replayed, G, link_series=True)
+    res = simulate(replayed, G, link_series=True, library=library)
     return (res, max(trace.num_iterations, 1), top_link(res, duplex=not G.is_directed()),
-            closed_form(trace, G))
+            nccl_closed_form(closed_form(trace, G), res, trace))
+
+
+def nccl_closed_form(cf, result, trace):
+    """The closed form with NCCL's cost where NCCL ran every collective of the replay.
+
+    NCCL's tuning model (:func:`netsim.nccl.tuning.algo_time`, a transcription of
+    tuning.cc) is NCCL's own closed form of a call: the communication per
+    iteration becomes the sum of its predictions for the iteration's calls, in
+    place of the Hockney cost of MPICH's schedules (``nccl_latency``: the part
+    that is NCCL's latency, for :func:`closed_terms`). Unchanged where MPICH ran
+    any collective, or without a closed form.
+
+    Parameters
+    ----------
+    cf : dict
+        :func:`studies.closed_forms.closed_form` of ``trace``.
+    result : netsim.Result
+        Its replay.
+    trace : netsim.Trace
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from netsim import TraceBuilder, simulate
+    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100")
+    >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
+    >>> b = TraceBuilder(2); _ = b.collective("allreduce", [0, 1], 10**9); t = b.build()
+    >>> r = simulate(t, G)
+    >>> cf = {"compute": 0.0, "server": 0.0, "communication": 1.0, "time": 1.0, "formula": "x"}
+    >>> out = nccl_closed_form(cf, r, t)
+    >>> bool(out["communication"] == r.collectives["tuning_time"][0]), out["formula"]
+    (True, "x; communication: NCCL's tuning model")
+    """
+    c = result.collectives
+    lib = c["library"][c["library"] != "none"]
+    if cf.get("time") is None or not len(lib) or not (lib == "nccl").all():
+        return cf
+    ran = c["library"] == "nccl"
+    ops = c["op"][ran].astype(np.int64)
+    niter = max(trace.num_iterations, 1)
+
+    def per_iteration(values):
+        return float(np.bincount(trace.iteration[ops], weights=values, minlength=niter).mean())
+
+    comm = per_iteration(c["tuning_time"][ran])
+    return {**cf, "communication": comm, "nccl_latency": per_iteration(c["latency"][ran]),
+            "time": cf["compute"] + (cf.get("server") or 0.0) + comm,
+            "formula": f"{cf['formula']}; communication: NCCL's tuning model"}
 
 
 def sweep_point(point, topology):
@@ -199,7 +259,8 @@ def sweep_point(point, topology):
         A paradigm point of :func:`studies.sweep_config.sweep_points`: ``name``,
         ``P``, ``hidden``, ``dataset``, ``epochs``, ``seed``, ``options``
         (JSON text or None; its ``straggler`` and ``jitter`` entries perturb the
-        trace at replay time, :func:`netsim.perturb.perturb` with the point's seed).
+        trace at replay time, :func:`netsim.perturb.perturb` with the point's seed;
+        its ``library`` entry expands the collectives, :func:`netsim.simulate`).
     topology : callable
         ``topology(ranks)`` builds the graph for the trace's ranks.
 
@@ -227,6 +288,7 @@ def sweep_point(point, topology):
     perturbation = {k: opts.pop(k) for k in ("straggler", "jitter") if k in opts}
     if perturbation:
         perturbation["seed"] = int(point["seed"])
+    library = opts.pop("library", "auto")
     if point.get("hidden"):
         opts["hidden"] = parse_shape(str(point["hidden"]), "hidden")
     run = workloads.record(point["name"], dataset=point["dataset"], workers=int(point["P"]),
@@ -241,13 +303,13 @@ def sweep_point(point, topology):
         hyper = {**trace.metadata["hyper"], "segments": k}
         trace = projection.project(trace.with_metadata(hyper=hyper), int(point["P"]),
                                    iterations=max(trace.num_iterations, 1))
-    res, iterations, top, cf = _measure(trace, G, perturbation)
+    res, iterations, top, cf = _measure(trace, G, perturbation, library)
     per_iter = res.makespan / iterations
     closed = cf["time"]
     gap = (per_iter - closed) / closed if closed is not None and closed > 0 else None
     return {"ranks": trace.ranks, "simulated": per_iter, "closed_form": closed, "gap": gap,
             "makespan": res.makespan, "iterations": iterations,
-            "messages": trace.num_messages, "accuracy": run.accuracy,
+            "messages": mpich_wire(trace).num_messages, "accuracy": run.accuracy,
             "top_link": top["top_link"], "saturated_fraction": top["saturated_fraction"]}
 
 
@@ -259,7 +321,7 @@ def _fit(P, values):
 
 def study(source, workers, topology, model=None, device_flops=None, iterations=3, seed=0,
           dataset="digits", strong=False, level=0.5, base_workers=4, batch=None, perturbation=None,
-          **options):
+          library="auto", **options):
     """Simulate a paradigm at each P beside its closed form; find where it saturates.
 
     Parameters
@@ -285,6 +347,9 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         :func:`netsim.perturb.perturb` options (``straggler``, ``jitter``,
         ``speed``, ``seed``) applied to each trace before it is simulated; the
         closed forms and ``T1`` stay those of the unperturbed trace.
+    library : {"auto", "mpich", "nccl"}, optional
+        The communication library of the replays (:func:`netsim.simulate`);
+        ``library`` in the result.
 
     Returns
     -------
@@ -295,7 +360,8 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         ``closed_compute``, ``closed_server``, ``closed_communication``, ``speedup``,
         ``efficiency``, ``closed_speedup``, ``top_link``, ``top_link_ranks``
         (e.g. ``"server rank 16"``: the ranks on the link's end nodes),
-        ``saturated_fraction``, ``top_bandwidth``, ``source``), ``saturation`` (from
+        ``saturated_fraction``, ``top_bandwidth``, ``source``, ``plans`` (how the
+        collectives ran, :func:`netsim.library.plan_names`)), ``library``, ``saturation`` (from
         :func:`netsim.saturation.saturation_point`), ``closed_form_crossing``
         (the P at which the closed-form communication reaches the closed-form
         compute plus server time, interpolated linearly in P, exact when both
@@ -343,7 +409,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         if strong:
             t = _strong(t, P0 / P)
         G = topology(t.ranks) if callable(topology) else topology
-        res, nit, top, cf = _measure(t, G, perturbation)
+        res, nit, top, cf = _measure(t, G, perturbation, library)
         worker = worker_mask(t)
         note = note or cf["reason"] or cf["formula"]
         if T1 is None:
@@ -356,7 +422,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
             "segments": t.metadata["hyper"].get("segments") if lp else None,
             "closed_latency": terms.get("latency"), "closed_bandwidth": terms.get("bandwidth"),
             "closed_fill": terms.get("fill"),
-            "bytes_per_iteration": t.total_bytes / nit,
+            "bytes_per_iteration": mpich_wire(t).total_bytes / nit,
             "time": res.makespan / nit,
             "compute": float(res.ranks["compute"][worker].mean()) / nit,
             "exposed": float(res.ranks["exposed_communication"][worker].mean()) / nit,
@@ -368,6 +434,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
             "saturated_fraction": top["saturated_fraction"],
             "top_bandwidth": top["top_bandwidth"],
             "source": t.metadata.get("source"),
+            "plans": plan_names(res.collectives),
         })
     Ps = [r["P"] for r in records]
     sp, eff = speedup(Ps, [r["time"] for r in records], T1, strong=strong)
@@ -398,6 +465,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         saturation["link_ranks"] = records[Ps.index(saturation["P"])]["top_link_ranks"]
     return {"paradigm": ts[0].metadata.get("paradigm"), "workers": Ps, "strong": strong,
             "model": model, "T1": T1, "records": records, "saturation": saturation,
+            "library": library,
             **({"perturbation": dict(perturbation)} if perturbation else {}),
             "closed_form_crossing": cross, "closed_form_regime": regime,
             "fits": {k: _fit(Ps, v) for k, v in curves.items()},

@@ -97,7 +97,8 @@ def first_iterations(trace, k):
     return Trace(trace.ranks, trace.kind[keep], trace.rank[keep], trace.peer[keep],
                  trace.size[keep], trace.duration[keep], trace.flops[keep],
                  trace.iteration[keep], trace.tag[keep], dep_ptr, dep_idx, tags=trace.tags,
-                 metadata=meta, channel=trace.channel[keep], priority=trace.priority[keep])
+                 metadata=meta, channel=trace.channel[keep], priority=trace.priority[keep],
+                 spec=trace.spec[keep], specs=trace.specs)
 
 
 def record_at(paradigm, P, iterations=3, seed=0, dataset="digits", **options):

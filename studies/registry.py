@@ -83,6 +83,9 @@ _EXAMPLES = {"dims": "4x4", "k": 4, "per_rack": 4, "leaves": 4, "spines": 2, "ho
 def topology_factory(spec):
     """``hosts -> graph`` for a spec; builders with an ``n`` option are sized to the ranks.
 
+    Multi-machine GPU builders (a ``nodes`` option, e.g. ``dgx_h100``) get as
+    many machines as the ranks need (``ceil(hosts / GPUs per machine)``).
+
     Parameters
     ----------
     spec : str
@@ -91,20 +94,29 @@ def topology_factory(spec):
     Returns
     -------
     callable
-        ``make(hosts)``: the spec's graph, with ``n=hosts`` unless the spec
-        gives ``n`` or its builder has none (then the same graph every time).
+        ``make(hosts)``: the spec's graph, with ``n=hosts`` (or ``nodes=``)
+        unless the spec gives it or its builder has none (then the same graph
+        every time).
 
     Examples
     --------
     >>> make = topology_factory("star:bandwidth=10Gbps")
     >>> make(8).number_of_nodes()
     9
+    >>> big = topology_factory("dgx_h100")(16)   # two machines of 8 GPUs
+    >>> sum(k == "gpu" for _, k in big.nodes(data="kind"))
+    16
     """
-    name = spec.partition(":")[0]
-    if name in TOPOLOGIES and "n" in inspect.signature(TOPOLOGIES[name]).parameters \
-            and "n=" not in spec.partition(":")[2]:
-        sep = "," if ":" in spec else ":"
+    name, _, opts = spec.partition(":")
+    sep = "," if ":" in spec else ":"
+    params = inspect.signature(TOPOLOGIES[name]).parameters if name in TOPOLOGIES else {}
+    if "n" in params and "n=" not in opts:
         return lambda hosts: parse_topology(f"{spec}{sep}n={hosts}")
+    if "nodes" in params and "nodes=" not in opts:
+        one = parse_topology(f"{spec}{sep}nodes=1")
+        per = max(1, sum(k == "gpu" for _, k in one.nodes(data="kind")))
+        return lambda hosts: (one if hosts <= per else
+                              parse_topology(f"{spec}{sep}nodes={-(-hosts // per)}"))
     G = parse_topology(spec)
     return lambda hosts: G
 

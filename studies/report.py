@@ -4,6 +4,7 @@ Every text table the ``netsim`` commands print is made by :func:`table`, so
 all share one layout: headers, a rule of dashes, numbers right-aligned.
 """
 
+from netsim.library import plan_names
 from netsim.units import format_bandwidth, format_bytes, format_time
 
 __all__ = ["table", "summary", "link_table", "format_study", "region_summary", "format_claims"]
@@ -92,6 +93,10 @@ def summary(result, top=5):
         ("mean exposed comm / rank", format_time(float(r.ranks["exposed_communication"].mean()))),
         ("mean idle / rank", format_time(float(r.ranks["idle"].mean()))),
     ]), "", "bottleneck links", link_table(r.bottlenecks(top))]
+    if len(r.collectives["op"]):
+        libs = sorted(set(r.collectives["library"].tolist()) - {"none"})
+        lines += ["", f"collectives: {len(r.collectives['op'])} ({', '.join(libs) or 'none'}); "
+                      f"plans: {'; '.join(plan_names(r.collectives)) or '-'}"]
     return "\n".join(lines)
 
 
@@ -170,6 +175,13 @@ def format_study(st):
     elif st.get("closed_form_regime"):
         lines.append(f"closed form: {st['closed_form_regime']} studied")
     lines.append(f"closed form: {st['closed_form_note']}")
+    by_plan = {}
+    for r in st["records"]:
+        for plan in r.get("plans") or ():
+            by_plan.setdefault(plan, []).append(r["P"])
+    if by_plan:
+        lines.append(f"collectives (library {st.get('library', 'auto')}): " + "; ".join(
+            f"{plan} at P = {', '.join(map(str, Ps))}" for plan, Ps in by_plan.items()))
     return "\n".join(lines)
 
 

@@ -25,6 +25,8 @@ from workloads import schemes
 from workloads.allreduce import COLLECTIVES
 from workloads.errors import WorkloadError
 
+from .paradigm_scaling import nccl_closed_form
+
 __all__ = ["TOPOLOGIES", "TARGET", "study", "format_table", "plot"]
 
 
@@ -46,7 +48,7 @@ TARGET = 0.92
 
 
 def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topologies=None,
-          only=None, **options):
+          only=None, library="auto", **options):
     """Bytes and simulated time to reach ``target`` accuracy, per scheme x architecture.
 
     Parameters
@@ -62,6 +64,10 @@ def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topo
         Name -> ``builder(ranks)`` (default :data:`TOPOLOGIES`).
     only : sequence of (scheme, architecture), optional
         The combinations to run (default all).
+    library : {"auto", "mpich", "nccl"}, optional
+        Expands the collectives at replay (:func:`netsim.simulate`); where NCCL
+        runs them the closed form's communication is NCCL's tuning model
+        (:func:`studies.paradigm_scaling.nccl_closed_form`).
     **options
         Passed to :func:`workloads.schemes.run` (``servers``, ``staleness``,
         ``period``, ``collective``, ``hidden``, ``lr``, ...).
@@ -105,9 +111,10 @@ def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topo
         for name, make in topologies.items():
             G = make(r.trace.ranks)
             alpha, beta = costmodel.alpha_beta(G, trace=r.trace)
-            row[f"time_{name}"] = simulate(r.trace, G).makespan
-            row[f"closed_{name}"] = (schemes.closed_form(r.trace, alpha, beta)["time"]
-                                     * r.iterations)
+            res = simulate(r.trace, G, library=library)
+            cf = nccl_closed_form(schemes.closed_form(r.trace, alpha, beta), res, r.trace)
+            row[f"time_{name}"] = res.makespan
+            row[f"closed_{name}"] = cf["time"] * r.iterations
     return rows
 
 

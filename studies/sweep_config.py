@@ -10,6 +10,7 @@ A sweep config (YAML, or JSON, which is YAML) names the grid::
     P: "2..16"                          # or a list: [2, 4, 8, 16]
     straggler: [none, "0:10x"]          # paradigms: perturbed at replay (netsim.perturb)
     jitter: "lognormal:0.1"             # ... each value a point; seeded by seed
+    library: [mpich, nccl]              # paradigms: the library of their collectives
 
 Every point (a topology, a collective and a size, or a paradigm and a model
 size, and a P) is one row of a CSV file holding its inputs (:data:`INPUTS`)
@@ -24,6 +25,8 @@ import os
 from netsim.errors import NetsimError, UnitError
 from netsim.units import parse_bytes, parse_jitter, parse_shape, parse_straggler, parse_workers
 from workloads import DATASETS
+
+from netsim.library import LIBRARIES
 
 from .registry import COLLECTIVES, PARADIGMS, topology_factory
 
@@ -67,6 +70,9 @@ KNOWN_KEYS = {
                  "straggler), applied at replay time with the point's seed",
     "jitter": "paradigms: a compute jitter spec or a list of them, each a point "
               "(lognormal:SIGMA, uniform:LO,HI, none), applied at replay time with the seed",
+    "library": "paradigms: the communication library expanding their collectives at replay, "
+               "or a list of them, each a point (auto, mpich, nccl; default auto: NCCL where "
+               "every member is a GPU, netsim.library)",
     "output": "CSV file of the results (default: the config's name with .csv)",
     "png": "plot of time per iteration against P (optional)",
 }
@@ -165,7 +171,8 @@ def check_config(raw, where="sweep config"):
         of names, possibly empty), ``bytes`` (list of float), ``hidden`` (list
         of str such as ``"64,64"``), ``P`` (increasing list of int),
         ``dataset``, ``epochs``, ``seed``, ``options`` (name -> dict),
-        ``straggler`` and ``jitter`` (lists of specs, None for none) and,
+        ``straggler`` and ``jitter`` (lists of specs, None for none),
+        ``library`` (list of names, None for the default) and,
         when given, ``output`` and ``png``.
 
     Raises
@@ -196,7 +203,7 @@ def check_config(raw, where="sweep config"):
             _fail(where, f"missing key {key!r} ({KNOWN_KEYS[key]})")
     if not raw.get("collectives") and not raw.get("paradigms"):
         _fail(where, "give collectives (with bytes) or paradigms, or both")
-    unused = [k for k in ("dataset", "epochs", "seed", "hidden", "straggler", "jitter")
+    unused = [k for k in ("dataset", "epochs", "seed", "hidden", "straggler", "jitter", "library")
               if k in raw and not raw.get("paradigms")]
     unused += ["bytes"] if "bytes" in raw and not raw.get("collectives") else []
     if unused:
@@ -248,6 +255,10 @@ def check_config(raw, where="sweep config"):
     for key, parse in (("straggler", parse_straggler), ("jitter", parse_jitter)):
         out[key] = [_perturbation(where, key, v, parse)
                     for v in (_list(where, raw, key) if key in raw else [None])]
+    out["library"] = _list(where, raw, "library") if "library" in raw else [None]
+    for lib in out["library"]:
+        if lib is not None and lib not in LIBRARIES:
+            _fail(where, f"unknown library {lib!r}; known: {', '.join(LIBRARIES)}")
     for key, default, low in (("epochs", 1, 1), ("seed", 0, 0)):
         value = raw.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -310,8 +321,9 @@ def sweep_points(config):
     """Every point of a checked config's grid, in a fixed order.
 
     Topology, then collectives (each size, each P), then paradigms (each
-    straggler, each jitter, each model size, each P; a perturbation is kept in
-    the point's ``options`` as ``straggler`` and ``jitter``); a point listed
+    straggler, each jitter, each library, each model size, each P; a
+    perturbation and a library are kept in the point's ``options`` as
+    ``straggler``, ``jitter`` and ``library``); a point listed
     twice (a repeated value) appears once.
 
     Parameters
@@ -344,19 +356,19 @@ def sweep_points(config):
                                    "seed": None, "options": opts})
         for name in config["paradigms"]:
             has_hidden = "hidden" in PARADIGMS[name].options
-            for straggler in config.get("straggler", [None]):
-                for jitter in config.get("jitter", [None]):
-                    # A perturbation rides in the point's options (applied at replay time).
-                    perturbation = {k: v for k, v in (("straggler", straggler),
-                                                      ("jitter", jitter)) if v}
-                    opts = _options({**(config["options"].get(name) or {}), **perturbation})
-                    for hidden in (config["hidden"] if has_hidden else [None]):
-                        for P in config["P"]:
-                            points.append({"kind": "paradigm", "name": name, "topology": topo,
-                                           "P": P, "nbytes": None, "hidden": hidden,
-                                           "dataset": config["dataset"],
-                                           "epochs": config["epochs"], "seed": config["seed"],
-                                           "options": opts})
+            for straggler, jitter, library in [(s, j, lib) for s in config.get("straggler", [None])
+                                               for j in config.get("jitter", [None])
+                                               for lib in config.get("library", [None])]:
+                # A perturbation and a library ride in the point's options (used at replay).
+                replay = {k: v for k, v in (("straggler", straggler), ("jitter", jitter),
+                                            ("library", library)) if v}
+                opts = _options({**(config["options"].get(name) or {}), **replay})
+                for hidden in (config["hidden"] if has_hidden else [None]):
+                    for P in config["P"]:
+                        points.append({"kind": "paradigm", "name": name, "topology": topo,
+                                       "P": P, "nbytes": None, "hidden": hidden,
+                                       "dataset": config["dataset"], "epochs": config["epochs"],
+                                       "seed": config["seed"], "options": opts})
     unique = {point_key(p): p for p in points}  # a value listed twice is one point
     return list(unique.values())
 

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 pytest.importorskip("google.protobuf", reason="Chakra traces need the protobuf package")
 
 import netsim  # noqa: E402
+from netsim.library import mpich_wire  # noqa: E402
 from netsim import collectives  # noqa: E402
 from netsim import et_def_pb2 as pb  # noqa: E402
 from netsim.chakra import load_chakra, read_et, save_chakra, write_et  # noqa: E402
@@ -100,8 +101,10 @@ def test_file_written_from_the_schema_by_hand(tmp_path):
     ])
     t = load_chakra(d)
     assert t.ranks == 2
-    # 1 send + a ring allreduce over 2 ranks: 2 (P - 1) P = 4 messages of 4 MB.
-    assert t.num_messages == 5 and t.total_bytes == 1e6 + 4 * 4e6
+    # 1 send + one allreduce op; MPICH's ring over 2 ranks: 2 (P - 1) P = 4 messages of 4 MB.
+    assert t.num_messages == 1 and t.num_collectives == 1
+    wire = mpich_wire(t)
+    assert wire.num_messages == 5 and wire.total_bytes == 1e6 + 4 * 4e6
     # On a 1 GB/s star with 1 us links (2 us a path): 500 us fwd, the send (2 us + 1 ms),
     # 300 us bwd, then the allreduce: 2 steps of 2 us + 4 MB / 1 GB/s.
     G = _star(2, bandwidth=1e9, latency=1e-6)

@@ -9,6 +9,7 @@ pb = pytest.importorskip("netsim.et_def_pb2", reason="Chakra traces need the pro
 
 import netsim  # noqa: E402
 from netsim.chakra import load_chakra  # noqa: E402
+from netsim.library import mpich_wire  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "chakra")
 RING = os.path.join(DATA, "astra_msccl_ring_8")
@@ -82,8 +83,10 @@ def test_all_reduce_microbenchmark_from_astra_sim():
     assert _attr(nodes[0][0], "comm_type") == pb.ALL_REDUCE
     t = load_chakra(MICRO)
     P, B, alpha = 4, 1.25e9, 1e-6
-    # Expanded as a ring allreduce: 2 (P - 1) P messages of n / P.
-    assert t.num_messages == 2 * (P - 1) * P and t.total_bytes == 2 * (P - 1) * n
+    # One collective op; MPICH expands it as a ring allreduce: 2 (P - 1) P messages of n / P.
+    assert t.num_collectives == 1 and t.num_messages == 0
+    w = mpich_wire(t)
+    assert w.num_messages == 2 * (P - 1) * P and w.total_bytes == 2 * (P - 1) * n
     want = 2 * (P - 1) * (2 * alpha + n / P / B)
     assert netsim.simulate(t, _star(P, B, alpha)).makespan == pytest.approx(want, rel=1e-12)
 

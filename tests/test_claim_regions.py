@@ -66,15 +66,17 @@ def test_cli_claims_quick_prints_regions_and_png(monkeypatch, capsys, tmp_path):
             {"claim": "y", "source": "s", "setup": "u", "measured": "m", "threshold": "t",
              "value": 1.0, "passed": True, "seconds": 0.0, "verdict": "by construction",
              "region": "by construction everywhere"}]
+    for row in fake:
+        row["seed"] = None
     seen = {}
 
-    def run_claims(seed=0, quick=False):
+    def run_claim_seeds(seeds, quick=False, **options):
         seen["quick"] = quick
-        return fake
+        return {s: fake for s in seeds}
 
-    monkeypatch.setattr(claims, "run_claims", run_claims)
+    monkeypatch.setattr(claims, "run_claim_seeds", run_claim_seeds)
     png = tmp_path / "map.png"
-    assert main(["claims", "--quick", "--png", str(png)]) == 0
+    assert main(["claims", "--quick", "--seeds", "0", "--png", str(png)]) == 0
     out = capsys.readouterr().out
     assert seen["quick"] and png.stat().st_size > 0
     cells = sum(h for row in reg["holds"] for h in row)

@@ -27,7 +27,7 @@ def trace_file(tmp_path):
 @pytest.mark.parametrize("argv", [
     ["record", "ps-sync", "--seed", "-1"],
     ["scale", "ps-sync", "--seed", "-1"],
-    ["claims", "--seed", "-1"],
+    ["claims", "--seeds", "-1"],
 ])
 def test_negative_seed_is_refused_before_any_work(capsys, argv, monkeypatch):
     # Any training or simulation started would fail this test: the checks come first.
@@ -37,7 +37,7 @@ def test_negative_seed_is_refused_before_any_work(capsys, argv, monkeypatch):
 
     def boom(*a, **k):
         raise AssertionError("work started before the options were checked")
-    monkeypatch.setattr(studies.claims, "run_claims", boom)
+    monkeypatch.setattr(studies.claims, "run_claim_seeds", boom)
     monkeypatch.setattr(studies.commands.record, "record", boom)
     monkeypatch.setattr(studies.commands.scale, "study", boom)
     one_line_error(capsys, argv, "--seed", "-1")

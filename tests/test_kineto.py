@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 import netsim
+from netsim import nccl
 from netsim.errors import TraceError
 from netsim.kineto import load_kineto
+from netsim.library import mpich_wire
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "kineto")
 A100 = os.path.join(DATA, "hta_a100_ddp_rank0.json.gz")
@@ -98,7 +100,8 @@ def test_a100_collective_bytes_from_the_events_own_arguments(a100):
     # 2 (P - 1) n in all; a one-segment pipeline broadcast: P - 1 messages of n.
     P = 2
     closed = sum(2 * (P - 1) * b if k == "allreduce" else (P - 1) * b for k, b, _ in expected)
-    assert a100.total_bytes == pytest.approx(closed, rel=1e-12)
+    assert a100.num_collectives == 21 and mpich_wire(a100).total_bytes == pytest.approx(
+        closed, rel=1e-12)
     assert a100.ranks == 2 and a100.num_iterations == 3
     assert a100.metadata["steps"] == [4, 5, 6]
     assert a100.metadata["device"] == "NVIDIA A100-PG509-200"
@@ -111,7 +114,7 @@ def test_mi300x_collective_bytes_from_the_events_own_arguments(mi300x):
     assert got == [(k, float(b)) for k, b, _ in expected]
     P = 8
     closed = sum(2 * (P - 1) * b if k == "allreduce" else (P - 1) * b for k, b, _ in expected)
-    assert mi300x.total_bytes == pytest.approx(closed, rel=1e-12)
+    assert mpich_wire(mi300x).total_bytes == pytest.approx(closed, rel=1e-12)
     assert mi300x.ranks == 8 and mi300x.metadata["steps"] == [17]
 
 
@@ -132,22 +135,16 @@ def test_compute_ops_keep_the_measured_kernel_durations(a100):
     assert got == measured
 
 
-def _replay(trace, graph):
-    result = netsim.simulate(trace, graph)
+def _replay(trace, graph, library="mpich"):
+    result = netsim.simulate(trace, graph, library=library)
     predicted = float(np.mean(result.iteration_times))
     return result, predicted, trace.metadata["measured_step_time"]
 
 
 def _collective_times(trace, result):
-    """Simulated seconds of each collective: last member's end minus last member's start."""
-    tags = np.array(trace.tags + [""])[trace.tag]
-    coll = (trace.kind == netsim.COMPUTE) & np.isin(tags, ("allreduce", "broadcast"))
-    per_rank = []
-    for r in range(trace.ranks):
-        ops = np.flatnonzero(coll & (trace.rank == r))
-        per_rank.append(result.ops["end"][ops])  # each collective: a start op, then its end op
-    ends = np.array(per_rank)
-    return ends[:, 1::2].max(axis=0) - ends[:, 0::2].max(axis=0)
+    """Simulated seconds of each collective: its end minus when its last member entered."""
+    c = result.collectives
+    return (c["end"] - c["ready"]).tolist()
 
 
 def test_a100_replay_on_an_nvswitch_box_predicts_the_step_time(a100):
@@ -160,6 +157,18 @@ def test_a100_replay_on_an_nvswitch_box_predicts_the_step_time(a100):
     closed = [2 * (P - 1) * (NVLINK_HOP + b / P / A100_LINK) if k == "allreduce"
               else NVLINK_HOP + b / A100_LINK for k, b, _ in _collectives(A100)]
     assert coll == pytest.approx(closed, rel=1e-9)
+
+
+def test_a100_replay_with_nccl_runs_each_call_as_the_lone_call(a100):
+    # On GPUs the default library is NCCL: each collective of the profile, once its last
+    # member has entered, takes what netsim.nccl.simulate gives that call alone on the box
+    # (the calls of this profile never overlap one another).
+    P = a100.metadata["world_size"]
+    G = _nvswitch_box(P, A100_LINK, NVLINK_HOP / 2)
+    result = netsim.simulate(a100, G)
+    assert set(result.collectives["library"].tolist()) == {"nccl"}
+    lone = [nccl.simulate(G, k, int(b)).makespan for k, b, _ in _collectives(A100)]
+    assert _collective_times(a100, result) == pytest.approx(lone, rel=1e-9)
 
 
 def test_mi300x_replay_on_a_full_mesh(mi300x):
@@ -220,15 +229,16 @@ def test_streams_and_cross_stream_waits(tmp_path):
     gemm, = np.flatnonzero(r0 & (tags == "kernel") & (t.duration == 100e-6))
     sgd, = np.flatnonzero(r0 & (tags == "kernel") & (t.duration == 10e-6))
     idle, = np.flatnonzero(r0 & (tags == "idle"))
-    start, end = np.flatnonzero(r0 & (tags == "allreduce") & (t.kind == netsim.COMPUTE))
+    coll, = np.flatnonzero(t.is_collective)
     assert t.duration[idle] == pytest.approx(10e-6)
-    assert t.deps(start).tolist() == [gemm]            # the collective waits for the gradient
-    assert sorted(t.deps(idle).tolist()) == [gemm, end]  # its stream idled until that end
+    assert gemm in t.deps(coll).tolist()               # the collective waits for the gradient
+    assert sorted(t.deps(idle).tolist()) == sorted([gemm, coll])  # its stream idled until then
     assert t.deps(sgd).tolist() == [idle]
     # Replay on a link of 4 GB/s: 100 us + ring allreduce of 4 kB over 2 ranks
     # (2 (alpha + 2000 B / 4 GB/s) = 1 us) + 10 us idle + 10 us sgd.
     G = _nvswitch_box(2, 4e9, 0.0)
-    assert netsim.simulate(t, G).makespan == pytest.approx(100e-6 + 1e-6 + 20e-6, rel=1e-9)
+    assert netsim.simulate(t, G, library="mpich").makespan == pytest.approx(
+        100e-6 + 1e-6 + 20e-6, rel=1e-9)
 
 
 def test_steps_mark_iterations_and_select(tmp_path):
@@ -320,6 +330,7 @@ def test_recursive_algorithm_option():
     # Over 2 ranks both move 2 n per allreduce and n per broadcast, but recursive doubling
     # sends n in one message each way where the ring sends n / 2 twice each way.
     closed = sum(2 * b if k == "allreduce" else b for k, b, _ in expected)
+    rec, ring = mpich_wire(rec), mpich_wire(ring)
     assert rec.total_bytes == pytest.approx(closed) and ring.total_bytes == pytest.approx(closed)
     nall = sum(k == "allreduce" for k, _, _ in expected)
     assert ring.num_messages - rec.num_messages == 2 * nall
@@ -333,4 +344,5 @@ def test_imported_trace_saves_with_its_measured_step_times(mi300x, tmp_path):
     back = netsim.load_trace(p)
     for key in ("measured_step_times", "measured_step_time", "device", "world_size", "collectives"):
         assert back.metadata[key] == mi300x.metadata[key]
-    assert back.num_ops == mi300x.num_ops and back.total_bytes == mi300x.total_bytes
+    assert back.num_ops == mi300x.num_ops and back.specs.rows() == mi300x.specs.rows()
+    assert np.array_equal(back.size, mi300x.size)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import netsim
+from netsim.library import mpich_wire
 import workloads
 from topologies import devices, star
 from workloads import WorkloadError, mlp
@@ -142,7 +143,9 @@ def test_resize_allreduce_bytes_and_flops(runs):
     t = runs["allreduce"]
     m = resnet50()
     r = resize(t, m, iterations=2)
-    assert r.total_bytes == pytest.approx(2 * 2 * 3 * 4 * m.params)
+    # One allreduce op of 4 n bytes per iteration; MPICH's ring moves 2 (P - 1) of it.
+    assert r.size[r.is_collective].tolist() == [4 * m.params] * 2
+    assert mpich_wire(r).total_bytes == pytest.approx(2 * 2 * 3 * 4 * m.params)
     fwd = r.flops[(r.tag == r.tags.index("forward")) & (r.rank == 0) & (r.iteration == 0)]
     # One forward op per unit, each its own FLOPs for batch 8 per worker.
     assert fwd.tolist() == (m.unit_flops * 8).tolist()

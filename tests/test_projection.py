@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import netsim
+from netsim.library import mpich_wire
 import workloads
 from netsim import TraceBuilder
 from topologies import star
@@ -135,7 +136,7 @@ def test_ps_sync_pattern_and_weak_scaling(recorded):
 
 
 def test_ring_allreduce_pattern(recorded):
-    p = project(recorded["allreduce"], 16, iterations=2)
+    p = mpich_wire(project(recorded["allreduce"], 16, iterations=2))
     assert p.num_messages == 2 * 2 * 16 * 15
     G = recorded["allreduce"].metadata["total_bytes"] / recorded["allreduce"].num_iterations / 6
     assert p.total_bytes == pytest.approx(2 * 2 * 15 * G)
@@ -243,11 +244,13 @@ def test_servers_are_resharded(recorded):
     assert push(p) == pytest.approx(push(t))
 
 
+@pytest.mark.long
 def test_projects_to_1024(recorded):
     p = project(recorded["ps-sync"], 1024)
     assert p.ranks == 1025 and p.num_iterations == recorded["ps-sync"].num_iterations
     r = project(recorded["allreduce"], 1024, iterations=1)
-    assert r.num_messages == 2 * 1024 * 1023
+    assert r.num_collectives == 1 and r.group(int(np.flatnonzero(r.is_collective)[0])).size == 1024
+    assert mpich_wire(r).num_messages == 2 * 1024 * 1023
     d = project(recorded["dgc"], 1024, iterations=1)
     assert d.num_messages == 1024 * 1023 * 2
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import netsim
+from netsim.library import mpich_wire
 from netsim import costmodel
 from studies import schemes as study_mod
 from studies.cli import main
@@ -32,7 +33,10 @@ def test_local_sgd_trace_allreduces_the_model_every_H_steps():
     # 10 steps, H = 4: allreduces after steps 3, 7 and the last (9); a ring over P = 4 is
     # 2 P (P - 1) = 24 messages carrying 2 (P - 1) x 4n bytes in all.
     model = mlp.model_of((4, 16, 3))
-    t = schemes.local_sgd_trace(4, model, 8, steps=10, period=4)
+    op = schemes.local_sgd_trace(4, model, 8, steps=10, period=4)
+    coll = op.is_collective   # one allreduce op of the 4n bytes per averaging
+    assert op.size[coll].tolist() == [4 * 131] * 3
+    t = mpich_wire(op)        # MPICH's ring
     msg = t.is_message
     assert sorted(set(t.iteration[msg].tolist())) == [3, 7, 9]
     for it in (3, 7, 9):
@@ -98,10 +102,15 @@ def test_schemes_table_matches_a_fresh_study():
             assert float(got[5]) == pytest.approx(float(want[5]), abs=0.006)
     offered = [r for r in rows if not r["reason"]]
     assert all(r["reached"] for r in offered)
-    # The closed form is each run's simulated time to within 0.2 % on both topologies.
+    # The closed form is each run's simulated time to within 0.2 % where MPICH runs the
+    # collectives (every row on 10 GbE, the parameter server's on the PCIe box). The
+    # allreduce rows on the PCIe box run as NCCL calls, their closed form NCCL's tuning
+    # model: within 3 % (the model's bus bandwidth against the replay's links).
     for r in offered:
         for topo in study_mod.TOPOLOGIES:
-            assert r[f"closed_{topo}"] == pytest.approx(r[f"time_{topo}"], rel=2e-3)
+            nccl = topo == "PCIe" and r["architecture"] == "allreduce"
+            assert r[f"closed_{topo}"] == pytest.approx(r[f"time_{topo}"],
+                                                        rel=3e-2 if nccl else 2e-3)
     by = {(r["scheme"], r["architecture"]): r for r in offered}
     # The trade-off: local SGD sends a quarter of BSP's bytes per step (H = 4), the ring
     # 3/4 of the master's; Downpour needs more epochs than BSP on the same model.

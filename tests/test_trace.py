@@ -70,7 +70,7 @@ def test_json_ids_may_be_arbitrary(tmp_path):
     ({"type": "message", "src": 0, "dst": 1, "bytes": 1, "deps": [99]}, "depends on missing op 99"),
     ({"type": "compute", "rank": 0, "seconds": float("nan")}, "seconds must be finite"),
     ({"type": "compute", "rank": 0}, "needs 'seconds' or 'flops'"),
-    ({"type": "send", "rank": 0}, "type must be 'message' or 'compute'"),
+    ({"type": "send", "rank": 0}, "type must be 'message', 'compute' or 'collective'"),
     ({"type": "message", "src": 0, "dst": 1, "bytes": 1, "colour": 2}, "unknown keys"),
 ])
 def test_bad_json_ops_are_named(tmp_path, op, message):

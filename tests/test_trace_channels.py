@@ -68,14 +68,14 @@ def test_join_and_repeat_keep_channel_and_priority():
 
 
 @pytest.mark.parametrize("ext", ["json", "npz"])
-def test_files_round_trip_with_schema_2(tmp_path, ext):
+def test_files_round_trip_channels_and_priority(tmp_path, ext):
     t = pathy()
     p = tmp_path / f"t.{ext}"
     save_trace(t, p)
     same(t, load_trace(p))
     if ext == "json":
         doc = json.loads(p.read_text())
-        assert doc["schema"] == SCHEMA == "netsim-trace/2"
+        assert doc["schema"] == SCHEMA == "netsim-trace/3"
         # Zero channel and priority are left out, so a channel-free trace reads as before.
         assert [sorted(set(op) & {"channel", "priority"}) for op in doc["ops"]] == \
             [[], ["channel", "priority"], ["priority"], ["channel"]]
@@ -106,6 +106,33 @@ def test_schema_1_files_load_and_replay_identically(name):
     # Printed by make_schema1.py under schema 1 (see tests/data/traces/README.md).
     assert makespan == 0.011421531200000005
     assert makespan == netsim.simulate(new, G).makespan
+
+
+def schema2_sample():
+    """The trace tests/data/traces/make_schema2.py saved, built with today's code."""
+    b = TraceBuilder(3, metadata={"device_flops": 1e12, "paradigm": "schema-2 sample"})
+    c0 = b.compute(0, seconds=1e-3, tag="fwd")
+    c1 = b.compute(1, flops=2e9, tag="fwd")
+    m0 = b.message(0, 1, 1.5e6, deps=[c0], tag="push", channel=1, priority=2)
+    m1 = b.message(1, 2, 123457, deps=[c1, m0], tag="push", priority=-1)
+    b.message(2, 0, 0, deps=[m1], iteration=0, channel=2)
+    b.compute(2, seconds=2e-4, deps=[m1], tag="bwd")
+    return repeat(concat(b.build(), ring_allreduce(3, 3e6), iteration_offset=0), 2)
+
+
+@pytest.mark.parametrize("name", ["schema2.json", "schema2.npz"])
+def test_schema_2_files_load_and_replay_identically(name):
+    from topologies import star
+
+    old = load_trace(os.path.join(DATA, name))
+    new = schema2_sample()
+    same(old, new)
+    assert old.channel.any() and old.priority.any() and not old.num_collectives
+    G = star(3, bandwidth=1.25e9, latency=1e-6)
+    for library in ("auto", "mpich", "nccl"):
+        # Printed by make_schema2.py under schema 2 (see tests/data/traces/README.md).
+        assert netsim.simulate(old, G, library=library).makespan == 0.011421531200000005
+    assert netsim.simulate(new, G).makespan == 0.011421531200000005
 
 
 def test_schema_1_refuses_the_new_columns_and_unknown_schemas_are_named(tmp_path):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from netsim.errors import NetsimError, UnitError
-from netsim.units import (format_bandwidth, parse_bandwidth, parse_bytes, parse_shape,
-                          parse_time, parse_workers)
+from netsim.units import (format_bandwidth, parse_bandwidth, parse_bytes, parse_seeds,
+                          parse_shape, parse_time, parse_workers)
 
 
 def test_prefixes_and_bits():
@@ -48,6 +48,35 @@ def test_parse_workers_refuses(text, message):
         parse_workers(text)
     assert str(info.value) == message or str(info.value).startswith(message)
     assert isinstance(info.value, NetsimError)  # the CLI prints it on one line
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("0..4", [0, 1, 2, 3, 4]),  # every integer, not the powers of two of a workers range
+    ("3..3", [3]),
+    ("0,3,7", [0, 3, 7]),
+    (" 7 ", [7]),
+    (0, [0]),
+    (f"{2**32 - 2}..{2**32 - 1}", [2**32 - 2, 2**32 - 1]),
+])
+def test_parse_seeds_accepts(text, expected):
+    assert parse_seeds(text) == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("5..2", "seeds range '5..2' must be A..B with 0 <= A <= B"),
+    ("-1..2", "seeds range '-1..2' must be A..B with 0 <= A <= B"),
+    ("x", "seeds must look like 0..4 or 0,3,7, got 'x'"),
+    ("0..x", "seeds must look like 0..4 or 0,3,7, got '0..x'"),
+    ("", "the seed list is empty"),
+    ("0,,2", "seed list '0,,2' has an empty item (a stray comma?)"),
+    ("-1", "seeds must be >= 0, got '-1'"),
+    ("3,1", "seed list must be strictly increasing, got '3,1'"),
+    (str(2**32), "seeds must be at most 2**32 - 1 = 4294967295, got '4294967296'"),
+])
+def test_parse_seeds_refuses(text, message):
+    with pytest.raises(UnitError) as info:
+        parse_seeds(text)
+    assert str(info.value) == message
 
 
 @pytest.mark.parametrize("value, expected", [

@@ -18,6 +18,12 @@ name       algorithm                                                   messages
 ``lp``     linear pipeline along ranks 0..P-1, ``segments`` pieces     2(P-1)k
 ========== =========================================================== =========
 
+The trace keeps each allreduce as one collective op (:mod:`netsim.collop`)
+of the gradient bytes; the communication library expands it when the trace is
+replayed (:mod:`netsim.library`): MPICH's schedule named by ``collective``
+(the table), or, on GPU machines, NCCL's own plan. ``ring``, the default,
+lets the library choose (MPICH's default is the ring); ``mst``, ``be`` and
+``lp`` exist in MPICH only, so they run as MPICH's schedules on any machine.
 Each of them carries ``2 (P - 1)`` times the gradient bytes in total. Chunks
 are whole float32 values, cut as MPICH and NCCL cut them: a 524-byte gradient
 (131 values) over 8 ranks is 3 chunks of 17 values (68 B) and 5 of 16 (64 B),
@@ -46,14 +52,14 @@ from netsim.traceops import concat, repeat
 from . import mlp
 from .closed import Asymptotic, terms
 from .errors import WorkloadError
-from .frontier import Frontier, cols
-from .overlap import DDP_BUCKET_BYTES, check_overlap, embed, iterate, pieces, pieces_of, touching
+from .frontier import Frontier, cols, one_row
+from .overlap import DDP_BUCKET_BYTES, check_overlap, iterate, pieces, pieces_of
 from .plan import Recording, finish, plan, recording
 from .recorder import V100_FP32_FLOPS, payload_bytes, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC", "COLLECTIVES", "collective_trace", "SERVERS",
-           "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC", "COLLECTIVES", "collective_trace",
+           "collective_op", "HINTS", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: No servers (see :func:`workloads.plan.plan`).
 SERVERS = "none"
@@ -83,6 +89,9 @@ OPTIONS = {
 }
 
 COLLECTIVES = ("ring", "mst", "be", "lp")
+#: The algorithm hint of each collective (:mod:`netsim.collop`): ring leaves the choice to
+#: the library (MPICH's default is its ring).
+HINTS = {"ring": None, "mst": "mst", "be": "be", "lp": "lp"}
 
 
 def _check_collective(name, segments):
@@ -141,6 +150,36 @@ def collective_trace(name, P, nbytes, segments=4, element=mlp.BYTES_PER_VALUE):
         return collectives.pipeline_allreduce(P, nbytes, segments=segments, element=element)
     return concat(collectives.binomial_reduce(P, nbytes, element=element),
                   collectives.binomial_broadcast(P, nbytes, element=element))
+
+
+def collective_op(name, P, nbytes, segments=4, element=mlp.BYTES_PER_VALUE, tag="allreduce"):
+    """One allreduce of ``nbytes`` among ``P`` ranks as a collective op, expanded at replay.
+
+    Under MPICH it replays as :func:`collective_trace` of the same arguments.
+
+    Parameters
+    ----------
+    name : str
+        ``ring``, ``mst``, ``be`` or ``lp`` (:data:`HINTS`).
+    P : int
+    nbytes : float
+    segments : int, optional
+        Pipeline segments of ``lp``.
+    element : int or None, optional
+        Bytes of one value: chunks are whole values (None: an even cut).
+    tag : str, optional
+
+    Examples
+    --------
+    >>> t = collective_op("lp", 4, 400)
+    >>> t.num_collectives, t.specs.row(0).algorithm, t.specs.row(0).segments
+    (1, 'lp', 4)
+    """
+    _check_collective(name, segments)
+    b = TraceBuilder(P)
+    b.collective("allreduce", range(P), nbytes, algorithm=HINTS[name],
+                 segments=segments if name == "lp" else 0, element=element or 0, tag=tag)
+    return b.build()
 
 
 def run(dataset="iris", workers=4, epochs=30, seed=0, collective="ring", segments=4,
@@ -237,6 +276,9 @@ def measure(trace):
     4.0
     """
     r = recording(trace)
+    if trace.num_collectives:   # each collective op is one allreduce of its gradient bytes
+        coll = trace.is_collective
+        return {"recording": r, "bpv": float(trace.size[coll].sum()) / r.n_rec / r.model0.params}
     name, seg = r.hyper.get("collective", "ring"), int(r.hyper.get("segments", 4))
     # Bytes per gradient byte: every chunk travels the same number of times, so the
     # total is a whole multiple of the vector. An even cut of 1024 P k bytes gives
@@ -250,10 +292,10 @@ def measure(trace):
 
 def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
     """Synchronous SGD with an allreduce over ``P`` workers, repeated every iteration:
-    each worker's forward and backward ops, then the collective
-    (:func:`collective_trace` of the gradient, e.g. ring: 2 P (P - 1) messages of
-    about 1/P of it, in whole float32 values) after each rank's last backward op, then every worker's update
-    after everything that touched its rank.
+    each worker's forward and backward ops, then the collective op of the gradient
+    (:func:`collective_op`; under MPICH :func:`collective_trace`, e.g. ring: 2 P (P - 1)
+    messages of about 1/P of it, in whole float32 values) after each rank's last backward
+    op, then every worker's update after its part of the collective.
 
     Parameters
     ----------
@@ -271,8 +313,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     Examples
     --------
     >>> t = schedule(16, measure(run(workers=4, epochs=1).trace), iterations=2)
-    >>> t.num_messages == 2 * 2 * 16 * 15
-    True
+    >>> t.num_collectives, t.specs.row(0).group == tuple(range(16))
+    (2, True)
     """
     c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
     P, model = c.P, c.model
@@ -284,8 +326,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     hyper = c.rec.hyper
     if hyper.get("overlap", "none") != "none" or hyper.get("partition_bytes"):
         return finish(_overlapped(c, stats["bpv"], element), c, SERVERS)
-    C = collective_trace(hyper.get("collective", "ring"), P, nbytes,
-                         int(hyper.get("segments", 4)), element=element)
+    C = collective_op(hyper.get("collective", "ring"), P, nbytes, int(hyper.get("segments", 4)),
+                      element=element)
     work = Frontier(P)
     work.forward_backward(W, model, c.batch)
     upd = Frontier(P)
@@ -303,17 +345,15 @@ def _overlapped(c, bpv, element):
     name, seg = hyper.get("collective", "ring"), int(hyper.get("segments", 4))
     pcs = pieces_of(c.model, hyper, bpv)
     W, values = np.arange(P), pcs.values.tolist()
-    colls = {}
-    for v in set(values):
-        C = collective_trace(name, P, v * bpv, seg, element=element)
-        colls[v] = (C, touching(C, P))
     b = Frontier(P)
 
     def exchange(it, k, after):
-        C, touch = colls[values[k]]
-        ids = embed(b, C, it, after, int(pcs.priority[k]))
-        got = np.where(touch >= 0, ids[np.maximum(touch, 0)] if len(ids) else -1, -1)
-        return b.compute(W, mlp.update_flops(values[k]), it, "update", cols(after, *got.T))[:, None]
+        # The piece's collective waits for the backward op completing it on every rank.
+        a = b.collective("allreduce", W, values[k] * bpv, it, "allreduce", one_row(after),
+                         int(pcs.priority[k]), HINTS[name], seg if name == "lp" else 0,
+                         element or 0)
+        return b.compute(W, mlp.update_flops(values[k]), it, "update",
+                         cols(after, np.full(P, a)))[:, None]
 
     return iterate(b, c, pcs, exchange)
 
@@ -364,8 +404,12 @@ def closed_form(trace, alpha, beta, device_flops=None):
     name = hyper.get("collective", "ring")
     k = int(hyper.get("segments", 4))
     niter = max(trace.num_iterations, 1)
-    msg = trace.is_message
-    per_iter = np.bincount(trace.iteration[msg], weights=trace.size[msg], minlength=niter)
-    n = per_iter / (2 * (P - 1)) if P > 1 else np.zeros(niter)
+    coll = trace.is_collective
+    if coll.any():   # the gradient bytes of each iteration's allreduces
+        n = np.bincount(trace.iteration[coll], weights=trace.size[coll], minlength=niter)
+    else:
+        msg = trace.is_message
+        per_iter = np.bincount(trace.iteration[msg], weights=trace.size[msg], minlength=niter)
+        n = per_iter / (2 * (P - 1)) if P > 1 else np.zeros(niter)
     comm = np.array([_ALLREDUCE[name](P, x, alpha, beta, k) if x > 0 else 0.0 for x in n])
     return terms(trace, comm, device_flops, f"compute + {name} allreduce of the gradient + update")

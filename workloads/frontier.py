@@ -29,9 +29,10 @@ Examples
 
 import numpy as np
 
-from netsim.trace import COMPUTE, MESSAGE, Trace, deps_csr
+from netsim.collop import ROOTED, Specs
+from netsim.trace import COLLECTIVE, COMPUTE, MESSAGE, Trace, deps_csr
 
-__all__ = ["Frontier", "ranges", "one", "cols", "merge", "interleave", "rows", "pipeline"]
+__all__ = ["Frontier", "ranges", "one", "one_row", "cols", "merge", "interleave", "rows", "pipeline"]
 
 
 def ranges(lo, cnt):
@@ -63,6 +64,18 @@ def one(ops):
     """
     ops = np.asarray(ops, np.int64).ravel()
     return np.ones(len(ops), np.int64), ops
+
+
+def one_row(ops):
+    """CSR deps of a single op waiting for every op of ``ops``.
+
+    Examples
+    --------
+    >>> [x.tolist() for x in one_row([4, 7])]
+    [[2], [4, 7]]
+    """
+    ops = np.asarray(ops, np.int64).ravel()
+    return np.array([len(ops)], np.int64), ops
 
 
 def cols(*columns):
@@ -179,6 +192,7 @@ class Frontier:
         self._last = np.full(self.ranks, -1, np.int64)
         self._p_rank = np.zeros(0, np.int64)
         self._p_op = np.zeros(0, np.int64)
+        self._specs = {}
 
     def __len__(self):
         return self.n
@@ -194,7 +208,7 @@ class Frontier:
         """
         return -1 if name is None else self._tags.setdefault(str(name), len(self._tags))
 
-    def add(self, kind, rank, peer, size, flops, iteration, tag, deps, priority=0):
+    def add(self, kind, rank, peer, size, flops, iteration, tag, deps, priority=0, spec=-1):
         """Append a block of ops laid out as given; return their ids.
 
         ``kind``, ``peer``, ``size``, ``flops``, ``iteration`` and ``tag`` (an id of
@@ -222,6 +236,8 @@ class Frontier:
         priority : int or numpy.ndarray
             Priority of each message (larger = more urgent; the trace's
             ``priority`` column, read by strict-priority replays).
+        spec : int or numpy.ndarray
+            A collective op's specification (see :meth:`collective`), -1 for others.
 
         Examples
         --------
@@ -240,7 +256,7 @@ class Frontier:
                              col(size, np.float64), col(flops, np.float64),
                              col(iteration, np.int64), col(tag, np.int16),
                              np.asarray(counts, np.int64), np.asarray(idx, np.int64),
-                             col(priority, np.int16)))
+                             col(priority, np.int16), col(spec, np.int32)))
         ids = np.arange(self.n, self.n + m, dtype=np.int64)
         self.n += m
         return ids
@@ -412,6 +428,49 @@ class Frontier:
             bwd[l] = self.compute(ranks, bwd_flops[l] * batch, iteration, "backward")
         return bwd
 
+    def collective(self, op, ranks, nbytes, iteration=0, tag=None, deps=None, priority=0,
+                   algorithm=None, segments=0, element=0):
+        """One collective op among ``ranks`` (:mod:`netsim.collop`), waiting for ``deps``
+        (CSR, one row) or every member's frontier; it becomes every member's frontier.
+        Returns its id.
+
+        Parameters
+        ----------
+        op : str
+            ``"allreduce"``, ``"allgather"``, ...
+        ranks : sequence of int
+            The group.
+        nbytes : float
+            Bytes as nccl-tests counts them.
+        iteration, tag, priority
+            As for :meth:`send`.
+        deps : tuple of numpy.ndarray, optional
+            ``(ptr, idx)`` CSR dependencies of the one op.
+        algorithm, segments, element
+            As for :meth:`netsim.TraceBuilder.collective`.
+
+        Examples
+        --------
+        >>> b = Frontier(2)
+        >>> c = b.compute([0, 1], 10.0)
+        >>> a = b.collective("allreduce", [0, 1], 400.0, tag="grad")
+        >>> t = b.build(); t.deps(int(a)).tolist(), t.specs.row(0).op
+        ([0, 1], 'allreduce')
+        """
+        group = tuple(int(r) for r in ranks)
+        root = group[0] if op in ROOTED else -1
+        key = (op, group, root, algorithm, int(segments), int(element))
+        if key not in self._specs:
+            Specs.from_rows([key])   # an unknown op or algorithm is refused by name
+            self._specs[key] = len(self._specs)
+        if deps is None:
+            c, i = self.frontier(group)
+            deps = (np.array([c.sum()]), np.unique(i))
+        ids = self.add(COLLECTIVE, [root if root >= 0 else group[0]], -1, nbytes, 0.0,
+                       iteration, self.tag(tag), deps, priority, self._specs[key])
+        self.settle(group, np.repeat(ids, len(group)))
+        return ids[0]
+
     def build(self, metadata=None):
         """The :class:`netsim.Trace` of every op added, in order.
 
@@ -426,13 +485,15 @@ class Frontier:
         if not self._blocks:
             return Trace(self.ranks, np.zeros(0, np.uint8), np.zeros(0, np.int64),
                          tags=list(self._tags), metadata=dict(metadata or {}))
-        kind, rank, peer, size, flops, iteration, tag, counts, idx, prio = (
+        kind, rank, peer, size, flops, iteration, tag, counts, idx, prio, spec = (
             np.concatenate(c) for c in zip(*self._blocks))
         ptr = np.zeros(len(kind) + 1, np.int64)
         np.cumsum(counts, out=ptr[1:])
         duration = np.where((kind == COMPUTE) & (flops > 0), np.nan, 0.0)
         # The priority column only where some message has one (plain traces stay plain).
         extra = {"priority": prio} if prio.any() else {}
+        if self._specs:
+            extra.update(spec=spec, specs=Specs.from_rows(list(self._specs)))
         return Trace(self.ranks, kind, rank, np.where(kind == MESSAGE, peer, -1), size,
                      duration, flops, iteration, tag, ptr, idx, tags=list(self._tags),
                      metadata=dict(metadata or {}), **extra)

@@ -349,7 +349,8 @@ def resize(trace, model, workers=None, servers=None, iterations=None, batch_size
     >>> import workloads
     >>> t = workloads.record("allreduce", workers=4, epochs=1).trace
     >>> big = resize(t, "resnet50", iterations=1)
-    >>> big.total_bytes == 2 * 3 * 4 * resnet50().params   # ring: 2 (P-1) x 4 bytes/param
+    >>> from netsim.library import mpich_wire
+    >>> mpich_wire(big).total_bytes == 2 * 3 * 4 * resnet50().params   # ring: 2 (P-1) x 4 B/param
     True
     >>> fwd = (big.rank == 0) & (big.tag == big.tags.index("forward"))   # one op per unit
     >>> big.metadata["model"], bool(abs(big.flops[fwd].sum() / (resnet50().flops * 8) - 1) < 1e-12)

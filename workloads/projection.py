@@ -116,7 +116,8 @@ def project(trace, P, servers=None, iterations=None, batch_size=None, device_flo
     >>> import workloads
     >>> rec = workloads.record("allreduce", workers=4, epochs=1)
     >>> t = project(rec.trace, 16, iterations=2)
-    >>> t.num_messages == 2 * (2 * 16 * 15), t.metadata["projection"]["from_workers"]
+    >>> from netsim.library import mpich_wire
+    >>> mpich_wire(t).num_messages == 2 * (2 * 16 * 15), t.metadata["projection"]["from_workers"]
     (True, 4)
     >>> project(rec.trace, 0)
     Traceback (most recent call last):

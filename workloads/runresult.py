@@ -11,6 +11,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
+from netsim.library import mpich_wire
 from netsim.trace import Trace
 
 from . import mlp
@@ -39,11 +40,13 @@ class RunResult:
     accuracy : float
         Test accuracy of the final model on the held-out split.
     total_bytes : int
-        Bytes sent, from the paradigm's own payload accounting; equals
-        ``trace.total_bytes`` (up to float rounding when a collective generator
-        cuts a buffer into fractional-byte chunks, e.g. 524 bytes over 3 ranks).
+        Bytes sent, from the paradigm's own payload accounting; equals the
+        bytes of the trace's messages with its collective ops expanded by MPICH
+        (``netsim.library.expand(trace, None, library="mpich")``; up to float
+        rounding when a collective generator cuts a buffer into fractional-byte
+        chunks, e.g. 524 bytes over 3 ranks).
     messages : int
-        Messages sent; equals ``trace.num_messages``.
+        Messages sent; equals the same expansion's ``num_messages``.
     iterations : int
         Training iterations (steps or rounds) recorded.
     dropped_fraction : float or None
@@ -161,11 +164,12 @@ def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iteratio
     >>> r.trace.metadata["paradigm"], r.trace.metadata["workers"], r.total_bytes
     ('demo', 2, 8)
     """
-    if (not math.isclose(trace.total_bytes, total_bytes, rel_tol=1e-12, abs_tol=1e-9)
-            or trace.num_messages != messages):
+    wire = mpich_wire(trace)
+    if (not math.isclose(wire.total_bytes, total_bytes, rel_tol=1e-12, abs_tol=1e-9)
+            or wire.num_messages != messages):
         raise RuntimeError(f"{paradigm}: own accounting ({total_bytes} bytes, {messages} messages) "
-                           f"differs from the trace ({trace.total_bytes} bytes, "
-                           f"{trace.num_messages} messages)")
+                           f"differs from the trace ({wire.total_bytes} bytes, "
+                           f"{wire.num_messages} messages, collectives expanded by MPICH)")
     hyper = {k: (list(v) if isinstance(v, tuple) else v) for k, v in dict(hyper).items()}
     rate = hyper.get("device_flops", V100_FP32_FLOPS)
     test_loss = (extra or {}).get("test_loss")

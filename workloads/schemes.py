@@ -23,6 +23,7 @@ dispatches to the closed form of the paradigm a combination runs.
 
 import numpy as np
 
+from netsim.library import mpich_wire
 from netsim.traceops import concat, repeat
 
 from . import allreduce, mlp, model_averaging, ps_async, ps_sync
@@ -69,8 +70,9 @@ def combinations():
 def local_sgd_trace(P, model, batch, steps, period, collective="ring", segments=4):
     """The trace of local SGD with the model allreduced every ``period`` steps (and after
     the last): per step every worker's forward, backward and update, then every
-    ``period``-th step :func:`workloads.allreduce.collective_trace` of the ``4 n`` bytes
-    of the model.
+    ``period``-th step one allreduce op of the ``4 n`` bytes of the model
+    (:func:`workloads.allreduce.collective_op`; under MPICH
+    :func:`workloads.allreduce.collective_trace`).
 
     Parameters
     ----------
@@ -95,15 +97,15 @@ def local_sgd_trace(P, model, batch, steps, period, collective="ring", segments=
     Examples
     --------
     >>> t = local_sgd_trace(4, mlp.model_of((4, 16, 3)), 8, steps=10, period=4)
-    >>> t.num_iterations, t.num_messages, sorted(set(t.iteration[t.is_message].tolist()))
-    (10, 72, [3, 7, 9])
+    >>> t.num_iterations, t.num_collectives, sorted(set(t.iteration[t.is_collective].tolist()))
+    (10, 3, [3, 7, 9])
     """
     W = np.arange(P)
     work = Frontier(P)
     work.forward_backward(W, model, batch)
     work.compute(W, mlp.update_flops(model.params), tag="update")
     step = work.build()
-    C = allreduce.collective_trace(collective, P, mlp.BYTES_PER_VALUE * model.params, segments)
+    C = allreduce.collective_op(collective, P, mlp.BYTES_PER_VALUE * model.params, segments)
 
     def block(k):  # k local steps, then the allreduce after the last of them
         return concat(repeat(step, k), C, iteration_offset=k - 1)
@@ -205,11 +207,12 @@ def _over_allreduce(r, period, collective, segments):
                             segments)
     md = dict(r.trace.metadata)
     hyper = dict(md["hyper"], collective=collective, segments=segments)
+    wire = mpich_wire(trace)   # bytes and messages as MPICH's schedule sends them
     md.update(paradigm="local-sgd-allreduce", servers=0, ranks=P, roles=["worker"] * P,
-              hyper=hyper, total_bytes=trace.total_bytes, messages=trace.num_messages)
+              hyper=hyper, total_bytes=wire.total_bytes, messages=wire.num_messages)
     trace = trace.with_metadata(**md)
-    return RunResult("local-sgd-allreduce", trace, r.accuracy, trace.total_bytes,
-                     trace.num_messages, r.iterations, None, r.extra, r.diverged, r.diverged_at)
+    return RunResult("local-sgd-allreduce", trace, r.accuracy, wire.total_bytes,
+                     wire.num_messages, r.iterations, None, r.extra, r.diverged, r.diverged_at)
 
 
 def closed_form(trace, alpha, beta, device_flops=None):

@@ -4,6 +4,7 @@ import numpy as np
 
 from ..checks import check_int
 from ..errors import TraceError
+from ..library import mpich_wire
 from ..network import as_network, compute_nodes, route_loads
 
 __all__ = ["alpha_beta", "link_loads", "contention_bound", "busiest_link"]
@@ -14,7 +15,8 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
 
     Alpha is the largest path latency and beta the inverse of the smallest
     bottleneck bandwidth over the pairs considered: the ``(src, dst)`` pairs
-    of the trace's messages if a trace is given, otherwise every ordered pair
+    of the trace's messages if a trace is given (its collective ops as MPICH's
+    messages, :func:`netsim.library.mpich_wire`), otherwise every ordered pair
     of the ``ranks`` placed ranks. Pairs on one node are skipped.
 
     Parameters
@@ -49,6 +51,7 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
     """
     net = as_network(topology)
     if trace is not None:
+        trace = mpich_wire(trace)
         ranks = trace.ranks
         msg = trace.is_message
         pairs = np.unique(np.stack([trace.rank[msg], trace.peer[msg]], axis=1).astype(np.int64),
@@ -70,7 +73,8 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
 
 
 def link_loads(trace, topology, placement=None):
-    """Bytes each link direction must carry when the trace's messages are routed.
+    """Bytes each link direction must carry when the trace's messages are routed (its
+    collective ops as MPICH's messages, :func:`netsim.library.mpich_wire`).
 
     Parameters
     ----------
@@ -96,6 +100,7 @@ def link_loads(trace, topology, placement=None):
     """
     net = as_network(topology)
     nodes = net.placement(trace.ranks, placement)
+    trace = mpich_wire(trace)   # collective ops as MPICH's messages
     msg = trace.is_message
     L = net.num_links
     if not msg.any():

@@ -45,7 +45,8 @@ Examples
 """
 
 from . import hardware, limits, p2p, search, tuning
-from .model import ALGORITHMS, OPS, WIRE_FACTOR, Plan, simulate
+from .model import ALGORITHMS, OPS, WIRE_FACTOR, Plan
+from .call import simulate
 from .tuning import NcclModelError, bus_factor
 
 __all__ = ["simulate", "Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",

@@ -56,13 +56,12 @@ from typing import NamedTuple
 import networkx as nx
 
 from ..network import Network
-from ..result import simulate as _replay
-from ..trace import TraceBuilder
 from ..checks import check_int
 from . import hardware, limits, p2p, tuning
 from .tuning import NcclModelError
 
-__all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "simulate"]
+__all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "Setup", "Call",
+           "setup", "plan"]
 
 OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
 ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "collnet_chain", "p2p")
@@ -263,19 +262,11 @@ def _whole(nbytes):
 
 
 class _Flows:
-    """Flows between graph nodes; GPU ranks first, relay nodes (CPU, NIC, NVSwitch) after."""
+    """Flows between graph nodes: ``(from node, to node, bytes)`` of one call."""
 
     def __init__(self, hw, wire):
         self.hw, self.wire = hw, wire
-        self.nodes = list(hw.gpus)
-        self.index = {g: i for i, g in enumerate(self.nodes)}
         self.flows = []
-
-    def _rank(self, node):
-        if node not in self.index:
-            self.index[node] = len(self.nodes)
-            self.nodes.append(node)
-        return self.index[node]
 
     def add(self, a, b, nbytes, rail=0, origin=None):
         """A transfer from rank ``a`` to rank ``b`` by NCCL's transport: one flow per leg.
@@ -303,7 +294,7 @@ class _Flows:
         way.append(gb)
         for u, v in zip(way, way[1:]):
             if u != v:
-                self.flows.append((self._rank(u), self._rank(v), _whole(nbytes * self.wire)))
+                self.flows.append((u, v, _whole(nbytes * self.wire)))
 
     def to_sharp(self, a, rail, switch, nbytes):
         """CollNet: rank ``a`` to its rail's SHARP switch and back, ``nbytes`` each way.
@@ -319,22 +310,15 @@ class _Flows:
             way.append(hw.gpus[hw.rail_gpu[m][r]])
         way += [hw.nics[m][r], switch]
         for u, v in zip(way, way[1:]):
-            self.flows.append((self._rank(u), self._rank(v), _whole(nbytes * self.wire)))
-            self.flows.append((self._rank(v), self._rank(u), _whole(nbytes * self.wire)))
+            self.flows.append((u, v, _whole(nbytes * self.wire)))
+            self.flows.append((v, u, _whole(nbytes * self.wire)))
 
     def to_switch(self, a, switch, nbytes):
         """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency)."""
-        s = self._rank(switch)
         eff = NVLS_EFFICIENCY[100 if self.hw.compcap >= 100 else 90]
-        self.flows.append((a, s, _whole(nbytes * self.wire / eff)))
-        self.flows.append((s, a, _whole(nbytes * self.wire / eff)))
-
-    def trace(self, latency, meta):
-        b = TraceBuilder(len(self.nodes), metadata=meta)
-        start = b.compute(0, seconds=latency, tag="nccl latency")
-        for src, dst, nbytes in self.flows:
-            b.message(src, dst, nbytes, deps=[start], tag="nccl")
-        return b.build()
+        g = self.hw.gpus[a]
+        self.flows.append((g, switch, _whole(nbytes * self.wire / eff)))
+        self.flows.append((switch, g, _whole(nbytes * self.wire / eff)))
 
 
 def _local_rings(G, hw, channels):
@@ -397,13 +381,20 @@ def _origins(E, hw, cap, wire):
 
     Every flow of channel ``c`` from ``a`` to ``b`` starts there (:meth:`_Flows.add`),
     so it is held to the cap (in wire bytes) and shares ``a``'s links with the rest.
+    Calls of one replay share ``E``: a call whose cap differs from an earlier
+    call's on the same channel gets a node of its own (``...#ch<c>~<k>``).
     """
     def origin(a, b, c):
         if cap is None:
             return None
-        node = f"{hw.gpus[a]}>{hw.gpus[b]}#ch{c}"
+        bw = cap(a, b) * wire
+        base = node = f"{hw.gpus[a]}>{hw.gpus[b]}#ch{c}"
+        k = 0
+        while node in E and E.edges[node, hw.gpus[a]]["bandwidth"] != bw:
+            k += 1
+            node = f"{base}~{k}"
         if node not in E:
-            E.add_edge(node, hw.gpus[a], bandwidth=cap(a, b) * wire, latency=0.0)
+            E.add_edge(node, hw.gpus[a], bandwidth=bw, latency=0.0)
         return node
     return origin
 
@@ -470,75 +461,112 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
                     flows.add(down, up, share, rail=c, origin=origin(down, up, c))
 
 
-def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=None):
-    """Simulate one NCCL collective on a graph; its time is ``result.makespan``.
+class Setup(NamedTuple):
+    """What the model reads once for a group of GPUs (:func:`setup`)."""
+
+    G: object        # the graph as given (NVLink counts, rings)
+    hw: object       # hardware.Hardware of the group
+    E: object        # the effective graph (shared by the calls of one replay)
+    sharp: object    # the SHARP switches, or None
+    comm: object     # tuning.Comm: the graphs NCCL's search would build
+
+
+class Call(NamedTuple):
+    """One planned call: NCCL's choice and the flows that carry it (:func:`plan`)."""
+
+    op: str
+    nbytes: int
+    ranks: int
+    nodes: int        # machines
+    algorithm: str
+    protocol: str
+    channels: int
+    latency: float    # s, NCCL's latency for the call
+    tuning_time: float
+    flows: tuple      # (from node, to node, bytes) on ``E``
+
+
+def setup(G, ranks=None, E=None):
+    """Read the graph for a group of GPUs: hardware, effective graph, NCCL's search.
 
     Parameters
     ----------
     G : networkx.Graph
         Hardware following the attribute contract of :mod:`netsim.nccl`.
-    op : str
-        ``"allreduce"``, ``"allgather"``, ``"reduce_scatter"``, ``"broadcast"``,
-        ``"reduce"``, ``"alltoall"`` or ``"sendrecv"``.
-    nbytes : int
-        nccl-tests' size in bytes: the buffer of allreduce, broadcast, reduce and
-        sendrecv, the whole gathered (scattered) buffer of allgather
-        (reduce_scatter), each rank's send buffer of alltoall.
     ranks : sequence of nodes, optional
-        The gpu node of each rank; default every gpu node in graph order.
-    algorithm : {"ring", "tree", "nvls", "nvls_tree", "collnet_chain", "p2p"}, optional
-        None: NCCL's choice (:func:`netsim.nccl.tuning.algo_time` least).
-        alltoall and sendrecv always run as ``"p2p"``.
-    protocol : {"LL", "LL128", "Simple"}, optional
-        None: NCCL's choice.
-    channels : int, optional
-        None: the count NCCL's search reaches on these links; for alltoall and
-        sendrecv, the channels each send runs on (:mod:`netsim.nccl.p2p`).
+        The gpu node of each member (default every gpu node in graph order).
+    E : networkx.Graph, optional
+        The effective graph of an earlier group of the same replay, to share
+        (channel-limit edges are added to it); None builds one.
 
     Returns
     -------
-    Result
-        The replay; ``result.plan`` is a :class:`Plan`. Trace ranks ``0 .. P-1``
-        are the GPU ranks; any further rank is a node a transfer is staged
-        through (a CPU without P2P, a NIC, an NVSwitch for NVLS) or a
-        channel's GPU-side limit (``"<gpu>><peer>#ch<c>"``, one edge into its
-        GPU), in ``result.ranks["node"]``. Link capacities in ``result.links``
-        are the ones NCCL counts on (:func:`netsim.nccl.hardware.effective_graph`).
+    Setup
+
+    Raises
+    ------
+    NcclModelError
+        For ranks that are not gpu nodes, or ``E`` of another GPU generation.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100")
+    >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
+    >>> s = setup(G); s.hw.compcap, s.E.edges["g0", "g1"]["bandwidth"]
+    (70, 20000000000.0)
+    """
+    hw = hardware.describe(G, ranks)
+    if E is None:
+        Network(G)  # the edges' bandwidth and latency are checked before they are read
+        E = hardware.effective_graph(G, hw.compcap)
+        E.graph["nccl_compcap"] = hw.compcap
+    elif E.graph.get("nccl_compcap") != hw.compcap:
+        raise NcclModelError(f"collectives of one replay run on GPUs of different compute "
+                             f"capabilities ({E.graph.get('nccl_compcap')} and {hw.compcap}); "
+                             f"the model counts links for one generation")
+    sharp = hardware.sharp_switches(E, hw)
+    return Setup(G, hw, E, sharp, _comm(G, E, hw, sharp))
+
+
+def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
+    """Plan one call on a :class:`Setup`: NCCL's algorithm, protocol, channels and flows.
+
+    Parameters
+    ----------
+    s : Setup
+    op, nbytes, algorithm, protocol, channels
+        As for :func:`netsim.nccl.simulate`.
+
+    Returns
+    -------
+    Call
 
     Raises
     ------
     NcclModelError
         For an unknown op, algorithm or protocol, ``nbytes`` or ``channels``
-        below 1, ranks that are not gpu nodes, or an algorithm the hardware
-        cannot run (the message names what is missing).
+        below 1, or an algorithm the hardware cannot run.
 
     Examples
     --------
-    Two GPUs on one 25 GB/s NVLink (V100, NCCL counts 20 GB/s), 1 GB allreduce:
-
     >>> import networkx as nx
     >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100")
     >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
-    >>> r = simulate(G, "allreduce", 10**9, algorithm="ring", protocol="Simple")
-    >>> r.plan.algorithm, r.plan.channels
-    ('ring', 1)
-    >>> round(r.makespan * 1e3, 4)     # (8.4 + 2 x 3.4) us + 1 GB x 2 x 1/2 / 20 GB/s
-    50.0152
+    >>> c = plan(setup(G), "allreduce", 10**9, algorithm="ring", protocol="Simple")
+    >>> c.channels, c.flows
+    (1, (('g0', 'g1', 1000000000.0), ('g1', 'g0', 1000000000.0)))
     """
     if op not in OPS:
         raise NcclModelError(f"unknown op {op!r}; known: {', '.join(OPS)}")
     nbytes = check_int(nbytes, "nbytes", error=NcclModelError)
     if protocol is not None and protocol not in tuning.PROTOCOLS:
         raise NcclModelError(f"unknown protocol {protocol!r}; known: {', '.join(tuning.PROTOCOLS)}")
-    hw = hardware.describe(G, ranks)
-    Network(G)  # the edges' bandwidth and latency are checked before they are read
-    E = hardware.effective_graph(G, hw.compcap)
-    sharp = hardware.sharp_switches(E, hw)
-    comm = _comm(G, E, hw, sharp)
+    hw, E, comm = s.hw, s.E, s.comm
     if algorithm is not None:
         _check_algorithm(hw, comm, op, algorithm)
     if op in ("alltoall", "sendrecv"):
-        k, proto = _p2p_plan(G, E, hw, comm, op, nbytes)
+        k, proto = _p2p_plan(s.G, E, hw, comm, op, nbytes)
         channels = k if channels is None else channels
         protocol = protocol or proto
     algorithm, protocol, predicted = _choose(comm, hw, op, nbytes, algorithm, protocol)
@@ -547,12 +575,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     channels = check_int(channels, "channels", error=NcclModelError)
     cap = _channel_caps(hw, comm, op, algorithm, protocol, channels)
     origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
-    latency = _latency(comm, hw, op, algorithm, protocol)
     flows = _Flows(hw, WIRE_FACTOR[protocol])
-    _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp)
-    meta = {"library": "nccl", "op": op, "algorithm": algorithm, "protocol": protocol}
-    result = _replay(flows.trace(latency, meta), E, placement=flows.nodes)
-    algbw = nbytes / result.makespan
-    result.plan = Plan(op, nbytes, len(hw.gpus), len(hw.machines), algorithm, protocol, channels,
-                       latency, algbw, algbw * tuning.bus_factor(op, len(hw.gpus)), predicted)
-    return result
+    _schedule(s.G, hw, flows, op, algorithm, nbytes, channels, origin, s.sharp)
+    return Call(op, nbytes, len(hw.gpus), len(hw.machines), algorithm, protocol, channels,
+                _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows))

@@ -1,21 +1,28 @@
 """``netsim claims``: the seed papers' claims in their own settings and where they hold.
 
-:func:`studies.claims.run_claims`, printed by :func:`studies.report.format_claims`,
-then each claim's region (:func:`studies.claim_regions.format_region`), drawn
-with ``--png`` (:func:`studies.claim_regions.plot_regions`).
+:func:`studies.claims.run_claim_seeds` at each seed of ``--seeds``, folded by
+:func:`studies.claim_verdicts.over_seeds` (holds in k of N seeds) and printed by
+:func:`studies.claim_verdicts.format_claims_over_seeds`, then each claim's region
+(:func:`studies.claim_regions.format_region`), drawn with ``--png``
+(:func:`studies.claim_regions.plot_regions`).
 """
 
+import contextlib
 import json
 import sys
 import time
 
+from netsim.errors import UnitError
+from netsim.units import parse_seeds
+
 from .. import claims
 from ..claim_regions import format_region, plot_regions
-from ..console import check_options, check_writable, note, write
-from ..report import format_claims
+from ..claim_verdicts import format_claims_over_seeds, format_counts, over_seeds, seeds_label
+from ..console import UsageError, check_options, check_writable, log, progress, write
 
-HELP = ("the seed papers' claims in their own settings: PASS, FAIL or by construction, and the "
-        "region of their knobs where they hold (exit 0 either way)")
+HELP = ("the seed papers' claims in their own settings over seeds: PASS, marginal, FAIL or by "
+        "construction, holds in k of N seeds, and the region of their knobs where they hold "
+        "(exit 0 either way)")
 """One line for ``netsim --help``."""
 
 
@@ -30,23 +37,48 @@ def add_arguments(p):
     --------
     >>> import argparse
     >>> p = argparse.ArgumentParser(); add_arguments(p)
-    >>> p.parse_args(["--markdown"]).markdown
-    True
+    >>> a = p.parse_args(["--markdown", "--seeds", "0,3"])
+    >>> a.markdown, a.seeds, p.parse_args([]).seeds
+    (True, '0,3', '0..4')
     """
     p.description = (
         "Reproduce the seed papers' claims (linear pipelining, RingTMP, Parameter Flow, graph "
         "partitioning, DGC, Slim-DP) in the papers' own settings as closely as the sources "
-        "allow, and print one row per claim: claim, source, what was measured, its threshold, "
-        "where it holds, and PASS, FAIL or 'by construction' (the number follows from the "
-        "setup alone). A FAIL is a result, not an error: every row is shown and the exit "
-        "status is 0 whatever the verdicts. Then each claim's region: its value over a grid "
-        "of the two knobs that matter, * where it holds. Takes about 30 s on two idle "
-        "cores (--quick: coarser maps).")
-    p.add_argument("--seed", type=int, default=0, help="seed of every training run (default 0)")
+        "allow, once per seed, and print one row per claim: claim, source, what was measured "
+        "(at the first seed), its threshold, its value over the seeds (mean, least..greatest), "
+        "where it holds, and a verdict that says in how many seeds it holds: PASS (every "
+        "seed), FAIL (none), marginal (some: the values straddle the threshold) or 'by "
+        "construction' (the number follows from the setup alone). A claim whose number takes "
+        "no seed runs once. A FAIL is a result, not an error: every row is shown and the exit "
+        "status is 0 whatever the verdicts. Then each claim's region, at the first seed: its "
+        "value over a grid of the two knobs that matter, * where it holds. Takes about a "
+        "minute on two idle cores with five seeds (--quick: coarser maps; --seeds 0: one "
+        "seed, about 30 s).")
+    p.add_argument("--seeds", default="0..4", metavar="A..B|N,N,...",
+                   help="seeds of the training runs: every integer from A to B, or a list "
+                        "(default 0..4; one seed, e.g. --seeds 0, gives one run's verdicts)")
+    p.add_argument("--only", metavar="NAME,...",
+                   help=f"run only these experiments: {', '.join(claims.EXPERIMENTS)}")
+    p.add_argument("-j", "--jobs", type=int, default=2,
+                   help="processes running the experiments side by side (default 2; the "
+                        "results do not depend on it)")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
-    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print the rows as JSON, each with its per-seed values (per_seed)")
     p.add_argument("--quick", action="store_true", help="coarser region maps (fewer cells)")
     p.add_argument("--png", metavar="FILE", help="also draw the regions as maps (PNG)")
+
+
+def _experiments(text):
+    """The names of ``--only`` (None: every experiment), checked before any work."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",")]
+    unknown = [n for n in names if n not in claims.EXPERIMENTS]
+    if unknown or not names:
+        raise UsageError(f"--only takes names among {', '.join(claims.EXPERIMENTS)}, "
+                         f"got {text!r}")
+    return names
 
 
 def run(args):
@@ -59,17 +91,32 @@ def run(args):
 
     Notes
     -----
-    The full run takes 30-90 s on two cores; ``tests/test_claims.py`` runs it
-    (``--runslow``) and checks its output with a fake ``run_claims``.
+    The full run takes about a minute on two cores with five seeds;
+    ``tests/test_claims.py`` runs it (``--runslow``), runs two seeds of one
+    claim, and checks the output with fake runs.
     """
-    check_options(args, seed=(0, 2**32 - 1))
+    check_options(args, jobs=(1, None))
+    try:
+        seeds = parse_seeds(args.seeds)
+    except UnitError as exc:
+        raise UnitError(f"--seeds: {exc}") from None
+    only = _experiments(getattr(args, "only", None))
     png = getattr(args, "png", None)
     check_writable(png)
-    note(args, "reproducing the seed papers' claims ...")
     t0 = time.perf_counter()
-    quick = {"quick": True} if getattr(args, "quick", False) else {}
-    rows = claims.run_claims(seed=args.seed, **quick)
+    quick = getattr(args, "quick", False)
+    with contextlib.ExitStack() as stack:
+        bar = []  # opened after the start line, which would otherwise be drawn over it
+
+        def start(line):
+            log(args, line)
+            bar.append(stack.enter_context(progress(args, None, "claims", unit="run")))
+
+        runs = claims.run_claim_seeds(seeds, quick=quick, jobs=args.jobs, only=only,
+                                      progress=lambda done, total: bar[0](done, total),
+                                      log=start)
     wall = time.perf_counter() - t0
+    rows = over_seeds(runs)
     regions = []
     for r in rows:
         reg = r.get("region")
@@ -78,12 +125,12 @@ def run(args):
     if args.json:
         print(json.dumps(rows))
     else:
-        print(format_claims(rows, markdown=args.markdown))
+        print(format_claims_over_seeds(rows, seeds, markdown=args.markdown))
         for reg in regions:
             print()
             print(format_region(reg))
     if png and regions:
         write(png, lambda f: plot_regions(regions, f), binary=True)
-    failed = sum(not r["passed"] for r in rows)
-    print(f"{len(rows) - failed} PASS, {failed} FAIL in {wall:.0f} s (a FAIL is reported, "
-          f"not an error)", file=sys.stderr)
+    at = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds_label(seeds)}"
+    print(f"{format_counts(rows)} at {at} in {wall:.0f} s (a FAIL is reported, not an error)",
+          file=sys.stderr)

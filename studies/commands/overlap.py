@@ -13,6 +13,7 @@ from netsim.units import format_time, parse_bytes, parse_workers
 from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP
 
 from ..console import check_options, check_writable, log, write, write_csv
+from ..options import add_library_argument
 from ..overlap import PARTITION_BYTES, overlap_study, plot_overlap
 from ..report import table
 
@@ -64,6 +65,7 @@ def add_arguments(p):
                    help="iterations simulated; the last one is reported (default 2)")
     p.add_argument("--csv", default=None, help="write the records as CSV")
     p.add_argument("--png", default=None, help="plot time per iteration against P")
+    add_library_argument(p)
     p.add_argument("--json", action="store_true", help="print the records as JSON")
 
 
@@ -86,7 +88,8 @@ def run(args):
                             workers=parse_workers(args.workers), modes=split(args.modes),
                             batch_size=args.batch_size,
                             partition_bytes=parse_bytes(args.partition),
-                            bucket_bytes=parse_bytes(args.bucket), iterations=args.iterations)
+                            bucket_bytes=parse_bytes(args.bucket), iterations=args.iterations,
+                            library=args.library)
     if args.csv:
         write_csv(args.csv, records)
     if args.png:

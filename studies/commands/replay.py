@@ -8,7 +8,7 @@ adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 """
 
 from ..console import PROGRESS_MESSAGES, check_options, check_writable, log, progress, write
-from ..options import add_perturb_arguments, perturb_label, perturb_options
+from ..options import add_library_argument, add_perturb_arguments, perturb_label, perturb_options
 from ..registry import parse_placement, topology_factory
 from ..report import summary
 
@@ -57,6 +57,7 @@ def add_arguments(p):
                    help="bandwidth sharing on every link: max-min fair (default), or strict "
                         "priority between the messages' priority classes (larger first, each "
                         "class max-min on what the classes above left)")
+    add_library_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
     p.add_argument("--timeline", metavar="FILE.json",
@@ -107,12 +108,14 @@ def run(args):
     G = topology_factory(args.topology)(trace.ranks)
     placement = parse_placement(args.placement, G, trace.ranks)
     # A bar only for long replays: on a terminal, without --quiet, from 10^5 messages.
-    with progress(args, trace.num_ops, "replay", unit="op",
+    # Collectives expand at replay into ops not counted in advance: no total then.
+    with progress(args, None if trace.num_collectives else trace.num_ops, "replay", unit="op",
                   show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
         result = simulate(trace, G, placement=placement, device_flops=args.device_flops, progress=bar,
                           link_series=bool(args.timeline),
                           ecmp=None if args.ecmp == "off" else args.ecmp, ecmp_seed=args.ecmp_seed,
-                          sharing=getattr(args, "sharing", "maxmin"))
+                          sharing=getattr(args, "sharing", "maxmin"),
+                          library=getattr(args, "library", "auto"))
     if args.csv:
         write(args.csv, lambda f: result.table("links").to_csv(f, index=False))
     if args.timeline:

@@ -15,7 +15,8 @@ from topologies.devices import device_flops
 from workloads.models import get_model
 
 from ..console import check_options, check_writable, note, write, write_csv
-from ..options import add_perturb_arguments, paradigm_options, perturb_label, perturb_options
+from ..options import (add_library_argument, add_perturb_arguments, paradigm_options,
+                       perturb_label, perturb_options)
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, table
@@ -89,6 +90,7 @@ def add_arguments(p):
                    help="a paradigm option, e.g. --set batch_size=32 (repeatable)")
     g.add_argument("--strong", action="store_true",
                    help="strong scaling: the global batch of the smallest P, split over P workers")
+    add_library_argument(g)
     add_perturb_arguments(p)
 
 
@@ -204,7 +206,7 @@ def _run_paradigm(args, perturbation=None):
     st = study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
                        dataset=args.dataset, strong=args.strong, batch=args.batch,
-                       perturbation=perturbation or None, **options)
+                       perturbation=perturbation or None, library=args.library, **options)
     records = st["records"]
     if args.csv:
         write_csv(args.csv, records)

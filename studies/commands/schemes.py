@@ -10,6 +10,7 @@ from netsim.checks import check_real
 
 from .. import schemes
 from ..console import check_options, check_writable, note, write
+from ..options import add_library_argument
 
 HELP = ("sync schemes (BSP, SSP, async, local SGD) x architectures (PS, allreduce): bytes and "
         "simulated time to an accuracy, next to each scheme's closed form")
@@ -57,6 +58,7 @@ def add_arguments(p):
                    help="allreduce algorithm: ring, mst, be or lp (default ring)")
     p.add_argument("--png", default="netsim-schemes.png",
                    help="plot file (default netsim-schemes.png)")
+    add_library_argument(p)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 
@@ -90,7 +92,7 @@ def run(args):
     rows = schemes.study(target=args.target, dataset=args.dataset, workers=args.workers,
                          max_epochs=args.max_epochs, seed=args.seed, servers=args.servers,
                          staleness=args.staleness, period=args.period,
-                         collective=args.collective)
+                         collective=args.collective, library=args.library)
     write(args.png, lambda f: schemes.plot(rows, f), binary=True)
     if args.json:
         print(json.dumps(rows))

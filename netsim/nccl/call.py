@@ -1,0 +1,97 @@
+"""A lone NCCL call: ``netsim.nccl.simulate(G, op, nbytes)``, the replay of a one-op trace.
+
+The call is a trace of one collective op among the GPU ranks, expanded by
+:mod:`netsim.library` with NCCL's plan and replayed by
+:func:`netsim.result.replay_expansion`: the same path as a collective inside
+a training iteration, so the two cannot drift apart.
+"""
+
+from .. import library as _library
+from .. import result as _result
+from ..checks import check_int
+from ..collop import OPS as _TRACE_OPS
+from ..trace import TraceBuilder
+from . import hardware, tuning
+from .model import OPS, Plan
+from .tuning import NcclModelError
+
+__all__ = ["simulate"]
+
+
+def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=None):
+    """Simulate one NCCL collective on a graph; its time is ``result.makespan``.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Hardware following the attribute contract of :mod:`netsim.nccl`.
+    op : str
+        ``"allreduce"``, ``"allgather"``, ``"reduce_scatter"``, ``"broadcast"``,
+        ``"reduce"``, ``"alltoall"`` or ``"sendrecv"``.
+    nbytes : int
+        nccl-tests' size in bytes: the buffer of allreduce, broadcast, reduce and
+        sendrecv, the whole gathered (scattered) buffer of allgather
+        (reduce_scatter), each rank's send buffer of alltoall.
+    ranks : sequence of nodes, optional
+        The gpu node of each rank; default every gpu node in graph order.
+    algorithm : {"ring", "tree", "nvls", "nvls_tree", "collnet_chain", "p2p"}, optional
+        None: NCCL's choice (:func:`netsim.nccl.tuning.algo_time` least).
+        alltoall and sendrecv always run as ``"p2p"``.
+    protocol : {"LL", "LL128", "Simple"}, optional
+        None: NCCL's choice.
+    channels : int, optional
+        None: the count NCCL's search reaches on these links; for alltoall and
+        sendrecv, the channels each send runs on (:mod:`netsim.nccl.p2p`).
+
+    Returns
+    -------
+    Result
+        The replay; ``result.plan`` is a :class:`Plan`, ``result.ranks`` has one
+        row per GPU rank; ``result.expanded`` holds the trace of flows actually
+        replayed, whose ranks after the GPUs are the nodes a transfer is staged
+        through (a CPU without P2P, a NIC, an NVSwitch for NVLS) or a channel's
+        GPU-side limit (``"<gpu>><peer>#ch<c>"``, one edge into its GPU). Link
+        capacities in ``result.links`` are the ones NCCL counts on
+        (:func:`netsim.nccl.hardware.effective_graph`).
+
+    Raises
+    ------
+    NcclModelError
+        For an unknown op, algorithm or protocol, ``nbytes`` or ``channels``
+        below 1, ranks that are not gpu nodes, or an algorithm the hardware
+        cannot run (the message names what is missing).
+
+    Examples
+    --------
+    Two GPUs on one 25 GB/s NVLink (V100, NCCL counts 20 GB/s), 1 GB allreduce:
+
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100")
+    >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
+    >>> r = simulate(G, "allreduce", 10**9, algorithm="ring", protocol="Simple")
+    >>> r.plan.algorithm, r.plan.channels
+    ('ring', 1)
+    >>> round(r.makespan * 1e3, 4)     # (8.4 + 2 x 3.4) us + 1 GB x 2 x 1/2 / 20 GB/s
+    50.0152
+    """
+    if op not in OPS or op not in _TRACE_OPS:
+        raise NcclModelError(f"unknown op {op!r}; known: {', '.join(OPS)}")
+    nbytes = check_int(nbytes, "nbytes", error=NcclModelError)
+    hw = hardware.describe(G, ranks)     # refuses non-gpu ranks and fewer than two
+    meta = {"library": "nccl", "op": op}
+    b = TraceBuilder(len(hw.gpus), metadata=meta)
+    if algorithm is not None and algorithm not in _library.nccl.ALGORITHMS:
+        raise NcclModelError(f"unknown algorithm {algorithm!r}; known: "
+                             f"{', '.join(_library.nccl.ALGORITHMS)}")
+    b.collective(op, range(len(hw.gpus)), nbytes, algorithm=algorithm)
+    trace = b.build()
+    x = _library.expand(trace, G, list(hw.gpus), "nccl",
+                        {"protocol": protocol, "channels": channels})
+    result = _result.replay_expansion(trace, x)
+    c = {k: v[0] for k, v in result.collectives.items()}
+    result.metadata.update(algorithm=str(c["algorithm"]), protocol=str(c["protocol"]))
+    algbw = nbytes / result.makespan
+    result.plan = Plan(op, nbytes, len(hw.gpus), len(hw.machines), str(c["algorithm"]),
+                       str(c["protocol"]), int(c["channels"]), float(c["latency"]), algbw,
+                       algbw * tuning.bus_factor(op, len(hw.gpus)), float(c["tuning_time"]))
+    return result

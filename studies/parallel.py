@@ -1,0 +1,114 @@
+"""Independent jobs side by side in worker processes, with progress and a clean Ctrl-C.
+
+:func:`run_jobs` runs ``(key, function, options)`` jobs in a pool of processes
+(or in this one) and returns each result by its key. The results do not depend
+on the number of processes. A Ctrl-C (SIGINT to the whole process group, as a
+terminal sends it) reaches only this process: the workers keep a handler that
+merely notes it, so they print no traceback each, and this process stops them
+and raises :class:`KeyboardInterrupt` (``netsim: interrupted``, exit 130). A
+job that fails stops the others too, and its exception is raised here.
+
+Examples
+--------
+>>> run_jobs([("a", round, {"number": 2.567, "ndigits": 1}), ("b", pow, {"base": 2, "exp": 10})], 2)
+{'a': 2.6, 'b': 1024}
+"""
+
+import contextlib
+import signal
+import threading
+
+from netsim.checks import check_int
+
+__all__ = ["run_jobs"]
+
+
+def _call(job):
+    """Run one job (in a worker process): ``(key, result)``."""
+    key, func, kwargs = job
+    return key, func(**kwargs)
+
+
+@contextlib.contextmanager
+def _ctrl_c_deferred():
+    """Inside, a Ctrl-C is noted and raised on leaving. Processes forked inside keep the
+    noting handler and never raise it, so only this one stops them (no traceback each)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    # Not SIG_IGN with SIGINT blocked: blocking holds only this thread, and a Ctrl-C
+    # delivered meanwhile to another (a BLAS thread) would be ignored, so lost.
+    pressed = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
+
+
+def run_jobs(work, processes, progress=None):
+    """Run every job, in ``processes`` worker processes; each result by its key.
+
+    Parameters
+    ----------
+    work : sequence of tuple
+        ``(key, function, options)``: ``function(**options)`` is the job; the
+        key (hashable, distinct) names its result. Functions and options must
+        pickle (module-level functions, plain values). Jobs are handed out in
+        this order as workers come free, so put the longest first.
+    processes : int
+        Worker processes (1: every job in this process, in order).
+    progress : callable, optional
+        Called as ``progress(jobs_done, jobs)`` after each job.
+
+    Returns
+    -------
+    dict
+        Key -> the job's result, in the order of ``work``.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        On Ctrl-C, once every worker is stopped.
+    netsim.errors.NetsimError
+        For ``processes`` below 1; any exception of a job is raised as it is.
+
+    Examples
+    --------
+    >>> done = []
+    >>> run_jobs([(i, pow, {"base": i, "exp": 2}) for i in range(3)], 1,
+    ...          lambda k, n: done.append((k, n)))
+    {0: 0, 1: 1, 2: 4}
+    >>> done
+    [(1, 3), (2, 3), (3, 3)]
+    """
+    processes = check_int(processes, "processes")
+    results = {}
+    if processes == 1 or len(work) <= 1:
+        for job in work:
+            key, results[key] = _call(job)
+            if progress is not None:
+                progress(len(results), len(work))
+        return results
+    import multiprocessing
+
+    pool = None
+    try:
+        with _ctrl_c_deferred():
+            pool = multiprocessing.Pool(min(processes, len(work)))
+        for key, result in pool.imap_unordered(_call, work):
+            results[key] = result
+            if progress is not None:
+                progress(len(results), len(work))
+    except BaseException:  # a Ctrl-C or a failed job: stop every worker now
+        if pool is not None:
+            pool.terminate()
+        raise
+    else:
+        pool.close()
+    finally:
+        if pool is not None:
+            pool.join()
+    return {key: results[key] for key, _, _ in work}  # in the order of the work, as with 1
