@@ -1,8 +1,8 @@
 """One paradigm's scaling on a GPU cluster under each communication library, side by side.
 
-The GPU study of the scaling page (``docs/studies.md``): BSP-SGD (the ``allreduce`` paradigm, its gradient fused
-in one bucket) resized to ResNet-50 on H100s, on 1 to 8 DGX H100 machines,
-replayed with NCCL's plan (``library="auto"``: every member is a GPU) and with
+The GPU study of the scaling page (``docs/studies.md``): BSP-SGD (the ``allreduce``
+paradigm, its gradient fused in one bucket) resized to ResNet-50 on H100s, on 1 to 8 DGX
+H100 machines, replayed with NCCL's plan (``library="auto"``: every member is a GPU) and with
 MPICH's ring (``library="mpich"``), each next to its closed form
 (:func:`studies.paradigm_scaling.study`). Regenerate the page's table and
 ``docs/gpu_scaling.png`` with::

@@ -48,7 +48,8 @@ def test_a_high_priority_chunk_overtakes_a_low_priority_one_in_flight(engine):
         if engine == "engine":
             end = simulate(trace, G, sharing=sharing, priority=PRIORITY).ops["end"].tolist()
         else:
-            end = result(trace, G, reference, sharing=sharing, priority=PRIORITY).ops["end"].tolist()
+            ref = result(trace, G, reference, sharing=sharing, priority=PRIORITY)
+            end = ref.ops["end"].tolist()
         assert end == pytest.approx(want, rel=1e-12), sharing
 
 
