@@ -391,20 +391,18 @@ def _assemble(a, colls):
         e = ends[d].get(r)
         return e if e is not None and len(e) else ends[d]["all"]
 
-    owners, deps, keys = [], [], []
+    owners, deps = [], []
     # Non-collective ops: their own dependencies, each mapped.
     slot_owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(tr.dep_ptr))
     plain = ~is_coll[slot_owner]
     direct = plain & ~is_coll[tr.dep_idx]
     owners.append(first[slot_owner[direct]])
     deps.append(first[tr.dep_idx[direct]])
-    keys.append(np.flatnonzero(direct))
     for s in np.flatnonzero(plain & ~direct).tolist():
         o, d = int(slot_owner[s]), int(tr.dep_idx[s])
         e = resolve(d, int(own_rank[o]))
         owners.append(np.full(len(e), first[o]))
         deps.append(e)
-        keys.append(np.full(len(e), s))
     # Blocks: internal dependencies, then each root's gates.
     t_ops, t_ranks = touches(tr)
     t_start = np.searchsorted(t_ops, np.arange(n + 1))
@@ -414,18 +412,18 @@ def _assemble(a, colls):
         local_owner = np.repeat(np.arange(count[i]), np.diff(ptr))
         owners.append(first[i] + local_owner)
         deps.append(first[i] + idx)
-        keys.append(np.full(len(idx), -1))
         gates = _gates(tr, i, t_ops, t_ranks, t_start, resolve)
         g_owner, g_dep = _gate_pairs(tr.group(i), gates, *a.gate_rank[i])
         owners.append(first[i] + g_owner)
         deps.append(g_dep)
-        keys.append(np.full(len(g_dep), -1))
         for r in tr.group(i).tolist():
             part_rows.append((i, r, gates.get(r, np.zeros(0, np.int64)),
                               resolve(i, r)))
     owner = np.concatenate(owners)
     dep = np.concatenate(deps)
-    order = np.lexsort((np.concatenate(keys), owner))
+    # Each op's dependencies in the order they were gathered: its own (mapped), or a
+    # block's internal ones, then its gates.
+    order = np.argsort(owner, kind="stable")
     dep_ptr = np.zeros(N + 1, np.int64)
     np.cumsum(np.bincount(owner, minlength=N), out=dep_ptr[1:])
     out = Trace(tr.ranks + len(a.extra_nodes), dep_ptr=dep_ptr, dep_idx=dep[order],

@@ -35,8 +35,8 @@ import numpy as np
 from . import collectives
 from .collop import ROOTED
 from .errors import TraceError
-from .trace import TraceBuilder, ranges
-from .traceops import concat, terminal_ops, touches
+from .trace import TraceBuilder
+from .traceops import concat, terminal_ops
 
 __all__ = ["SCHEDULES", "DEFAULT", "Block", "block", "local_order"]
 
@@ -140,14 +140,32 @@ def block(spec, nbytes):
     if hint == "lp":
         kw["segments"] = spec.segments or 1
     t = gen(P, nbytes, **kw) if P > 1 else TraceBuilder(P).build()
-    ops, ranks = touches(t)
-    # (op, rank) is covered when a dependency of op touches rank.
-    start = np.searchsorted(ops, np.arange(t.num_ops + 1))
-    owner = np.repeat(np.arange(t.num_ops, dtype=np.int64), np.diff(t.dep_ptr))
-    cnt = np.diff(start)[t.dep_idx]
-    covered = np.repeat(owner, cnt) * P + ranks[ranges(start[t.dep_idx], cnt)]
-    entry = ~np.isin(ops * P + ranks, covered)
+    ops, ranks = _entries(t)
     t_ops, t_ranks = terminal_ops(t)
     order = np.lexsort((t_ops, t_ranks))
     ptr = np.searchsorted(t_ranks[order], np.arange(P + 1))
-    return Block(t, hint, ops[entry], ranks[entry], ptr, t_ops[order])
+    return Block(t, hint, ops, ranks, ptr, t_ops[order])
+
+
+def _entries(t):
+    """The (op, rank) pairs of a schedule where no dependency of the op touches the rank.
+
+    A schedule holds compute ops and messages only, so an op touches its rank
+    and, for a message, its peer: one flag per slot, as :func:`terminal_ops`.
+    """
+    msg = t.is_message
+    owner = np.repeat(np.arange(t.num_ops, dtype=np.int64), np.diff(t.dep_ptr))
+    d = t.dep_idx
+    d_peer = np.where(msg[d], t.peer[d], -1)
+
+    def covered(rank_of_owner):
+        return (t.rank[d] == rank_of_owner) | (d_peer == rank_of_owner)
+
+    hide_rank = np.zeros(t.num_ops, bool)
+    hide_rank[owner[covered(t.rank[owner])]] = True
+    hide_peer = np.zeros(t.num_ops, bool)
+    hide_peer[owner[msg[owner] & covered(t.peer[owner])]] = True
+    first = np.flatnonzero(~hide_rank)
+    second = np.flatnonzero(msg & ~hide_peer)
+    return (np.concatenate([first, second]),
+            np.concatenate([t.rank[first], t.peer[second]]).astype(np.int64))
