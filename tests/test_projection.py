@@ -244,7 +244,6 @@ def test_servers_are_resharded(recorded):
     assert push(p) == pytest.approx(push(t))
 
 
-@pytest.mark.long
 def test_projects_to_1024(recorded):
     p = project(recorded["ps-sync"], 1024)
     assert p.ranks == 1025 and p.num_iterations == recorded["ps-sync"].num_iterations
