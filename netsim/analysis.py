@@ -9,25 +9,25 @@ Algorithm names
 :mod:`netsim.collectives`, :data:`FORMULAS` to its closed form in
 :mod:`netsim.costmodel`:
 
-================== ================================= ===========================
-name               generator                         collective
-================== ================================= ===========================
-mst                binomial_broadcast                broadcast
-mst_reduce         binomial_reduce                   reduce
-lp                 pipeline_broadcast                broadcast
-lp_reduce          pipeline_reduce                   reduce
-lp_allreduce       pipeline_allreduce                allreduce
-be                 be_broadcast                      broadcast
-ring               ring_allreduce                    allreduce
-rd                 recursive_doubling_allreduce      allreduce
-rabenseifner       rabenseifner_allreduce            allreduce
-ring_allgather     ring_allgather                    allgather
-rd_allgather       recursive_doubling_allgather      allgather
-ring_reduce_scatter ring_reduce_scatter              reduce-scatter
-rh_reduce_scatter  recursive_halving_reduce_scatter  reduce-scatter
-alltoall           alltoall                          all-to-all
-ps                 ps_push_pull                      push + pull
-================== ================================= ===========================
+=================== ================================= ===========================
+name                generator                         collective
+=================== ================================= ===========================
+mst                 binomial_broadcast                broadcast
+mst_reduce          binomial_reduce                   reduce
+lp                  pipeline_broadcast                broadcast
+lp_reduce           pipeline_reduce                   reduce
+lp_allreduce        pipeline_allreduce                allreduce
+be                  be_broadcast                      broadcast
+ring                ring_allreduce                    allreduce
+rd                  recursive_doubling_allreduce      allreduce
+rabenseifner        rabenseifner_allreduce            allreduce
+ring_allgather      ring_allgather                    allgather
+rd_allgather        recursive_doubling_allgather      allgather
+ring_reduce_scatter ring_reduce_scatter               reduce-scatter
+rh_reduce_scatter   recursive_halving_reduce_scatter  reduce-scatter
+alltoall            alltoall                          all-to-all
+ps                  ps_push_pull                      push + pull
+=================== ================================= ===========================
 
 Every function takes the topology as a graph (or a ``hosts -> graph``
 builder) from its caller: this module knows no hardware. The claims of the

@@ -9,28 +9,28 @@ development time, see its header, so installing netsim needs no compiler).
 
 Mapping
 -------
-========================== ==================================================
-Chakra node                netsim
-========================== ==================================================
-``COMP_NODE``              compute op of ``duration_micros`` (exact seconds in
-                           the ``netsim_seconds`` attribute when present;
-                           FLOPs in ``netsim_flops``)
-``COMM_SEND_NODE``         the source side of a message: ``comm_dst``,
-                           ``comm_size`` bytes, ``comm_tag``
-``COMM_RECV_NODE``         the destination side: ``comm_src``, ``comm_tag``
-``COMM_COLL_NODE``         a collective op (``comm_type``, ``comm_size`` bytes,
-                           ``pg_name``; ``comm_group``, an int64 list of
-                           ranks, else every rank), kept whole: the replay's
-                           library expands it (:mod:`netsim.library`); MPICH
-                           with the ring family of schedules unless the node
-                           says ``netsim_algorithm`` (and ``netsim_root``,
-                           ``netsim_segments``, ``netsim_element``), as
-                           :func:`save_chakra` writes them
-``ctrl_deps``/``data_deps`` dependencies (both kinds are waited for)
-``netsim_channel``,        a message's channel and priority (int64
-``netsim_priority``        attributes of its send node, written when not 0;
-                           absent means 0)
-========================== ==================================================
+=========================== ==================================================
+Chakra node                 netsim
+=========================== ==================================================
+``COMP_NODE``               compute op of ``duration_micros`` (exact seconds in
+                            the ``netsim_seconds`` attribute when present;
+                            FLOPs in ``netsim_flops``)
+``COMM_SEND_NODE``          the source side of a message: ``comm_dst``,
+                            ``comm_size`` bytes, ``comm_tag``
+``COMM_RECV_NODE``          the destination side: ``comm_src``, ``comm_tag``
+``COMM_COLL_NODE``          a collective op (``comm_type``, ``comm_size`` bytes,
+                            ``pg_name``; ``comm_group``, an int64 list of
+                            ranks, else every rank), kept whole: the replay's
+                            library expands it (:mod:`netsim.library`); MPICH
+                            with the ring family of schedules unless the node
+                            says ``netsim_algorithm`` (and ``netsim_root``,
+                            ``netsim_segments``, ``netsim_element``), as
+                            :func:`save_chakra` writes them
+``ctrl_deps``/``data_deps``  dependencies (both kinds are waited for)
+``netsim_channel``,         a message's channel and priority (int64
+``netsim_priority``         attributes of its send node, written when not 0;
+                            absent means 0)
+=========================== ==================================================
 
 A send and a receive with the same (source, destination, tag) are one message,
 and nodes depending on either side wait for its last byte. In files netsim

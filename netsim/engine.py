@@ -1,4 +1,4 @@
-"""The flow-level fluid engine: a SimPy event loop that replays a trace on a network.
+"""The flow-level fluid engine: replays a trace on a network, SimPy ordering its events.
 
 Model (SimGrid's CM02, see :mod:`netsim.maxmin`):
 
@@ -19,15 +19,25 @@ Model (SimGrid's CM02, see :mod:`netsim.maxmin`):
   that instant. Zero-byte messages complete when their latency has elapsed; a
   message between ranks on one node completes at once.
 
-Event handling: SimPy is the clock. Every distinct future instant is one SimPy
-timeout whose value lists the ops whose wait ends then; the network keeps one
-pending wake-up for its next flow completion. Everything that happens at one
-instant is gathered into a single *settle* step (a zero-delay timeout, which SimPy
-runs after every event already scheduled at that instant): it ends finished flows,
-releases dependent ops and does one rate recomputation (:mod:`netsim.flows`). An
-instant touching a few ops runs in plain Python, a large batch with numpy; both
-give identical results. :func:`replay` returns a :class:`Record`, the interface a
-second engine (a packet-level one, say) would implement too.
+Event handling: SimPy orders the events; the engine keeps the time. SimPy's event
+queue is what runs the replay in time order (a heap of timeouts, equal times in
+the order they were created), but its ``env.now`` adds up rounded delays and can
+drift an ulp from the time an op is due. So the engine keeps its own exact clock,
+``_Replay.now``: every distinct future instant ``t`` is one SimPy timeout,
+created with the delay ``t - now`` and carrying ``t`` itself in its value, with
+the ops whose wait ends then; the network keeps one pending wake-up for its next
+flow completion, carrying its exact time the same way. Every time a result
+reports (an op's start, transfer and end, a link's busy time) is such an exact
+time, never ``env.now``. Everything that happens at one instant is gathered into
+a single *settle* step (a zero-delay timeout, which SimPy runs after every event
+already scheduled at that instant): it ends finished flows, releases dependent
+ops and does one rate recomputation (:mod:`netsim.flows`). An instant touching
+at most ``small_event`` ops and flows (:data:`SMALL_EVENT` by default) runs in
+plain Python, a larger one with compiled loops over the batch
+(:mod:`netsim.kernels`); both give bit-identical results. :func:`replay` returns
+a :class:`Record`, the interface a second engine implements too: the plain
+reference engine :func:`netsim.reference.replay` returns the same record (and a
+packet-level engine, say, would).
 
 Numerics: a flow counts as finished once its predicted end is within
 ``FINISH_RTOL * t`` of the current time ``t`` (1e-12 relative, some 4,500
@@ -49,8 +59,9 @@ from .trace import successors
 __all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
 
 FINISH_RTOL = 1e-12
-# Instants ending or starting at most this many ops and flows are run in plain Python
-# (the incremental path); larger ones with numpy over the batch.
+#: Instants ending or starting at most this many ops and flows run in plain Python (the
+#: incremental path); larger ones with compiled loops over the batch. The default of
+#: :func:`replay`'s ``small_event``.
 SMALL_EVENT = 8
 
 
@@ -58,8 +69,9 @@ class _Replay:
     """State of one replay: ops, their dependencies, SimPy events. Use :func:`replay`."""
 
     def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None,
-                 seed=0, priority=None):
+                 seed=0, priority=None, small_event=SMALL_EVENT):
         n = trace.num_ops
+        self.small_event = small_event
         self.priority = None if priority is None else np.asarray(priority, np.int64)
         self.trace, self.net, self.nodes = trace, net, nodes
         self.progress = progress
@@ -90,7 +102,7 @@ class _Replay:
         self.now = 0.0
         self.due = []
         self.settling = False
-        self.flows = FlowTable(net.bandwidth, self.pair_links.shape[1], link_series, SMALL_EVENT,
+        self.flows = FlowTable(net.bandwidth, self.pair_links.shape[1], link_series, small_event,
                                priority is not None)
         self.wake_time = np.inf
         self.wake_token = 0
@@ -198,7 +210,7 @@ class _Replay:
             ended = finished = removed = ()
         else:
             ended, finished, removed = flows.pop_few(limit)
-        if len(finished) + sum(map(len, due)) <= SMALL_EVENT:
+        if len(finished) + sum(map(len, due)) <= self.small_event:
             if isinstance(finished, np.ndarray):  # a batch left the heap stale: arrays
                 ended, finished, removed = ended.tolist(), finished.tolist(), removed.tolist()
             added, routes = self._advance_small(due, ended)
@@ -431,7 +443,7 @@ class Record(NamedTuple):
 
 
 def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None, seed=0,
-           sharing="maxmin", priority=None):
+           sharing="maxmin", priority=None, small_event=SMALL_EVENT):
     """Replay ``trace`` on ``net`` and return its :class:`Record`.
 
     ``sharing="maxmin"`` (the default) shares every link direction max-min fairly
@@ -466,6 +478,12 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
     priority : ndarray of int, optional
         Priority of each op (larger = more urgent) with ``sharing="priority"``;
         the trace's ``priority`` column by default.
+    small_event : int, optional
+        Instants that start or end at most this many ops and flows take the
+        plain-Python path, larger ones the compiled batch path
+        (:data:`SMALL_EVENT` by default). Both give bit-identical results, so
+        this changes only the speed; -1 sends every instant down the batch path
+        (the tests compare the two that way).
 
     Returns
     -------
@@ -496,4 +514,5 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
     prio = None
     if check_sharing(sharing) == "priority":
         prio = trace.priority if priority is None else priority
-    return _Replay(trace, net, nodes, seconds, progress, link_series, ecmp, seed, prio).run()
+    return _Replay(trace, net, nodes, seconds, progress, link_series, ecmp, seed, prio,
+                   small_event).run()

@@ -1,13 +1,17 @@
 """The readable specification of the engine: a plain-Python reference replay.
 
-It shares nothing with :mod:`netsim.engine` but the routing and placement (which
-are not what it checks): plain Python, one global max-min solve over every active
-flow at every event, time advanced from event to event. Slow and obviously
-correct: the textbook progressive filling of Bertsekas & Gallager, *Data
-Networks*, 2nd ed., section 6.5.2, under SimGrid's CM02 semantics (a message
-waits its path latency, then shares bandwidth; it is done when its last byte
-arrives, within the engine's relative tolerance of 1e-12 of the current time).
-The property tests compare the engine with it on random traces.
+:func:`replay` takes the arguments of :func:`netsim.engine.replay` and returns the
+same :class:`~netsim.engine.Record`, so a :class:`~netsim.Result` is built from
+either engine alike (the second engine behind one interface that ARCHITECTURE
+describes). It shares nothing with :mod:`netsim.engine` but that record type and
+the routing and placement (which are not what it checks): plain Python, no
+SimPy, one global max-min solve over every active flow at every event, time
+advanced from event to event. Slow and obviously correct: the textbook
+progressive filling of Bertsekas & Gallager, *Data Networks*, 2nd ed., section
+6.5.2, under SimGrid's CM02 semantics (a message waits its path latency, then
+shares bandwidth; it is done when its last byte arrives, within the engine's
+relative tolerance of 1e-12 of the current time). The property tests compare
+the engine with it on random traces, field by field of the record.
 
 ``sharing="priority"`` is strict priority between classes of the ``priority``
 column (larger first): the textbook filling, run class by class on the capacity
@@ -17,10 +21,13 @@ the classes above left.
 import heapq
 import math
 
-from netsim.maxmin import check_sharing  # the name check only, not the allocation
-from netsim.network import Network
+import numpy as np
 
-__all__ = ["maxmin", "reference_replay"]
+from netsim.engine import Record
+from netsim.errors import DeadlockError, TraceError
+from netsim.maxmin import check_sharing  # the name check only, not the allocation
+
+__all__ = ["maxmin", "replay"]
 
 SAT = 0.99
 
@@ -83,20 +90,30 @@ def maxmin(routes, cap, priority=None):
     return rate
 
 
-def reference_replay(trace, G, ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None):
-    """Replay ``trace`` on graph ``G`` with the default placement, slowly and plainly.
+def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None, seed=0,
+           sharing="maxmin", priority=None):
+    """Replay ``trace`` on ``net``, slowly and plainly; return the engine's :class:`Record`.
 
-    Each message takes the route of its (source, destination, channel), or of
-    its flow's ECMP hash (:meth:`~netsim.network.Network.path_index`).
+    The arguments are those of :func:`netsim.engine.replay`. Each message takes the
+    route of its (source, destination, channel), or of its flow's ECMP hash
+    (:meth:`~netsim.network.Network.path_index`).
 
     Parameters
     ----------
     trace : Trace
-        Compute ops in seconds and messages.
-    G : networkx.Graph or networkx.DiGraph
-        Edges carry ``bandwidth`` (bytes/s) and ``latency`` (s).
-    ecmp, ecmp_seed : optional
-        As for :func:`netsim.simulate`.
+        The ops.
+    net : Network
+        Links, routes and latencies.
+    nodes : ndarray of int
+        The node hosting each rank.
+    seconds : ndarray of float
+        The duration of each op (compute ops; ignored for messages).
+    progress : callable, optional
+        Called as ``progress(ops_done)`` as ops complete.
+    link_series : bool
+        Keep every change of a link direction's load.
+    ecmp, seed : optional
+        As for :func:`netsim.engine.replay`.
     sharing : {"maxmin", "priority"}
         Max-min fair sharing, or strict priority between the message classes.
     priority : sequence of int, optional
@@ -105,10 +122,17 @@ def reference_replay(trace, G, ecmp=None, ecmp_seed=0, sharing="maxmin", priorit
 
     Returns
     -------
-    end : list of float
-        When each op ends (s).
-    links : dict
-        Link direction (row of the network's links) -> (busy, saturated) seconds.
+    Record
+        As :func:`netsim.engine.replay` returns it. Its counters count this
+        engine's own work: ``settles`` the instants it stepped through,
+        ``rate_solves`` its global max-min solves.
+
+    Raises
+    ------
+    TraceError
+        For a trace with collective ops (its library expands them first, as for the engine).
+    DeadlockError
+        If some ops can never run.
 
     Examples
     --------
@@ -116,7 +140,7 @@ def reference_replay(trace, G, ecmp=None, ecmp_seed=0, sharing="maxmin", priorit
     the sink's link and both end at 2 ms.
 
     >>> import networkx as nx
-    >>> from netsim import TraceBuilder
+    >>> from netsim import Network, TraceBuilder
     >>> G = nx.Graph()
     >>> for h in "abc":
     ...     G.add_edge(h, "sw", bandwidth=1e9, latency=0.0)
@@ -124,17 +148,18 @@ def reference_replay(trace, G, ecmp=None, ecmp_seed=0, sharing="maxmin", priorit
     >>> for h in "abc":
     ...     G.nodes[h]["kind"] = "host"
     >>> b = TraceBuilder(3); _ = b.message(0, 2, 1e6); _ = b.message(1, 2, 1e6)
-    >>> end, links = reference_replay(b.build(), G)
-    >>> [round(t, 12) for t in end]
-    [0.002, 0.002]
+    >>> trace, net = b.build(), Network(G)
+    >>> rec = replay(trace, net, net.placement(3), trace.compute_seconds())
+    >>> rec.end.round(12).tolist(), int(rec.link_peak_flows.max())
+    ([0.002, 0.002], 2)
     """
+    if trace.num_collectives:
+        raise TraceError("the reference engine replays compute ops and messages; a trace with "
+                         "collective ops is expanded by its library first (netsim.library)")
     check_sharing(sharing)
     prio = None
     if sharing == "priority":
         prio = [int(x) for x in (trace.priority if priority is None else priority)]
-    net = Network(G)
-    nodes = net.placement(trace.ranks)
-    seconds = trace.compute_seconds()
     n = trace.num_ops
     succ = [[] for _ in range(n)]
     waiting = [0] * n
@@ -143,47 +168,84 @@ def reference_replay(trace, G, ecmp=None, ecmp_seed=0, sharing="maxmin", priorit
             succ[d].append(op)
             waiting[op] += 1
     cap = {k: float(b) for k, b in enumerate(net.bandwidth)}
-    end = [None] * n
+    start_at, transfer, end = [math.nan] * n, [math.nan] * n, [None] * n
     timers = []  # (time, op): compute end or message latency end
     active = {}  # op -> remaining bytes
     route = {}
     busy = {k: 0.0 for k in cap}
     sat = {k: 0.0 for k in cap}
+    peak_util = {k: 0.0 for k in cap}
+    peak_flows = {k: 0 for k in cap}
+    shown = {}  # link -> its load in the series, while not 0
+    series = []  # (time, link, load) of every change of a link's load
+    nbytes = {k: 0.0 for k in cap}
+    count = {k: 0 for k in cap}
     now = 0.0
+    done_ops = 0
+    settles = solves = 0
 
     def start(op):
+        start_at[op] = now
         if trace.kind[op] == 1:
             s, d = int(nodes[trace.rank[op]]), int(nodes[trace.peer[op]])
-            path = net.path_index(s, d, int(trace.channel[op]), ecmp, ecmp_seed) if s != d else 0
+            path = net.path_index(s, d, int(trace.channel[op]), ecmp, seed) if s != d else 0
             route[op] = list(net.route(s, d, path))
+            for link in route[op]:
+                nbytes[link] += float(trace.size[op])
+                count[link] += 1
             lat = sum(float(net.latency[k]) for k in route[op])
             heapq.heappush(timers, (now + lat, op))
         else:
             heapq.heappush(timers, (now + float(seconds[op]), op))
 
     def finish(op):
+        nonlocal done_ops
         end[op] = now
+        done_ops += 1
+        if progress is not None:
+            progress(done_ops)
         for s in succ[op]:
             waiting[s] -= 1
             if waiting[s] == 0:
                 start(s)
 
+    def show(load):
+        # A series row for every link whose load differs from the one last shown.
+        for link in sorted(set(load) | set(shown)):
+            x = load.get(link, 0.0)
+            if x != shown.get(link, 0.0):
+                series.append((now, link, x))
+                if x:
+                    shown[link] = x
+                else:
+                    del shown[link]
+
     for op in range(n):
         if waiting[op] == 0:
             start(op)
     while timers or active:
-        rates = maxmin({f: route[f] for f in active}, cap,
-                       None if prio is None else {f: prio[f] for f in active})
+        settles += 1
+        rates = {}
+        if active:
+            rates = maxmin({f: route[f] for f in active}, cap,
+                           None if prio is None else {f: prio[f] for f in active})
+            solves += 1
+        load, flows = {}, {}
+        for f, r in rates.items():
+            for link in route[f]:
+                load[link] = load.get(link, 0.0) + r
+                flows[link] = flows.get(link, 0) + 1
+        for link, x in load.items():
+            peak_util[link] = max(peak_util[link], x / cap[link])
+            peak_flows[link] = max(peak_flows[link], flows[link])
+        show(load)
         t_next = min((now + active[f] / rates[f] for f in active if rates[f] > 0),
                      default=math.inf)
         if timers:
             t_next = min(t_next, timers[0][0])
         dt = t_next - now
-        load = {}
         for f, r in rates.items():
             active[f] -= r * dt
-            for link in route[f]:
-                load[link] = load.get(link, 0.0) + r
         for link, x in load.items():
             if x <= 0:
                 continue  # crossed only by starved flows of a lower priority class
@@ -200,8 +262,29 @@ def reference_replay(trace, G, ecmp=None, ecmp_seed=0, sharing="maxmin", priorit
             finish(f)
         while timers and timers[0][0] <= now:
             _, op = heapq.heappop(timers)
+            if trace.kind[op] == 1:
+                transfer[op] = now
             if trace.kind[op] == 1 and trace.size[op] > 0 and route[op]:
                 active[op] = float(trace.size[op])
             else:
                 finish(op)
-    return end, {k: (busy[k], sat[k]) for k in cap}
+    show({})
+    stuck = [op for op in range(n) if end[op] is None]
+    if stuck:
+        raise DeadlockError(f"{len(stuck)} ops can never run: the first is op {stuck[0]}",
+                            [{"op": op, "rank": int(trace.rank[op])} for op in stuck[:20]])
+    links = range(len(cap))
+    return Record(
+        start=np.array(start_at), transfer=np.array(transfer), end=np.array(end, float),
+        makespan=max(end, default=0.0), nodes=np.asarray(nodes),
+        link_bytes=np.array([nbytes[k] for k in links]),
+        link_messages=np.array([count[k] for k in links], np.int64),
+        link_busy=np.array([busy[k] for k in links]),
+        link_saturated=np.array([sat[k] for k in links]),
+        link_peak_util=np.array([peak_util[k] for k in links]),
+        link_peak_flows=np.array([peak_flows[k] for k in links], np.int64),
+        link_series=None if not link_series else {
+            "time": np.array([row[0] for row in series], float),
+            "link": np.array([row[1] for row in series], np.int64),
+            "load": np.array([row[2] for row in series], float)},
+        settles=settles, rate_solves=solves)

@@ -44,9 +44,9 @@ parameters, 4 to 16 workers, a 10 GbE star (1.25e9 bytes/s, 1 us per link).
 
 Sources
 -------
-.. [LP] Y. Zhao, L. Wang, W. Wu, G. Bosilca, R. Vuduc, J. Ye, W. Tang and
-   Z. Xu, "Efficient communications in training large scale neural
-   networks", arXiv:1611.04255, 2016.
+.. [LP] Y. Zhao, L. Wang, W. Wu, G. Bosilca, R. Vuduc, J. Ye, W. Tang and Z. Xu,
+   "Efficient communications in training large scale neural networks",
+   arXiv:1611.04255, 2016.
 .. [DGC] Y. Lin, S. Han, H. Mao, Y. Wang and W. J. Dally, "Deep Gradient
    Compression: Reducing the Communication Bandwidth for Distributed
    Training", ICLR 2018 (abstract: "a gradient compression ratio from 270x to

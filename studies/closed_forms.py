@@ -18,7 +18,7 @@ from .registry import PARADIGMS
 __all__ = ["NO_CLOSED_FORM", "ASYMPTOTIC_ROWS", "worker_mask", "worker_compute", "closed_form",
            "asymptotic_table"]
 
-#: The paradigms of the README's table of asymptotic costs, in its order.
+#: The paradigms of the table of asymptotic costs (docs/studies.md), in its order.
 ASYMPTOTIC_ROWS = ("ps-sync", "allreduce", "model-averaging", "admm", "ps-async")
 
 #: Paradigm name -> why it has no closed form, for those without one.

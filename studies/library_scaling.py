@@ -1,10 +1,10 @@
 """One paradigm's scaling on a GPU cluster under each communication library, side by side.
 
-The README's GPU study: BSP-SGD (the ``allreduce`` paradigm, its gradient fused
-in one bucket) resized to ResNet-50 on H100s, on 1 to 8 DGX H100 machines,
-replayed with NCCL's plan (``library="auto"``: every member is a GPU) and with
+The GPU study of the scaling page (``docs/studies.md``): BSP-SGD (the ``allreduce``
+paradigm, its gradient fused in one bucket) resized to ResNet-50 on H100s, on 1 to 8 DGX
+H100 machines, replayed with NCCL's plan (``library="auto"``: every member is a GPU) and with
 MPICH's ring (``library="mpich"``), each next to its closed form
-(:func:`studies.paradigm_scaling.study`). Regenerate the README's table and
+(:func:`studies.paradigm_scaling.study`). Regenerate the page's table and
 ``docs/gpu_scaling.png`` with::
 
     python -m studies.library_scaling
@@ -19,7 +19,7 @@ from .registry import topology_factory
 
 __all__ = ["CASE", "compare", "format_table", "plot", "main"]
 
-#: The README's case: paradigm, P values, topology and options of :func:`compare`.
+#: The page's case: paradigm, P values, topology and options of :func:`compare`.
 CASE = {"source": "allreduce", "workers": [8, 16, 32, 64], "topology": "dgx_h100",
         "model": "resnet50", "device": "H100", "options": {"overlap": "none"}}
 
@@ -135,7 +135,7 @@ def plot(studies, path, title=None):
 
 
 def main(argv=None):
-    """Print the README's table and write ``docs/gpu_scaling.png`` (see the module docstring).
+    """Print the page's table and write ``docs/gpu_scaling.png`` (see the module docstring).
 
     Examples
     --------

@@ -6,13 +6,14 @@ problems: shown, not counted; the rule is in ``nccl_measurements.md``) names a m
 key; :func:`machine` builds that machine as a graph with :mod:`topologies` (single
 machines, or :func:`topologies.gpu_cluster` for several joined by NIC rails),
 :func:`predict` runs :func:`netsim.nccl.simulate` on it with the row's op, size and,
-where the poster forced ``NCCL_ALGO``, that algorithm, :func:`table` prints the README
-tables "Real GPU machines: NCCL" and :func:`summary` the median and worst error of the
-counted rows and of all rows. Nothing here is fitted to a row: every number comes from
-``topologies`` (which cites its sources) or from NCCL's source (``netsim.nccl.tuning``).
+where the poster forced ``NCCL_ALGO``, that algorithm, :func:`table` prints the tables of
+the validation page (``docs/validation.md``, "NCCL against published nccl-tests runs") and
+:func:`summary` the median and worst error of the counted rows and of all rows. Nothing
+here is fitted to a row: every number comes from ``topologies`` (which cites its sources)
+or from NCCL's source (``netsim.nccl.tuning``).
 
 Run ``python -m studies.nccl_validation`` to print the tables of every file, with
-``--readme`` to rewrite them in README.md as well.
+``--write`` to rewrite them in ``docs/validation.md`` as well.
 """
 
 import pathlib
@@ -23,10 +24,11 @@ from netsim import nccl
 from .nccl_report import measurements
 from topologies import dgx1, dgx_a100, dgx_h100, gpu_cluster, pcie_box
 
-__all__ = ["README", "BLOCKS", "CLASSES", "COUNTED", "MACHINES", "load", "machine", "predict",
-           "validate", "table", "summary", "update_readme"]
+__all__ = ["PAGE", "BLOCKS", "CLASSES", "COUNTED", "MACHINES", "load", "machine", "predict",
+           "validate", "table", "summary", "update_page"]
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "validation.md"
+"""The documentation page that shows the tables (in a checkout; not installed)."""
 
 # Machine key of the measurement files -> (builder, its arguments, GPU model to set or None).
 # The H20 boxes of NVIDIA/nccl#1244 are DGX H100-like (NVLink4 x18, NVSwitch gen3, 8
@@ -147,7 +149,7 @@ def _origin(row):
 
 
 def table(rows):
-    """The README table: source, machine, size, measured and predicted time, error, plan.
+    """The validation table: source, machine, size, measured and predicted time, error, plan.
 
     Rows of ``nccl_measurements_reported.csv`` (with an ``origin`` column) get a last
     column naming the file each came from.
@@ -176,14 +178,14 @@ def table(rows):
 
 
 COUNTED = "nccl_measurements.csv"
-"""The counted allreduce rows: the README's headline error is over this file."""
+"""The counted allreduce rows: the validation page's headline error is over this file."""
 
 BLOCKS = (("nccl-table", COUNTED),
           ("nccl-holdout-table", "nccl_measurements_holdout.csv"),
           ("nccl-ops-table", "nccl_measurements_ops.csv"),
           ("nccl-ops-holdout-table", "nccl_measurements_ops_holdout.csv"),
           ("nccl-reported-table", "nccl_measurements_reported.csv"))
-"""README marker name -> the measurement file whose :func:`table` it holds."""
+"""Marker name of a block of :data:`PAGE` -> the measurement file whose :func:`table` it holds."""
 
 
 # Subsets of the counted rows the summary reports apart: (label, predicate on a row).
@@ -206,7 +208,7 @@ def _figures(errors):
 
 
 def summary():
-    r"""The README's validation figures: the counted rows' error, and every file's rows'.
+    r"""The validation page's figures: the counted rows' error, and every file's rows'.
 
     Returns
     -------
@@ -234,8 +236,8 @@ def summary():
     return "\n".join(lines)
 
 
-def update_readme(path):
-    r"""Rewrite the table blocks (:data:`BLOCKS`) and the ``nccl-summary`` block of a README.
+def update_page(path):
+    r"""Rewrite the table blocks (:data:`BLOCKS`) and the ``nccl-summary`` block of a page.
 
     Parameters
     ----------
@@ -244,9 +246,9 @@ def update_readme(path):
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "README.md"
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "validation.md"
     >>> _ = p.write_text("<!-- nccl-table:start -->\nold\n<!-- nccl-table:end -->\n")
-    >>> update_readme(p)
+    >>> update_page(p)
     >>> p.read_text().splitlines()[1].startswith("| machine |")
     True
     """
@@ -264,8 +266,8 @@ def update_readme(path):
 if __name__ == "__main__":
     import sys
 
-    if sys.argv[1:] == ["--readme"]:
-        update_readme(README)
+    if sys.argv[1:] == ["--write"]:
+        update_page(PAGE)
     for name, file in BLOCKS:
         print(file)
         print(table(load(file)))

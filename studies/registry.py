@@ -3,14 +3,14 @@
 Every name a command line, a sweep config or a notebook may give is looked up
 here, and nowhere else:
 
-=============== ========================================= ==============================
-registry        name -> what                              from
-=============== ========================================= ==============================
-``topologies``  builder ``f(n, ..., bandwidth, latency)`` :data:`topologies.BUILDERS`
+=============== ========================================== ==============================
+registry        name -> what                               from
+=============== ========================================== ==============================
+``topologies``  builder ``f(n, ..., bandwidth, latency)``  :data:`topologies.BUILDERS`
 ``paradigms``   :class:`workloads.Paradigm` (run, options) :data:`workloads.PARADIGMS`
-``collectives`` trace generator of the collective         :data:`netsim.analysis.ALGORITHMS`
-``models``      :class:`workloads.models.Model`           :data:`workloads.models.MODELS`
-=============== ========================================= ==============================
+``collectives`` trace generator of the collective          :data:`netsim.analysis.ALGORITHMS`
+``models``      :class:`workloads.models.Model`            :data:`workloads.models.MODELS`
+=============== ========================================== ==============================
 
 Every mapping is a :class:`types.MappingProxyType`: no caller can add or
 replace an entry. :func:`parse_topology` and :func:`topology_factory` turn a

@@ -42,7 +42,7 @@ def _pcie_box(ranks):
 TOPOLOGIES = {"10GbE": _ten_gbe, "PCIe": _pcie_box}
 
 
-#: The accuracy the README's table is made for: every offered combination reaches it on
+#: The accuracy the table of docs/studies.md is made for: every offered combination reaches it on
 #: digits within 4 epochs, at least 5 test samples clear of it.
 TARGET = 0.92
 

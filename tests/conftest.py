@@ -1,4 +1,4 @@
-"""Shared pytest configuration: slow tests run only with --runslow."""
+"""Shared pytest configuration: slow tests run only with --runslow; long tests run first."""
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -39,6 +39,10 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    # Tests marked `long` (tens of seconds alone) go to the front of the queue: the parallel
+    # workers (pytest-xdist) then take them first and share the many short tests afterwards,
+    # instead of one worker ending the run alone on a long test collected late.
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable sort
     if config.getoption("--runslow"):
         return
     skip = pytest.mark.skip(reason="slow: run with --runslow")

@@ -147,14 +147,10 @@ def test_active_idle_of_a_rank_that_finishes_early():
     assert done.tolist() == [3.0, 4.0, 0.5] and idle.tolist() == [0.0, 2.0, 0.0]
 
 
-def test_readme_straggler_table_is_what_the_replays_give():
-    import pathlib
-    import re
+def test_straggler_table_of_the_traces_page_is_what_the_replays_give():
+    from doc_pages import block, cells
 
-    text = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
-    block = re.search(r"<!-- stragglers:start -->\n(.*?)\n<!-- stragglers:end -->", text, re.S)
-    rows = [[c.strip() for c in line.strip("|").split("|")]
-            for line in block.group(1).splitlines()[2:]]
+    _, rows = cells(block("traces.md", "stragglers"))
     cases = {"ps-sync (BSP)": (ps_sync, {}), "ps-async, SSP s = 0": (ps_async, {"ssp": 0}),
              "ps-async, SSP s = 2": (ps_async, {"ssp": 2}), "ps-async (Downpour)": (ps_async, {})}
     assert [r[0] for r in rows] == list(cases)

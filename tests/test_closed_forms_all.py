@@ -64,18 +64,16 @@ def test_ringtmp_neuron_ring_steps_are_exact_when_widths_divide():
     assert cf["time"] == pytest.approx(sim, rel=1e-9)
 
 
-# -- the README table of asymptotic costs -----------------------------------------------------
+# -- the table of asymptotic costs (docs/studies.md) ---------------------------------------------
 
 import re  # noqa: E402
-import pathlib  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from netsim import costmodel  # noqa: E402
 from netsim.trace import COMPUTE  # noqa: E402
+from doc_pages import block  # noqa: E402
 from studies.closed_forms import ASYMPTOTIC_ROWS, asymptotic_table  # noqa: E402
-
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
 
 def _evaluate(formula, **names):
@@ -85,12 +83,8 @@ def _evaluate(formula, **names):
     return eval(expr, {"max": max}, names)   # the table's own text, from this repository
 
 
-def test_readme_table_of_asymptotic_costs_is_the_codes():
-    text = README.read_text()
-    m = re.search(r"<!-- asymptotic-table:start -->\n(.*?)\n<!-- asymptotic-table:end -->",
-                  text, re.S)
-    assert m, "README has no asymptotic-table block"
-    assert m.group(1) == asymptotic_table()
+def test_table_of_asymptotic_costs_is_the_codes():
+    assert block("studies.md", "asymptotic-table") == asymptotic_table()
 
 
 @pytest.mark.parametrize("name, options", [

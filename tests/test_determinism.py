@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 SIMULATE = r"""
 import hashlib, sys
 import netsim
@@ -34,6 +36,7 @@ def test_result_json_identical_across_processes():
     assert run(SIMULATE, hashseed=1) == run(SIMULATE, hashseed=2)
 
 
+@pytest.mark.long
 def test_recording_twice_gives_identical_trace_files(tmp_path):
     for paradigm in ("ps-sync", "dgc"):
         files = []

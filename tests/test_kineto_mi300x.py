@@ -1,5 +1,5 @@
-"""The facts behind the README's explanation of the MI300X row (predicted 50 % under measured),
-read from the profile's own events: what rank 0's GPU did during ProfilerStep#17."""
+"""The facts behind the validation page's explanation of the MI300X row (predicted 50 % under
+measured), read from the profile's own events: what rank 0's GPU did during ProfilerStep#17."""
 
 import gzip
 import json

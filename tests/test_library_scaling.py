@@ -1,4 +1,5 @@
-"""A training iteration on a GPU cluster runs NCCL's plan; the README's GPU study is a fresh run.
+"""A training iteration on a GPU cluster runs NCCL's plan; the scaling page's GPU study is a fresh
+run.
 
 The acceptance of the collective-ops work: BSP-SGD with ResNet-50 on two DGX H100 machines
 spends, beyond its compute, exactly what NCCL's lone call of the same allreduce takes, and
@@ -6,17 +7,14 @@ with MPICH's ring exactly the figure netsim gave before collective ops (one ring
 inter-node hop through one NIC).
 """
 
-import pathlib
-import re
-
 import pytest
 
+from doc_pages import block
 from netsim import nccl
 from studies import library_scaling
 from studies.cli import main
 from topologies import gpu_cluster
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 RESNET50_GRADIENT = 4 * 25_557_032   # float32 values of ResNet-50 (torchvision), bytes
 
 
@@ -26,11 +24,8 @@ def studies():
     return library_scaling.compare(c.pop("source"), c.pop("workers"), c.pop("topology"), **c)
 
 
-def test_readme_gpu_table_is_a_fresh_run(studies):
-    m = re.search(r"<!-- gpu-scaling-table:start -->\n(.*?)\n<!-- gpu-scaling-table:end -->",
-                  README.read_text(), re.S)
-    assert m, "README has no gpu-scaling-table block"
-    assert m.group(1) == library_scaling.format_table(studies)
+def test_gpu_table_of_the_scaling_page_is_a_fresh_run(studies):
+    assert block("studies.md", "gpu-scaling-table") == library_scaling.format_table(studies)
 
 
 def test_communication_beyond_compute_is_the_lone_nccl_call(studies):

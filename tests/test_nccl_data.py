@@ -32,7 +32,7 @@ def rows_of(name):
         return list(csv.DictReader(f))
 
 
-def test_the_files_are_the_readme_blocks_and_have_their_columns():
+def test_the_files_are_the_validation_blocks_and_have_their_columns():
     assert sorted(FILES) == sorted(p.name for p in DATA.glob("*.csv"))
     for name in FILES:
         with open(DATA / name, newline="", encoding="utf-8") as f:

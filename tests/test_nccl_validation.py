@@ -1,33 +1,30 @@
-"""The README's "Real GPU machines: NCCL" tables, recomputed from the published measurements.
+"""The NCCL tables of the validation page (docs/validation.md), recomputed from the published
+measurements.
 
 Every row of studies/data/nccl_measurements.csv (the counted rows), of the hold-out and ops
 files and of the reported file is simulated with netsim.nccl.simulate on its machine, built
-with topologies (studies.nccl_validation); the README must show exactly the fresh tables and
+with topologies (studies.nccl_validation); the page must show exactly the fresh tables and
 summary, and each row's error must be the relative gap between the simulated and the posted
 time.
 """
 
 import math
-import pathlib
 import re
 import statistics
 
 import pytest
 
+from doc_pages import block as page_block
 from studies import nccl_report
 from studies import nccl_validation as v
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
-
 
 def block(name):
-    m = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", README.read_text(), re.S)
-    assert m, f"README has no {name} block"
-    return m.group(1)
+    return page_block("validation.md", name)
 
 
 @pytest.mark.parametrize("name, file", v.BLOCKS)
-def test_readme_table_is_a_fresh_run(name, file):
+def test_page_table_is_a_fresh_run(name, file):
     assert block(name) == v.table(v.load(file))
 
 
@@ -78,7 +75,7 @@ def printed(line):
     return [float(m[1]), float(m[2]), int(m[3]), int(m[4]), int(m[5])]
 
 
-def test_readme_summary_is_the_median_and_worst_of_counted_and_of_all_rows():
+def test_page_summary_is_the_median_and_worst_of_counted_and_of_all_rows():
     assert block("nccl-summary") == v.summary()
     rows = v.load()
     counted = errors(rows)

@@ -40,6 +40,7 @@ def test_there_are_notebooks():
     assert len(NOTEBOOKS) >= 4
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_and_writes_its_pngs(path, tmp_path, kernel_path, monkeypatch):
     monkeypatch.setenv("JUPYTER_PATH", kernel_path + os.pathsep + os.environ.get("JUPYTER_PATH", ""))

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from doc_pages import block, cells
 from netsim import costmodel
 from studies.cli import main
 from studies.overlap import overlap_study
@@ -56,12 +57,11 @@ def test_the_command_prints_the_table_and_names_bad_modes(capsys):
 
 
 @pytest.mark.slow
-def test_readme_speedup_table_matches_a_fresh_study():
-    # The README's table of speed-ups over none is the default study, rounded to 2 decimals.
-    from test_readme_tables import block, cells
-
+def test_speedup_table_matches_a_fresh_study():
+    # The table of speed-ups over none (docs/studies.md) is the default study, rounded to 2
+    # decimals.
     recs = overlap_study()
-    _, rows = cells(block("overlap-table"))
+    _, rows = cells(block("studies.md", "overlap-table"))
     names = {"ResNet-50": "resnet50", "BERT-large": "bert-large"}
     for row in rows:
         model, net = row[0].split(", ")
@@ -73,12 +73,10 @@ def test_readme_speedup_table_matches_a_fresh_study():
             assert shown == [round(x, 2) for x in fresh], (row[0], mode)
 
 
-def test_readme_speedup_table_at_p4_on_10gbe_matches(resnet):
-    # The fast twin of the slow test below for one cell per mode: the README's ResNet-50,
-    # 10 GbE row at P = 4 (the middle of "2 / 4 / 8") is this study rounded to 2 decimals.
-    from test_readme_tables import block, cells
-
-    _, rows = cells(block("overlap-table"))
+def test_speedup_table_at_p4_on_10gbe_matches(resnet):
+    # The fast twin of the slow test below for one cell per mode: the ResNet-50, 10 GbE row of
+    # docs/studies.md at P = 4 (the middle of "2 / 4 / 8") is this study rounded to 2 decimals.
+    _, rows = cells(block("studies.md", "overlap-table"))
     row = next(r for r in rows if r[0] == "ResNet-50, 10 GbE")
     assert row[1] == "2 / 4 / 8"
     for mode, cell in zip(("layerwise", "bucketed", "priority"), row[4:7]):

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from netsim import TopologyError, Trace, TraceBuilder, simulate
 from netsim.multipath import equal_cost_dag, path_counts, unrank_path
 from netsim.network import Network
-from netsim.reference import reference_replay
+from netsim import reference
+from engines import result
 from strategies import cases
 from topologies import fat_tree, leaf_spine, torus
 
@@ -49,7 +50,7 @@ def test_channels_take_the_equal_cost_paths_in_order():
 def test_channel_routes_in_both_engines(channels, seconds):
     t = two_messages(channels)
     assert simulate(t, square()).makespan == pytest.approx(seconds, rel=1e-12)
-    end, _ = reference_replay(t, square())
+    end = result(t, square(), by=reference).ops["end"].tolist()
     assert max(end) == pytest.approx(seconds, rel=1e-12)
 
 
@@ -121,7 +122,7 @@ def test_leaf_spine_ecmp_hash_spreads_flows_and_collides_as_hashing_does():
         a = spine_of(net, "host0", "host2", ecmp="hash", seed=seed)
         b = spine_of(net, "host1", "host3", ecmp="hash", seed=seed)
         r = simulate(t, net, ecmp="hash", ecmp_seed=seed)
-        end, _ = reference_replay(t, G, ecmp="hash", ecmp_seed=seed)
+        end = result(t, G, ecmp="hash", ecmp_seed=seed, by=reference).ops["end"].tolist()
         if a != b:
             apart += 1
             # Different spines: each flow alone on every link, time = bytes / host rate.
@@ -133,7 +134,7 @@ def test_leaf_spine_ecmp_hash_spreads_flows_and_collides_as_hashing_does():
     # Two flows over two spines land apart with probability 1/2: 64 seeds give 32 +- 4
     # (binomial sd); 16..48 is a 4-sd band.
     assert 16 <= apart <= 48
-    # The default seed 0 happens to put them apart (the README's example).
+    # The default seed 0 happens to put them apart (the example of the model page, docs/model.md).
     assert spine_of(net, "host0", "host2", ecmp="hash") == ["spine1"]
     assert spine_of(net, "host1", "host3", ecmp="hash") == ["spine0"]
 
@@ -166,7 +167,7 @@ def test_parallel_links_are_one_link_of_summed_bandwidth():
     assert simulate(one, G).makespan == pytest.approx(LAT + SIZE / (2 * B), rel=1e-12)
     both = two_messages((0, 1))  # two channels share the merged link: B each
     assert simulate(both, G).makespan == pytest.approx(LAT + SIZE / B, rel=1e-12)
-    end, _ = reference_replay(both, G)
+    end = result(both, G, by=reference).ops["end"].tolist()
     assert max(end) == pytest.approx(LAT + SIZE / B, rel=1e-12)
 
 
@@ -207,5 +208,5 @@ def test_engine_matches_reference_with_channels_and_ecmp(case, channels, ecmp, s
     t = Trace(t.ranks, t.kind, t.rank, t.peer, t.size, t.duration, t.flops, t.iteration, t.tag,
               t.dep_ptr, t.dep_idx, tags=t.tags, channel=np.where(t.is_message, ch, 0))
     r = simulate(t, G, ecmp=ecmp, ecmp_seed=seed)
-    end, _ = reference_replay(t, G, ecmp=ecmp, ecmp_seed=seed)
+    end = result(t, G, ecmp=ecmp, ecmp_seed=seed, by=reference).ops["end"].tolist()
     assert r.ops["end"].tolist() == pytest.approx(end, rel=1e-9, abs=1e-15)

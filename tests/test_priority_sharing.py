@@ -9,7 +9,9 @@ import pytest
 
 from netsim import NetsimError, TraceBuilder, simulate
 from netsim.maxmin import max_min_rates, max_min_rates_small
-from netsim.reference import maxmin, reference_replay
+from netsim import reference
+from netsim.reference import maxmin
+from engines import result
 from random_cases import random_case
 
 
@@ -46,7 +48,8 @@ def test_a_high_priority_chunk_overtakes_a_low_priority_one_in_flight(engine):
         if engine == "engine":
             end = simulate(trace, G, sharing=sharing, priority=PRIORITY).ops["end"].tolist()
         else:
-            end = reference_replay(trace, G, sharing=sharing, priority=PRIORITY)[0]
+            ref = result(trace, G, reference, sharing=sharing, priority=PRIORITY)
+            end = ref.ops["end"].tolist()
         assert end == pytest.approx(want, rel=1e-12), sharing
 
 
@@ -63,10 +66,10 @@ def test_engine_matches_reference_under_priority(seed):
     G, trace = random_case(seed)
     prio = np.random.default_rng(seed).integers(0, 3, trace.num_ops)
     r = simulate(trace, G, sharing="priority", priority=prio)
-    end, links = reference_replay(trace, G, sharing="priority", priority=prio)
-    assert r.ops["end"].tolist() == pytest.approx(end, rel=1e-9, abs=1e-15)
-    busy = [links[k][0] for k in range(len(links))]
-    assert r.links["busy"].tolist() == pytest.approx(busy, rel=1e-9, abs=1e-15)
+    ref = result(trace, G, reference, sharing="priority", priority=prio)
+    assert r.ops["end"].tolist() == pytest.approx(ref.ops["end"].tolist(), rel=1e-9, abs=1e-15)
+    assert r.links["busy"].tolist() == pytest.approx(ref.links["busy"].tolist(), rel=1e-9,
+                                                     abs=1e-15)
 
 
 def test_batch_and_small_allocations_agree_bit_for_bit_and_with_the_reference():

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from netsim import Network, engine, simulate
+from engines import result
+from netsim import Network, reference, simulate
 from netsim.maxmin import max_min_rates, max_min_rates_small
 from random_cases import random_case
-from netsim.reference import reference_replay
 from strategies import cases, desync_cases
 
 
@@ -25,18 +25,23 @@ class _Timeout(Exception):
     pass
 
 
-def simulate_bounded(trace, G, seconds=30, **options):
-    """simulate(), failing instead of hanging if a replay does not terminate."""
+def bounded(run, *args, seconds=30, **options):
+    """``run(*args, **options)``, failing instead of hanging if a replay does not terminate."""
     def alarm(signum, frame):
         raise _Timeout(f"replay did not finish within {seconds} s")
 
     old = signal.signal(signal.SIGALRM, alarm)
     signal.alarm(seconds)
     try:
-        return simulate(trace, G, **options)
+        return run(*args, **options)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+
+
+def simulate_bounded(trace, G, seconds=30, **options):
+    """simulate(), failing instead of hanging if a replay does not terminate."""
+    return bounded(simulate, trace, G, seconds=seconds, **options)
 
 
 def critical_path(trace, G):
@@ -107,10 +112,10 @@ def test_same_input_same_result(case):
 def test_engine_matches_reference_maxmin(seed):
     G, trace = random_case(seed)
     r = simulate(trace, G)
-    end, links = reference_replay(trace, G)
+    ref = result(trace, G, reference)
+    end = ref.ops["end"].tolist()
     assert r.ops["end"].tolist() == pytest.approx(end, rel=1e-9, abs=1e-15)
-    busy = [links[k][0] for k in range(len(links))]
-    sat = [links[k][1] for k in range(len(links))]
+    busy, sat = ref.links["busy"].tolist(), ref.links["saturated"].tolist()
     assert r.links["busy"].tolist() == pytest.approx(busy, rel=1e-9, abs=1e-15)
     assert r.links["saturated"].tolist() == pytest.approx(sat, rel=1e-9, abs=1e-15)
     assert r.makespan == pytest.approx(max(end, default=0.0), rel=1e-9, abs=1e-15)
@@ -165,13 +170,13 @@ def test_bytes_conserved_by_the_rate_series(case):
 
 def assert_matches_reference(trace, G):
     r = simulate_bounded(trace, G)
-    end, links = reference_replay(trace, G)
+    ref = result(trace, G, reference)
+    end = ref.ops["end"].tolist()
     assert r.ops["end"].tolist() == pytest.approx(end, rel=1e-9, abs=1e-15)
     # Busy and saturated times are sums of differences of instants, each instant exact
     # to a relative 1e-9: a short interval late in a long run is exact to 1e-9 of the run.
     span = 1e-9 * max(end, default=0.0) + 1e-15
-    busy = [links[k][0] for k in range(len(links))]
-    sat = [links[k][1] for k in range(len(links))]
+    busy, sat = ref.links["busy"].tolist(), ref.links["saturated"].tolist()
     assert r.links["busy"].tolist() == pytest.approx(busy, rel=1e-9, abs=span)
     assert r.links["saturated"].tolist() == pytest.approx(sat, rel=1e-9, abs=span)
 
@@ -188,15 +193,10 @@ def test_engine_matches_reference_on_random_dags(case):
 
 @given(st.one_of(cases(), desync_cases()))
 def test_incremental_and_batch_paths_agree_bit_for_bit(case):
-    # The same replay with every event forced onto the vectorised batch path.
+    # The same replay with every event forced onto the compiled batch path.
     G, trace = case
-    fast = simulate_bounded(trace, G, link_series=True)
-    saved = engine.SMALL_EVENT
-    engine.SMALL_EVENT = -1
-    try:
-        batch = simulate_bounded(trace, G, link_series=True)
-    finally:
-        engine.SMALL_EVENT = saved
+    fast = bounded(result, trace, G, link_series=True)
+    batch = bounded(result, trace, G, link_series=True, small_event=-1)
     assert fast.to_json(ops=True) == batch.to_json(ops=True)
     for key in ("time", "link", "load"):
         assert fast.link_series[key].tobytes() == batch.link_series[key].tobytes()
@@ -239,7 +239,7 @@ def test_sub_byte_messages_are_refused_and_the_smallest_message_stays_within_cap
     b = TraceBuilder(2)
     b.message(0, 1, 1.0)
     trace = b.build()
-    assert reference_replay(trace, G)[0] == [pytest.approx(1e-13, rel=1e-12)]
+    assert result(trace, G, reference).ops["end"].tolist() == [pytest.approx(1e-13, rel=1e-12)]
     r = simulate_bounded(trace, G)
     assert r.ops["end"].tolist() == [pytest.approx(1e-13, rel=1e-12)]
     assert r.links["mean_util"].max() <= 1 + 1e-12

@@ -1,8 +1,5 @@
 """Sync scheme x architecture (issue 16 item 6): workloads.schemes and studies.schemes."""
 
-import pathlib
-import re
-
 import numpy as np
 import pytest
 
@@ -12,9 +9,8 @@ from netsim import costmodel
 from studies import schemes as study_mod
 from studies.cli import main
 from topologies import star
+from doc_pages import block, cells
 from workloads import WorkloadError, mlp, model_averaging, schemes
-
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_combinations_offered_and_refused_with_a_reason():
@@ -86,15 +82,11 @@ def test_local_sgd_allreduce_closed_form_is_its_simulation():
                                        rel=1e-9)
 
 
-def _readme_rows():
-    m = re.search(r"<!-- schemes-table:start -->\n(.*?)\n<!-- schemes-table:end -->",
-                  README.read_text(), re.S)
-    assert m, "README has no schemes-table block"
-    lines = m.group(1).splitlines()
-    return lines[0], [[c.strip() for c in ln.strip("|").split("|")] for ln in lines[2:]]
+def _page_rows():
+    return cells(block("studies.md", "schemes-table"))
 
 
-def test_readme_schemes_table_matches_a_fresh_study():
+def test_schemes_table_matches_a_fresh_study():
     # Regenerated with: python -c 'from studies import schemes as s;
     # print(s.format_table(s.study(), s.TARGET))'. Bytes, epochs and simulated times are
     # deterministic; accuracies within a test sample or two of another BLAS.
@@ -102,7 +94,7 @@ def test_readme_schemes_table_matches_a_fresh_study():
     head, fresh = study_mod.format_table(rows, study_mod.TARGET).splitlines()[0], None
     fresh = [[c.strip() for c in ln.strip("|").split("|")]
              for ln in study_mod.format_table(rows, study_mod.TARGET).splitlines()[2:]]
-    shown_head, shown = _readme_rows()
+    shown_head, shown = _page_rows()
     assert shown_head == head and len(shown) == len(fresh)
     for got, want in zip(shown, fresh):
         assert got[:5] == want[:5] and got[6:] == want[6:]

@@ -102,8 +102,7 @@ Payload efficiency
 The share of the data rate left for the application once each packet's
 headers, trailers and inter-packet gaps are paid, at a given MTU:
 
-``ethernet`` (TCP over IPv4 over Ethernet, IEEE 802.3 / RFC 791 / RFC 9293 /
-RFC 7323)
+``ethernet`` (TCP over IPv4 over Ethernet, IEEE 802.3 / RFC 791 / RFC 9293 / RFC 7323)
     payload = MTU - IPv4 header (20) - TCP header (20) - TCP timestamps
     option padded to 12 bytes; on the wire each frame also costs preamble (7),
     start-frame delimiter (1), destination and source MAC (6 + 6), EtherType

@@ -25,7 +25,7 @@ __all__ = ["Asymptotic", "worker_mask", "per_iteration", "worker_compute", "term
 
 class Asymptotic(NamedTuple):
     """A paradigm's worst-case cost per iteration in P workers, S servers and n parameters
-    (float32: 4n bytes), as its module's ``ASYMPTOTIC`` states it for the README table.
+    (float32: 4n bytes), as its module's ``ASYMPTOTIC`` states it for the table of docs/studies.md.
 
     ``alpha`` is a message's latency, ``beta`` seconds per byte, ``C`` one worker's
     forward and backward seconds on its batch, ``F`` the device's FLOP/s.

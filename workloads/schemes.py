@@ -2,15 +2,15 @@
 combination, composed from the paradigms that implement each (their ``run`` and
 schedules; nothing here copies them).
 
-================ ===================================== =====================================
-scheme           ``ps``: parameter server, S servers   ``allreduce``: any netsim collective
-================ ===================================== =====================================
-``bsp``          :mod:`workloads.ps_sync`              :mod:`workloads.allreduce`
-``ssp`` (s)      :mod:`workloads.ps_async`, ``ssp=s``  not offered (:data:`UNSUPPORTED`)
-``async``        :mod:`workloads.ps_async` (Downpour)  not offered (:data:`UNSUPPORTED`)
-``local-sgd`` (H) :mod:`workloads.model_averaging`     model averaging's training, the model
-                 (one master: S = 1)                   allreduced every H steps
-================ ===================================== =====================================
+================= ===================================== =====================================
+scheme            ``ps``: parameter server, S servers   ``allreduce``: any netsim collective
+================= ===================================== =====================================
+``bsp``           :mod:`workloads.ps_sync`              :mod:`workloads.allreduce`
+``ssp`` (s)       :mod:`workloads.ps_async`, ``ssp=s``  not offered (:data:`UNSUPPORTED`)
+``async``         :mod:`workloads.ps_async` (Downpour)  not offered (:data:`UNSUPPORTED`)
+``local-sgd`` (H) :mod:`workloads.model_averaging`      model averaging's training, the model
+                  (one master: S = 1)                   allreduced every H steps
+================= ===================================== =====================================
 
 Local SGD over an allreduce trains exactly as :mod:`workloads.model_averaging`
 (the average of the P models is the same whether a master or a collective

@@ -1,4 +1,5 @@
-"""The README's claims section is `netsim claims --seeds 0..4 --quick --markdown`, checked here.
+"""The claims page (docs/claims.md) is `netsim claims --seeds 0..4 --quick --markdown`, checked
+here.
 
 Words (claims, sources, setups, thresholds, verdicts, region headers) must match exactly;
 numbers within 2 % (or 0.015 absolute: an accuracy on Iris's 30 or digits' 360 test samples
@@ -7,34 +8,31 @@ row's wall time is measured on the machine that runs it, so only its words are c
 
 A run that sits on its threshold may pass on one machine and fail on another (Parameter
 Flow's cut at seed 0 is 4.09x with one BLAS and 4.104x with another, against 4.10x), so the
-count of seeds (or map cells) where a claim holds may differ from the README's by the fresh
+count of seeds (or map cells) where a claim holds may differ from the page's by the fresh
 runs (cells) within rounding of the threshold, and no more.
 
 Every claim is rerun at every seed except the partitioning experiment, whose five seeds cost
 about 40 s more than all the others: the suite reruns it at seed 0 (its words, and its value
-within the README's spread), and ``--runslow`` regenerates the whole table.
+within the page's spread), and ``--runslow`` regenerates the whole table.
 """
 
 import json
-import pathlib
 import re
 
 import pytest
 
+from doc_pages import block as page_block
 from studies.claim_regions import format_region
 from studies.claim_verdicts import format_claims_over_seeds, over_seeds
 from studies.claims import run_claim_seeds
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 SEEDS = [0, 1, 2, 3, 4]
 EVERY_SEED = ["lp", "ringtmp", "pf", "dgc", "slimdp"]
 
 
 def block(name):
-    m = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", README.read_text(), re.S)
-    assert m, f"README has no {name} block"
-    return m.group(1)
+    return page_block("claims.md", name)
 
 
 def split(text):
@@ -122,7 +120,7 @@ def check_result(got, want, row):
         assert got.startswith("FAIL:" if k == 0 else "marginal:" if k < n else "PASS:"), got
 
 
-def readme_rows():
+def page_rows():
     lines = block("claims-table").splitlines()
     return lines[0], {cells(line)[0]: cells(line) for line in lines[2:]}, lines
 
@@ -136,7 +134,7 @@ def fresh():
 
 
 def compare_row(got, row, every_seed=True):
-    """A README row against a fresh row over every seed, or over the first alone."""
+    """A row of the page against a fresh row over every seed, or over the first alone."""
     want = cells(format_claims_over_seeds([row], SEEDS, markdown=True).splitlines()[2])
     wall = "wall time here" in row["measured"]
     for i in (0, 1, 2, 4):  # claim, source, setup, threshold
@@ -147,8 +145,8 @@ def compare_row(got, row, every_seed=True):
         same(got[5], want[5], numbers=not wall)
         check_result(got[7], want[7], row)
         return
-    # One fresh seed of five: its value lies within the README's spread, and its verdict
-    # does not contradict the README's k of N.
+    # One fresh seed of five: its value lies within the page's spread, and its verdict
+    # does not contradict the page's k of N.
     if got[5].startswith("mean") and not wall:
         _, low, high, n = split(got[5])[1]
         assert n == len(SEEDS) and low * 0.98 - 0.015 <= row["value"] <= high * 1.02 + 0.015
@@ -157,9 +155,10 @@ def compare_row(got, row, every_seed=True):
         assert n == len(SEEDS) and (k > 0 if row["passed"] else k < n), (got[7], row)
 
 
+@pytest.mark.long
 def test_claims_section_matches_fresh_runs(fresh):
     rows, part = fresh
-    head, shown, lines = readme_rows()
+    head, shown, lines = page_rows()
     fresh_head = format_claims_over_seeds(rows, SEEDS, markdown=True).splitlines()[:2]
     assert lines[:2] == fresh_head
     assert set(shown) == {r["claim"] for r in rows + part} and len(shown) == len(lines) - 2
@@ -167,7 +166,7 @@ def test_claims_section_matches_fresh_runs(fresh):
         compare_row(shown[row["claim"]], row)
     for row in part:
         compare_row(shown[row["claim"]], row, every_seed=False)
-    # The maps, in the order of the README's rows (every map is drawn at seed 0).
+    # The maps, in the order of the page's rows (every map is drawn at seed 0).
     by = {r["claim"]: r for r in rows + part}
     regions = []
     for claim in shown:
@@ -185,13 +184,13 @@ def test_claims_section_matches_fresh_runs(fresh):
 
 @pytest.mark.slow
 def test_claims_section_is_the_documented_command(capsys):
-    # The whole table regenerated as the README says (partitioning at every seed too).
+    # The whole table regenerated as the page says (partitioning at every seed too).
     from studies.cli import main
 
 
     assert main(["claims", "--seeds", "0..4", "--quick", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    _, shown, lines = readme_rows()
+    _, shown, lines = page_rows()
     assert [cells(line)[0] for line in lines[2:]] == [r["claim"] for r in rows]
     for row in rows:
         compare_row(shown[row["claim"]], row)

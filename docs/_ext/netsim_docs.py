@@ -1,0 +1,86 @@
+"""netsim's Sphinx extension: the CLI reference's directive, and numpydoc's citations kept.
+
+``.. netsim-help:: replay`` (in Markdown, a ```` ```{netsim-help} replay ```` block) becomes
+the literal help of ``netsim replay`` as the parser in :mod:`studies.cli` prints it at 100
+columns, so the reference cannot drift from the options.
+
+Citations: numpydoc makes every docstring's citations unique by renaming them with a hash
+of the docstring's object (``[2]`` -> ``[R3f...-2]``), so ten functions of a module can each
+have their own ``[1]``; it names them back for display after reading. But a function that
+cites its *module's* list ("Thakur et al. [2]_", as netsim's cost models do) then points at
+nothing. conf.py turns numpydoc's renaming off (``numpydoc_citation_re``) and
+:func:`rename_citations` does it here, module-aware: a label the docstring defines gets its
+object's hash, a label it only cites gets its module's, when the module defines it.
+"""
+
+import hashlib
+import re
+import sys
+
+import os
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
+
+
+class HelpDirective(Directive):
+    required_arguments = 1
+
+    def run(self):
+        os.environ["COLUMNS"] = "100"  # argparse wraps at the terminal width
+        from studies.cli import build_parser
+
+        text = _subparser(build_parser(), self.arguments[0]).format_help()
+        block = nodes.literal_block(text, text)
+        block["language"] = "text"
+        return [block]
+
+
+def _subparser(parser, word):
+    for action in parser._actions:
+        choices = getattr(action, "choices", None)
+        if isinstance(choices, dict) and word in choices:
+            return choices[word]
+    raise ValueError(f"netsim has no command {word!r}")
+
+
+_DEFINED = re.compile(r"^\s*\.\. +\[([\w-]+)\]", re.M)
+
+
+def _prefix(name):
+    """numpydoc's prefix for the citations of object ``name`` (``R`` + a hash)."""
+    from numpydoc.numpydoc import HASH_LEN
+
+    return "R" + hashlib.sha256(name.encode("utf8")).hexdigest()[:HASH_LEN]
+
+
+def _module_of(name):
+    """The longest prefix of dotted ``name`` that is an imported module."""
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in sys.modules:
+            return ".".join(parts[:i])
+    return name
+
+
+def rename_citations(app, what, name, obj, options, lines):
+    """Rename the citations of one docstring, in place (see the module docstring)."""
+    own = set(_DEFINED.findall("\n".join(lines)))
+    module = _module_of(name)
+    doc = (sys.modules[module].__doc__ or "") if module in sys.modules else ""
+    modules = set(_DEFINED.findall(doc)) - own if what != "module" else set()
+    renames = {label: _prefix(name) for label in own}
+    renames.update({label: _prefix(module) for label in modules})
+    for i, line in enumerate(lines):
+        for label, prefix in renames.items():
+            line = line.replace(f"[{label}]_", f"[{prefix}-{label}]_")
+            if label in own:
+                line = line.replace(f".. [{label}]", f".. [{prefix}-{label}]")
+        lines[i] = line
+
+
+def setup(app):
+    app.setup_extension("numpydoc")
+    app.connect("autodoc-process-docstring", rename_citations)
+    app.add_directive("netsim-help", HelpDirective)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
