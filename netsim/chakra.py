@@ -250,8 +250,8 @@ def _program(path, rank, ranks, nodes, algorithm, eager):
             n = seq[(src, dst, tag)] = seq.get((src, dst, tag), -1) + 1
             rec.update(op="send" if send else "recv", key=(src, dst, tag, n), peer=peer,
                        nbytes=None if size is None else float(size), eager=eager)
-            for name in ("channel", "priority"):
-                value = a.get(f"netsim_{name}", 0)
+            for name, default in (("channel", 0), ("priority", 0), ("queue", -1)):
+                value = a.get(f"netsim_{name}", default)
                 if not isinstance(value, int):
                     raise TraceError(f"{where}: netsim_{name} {value!r} is not an integer")
                 rec[name] = value
@@ -489,6 +489,8 @@ def save_chakra(trace, directory, prefix="chakra"):
                 _attr(pb, "comm_tag", i)]
         path = [_attr(pb, f"netsim_{name}", int(getattr(trace, name)[i]))
                 for name in ("channel", "priority") if getattr(trace, name)[i]]
+        if trace.queue[i] >= 0:
+            path.append(_attr(pb, "netsim_queue", int(trace.queue[i])))
         nodes[r].append(pb.Node(id=2 * i, name=name, type=pb.COMM_SEND_NODE,
                                 ctrl_deps=[node_on(r, d, i) for d in on_src],
                                 attr=common + comm + path + [_attr(pb, "comm_dst", p)]))

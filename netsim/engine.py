@@ -117,6 +117,11 @@ class _Replay:
             np.zeros(1, np.int64) if self.priority is None else self.priority))
         # Route index -> (padded link row, links without padding, whether it crosses no link).
         self._route_of = {}
+        # Send queues: a queued message whose latency has passed waits here, keyed by the
+        # message before it on its queue, until that one is delivered.
+        qprev = trace.queue_predecessors()
+        self.qprev = qprev if (qprev >= 0).any() else None
+        self.parked = {}
 
     def _add_flows(self, ops):
         """Put messages ``ops`` on the wire; return their flow slots."""
@@ -245,6 +250,8 @@ class _Replay:
             if entering:
                 ops = np.concatenate(entering)
                 entering = []
+                if self.qprev is not None:
+                    ops = self._hold(ops)
                 self.xfer[ops] = now
                 instant = (self.size[ops] == 0) | (self.pair_links[self.op_pair[ops], 0] == self.L)
                 if instant.any():
@@ -259,6 +266,8 @@ class _Replay:
             if not len(done):
                 continue
             self.end[done] = now
+            if self.parked:
+                entering.append(self._unpark(done))
             if self.progress is not None:
                 self.done += len(done)
                 self.progress(self.done)
@@ -287,6 +296,7 @@ class _Replay:
         (is_msg, op_pair, pair_lat, dur, size, start, end, xfer, ptr, succ, waiting,
          priority) = self._views
         one_class = self.priority is None
+        qprev = self.qprev
         completed, entering = list(ended), []
         for ops in due:
             for op in (ops if type(ops) is list else ops.tolist()):
@@ -296,6 +306,11 @@ class _Replay:
             if entering:
                 ops, entering = entering, []
                 for op in ops:
+                    if qprev is not None:   # held until the one before it is delivered
+                        q = int(qprev[op])
+                        if q >= 0 and end[q] != end[q]:
+                            self.parked[q] = op
+                            continue
                     xfer[op] = now
                     pair = op_pair[op]
                     known = route_of.get(pair) or self._route(pair)
@@ -310,6 +325,10 @@ class _Replay:
             done, completed = completed, []
             for op in done:
                 end[op] = now
+            if self.parked:
+                for op in done:
+                    if op in self.parked:
+                        entering.append(self.parked.pop(op))
             if self.progress is not None:
                 self.done += len(done)
                 self.progress(self.done)
@@ -334,6 +353,21 @@ class _Replay:
             for t in sorted(later):
                 self._at(t, later[t])
         return added, routes
+
+    def _hold(self, ops):
+        """The messages of ``ops`` free to go on the wire; the rest wait for their queue."""
+        q = self.qprev[ops]
+        held = q >= 0
+        held[held] = np.isnan(self.end[q[held]])
+        for op, before in zip(ops[held].tolist(), q[held].tolist()):
+            self.parked[before] = op
+        return ops[~held]
+
+    def _unpark(self, done):
+        """The queued messages that ops ``done`` (just delivered) were holding back."""
+        keys = np.fromiter(self.parked, np.int64, len(self.parked))
+        hit = done[np.isin(done, keys)].tolist()
+        return np.array([self.parked.pop(op) for op in hit], np.int64)
 
     def _route(self, pair):
         """Route ``pair``'s padded link row, its links without padding and whether it

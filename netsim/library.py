@@ -376,12 +376,13 @@ def _assemble(a, colls):
     orig = np.repeat(np.arange(n, dtype=np.int64), count)
     cols = {name: getattr(tr, name)[orig].copy() for name in
             ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "channel",
-             "priority")}
+             "priority", "queue")}
     for i, blk in a.blocks.items():
         s = slice(first[i], first[i] + count[i])
         for name in ("kind", "rank", "peer", "size", "duration", "tag"):
             cols[name][s] = blk[name]
         cols["flops"][s] = 0.0
+        cols["queue"][s] = -1
         comp = np.asarray(blk["kind"]) == COMPUTE
         cols["priority"][s] = np.where(comp, 0, tr.priority[i])
     cols["spec"] = np.full(N, -1, np.int32)

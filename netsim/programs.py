@@ -69,8 +69,7 @@ def assemble(programs, metadata=None):
       posted, as in Chakra and ASTRA-sim), and records depending on the recv
       wait for a zero-second op on the receiver that waits for the message and
       the recv's own deps. The send record may give the message's ``channel``
-      and ``priority`` (default 0). A collective's messages keep the channel
-      and priority of its schedule's messages.
+      and ``priority`` (default 0) and ``queue`` (default -1).
 
     Parameters
     ----------
@@ -101,15 +100,15 @@ def assemble(programs, metadata=None):
     """
     ranks = len(programs)
     cols = {k: [] for k in ("kind", "rank", "peer", "size", "duration", "flops", "iteration",
-                            "tag", "channel", "priority", "spec")}
+                            "tag", "channel", "priority", "spec", "queue")}
     tags, specs = {}, {}
     deps = []
 
     def new(kind, rank, peer=-1, size=0.0, duration=0.0, flops=0.0, iteration=0, tag=None,
-            channel=0, priority=0, spec=-1):
+            channel=0, priority=0, spec=-1, queue=-1):
         for key, val in zip(cols, (kind, rank, peer, size, duration, flops, iteration,
                                    -1 if tag is None else tags.setdefault(str(tag), len(tags)),
-                                   channel, priority, spec)):
+                                   channel, priority, spec, queue)):
             cols[key].append(val)
         deps.append([])
         return len(deps) - 1
@@ -190,8 +189,8 @@ def assemble(programs, metadata=None):
             op = inst["op"]
             cols["size"][op] = float(nbytes)
             send = programs[rs][i_s]
-            cols["channel"][op], cols["priority"][op] = (send.get("channel", 0),
-                                                         send.get("priority", 0))
+            cols["channel"][op], cols["priority"][op], cols["queue"][op] = (
+                send.get("channel", 0), send.get("priority", 0), send.get("queue", -1))
             sent = resolve(rs, programs[rs][i_s].get("deps", ()), f"record {i_s}")
             posted = resolve(rr, programs[rr][i_r].get("deps", ()), f"record {i_r}")
             if programs[rr][i_r].get("eager"):
@@ -211,7 +210,8 @@ def assemble(programs, metadata=None):
     return Trace(ranks, np.array(cols["kind"], np.uint8), cols["rank"], cols["peer"], cols["size"],
                  cols["duration"], cols["flops"], cols["iteration"], cols["tag"], dep_ptr,
                  dep_idx, tags=list(tags), metadata=metadata, channel=cols["channel"],
-                 priority=cols["priority"], spec=cols["spec"], specs=Specs.from_rows(list(specs)))
+                 priority=cols["priority"], spec=cols["spec"], specs=Specs.from_rows(list(specs)),
+                 queue=cols["queue"])
 
 
 def _collective_op(new, specs, rec, iteration, tag):

@@ -16,6 +16,10 @@ the engine with it on random traces, field by field of the record.
 ``sharing="priority"`` is strict priority between classes of the ``priority``
 column (larger first): the textbook filling, run class by class on the capacity
 the classes above left.
+
+Send queues (the trace's ``queue`` column): a queued message whose latency has
+passed goes on the wire when the message before it on its queue has been
+delivered, at once if it already has.
 """
 
 import heapq
@@ -198,9 +202,26 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
         else:
             heapq.heappush(timers, (now + float(seconds[op]), op))
 
+    qprev = trace.queue_predecessors().tolist()
+    parked = {}  # a queued message whose latency passed -> waits for the one before it
+
+    def go(op):
+        """A message's latency has passed: on the wire, unless its queue holds it."""
+        q = qprev[op]
+        if q >= 0 and end[q] is None:
+            parked[q] = op
+            return
+        transfer[op] = now
+        if trace.size[op] > 0 and route[op]:
+            active[op] = float(trace.size[op])
+        else:
+            finish(op)
+
     def finish(op):
         nonlocal done_ops
         end[op] = now
+        if op in parked:   # the next message of its queue goes now
+            go(parked.pop(op))
         done_ops += 1
         if progress is not None:
             progress(done_ops)
@@ -263,9 +284,7 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
         while timers and timers[0][0] <= now:
             _, op = heapq.heappop(timers)
             if trace.kind[op] == 1:
-                transfer[op] = now
-            if trace.kind[op] == 1 and trace.size[op] > 0 and route[op]:
-                active[op] = float(trace.size[op])
+                go(op)
             else:
                 finish(op)
     show({})

@@ -26,6 +26,11 @@ priority   int16   a message's urgency, larger = more urgent, any int16; read by
                    compute ops
 spec       int32   a collective's row of ``specs`` (:class:`netsim.collop.Specs`:
                    operation, group, root, algorithm hint); -1 for the others
+queue      int32   a message's send queue (a stream, a connection), -1 for none:
+                   the messages of one queue, all from one sender, leave it one
+                   after another in op order (a queued message's first byte
+                   goes once the one before it has been delivered; its latency
+                   may pass before); -1 for compute ops and collectives
 ========== ======= =============================================================
 
 A collective op is one call of a communication library kept whole (Chakra's
@@ -77,7 +82,7 @@ MESSAGE = 1
 COLLECTIVE = 2
 MAX_RANKS = 2**31 - 1  # ranks are int32
 _ARRAYS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "channel",
-           "priority", "spec", "dep_ptr", "dep_idx")
+           "priority", "spec", "queue", "dep_ptr", "dep_idx")
 
 
 class Trace:
@@ -111,6 +116,8 @@ class Trace:
         The message columns of the module docstring; None means 0 for every op.
     spec : array_like, optional
         Each collective op's row of ``specs``; None means -1 (no collective).
+    queue : array_like, optional
+        Each message's send queue; None means -1 (none).
     specs : netsim.collop.Specs, optional
         The collectives' specifications; None for an empty table.
 
@@ -130,7 +137,7 @@ class Trace:
 
     def __init__(self, ranks, kind, rank, peer=None, size=None, duration=None, flops=None,
                  iteration=None, tag=None, dep_ptr=None, dep_idx=None, tags=(), metadata=None,
-                 channel=None, priority=None, spec=None, specs=None):
+                 channel=None, priority=None, spec=None, specs=None, queue=None):
         self.kind = np.ascontiguousarray(kind, dtype=np.uint8)
         n = len(self.kind)
         self.rank = _column(rank, n, np.int32, None, "rank")
@@ -143,6 +150,7 @@ class Trace:
         self.channel = _column(channel, n, np.int16, 0, "channel")
         self.priority = _column(priority, n, np.int16, 0, "priority")
         self.spec = _column(spec, n, np.int32, -1, "spec")
+        self.queue = _column(queue, n, np.int32, -1, "queue")
         if specs is not None and not isinstance(specs, Specs):
             raise TraceError(f"specs must be a netsim.collop.Specs, got {type(specs).__name__}")
         self.specs = Specs.empty() if specs is None else specs
@@ -377,6 +385,7 @@ class Trace:
         _first_bad(comp & (self.priority != 0), "is a compute op with a priority (only messages "
                    "share links; compute ops have priority 0)", self.priority)
         self._validate_collectives()
+        self._validate_queues(msg)
         if len(self.dep_idx):
             owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.dep_ptr))
             bad = (self.dep_idx < 0) | (self.dep_idx >= n)
@@ -413,6 +422,41 @@ class Trace:
             raise TraceError(f"op {i}: a collective's rank is its owner (its root, else its "
                              f"group's first rank) {int(owner[ops == i][0])}, got "
                              f"{int(self.rank[i])}")
+
+
+    def _validate_queues(self, msg):
+        queued = self.queue >= 0
+        _first_bad(~msg & queued, "is not a message but has a queue", self.queue)
+        _first_bad(self.queue < -1, "has a negative queue", self.queue)
+        if not queued.any():
+            return
+        ops = np.flatnonzero(queued)
+        order = np.lexsort((ops, self.queue[ops]))
+        q, sender = self.queue[ops][order], self.rank[ops][order]
+        other = np.flatnonzero((q[1:] == q[:-1]) & (sender[1:] != sender[:-1]))
+        if len(other):
+            a, b = ops[order][other[0]], ops[order][other[0] + 1]
+            raise TraceError(f"op {b} is queued on queue {q[other[0]]} of rank {sender[other[0]]} "
+                             f"(op {a}) but sends from rank {self.rank[b]}: a queue belongs to "
+                             f"one sender")
+
+    def queue_predecessors(self):
+        """Per op, the message before it on its queue (-1 for none).
+
+        Examples
+        --------
+        >>> b = TraceBuilder(2)
+        >>> _ = [b.message(0, 1, 8, queue=0) for _ in range(3)]
+        >>> b.build().queue_predecessors().tolist()
+        [-1, 0, 1]
+        """
+        prev = np.full(self.num_ops, -1, np.int64)
+        ops = np.flatnonzero(self.queue >= 0)
+        if len(ops):
+            order = ops[np.lexsort((ops, self.queue[ops]))]
+            same = self.queue[order[1:]] == self.queue[order[:-1]]
+            prev[order[1:][same]] = order[:-1][same]
+        return prev
 
 
 def _column(values, n, dtype, default, name):
@@ -470,13 +514,14 @@ class TraceBuilder:
         self.ranks = ranks
         self.metadata = dict(metadata or {})
         self._cols = {k: [] for k in ("kind", "rank", "peer", "size", "duration", "flops",
-                                      "iteration", "tag", "channel", "priority", "spec")}
+                                      "iteration", "tag", "channel", "priority", "spec",
+                                      "queue")}
         self._deps = []
         self._tags = {}
         self._specs = {}
 
     def _add(self, kind, rank, peer, size, duration, flops, deps, iteration, tag, channel=0,
-             priority=0, spec=-1):
+             priority=0, spec=-1, queue=-1):
         c = self._cols
         c["kind"].append(kind)
         c["rank"].append(rank)
@@ -489,10 +534,12 @@ class TraceBuilder:
         c["channel"].append(channel)
         c["priority"].append(priority)
         c["spec"].append(spec)
+        c["queue"].append(queue)
         self._deps.append(list(deps))
         return len(self._deps) - 1
 
-    def message(self, src, dst, nbytes, deps=(), iteration=0, tag=None, channel=0, priority=0):
+    def message(self, src, dst, nbytes, deps=(), iteration=0, tag=None, channel=0, priority=0,
+                queue=-1):
         """Add a message of ``nbytes`` from rank ``src`` to rank ``dst``; return its op id.
 
         Parameters
@@ -513,6 +560,9 @@ class TraceBuilder:
         priority : int, optional
             Larger is more urgent; read by the engine's strict-priority option,
             ignored by max-min sharing.
+        queue : int, optional
+            The sender's queue the message waits in (-1: none): messages of one
+            queue leave in op order, each once the one before is delivered.
 
         Returns
         -------
@@ -532,7 +582,7 @@ class TraceBuilder:
         ([0, 0, 1], [0, 0, 3])
         """
         return self._add(MESSAGE, src, dst, nbytes, 0.0, 0.0, deps, iteration, tag, channel,
-                         priority)
+                         priority, queue=queue)
 
     def compute(self, rank, seconds=None, flops=None, deps=(), iteration=0, tag=None):
         """Add a compute op on ``rank``; return its op id.
@@ -666,7 +716,7 @@ class TraceBuilder:
                      c["duration"], c["flops"], c["iteration"], c["tag"], dep_ptr,
                      np.array(dep_idx, np.int64), tags=list(self._tags), metadata=self.metadata,
                      channel=c["channel"], priority=c["priority"], spec=c["spec"],
-                     specs=Specs.from_rows(list(self._specs)))
+                     specs=Specs.from_rows(list(self._specs)), queue=c["queue"])
 
 
 

@@ -6,7 +6,9 @@ save. Saving the same trace twice gives the same bytes.
 
 Schema versions
 ---------------
-``netsim-trace/3`` (written today) adds collective ops (:mod:`netsim.collop`):
+``netsim-trace/3`` (written today) adds each message's send ``queue`` (the
+``.npz`` column ``queue``, the JSON key on message ops, omitted when -1) and
+collective ops (:mod:`netsim.collop`):
 the ``.npz`` column ``spec`` and the table of specifications as arrays
 ``spec_op``, ``spec_group_ptr``, ``spec_group_idx``, ``spec_root``,
 ``spec_algorithm``, ``spec_segments``, ``spec_element``; in JSON an op of
@@ -36,12 +38,13 @@ __all__ = ["SCHEMA", "load_trace", "save_trace"]
 
 SCHEMA = "netsim-trace/3"
 _COLUMNS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag",
-            "channel", "priority", "spec", "dep_ptr", "dep_idx")
+            "channel", "priority", "spec", "queue", "dep_ptr", "dep_idx")
 _SPEC_ARRAYS = tuple(f"spec_{c}" for c in Specs.COLUMNS)
 # The columns each readable schema may carry (schema 1 predates channel and priority,
 # schema 2 collectives).
-_SCHEMA_COLUMNS = {"netsim-trace/1": frozenset(_COLUMNS) - {"channel", "priority", "spec"},
-                   "netsim-trace/2": frozenset(_COLUMNS) - {"spec"},
+_SCHEMA_COLUMNS = {"netsim-trace/1": frozenset(_COLUMNS) - {"channel", "priority", "spec",
+                                                            "queue"},
+                   "netsim-trace/2": frozenset(_COLUMNS) - {"spec", "queue"},
                    SCHEMA: frozenset(_COLUMNS) | frozenset(_SPEC_ARRAYS)}
 
 
@@ -117,6 +120,8 @@ def _ops_json(trace):
             for key in ("channel", "priority"):
                 if getattr(trace, key)[i]:
                     op[key] = int(getattr(trace, key)[i])
+            if trace.queue[i] >= 0:
+                op["queue"] = int(trace.queue[i])
         elif trace.kind[i] == COLLECTIVE:
             spec = trace.specs.row(int(trace.spec[i]))
             op.update(type="collective", op=spec.op, group=list(spec.group),
@@ -253,7 +258,8 @@ def _check_header(header, where):
 
 _OP_KEYS = {"id", "type", "rank", "src", "dst", "bytes", "seconds", "flops", "deps", "iteration", "tag"}
 _MESSAGE_KEYS = ("channel", "priority")  # schema 2
-_COLLECTIVE_KEYS = ("op", "group", "root", "algorithm", "segments", "element")  # schema 3
+_SCHEMA3_KEYS = ("op", "group", "root", "algorithm", "segments", "element",
+                 "queue")  # schema 3: collectives, a message's queue
 
 
 def _from_json(doc):
@@ -263,7 +269,7 @@ def _from_json(doc):
         raise TraceError("trace: 'ops' must be a list")
     ranks = check_int(doc["ranks"], "ranks", 1, MAX_RANKS, error=TraceError)
     known = {"netsim-trace/1": _OP_KEYS, "netsim-trace/2": _OP_KEYS | set(_MESSAGE_KEYS)}.get(
-        doc["schema"], _OP_KEYS | set(_MESSAGE_KEYS) | set(_COLLECTIVE_KEYS))
+        doc["schema"], _OP_KEYS | set(_MESSAGE_KEYS) | set(_SCHEMA3_KEYS))
     ids = {}
     parsed = []
     for pos, op in enumerate(ops):
@@ -305,7 +311,7 @@ def _check_op(op, oid, ranks):
     it, tag = op.get("iteration", 0), op.get("tag")
     if tag is not None and not isinstance(tag, str):
         raise TraceError(f"op {oid}: tag must be a string")
-    for key in ("rank", "src", "dst", "iteration", *_MESSAGE_KEYS):
+    for key in ("rank", "src", "dst", "iteration", "queue", *_MESSAGE_KEYS):
         v = op.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
             raise TraceError(f"op {oid}: {key} must be an integer, got {v!r}")
@@ -324,14 +330,14 @@ def _check_op(op, oid, ranks):
         for key in ("src", "dst", "bytes"):
             if key not in op:
                 raise TraceError(f"op {oid}: message without {key!r}")
-        extra = {key: op[key] for key in _MESSAGE_KEYS if key in op}
+        extra = {key: op[key] for key in (*_MESSAGE_KEYS, "queue") if key in op}
         return kind, (op["src"], op["dst"], op["bytes"]), it, tag, extra
     if kind == "compute":
         if "rank" not in op:
             raise TraceError(f"op {oid}: compute op without 'rank'")
         if op.get("seconds") is None and op.get("flops") is None:
             raise TraceError(f"op {oid}: compute op needs 'seconds' or 'flops'")
-        for key in _MESSAGE_KEYS:
+        for key in (*_MESSAGE_KEYS, "queue"):
             if key in op:
                 raise TraceError(f"op {oid}: a compute op has no {key!r} (only messages do)")
         return kind, (op["rank"], op.get("seconds"), op.get("flops")), it, tag, {}
@@ -371,7 +377,7 @@ def _collective_options(op, oid):
         if not isinstance(op["algorithm"], str):
             raise TraceError(f"op {oid}: algorithm must be a string, got {op['algorithm']!r}")
         out["algorithm"] = op["algorithm"]
-    for key in ("rank", "src", "dst", "seconds", "flops", "channel"):
+    for key in ("rank", "src", "dst", "seconds", "flops", "channel", "queue"):
         if key in op:
             raise TraceError(f"op {oid}: a collective has no {key!r}")
     return out

@@ -201,7 +201,7 @@ def _joined(first, second, copies, iteration_step, iteration_base=0):
                                                + offsets]),
                  np.concatenate([first.tag, np.tile(tag2, copies)]), dep_ptr, dep_idx,
                  tags=tags, metadata=first.metadata, channel=col("channel"),
-                 priority=col("priority"), spec=np.concatenate(
+                 priority=col("priority"), queue=col("queue"), spec=np.concatenate(
                      [first.spec, np.tile(remap[second.spec], copies)]), specs=specs)
 
 

@@ -98,7 +98,7 @@ def first_iterations(trace, k):
                  trace.size[keep], trace.duration[keep], trace.flops[keep],
                  trace.iteration[keep], trace.tag[keep], dep_ptr, dep_idx, tags=trace.tags,
                  metadata=meta, channel=trace.channel[keep], priority=trace.priority[keep],
-                 spec=trace.spec[keep], specs=trace.specs)
+                 spec=trace.spec[keep], specs=trace.specs, queue=trace.queue[keep])
 
 
 def record_at(paradigm, P, iterations=3, seed=0, dataset="digits", **options):

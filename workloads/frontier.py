@@ -208,7 +208,8 @@ class Frontier:
         """
         return -1 if name is None else self._tags.setdefault(str(name), len(self._tags))
 
-    def add(self, kind, rank, peer, size, flops, iteration, tag, deps, priority=0, spec=-1):
+    def add(self, kind, rank, peer, size, flops, iteration, tag, deps, priority=0, spec=-1,
+            queue=-1):
         """Append a block of ops laid out as given; return their ids.
 
         ``kind``, ``peer``, ``size``, ``flops``, ``iteration`` and ``tag`` (an id of
@@ -238,6 +239,8 @@ class Frontier:
             ``priority`` column, read by strict-priority replays).
         spec : int or numpy.ndarray
             A collective op's specification (see :meth:`collective`), -1 for others.
+        queue : int or numpy.ndarray
+            Each message's send queue (the trace's ``queue`` column), -1 for none.
 
         Examples
         --------
@@ -256,7 +259,7 @@ class Frontier:
                              col(size, np.float64), col(flops, np.float64),
                              col(iteration, np.int64), col(tag, np.int16),
                              np.asarray(counts, np.int64), np.asarray(idx, np.int64),
-                             col(priority, np.int16), col(spec, np.int32)))
+                             col(priority, np.int16), col(spec, np.int32), col(queue, np.int32)))
         ids = np.arange(self.n, self.n + m, dtype=np.int64)
         self.n += m
         return ids
@@ -485,7 +488,7 @@ class Frontier:
         if not self._blocks:
             return Trace(self.ranks, np.zeros(0, np.uint8), np.zeros(0, np.int64),
                          tags=list(self._tags), metadata=dict(metadata or {}))
-        kind, rank, peer, size, flops, iteration, tag, counts, idx, prio, spec = (
+        kind, rank, peer, size, flops, iteration, tag, counts, idx, prio, spec, queue = (
             np.concatenate(c) for c in zip(*self._blocks))
         ptr = np.zeros(len(kind) + 1, np.int64)
         np.cumsum(counts, out=ptr[1:])
@@ -494,12 +497,14 @@ class Frontier:
         extra = {"priority": prio} if prio.any() else {}
         if self._specs:
             extra.update(spec=spec, specs=Specs.from_rows(list(self._specs)))
+        if (queue >= 0).any():
+            extra["queue"] = queue
         return Trace(self.ranks, kind, rank, np.where(kind == MESSAGE, peer, -1), size,
                      duration, flops, iteration, tag, ptr, idx, tags=list(self._tags),
                      metadata=dict(metadata or {}), **extra)
 
 
-def pipeline(b, it, pos, node, deps, flops, has_msg, peer, size, ctag, mtag):
+def pipeline(b, it, pos, node, deps, flops, has_msg, peer, size, ctag, mtag, queue=-1):
     """Add a block to the :class:`Frontier` ``b``: compute op ``i`` at position ``pos[i]``
     of the block on rank ``node[i]`` (waiting for row ``i`` of ``deps``), and, where
     ``has_msg[i]``, its message of ``size[i]`` bytes to ``peer[i]`` right after it,
@@ -529,6 +534,8 @@ def pipeline(b, it, pos, node, deps, flops, has_msg, peer, size, ctag, mtag):
         Tag of the compute ops.
     mtag : str
         Tag of the messages.
+    queue : int or numpy.ndarray, optional
+        Send queue of each entry's message (-1: none; see the trace's ``queue``).
 
     Examples
     --------
@@ -556,4 +563,6 @@ def pipeline(b, it, pos, node, deps, flops, has_msg, peer, size, ctag, mtag):
     idx[ranges(starts[pos], dc)] = di
     idx[starts[mpos]] = b.n + pos[has_msg]
     tag = np.where(kind == COMPUTE, b.tag(ctag), b.tag(mtag)).astype(np.int16)
-    b.add(kind, rank, peers, sizes, fl, it, tag, (counts, idx))
+    queues = np.full(n, -1, np.int64)
+    queues[mpos] = np.broadcast_to(np.asarray(queue, np.int64), has_msg.shape)[has_msg]
+    b.add(kind, rank, peers, sizes, fl, it, tag, (counts, idx), queue=queues)

@@ -431,7 +431,10 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
 
     Every step: micro-batch by micro-batch, node k computes its layers and sends
     its activations to k + 1; then backward in reverse, each node sending the
-    gradient of its input to k - 1; then every node's update of its layers.
+    gradient of its input to k - 1; then every node's update of its layers. A
+    node's sends to one neighbour share one send queue (queue ``2 k`` forward,
+    ``2 k + 1`` backward): its micro-batches leave one after another, as over
+    one connection, not side by side.
 
     Parameters
     ----------
@@ -496,7 +499,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         fdeps = merge(rows(b.frontier(nodes), k, j == 0),
                       cols(np.where(j > 0, F - G, -1), np.where(k > 0, F - 1, -1)))
         pipeline(b, it, F - b.n, k, fdeps, fwd[k] * rows_[j], k < P - 1, k + 1,
-                  w_out[k] * rows_[j] * stats["bpv"], "forward", "activation")
+                  w_out[k] * rows_[j] * stats["bpv"], "forward", "activation", queue=2 * k)
         last_f = F[j == m - 1]
         # Backward: micro-batches and nodes in reverse; node k computes (Bk) and sends the
         # gradient of its input to k - 1 (D). Bk waits for the node's previous op and for
@@ -506,7 +509,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         bdeps = cols(np.where(j < m - 1, Bk - G, last_f[k]), np.where(k < P - 1, Bk - 1, -1))
         pipeline(b, it, Bk - b.n, k, bdeps, 2 * fwd[k] * rows_[j], k > 0, k - 1,
                   w_out[np.maximum(k - 1, 0)] * rows_[j] * stats["bpv"], "backward",
-                  "activation-grad")
+                  "activation-grad", queue=2 * k + 1)
         b.compute(nodes, mlp.update_flops(params), it, "update", one(Bk[j == 0]))
     return finish(b.build(), c, SERVERS, layers=grown)
 
