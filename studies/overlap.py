@@ -43,7 +43,7 @@ from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP, exposed_communication, 
 from workloads.recorder import V100_FP32_FLOPS
 from workloads.errors import WorkloadError
 
-__all__ = ["overlap_study", "plot_overlap", "PARTITION_BYTES"]
+__all__ = ["format_speedups", "overlap_study", "plot_overlap", "PARTITION_BYTES"]
 
 #: The study's tensor partition of the ``priority`` mode: 4 MB chunks. A study
 #: parameter, not a hardware constant: ByteScheduler tunes it per model and network
@@ -158,6 +158,39 @@ def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"
                                 "pieces": len(pcs.lo),
                                 "speedup": (base / time) if base else float("nan")})
     return out
+
+
+def format_speedups(records):
+    """The Markdown table of speed-ups over ``none``: one row per (model, network), each
+    cell the P values' figures joined by `` / ``. The documentation's overlap table is
+    ``format_speedups(overlap_study())``.
+
+    Examples
+    --------
+    >>> recs = [{"model": "resnet50", "network": "10GbE", "P": P, "overlap": m, "time": t,
+    ...          "compute": 0.05, "speedup": s} for P, m, t, s in
+    ...         ((2, "none", 0.132, 1.0), (2, "layerwise", 0.1, 1.32))]
+    >>> print(format_speedups(recs).splitlines()[2])
+    | ResNet-50, 10 GbE | 2 | 50.0 ms | 132 ms | 1.32 |
+    """
+    names = {"resnet50": "ResNet-50", "bert-large": "BERT-large"}
+    modes = [m for m in dict.fromkeys(r["overlap"] for r in records) if m != "none"]
+    head = ["model, network", "P", "compute", "`none`"] + modes
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for model, net in dict.fromkeys((r["model"], r["network"]) for r in records):
+        rows = [r for r in records if (r["model"], r["network"]) == (model, net)]
+        Ps = list(dict.fromkeys(r["P"] for r in rows))
+        none = [r["time"] for r in rows if r["overlap"] == "none"]
+        unit = 1e3 if max(none) < 1 else 1.0
+        times = " / ".join(f"{t * unit:.3g}" for t in none) + (" ms" if unit > 1 else " s")
+        comp = rows[0]["compute"]
+        cells = [f"{names.get(model, model)}, {net.replace('GbE', ' GbE')}",
+                 " / ".join(map(str, Ps)),
+                 f"{comp * 1e3:.1f} ms" if comp < 1 else f"{comp:.2f} s", times]
+        cells += [" / ".join(f"{r['speedup']:.2f}" for r in rows if r["overlap"] == m)
+                  for m in modes]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def plot_overlap(records, path=None):

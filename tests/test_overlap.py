@@ -154,3 +154,25 @@ def test_the_first_layers_chunk_overtakes_and_the_next_forward_starts_earlier():
              for s in ("priority", "maxmin")}
     assert start["priority"] == pytest.approx(t_b + R0 + u0, rel=1e-12)
     assert start["maxmin"] == pytest.approx(t_b + r + R0 + u0, rel=1e-12)
+
+
+def test_two_ddp_buckets_on_one_stream_equal_the_sequential_closed_form():
+    # Two buckets (the 204-byte last layer, then the 320-byte first), P = 2, ring, 1e8 B/s,
+    # no latency, after the whole backward pass (compute
+    # gets a huge rate so that every bucket is ready at once): the stream sends bucket 1,
+    # then bucket 0, each at the ring closed form; together they take their sum.
+    t = workloads.record("allreduce", workers=2, epochs=1, overlap="bucketed",
+                         bucket_bytes=200, device_flops=1e30).trace
+    coll = np.flatnonzero(t.is_collective)
+    per_iter = coll[t.iteration[coll] == 0]
+    assert len(per_iter) == 2
+    G = star(2, bandwidth=1e8, latency=0.0)
+    r = simulate(t, G)
+    # Whole float32 values: each of the 2 (P - 1) ring steps carries the larger chunk,
+    # ceil(v / P) values (204 B = 51 values: 26 and 25; 320 B: 40 and 40).
+    values = t.size[per_iter] / 4
+    want = sum(2 * (2 - 1) * np.ceil(v / 2) * 4 / 1e8 for v in values)
+    start = r.collectives["start"][:2].min()
+    assert r.collectives["end"][1] - start == pytest.approx(want, rel=1e-9)
+    # The second waits for the first: it starts when the first ends.
+    assert r.collectives["ready"][1] == pytest.approx(r.collectives["end"][0], rel=1e-12)

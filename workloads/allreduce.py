@@ -339,19 +339,28 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
 def _overlapped(c, bpv, element):
     """The schedule with the gradient in pieces (:mod:`workloads.overlap`): per iteration,
     each worker's forward ops (unit ``u``'s waiting for the updates of its pieces) and
-    backward ops, then per piece its collective (each rank's messages after the backward
-    op completing the piece there) and every worker's update of the piece."""
+    backward ops, then per piece its collective (each rank's part after the backward op
+    completing the piece there) and every worker's update of the piece. DDP's buckets
+    (``layerwise``, ``bucketed``) go on one NCCL stream: each piece's collective also
+    waits for the one before it, as DDP issues them in order on one communicator; the
+    ``priority`` mode's chunks are in flight together, the scheduler's priorities
+    deciding (P3, ByteScheduler)."""
     P, hyper = c.P, c.rec.hyper
     name, seg = hyper.get("collective", "ring"), int(hyper.get("segments", 4))
     pcs = pieces_of(c.model, hyper, bpv)
     W, values = np.arange(P), pcs.values.tolist()
     b = Frontier(P)
+    stream = hyper.get("overlap") != "priority"
+    last = []
 
     def exchange(it, k, after):
-        # The piece's collective waits for the backward op completing it on every rank.
-        a = b.collective("allreduce", W, values[k] * bpv, it, "allreduce", one_row(after),
-                         int(pcs.priority[k]), HINTS[name], seg if name == "lp" else 0,
-                         element or 0)
+        # The piece's collective waits for the backward op completing it on every rank and,
+        # on one stream, for the piece before it.
+        a = b.collective("allreduce", W, values[k] * bpv, it, "allreduce",
+                         one_row(np.concatenate([after, last])), int(pcs.priority[k]),
+                         HINTS[name], seg if name == "lp" else 0, element or 0)
+        if stream:
+            last[:] = [a]
         return b.compute(W, mlp.update_flops(values[k]), it, "update",
                          cols(after, np.full(P, a)))[:, None]
 
