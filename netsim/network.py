@@ -8,10 +8,12 @@ a full-duplex link: it becomes two link directions, each with the full
 bandwidth. A ``DiGraph`` edge is one direction.
 
 Two more edge attributes: ``links`` (integer k >= 1, default 1) counts the
-parallel links an edge stands for, its ``bandwidth`` being their sum (NVLink
-stripes a transfer over every link to one peer; NCCL adds them alike, ``link->bw
-+= bw`` in ``ncclTopoConnectNodes``, src/graph/topo.cc): it is checked and kept
-for models that count links (:mod:`netsim.nccl`), never multiplied in again.
+physical links an edge stands for, and ``bandwidth`` is already the whole
+bundle's rate, so k parallel links are one link of their summed bandwidth
+(NVLink stripes a transfer over every link to the same peer, and NCCL's
+topology adds parallel links' bandwidths alike: ``link->bw += bw`` in
+``ncclTopoConnectNodes``, src/graph/topo.cc); ``links`` is checked and kept for
+models that count links (:mod:`netsim.nccl`), never multiplied in again.
 ``efficiency`` (in (0, 1], default 1) is the payload share of the line rate
 once framing is paid, which topology builders compute from technology and MTU.
 A link direction's capacity is ``bandwidth * efficiency``.
@@ -510,7 +512,8 @@ def _scale(u, v, data):
     """The edge's ``efficiency`` (module docstring), with its ``links`` count checked."""
     k = data.get("links", 1)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise TopologyError(f"edge ({u!r}, {v!r}) has links {k!r}: it must be an integer >= 1")
+        raise TopologyError(f"edge ({u!r}, {v!r}) has links {k!r}: it must be an integer >= 1 "
+                            "(the number of parallel links its bandwidth sums)")
     eff = data.get("efficiency", 1.0)
     if not is_real(eff) or not 0 < eff <= 1:
         raise TopologyError(f"edge ({u!r}, {v!r}) has efficiency {eff!r}: it must be a number "

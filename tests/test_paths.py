@@ -172,7 +172,8 @@ def test_parallel_links_are_one_link_of_summed_bandwidth():
 
 
 @pytest.mark.parametrize("attrs, match", [
-    ({"links": 0}, "has links 0: it must be an integer >= 1"),
+    ({"links": 0}, "has links 0: it must be an integer >= 1 "
+                   "\\(the number of parallel links its bandwidth sums\\)"),
     ({"links": 1.5}, "has links 1.5"),
     ({"links": True}, "has links True"),
     ({"efficiency": 0}, "has efficiency 0: it must be a number in \\(0, 1\\]"),

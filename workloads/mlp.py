@@ -239,6 +239,13 @@ def relu_backward(da, a):
 
     ``a = relu(z)`` is > 0 exactly where ``z`` > 0, so the output suffices.
 
+    Parameters
+    ----------
+    da : numpy.ndarray
+        Gradient with respect to the ReLU's output.
+    a : numpy.ndarray
+        The ReLU's output.
+
     Examples
     --------
     >>> relu_backward(np.array([1.0, 2.0], np.float32), np.array([0.0, 3.0], np.float32)).tolist()
@@ -282,6 +289,13 @@ def forward(params, X):
 
 def softmax_cross_entropy(logits, y):
     """Mean cross-entropy of softmax(logits) against integer labels, and its gradient.
+
+    Parameters
+    ----------
+    logits : numpy.ndarray
+        Scores, one row per sample.
+    y : numpy.ndarray
+        Class labels.
 
     Returns
     -------
@@ -345,6 +359,15 @@ def backward(params, acts, dlogits):
 def loss_and_grads(params, X, y):
     """Mean loss on ``(X, y)`` and its gradients (forward, then backward).
 
+    Parameters
+    ----------
+    params : list of numpy.ndarray
+        ``[W0, b0, W1, b1, ...]``.
+    X : numpy.ndarray or scipy.sparse matrix
+        Features, one row per sample.
+    y : numpy.ndarray
+        Class labels.
+
     Examples
     --------
     >>> p = init_params((4, 8, 3), 0)
@@ -360,6 +383,13 @@ def loss_and_grads(params, X, y):
 def predict(params, X):
     """Predicted class of every row of ``X``.
 
+    Parameters
+    ----------
+    params : list of numpy.ndarray
+        ``[W0, b0, W1, b1, ...]``.
+    X : numpy.ndarray or scipy.sparse matrix
+        Features, one row per sample.
+
     Examples
     --------
     >>> predict(init_params((4, 8, 3), 0), np.ones((2, 4))).shape
@@ -370,6 +400,15 @@ def predict(params, X):
 
 def accuracy(params, X, y):
     """Fraction of rows of ``X`` whose predicted class is ``y``.
+
+    Parameters
+    ----------
+    params : list of numpy.ndarray
+        ``[W0, b0, W1, b1, ...]``.
+    X : numpy.ndarray or scipy.sparse matrix
+        Features, one row per sample.
+    y : numpy.ndarray
+        Class labels.
 
     Examples
     --------
@@ -382,6 +421,15 @@ def accuracy(params, X, y):
 
 def loss(params, X, y):
     """Mean softmax cross-entropy of the model on ``(X, y)``.
+
+    Parameters
+    ----------
+    params : list of numpy.ndarray
+        ``[W0, b0, W1, b1, ...]``.
+    X : numpy.ndarray or scipy.sparse matrix
+        Features, one row per sample.
+    y : numpy.ndarray
+        Class labels.
 
     Examples
     --------
@@ -429,6 +477,13 @@ def sgd_momentum_step(params, grads, velocity, lr, momentum=0.9):
 def forward_flops(layers, batch):
     """FLOPs of each dense layer's forward pass on ``batch`` samples: ``2*B*in*out``.
 
+    Parameters
+    ----------
+    layers : sequence of int
+        Widths, input to output.
+    batch : int
+        Samples.
+
     Examples
     --------
     >>> forward_flops((4, 16, 3), 10).tolist()
@@ -439,6 +494,13 @@ def forward_flops(layers, batch):
 
 def backward_flops(layers, batch):
     """FLOPs of each dense layer's backward pass: twice the forward, ``4*B*in*out``.
+
+    Parameters
+    ----------
+    layers : sequence of int
+        Widths, input to output.
+    batch : int
+        Samples.
 
     Examples
     --------
@@ -475,6 +537,13 @@ def unflatten(vector, layers):
 
     The arrays are copies, so the result never aliases ``vector``.
 
+    Parameters
+    ----------
+    vector : numpy.ndarray
+        Flat parameters.
+    layers : sequence of int
+        Widths, input to output.
+
     Raises
     ------
     WorkloadError
@@ -502,7 +571,13 @@ def unflatten(vector, layers):
 
 class Layer(NamedTuple):
     """One unit of a model: ``params`` values, ``flops`` forward FLOPs per sample (2 per
-    multiply-add) and ``activations`` output values per sample."""
+    multiply-add) and ``activations`` output values per sample.
+
+    Examples
+    --------
+    >>> model_of([4, 16, 3]).layers[0]  # 4 x 16 weights + 16 biases; 2 x 64 FLOPs
+    Layer(name='dense0', params=80, flops=128.0, activations=16)
+    """
 
     name: str
     params: int
@@ -583,6 +658,13 @@ class Model(NamedTuple):
 def model_of(layers, name=None):
     """The model of widths ``layers`` (dense layer ``in x out``: ``in * out + out``
     parameters, ``2 * in * out`` forward FLOPs per sample, ``out`` activations).
+
+    Parameters
+    ----------
+    layers : sequence of int
+        Widths, input to output.
+    name : str, optional
+        The model's name (default from the widths).
 
     Examples
     --------

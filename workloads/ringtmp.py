@@ -96,6 +96,7 @@ def partition_layers(layers, nodes):
     layers : sequence of int
         Widths, input to output.
     nodes : int
+        Ring nodes.
 
     Returns
     -------
@@ -130,7 +131,9 @@ def partition_neurons(layers, nodes):
     Parameters
     ----------
     layers : sequence of int
+        Widths, input to output.
     nodes : int
+        Ring nodes.
 
     Returns
     -------
@@ -514,7 +517,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     return finish(b.build(), c, SERVERS, layers=grown)
 
 
-def _per_rank(trace, mask, values, niter):  # per rank, per iteration: sum of values in mask
+def _per_rank(trace, mask, values, niter):
+    """Per rank, the sum of ``values`` over the ops in ``mask``, per iteration."""
     return np.bincount(trace.rank[mask], weights=values[mask], minlength=trace.ranks) / niter
 
 
@@ -530,11 +534,13 @@ def closed_form(trace, alpha, beta, device_flops=None):
         T = sum_k (F_k + B_k) + 2 sum_{k<P-1} (alpha + a_k beta)
             + (m - 1) (slowest forward stage + slowest backward stage) + U_0
 
-    exact for ``m = 1`` when no two messages share a link; for ``m > 1`` an
-    upper bound when a message is the slowest stage (successive micro-batches
-    share its link, overlapping their latencies); the ``(m - 1)`` term counts as
-    its stage's kind. Neuron partition: the busiest node's compute plus its ring
-    steps, ``alpha + s beta`` each, exact when every width divides by P.
+    exact for ``m = 1`` when no two messages share a link (each message alone
+    on the critical path); for ``m > 1`` an upper bound when a message is the
+    slowest stage (messages of successive micro-batches share its link and
+    overlap their latencies). Neuron partition: the busiest node's compute plus
+    its ring steps, each ``alpha + s beta`` for the slice ``s`` it passes on,
+    exact when every layer's width divides by P. The ``(m - 1) max`` term counts
+    as computation or communication as its stage is.
 
     Parameters
     ----------
