@@ -11,8 +11,10 @@ kind       uint8   ``COMPUTE`` (0), ``MESSAGE`` (1) or ``COLLECTIVE`` (2)
 rank       int32   the rank that computes, the message's source rank, or the
                    collective's owner (its root, else its group's first rank)
 peer       int32   the message's destination rank (-1 for compute and collectives)
-size       float64 message or collective bytes, 0 or >= 1 (a sub-byte size is
-                   refused); 0 for compute
+size       float64 message or collective bytes (0 for compute); 0 or at least 1
+                   (sub-byte sizes such as denormals are refused: they carry no
+                   byte and their transfer time underflows); need not be a whole
+                   number (NCCL's model refuses fractional bytes at replay)
 duration   float64 compute seconds; NaN when the op is given in FLOPs instead
 flops      float64 compute FLOPs (0 when given as a duration)
 iteration  int32   the training iteration the op belongs to
@@ -738,7 +740,8 @@ def deps_csr(*columns):
     return ptr, cols[valid]
 
 
-# Names moved to netsim.traceops and netsim.traceio, importable here with a warning (PEP 562).
+# Names that moved to netsim.traceops and netsim.traceio: still importable from here, with a
+# deprecation warning (PEP 562), so code written against the old layout keeps working.
 _MOVED = {"concat": "traceops", "repeat": "traceops", "terminal_ops": "traceops",
           "load_trace": "traceio", "save_trace": "traceio", "SCHEMA": "traceio"}
 

@@ -113,8 +113,10 @@ def ranges(lo, cnt):
 
     Parameters
     ----------
-    lo, cnt : array_like of int
-        First value and length (>= 0) of each range.
+    lo : array_like of int
+        First value of each range.
+    cnt : array_like of int
+        Length of each range (>= 0).
 
     Returns
     -------

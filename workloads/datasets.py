@@ -211,6 +211,7 @@ def iris(split_seed=SPLIT_SEED, test_fraction=0.2):
     split_seed : int
         Seed of the stratified train/test split.
     test_fraction : float
+        Share of the samples held out for testing.
 
     Examples
     --------
@@ -232,6 +233,7 @@ def digits(split_seed=SPLIT_SEED, test_fraction=0.2):
     split_seed : int
         Seed of the stratified train/test split.
     test_fraction : float
+        Share of the samples held out for testing.
 
     Examples
     --------
@@ -589,7 +591,8 @@ def minibatches(indices, batch_size, rng):
         Sample indices.
     batch_size : int
         Samples per mini-batch.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or int
+        Shuffles the indices; an int seeds a new Generator.
 
     Examples
     --------

@@ -132,14 +132,19 @@ def run_result(paradigm, trace, setup, accuracy, total_bytes, messages, iteratio
     messages : int
         Messages sent, likewise.
     iterations : int
+        Iterations recorded.
     hyper : dict
+        The paradigm's hyper-parameters.
     servers : int
         Server (or master) ranks after the workers.
     dropped_fraction : float, optional
         Share of values not sent.
     extra : dict, optional
+        Paradigm-specific numbers.
     roles : list of str, optional
+        Role of each rank.
     metadata : dict, optional
+        More metadata.
     diverged_at : int, optional
         The first iteration whose training loss was not finite
         (:func:`workloads.training.first_nonfinite`). A run with one, or whose
