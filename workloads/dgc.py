@@ -567,8 +567,8 @@ def phases(trace):
     E = steps_per_epoch(train_samples(md), P0, b0)
     epochs = next((e for e in range(warm) if warmup_sparsity(e, warm, final) >= final), warm)
     return Phases(warmup=epochs * E, stages=tuple(range(0, epochs * E, E)), alike=True,
-                  what=(f"DGC's sparsity warm-up: {epochs} epochs of {E} recorded iterations "
-                        f"(density 25 %, 6.25 %, ... then {1 - final:.3g})"))
+                  what=(f"DGC's sparsity warm-up, {epochs} epochs of {E} recorded iterations: "
+                        f"density 25 %, 6.25 %, ..., then {1 - final:.3g}"))
 
 
 def closed_form(trace, alpha, beta, device_flops=None):
