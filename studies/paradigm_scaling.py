@@ -49,10 +49,12 @@ from netsim.trace import COMPUTE
 from netsim.units import parse_shape
 from workloads.closed import worker_compute, worker_mask
 from workloads.errors import WorkloadError
+from workloads.phases import Phases
 
 from .closed_forms import closed_form
-from .paradigm_traces import check_workers, traces
+from .paradigm_traces import base_recording, check_workers, traces
 from .registry import PARADIGMS
+from .windows import combine, plan_windows, sampled_windows
 
 __all__ = ["study", "sweep_point", "plot_study", "tuned_segments", "closed_terms",
            "nccl_closed_form"]
@@ -319,10 +321,19 @@ def _fit(P, values):
     return fit_scaling(P, values)
 
 
-def study(source, workers, topology, model=None, device_flops=None, iterations=3, seed=0,
+def study(source, workers, topology, model=None, device_flops=None, iterations=None, seed=0,
           dataset="digits", strong=False, level=0.5, base_workers=4, batch=None, perturbation=None,
           library="auto", **options):
     """Simulate a paradigm at each P beside its closed form; find where it saturates.
+
+    Time per iteration is measured over the window of the run that represents it
+    (:mod:`studies.windows`, from the paradigm's declared phases,
+    :mod:`workloads.phases`): the steady state after any warm-up, in whole
+    periods, for a paradigm whose iterations are alike (DGC, model averaging,
+    ps-sync, ...); the whole recorded run for one that replays its recording's
+    per-iteration traffic (PF, Slim-DP). A warm-up is simulated and reported
+    apart (``phases`` of each record). The closed forms are computed over the
+    same window (``closed_form_note`` says which).
 
     Parameters
     ----------
@@ -337,7 +348,12 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         Resize the traces to this model (:func:`workloads.models.resize`).
     device_flops : float, optional
         FLOP/s of the compute ops (default: each trace's metadata).
-    iterations, seed, dataset, base_workers, batch, **options
+    iterations : int, optional
+        Iterations of the window (:func:`studies.windows.plan_windows`; default: 3
+        in whole periods after the warm-up, or one recorded epoch of a paradigm
+        that is not alike). A paradigm that is not alike is recorded long enough
+        to hold its window.
+    seed, dataset, base_workers, batch, **options
         See :func:`studies.paradigm_traces.traces`.
     strong : bool
         Strong scaling (see the module docstring); weak by default.
@@ -361,7 +377,15 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         ``efficiency``, ``closed_speedup``, ``top_link``, ``top_link_ranks``
         (e.g. ``"server rank 16"``: the ranks on the link's end nodes),
         ``saturated_fraction``, ``top_bandwidth``, ``source``, ``plans`` (how the
-        collectives ran, :func:`netsim.library.plan_names`)), ``library``, ``saturation`` (from
+        collectives ran, :func:`netsim.library.plan_names`) and ``phases`` (the
+        phases reported apart: ``phase``, ``start``, ``stop``, ``simulated`` (the
+        ``[start, iterations]`` simulated), ``time``, ``compute``, ``exposed``,
+        ``idle``, ``closed_form``, ``closed_communication``; empty without a
+        warm-up)), ``window`` (of :func:`studies.windows.plan_windows`: ``start``,
+        ``stop``, ``iterations``, ``phase``, ``period``, ``cuts_period``, ``what``),
+        ``declared`` (the paradigm's :class:`workloads.phases.Phases` as a dict),
+        ``warnings`` (sentences: a window that cuts a period, one beyond the
+        recording), ``library``, ``saturation`` (from
         :func:`netsim.saturation.saturation_point`), ``closed_form_crossing``
         (the P at which the closed-form communication reaches the closed-form
         compute plus server time, interpolated linearly in P, exact when both
@@ -384,12 +408,20 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
     >>> st = study("allreduce", [2, 4], star, iterations=1, dataset="iris")
     >>> st["records"][1]["efficiency"] < 1, st["fits"]["time"]["law"] is not None
     (True, True)
+
+    DGC's steady state, after its warm-up of four recorded epochs (4 steps each on
+    Iris at P0 = 4), the warm-up apart:
+
+    >>> st = study("dgc", [4], star, dataset="iris")
+    >>> st["window"]["start"], [p["phase"] for p in st["records"][0]["phases"]]
+    (16, ['warm-up', 'steady'])
     """
     workers = check_workers(workers)
-    iterations = check_int(iterations, "iterations", error=WorkloadError)
     if device_flops is not None and not (isinstance(device_flops, (int, float))
                                          and math.isfinite(device_flops) and device_flops > 0):
         raise WorkloadError(f"device_flops must be a number > 0, got {device_flops!r}")
+    if batch is not None:
+        batch = check_int(batch, "batch", error=WorkloadError)
     # LP segments tuned to each P (k*) unless the user fixed them.
     tune = "segments" not in options
 
@@ -399,44 +431,87 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
         k = tuned_segments(t, topology(t.ranks) if callable(topology) else topology)
         return None if k is None or k == t.metadata["hyper"].get("segments") else {"segments": k}
 
-    ts = traces(source, workers, iterations=iterations, seed=seed, dataset=dataset, model=model,
-                batch=batch, base_workers=base_workers, device_flops=device_flops,
-                retune=retune, **options)
-    P0 = workers[0]
-    records, note = [], None
-    T1 = None
-    for P, t in zip(workers, ts):
-        if strong:
-            t = _strong(t, P0 / P)
-        G = topology(t.ranks) if callable(topology) else topology
-        res, nit, top, cf = _measure(t, G, perturbation, library)
-        worker = worker_mask(t)
-        note = note or cf["reason"] or cf["formula"]
-        if T1 is None:
-            c = worker_compute(t, None)
-            T1 = c * P if strong else c
-        lp = t.metadata.get("hyper", {}).get("collective") == "lp"
-        terms = closed_terms(t, cf, tuned=tune and lp) or {}
-        records.append({
-            "P": P, "ranks": t.ranks, "iterations": nit,
-            "segments": t.metadata["hyper"].get("segments") if lp else None,
-            "closed_latency": terms.get("latency"), "closed_bandwidth": terms.get("bandwidth"),
-            "closed_fill": terms.get("fill"),
-            "bytes_per_iteration": mpich_wire(t).total_bytes / nit,
-            "time": res.makespan / nit,
-            "compute": float(res.ranks["compute"][worker].mean()) / nit,
-            "exposed": float(res.ranks["exposed_communication"][worker].mean()) / nit,
-            "idle": float(res.ranks["idle"][worker].mean()) / nit,
-            "closed_form": cf["time"], "closed_compute": cf["compute"],
-            "closed_server": cf["server"], "closed_communication": cf["communication"],
-            "top_link": top["top_link"],
-            "top_link_ranks": _link_ranks(top["top_link"], res, t),
-            "saturated_fraction": top["saturated_fraction"],
-            "top_bandwidth": top["top_bandwidth"],
-            "source": t.metadata.get("source"),
-            "plans": plan_names(res.collectives),
-        })
-    Ps = [r["P"] for r in records]
+    base = base_recording(source, seed, dataset, model, batch, base_workers, **options)
+    declared = (PARADIGMS[base.metadata["paradigm"]].phases(base)
+                if base is not None and base.metadata.get("paradigm") in PARADIGMS
+                else Phases())
+    plan = plan_windows(declared, iterations, base.num_iterations if base is not None else 1)
+    windows = sampled_windows(plan)
+    stop = max(s + n for s, n in windows)
+    if base is not None and not declared.alike and stop > base.num_iterations:
+        if isinstance(source, str) and source in PARADIGMS:   # record the window's iterations
+            base = base_recording(source, seed, dataset, model, batch, base_workers,
+                                  iterations=stop, **options)
+        else:
+            plan["warnings"].append(
+                f"the window ends at iteration {stop}, beyond the {base.num_iterations} "
+                "iterations recorded: the projection repeats the recording's last epoch")
+    figures = {}
+    for start, n in windows:
+        ts = traces(base if base is not None else source, workers, iterations=n, seed=seed,
+                    dataset=dataset, model=model, batch=batch, base_workers=base_workers,
+                    device_flops=device_flops, retune=retune, start=start, **options)
+        figures[(start, n)] = [_point(_strong(t, workers[0] / P) if strong else t, topology,
+                                      perturbation, library, tune)
+                               for P, t in zip(workers, ts)]
+    head = figures[windows[0]]
+    T1 = head[0].pop("_T1") * (workers[0] if strong else 1)
+    records = []
+    for i, P in enumerate(workers):
+        r = {k: v for k, v in head[i].items() if not k.startswith("_")}
+        at = {w: f[i] for w, f in figures.items()}
+        r["phases"] = [{"phase": p["phase"], "start": p["start"], "stop": p["stop"],
+                        "simulated": [[s, n] for s, n, _ in p["samples"]],
+                        **combine(p["samples"], at, PHASE_FIGURES)} for p in plan["phases"]]
+        records.append({"P": P, **r})
+    note = head[0]["_note"]
+    note = f"{note}; over {plan['window']['what']}" if note else note
+    return {"paradigm": head[0]["_paradigm"], "workers": workers, "strong": strong,
+            "model": model, "T1": T1, "records": records, "library": library,
+            "window": plan["window"], "declared": declared._asdict(),
+            "warnings": plan["warnings"],
+            **({"perturbation": dict(perturbation)} if perturbation else {}),
+            **_summary(workers, records, T1, strong, level), "closed_form_note": note}
+
+
+#: The figures of a phase (:func:`study`), each per iteration.
+PHASE_FIGURES = ("time", "compute", "exposed", "idle", "closed_form", "closed_communication")
+
+
+def _point(t, topology, perturbation, library, tune):
+    """The per-iteration figures of one simulated window trace at one P (a record of
+    :func:`study` without ``P``, speed-up and phases; keys with ``_`` for the study)."""
+    G = topology(t.ranks) if callable(topology) else topology
+    res, nit, top, cf = _measure(t, G, perturbation, library)
+    worker = worker_mask(t)
+    lp = t.metadata.get("hyper", {}).get("collective") == "lp"
+    terms = closed_terms(t, cf, tuned=tune and lp) or {}
+    return {
+        "ranks": t.ranks, "iterations": nit,
+        "segments": t.metadata["hyper"].get("segments") if lp else None,
+        "closed_latency": terms.get("latency"), "closed_bandwidth": terms.get("bandwidth"),
+        "closed_fill": terms.get("fill"),
+        "bytes_per_iteration": mpich_wire(t).total_bytes / nit,
+        "time": res.makespan / nit,
+        "compute": float(res.ranks["compute"][worker].mean()) / nit,
+        "exposed": float(res.ranks["exposed_communication"][worker].mean()) / nit,
+        "idle": float(res.ranks["idle"][worker].mean()) / nit,
+        "closed_form": cf["time"], "closed_compute": cf["compute"],
+        "closed_server": cf["server"], "closed_communication": cf["communication"],
+        "top_link": top["top_link"],
+        "top_link_ranks": _link_ranks(top["top_link"], res, t),
+        "saturated_fraction": top["saturated_fraction"],
+        "top_bandwidth": top["top_bandwidth"],
+        "source": t.metadata.get("source"),
+        "plans": plan_names(res.collectives),
+        "_T1": worker_compute(t, None), "_note": cf["reason"] or cf["formula"],
+        "_paradigm": t.metadata.get("paradigm"),
+    }
+
+
+def _summary(Ps, records, T1, strong, level):
+    """Speed-up and efficiency (into the records), saturation, closed-form crossing,
+    regime, fits and term laws of a study's records."""
     sp, eff = speedup(Ps, [r["time"] for r in records], T1, strong=strong)
     have_cf = all(r["closed_form"] for r in records)
     csp = speedup(Ps, [r["closed_form"] for r in records], T1, strong=strong)[0] if have_cf else None
@@ -463,19 +538,15 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=3
               "exposed": [r["exposed"] for r in records]}
     if saturation["reason"] == "link":
         saturation["link_ranks"] = records[Ps.index(saturation["P"])]["top_link_ranks"]
-    return {"paradigm": ts[0].metadata.get("paradigm"), "workers": Ps, "strong": strong,
-            "model": model, "T1": T1, "records": records, "saturation": saturation,
-            "library": library,
-            **({"perturbation": dict(perturbation)} if perturbation else {}),
-            "closed_form_crossing": cross, "closed_form_regime": regime,
+    return {"saturation": saturation, "closed_form_crossing": cross,
+            "closed_form_regime": regime,
             "fits": {k: _fit(Ps, v) for k, v in curves.items()},
             "terms": (fit_terms(Ps, {
                 "compute": [r["closed_compute"] + r["closed_server"] for r in records],
                 "latency": [r["closed_latency"] for r in records],
                 "bandwidth": [r["closed_bandwidth"] for r in records],
                 "fill": [r["closed_fill"] for r in records]})
-                if have_cf and len(set(Ps)) >= 2 else None),
-            "closed_form_note": note}
+                if have_cf and len(set(Ps)) >= 2 else None)}
 
 
 def plot_study(st, path, title=None, logy=True, topology=None):

@@ -4,8 +4,11 @@
 every P of a study: a paradigm of :data:`workloads.projection.PROJECTABLE` is
 recorded once at a small P and projected (:func:`workloads.projection.project`),
 or resized to a real model (:func:`workloads.models.resize`); any other is
-recorded at every P (:func:`record_at`). :func:`first_iterations` keeps the
-first iterations of a trace.
+recorded at every P (:func:`record_at`); :func:`base_recording` is the
+recording a study projects from. A trace can be any window of the run, its
+iterations ``start .. start + iterations - 1`` (``start=``): the schedules
+generate it (:class:`workloads.plan.Plan`), and :func:`iteration_window` cuts
+it from a recording.
 """
 
 import math
@@ -17,7 +20,8 @@ from netsim.trace import Trace
 from netsim.traceio import load_trace
 from workloads.errors import WorkloadError
 
-__all__ = ["check_workers", "first_iterations", "record_at", "traces"]
+__all__ = ["check_workers", "first_iterations", "iteration_window", "record_at",
+           "base_recording", "traces"]
 
 
 def check_workers(workers):
@@ -62,8 +66,7 @@ def check_workers(workers):
 def first_iterations(trace, k):
     """The ops of the first ``k`` iterations of a trace (iterations ``0..k-1``).
 
-    Dependencies on dropped ops (there are none in a trace whose ops only wait
-    for earlier iterations) are dropped too.
+    :func:`iteration_window` from 0.
 
     Parameters
     ----------
@@ -79,9 +82,43 @@ def first_iterations(trace, k):
     >>> first_iterations(b.build(), 1).num_messages
     1
     """
-    k = check_int(k, "iterations", error=WorkloadError)
-    keep = trace.iteration < k
-    if keep.all():
+    return iteration_window(trace, 0, check_int(k, "iterations", error=WorkloadError))
+
+
+def iteration_window(trace, start, stop):
+    """The ops of iterations ``start .. stop - 1`` of a trace, numbered from 0.
+
+    Dependencies on dropped ops (an op of the window waiting for one before it)
+    are dropped too: the window starts as a run does. ``metadata["window"]`` says
+    where the window is in the run (``[start, stop]``, shifted by the trace's own
+    window if it already is one) and ``metadata["iterations"]`` how many it holds.
+
+    Parameters
+    ----------
+    trace : Trace
+    start : int
+        First iteration kept (>= 0).
+    stop : int
+        One past the last (> start).
+
+    Raises
+    ------
+    WorkloadError
+        For ``start < 0`` or ``stop <= start``.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2)
+    >>> a = b.message(0, 1, 8, iteration=0); _ = b.message(1, 0, 4, deps=[a], iteration=1)
+    >>> w = iteration_window(b.build(), 1, 2)
+    >>> w.size.tolist(), w.iteration.tolist(), len(w.dep_idx), w.metadata["window"]
+    ([4.0], [0], 0, [1, 2])
+    """
+    start = check_int(start, "start", 0, error=WorkloadError)
+    stop = check_int(stop, "stop", start + 1, error=WorkloadError)
+    keep = (trace.iteration >= start) & (trace.iteration < stop)
+    if keep.all() and start == 0:
         return trace
     new = np.full(trace.num_ops, -1, np.int64)
     new[keep] = np.arange(int(keep.sum()))
@@ -93,16 +130,20 @@ def first_iterations(trace, k):
     dep_ptr = np.concatenate([[0], np.cumsum(np.bincount(new[owner[ok]],
                                                          minlength=int(keep.sum())))])
     meta = dict(trace.metadata)
-    meta["iterations"] = int(min(k, trace.num_iterations))
+    shift = (meta.get("window") or [0])[0]
+    meta["iterations"] = int(max(0, min(stop, trace.num_iterations) - start))
+    meta["window"] = [shift + start, shift + start + meta["iterations"]]
     return Trace(trace.ranks, trace.kind[keep], trace.rank[keep], trace.peer[keep],
                  trace.size[keep], trace.duration[keep], trace.flops[keep],
-                 trace.iteration[keep], trace.tag[keep], dep_ptr, dep_idx, tags=trace.tags,
+                 trace.iteration[keep] - start, trace.tag[keep], dep_ptr, dep_idx,
+                 tags=trace.tags,
                  metadata=meta, channel=trace.channel[keep], priority=trace.priority[keep],
                  spec=trace.spec[keep], specs=trace.specs, queue=trace.queue[keep])
 
 
-def record_at(paradigm, P, iterations=3, seed=0, dataset="digits", **options):
-    """Record ``paradigm`` with P workers and keep its first ``iterations`` iterations.
+def record_at(paradigm, P, iterations=3, seed=0, dataset="digits", start=0, **options):
+    """Record ``paradigm`` with P workers and keep ``iterations`` of its iterations from
+    ``start`` (:func:`iteration_window`).
 
     One epoch is recorded; if it has fewer iterations than asked, enough
     epochs to have them. Each worker keeps the paradigm's per-worker batch as
@@ -121,6 +162,8 @@ def record_at(paradigm, P, iterations=3, seed=0, dataset="digits", **options):
         Seed of the run.
     dataset : str
         A name of :data:`workloads.DATASETS`.
+    start : int
+        The run's first iteration kept.
     **options
         Paradigm options.
 
@@ -128,22 +171,91 @@ def record_at(paradigm, P, iterations=3, seed=0, dataset="digits", **options):
     --------
     >>> record_at("ps-sync", 2, iterations=2, dataset="iris").num_iterations
     2
+    >>> record_at("ps-sync", 2, iterations=2, start=7, dataset="iris").metadata["window"]
+    [7, 9]
     """
     import workloads
 
     P = check_int(P, "workers", error=WorkloadError)
     iterations = check_int(iterations, "iterations", error=WorkloadError)
+    start = check_int(start, "start", 0, error=WorkloadError)
     run = workloads.record(paradigm, dataset=dataset, workers=P, epochs=1, seed=seed, **options)
     have = run.iterations
-    if have < iterations:
+    if have < start + iterations:
         run = workloads.record(paradigm, dataset=dataset, workers=P, seed=seed,
-                               epochs=math.ceil(iterations / max(have, 1)), **options)
-    return first_iterations(run.trace, iterations).with_metadata(run_accuracy=run.accuracy)
+                               epochs=math.ceil((start + iterations) / max(have, 1)), **options)
+    return iteration_window(run.trace, start, start + iterations).with_metadata(
+        run_accuracy=run.accuracy)
+
+
+def base_recording(source, seed=0, dataset="digits", model=None, batch=None, base_workers=4,
+                   iterations=None, **options):
+    """The recording a study projects from, or None for a paradigm recorded at every P.
+
+    A paradigm of :data:`workloads.projection.PROJECTABLE` (or any paradigm when
+    a ``model`` or ``batch`` asks for a projection) is recorded once at
+    ``base_workers``: one epoch, or as many as hold ``iterations``
+    iterations; a :class:`~netsim.Trace` is returned as it is and a trace file
+    loaded.
+
+    Parameters
+    ----------
+    source : str or Trace or path
+        As for :func:`traces`.
+    seed, dataset, model, batch, base_workers, **options
+        As for :func:`traces`.
+    iterations : int, optional
+        Iterations the recording must hold (default: one epoch's).
+
+    Returns
+    -------
+    Trace or None
+
+    Raises
+    ------
+    WorkloadError
+        For an unknown paradigm or model or a bad option.
+
+    Examples
+    --------
+    >>> base_recording("ps-sync", dataset="iris").num_iterations        # one epoch at P0 = 4
+    4
+    >>> base_recording("ps-sync", dataset="iris", iterations=10).num_iterations   # 3 epochs
+    12
+    >>> base_recording("ps-partitioned") is None                        # recorded at every P
+    True
+    """
+    import workloads
+    from workloads import models, projection
+
+    if model is not None:
+        models.get_model(model)  # an unknown name fails here, before any recording
+    if isinstance(source, str) and source in workloads.PARADIGMS:
+        # A paradigm that cannot be projected is recorded at every P, unless a model or a
+        # batch size asks for a projection: then project() says why it cannot be.
+        if source not in projection.PROJECTABLE and model is None and batch is None:
+            return None
+        base_workers = check_int(base_workers, "base_workers", error=WorkloadError)
+        # Whole epochs, so that the projection measures every per-epoch statistic.
+        run = workloads.record(source, dataset=dataset, workers=base_workers, epochs=1,
+                               seed=seed, **options)
+        if iterations is not None and run.iterations < iterations:
+            run = workloads.record(source, dataset=dataset, workers=base_workers, seed=seed,
+                                   epochs=math.ceil(iterations / max(run.iterations, 1)),
+                                   **options)
+        return run.trace
+    if isinstance(source, Trace):
+        return source
+    if isinstance(source, str) and source.endswith((".npz", ".json")):
+        return load_trace(source)
+    raise WorkloadError(f"unknown paradigm {source!r}; known: {', '.join(workloads.PARADIGMS)}"
+                        " (or give a trace file .npz/.json)")
 
 
 def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
-           batch=None, base_workers=4, device_flops=None, retune=None, **options):
-    """The trace of ``source`` at every P of ``workers``.
+           batch=None, base_workers=4, device_flops=None, retune=None, start=0, **options):
+    """The trace of ``source`` at every P of ``workers``: iterations ``start .. start +
+    iterations - 1`` of its run.
 
     Parameters
     ----------
@@ -154,6 +266,8 @@ def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
         Strictly increasing worker counts >= 1.
     iterations : int
         Iterations per trace.
+    start : int
+        The run's iteration the traces begin at (``metadata["window"]``).
     seed : int
     dataset : str
         Dataset of the recordings.
@@ -196,35 +310,22 @@ def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
     >>> t = traces("ps-sync", [8], iterations=1, model="resnet50", batch=32)[0]
     >>> t.metadata["model"], t.total_bytes == 2 * 8 * 4 * 25_557_032
     ('resnet50', True)
+    >>> traces("dgc", [8], iterations=2, start=16, dataset="iris")[0].metadata["window"]
+    [16, 18]
     """
-    import workloads
     from workloads import models, projection
 
     workers = check_workers(workers)
     iterations = check_int(iterations, "iterations", error=WorkloadError)
-    if model is not None:
-        models.get_model(model)  # an unknown name fails here, before any recording
+    start = check_int(start, "start", 0, error=WorkloadError)
     if batch is not None:
         batch = check_int(batch, "batch", error=WorkloadError)
-    if isinstance(source, str) and source in workloads.PARADIGMS:
-        base = None
-        # A paradigm that cannot be projected is recorded at every P, unless a model or a
-        # batch size asks for a projection: then project() says why it cannot be.
-        if source in projection.PROJECTABLE or model is not None or batch is not None:
-            base_workers = check_int(base_workers, "base_workers", error=WorkloadError)
-            # One whole epoch, so that the projection measures every per-epoch statistic.
-            base = workloads.record(source, dataset=dataset, workers=base_workers, epochs=1,
-                                    seed=seed, **options).trace
-    elif isinstance(source, Trace):
-        base = source
-    elif isinstance(source, str) and source.endswith((".npz", ".json")):
-        base = load_trace(source)
-    else:
-        raise WorkloadError(f"unknown paradigm {source!r}; known: {', '.join(workloads.PARADIGMS)}"
-                            " (or give a trace file .npz/.json)")
+    base = base_recording(source, seed, dataset, model, batch, base_workers, **options)
+
     def build(P, changes=None):
         if base is None:
-            t = record_at(source, P, iterations, seed, dataset, **{**options, **(changes or {})})
+            t = record_at(source, P, iterations, seed, dataset, start,
+                          **{**options, **(changes or {})})
             return t.with_metadata(source="recorded")
         b = base
         if changes:
@@ -232,9 +333,10 @@ def traces(source, workers, iterations=3, seed=0, dataset="digits", model=None,
         # Bad input raises a WorkloadError (a NetsimError) with its reason; anything
         # else is a bug and keeps its traceback.
         if model is not None:
-            t = models.resize(b, model, workers=P, iterations=iterations, batch_size=batch)
+            t = models.resize(b, model, workers=P, iterations=iterations, batch_size=batch,
+                              start=start)
         else:
-            t = projection.project(b, P, iterations=iterations, batch_size=batch)
+            t = projection.project(b, P, iterations=iterations, batch_size=batch, start=start)
         return t.with_metadata(source="projected")
 
     out = []

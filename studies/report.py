@@ -149,6 +149,15 @@ def format_study(st):
              r["top_link"] or "-", f"{r['saturated_fraction']:.3f}") for r in st["records"]]
     lines = [table(["P", "time/iter", "closed form", "compute", "exposed comm", "closed comm",
                     "speed-up", "efficiency", "busiest link", "saturated"], rows), ""]
+    if st.get("window"):
+        lines += [f"window: {st['window']['what']}", ""]
+    phases = [(r["P"], p["phase"], f"{p['start']}-{p['stop'] - 1}",
+               ", ".join(f"{s}-{s + n - 1}" for s, n in p["simulated"]), ft(p["time"]),
+               ft(p["closed_form"]), ft(p["compute"]), ft(p["exposed"]))
+              for r in st["records"] for p in r.get("phases") or ()]
+    if phases:
+        lines += [table(["P", "phase", "iterations", "simulated", "time/iter", "closed form",
+                         "compute", "exposed comm"], phases), ""]
     fits = [(k, f["law"], "-" if f["r2"] is None else f"{f['r2']:.4f}",
              "no single law fits" if f["no_single_law"] else "")
             for k, f in st["fits"].items() if f is not None]

@@ -36,7 +36,9 @@ ACCEPTANCE = [
     ("ringtmp", "iris", {"deepen": True}),           # one layer per node (issue 16: asked)
     ("ringtmp", "iris", {"hidden": (16,) * 7}),      # one model at both P
     ("pf", "iris", {}),
-    ("dgc", "iris", {}),
+    # DGC's warm-up lasts the recording's epochs at every P, not the run at P's own (see
+    # test_dgc_warmup_lasts_the_recorded_epochs_at_every_P): the two agree without one.
+    ("dgc", "iris", {"warmup_epochs": 0}),
     ("pf", "digits", {}),      # a model where the broadcast pass rate falls with P
 ]
 
@@ -58,7 +60,8 @@ def test_projection_from_4_to_8_matches_a_real_run_at_8(name, dataset, options):
 
 @pytest.mark.parametrize("name, options", [
     ("ps-sync", {}), ("allreduce", {}), ("ringtmp", {"deepen": True}),
-    ("ringtmp", {"hidden": (16,) * 7}), ("dgc", {}), ("slimdp", {}), ("ps-async", {}),
+    ("ringtmp", {"hidden": (16,) * 7}), ("dgc", {"warmup_epochs": 0}), ("slimdp", {}),
+    ("ps-async", {}),
     ("model-averaging", {})])
 def test_dense_and_scheduled_paradigms_project_exactly(name, options):
     # Their bytes at P = 8 are determined by the P = 4 run: same pattern, same sizes.
@@ -162,19 +165,52 @@ def test_ringtmp_with_given_widths_keeps_its_model():
         project(t, 5)
 
 
-def test_dgc_pattern_and_warmup_by_epoch(recorded):
+# Values each DGC worker sends a peer per step on Iris's 4-16-3 MLP (layers of 80 and 51
+# values), by warm-up stage: density 1/4, 1/16, 1/64, 1/256, then 0.1 %, at least one
+# value per layer: 20 + 13, 5 + 4, 2 + 1, 1 + 1, 1 + 1 (Lin et al. 2018, section 3.3).
+DGC_STAGE_VALUES = [33, 9, 3, 2, 2]
+
+
+@pytest.mark.parametrize("P", [2, 4, 8, 16])
+def test_dgc_warmup_lasts_the_recorded_epochs_at_every_P(recorded, P):
+    # The recording: Iris at P0 = 4, batch 8: ceil(120 / 4 / 8) = 4 steps per epoch, two
+    # epochs (stages 0 and 1 recorded; 2, 3 and the final one from the warm-up schedule).
+    # The run's iteration i is in stage i // 4 at every P: the same training progress.
     t = recorded["dgc"]
     L = len(t.metadata["layers"]) - 1
-    p = project(t, 8, iterations=30)
-    assert p.num_messages == 30 * 8 * 7 * L
-    # At P = 8 an Iris epoch is 2 steps, so the 4 warm-up epochs end at iteration 8, and the
-    # stages the P = 4 recording (2 epochs) did not reach follow the warm-up schedule.
-    from workloads.dgc import values_per_layer, warmup_sparsity
-    n_l = [i * o + o for i, o in mlp.layer_shapes(t.metadata["layers"])]
-    for it in (0, 3, 5, 7, 8, 29):
-        m = p.is_message & (p.iteration == it)
-        expect = 8 * 7 * 8 * sum(values_per_layer(n_l, warmup_sparsity(it // 2)))
-        assert p.size[m].sum() == expect, it
+    p = project(t, P, iterations=22)
+    assert p.num_messages == 22 * P * (P - 1) * L
+    per_iteration = np.bincount(p.iteration, weights=p.size * p.is_message)
+    expect = [P * (P - 1) * 8 * DGC_STAGE_VALUES[min(i // 4, 4)] for i in range(22)]
+    assert per_iteration.tolist() == expect
+    # A window later in the run: iterations 14..17 are stages 3, 3, 4, 4.
+    w = project(t, P, iterations=4, start=14)
+    assert w.metadata["window"] == [14, 18]
+    assert np.bincount(w.iteration, weights=w.size * w.is_message).tolist() == expect[14:18]
+
+
+def test_dgc_declares_its_warmup_in_recorded_epochs(recorded):
+    from workloads.dgc import phases
+
+    p = phases(recorded["dgc"])
+    assert (p.warmup, p.stages, p.period, p.alike) == (16, (0, 4, 8, 12), 1, True)
+    # The same declaration from a projection to any P and batch (ResNet-50 sizes).
+    from workloads.models import resize
+
+    assert phases(resize(recorded["dgc"], "resnet50", workers=64, batch_size=64,
+                         iterations=1)) == p
+    # A final sparsity that the third stage already reaches (density 1/64 <= 0.02): the
+    # warm-up is the two epochs before it.
+    short = workloads.record("dgc", workers=4, epochs=1, final_sparsity=0.98).trace
+    assert (phases(short).warmup, phases(short).stages) == (8, (0, 4))
+
+
+def test_a_window_of_a_recording_is_not_projected_again():
+    from studies.paradigm_traces import record_at
+
+    cut = record_at("ps-sync", 2, iterations=2, start=3, dataset="iris")
+    with pytest.raises(ProjectionError, match="starts at iteration 3 of its run"):
+        project(cut, 4)
 
 
 def test_pf_broadcast_follows_the_averaging_model(recorded):

@@ -10,7 +10,8 @@ set-up (:mod:`workloads.training`) and the recording helpers
 
 Every paradigm but ``ps-partitioned`` also has ``measure(trace)`` (the statistics
 of a recording) and ``schedule(P, stats, servers=None, iterations=None,
-batch_size=None, model=None)`` (its trace at any P from them, built with the one
+batch_size=None, model=None, start=0)`` (its trace at any P from them, from the
+run's iteration ``start``, built with the one
 frontier builder :class:`workloads.frontier.Frontier`); ``run`` trains for real
 and builds its trace through its own ``schedule`` from the statistics of what it
 sent (RingTMP's neuron partition, which has no schedule, records op by op), and
@@ -19,7 +20,8 @@ sent (RingTMP's neuron partition, which has no schedule, records op by op), and
 :data:`PARADIGMS` maps each CLI name to a :class:`Paradigm` record (its ``run``
 function, a one-line description, its options with their defaults and its
 alpha-beta ``closed_form``, or in ``no_closed_form`` why it has none; see
-:mod:`workloads.closed`), and
+:mod:`workloads.closed`; its ``phases``: the module's ``phases(trace)``, else
+:func:`workloads.phases.uniform`, see :mod:`workloads.phases`), and
 :func:`record` validates a request and runs it. A paradigm module whose file is
 absent is simply left out of the registry; one present but broken raises.
 :mod:`workloads.schemes` composes them into a synchronisation scheme (BSP, SSP,
@@ -46,7 +48,7 @@ import importlib.util
 import inspect
 from typing import NamedTuple
 
-from . import datasets, mlp, recorder, training
+from . import datasets, mlp, phases, recorder, training
 from .datasets import NAMES as DATASETS
 from .datasets import Dataset, load
 from .errors import DatasetError, PartitionError, ProjectionError, WorkloadError
@@ -71,6 +73,7 @@ __all__ = [
     "mlp",
     "recorder",
     "training",
+    "phases",
 ]
 
 # CLI name -> module name, in the order `netsim record --list` shows them.
@@ -99,6 +102,8 @@ class Paradigm(NamedTuple):
     ('ps-async', True, 'closed_form', None)
     >>> PARADIGMS["ps-sync"].closed_form.__module__
     'workloads.ps_sync'
+    >>> PARADIGMS["model-averaging"].phases.__module__, PARADIGMS["ps-sync"].phases.__name__
+    ('workloads.model_averaging', 'uniform')
     """
 
     name: str
@@ -109,6 +114,7 @@ class Paradigm(NamedTuple):
     no_closed_form: str = None  # why there is none (the module's NO_CLOSED_FORM)
     asymptotic: object = None  # the module's ASYMPTOTIC (workloads.closed.Asymptotic), or None
     words: dict = None  # option -> words a bool option also takes (the module's WORDS)
+    phases: object = None  # phases(trace) -> workloads.phases.Phases (warm-up, period)
 
 
 def _entry(name, module):
@@ -124,7 +130,8 @@ def _entry(name, module):
         options[p.name] = (default, helps.get(p.name, ""))
     closed = getattr(module, "closed_form", None)
     return Paradigm(name, run, desc, options, closed, getattr(module, "NO_CLOSED_FORM", None),
-                    getattr(module, "ASYMPTOTIC", None), dict(getattr(module, "WORDS", {})))
+                    getattr(module, "ASYMPTOTIC", None), dict(getattr(module, "WORDS", {})),
+                    getattr(module, "phases", phases.uniform))
 
 
 def _registry():

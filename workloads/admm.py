@@ -203,7 +203,8 @@ def measure(trace):
     return stats
 
 
-def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None,
+             start=0):
     """Consensus ADMM with ``P`` workers: rounds of ``local_steps`` local steps (forward,
     backward, :func:`local_update_flops`), then ``x + u`` to the master, which
     averages (:func:`workloads.model_averaging.average_flops`) and sends ``z`` to
@@ -220,6 +221,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     iterations, batch_size : int, optional
         Rounds, and samples per worker per step.
     model : workloads.mlp.Model, optional
+    start : int, optional
+        The run's iteration the trace begins at (:class:`workloads.plan.Plan`).
 
     Returns
     -------
@@ -231,11 +234,11 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     >>> t.ranks, t.num_messages
     (9, 32)
     """
-    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model, start)
     P, n = c.P, c.model.params
     W, master = np.arange(P), P
     steps = int(c.rec.hyper.get("local_steps", 1))
-    last = stats.get("last_steps") if c.iterations == c.rec.n_rec else None
+    last = stats.get("last_steps") if c.start == 0 and c.iterations == c.rec.n_rec else None
     b = Frontier(P + 1)
     for k in range(c.iterations):
         for _ in range(last if last and k == c.iterations - 1 else steps):

@@ -290,7 +290,8 @@ def measure(trace):
     return {"recording": r, "bpv": trace.total_bytes / r.n_rec / unit / r.model0.params}
 
 
-def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None,
+             start=0):
     """Synchronous SGD with an allreduce over ``P`` workers, repeated every iteration:
     each worker's forward and backward ops, then the collective op of the gradient
     (:func:`collective_op`; under MPICH :func:`collective_trace`, e.g. ring: 2 P (P - 1)
@@ -305,6 +306,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     servers : None or 0
     iterations, batch_size : int, optional
     model : workloads.mlp.Model, optional
+    start : int, optional
+        The run's iteration the trace begins at (:class:`workloads.plan.Plan`).
 
     Returns
     -------
@@ -316,7 +319,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     >>> t.num_collectives, t.specs.row(0).group == tuple(range(16))
     (2, True)
     """
-    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model, start)
     P, model = c.P, c.model
     W = np.arange(P)
     nbytes = stats["bpv"] * model.params

@@ -55,12 +55,13 @@ from . import mlp
 from .closed import per_iteration, terms, worker_mask
 from .errors import WorkloadError
 from .frontier import Frontier, merge, one
+from .phases import Phases
 from .plan import Recording, finish, plan, recording, steps_per_epoch, tag_mask, train_samples
 from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form",
+__all__ = ["run", "schedule", "measure", "closed_form", "phases", "recorded_epoch",
            "warmup_sparsity", "warmup_lr", "values_per_layer", "top_k",
            "compress_flops", "step_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
@@ -439,13 +440,48 @@ def _layer_bytes(c, stats, epoch):
                                              float)
 
 
-def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+def recorded_epoch(rec, N):
+    """Steps of one epoch of the recorded run: ``ceil(ceil(N / P0) / b0)``.
+
+    ``P0`` and ``b0`` are the recording's workers and batch per worker (the
+    largest worker's batch: a live run's batches may differ by worker).
+
+    Parameters
+    ----------
+    rec : workloads.plan.Recording
+    N : int
+        Training samples.
+
+    Examples
+    --------
+    Digits (1,437 training samples) recorded at P0 = 4 with a batch of 8:
+    ``ceil(360 / 8) = 45`` steps per epoch.
+
+    >>> from workloads.plan import Recording
+    >>> recorded_epoch(Recording(4, 0, 45, mlp.model_of((64, 16, 10)), 8, {}, {}), 1437)
+    45
+    """
+    return steps_per_epoch(N, rec.P0, int(np.max(rec.batch0)))
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None,
+             start=0):
     """DGC with ``P`` workers: every worker sends each layer's top-k to every other
     (after the layer's :func:`compress_flops`), then takes its step
-    (:func:`step_flops`). An epoch has ``ceil(ceil(N / P) / b)`` steps at P (N
-    training samples), so the warm-up takes fewer iterations as P grows: iteration i
-    takes the recorded message sizes of the stage of epoch ``i // steps(P)``, and
-    stages the recording did not reach follow :func:`warmup_sparsity`.
+    (:func:`step_flops`).
+
+    The run's iteration ``i`` (``start`` + its index in the trace) takes the message
+    sizes of warm-up stage ``i // E``, where ``E`` is the steps of one epoch *of the
+    recorded run* (:func:`recorded_epoch`: ``ceil(ceil(N / P0) / b0)`` for N training
+    samples, the recording's P0 workers and batch b0), at every P and batch: the same
+    iteration index is the same training progress (the same number of steps, hence
+    of sparsity updates, taken by the recorded run), and the warm-up lasts
+    ``warmup_epochs * E`` iterations whatever the P projected to. (Counting epochs at
+    P instead, ``i // steps(P)``, would shorten the warm-up as P grows: at P = 64 and
+    a batch of 64 on digits every iteration is an epoch and three iterations span
+    three warm-up stages.) A stage the recording reached takes its recorded sizes,
+    any other :func:`warmup_sparsity`. A live run is its own recording: its
+    epochs are its own.
 
     Parameters
     ----------
@@ -455,6 +491,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     servers : None or 0
     iterations, batch_size : int, optional
     model : workloads.mlp.Model, optional
+    start : int, optional
+        The run's iteration the trace begins at (:class:`workloads.plan.Plan`).
 
     Returns
     -------
@@ -466,12 +504,11 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     >>> t.num_messages == 16 * 15 * 2
     True
     """
-    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model, start)
     P, model = c.P, c.model
     L = len(model.layers)
     W = np.arange(P)
-    # The largest batch of a worker (a live run's batches may differ by worker).
-    spe = steps_per_epoch(stats["N"], P, int(np.max(c.batch)))
+    spe = recorded_epoch(c.rec, stats["N"])
     # Message order of the recorder: per worker, per layer, to every other worker ascending.
     src = np.repeat(W, L * (P - 1))
     lay = np.tile(np.repeat(np.arange(L), P - 1), P)
@@ -479,7 +516,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     dst = o + (o >= src)
     b = Frontier(P)
     for it in range(c.iterations):
-        sizes = _layer_bytes(c, stats, it // spe)
+        sizes = _layer_bytes(c, stats, (c.start + it) // spe)
         bwd = b.forward_backward(W, model, c.batch, it)
         comp = np.empty((L, P), np.int64)
         for l in range(L):
@@ -490,6 +527,48 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         deps = merge(b.frontier(W), (np.full(P, L, np.int64), comp.T.ravel()))
         b.compute(W, step_flops(model.params, P, K), it, "update", deps)
     return finish(b.build(), c, SERVERS)
+
+
+def phases(trace):
+    """DGC's warm-up (:mod:`workloads.phases`): the epochs of growing sparsity, one stage
+    each, in iterations of the recorded run.
+
+    The warm-up ends with the first epoch at the final sparsity (epoch
+    ``warmup_epochs``, or earlier when a stage already reaches it); an epoch is
+    :func:`recorded_epoch` steps at every P (see :func:`schedule`). After it
+    every iteration sends the same top-k sets: alike.
+
+    Parameters
+    ----------
+    trace : netsim.Trace
+        A DGC recording, or a projection of one (its ``projection`` metadata gives
+        the recording's P and batch).
+
+    Returns
+    -------
+    workloads.phases.Phases
+
+    Examples
+    --------
+    Iris (120 training samples) at P0 = 4 with a batch of 8: 4 steps per epoch,
+    four warm-up epochs.
+
+    >>> p = phases(run(workers=4, epochs=1).trace)
+    >>> p.warmup, p.stages, p.period, p.alike
+    (16, (0, 4, 8, 12), 1, True)
+    """
+    md = trace.metadata
+    hyper = md.get("hyper") or {}
+    proj = md.get("projection") or {}
+    warm = int(hyper.get("warmup_epochs", 4))
+    final = float(hyper.get("final_sparsity", 0.999))
+    P0 = int(proj.get("from_workers", md["workers"]))
+    b0 = int(proj.get("from_batch_size", hyper.get("batch_size", 1)))
+    E = steps_per_epoch(train_samples(md), P0, b0)
+    epochs = next((e for e in range(warm) if warmup_sparsity(e, warm, final) >= final), warm)
+    return Phases(warmup=epochs * E, stages=tuple(range(0, epochs * E, E)), alike=True,
+                  what=(f"DGC's sparsity warm-up, {epochs} epochs of {E} recorded iterations: "
+                        f"density 25 %, 6.25 %, ..., then {1 - final:.3g}"))
 
 
 def closed_form(trace, alpha, beta, device_flops=None):

@@ -19,12 +19,13 @@ from . import mlp
 from .closed import Asymptotic
 from .errors import WorkloadError
 from .frontier import Frontier
+from .phases import Phases
 from .plan import Recording, dense_bpv, finish, plan, recording
 from .ps_sync import closed_form
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
+__all__ = ["run", "schedule", "measure", "closed_form", "phases", "ASYMPTOTIC",
            "average_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: One master, rank P (see :func:`workloads.plan.plan`).
@@ -169,10 +170,35 @@ def measure(trace, up="model", down="average"):
             "down": dense_bpv(trace, down, whole, bpv)}
 
 
-def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+def phases(trace):
+    """Model averaging's phases (:mod:`workloads.phases`): period H (``period``): one
+    averaging every H steps, after the run's steps H - 1, 2H - 1, ...; a window of
+    whole periods from step 0 holds one averaging per H steps, as a long run does.
+
+    Parameters
+    ----------
+    trace : netsim.Trace
+        A model-averaging recording or projection (its ``hyper["period"]``).
+
+    Returns
+    -------
+    workloads.phases.Phases
+
+    Examples
+    --------
+    >>> phases(run(workers=2, epochs=1, period=4).trace)
+    Phases(warmup=0, period=4, stages=(), alike=True, what='averaging every H = 4 steps')
+    """
+    H = int((trace.metadata.get("hyper") or {}).get("period", 1))
+    return Phases(period=H, what=f"averaging every H = {H} steps")
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None,
+             start=0):
     """Model averaging with ``P`` workers: local steps (forward, backward, update); every
-    ``period`` steps and after the last, every worker sends its model to the master,
-    which averages (:func:`average_flops`) and sends the average back.
+    ``period`` steps of the run (after its iterations ``H - 1``, ``2H - 1``, ...) and
+    after the last, every worker sends its model to the master, which averages
+    (:func:`average_flops`) and sends the average back.
 
     Parameters
     ----------
@@ -182,6 +208,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     servers : None or 1
     iterations, batch_size : int, optional
     model : workloads.mlp.Model, optional
+    start : int, optional
+        The run's iteration the trace begins at (:class:`workloads.plan.Plan`).
 
     Returns
     -------
@@ -193,7 +221,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     >>> t.ranks, t.num_messages == 2 * 2 * 16
     (17, True)
     """
-    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model, start)
     P, n = c.P, c.model.params
     W, master = np.arange(P), P
     period = int(c.rec.hyper.get("period", 1))
@@ -201,7 +229,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     for t in range(c.iterations):
         b.forward_backward(W, c.model, c.batch, t)
         b.compute(W, mlp.update_flops(n), t, "update")
-        if (t + 1) % period and t != c.iterations - 1:
+        if (c.start + t + 1) % period and t != c.iterations - 1:
             continue
         b.send(W, master, stats["up"] * n, t, "model")
         b.compute([master], average_flops(P, n), t, "average")

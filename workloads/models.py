@@ -302,7 +302,7 @@ def get_model(name):
 
 
 def resize(trace, model, workers=None, servers=None, iterations=None, batch_size=None,
-           device_flops=None):
+           device_flops=None, start=0):
     """The trace of the same run with a named model's shapes instead of the small MLP.
 
     Message bytes follow the new model: dense messages (gradients, weights,
@@ -325,7 +325,7 @@ def resize(trace, model, workers=None, servers=None, iterations=None, batch_size
         A name of :data:`MODELS` (see :func:`get_model`) or a :class:`Model`.
     workers : int, optional
         P of the result (the recorded P if None).
-    servers, iterations, batch_size, device_flops
+    servers, iterations, batch_size, device_flops, start
         As for :func:`workloads.projection.project`. The batch is per worker
         (per virtual worker for single and RingTMP), in samples (images or
         sequences).
@@ -362,4 +362,4 @@ def resize(trace, model, workers=None, servers=None, iterations=None, batch_size
         workers = md.get("virtual_workers", md.get("workers")) if md.get("paradigm") == "single" \
             else md.get("workers")
     return projection.project(trace, workers if workers is not None else 1, servers, iterations,
-                              batch_size, device_flops, model=m)
+                              batch_size, device_flops, model=m, start=start)

@@ -55,7 +55,13 @@ class Recording(NamedTuple):
 
 class Plan(NamedTuple):
     """What a ``schedule`` generates: P workers, S servers, iterations, the model at P,
-    the batch per worker, and the :class:`Recording` its statistics came from.
+    the batch per worker, the :class:`Recording` its statistics came from, and the
+    run's iteration ``start`` at which the generated iterations begin.
+
+    A schedule generates iterations ``start .. start + iterations - 1`` of the run,
+    numbered ``0 .. iterations - 1`` in its trace: whatever depends on the
+    iteration's place in the run (DGC's warm-up stage, a period, the recorded
+    iteration replayed) reads ``start + i``; the last generated iteration ends the run.
 
     Examples
     --------
@@ -72,6 +78,7 @@ class Plan(NamedTuple):
     model: mlp.Model
     batch: int
     rec: Recording
+    start: int = 0
 
 
 def recording(trace, workers=None, batch=None):
@@ -102,7 +109,8 @@ def recording(trace, workers=None, batch=None):
                      int(hyper.get("batch_size", 1)) if batch is None else int(batch), hyper, md)
 
 
-def plan(P, rec, servers_kind, servers=None, iterations=None, batch_size=None, model=None):
+def plan(P, rec, servers_kind, servers=None, iterations=None, batch_size=None, model=None,
+         start=0):
     """The :class:`Plan` of a schedule at ``P``; every option defaults to the recording's.
 
     Parameters
@@ -113,6 +121,8 @@ def plan(P, rec, servers_kind, servers=None, iterations=None, batch_size=None, m
         No servers, one fixed master, or any S >= 1 (the parameters re-sharded).
     servers, iterations, batch_size : int, optional
     model : workloads.mlp.Model, optional
+    start : int, optional
+        The run's iteration at which the generated ones begin (>= 0).
 
     Raises
     ------
@@ -124,6 +134,8 @@ def plan(P, rec, servers_kind, servers=None, iterations=None, batch_size=None, m
     >>> r = Recording(4, 1, 10, mlp.model_of((4, 16, 3)), 8, {}, {})
     >>> plan(64, r, "servers", servers=2).S, plan(64, r, "servers").iterations
     (2, 10)
+    >>> plan(64, r, "servers", iterations=3, start=180).start
+    180
     """
     P = checks.check_int(P, "P", error=ProjectionError)
     if servers_kind == "servers":
@@ -143,19 +155,22 @@ def plan(P, rec, servers_kind, servers=None, iterations=None, batch_size=None, m
              else checks.check_int(iterations, "iterations", error=ProjectionError))
     batch = (rec.batch0 if batch_size is None
              else checks.check_int(batch_size, "batch_size", error=ProjectionError))
+    start = checks.check_int(start, "start", 0, error=ProjectionError)
     model = rec.model0 if model is None else model
     if S > model.params:
         raise ProjectionError(f"servers ({S}) exceeds the {model.params} parameters to shard")
-    return Plan(P, S, iters, model, batch, rec)
+    return Plan(P, S, iters, model, batch, rec, start)
 
 
 def finish(trace, c, servers_kind, ranks_of_workers=None, hyper_batch=None, layers=None):
     """Give a scheduled trace the metadata of the recording, updated for the plan ``c``.
 
     ``workers``, ``servers``, ``ranks``, ``roles``, ``iterations``, ``total_bytes``,
-    ``messages`` and ``model_params`` are the schedule's; ``layers`` (or ``model``
+    ``messages`` and ``model_params`` are the schedule's; ``window`` is
+    ``[start, stop)``, the run's iterations the trace holds; ``layers`` (or ``model``
     for another model), ``hyper["batch_size"]`` (``hyper_batch``, the batch per
-    worker by default) and ``projection`` (from where) say what changed. A plan
+    worker by default) and ``projection`` (from where, with the recording's P,
+    servers, iterations and batch per worker) say what changed. A plan
     from a live run (a :class:`Recording` without metadata) leaves the trace as is.
 
     Parameters
@@ -180,6 +195,8 @@ def finish(trace, c, servers_kind, ranks_of_workers=None, hyper_batch=None, laye
     >>> t = finish(TraceBuilder(4).build(), Plan(4, 0, 1, r.model0, 8, r), "none")
     >>> t.metadata["workers"], t.metadata["roles"], t.metadata["projection"]["from_workers"]
     (4, ['worker', 'worker', 'worker', 'worker'], 2)
+    >>> t.metadata["window"]
+    [0, 1]
     """
     rec, model = c.rec, c.model
     if not rec.md:
@@ -189,7 +206,8 @@ def finish(trace, c, servers_kind, ranks_of_workers=None, hyper_batch=None, laye
     roles = ["worker"] * workers + ["master" if servers_kind == "master" else "server"] * c.S
     meta.update(workers=c.P, servers=c.S, ranks=trace.ranks, roles=roles,
                 iterations=c.iterations, total_bytes=trace.total_bytes,
-                messages=trace.num_messages, model_params=model.params)
+                messages=trace.num_messages, model_params=model.params,
+                window=[c.start, c.start + c.iterations])
     other = model is not rec.model0 and layers is None
     if layers is not None:
         meta["layers"] = [int(w) for w in layers]
@@ -198,7 +216,8 @@ def finish(trace, c, servers_kind, ranks_of_workers=None, hyper_batch=None, laye
         meta["model"] = model.name
     meta["hyper"] = dict(rec.hyper, batch_size=c.batch if hyper_batch is None else hyper_batch)
     meta["projection"] = {"from_workers": rec.P0, "from_servers": rec.S0,
-                          "from_iterations": rec.n_rec, "batch_size": c.batch,
+                          "from_iterations": rec.n_rec, "from_batch_size": rec.batch0,
+                          "batch_size": c.batch,
                           "scaling": "weak", "model": model.name if other else None}
     # A schedule's frontier builds its trace without metadata: this sets all of it.
     return trace.with_metadata(**meta)

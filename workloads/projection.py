@@ -12,7 +12,11 @@ work depends on P by the paradigm's own definition (a server averaging P
 pushes, RingTMP's ring batch of P x batch) change with P. Servers stay as
 recorded unless ``servers=`` is given (parameters are then re-sharded evenly).
 The number of iterations is the recorded count unless ``iterations=`` is given;
-beyond the recording, per-iteration statistics repeat its last epoch.
+beyond the recording, per-iteration statistics repeat its last epoch. ``start=``
+generates a window of the run, its iterations ``start .. start + iterations - 1``
+(numbered from 0 in the trace, ``metadata["window"]`` says where they are): the
+steady state after a paradigm's warm-up (:mod:`workloads.phases`) without the
+warm-up's iterations.
 
 Not projected: a paradigm without a ``schedule`` (``ps-partitioned``: its
 ``measure`` says why), traces without paradigm metadata, and traces that are
@@ -69,6 +73,9 @@ def _module(trace):
     if not hasattr(module, "schedule"):
         module.measure(trace)   # says why it cannot be projected
         raise ProjectionError(f"paradigm {paradigm!r} cannot be projected")
+    if (md.get("window") or [0])[0]:
+        raise ProjectionError(f"the {paradigm} trace starts at iteration {md['window'][0]} of its "
+                              "run; project a recording that starts at its first iteration")
     missing = [k for k in ("workers", "servers", "layers", "hyper") if k not in md]
     if missing:
         raise ProjectionError(f"the {paradigm} trace lacks metadata {', '.join(missing)}, which "
@@ -77,7 +84,7 @@ def _module(trace):
 
 
 def project(trace, P, servers=None, iterations=None, batch_size=None, device_flops=None,
-            model=None):
+            model=None, start=0):
     """The trace of the same paradigm run with ``P`` workers, from a recording at another P.
 
     Parameters
@@ -98,6 +105,8 @@ def project(trace, P, servers=None, iterations=None, batch_size=None, device_flo
         recorded value if None).
     model : workloads.mlp.Model, optional
         Another model's shapes (see :func:`workloads.models.resize`).
+    start : int, optional
+        The run's iteration the trace begins at (>= 0; :class:`workloads.plan.Plan`).
 
     Returns
     -------
@@ -119,6 +128,9 @@ def project(trace, P, servers=None, iterations=None, batch_size=None, device_flo
     >>> from netsim.library import mpich_wire
     >>> mpich_wire(t).num_messages == 2 * (2 * 16 * 15), t.metadata["projection"]["from_workers"]
     (True, 4)
+    >>> later = project(rec.trace, 16, iterations=2, start=5)
+    >>> later.num_iterations, later.metadata["window"]
+    (2, [5, 7])
     >>> project(rec.trace, 0)
     Traceback (most recent call last):
     ...
@@ -129,7 +141,8 @@ def project(trace, P, servers=None, iterations=None, batch_size=None, device_flo
     if device_flops is not None:
         device_flops = checks.check_real(device_flops, "device_flops", lo=0, strict=True,
                                          error=ProjectionError)
-    out = module.schedule(P, module.measure(trace), servers, iterations, batch_size, model)
+    out = module.schedule(P, module.measure(trace), servers, iterations, batch_size, model,
+                          start)
     if device_flops is not None:
         out = out.with_metadata(device_flops=float(device_flops))
     return out

@@ -47,6 +47,8 @@ fetch whose weights produced the oldest of the accumulated gradients and this
 update. ``RunResult.extra`` reports its mean and maximum.
 """
 
+import math
+
 import numpy as np
 
 from netsim import checks
@@ -56,12 +58,13 @@ from . import mlp, ps_sync
 from .closed import Asymptotic
 from .errors import WorkloadError
 from .frontier import Frontier, cols, interleave, merge, one
+from .phases import Phases
 from .plan import Recording, finish, plan
 from .ps_sync import init_servers, server_update_flops, shard_layout
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "staleness", "closed_form", "ASYMPTOTIC",
+__all__ = ["run", "schedule", "measure", "staleness", "closed_form", "phases", "ASYMPTOTIC",
            "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
@@ -219,7 +222,33 @@ def _check_ssp(ssp, n_fetch, n_push):
     return ssp
 
 
-def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+def phases(trace):
+    """Downpour's phases (:mod:`workloads.phases`): period ``lcm(n_fetch, n_push)``,
+    the steps after which the pattern of fetches and pushes repeats.
+
+    Parameters
+    ----------
+    trace : netsim.Trace
+        A ps-async recording or projection (its ``hyper``).
+
+    Returns
+    -------
+    workloads.phases.Phases
+
+    Examples
+    --------
+    >>> phases(run(workers=2, epochs=1, n_fetch=2, n_push=3).trace).period
+    6
+    """
+    hyper = trace.metadata.get("hyper") or {}
+    f, p = int(hyper.get("n_fetch", 1)), int(hyper.get("n_push", 1))
+    period = math.lcm(f, p)
+    return Phases(period=period, what=(f"fetch every {f}, push every {p} steps: a period of "
+                                       f"{period}"))
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None,
+             start=0):
     """Downpour steps with ``P`` workers: fetch every ``n_fetch`` steps, forward and
     backward every step, push every ``n_push`` steps and at the last; each push is
     applied by an update (:func:`workloads.ps_sync.server_update_flops` of one push).
@@ -234,6 +263,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         From :func:`measure`.
     servers, iterations, batch_size : int, optional
     model : workloads.mlp.Model, optional
+    start : int, optional
+        The run's iteration the trace begins at (:class:`workloads.plan.Plan`).
 
     Returns
     -------
@@ -245,7 +276,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     >>> t.ranks, t.num_messages
     (17, 48)
     """
-    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model, start)
     P, S, model = c.P, c.S, c.model
     bounds, sizes, W, srv = shard_layout(c)
     n_fetch, n_push = int(c.rec.hyper.get("n_fetch", 1)), int(c.rec.hyper.get("n_push", 1))
@@ -256,7 +287,9 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     last = np.full((P, S), -1, np.int64)     # each worker's last update on each server
     updates = []                             # [step] -> (P, S) update ids, for SSP
     for t in range(c.iterations):
-        if t % n_fetch == 0 and t > 0:
+        g = c.start + t                     # the step's place in the run
+        # The trace's first step starts from the weights it was given, as the run's does.
+        if g % n_fetch == 0 and t > 0:
             # Fetch (w, s) for w, then s: the worker's last compute, its last update on s
             # and, with SSP, every worker's update of step t - ssp - 1 on s.
             columns = [np.repeat(_last_compute(b, W), S), last.ravel()]
@@ -265,7 +298,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
             b.send(np.tile(srv, P), np.repeat(W, S), np.tile(sizes * stats["pull"], P), t,
                    "fetch", deps=cols(*columns))
         bwd = b.forward_backward(W, model, c.batch, t)
-        if (t + 1) % n_push and t != c.iterations - 1:
+        if (g + 1) % n_push and t != c.iterations - 1:
             continue
         # Laid out as push, update, push, update, ... in worker order rotated by t (the
         # training's order of applying them); an update waits for its push only.

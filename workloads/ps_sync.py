@@ -347,7 +347,8 @@ def measure(trace, push="push", pull="pull"):
             "pull": dense_bpv(trace, pull, lambda rank, peer: sizes[rank - r.P0], bpv)}
 
 
-def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None,
+             start=0):
     """The trace of a synchronous parameter server with ``P`` workers.
 
     Every step: each worker's forward and backward ops, its pushes of every
@@ -365,6 +366,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     servers, iterations, batch_size : int, optional
         The recorded ones if None; the parameters are re-sharded evenly.
     model : workloads.mlp.Model, optional
+    start : int, optional
+        The run's iteration the trace begins at (:class:`workloads.plan.Plan`).
 
     Returns
     -------
@@ -376,7 +379,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     >>> t.ranks, t.num_messages == 3 * 2 * 32 * 4
     (36, True)
     """
-    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model, start)
     P, S, model = c.P, c.S, c.model
     bounds, sizes, W, srv = shard_layout(c)
     overlap = c.rec.hyper.get("overlap", True)
@@ -488,7 +491,7 @@ def _recorded_epoch(c):
     formula used at P, at the recorded P0 and batch (``n_rec // epochs`` is wrong for a
     trace cut to fewer iterations than it recorded)."""
     rec = c.rec
-    if c.iterations <= rec.n_rec:
+    if c.start + c.iterations <= rec.n_rec:
         return rec.n_rec          # nothing beyond the recording: no dataset to load
     try:
         return steps_per_epoch(train_samples(rec.md), rec.P0, rec.batch0)
@@ -500,9 +503,9 @@ def _recorded_epoch(c):
 def sparse_sizes(c, stats, it, key):
     """Bytes of every (worker, server) message of iteration ``it`` of the plan ``c``
     (``key``: ``"up"`` or ``"down"`` of :func:`measure_sparse`): worker w sends as
-    recorded worker w mod P0 in recorded iteration ``it`` (beyond the recording, its
-    last epoch over and over); with other servers than recorded, at the worker's
-    rate over the whole model.
+    recorded worker w mod P0 in recorded iteration ``c.start + it`` (beyond the
+    recording, its last epoch over and over); with other servers than recorded, at
+    the worker's rate over the whole model.
 
     Parameters
     ----------
@@ -522,7 +525,7 @@ def sparse_sizes(c, stats, it, key):
     >>> sparse_sizes(plan(4, m["recording"], "servers"), m, 0, "up").shape
     (4, 1)
     """
-    i = int(recorded_index(it, c.rec.n_rec, _recorded_epoch(c)))
+    i = int(recorded_index(c.start + it, c.rec.n_rec, _recorded_epoch(c)))
     w0 = np.arange(c.P) % c.rec.P0
     if c.S == c.rec.S0 and c.model is c.rec.model0:
         return stats[key + "_bytes"][i][w0]           # the recorded bytes themselves

@@ -425,7 +425,8 @@ def measure(trace):
     return {"recording": r, "bpv": bpv}
 
 
-def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None,
+             start=0):
     """The layer-partitioned ring of ``P`` nodes: ring batch ``P x batch``, so every
     activation grows with P. The recorded model (or ``model``) is cut into P runs of
     layers (P <= layers); only a recording made with ``deepen=True``
@@ -447,6 +448,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     servers : None or 0
     iterations, batch_size : int, optional
     model : workloads.mlp.Model, optional
+    start : int, optional
+        The run's iteration the trace begins at (:class:`workloads.plan.Plan`).
 
     Returns
     -------
@@ -471,7 +474,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         width = layers[1] if len(layers) > 2 else DEFAULT_WIDTH
         grown = [layers[0]] + [width] * (P - 1) + [layers[-1]]
         model = mlp.model_of(grown)
-    c = plan(P, rec, SERVERS, servers, iterations, batch_size, model)
+    c = plan(P, rec, SERVERS, servers, iterations, batch_size, model, start)
     P, model = c.P, c.model
     L = len(model.layers)
     if L < P:

@@ -109,7 +109,8 @@ def measure(trace):
     return {"recording": recording(trace, workers=P0, batch=max(1, b // max(P0, 1)))}
 
 
-def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None,
+             start=0):
     """One rank training the union batch of ``P`` workers: forward, backward per layer,
     a momentum SGD update (:func:`workloads.mlp.update_flops`) per step.
 
@@ -124,6 +125,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     iterations, batch_size : int, optional
         The recorded ones if None (batch per worker).
     model : workloads.mlp.Model, optional
+    start : int, optional
+        The run's iteration the trace begins at (:class:`workloads.plan.Plan`).
         The recorded MLP if None.
 
     Returns
@@ -137,7 +140,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     >>> big.ranks, float(big.flops[0]) == 64 * float(t.flops[0]) / 2
     (1, True)
     """
-    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model, start)
     b = Frontier(1)
     for it in range(c.iterations):
         b.forward_backward([0], c.model, c.P * c.batch, it)

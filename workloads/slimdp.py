@@ -54,14 +54,16 @@ from netsim import checks
 from . import mlp
 from .errors import WorkloadError
 from .frontier import Frontier
+from .phases import Phases
 from .plan import Recording, finish, plan
 from .ps_sync import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
 from .recorder import SPARSE_BYTES_PER_VALUE, payload_bytes, run_result
 from .recorder import V100_FP32_FLOPS, sparse_payload
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "schedule", "measure", "closed_form", "subset_sizes", "core_set", "explore_set",
-           "worker_update_flops", "server_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]
+__all__ = ["run", "schedule", "measure", "closed_form", "phases", "subset_sizes", "core_set",
+           "explore_set", "worker_update_flops", "server_flops", "SERVERS", "DESCRIPTION",
+           "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
 SERVERS = "servers"
@@ -362,7 +364,33 @@ def measure(trace):
     return measure_sparse(trace, "push", "pull")
 
 
-def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None):
+def phases(trace):
+    """Slim-DP's phases (:mod:`workloads.phases`): period ``q`` (the core is refreshed,
+    and the step explores, every q steps), iterations not alike (each replays its
+    recorded, sampled traffic): the whole recorded run represents it.
+
+    Parameters
+    ----------
+    trace : netsim.Trace
+        A Slim-DP recording or projection (its ``hyper["q"]``).
+
+    Returns
+    -------
+    workloads.phases.Phases
+
+    Examples
+    --------
+    >>> p = phases(run(workers=2, epochs=1, q=3).trace)
+    >>> p.warmup, p.period, p.alike
+    (0, 3, False)
+    """
+    q = int((trace.metadata.get("hyper") or {}).get("q", 1))
+    return Phases(period=q, alike=False,
+                  what=f"Slim-DP: the core refreshed every q = {q} steps; recorded traffic")
+
+
+def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None,
+             start=0):
     """Slim-DP with ``P`` workers: K = round(alpha n) does not depend on P; worker w
     sends as recorded worker w mod P0 in recorded iteration i (beyond the recording,
     its last epoch over and over); :func:`worker_update_flops` and
@@ -375,6 +403,8 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
         From :func:`measure`.
     servers, iterations, batch_size : int, optional
     model : workloads.mlp.Model, optional
+    start : int, optional
+        The run's iteration the trace begins at (:class:`workloads.plan.Plan`).
 
     Returns
     -------
@@ -386,7 +416,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     >>> t.ranks, t.num_messages
     (9, 32)
     """
-    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model)
+    c = plan(P, stats["recording"], SERVERS, servers, iterations, batch_size, model, start)
     P, S, d = c.P, c.S, c.model.params
     W, srv = np.arange(P), P + np.arange(S)
     q = int(c.rec.hyper.get("q", 1))
@@ -394,7 +424,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
     b = Frontier(P + S)
     for it in range(c.iterations):
         b.forward_backward(W, c.model, c.batch, it)
-        b.compute(W, worker_update_flops(d, K, it % q == 0), it, "update")
+        b.compute(W, worker_update_flops(d, K, (c.start + it) % q == 0), it, "update")
         up = sparse_sizes(c, stats, it, "up")
         b.send(np.repeat(W, S), np.tile(srv, P), up.ravel(), it, "push")
         b.compute(srv, server_flops(up.sum(axis=0) / SPARSE_BYTES_PER_VALUE), it, "aggregate")

@@ -14,7 +14,7 @@ from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from topologies.devices import device_flops
 from workloads.models import get_model
 
-from ..console import check_options, check_writable, note, write, write_csv
+from ..console import check_options, check_writable, log, note, write, write_csv
 from ..options import (add_library_argument, add_perturb_arguments, paradigm_options,
                        perturb_label, perturb_options)
 from ..paradigm_scaling import plot_study, study
@@ -51,7 +51,15 @@ def add_arguments(p):
         "algorithm and P; the limit column names the link that made the simulation differ "
         "from the closed form (the most messages sharing it at once; - when they agree). "
         "P ranges A..B run over the powers of two from A to B (both ends powers of two); "
-        "give any other set as a list, e.g. 3,5,6.")
+        "give any other set as a list, e.g. 3,5,6. "
+        "A paradigm's time per iteration is measured over a window of its run that "
+        "represents it, from the phases the paradigm declares: the steady state after its "
+        "warm-up, in whole periods, where iterations are alike (dgc after its warm-up epochs, "
+        "model-averaging in whole periods of H, ps-sync, allreduce, ...), or the whole recorded "
+        "run where each iteration replays its recording's traffic (pf, slimdp). A warm-up is "
+        "simulated and reported apart (per stage, weighted by its length); the report names "
+        "the window, the closed forms are computed over the same window, and a window that "
+        "cuts a period is warned about on stderr (and in the JSON's warnings).")
     p.add_argument("paradigm", nargs="?", metavar="PARADIGM|TRACE",
                    help="a paradigm (see netsim record --list) or a trace file to project to "
                         "each P; omit for collective algorithms")
@@ -82,7 +90,10 @@ def add_arguments(p):
                    help="device throughput, FLOP/s (default: the trace's device_flops; a "
                         "recording's is a V100's FP32 15.7e12)")
     g.add_argument("--dataset", default="digits", help="dataset of the recordings (default digits)")
-    g.add_argument("--iterations", type=int, default=3, help="iterations simulated (default 3)")
+    g.add_argument("--iterations", type=int, default=None,
+                   help="iterations of the window measured at each P (default: 3 rounded up to "
+                        "whole periods, after any warm-up; the whole recorded epoch for pf and "
+                        "slimdp, recorded as long as the window)")
     g.add_argument("--seed", type=int, default=0,
                    help="seed of the recordings and of the --jitter and p=P:Kx --straggler "
                         "draws (default 0)")
@@ -207,6 +218,8 @@ def _run_paradigm(args, perturbation=None):
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
                        dataset=args.dataset, strong=args.strong, batch=args.batch,
                        perturbation=perturbation or None, library=args.library, **options)
+    for warning in st["warnings"]:
+        log(args, f"warning: {warning}")
     records = st["records"]
     if args.csv:
         write_csv(args.csv, records)
