@@ -1,8 +1,11 @@
-"""The NCCL model as a simulation: plan a call, build its trace, replay it on the graph.
+"""The NCCL model's plan of a call: NCCL's choice and the flows that carry it on the graph.
 
-A call is planned as NCCL plans it (:mod:`netsim.nccl.tuning` chooses the
-algorithm, protocol and channel count unless the caller fixes them), then turned
-into a trace whose flows cross the real links of the graph, so contention is
+:func:`setup` reads the graph for a group of GPUs once; :func:`plan` plans a
+call as NCCL plans it (:mod:`netsim.nccl.tuning` chooses the algorithm,
+protocol and channel count unless the caller fixes them) and returns its
+latency and its flows on the real links. :mod:`netsim.library` turns them into
+ops of the trace being replayed (a lone call, :func:`netsim.nccl.simulate`, is
+the replay of a one-op trace), so contention with everything else in flight is
 counted by the engine:
 
 * One compute op charges NCCL's latency for the call (``baseLat`` plus the
