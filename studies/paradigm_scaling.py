@@ -394,7 +394,8 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         ``closed_form_regime`` (``"communication > compute at every P"``,
         ``"compute > communication at every P"`` or None), ``fits`` (curve -> :func:`netsim.analysis.fit_scaling` record
         or None), ``terms`` (term -> :func:`netsim.scaling_laws.fit_law` record
-        of the closed form's compute, latency, bandwidth and fill terms, each
+        of the closed form's compute (workers'), server, latency, bandwidth and
+        fill terms, each
         record's ``closed_latency``, ``closed_bandwidth``, ``closed_fill``, see
         :func:`closed_terms`; None without a closed form) and
         ``closed_form_note``. Each record's ``segments`` is the LP segment
@@ -542,7 +543,8 @@ def _summary(Ps, records, T1, strong, level):
             "closed_form_regime": regime,
             "fits": {k: _fit(Ps, v) for k, v in curves.items()},
             "terms": (fit_terms(Ps, {
-                "compute": [r["closed_compute"] + r["closed_server"] for r in records],
+                "compute": [r["closed_compute"] for r in records],
+                "server": [r["closed_server"] for r in records],
                 "latency": [r["closed_latency"] for r in records],
                 "bandwidth": [r["closed_bandwidth"] for r in records],
                 "fill": [r["closed_fill"] for r in records]})
