@@ -16,11 +16,24 @@ hides which term moves. This module
   limits are taken at that k and the fill term is zero;
 - picks the law of each term (:func:`fit_law`) among :data:`LAWS` by the
   Bayesian information criterion (BIC, Schwarz 1978) over exact least-squares
-  fits ``a + b f(P)`` (``a`` alone for ``"constant"``): no spread threshold
-  decides. The residual variance is floored at ``(REL_TOL max|y|)^2``, the
-  relative gap below which this package calls two times equal
-  (:data:`REL_TOL`), so exact (noise-free) curves are not told apart by
-  rounding errors.
+  fits ``a + b f(P)`` (``a`` alone for ``"constant"``). The residual
+  variance is floored at ``(REL_TOL max|y|)^2``, the relative gap below which
+  this package calls two times equal (:data:`REL_TOL`), so exact (noise-free)
+  curves are not told apart by rounding errors. One threshold precedes the
+  fit: a term whose values over P span less than its **noise floor** is
+  ``"constant"`` whatever fits it best. The floor is :data:`NOISE` (0.1 %)
+  times the term's own largest value for an exact term (a closed form's), and
+  times the time it is measured in for a residual (the contention term,
+  simulated minus closed form, is noise on the simulated time): a change that
+  small moves no reported time (reports print three significant digits) and
+  is far below the run-to-run variation of real iterations, so a law read
+  from it would be a law of rounding or of a residual, not of the schedule.
+
+The ``log2 P`` law is that of a binomial tree (MST, recursive doubling):
+``ceil(log2 P)`` rounds, a staircase that equals ``log2 P`` at the powers of
+two. Both ``log2 P`` and ``ceil(log2 P)`` are tried as its basis and the
+better fit kept, so a tree's law is the same whether or not P runs over
+powers of two only.
 
 References
 ----------
@@ -40,11 +53,20 @@ import numpy as np
 from .costmodel import optimal_segments
 from .errors import NetsimError
 
-__all__ = ["LAWS", "CURVE_LAWS", "REL_TOL", "K_LIMIT", "fit_law", "fit_terms", "fit_scaling",
+__all__ = ["LAWS", "CURVE_LAWS", "REL_TOL", "NOISE", "K_LIMIT", "fit_law", "fit_terms", "fit_scaling",
            "collective_terms"]
 
 REL_TOL = 1e-6
 """Relative gap below which two times are the same (simulation against closed form, law fits)."""
+
+NOISE = 1e-3
+"""Noise floor of a term's law, relative to its scale (see the module docstring).
+
+A term whose values over P span less than ``NOISE`` times its scale (its own
+largest value, or the time a residual is measured in) is ``"constant"``:
+0.1 % is below the three significant digits reports print and the
+percent-level spread of measured iterations, and above the engine's numerical
+tolerance (:data:`REL_TOL`) by three orders of magnitude."""
 
 K_LIMIT = 2 ** 40
 """Segments standing for k -> infinity in the alpha -> 0 limit of a pipeline (error ~ P / 2^40)."""
@@ -52,7 +74,7 @@ K_LIMIT = 2 ** 40
 _BASIS = MappingProxyType({
     "constant": None,
     "(P-1)/P": lambda P: (P - 1) / P,
-    "log2 P": np.log2,
+    "log2 P": (np.log2, lambda P: np.ceil(np.log2(P) - 1e-12)),
     "sqrt P": np.sqrt,
     "P": lambda P: P,
     "P log2 P": lambda P: P * np.log2(P),
@@ -64,6 +86,25 @@ LAWS = tuple(_BASIS)
 
 CURVE_LAWS = ("constant", "(P-1)/P", "log2 P", "P")
 """Whole-curve laws of :func:`fit_scaling`, simplest (slowest-growing) first."""
+
+
+def _bases(law):
+    """The basis functions tried for ``law`` (the log2 P law: the curve and the tree's staircase)."""
+    f = _BASIS[law]
+    return f if isinstance(f, tuple) else (f,)
+
+
+def _lstsq(P, y, law):
+    """Least squares ``a + b f(P)`` over the bases of ``law``: ``(a, b, rss)`` of the best."""
+    N = len(P)
+    best = None
+    for f in _bases(law):
+        X = np.ones((N, 1)) if f is None else np.stack([np.ones(N), f(P)], axis=1)
+        coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+        rss = float(((y - X @ coef) ** 2).sum())
+        if best is None or rss < best[2]:
+            best = (float(coef[0]), float(coef[1]) if f is not None else 0.0, rss)
+    return best
 
 
 def _check(P, y):
@@ -82,7 +123,7 @@ def _check(P, y):
     return P, y
 
 
-def fit_law(P, y, laws=LAWS):
+def fit_law(P, y, laws=LAWS, total=None):
     """The law of one term ``y(P)``: the candidate ``a + b f(P)`` of least BIC.
 
     Each law of ``laws`` is fitted by least squares (``"constant"``: the mean,
@@ -90,7 +131,9 @@ def fit_law(P, y, laws=LAWS):
     sigma^2)) + p ln N`` (BIC with N points, p parameters), with ``sigma =
     REL_TOL * max|y|`` (:data:`REL_TOL`). The least score wins; a tie goes to
     the law listed first (the simpler). A term that is zero at every P has law
-    ``"zero"``.
+    ``"zero"``; one whose values span no more than its noise floor,
+    ``NOISE * max|total|`` (:data:`NOISE`; ``max|y|`` without ``total``), has
+    law ``"constant"`` whatever its scores.
 
     Parameters
     ----------
@@ -98,13 +141,15 @@ def fit_law(P, y, laws=LAWS):
         Ranks (>= 1, at least two distinct) and the term's values (finite).
     laws : sequence of str, optional
         Candidates, a subset of :data:`LAWS`.
+    total : sequence of float, optional
+        The time ``y`` is a term of, at each P (sets the noise floor).
 
     Returns
     -------
     dict
         ``law``, ``a``, ``b`` (0 for ``"constant"``), ``residual`` (root mean
-        square of the fit's residuals over ``max|y|``; 0 for an exact fit) and
-        ``bic`` (law -> score).
+        square of the fit's residuals over ``max|y|``; 0 for an exact fit),
+        ``bic`` (law -> score) and ``floor`` (the noise floor, seconds).
 
     Raises
     ------
@@ -119,6 +164,10 @@ def fit_law(P, y, laws=LAWS):
     'log2 P'
     >>> fit_law(P, [5.0] * 6)["law"], fit_law(P, [0.0] * 6)["law"]
     ('constant', 'zero')
+    >>> fit_law(P, [1e-6 * p for p in P], total=[1.0] * 6)["law"]  # below 0.1 % of the total
+    'constant'
+    >>> fit_law([2, 3, 4, 5, 6, 7, 8], [1, 2, 2, 3, 3, 3, 3])["law"]  # ceil(log2 P) rounds
+    'log2 P'
     """
     P, y = _check(P, y)
     for law in laws:
@@ -126,23 +175,27 @@ def fit_law(P, y, laws=LAWS):
             raise NetsimError(f"unknown law {law!r}; known: {', '.join(LAWS)}")
     scale = float(np.abs(y).max())
     if scale == 0:
-        return {"law": "zero", "a": 0.0, "b": 0.0, "residual": 0.0, "bic": {}}
+        return {"law": "zero", "a": 0.0, "b": 0.0, "residual": 0.0, "bic": {}, "floor": 0.0}
+    ref = scale if total is None else float(np.abs(np.asarray(total, np.float64)).max())
+    noise = NOISE * ref
     N = len(P)
     floor = (REL_TOL * scale) ** 2
     fits, bic = {}, {}
     for law in laws:
-        f = _BASIS[law]
-        X = np.ones((N, 1)) if f is None else np.stack([np.ones(N), f(P)], axis=1)
-        coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-        rss = float(((y - X @ coef) ** 2).sum())
-        fits[law] = (float(coef[0]), float(coef[1]) if f is not None else 0.0, rss)
-        bic[law] = N * math.log(max(rss / N, floor)) + X.shape[1] * math.log(N)
-    law = min(laws, key=lambda name: (bic[name], laws.index(name)))
+        fits[law] = _lstsq(P, y, law)
+        params = 1 if _BASIS[law] is None else 2
+        bic[law] = N * math.log(max(fits[law][2] / N, floor)) + params * math.log(N)
+    if float(np.ptp(y)) <= noise:
+        law = "constant"
+        fits.setdefault(law, _lstsq(P, y, law))
+    else:
+        law = min(laws, key=lambda name: (bic[name], laws.index(name)))
     a, b, rss = fits[law]
-    return {"law": law, "a": a, "b": b, "residual": math.sqrt(rss / N) / scale, "bic": bic}
+    return {"law": law, "a": a, "b": b, "residual": math.sqrt(rss / N) / scale, "bic": bic,
+            "floor": noise}
 
 
-def fit_terms(P, terms, laws=LAWS):
+def fit_terms(P, terms, laws=LAWS, totals=None):
     """:func:`fit_law` of every term of a decomposition.
 
     Parameters
@@ -154,6 +207,10 @@ def fit_terms(P, terms, laws=LAWS):
         ``fill``, ``compute``), as :func:`collective_terms` gives them per P.
     laws : sequence of str, optional
         Candidates.
+    totals : dict, optional
+        Term name -> the time that term is measured in, at each P (a
+        residual's); its noise floor is :data:`NOISE` times that time's
+        largest value (see :func:`fit_law`). Other terms: their own.
 
     Returns
     -------
@@ -168,7 +225,8 @@ def fit_terms(P, terms, laws=LAWS):
     >>> fits["latency"]["law"], fits["bandwidth"]["law"]
     ('P', '(P-1)/P')
     """
-    return {name: fit_law(P, values, laws) for name, values in terms.items()}
+    totals = totals or {}
+    return {name: fit_law(P, values, laws, totals.get(name)) for name, values in terms.items()}
 
 
 def _takes(formula, name):
@@ -257,7 +315,8 @@ def fit_scaling(P, T, flat=0.05, margin=0.01, min_r2=0.95, terms=None):
 
     Rule: if the times vary by less than ``flat`` (``max T / min T - 1 <
     flat``) the law is ``"constant"``. Otherwise each other law is fitted by
-    least squares and scored by R^2; the chosen law is the simplest (first in
+    least squares (``log2 P`` also as the staircase ``ceil(log2 P)``, see the
+    module docstring) and scored by R^2; the chosen law is the simplest (first in
     :data:`CURVE_LAWS`: ``(P-1)/P`` before ``log2 P`` before ``P``) whose R^2 is
     within ``margin`` of the best. ``no_single_law`` is set when even the
     best R^2 is below ``min_r2``. At least three distinct P are needed to
@@ -316,10 +375,8 @@ def fit_scaling(P, T, flat=0.05, margin=0.01, min_r2=0.95, terms=None):
     ss_tot = float(((T - T.mean()) ** 2).sum())
     fits = {}
     for law in CURVE_LAWS[1:]:
-        X = np.stack([np.ones_like(P), _BASIS[law](P)], axis=1)
-        (a, b), *_ = np.linalg.lstsq(X, T, rcond=None)
-        ss_res = float(((T - X @ np.array([a, b])) ** 2).sum())
-        fits[law] = {"a": float(a), "b": float(b),
+        a, b, ss_res = _lstsq(P, T, law)
+        fits[law] = {"a": a, "b": b,
                      "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0}
     best = max(f["r2"] for f in fits.values())
     by_term = fit_terms(P, terms) if terms else {}

@@ -54,6 +54,7 @@ from workloads.phases import Phases
 from .closed_forms import closed_form
 from .paradigm_traces import base_recording, check_workers, traces
 from .registry import PARADIGMS
+from .throughput import throughput
 from .windows import combine, plan_windows, sampled_windows
 
 __all__ = ["study", "sweep_point", "plot_study", "tuned_segments", "closed_terms",
@@ -376,7 +377,10 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         ``closed_compute``, ``closed_server``, ``closed_communication``, ``speedup``,
         ``efficiency``, ``closed_speedup``, ``top_link``, ``top_link_ranks``
         (e.g. ``"server rank 16"``: the ranks on the link's end nodes),
-        ``saturated_fraction``, ``top_bandwidth``, ``source``, ``plans`` (how the
+        ``saturated_fraction``, ``top_bandwidth``, ``samples_per_s``,
+        ``updates_per_s``, ``target_updates``, ``time_to_target`` (of the
+        replay, :func:`studies.throughput.throughput`; None where the trace has
+        no server updates), ``source``, ``plans`` (how the
         collectives ran, :func:`netsim.library.plan_names`) and ``phases`` (the
         phases reported apart: ``phase``, ``start``, ``stop``, ``simulated`` (the
         ``[start, iterations]`` simulated), ``time``, ``compute``, ``exposed``,
@@ -394,7 +398,8 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         ``closed_form_regime`` (``"communication > compute at every P"``,
         ``"compute > communication at every P"`` or None), ``fits`` (curve -> :func:`netsim.analysis.fit_scaling` record
         or None), ``terms`` (term -> :func:`netsim.scaling_laws.fit_law` record
-        of the closed form's compute, latency, bandwidth and fill terms, each
+        of the closed form's compute (workers'), server, latency, bandwidth and
+        fill terms, each
         record's ``closed_latency``, ``closed_bandwidth``, ``closed_fill``, see
         :func:`closed_terms`; None without a closed form) and
         ``closed_form_note``. Each record's ``segments`` is the LP segment
@@ -486,6 +491,7 @@ def _point(t, topology, perturbation, library, tune):
     worker = worker_mask(t)
     lp = t.metadata.get("hyper", {}).get("collective") == "lp"
     terms = closed_terms(t, cf, tuned=tune and lp) or {}
+    rate = throughput(t, res) or {}
     return {
         "ranks": t.ranks, "iterations": nit,
         "segments": t.metadata["hyper"].get("segments") if lp else None,
@@ -502,6 +508,9 @@ def _point(t, topology, perturbation, library, tune):
         "top_link_ranks": _link_ranks(top["top_link"], res, t),
         "saturated_fraction": top["saturated_fraction"],
         "top_bandwidth": top["top_bandwidth"],
+        "samples_per_s": rate.get("samples_per_s"), "updates_per_s": rate.get("updates_per_s"),
+        "target_updates": rate.get("target_updates"),
+        "time_to_target": rate.get("time_to_target"),
         "source": t.metadata.get("source"),
         "plans": plan_names(res.collectives),
         "_T1": worker_compute(t, None), "_note": cf["reason"] or cf["formula"],
@@ -542,7 +551,8 @@ def _summary(Ps, records, T1, strong, level):
             "closed_form_regime": regime,
             "fits": {k: _fit(Ps, v) for k, v in curves.items()},
             "terms": (fit_terms(Ps, {
-                "compute": [r["closed_compute"] + r["closed_server"] for r in records],
+                "compute": [r["closed_compute"] for r in records],
+                "server": [r["closed_server"] for r in records],
                 "latency": [r["closed_latency"] for r in records],
                 "bandwidth": [r["closed_bandwidth"] for r in records],
                 "fill": [r["closed_fill"] for r in records]})

@@ -7,6 +7,8 @@ all share one layout: headers, a rule of dashes, numbers right-aligned.
 from netsim.library import plan_names
 from netsim.units import format_bandwidth, format_bytes, format_time
 
+from .throughput import ASYNCHRONOUS
+
 __all__ = ["table", "summary", "link_table", "format_study", "region_summary", "format_claims"]
 
 
@@ -130,6 +132,22 @@ def link_table(links, flows=True):
     return table(headers + ["max flows"] * flows, rows)
 
 
+def _throughput(st):
+    """The throughput table of an asynchronous study (:func:`studies.throughput.throughput`)."""
+    def num(x, unit):
+        return "-" if x is None else f"{x:,.4g} {unit}"
+
+    rows = [(r["P"], format_time(r["time"]), num(r.get("samples_per_s"), "samples/s"),
+             num(r.get("updates_per_s"), "updates/s"),
+             "-" if r.get("time_to_target") is None else
+             f"{format_time(r['time_to_target'])} ({r['target_updates']})")
+            for r in st["records"]]
+    return (table(["P", "time/iter", "samples/s", "updates/s", "time to N updates"], rows)
+            + "\nthroughput over the makespan: samples of every worker, model updates the server "
+            "applied (one per push); N = the window's steps, the updates a BSP run applies "
+            "over them")
+
+
 def format_study(st):
     """Plain-text tables of a :func:`studies.paradigm_scaling.study`: per P, then fits and the saturation point.
 
@@ -149,6 +167,8 @@ def format_study(st):
              r["top_link"] or "-", f"{r['saturated_fraction']:.3f}") for r in st["records"]]
     lines = [table(["P", "time/iter", "closed form", "compute", "exposed comm", "closed comm",
                     "speed-up", "efficiency", "busiest link", "saturated"], rows), ""]
+    if st.get("paradigm") in ASYNCHRONOUS:
+        lines += [_throughput(st), ""]
     if st.get("window"):
         lines += [f"window: {st['window']['what']}", ""]
     phases = [(r["P"], p["phase"], f"{p['start']}-{p['stop'] - 1}",
