@@ -47,7 +47,8 @@ from topologies.specs import ETHERNET, ETHERNET_LATENCY
 from workloads import dgc, mlp, pf, ps_partitioned, slimdp
 
 __all__ = ["pipelining_claims", "lp_be_region", "ringtmp_byte_ratio", "ringtmp_region", "pf_region",
-           "partition_region", "dgc_ratios", "dgc_region", "slimdp_region", "format_region",
+           "partition_region", "partition_peak_region",
+           "dgc_ratios", "dgc_region", "slimdp_region", "format_region",
            "plot_regions"]
 
 _ALPHA = 2 * ETHERNET_LATENCY  # a 10 GbE star: two links per message
@@ -248,6 +249,28 @@ def partition_region(quick=False, servers=4, clusters=16, epochs=1, seed=0, targ
     return _region("Graph partitioning eliminates 90% of PS traffic", "P", Ps, "locality", locs,
                    vals, holds, f"random/METIS bytes >= {target:g}x", "trained",
                    f"{servers} servers, {clusters} clusters, {epochs} epoch(s)", seed)
+
+
+def partition_peak_region(quick=False, servers=4, locality=1.0, epochs=1, seed=0,
+                          target=14.0):
+    """Random over METIS traffic over clusters x P: where partitioning cuts it 14x or more.
+
+    Examples
+    --------
+    >>> r = partition_peak_region(quick=True)
+    >>> r["x"], r["y"], r["xs"], r["ys"]
+    ('P', 'clusters', [16, 32, 64], [16, 32])
+    """
+    clusters = (16, 32)
+    Ps = (16, 32, 64) if quick else (8, 16, 32, 64)
+    vals = [[ps_partitioned.compare(workers=P, servers=servers, epochs=epochs, seed=seed,
+                                    dataset_options={"locality": locality, "n_clusters": c}
+                                    )["traffic_ratio"] for P in Ps] for c in clusters]
+    holds = [[v >= target for v in row] for row in vals]
+    return _region("Graph partitioning cuts PS traffic up to 14x", "P", Ps, "clusters",
+                   clusters, vals, holds, f"random/METIS bytes >= {target:g}x", "trained",
+                   f"locality {locality}, {servers} servers, {epochs} epoch(s); the ratio "
+                   "peaks at P = clusters", seed)
 
 
 def dgc_ratios(layers, epochs=8, warmup_epochs=4, final_sparsity=0.999):

@@ -3,16 +3,15 @@ here.
 
 Words (claims, sources, setups, thresholds, verdicts, region headers) must match exactly;
 numbers within 2 % (or 0.015 absolute: an accuracy on Iris's 30 or digits' 360 test samples
-moves in steps of 1/30 or 1/360 when BLAS rounds a float32 run differently). The partitioning
-row's wall time is measured on the machine that runs it, so only its words are compared.
+moves in steps of 1/30 or 1/360 when BLAS rounds a float32 run differently).
 
 A run that sits on its threshold may pass on one machine and fail on another (Parameter
 Flow's cut at seed 0 is 4.09x with one BLAS and 4.104x with another, against 4.10x), so the
 count of seeds (or map cells) where a claim holds may differ from the page's by the fresh
 runs (cells) within rounding of the threshold, and no more.
 
-Every claim is rerun at every seed except the partitioning experiment, whose five seeds cost
-about 40 s more than all the others: the suite reruns it at seed 0 (its words, and its value
+Every claim is rerun at every seed except the two partitioning experiments, whose five seeds
+cost about 40 s more than all the others: the suite reruns them at seed 0 (its words, and its value
 within the page's spread), and ``--runslow`` regenerates the whole table.
 """
 
@@ -127,27 +126,26 @@ def page_rows():
 
 @pytest.fixture(scope="module")
 def fresh():
-    """Every claim but partitioning at seeds 0..4; partitioning at seed 0."""
+    """Every claim but partitioning at seeds 0..4; the partitioning ones at seed 0."""
     rows = over_seeds(run_claim_seeds(SEEDS, quick=True, only=EVERY_SEED))
-    part = over_seeds(run_claim_seeds([0], quick=True, only=["partition"]))
+    part = over_seeds(run_claim_seeds([0], quick=True, only=["partition", "partition-peak"]))
     return rows, part
 
 
 def compare_row(got, row, every_seed=True):
     """A row of the page against a fresh row over every seed, or over the first alone."""
     want = cells(format_claims_over_seeds([row], SEEDS, markdown=True).splitlines()[2])
-    wall = "wall time here" in row["measured"]
     for i in (0, 1, 2, 4):  # claim, source, setup, threshold
         same(got[i], want[i])
-    same(got[3], want[3], numbers=not wall)  # measured at seed 0
+    same(got[3], want[3])  # measured at seed 0
     check_where(got[6], want[6], row["region"])
     if every_seed:
-        same(got[5], want[5], numbers=not wall)
+        same(got[5], want[5])
         check_result(got[7], want[7], row)
         return
     # One fresh seed of five: its value lies within the page's spread, and its verdict
     # does not contradict the page's k of N.
-    if got[5].startswith("mean") and not wall:
+    if got[5].startswith("mean"):
         _, low, high, n = split(got[5])[1]
         assert n == len(SEEDS) and low * 0.98 - 0.015 <= row["value"] <= high * 1.02 + 0.015
     k, n = holds_count(got[7])
