@@ -23,7 +23,7 @@ References
 ----------
 .. [KK98] G. Karypis and V. Kumar, "Multilevel k-way Partitioning Scheme for
    Irregular Graphs", Journal of Parallel and Distributed Computing 48(1),
-   96-129, 1998 (the k-way scheme's run time is O(|E|)).
+   96-129, 1998 (the k-way scheme's run time is ``O(|E|)``, linear in the edges).
 .. [METIS] G. Karypis, METIS overview page,
    http://glaros.dtc.umn.edu/gkhome/metis/metis/overview (METIS 5.1.0):
    "Graphs with several millions of vertices can be partitioned in 256 parts
