@@ -37,7 +37,8 @@ import numpy as np
 
 from .errors import TraceError
 
-__all__ = ["OPS", "ROOTED", "HINTS", "MPICH_HINTS", "MPICH_ONLY", "NCCL_HINTS", "Spec", "Specs"]
+__all__ = ["OPS", "ROOTED", "HINTS", "MPICH_HINTS", "MPICH_ONLY", "NCCL_HINTS", "Spec", "Specs",
+           "spec", "owner"]
 
 OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall",
        "sendrecv")
@@ -62,6 +63,48 @@ class Spec(NamedTuple):
     algorithm: object  # str or None
     segments: int      # 0: the library's default
     element: int       # 0: an even cut
+
+
+def spec(op, group, root=None, algorithm=None, segments=0, element=0):
+    """One call's :class:`Spec`, its op and hint checked by name; the root defaults to the
+    group's first rank for broadcast and reduce (-1 for the others).
+
+    The one place a spec is made: every builder of collective ops calls it.
+
+    Raises
+    ------
+    TraceError
+        For an unknown op or algorithm (the group, root and bytes are checked with the trace).
+
+    Examples
+    --------
+    >>> spec("reduce", [3, 1])
+    Spec(op='reduce', group=(3, 1), root=3, algorithm=None, segments=0, element=0)
+    >>> spec("allsum", [0, 1])
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: unknown collective 'allsum'; known: allreduce, allgather, reduce_scatter, broadcast, reduce, alltoall, sendrecv
+    """
+    group = tuple(int(r) for r in group)
+    if root is None:
+        root = group[0] if op in ROOTED and group else -1
+    if op not in OPS:
+        raise TraceError(f"unknown collective {op!r}; known: {', '.join(OPS)}")
+    if algorithm is not None and algorithm not in HINTS:
+        raise TraceError(f"unknown algorithm {algorithm!r} for {op}; known: {', '.join(HINTS)}")
+    return Spec(op, group, int(root), algorithm, int(segments), int(element))
+
+
+def owner(s):
+    """The rank a collective op of spec ``s`` sits on in the trace: its root, else its
+    group's first rank.
+
+    Examples
+    --------
+    >>> owner(spec("broadcast", [1, 2], root=2)), owner(spec("allgather", [4, 5]))
+    (2, 4)
+    """
+    return s.root if s.root >= 0 else (s.group[0] if s.group else 0)
 
 
 class Specs:
@@ -134,13 +177,7 @@ class Specs:
         >>> Specs.from_rows([("broadcast", (2, 0, 1), 2, "mst", 0, 0)]).row(0).root
         2
         """
-        rows = [Spec(*r) for r in rows]
-        for r in rows:
-            if r.op not in OPS:
-                raise TraceError(f"unknown collective {r.op!r}; known: {', '.join(OPS)}")
-            if r.algorithm is not None and r.algorithm not in HINTS:
-                raise TraceError(f"unknown algorithm {r.algorithm!r} for {r.op}; known: "
-                                 f"{', '.join(HINTS)}")
+        rows = [spec(*r) for r in rows]
         sizes = [len(r.group) for r in rows]
         return cls([OPS.index(r.op) for r in rows], np.concatenate([[0], np.cumsum(sizes)]),
                    [g for r in rows for g in r.group], [r.root for r in rows],

@@ -38,7 +38,7 @@ from .errors import TraceError
 from .trace import TraceBuilder
 from .traceops import concat, terminal_ops
 
-__all__ = ["SCHEDULES", "DEFAULT", "Block", "block", "local_order"]
+__all__ = ["SCHEDULES", "DEFAULT", "Block", "schedule", "block", "local_order"]
 
 
 def _mst_allreduce(P, nbytes, element=None):
@@ -114,6 +114,43 @@ def local_order(spec):
     return g
 
 
+def schedule(op, hint, P, nbytes, segments=0, element=0):
+    """MPICH's schedule of one call on local ranks ``0..P-1`` (see the module docstring).
+
+    Parameters
+    ----------
+    op : str
+    hint : str
+        A schedule of :data:`SCHEDULES` for ``op``.
+    P : int
+        Members; one member sends nothing.
+    nbytes : float
+    segments : int, optional
+        Pipeline segments of ``lp`` (0: 1).
+    element : int, optional
+        Bytes per element (0: an even cut).
+
+    Raises
+    ------
+    TraceError
+        For a hint MPICH has no schedule for with this op, or bytes that are not
+        a whole number of elements.
+
+    Examples
+    --------
+    >>> schedule("allreduce", "mst", 4, 400).total_bytes   # binomial reduce, then broadcast
+    2400.0
+    """
+    gen = SCHEDULES.get((op, hint))
+    if gen is None:
+        known = ", ".join(h for (o, h) in SCHEDULES if o == op)
+        raise TraceError(f"MPICH has no {hint!r} {op} (it has: {known})")
+    kw = {"element": element or None}
+    if hint == "lp":
+        kw["segments"] = segments or 1
+    return gen(P, nbytes, **kw) if P > 1 else TraceBuilder(P).build()
+
+
 def block(spec, nbytes):
     """The schedule of one call of ``spec`` moving ``nbytes`` (see the module docstring).
 
@@ -131,15 +168,8 @@ def block(spec, nbytes):
     ('ring', 12, [0, 2, 4, 6])
     """
     hint = spec.algorithm or DEFAULT[spec.op]
-    gen = SCHEDULES.get((spec.op, hint))
-    if gen is None:
-        known = ", ".join(h for (o, h) in SCHEDULES if o == spec.op)
-        raise TraceError(f"MPICH has no {hint!r} {spec.op} (it has: {known})")
     P = len(spec.group)
-    kw = {"element": spec.element or None}
-    if hint == "lp":
-        kw["segments"] = spec.segments or 1
-    t = gen(P, nbytes, **kw) if P > 1 else TraceBuilder(P).build()
+    t = schedule(spec.op, hint, P, nbytes, spec.segments, spec.element)
     ops, ranks = _entries(t)
     t_ops, t_ranks = terminal_ops(t)
     order = np.lexsort((t_ops, t_ranks))

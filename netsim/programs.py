@@ -12,7 +12,10 @@ of a message) with dependencies on earlier records of the same rank;
 import numpy as np
 
 from .collop import Specs
+from .collop import owner as spec_owner
+from .collop import spec as make_spec
 from .errors import TraceError
+from .mpich import DEFAULT, SCHEDULES
 from .trace import COLLECTIVE, COMPUTE, MESSAGE, Trace
 
 __all__ = ["assemble", "ALGORITHMS", "SCHEDULE_SPECS"]
@@ -28,20 +31,12 @@ ALGORITHMS = {
                   "broadcast": "binomial_broadcast", "reduce": "binomial_reduce",
                   "alltoall": "alltoall"},
 }
-#: A :mod:`netsim.collectives` generator as a collective op: (op, algorithm hint). The
-#: ring family's schedules are MPICH's defaults (:data:`netsim.mpich.DEFAULT`), so their
-#: calls carry no hint and NCCL may plan them on GPUs; the others only MPICH runs.
-SCHEDULE_SPECS = {
-    "ring_allreduce": ("allreduce", None), "ring_allgather": ("allgather", None),
-    "ring_reduce_scatter": ("reduce_scatter", None), "pipeline_broadcast": ("broadcast", None),
-    "pipeline_reduce": ("reduce", None), "alltoall": ("alltoall", None),
-    "recursive_doubling_allreduce": ("allreduce", "rd"),
-    "recursive_doubling_allgather": ("allgather", "rd"),
-    "recursive_halving_reduce_scatter": ("reduce_scatter", "rh"),
-    "binomial_broadcast": ("broadcast", "mst"), "binomial_reduce": ("reduce", "mst"),
-    "rabenseifner_allreduce": ("allreduce", "be"), "pipeline_allreduce": ("allreduce", "lp"),
-    "be_broadcast": ("broadcast", "be"),
-}
+#: A :mod:`netsim.collectives` generator as a collective op: (op, algorithm hint), read
+#: from MPICH's table (:data:`netsim.mpich.SCHEDULES`). MPICH's defaults (the ring family,
+#: :data:`netsim.mpich.DEFAULT`) carry no hint, so NCCL may plan them on GPUs; the others
+#: only MPICH runs.
+SCHEDULE_SPECS = {gen.__name__: (op, None if hint == DEFAULT[op] else hint)
+                  for (op, hint), gen in SCHEDULES.items() if not gen.__name__.startswith("_")}
 
 
 def assemble(programs, metadata=None):
@@ -216,7 +211,7 @@ def assemble(programs, metadata=None):
 
 def _collective_op(new, specs, rec, iteration, tag):
     """The collective op of a ``coll`` record (its first member's), its spec registered."""
-    group = tuple(int(g) for g in rec["group"])
+    group, root, element = rec["group"], None, 0
     if "spec" in rec:   # given exactly: (op, hint, root, segments, element)
         op, hint, root, segments, element = rec["spec"]
     else:
@@ -226,16 +221,13 @@ def _collective_op(new, specs, rec, iteration, tag):
                              f"{', '.join(SCHEDULE_SPECS)}")
         op, hint = SCHEDULE_SPECS[name]
         options = dict(rec.get("options") or {})
-        segments, element = int(options.pop("segments", 0)), 0
+        segments = int(options.pop("segments", 0))
         if options:
             raise TraceError(f"collective {rec['key']!r}: unknown options {sorted(options)}")
-        root = group[0] if op in ("broadcast", "reduce") else -1
-    key = (op, group, root, hint, segments, element)
     try:
-        Specs.from_rows([key])
+        key = make_spec(op, group, root, hint, segments, element)
     except TraceError as exc:
         raise TraceError(f"collective {rec['key']!r}: {exc}") from None
     k = specs.setdefault(key, len(specs))
-    owner = root if root >= 0 else group[0]
-    return new(COLLECTIVE, owner, size=float(rec["nbytes"]), iteration=iteration, tag=tag,
-               spec=k, priority=int(rec.get("priority", 0)))
+    return new(COLLECTIVE, spec_owner(key), size=float(rec["nbytes"]), iteration=iteration,
+               tag=tag, spec=k, priority=int(rec.get("priority", 0)))

@@ -35,6 +35,7 @@ import numpy as np
 
 from . import checks
 from .collop import Specs
+from .collop import spec as make_spec
 from .errors import TraceError
 from .programs import ALGORITHMS, SCHEDULE_SPECS
 from .trace import COLLECTIVE, COMPUTE, Trace, ranges
@@ -188,7 +189,7 @@ def reproject(trace, ranks, batch_scale=1.0, algorithm=None):
     for i in np.flatnonzero(~comp).tolist():
         kind = trace.specs.row(int(trace.spec[i])).op
         op, hint = SCHEDULE_SPECS[ALGORITHMS[algorithm][kind]]
-        key = (op, tuple(world), 0 if op in ("broadcast", "reduce") else -1, hint, 0, 0)
+        key = make_spec(op, world, algorithm=hint)
         if key not in rows:
             rows.append(key)
         spec[first[i]] = rows.index(key)

@@ -63,7 +63,9 @@ from types import MappingProxyType
 import numpy as np
 
 from .checks import check_int, is_real
-from .collop import ROOTED, Specs
+from .collop import Specs
+from .collop import owner as spec_owner
+from .collop import spec as make_spec
 from .errors import TraceError
 from .tracegraph import check_acyclic, ranges, successors
 
@@ -414,17 +416,13 @@ class Trace:
         _first_bad(coll & (self.peer != -1), "is a collective with a peer", self.peer)
         _first_bad(coll & (self.flops != 0), "is a collective with FLOPs", self.flops)
         ops = np.flatnonzero(coll)
-        k = self.spec[ops]
-        root = specs.root[k]
-        owner = np.where(root >= 0, root, specs.group_idx[np.minimum(
-            specs.group_ptr[k], max(len(specs.group_idx) - 1, 0))])
-        bad = ops[self.rank[ops] != owner]
+        owner = np.array([spec_owner(specs.row(j)) for j in range(len(specs))], np.int64)
+        bad = ops[self.rank[ops] != owner[self.spec[ops]]]
         if len(bad):
             i = int(bad[0])
             raise TraceError(f"op {i}: a collective's rank is its owner (its root, else its "
-                             f"group's first rank) {int(owner[ops == i][0])}, got "
+                             f"group's first rank) {int(owner[self.spec[i]])}, got "
                              f"{int(self.rank[i])}")
-
 
     def _validate_queues(self, msg):
         queued = self.queue >= 0
@@ -659,20 +657,13 @@ class TraceBuilder:
         >>> t = b.build(); t.num_collectives, int(t.rank[c]), t.specs.row(0).root
         (1, 2, 2)
         """
-        group = tuple(int(r) for r in ranks)
-        if root is None and group:
-            root = group[0] if op in ROOTED else -1
-        key = (op, group, -1 if root is None else int(root), algorithm, int(segments),
-               int(element))
-        if key not in self._specs:
-            try:   # an unknown op or algorithm is refused here, naming the op
-                Specs.from_rows([key])
-            except TraceError as exc:
-                raise TraceError(f"op {len(self._deps)}: {exc}") from None
-            self._specs[key] = len(self._specs)
-        owner = key[2] if key[2] >= 0 else (group[0] if group else 0)
-        return self._add(COLLECTIVE, owner, -1, nbytes, 0.0, 0.0, deps, iteration, tag,
-                         priority=priority, spec=self._specs[key])
+        try:   # an unknown op or algorithm is refused here, naming the op
+            key = make_spec(op, ranks, root, algorithm, segments, element)
+        except TraceError as exc:
+            raise TraceError(f"op {len(self._deps)}: {exc}") from None
+        k = self._specs.setdefault(key, len(self._specs))
+        return self._add(COLLECTIVE, spec_owner(key), -1, nbytes, 0.0, 0.0, deps, iteration,
+                         tag, priority=priority, spec=k)
 
     def add_tag(self, name):
         """Register a tag name (if new) without using it; return its index.

@@ -45,7 +45,7 @@ forward op of a layer waits only for the updates of the pieces it touches.
 
 import numpy as np
 
-from netsim import checks, collectives, costmodel
+from netsim import checks, costmodel, mpich
 from netsim.trace import TraceBuilder
 from netsim.traceops import concat, repeat
 
@@ -104,9 +104,10 @@ def _check_collective(name, segments):
 def collective_trace(name, P, nbytes, segments=4, element=mlp.BYTES_PER_VALUE):
     """The message pattern of one allreduce of ``nbytes`` among ``P`` ranks.
 
-    The generators are :mod:`netsim.collectives`' (MPICH's schedules):
-    ``ring_allreduce``, ``rabenseifner_allreduce``, ``pipeline_allreduce`` and,
-    for ``mst``, ``binomial_reduce`` followed by ``binomial_broadcast``.
+    MPICH's schedule of the allreduce (:func:`netsim.mpich.schedule`, what
+    ``library="mpich"`` runs for :func:`collective_op`): ``ring_allreduce``,
+    ``rabenseifner_allreduce``, ``pipeline_allreduce`` and, for ``mst``,
+    ``binomial_reduce`` followed by ``binomial_broadcast``.
 
     Parameters
     ----------
@@ -140,16 +141,7 @@ def collective_trace(name, P, nbytes, segments=4, element=mlp.BYTES_PER_VALUE):
     [64.0, 68.0]
     """
     _check_collective(name, segments)
-    if P == 1:
-        return TraceBuilder(1).build()
-    if name == "ring":
-        return collectives.ring_allreduce(P, nbytes, element=element)
-    if name == "be":
-        return collectives.rabenseifner_allreduce(P, nbytes, element=element)
-    if name == "lp":
-        return collectives.pipeline_allreduce(P, nbytes, segments=segments, element=element)
-    return concat(collectives.binomial_reduce(P, nbytes, element=element),
-                  collectives.binomial_broadcast(P, nbytes, element=element))
+    return mpich.schedule("allreduce", HINTS[name] or "ring", P, nbytes, segments, element or 0)
 
 
 def collective_op(name, P, nbytes, segments=4, element=mlp.BYTES_PER_VALUE, tag="allreduce"):

@@ -29,7 +29,9 @@ Examples
 
 import numpy as np
 
-from netsim.collop import ROOTED, Specs
+from netsim.collop import Specs
+from netsim.collop import owner as spec_owner
+from netsim.collop import spec as make_spec
 from netsim.trace import COLLECTIVE, COMPUTE, MESSAGE, Trace, deps_csr
 
 __all__ = ["Frontier", "ranges", "one", "one_row", "cols", "merge", "interleave", "rows", "pipeline"]
@@ -460,18 +462,14 @@ class Frontier:
         >>> t = b.build(); t.deps(int(a)).tolist(), t.specs.row(0).op
         ([0, 1], 'allreduce')
         """
-        group = tuple(int(r) for r in ranks)
-        root = group[0] if op in ROOTED else -1
-        key = (op, group, root, algorithm, int(segments), int(element))
-        if key not in self._specs:
-            Specs.from_rows([key])   # an unknown op or algorithm is refused by name
-            self._specs[key] = len(self._specs)
+        key = make_spec(op, ranks, None, algorithm, segments, element)
+        k = self._specs.setdefault(key, len(self._specs))
         if deps is None:
-            c, i = self.frontier(group)
+            c, i = self.frontier(key.group)
             deps = (np.array([c.sum()]), np.unique(i))
-        ids = self.add(COLLECTIVE, [root if root >= 0 else group[0]], -1, nbytes, 0.0,
-                       iteration, self.tag(tag), deps, priority, self._specs[key])
-        self.settle(group, np.repeat(ids, len(group)))
+        ids = self.add(COLLECTIVE, [spec_owner(key)], -1, nbytes, 0.0, iteration,
+                       self.tag(tag), deps, priority, k)
+        self.settle(key.group, np.repeat(ids, len(key.group)))
         return ids[0]
 
     def build(self, metadata=None):

@@ -12,7 +12,7 @@ from ..checks import check_int
 from ..collop import OPS as _TRACE_OPS
 from ..trace import TraceBuilder
 from . import hardware, tuning
-from .model import OPS, Plan
+from .model import ALGORITHMS, OPS, Plan
 from .tuning import NcclModelError
 
 __all__ = ["simulate"]
@@ -80,9 +80,8 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     hw = hardware.describe(G, ranks)     # refuses non-gpu ranks and fewer than two
     meta = {"library": "nccl", "op": op}
     b = TraceBuilder(len(hw.gpus), metadata=meta)
-    if algorithm is not None and algorithm not in _library.nccl.ALGORITHMS:
-        raise NcclModelError(f"unknown algorithm {algorithm!r}; known: "
-                             f"{', '.join(_library.nccl.ALGORITHMS)}")
+    if algorithm is not None and algorithm not in ALGORITHMS:   # before the trace's own check
+        raise NcclModelError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
     b.collective(op, range(len(hw.gpus)), nbytes, algorithm=algorithm)
     trace = b.build()
     x = _library.expand(trace, G, list(hw.gpus), "nccl",
