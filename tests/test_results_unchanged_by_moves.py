@@ -115,28 +115,28 @@ def partitioned_case():
 
 
 def ringtmp_study():
-    from workloads import ringtmp
+    from studies import ringtmp_vs_ps
 
     cfg = [{"dataset": "iris", "partition": "layer", "hidden": (8, 8), "epochs": 2},
            {"dataset": "iris", "partition": "neuron", "hidden": (8,), "epochs": 2}]
-    rows = ringtmp.compare(seeds=2, workers=2, configs=cfg)
+    rows = ringtmp_vs_ps.compare(seeds=2, workers=2, configs=cfg)
     for row in rows:
         del row["seconds"]
-    return {"rows": rows, "table": ringtmp.format_table(rows)}
+    return {"rows": rows, "table": ringtmp_vs_ps.format_table(rows)}
 
 
 def partitioned_study():
-    from workloads import ps_partitioned
+    from studies import metis_vs_random
 
-    c = ps_partitioned.compare(workers=2, servers=2, epochs=1, topology=topologies.star)
+    c = metis_vs_random.compare(workers=2, servers=2, epochs=1, topology=topologies.star)
     return {k: c[k] for k in ("traffic_ratio", "message_ratio", "accuracy_change",
                               "epoch_seconds", "saved_per_epoch")}
 
 
 def pf_study():
-    from workloads import pf
+    from studies import pf_threshold
 
-    return pf.sweep((0.0, 0.01, 0.1), workers=2, epochs=2)
+    return pf_threshold.sweep((0.0, 0.01, 0.1), workers=2, epochs=2)
 
 
 STUDIES = {"ps-partitioned record": partitioned_case, "ringtmp compare": ringtmp_study,
