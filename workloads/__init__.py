@@ -101,7 +101,7 @@ class Paradigm(NamedTuple):
     >>> p.name, "servers" in p.options, p.closed_form.__name__, p.no_closed_form
     ('ps-async', True, 'closed_form', None)
     >>> PARADIGMS["ps-sync"].closed_form.__module__
-    'workloads.ps_sync'
+    'workloads.ps'
     >>> PARADIGMS["model-averaging"].phases.__module__, PARADIGMS["ps-sync"].phases.__name__
     ('workloads.model_averaging', 'uniform')
     """

@@ -2,7 +2,7 @@
 
 Ranks ``0..P-1`` are workers, ``P..P+S-1`` servers; the flat parameter vector
 (:func:`workloads.mlp.flatten` order) is cut into S contiguous shards
-(:func:`workloads.ps_sync.shard_bounds`). Only *updates* (parameter changes)
+(:func:`workloads.ps.shard_bounds`). Only *updates* (parameter changes)
 travel, never weights or raw gradients. Step ``t = 1, 2, ...``:
 
 1. each worker computes the gradient ``g`` of its mini-batch on its copy of
@@ -65,7 +65,7 @@ from .errors import WorkloadError
 from .frontier import Frontier
 from .phases import Phases
 from .plan import Recording, finish, grad_deps, plan
-from .ps_sync import (closed_form, measure_sparse, shard_bounds, shard_layout, sparse_sizes,
+from .ps import (closed_form, measure_sparse, shard_bounds, shard_layout, sparse_sizes,
                       sparse_stats)
 from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
@@ -337,7 +337,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=
 
 def measure(trace):
     """Per recorded iteration, bytes per shard parameter of each worker's push and of the
-    servers' broadcast (:func:`workloads.ps_sync.measure_sparse`), and the signal share
+    servers' broadcast (:func:`workloads.ps.measure_sparse`), and the signal share
     ``f`` of the broadcast pass rate: ``ratio(P) = f + (1 - f) / sqrt(P)`` fitted to the
     recorded ratio of broadcast to push rates (see :func:`broadcast_scale`).
 

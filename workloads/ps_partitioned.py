@@ -67,7 +67,7 @@ from netsim import checks
 from . import mlp
 from .datasets import shards as _random_shards
 from .errors import PartitionError, ProjectionError, WorkloadError
-from .ps_sync import closed_form
+from .ps import closed_form
 from .recorder import V100_FP32_FLOPS, Recorder
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 

@@ -46,7 +46,7 @@ from .errors import PartitionError, ProjectionError, WorkloadError
 from .frontier import Frontier, cols, merge, one, pipeline, rows
 from .closed import terms
 from .plan import Recording, finish, plan, recording, tag_mask
-from .ps_sync import shard_bounds
+from .ps import shard_bounds
 from .recorder import V100_FP32_FLOPS, Recorder, bytes_per_value, run_result
 from .ringsteps import step_layer, step_neuron
 from .training import check_workers, epochs_of, prepare, worker_batches
