@@ -32,28 +32,9 @@ import numpy as np
 from netsim.collop import Specs
 from netsim.collop import owner as spec_owner
 from netsim.collop import spec as make_spec
-from netsim.trace import COLLECTIVE, COMPUTE, MESSAGE, Trace, deps_csr
+from netsim.trace import COLLECTIVE, COMPUTE, MESSAGE, Trace, deps_csr, ranges
 
-__all__ = ["Frontier", "ranges", "one", "one_row", "cols", "merge", "interleave", "rows", "pipeline"]
-
-
-def ranges(lo, cnt):
-    """Concatenation of ``arange(lo[i], lo[i] + cnt[i])`` for all i, without a Python loop.
-
-    Parameters
-    ----------
-    lo : numpy.ndarray of int
-        Start of each range.
-    cnt : numpy.ndarray of int
-        Length of each range.
-
-    Examples
-    --------
-    >>> ranges([5, 0], [2, 3]).tolist()
-    [5, 6, 0, 1, 2]
-    """
-    cnt = np.asarray(cnt, np.int64)
-    return np.repeat(np.asarray(lo, np.int64) - (np.cumsum(cnt) - cnt), cnt) + np.arange(cnt.sum())
+__all__ = ["Frontier", "one", "one_row", "cols", "merge", "interleave", "rows", "pipeline"]
 
 
 def one(ops):
