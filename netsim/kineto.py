@@ -74,6 +74,7 @@ import numpy as np
 
 from .errors import TraceError
 from .kineto_comms import CPU_DTYPE_BYTES, from_operator, launcher, operator_index
+from .kineto_ranks import check_sequences
 from .programs import ALGORITHMS, assemble
 
 __all__ = ["load_kineto", "assemble", "DTYPE_BYTES", "ALGORITHMS"]
@@ -409,7 +410,8 @@ def _program(prof, kept, algorithm, gaps, pg_seq_prefix=""):
             else:
                 n = seq[pg] = seq.get(pg, -1) + 1
                 rec = {"op": "coll", "key": (pg, n), "group": group, "nbytes": nbytes,
-                       "collective": ALGORITHMS[algorithm][kind], "tag": kind}
+                       "collective": ALGORITHMS[algorithm][kind], "tag": kind,
+                       "measured": op["dur"] / 1e6}
         rec.update(deps=deps, iteration=op["it"])
         recs.append(rec)
         end = (op["ts"] + op["dur"], len(recs) - 1)
@@ -465,8 +467,13 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
         Metadata: ``source`` ("kineto"), ``files``, ``world_size``, ``device``
         (GPU model), ``gpus_per_host`` (devices listed by the profile),
         ``steps`` (numbers kept), ``measured_step_times`` and
-        ``measured_step_time`` (their mean, seconds), ``collectives`` (per
-        collective of rank 0: kind, bytes, group), ``symmetric``, ``algorithm``.
+        ``measured_step_time`` (their mean, seconds), ``measured_rank_step_times``
+        (rank -> each kept step's measured seconds, for each file's rank),
+        ``collectives`` (per collective of the lowest rank: kind, bytes, group),
+        ``measured_collectives`` (for each of them, the measured kernel seconds
+        on every recorded member, which include waiting for late peers; None
+        for a message), ``recovered`` (counts of calls read from launching
+        operators, see :mod:`netsim.kineto_comms`), ``symmetric``, ``algorithm``.
 
     Raises
     ------
@@ -516,7 +523,15 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
                          f"(have ranks {sorted(by_rank)} from {len(files)} file(s); "
                          f"use symmetric=True for one rank of a data-parallel job)")
     kept = {r: _select_steps(p, steps) for r, p in by_rank.items()}
+    numbers = {r: [n for n, _, _ in k] for r, k in kept.items()}
+    for r, p in by_rank.items():
+        if numbers[r] != numbers[min(by_rank)]:
+            raise TraceError(f"{p['path']}: rank {r} has steps {numbers[r]}, rank "
+                             f"{min(by_rank)} has {numbers[min(by_rank)]}; choose steps every "
+                             f"rank has with steps=")
     progs = {r: _program(p, kept[r], algorithm, gaps) for r, p in by_rank.items()}
+    if not symmetric:
+        check_sequences({r: by_rank[r]["path"] for r in progs}, progs)
     first = profs[0]
     if symmetric:
         for rec in progs[first["rank"]]:
@@ -528,12 +543,21 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
         progs = {r: progs[first["rank"]] for r in range(world)}
     k0 = kept[first["rank"]]
     measured = [(e - s) / 1e6 for _, s, e in k0]
+    kernel = {}                    # collective key -> measured kernel seconds on each rank
+    for r in sorted(by_rank):      # the files' own ranks (symmetric copies measured nothing)
+        for rec in progs[r]:
+            if rec["op"] == "coll":
+                kernel.setdefault(rec["key"], []).append(rec["measured"])
+    comm = [rec for rec in progs[min(progs)] if rec["op"] in ("coll", "send", "recv")]
     coll = [{"kind": rec["tag"], "bytes": rec["nbytes"], "group": list(rec.get("group", []))}
-            for rec in progs[min(progs)] if rec["op"] in ("coll", "send", "recv")]
+            for rec in comm]
+    coll_kernels = [kernel[rec["key"]] if rec["op"] == "coll" else None for rec in comm]
+    by_rank_steps = {str(r): [(e - s) / 1e6 for _, s, e in kept[r]] for r in sorted(kept)}
     meta = {"source": "kineto", "files": [os.path.basename(p) for p in files],
             "world_size": world, "device": first["device"], "gpus_per_host": first["gpus"],
             "steps": [n for n, _, _ in k0], "measured_step_times": measured,
             "measured_step_time": float(np.mean(measured)) if measured else None,
+            "measured_rank_step_times": by_rank_steps, "measured_collectives": coll_kernels,
             "collectives": coll, "symmetric": bool(symmetric), "algorithm": algorithm,
             "recovered": {k: sum(p["counts"][k] for p in profs) for k in first["counts"]}}
     return assemble([progs[r] for r in range(world)], metadata=meta)
