@@ -59,11 +59,17 @@ def test_measured_kernel_time_is_reported_never_replayed(tmp_path):
     assert b.metadata["measured_collectives"] == [[5000e-6, 2000e-6]]
 
 
-def test_cli_compare_table_and_json(tmp_path, capsys):
-    t = _job(tmp_path)
+TOPO = "star:n=2,bandwidth=80Gbps,latency=0s"
+
+
+def _saved_job(tmp_path):
     p = str(tmp_path / "job.npz")
-    save_trace(t, p)
-    topo = "star:n=2,bandwidth=80Gbps,latency=0s"
+    save_trace(_job(tmp_path), p)
+    return p
+
+
+def test_cli_compare_table_and_json(tmp_path, capsys):
+    p, topo = _saved_job(tmp_path), TOPO
     assert main(["replay", p, "--topology", topo, "--compare", "--library", "mpich"]) == 0
     out = capsys.readouterr().out
     assert "measured step ms" in out and "step error over ranks" in out and "mpich ring" in out
@@ -79,3 +85,33 @@ def test_cli_compare_without_measurements_is_one_line(tmp_path, capsys):
     save_trace(b.build(), p)
     one_line_error(capsys, ["replay", p, "--topology", "star:n=2", "--compare"],
                    "no measurements to compare")
+
+
+def test_whatif_compute_scale_and_host_gaps(tmp_path):
+    from netsim.whatif import whatif
+
+    # Rank r: gemm [0, 100], 30 us of host time, then the allreduce at 130 us.
+    for r in (0, 1):
+        _write(tmp_path, f"r{r}.json", _rank(r, [_step(1, 0, 250), _kernel("gemm", 0, 100, 7),
+                                                 _coll(130, 40, nelems=250_000)]))
+    t = load_kineto(str(tmp_path))
+    ring = 2 * (2 - 1) * (1e6 / 2) / B
+    steps = {}
+    for scale, gaps in ((1.0, "keep"), (0.5, "keep"), (1.0, "drop"), (0.5, "drop")):
+        r = simulate(whatif(t, scale, gaps), _star(), library="mpich")
+        steps[scale, gaps] = r.makespan
+    assert steps[1.0, "keep"] == pytest.approx(100e-6 + 30e-6 + ring, rel=1e-9)
+    assert steps[0.5, "keep"] == pytest.approx(50e-6 + 30e-6 + ring, rel=1e-9)
+    assert steps[1.0, "drop"] == pytest.approx(100e-6 + ring, rel=1e-9)
+    assert steps[0.5, "drop"] == pytest.approx(50e-6 + ring, rel=1e-9)
+
+
+def test_cli_whatif_options(tmp_path, capsys):
+    p, topo = _saved_job(tmp_path), TOPO
+    assert main(["replay", p, "--topology", topo, "--library", "mpich", "--json"]) == 0
+    base = json.loads(capsys.readouterr().out)["makespan"]
+    assert main(["replay", p, "--topology", topo, "--library", "mpich", "--json",
+                 "--compute-scale", "0.5"]) == 0
+    assert json.loads(capsys.readouterr().out)["makespan"] == pytest.approx(base - 50e-6)
+    one_line_error(capsys, ["replay", p, "--topology", topo, "--compute-scale", "-1"],
+                   "--compute-scale")

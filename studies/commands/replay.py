@@ -59,6 +59,13 @@ def add_arguments(p):
                         "priority between the messages' priority classes (larger first, each "
                         "class max-min on what the classes above left)")
     add_library_argument(p)
+    p.add_argument("--compute-scale", type=float, default=None, metavar="S",
+                   help="an imported profile: every measured kernel, memcpy and memset times S "
+                        "(0.5: a device twice as fast on everything, a first-order rule); host "
+                        "gaps and collectives unchanged")
+    p.add_argument("--host-gaps", choices=("keep", "drop"), default="keep",
+                   help="an imported profile's host time between kernels: replay it as measured "
+                        "(keep, default) or as zero (drop)")
     p.add_argument("--compare", action="store_true",
                    help="an imported PyTorch profile: each recorded rank's measured step next to "
                         "the replayed one, and each collective class's measured kernel time "
@@ -98,6 +105,8 @@ def run(args):
 
     if args.device_flops is not None:
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
+    if args.compute_scale is not None:
+        check_real(args.compute_scale, "--compute-scale", lo=0, strict=True)
     check_options(args, seed=(0, 2**32 - 1))
     perturbation = perturb_options(args)
     check_writable(args.csv, args.timeline)
@@ -106,6 +115,11 @@ def run(args):
         from netsim.reproject import reproject
 
         trace = reproject(trace, args.ranks)
+    if args.compute_scale is not None or args.host_gaps != "keep":
+        from netsim.whatif import whatif
+
+        trace = whatif(trace, 1.0 if args.compute_scale is None else args.compute_scale,
+                       args.host_gaps)
     if perturbation:
         from netsim.perturb import perturb
 
