@@ -30,14 +30,14 @@ def compare_text(checked):
     ...                       "measured_min": 1e-4, "measured_median": 2e-4,
     ...                       "simulated": 1.1e-4, "error": 0.1, "plan": "nccl ring Simple 8ch"}]}
     >>> print(compare_text(c))   # doctest: +NORMALIZE_WHITESPACE
-    rank  measured step ms  replayed step ms  error    compute ms  host gaps ms
-    ----  ----------------  ----------------  -------  ----------  ------------
-       0             2.000             1.900  -5.0 %        1.000         0.100
+    rank  measured step ms  replayed step ms  error   compute ms  host gaps ms
+    ----  ----------------  ----------------  ------  ----------  ------------
+       0  2.000             1.900             -5.0 %  1.000       0.100
     step error over ranks: median 5.0 %, worst 5.0 %
     <BLANKLINE>
-    collective  bytes      calls  measured min us  measured median us  simulated us  error     plan
-    ----------  ---------  -----  ---------------  ------------------  ------------  --------  --------------------
-    allreduce   4,000,000      3            100.0               200.0         110.0  +10.0 %   nccl ring Simple 8ch
+    collective  bytes      calls  measured min us  measured median us  simulated us  error    plan
+    ----------  ---------  -----  ---------------  ------------------  ------------  -------  --------------------
+    allreduce   4,000,000      3  100.0            200.0               110.0         +10.0 %  nccl ring Simple 8ch
     """
     ranks = table(["rank", "measured step ms", "replayed step ms", "error", "compute ms",
                    "host gaps ms"],
