@@ -14,8 +14,10 @@ What becomes what
   (:mod:`netsim.collop`), with the true byte count (element count x dtype size
   from the event's own arguments), kept whole for the replay's library to
   expand (:mod:`netsim.library`: NCCL's plan on a GPU graph, else MPICH's
-  schedules, ring by default). Its measured kernel time is dropped: the
-  network replays it.
+  schedules, ring by default). Its measured kernel time, which includes
+  waiting for late peers, is not replayed: it goes into
+  ``metadata["measured_collectives"]`` for a comparison
+  (:func:`netsim.measured.compare`).
 * A point-to-point send or recv becomes one message, matched in order per
   (source, destination) pair.
 

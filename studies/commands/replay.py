@@ -7,7 +7,8 @@ the replay (:func:`netsim.perturb.perturb`). For a ps-async trace the summary
 adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 """
 
-from ..console import PROGRESS_MESSAGES, check_options, check_writable, log, progress, write
+from ..console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, log,
+                       progress, write)
 from ..options import add_library_argument, add_perturb_arguments, perturb_label, perturb_options
 from ..registry import parse_placement, topology_factory
 from ..profile_check import compare_text
@@ -111,6 +112,9 @@ def run(args):
     perturbation = perturb_options(args)
     check_writable(args.csv, args.timeline)
     trace = load_trace(args.trace)
+    if getattr(args, "compare", False) and not trace.metadata.get("measured_rank_step_times"):
+        raise UsageError(f"--compare: {args.trace} holds no measurements to compare with "
+                         "(import a PyTorch profile with netsim import kineto)")
     if args.ranks is not None:
         from netsim.reproject import reproject
 
