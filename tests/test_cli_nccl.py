@@ -118,7 +118,7 @@ def test_default_library_is_still_mpich(capsys):
 def test_help_explains_the_model_and_its_sources():
     sub = build_parser()._subparsers._group_actions[0].choices
     text = " ".join(sub["collective"].format_help().split())
-    for needle in ("--library", "tuning.cc", "v2.21.5-1", "PERFORMANCE.md", "2(n-1)/n",
+    for needle in ("--library", "tuning.cc", "v2.30.7-1", "PERFORMANCE.md", "2(n-1)/n",
                    "nccl_measurements.csv", "dgx_h100:nodes=2"):
         assert needle in text, needle
 

@@ -31,8 +31,8 @@ _NCCL_OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", 
 
 EPILOG = """\
 --library nccl models NVIDIA's NCCL: NCCL's own tuning model (a transcription of
-src/graph/tuning.cc of NCCL v2.21.5-1: baseLat/hwLat latencies, per-protocol
-bandwidths) picks the algorithm (ring, tree, nvls, nvls_tree, collnet_chain on
+src/graph/tuning.cc of NCCL v2.30.7-1: baseLat/hwLat latencies, per-protocol
+bandwidths) picks the algorithm (ring, tree, nvls, nvls_tree, pat, collnet_chain on
 switches with sharp=True; p2p for alltoall and sendrecv), the protocol (LL,
 LL128, Simple) and the channels its topology search reaches on the graph's
 links (src/graph/search.cc, topo.h); the call is then replayed as flows over
@@ -85,7 +85,7 @@ def add_arguments(p):
                    help="nccl: sizes from LO to HI, doubling (e.g. 8B..16GiB), or A,B,...")
     p.add_argument("--factor", type=int, default=2, help="nccl: ratio of --sizes steps (2)")
     p.add_argument("--algorithm", dest="nccl_algorithm", default=None,
-                   help="nccl: ring, tree, nvls, nvls_tree, collnet_chain or p2p (default "
+                   help="nccl: ring, tree, nvls, nvls_tree, pat, collnet_chain or p2p (default "
                         "NCCL's choice)")
     p.add_argument("--protocol", default=None,
                    help="nccl: LL, LL128 or Simple (default NCCL's choice)")
@@ -219,7 +219,7 @@ def _run_nccl(args):
     else:
         print(f"# {args.algorithm} on {G.graph.get('name', spec)}: {records[0]['ranks']} ranks, "
               f"{records[0]['nodes']} machine(s); NCCL model (tuning of NCCL "
-              f"v2.21.5-1, flows on the links)")
+              f"v2.30.7-1, flows on the links)")
         print(nccl_report.format_sweep(records, measured))
     if args.png:
         title = f"{args.algorithm}, {G.graph.get('name', spec)}"
