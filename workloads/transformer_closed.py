@@ -1,0 +1,153 @@
+"""Time per iteration of transformer training in closed form: compute, bubble, exposed communication.
+
+The closed form of :func:`workloads.transformer.schedule`'s trace. With ``m``
+micro-batches, ``p`` stages, and a stage's forward and backward of one
+micro-batch taking ``t_f = f_f / F + c_f`` and ``t_b = f_b / F + c_b`` (FLOPs at
+the rate ``F``, plus the blocking tensor-parallel collectives ``c``), GPipe and
+1F1B take (Narayanan et al. SC'21, section 2.2):
+
+    ``T = (m + p - 1)(t_f + t_b) + 2 (p - 1) c_pp + e_dp``
+
+split into
+
+============ ==================================================================
+term         meaning
+============ ==================================================================
+compute      ``m (f_f + f_b) / F``: the stage's own work
+bubble       ``(p - 1)(f_f + f_b) / F``: ``(p - 1)/m`` of the compute
+tp           ``(m + p - 1)(c_f + c_b)``: tensor-parallel collectives, all exposed
+pp           ``2 (p - 1) c_pp``: one activation hop per stage to fill the pipe, one
+             gradient hop per stage to drain it (``c_pp`` = Hockney's
+             ``alpha + n beta``)
+dp           ``e_dp``: what the gradient buckets' allreduces (one after another,
+             each from when the last backward completes it) leave after the last
+             backward, the most of any stage
+============ ==================================================================
+
+The slowest stage's ``t_f`` and ``t_b`` stand for every stage's: exact when the
+stages are alike (``vocab = 0``; else the last stage's logit layer makes it the
+slowest), and for communication exact under GPipe with no contention; 1F1B's
+steady state may wait for a pipeline round trip the formula does not count.
+Collectives cost what MPICH's ring costs (:mod:`netsim.costmodel`:
+``ring_allreduce``, ``ring_allgather``, ``ring_reduce_scatter``) on each group's
+``(alpha, beta)``.
+"""
+
+from netsim import costmodel
+
+from . import pipeline as _pipeline
+from .transformer_flops import activation_bytes
+from .overlap import DDP_BUCKET_BYTES
+from .transformer_stages import buckets, check
+
+__all__ = ["closed_form", "TERMS"]
+
+#: The terms of :func:`closed_form`, in the order they add up to ``time``.
+TERMS = ("compute", "bubble", "tp", "pp", "dp")
+
+
+def _cost(links, name):
+    """``(alpha, beta)`` of a parallelism's group; (0, 0): free."""
+    return (links or {}).get(name) or (0.0, 0.0)
+
+
+def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
+                sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None):
+    """Time per iteration of :func:`workloads.transformer.schedule`'s trace, term by term.
+
+    Parameters
+    ----------
+    c, tp, pp, dp, pipeline, recompute, sequence_parallel, bucket_bytes, grad_element
+        As for :func:`workloads.transformer.schedule`.
+    device_flops : float
+        FLOP/s of a rank.
+    links : dict, optional
+        ``{"tp": (alpha, beta), "pp": ..., "dp": ...}``: seconds and seconds per
+        byte of each parallelism's links (e.g.
+        :func:`netsim.costmodel.alpha_beta` of a group's placement); a missing
+        entry costs nothing.
+
+    Returns
+    -------
+    dict
+        ``time`` and the :data:`TERMS` (seconds), ``microbatches``, the
+        ``bubble_fraction`` ``(p - 1)/m`` and the slowest stage's ``t_forward``
+        and ``t_backward``.
+
+    Examples
+    --------
+    Four stages, eight micro-batches, no communication: a bubble of 3/8.
+
+    >>> from workloads.transformer_flops import config
+    >>> c = config(4, 64, 4, 32, 0, global_batch=8)
+    >>> f = closed_form(c, pp=4, device_flops=1e9)
+    >>> round(f["bubble"] / f["compute"], 12), f["time"] == f["compute"] + f["bubble"]
+    (0.375, True)
+    """
+    bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
+    L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1)
+    element = grad_element or c.element
+    m = c.global_batch // (c.micro_batch * L.dp)
+    act = activation_bytes(c)
+    a, b = _cost(links, "tp")
+    if L.tp == 1:
+        pre = post = 0.0
+    elif sequence_parallel:
+        pre = costmodel.ring_allgather(L.tp, act, a, b)
+        post = costmodel.ring_reduce_scatter(L.tp, act, a, b)
+    else:
+        pre, post = 0.0, costmodel.ring_allreduce(L.tp, act, a, b)
+    block_comm = pre + post
+    redo = recompute == "full"
+    F = float(device_flops)
+    per = []   # (forward flops, backward flops, forward comm, backward comm, per-layer bwd time)
+    for st in stages:
+        n = len(st.layers)
+        ff = n * (st.attention + st.mlp) + st.logit
+        layer_b = 2 * (st.attention + st.mlp) + (st.attention + st.mlp if redo else 0)
+        fb = n * layer_b + 2 * st.logit
+        cf = 2 * n * block_comm + (pre if st.logit else 0)
+        cb = 2 * n * block_comm * (2 if redo else 1) + (post if st.logit else 0)
+        per.append((ff, fb, cf, cb))
+    slow = max(range(L.pp), key=lambda s: (per[s][0] + per[s][1]) / F + per[s][2] + per[s][3])
+    ff, fb, cf, cb = per[slow]
+    a_pp, b_pp = _cost(links, "pp")
+    hop = costmodel.hockney(act, a_pp, b_pp) if L.pp > 1 else 0.0
+    t_f, t_b = ff / F + cf, fb / F + cb
+    pipe = _pipeline.iteration_time(L.pp, m, t_f, t_b) + 2 * (L.pp - 1) * hop
+    out = {"compute": m * (ff + fb) / F, "bubble": (L.pp - 1) * (ff + fb) / F,
+           "tp": (m + L.pp - 1) * (cf + cb), "pp": 2 * (L.pp - 1) * hop,
+           "dp": _exposed_dp(L, stages, per, t_b, hop, pipe, F, element, bucket_bytes,
+                             _cost(links, "dp"), block_comm, post, redo)}
+    out["time"] = sum(out[k] for k in TERMS)
+    out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m),
+               t_forward=t_f, t_backward=t_b)
+    return out
+
+
+def _exposed_dp(L, stages, per, t_b, hop, pipe, F, element, bucket_bytes, ab, block_comm,
+                post, redo):
+    """The gradient allreduces' time after the pipeline's end, the most of any stage.
+
+    Stage ``s``'s last backward ends ``s (t_b + hop)`` before the pipeline's end
+    (the drain passes the gradient down one stage per backward); within it the
+    sources complete in backward order, each after its own backward time.
+    """
+    if L.dp == 1:
+        return 0.0
+    worst = 0.0
+    for s, st in enumerate(stages):
+        end = pipe - s * (t_b + hop)
+        step = {"logit": 2 * st.logit / F + (post if st.logit else 0)}
+        layer = (2 + redo) * (st.attention + st.mlp) / F + 2 * block_comm * (1 + redo)
+        t = end - per[s][1] / F - per[s][3]
+        done = {}
+        for source, _ in st.grads:
+            if source != "embedding":
+                t += step.get(source, layer)
+            done[source] = t
+        finish = 0.0
+        for source, nbytes in buckets(st.grads, element, bucket_bytes):
+            finish = max(finish, done[source]) + costmodel.ring_allreduce(L.dp, nbytes, *ab)
+        worst = max(worst, finish - pipe)
+    return max(0.0, worst)
