@@ -31,6 +31,7 @@ References
 from typing import NamedTuple
 
 import numpy as np
+from scipy.optimize import brentq
 
 from netsim.costmodel import alpha_beta
 from topologies import dgx_a100
@@ -123,11 +124,9 @@ def efficiency_from(row, ab=None):
     148.0
     """
     ab = links() if ab is None else ab
-    lo, hi = 1e-3, 1.0
-    for _ in range(100):   # bisection: the prediction rises with the efficiency
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if predict(row, mid, ab)[0] < row.tflops else (lo, mid)
-    return (lo + hi) / 2
+    # The prediction rises with the efficiency: Brent's method finds where it meets the row.
+    return brentq(lambda e: predict(row, e, ab)[0] - row.tflops, 1e-3, 1.0, xtol=1e-14,
+                  rtol=1e-14)
 
 
 def predictions(reference=REFERENCE):

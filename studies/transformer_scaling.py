@@ -95,7 +95,7 @@ def default_efficiency():
     Examples
     --------
     >>> round(default_efficiency(), 3)
-    0.568
+    0.577
     """
     return efficiency_from(ROWS[REFERENCE])
 

@@ -137,3 +137,22 @@ def test_tensor_parallel_groups_are_adjacent_ranks_inside_a_machine():
 def test_bad_options_are_refused_by_name(kwargs, needle):
     with pytest.raises(WorkloadError, match=needle):
         schedule(UNIFORM, **kwargs)
+
+
+@pytest.mark.parametrize("schedule_name", pipeline.SCHEDULES)
+@pytest.mark.parametrize("pp", [2, 4])
+def test_pipeline_hops_cost_the_exact_timeline_on_a_star(schedule_name, pp):
+    # Stage to stage alone on its links: each hop is Hockney's alpha + n beta, and the
+    # schedule's own timeline (1F1B waits for gradients in its steady state) is the replay.
+    bw, lat = 1e9, 1e-6
+    t = schedule(UNIFORM, pp=pp, pipeline=schedule_name, device_flops=RATE)
+    r = simulate(t, star(pp, bw, lat), library="mpich")
+    hop = 2 * lat + 32 * 64 * 2 / bw
+    m, per = 16, 4 * 4 // pp * (24 * 32 * 64**2 + 4 * 32**2 * 64) / RATE
+    expected = pipeline.timeline(schedule_name, pp, m, per / 4, 3 * per / 4, hop)[0]
+    if schedule_name == "gpipe":
+        assert expected == pytest.approx((m + pp - 1) * per + 2 * (pp - 1) * hop, rel=1e-12)
+    assert r.makespan == pytest.approx(expected, rel=1e-12)
+    f = closed_form(UNIFORM, pp=pp, pipeline=schedule_name, device_flops=RATE,
+                    links={"pp": (2 * lat, 1 / bw)})
+    assert f["time"] == pytest.approx(r.makespan, rel=1e-12)

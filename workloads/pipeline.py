@@ -21,6 +21,13 @@ the ideal ``m (t_f + t_b)`` plus a bubble of ``(p - 1)(t_f + t_b)``, a fraction
 ``(p - 1)/m`` of the ideal (Narayanan et al. 2021, section 2.2.1). 1F1B keeps at
 most ``p - i`` micro-batches' activations alive on stage ``i`` instead of ``m``.
 
+When a hop between stages takes ``h``, GPipe takes ``2 (p - 1) h`` more (one
+hop per stage to fill, one to drain), but 1F1B also waits in its steady state:
+a stage's backward needs the gradient that went round the later stages and
+back. :func:`timeline` gives either schedule's exact time for uniform stages by
+walking its ops in dependency order (each op starts when its stage is free and
+its input has arrived).
+
 References
 ----------
 .. [1] Y. Huang et al., "GPipe: efficient training of giant neural networks using
@@ -31,7 +38,7 @@ References
 
 from .errors import WorkloadError
 
-__all__ = ["SCHEDULES", "order", "bubble_fraction", "iteration_time"]
+__all__ = ["SCHEDULES", "order", "bubble_fraction", "iteration_time", "timeline"]
 
 SCHEDULES = ("gpipe", "1f1b")
 
@@ -97,3 +104,41 @@ def iteration_time(p, m, t_forward, t_backward):
     33.0
     """
     return (m + p - 1) * (t_forward + t_backward)
+
+
+def timeline(schedule, p, m, t_forward, t_backward, hop=0.0):
+    """Exact times of a pipeline of uniform stages: the makespan and each stage's end.
+
+    Each op starts once its stage has finished the op before it and, for a
+    forward, the previous stage's forward of the same micro-batch ended ``hop``
+    ago (for a backward, the next stage's backward).
+
+    Returns
+    -------
+    makespan : float
+    ends : list of float
+        When each stage finishes its last op.
+
+    Examples
+    --------
+    >>> timeline("gpipe", 4, 8, 1.0, 2.0)[0] == iteration_time(4, 8, 1.0, 2.0)
+    True
+    >>> timeline("gpipe", 2, 4, 1.0, 2.0, hop=0.5)[0]   # 15 + 2 (p - 1) hops
+    16.0
+    >>> timeline("1f1b", 2, 4, 1.0, 2.0, hop=0.5)[0]    # waits in the steady state too
+    17.0
+    """
+    orders = [order(schedule, p, m, s) for s in range(p)]
+    end, free, pos = {}, [0.0] * p, [0] * p
+    while any(pos[s] < len(orders[s]) for s in range(p)):
+        for s in range(p):
+            while pos[s] < len(orders[s]):
+                kind, j = orders[s][pos[s]]
+                src = s - 1 if kind == "F" else s + 1
+                if 0 <= src < p and (kind, src, j) not in end:
+                    break
+                ready = end[(kind, src, j)] + hop if 0 <= src < p else 0.0
+                free[s] = end[(kind, s, j)] = (max(free[s], ready)
+                                                + (t_forward if kind == "F" else t_backward))
+                pos[s] += 1
+    return max(free), list(free)

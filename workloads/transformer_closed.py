@@ -6,7 +6,7 @@ micro-batch taking ``t_f = f_f / F + c_f`` and ``t_b = f_b / F + c_b`` (FLOPs at
 the rate ``F``, plus the blocking tensor-parallel collectives ``c``), GPipe and
 1F1B take (Narayanan et al. SC'21, section 2.2):
 
-    ``T = (m + p - 1)(t_f + t_b) + 2 (p - 1) c_pp + e_dp``
+    ``T = (m + p - 1)(t_f + t_b) + e_pp + e_dp``
 
 split into
 
@@ -16,9 +16,10 @@ term         meaning
 compute      ``m (f_f + f_b) / F``: the stage's own work
 bubble       ``(p - 1)(f_f + f_b) / F``: ``(p - 1)/m`` of the compute
 tp           ``(m + p - 1)(c_f + c_b)``: tensor-parallel collectives, all exposed
-pp           ``2 (p - 1) c_pp``: one activation hop per stage to fill the pipe, one
-             gradient hop per stage to drain it (``c_pp`` = Hockney's
-             ``alpha + n beta``)
+pp           ``e_pp``: what the hops between stages (Hockney's ``alpha + n beta``
+             each) add to the schedule's time, from its exact timeline
+             (:func:`workloads.pipeline.timeline`): ``2 (p - 1)`` hops under
+             GPipe, more under 1F1B, whose steady state waits for gradients
 dp           ``e_dp``: what the gradient buckets' allreduces (one after another,
              each from when the last backward completes it) leave after the last
              backward, the most of any stage
@@ -26,8 +27,7 @@ dp           ``e_dp``: what the gradient buckets' allreduces (one after another,
 
 The slowest stage's ``t_f`` and ``t_b`` stand for every stage's: exact when the
 stages are alike (``vocab = 0``; else the last stage's logit layer makes it the
-slowest), and for communication exact under GPipe with no contention; 1F1B's
-steady state may wait for a pipeline round trip the formula does not count.
+slowest), and for communication exact with no contention.
 Collectives cost what MPICH's ring costs (:mod:`netsim.costmodel`:
 ``ring_allreduce``, ``ring_allgather``, ``ring_reduce_scatter``) on each group's
 ``(alpha, beta)``.
@@ -114,10 +114,13 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     a_pp, b_pp = _cost(links, "pp")
     hop = costmodel.hockney(act, a_pp, b_pp) if L.pp > 1 else 0.0
     t_f, t_b = ff / F + cf, fb / F + cb
-    pipe = _pipeline.iteration_time(L.pp, m, t_f, t_b) + 2 * (L.pp - 1) * hop
+    pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop)
+    if not hop:   # the same time as the formula, without the rounding of a long sum
+        pipe = _pipeline.iteration_time(L.pp, m, t_f, t_b)
     out = {"compute": m * (ff + fb) / F, "bubble": (L.pp - 1) * (ff + fb) / F,
-           "tp": (m + L.pp - 1) * (cf + cb), "pp": 2 * (L.pp - 1) * hop,
-           "dp": _exposed_dp(L, stages, per, t_b, hop, pipe, F, element, bucket_bytes,
+           "tp": (m + L.pp - 1) * (cf + cb),
+           "pp": pipe - _pipeline.iteration_time(L.pp, m, t_f, t_b),
+           "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
                              _cost(links, "dp"), block_comm, post, redo)}
     out["time"] = sum(out[k] for k in TERMS)
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m),
@@ -125,19 +128,18 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     return out
 
 
-def _exposed_dp(L, stages, per, t_b, hop, pipe, F, element, bucket_bytes, ab, block_comm,
-                post, redo):
+def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
+                redo):
     """The gradient allreduces' time after the pipeline's end, the most of any stage.
 
-    Stage ``s``'s last backward ends ``s (t_b + hop)`` before the pipeline's end
-    (the drain passes the gradient down one stage per backward); within it the
-    sources complete in backward order, each after its own backward time.
+    Stage ``s``'s last backward ends at ``ends[s]`` (:func:`workloads.pipeline.timeline`);
+    within it the sources complete in backward order, each after its own backward time.
     """
     if L.dp == 1:
         return 0.0
     worst = 0.0
     for s, st in enumerate(stages):
-        end = pipe - s * (t_b + hop)
+        end = ends[s]
         step = {"logit": 2 * st.logit / F + (post if st.logit else 0)}
         layer = (2 + redo) * (st.attention + st.mlp) / F + 2 * block_comm * (1 + redo)
         t = end - per[s][1] / F - per[s][3]

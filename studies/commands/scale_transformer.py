@@ -100,7 +100,7 @@ def run(args):
     >>> run(p.parse_args(["--pp", "4"]))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
      P  tp  pp  dp    m  time ...
     --  --  --  --  ---  ...
-    64   8   4   2  256  4.69 s ...
+    64   8   4   2  256  4.8 s ...
     ...
     """
     check_options(args, tp=(1, None), pp=(1, None), micro_batch=(1, None),
@@ -116,7 +116,8 @@ def run(args):
     if args.sweep:
         records = sweep(c, max(workers), make(max(workers)), e, **kw)
     else:
-        records = study(c, args.tp, args.pp, workers, make, e, simulate=args.simulate, **kw)
+        records = study(c, args.tp, args.pp, workers, make, e, simulate=args.simulate,
+                        library=getattr(args, "library", None) or "auto", **kw)
     if getattr(args, "csv", None):
         write_csv(args.csv, records)
     if args.json:
