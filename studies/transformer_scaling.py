@@ -28,6 +28,7 @@ from netsim import simulate as replay
 from netsim.costmodel import alpha_beta
 from netsim.errors import NetsimError
 from topologies.devices import device_flops
+from workloads.errors import WorkloadError
 from workloads.layout import layout
 from workloads.transformer import schedule
 from workloads.transformer_closed import closed_form
@@ -90,7 +91,7 @@ def links_of(G, L):
 
 
 def default_efficiency():
-    """The efficiency of Narayanan et al.'s Table 1 reference row (see :mod:`studies.megatron_table`).
+    """The efficiency taken from Narayanan et al.'s Table 1 (:mod:`studies.megatron_table`).
 
     Examples
     --------
@@ -101,7 +102,7 @@ def default_efficiency():
 
 
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
-          simulate=False, library="auto"):
+          simulate=False, library="auto", chunks=1):
     """One layout on one topology: a record of the closed form (and the replay).
 
     Examples
@@ -115,7 +116,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     """
     peak = peak_of(G, c.precision)
     rate = efficiency * peak
-    kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel)
+    kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
+              chunks=chunks)
     f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L), **kw)
     rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
            "time": f["time"], "compute": f["compute"], "bubble": f["bubble"],
@@ -180,7 +182,10 @@ def sweep(c, P, G, efficiency=None, max_tp=8, **kwargs):
             dp = P // (tp * pp)
             if c.global_batch % (c.micro_batch * dp):
                 continue
-            out.append(point(c, layout(tp, pp, dp), G, e, **kwargs))
+            try:
+                out.append(point(c, layout(tp, pp, dp), G, e, **kwargs))
+            except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
+                continue
     if not out:
         raise NetsimError(f"no layout of {P} GPUs fits the model")
     return sorted(out, key=lambda r: r["time"])

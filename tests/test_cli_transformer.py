@@ -57,9 +57,23 @@ def test_simulated_replay_sits_beside_the_closed_form(capsys):
     (["--tp", "0"], "tp"),
     (["--efficiency", "1.5"], "--efficiency"),
     (["--pipeline", "zb"], "pipeline schedule"),
+    (["--pipeline", "interleaved", "--chunks", "1", "--pp", "4"], "chunks >= 2"),
     (["--config", "gpt3-13b:layers"], "key=value"),
     (["-P", "48", "--pp", "4"], "48 ranks do not divide into tp 8 x pp 4"),
 ])
 def test_bad_input_is_one_line(capsys, argv, needle):
     one_line_error(capsys, ["scale", "transformer", "--topology", TOPO, "-P", "64"] + argv,
                    needle)
+
+
+def test_interleaving_shrinks_the_bubble_by_its_chunks(capsys):
+    runs = {}
+    for extra in ([], ["--pipeline", "interleaved", "--chunks", "2"]):
+        assert main(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
+                     "--topology", TOPO, "-P", "64", "--efficiency", "0.5", "--json"]
+                    + extra) == 0
+        runs[len(extra)] = json.loads(capsys.readouterr().out)["records"][0]
+    plain, inter = runs[0], runs[4]
+    # (p - 1)/m against (p - 1)/(v m) of the same compute (Narayanan et al. SC'21, 2.2.2)
+    assert inter["compute"] == pytest.approx(plain["compute"], rel=1e-12)
+    assert inter["bubble"] == pytest.approx(plain["bubble"] / 2, rel=1e-12)

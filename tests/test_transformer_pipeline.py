@@ -27,7 +27,7 @@ def star(n, bandwidth=1e30, latency=0.0):
 UNIFORM = config(4, 64, 4, 32, 0, micro_batch=1, global_batch=16)   # no logit layer
 
 
-@pytest.mark.parametrize("schedule_name", pipeline.SCHEDULES)
+@pytest.mark.parametrize("schedule_name", ["gpipe", "1f1b"])
 @pytest.mark.parametrize("tp,pp,dp", [(1, 4, 1), (2, 2, 2), (1, 2, 4), (2, 4, 1), (1, 1, 2)])
 @pytest.mark.parametrize("recompute", ["full", "none"])
 def test_bubble_is_the_closed_form_without_contention(schedule_name, tp, pp, dp, recompute):
@@ -105,7 +105,7 @@ def test_1f1b_keeps_at_most_p_minus_stage_micro_batches_in_flight():
     p, m = 4, 8
     for s in range(p):
         live, peak = 0, 0
-        for kind, _ in pipeline.order("1f1b", p, m, s):
+        for kind, _, _ in pipeline.order("1f1b", p, m, s):
             live += 1 if kind == "F" else -1
             peak = max(peak, live)
         assert peak == p - s
@@ -133,13 +133,15 @@ def test_tensor_parallel_groups_are_adjacent_ranks_inside_a_machine():
 @pytest.mark.parametrize("kwargs,needle", [
     ({"tp": 3}, "heads"), ({"pp": 3}, "layers"), ({"dp": 3}, "global batch"),
     ({"pipeline": "zb"}, "pipeline schedule"), ({"recompute": "some"}, "recompute"),
+    ({"pipeline": "interleaved", "pp": 2}, "chunks >= 2"), ({"chunks": 2}, "interleaved"),
+    ({"pipeline": "interleaved", "chunks": 2}, "at least 2 pipeline stages"),
     ({"bucket_bytes": 0}, "bucket_bytes")])
 def test_bad_options_are_refused_by_name(kwargs, needle):
     with pytest.raises(WorkloadError, match=needle):
         schedule(UNIFORM, **kwargs)
 
 
-@pytest.mark.parametrize("schedule_name", pipeline.SCHEDULES)
+@pytest.mark.parametrize("schedule_name", ["gpipe", "1f1b"])
 @pytest.mark.parametrize("pp", [2, 4])
 def test_pipeline_hops_cost_the_exact_timeline_on_a_star(schedule_name, pp):
     # Stage to stage alone on its links: each hop is Hockney's alpha + n beta, and the
@@ -156,3 +158,29 @@ def test_pipeline_hops_cost_the_exact_timeline_on_a_star(schedule_name, pp):
     f = closed_form(UNIFORM, pp=pp, pipeline=schedule_name, device_flops=RATE,
                     links={"pp": (2 * lat, 1 / bw)})
     assert f["time"] == pytest.approx(r.makespan, rel=1e-12)
+
+
+@pytest.mark.parametrize("pp,chunks,dp", [(2, 2, 1), (4, 2, 1), (2, 4, 1), (2, 2, 2)])
+def test_interleaved_bubble_is_p_minus_1_over_v_m(pp, chunks, dp):
+    # Narayanan et al. SC'21 2.2.2: v chunks per stage cut the bubble to (p - 1)/(v m).
+    c = config(8, 64, 4, 32, 0, global_batch=8 * dp)
+    t = schedule(c, pp=pp, dp=dp, pipeline="interleaved", chunks=chunks, device_flops=RATE)
+    r = simulate(t, star(t.ranks), library="mpich")
+    m = 8
+    ideal = m * 4 * 8 // pp * (24 * 32 * 64**2 + 4 * 32**2 * 64) / RATE
+    assert r.makespan == pytest.approx(ideal * (1 + (pp - 1) / (chunks * m)), rel=1e-12)
+    f = closed_form(c, pp=pp, dp=dp, pipeline="interleaved", chunks=chunks, device_flops=RATE)
+    assert f["time"] == pytest.approx(r.makespan, rel=1e-12)
+    assert f["bubble_fraction"] == (pp - 1) / (chunks * m)
+
+
+def test_interleaved_hops_cost_the_exact_timeline_on_a_star():
+    bw, lat = 1e9, 1e-6
+    c = config(8, 64, 4, 32, 0, global_batch=8)
+    t = schedule(c, pp=2, pipeline="interleaved", chunks=2, device_flops=RATE)
+    r = simulate(t, star(2, bw, lat), library="mpich")
+    f = closed_form(c, pp=2, pipeline="interleaved", chunks=2, device_flops=RATE,
+                    links={"pp": (2 * lat, 1 / bw)})
+    assert f["pp"] > 0 and f["time"] == pytest.approx(r.makespan, rel=1e-12)
+    # each stage sends every chunk's activation on, and the last stage wraps to the first
+    assert measure(t)["pp"] == 8 * (2 * 2 - 1) * 2 * 32 * 64 * 2

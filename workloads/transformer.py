@@ -18,7 +18,8 @@ ops in FLOPs, collective ops and messages:
   allreduces of ``b s`` values are left out.
 * **Pipeline parallelism**: the layers split evenly over ``pp`` stages; each
   stage runs its micro-batches' forwards and backwards in the order of the
-  pipeline schedule (:mod:`workloads.pipeline`: GPipe or 1F1B), and every shard
+  pipeline schedule (:mod:`workloads.pipeline`: GPipe, 1F1B, or interleaved
+  1F1B over ``chunks`` chunks of layers per stage), and every shard
   sends its ``b s h`` activation to the same shard of the next stage after a
   forward, and the activation's gradient back after a backward (tag ``pp``).
 * **Data parallelism**: ``dp`` replicas each take ``B / dp`` of the global
@@ -56,7 +57,8 @@ TAGS = ("tp", "pp", "dp")
 
 
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
-             bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None):
+             bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
+             chunks=1):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -65,7 +67,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         Model, micro-batch ``b``, global batch ``B`` and precision.
     tp, pp, dp : int
         Degrees of tensor, pipeline and data parallelism; ``tp * pp * dp`` ranks.
-    pipeline : {"1f1b", "gpipe"}
+    pipeline : {"1f1b", "gpipe", "interleaved"}
         The pipeline schedule (:mod:`workloads.pipeline`).
     recompute : {"full", "none"}
         Activation recomputation.
@@ -79,6 +81,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         Training iterations, each after the previous one's gradients have arrived.
     device_flops : float, optional
         Achieved FLOP/s of a rank, stored as the trace's ``device_flops``.
+    chunks : int
+        Chunks of layers per stage of the interleaved schedule (1 for the others).
 
     Returns
     -------
@@ -97,12 +101,13 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     >>> t.ranks, t.num_messages, int(t.size[t.is_message][0])   # 32 * 64 fp16 values
     (8, 32, 4096)
     """
-    L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations)
+    L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks)
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
     meta = {"paradigm": "transformer", "config": c._asdict(), "tp": L.tp, "pp": L.pp,
-            "dp": L.dp, "pipeline": pipeline, "recompute": recompute, "microbatches": m,
+            "dp": L.dp, "pipeline": pipeline, "chunks": chunks, "recompute": recompute,
+            "microbatches": m,
             "sequence_parallel": bool(sequence_parallel), "bucket_bytes": float(bucket_bytes),
             "grad_element": element}
     if device_flops is not None:
@@ -132,60 +137,45 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         return ops
 
     for it in range(iterations):
-        ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last)
+        ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
+                           chunks)
         _gradients(L, stages, element, bucket_bytes, it, b, ready, last)
     return b.build()
 
 
-def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last):
+def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks):
     """Add one iteration's forwards, backwards and pipeline messages; the gradient-ready ops.
 
     Stages are built in an order in which every message exists before the op
     that waits for it: a stage advances while the message its next op needs has
     been sent (the schedules never deadlock, so every stage gets to its end).
     """
-    orders = [_pipeline.order(pipeline, L.pp, m, s) for s in range(L.pp)]
-    sent = {}    # (direction, stage it goes to, micro-batch, replica) -> message per shard
+    orders = [_pipeline.order(pipeline, L.pp, m, s, chunks) for s in range(L.pp)]
+    sent = {}    # (direction, (stage, chunk) it goes to, micro-batch, replica) -> per shard
     ready = {}   # (stage, replica) -> {gradient source: op completing it}
     pos = [0] * L.pp
     while any(pos[s] < len(orders[s]) for s in range(L.pp)):
         moved = False
-        for s, st in enumerate(stages):
+        for s in range(L.pp):
             while pos[s] < len(orders[s]):
-                kind, j = orders[s][pos[s]]
-                needs = (kind == "F" and s > 0) or (kind == "B" and s < L.pp - 1)
-                if needs and (kind, s, j, 0) not in sent:
+                kind, j, k = orders[s][pos[s]]
+                st = stages[s][k]
+                if (_pipeline.source(kind, s, k, L.pp, chunks) is not None
+                        and (kind, (s, k), j, 0) not in sent):
                     break
                 for r in range(L.dp):
-                    extra = sent.get((kind, s, j, r))
+                    extra = sent.get((kind, (s, k), j, r))
                     if kind == "F":
-                        for layer in st.layers:
-                            block(s, r, st.attention, it, "forward", extra)
-                            block(s, r, st.mlp, it, "forward")
-                            extra = None
-                        if st.logit:
-                            block(s, r, st.logit, it, "forward", extra, after=False)
+                        _forward(st, s, r, it, block, extra)
                     else:
-                        done = ready.setdefault((s, r), {})
-                        if st.logit:
-                            done["logit"] = block(s, r, 2 * st.logit, it, "backward", extra,
-                                                  before=False)
-                            extra = None
-                        for layer in reversed(st.layers):
-                            if recompute == "full":
-                                block(s, r, st.attention, it, "recompute", extra)
-                                block(s, r, st.mlp, it, "recompute")
-                                extra = None
-                            block(s, r, 2 * st.mlp, it, "backward", extra)
-                            done[layer] = block(s, r, 2 * st.attention, it, "backward")
-                            extra = None
-                        done["embedding"] = done[st.layers[0]]
-                    to = s + 1 if kind == "F" else s - 1
-                    if 0 <= to < L.pp:
+                        _backward(st, s, r, it, block, extra, recompute,
+                                  ready.setdefault((s, r), {}))
+                    to = _pipeline.target(kind, s, k, L.pp, chunks)
+                    if to is not None:
                         sent[(kind, to, j, r)] = [
-                            b.message(L.rank(s, r, k), L.rank(to, r, k), act, deps=[op],
+                            b.message(L.rank(s, r, x), L.rank(to[0], r, x), act, deps=[op],
                                       iteration=it, tag="pp")
-                            for k, op in enumerate(last[(s, r)])]
+                            for x, op in enumerate(last[(s, r)])]
                 pos[s] += 1
                 moved = True
         if not moved:   # pragma: no cover - the schedules of workloads.pipeline never deadlock
@@ -193,10 +183,38 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last):
     return ready
 
 
+def _forward(st, s, r, it, block, extra):
+    """One chunk's forward of one micro-batch on replica ``r`` of stage ``s``."""
+    for _ in st.layers:
+        block(s, r, st.attention, it, "forward", extra)
+        block(s, r, st.mlp, it, "forward")
+        extra = None
+    if st.logit:
+        block(s, r, st.logit, it, "forward", extra, after=False)
+
+
+def _backward(st, s, r, it, block, extra, recompute, done):
+    """One chunk's backward (after its recomputed forward); ``done`` gets each gradient's op."""
+    if st.logit:
+        done["logit"] = block(s, r, 2 * st.logit, it, "backward", extra, before=False)
+        extra = None
+    for layer in reversed(st.layers):
+        if recompute == "full":
+            block(s, r, st.attention, it, "recompute", extra)
+            block(s, r, st.mlp, it, "recompute")
+            extra = None
+        block(s, r, 2 * st.mlp, it, "backward", extra)
+        done[layer] = block(s, r, 2 * st.attention, it, "backward")
+        extra = None
+    if st.index == 0:
+        done["embedding"] = done[st.layers[0]]
+
+
 def _gradients(L, stages, element, bucket_bytes, it, b, ready, last):
     """Add the data-parallel bucket allreduces; the next iteration's ops wait for them."""
-    for s, st in enumerate(stages):
-        plan = buckets(st.grads, element, bucket_bytes)
+    for s, chunks in enumerate(stages):
+        # the last chunk's gradients complete first (Megatron-LM: one DDP bucket set per chunk)
+        plan = buckets([g for st in reversed(chunks) for g in st.grads], element, bucket_bytes)
         for k in range(L.tp):
             prev = []
             for source, nbytes in plan:

@@ -124,28 +124,39 @@ def buckets(grads, element, bucket_bytes):
     return out
 
 
-def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations):
-    """Check a schedule's options; its :class:`~workloads.layout.Layout` and :class:`Stage` list.
+def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1):
+    """Check a schedule's options; its :class:`~workloads.layout.Layout` and stages.
+
+    Returns
+    -------
+    L : workloads.layout.Layout
+    stages : list of list of Stage
+        ``stages[s][k]``: chunk ``k`` of stage ``s``, virtual stage ``k pp + s``
+        of ``pp * chunks`` (one chunk but for the interleaved schedule).
 
     Raises
     ------
     WorkloadError
-        For a bad degree, schedule, recomputation, bucket size or iteration count,
-        or a model that does not split over the layout.
+        For a bad degree, schedule, chunk count, recomputation, bucket size or
+        iteration count, or a model that does not split over the layout.
 
     Examples
     --------
     >>> from workloads.transformer_flops import config
     >>> L, stages = check(config(4, 8, 2, 4, 0), 1, 2, 1, "gpipe", "none", 1e6, 1)
-    >>> L.world, [s.layers for s in stages]
+    >>> L.world, [s[0].layers for s in stages]
     (2, [(0, 1), (2, 3)])
+    >>> L, stages = check(config(4, 8, 2, 4, 0, global_batch=2), 1, 2, 1, "interleaved",
+    ...                   "none", 1e6, 1, chunks=2)
+    >>> [[k.layers for k in s] for s in stages]
+    [[(0,), (2,)], [(1,), (3,)]]
     """
     L = layout(tp, pp, dp)
-    if pipeline not in _pipeline.SCHEDULES:
-        raise WorkloadError(f"unknown pipeline schedule {pipeline!r}; known: "
-                            f"{', '.join(_pipeline.SCHEDULES)}")
     if recompute not in RECOMPUTE:
         raise WorkloadError(f"unknown recompute {recompute!r}; known: {', '.join(RECOMPUTE)}")
     check_real(bucket_bytes, "bucket_bytes", lo=0, strict=True, error=WorkloadError)
     check_int(iterations, "iterations", error=WorkloadError)
-    return L, [stage(c, L, i) for i in range(L.pp)]
+    check_fit(c, L)
+    _pipeline.check_chunks(pipeline, L.pp, c.global_batch // (c.micro_batch * L.dp), chunks)
+    virtual = L._replace(pp=L.pp * chunks)
+    return L, [[stage(c, virtual, k * L.pp + s) for k in range(chunks)] for s in range(L.pp)]

@@ -42,7 +42,9 @@ def add_arguments(p):
     g.add_argument("--global-batch", type=int, default=512,
                    help="sequences per iteration (default 512: a 1M-token batch of 2048-token "
                         "sequences, GPT-3 13B's in Brown et al. 2020, Table 2.1)")
-    g.add_argument("--pipeline", default="1f1b", help="1f1b (default) or gpipe")
+    g.add_argument("--pipeline", default="1f1b", help="1f1b (default), gpipe or interleaved")
+    g.add_argument("--chunks", type=int, default=None,
+                   help="chunks of layers per stage of the interleaved schedule (default 2)")
     g.add_argument("--recompute", default="full", help="full (default) or none")
     g.add_argument("--sequence-parallel", action="store_true",
                    help="tensor-parallel blocks as allgather + reduce-scatter")
@@ -111,8 +113,10 @@ def run(args):
     workers = parse_workers(args.workers)
     make = topology_factory(args.topology)
     e = default_efficiency() if args.efficiency is None else args.efficiency
+    chunks = args.chunks if args.chunks is not None else (
+        2 if args.pipeline == "interleaved" else 1)
     kw = dict(pipeline=args.pipeline, recompute=args.recompute,
-              sequence_parallel=args.sequence_parallel)
+              sequence_parallel=args.sequence_parallel, chunks=chunks)
     if args.sweep:
         records = sweep(c, max(workers), make(max(workers)), e, **kw)
     else:
