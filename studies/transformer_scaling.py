@@ -18,8 +18,9 @@ default efficiency is the one taken from Narayanan et al.'s Table 1 row
 :data:`studies.megatron_table.REFERENCE` (:func:`default_efficiency`). Links:
 the alpha-beta (:func:`netsim.costmodel.alpha_beta`) of the first
 tensor-parallel group, of the first pipeline hop and of the first data-parallel
-pair as placed (ranks on GPUs in graph order). Memory is not modelled: a
-layout may not fit a real GPU.
+pair as placed (ranks on GPUs in graph order). Each record carries the memory
+per GPU of :func:`workloads.transformer_memory.memory_per_gpu`; the sweep can
+leave out what does not fit.
 """
 
 import numpy as np
@@ -33,6 +34,7 @@ from workloads.layout import layout
 from workloads.transformer import schedule
 from workloads.transformer_closed import closed_form
 from workloads.transformer_flops import iteration_flops
+from workloads.transformer_memory import memory_per_gpu
 
 from .megatron_table import REFERENCE, ROWS, efficiency_from
 
@@ -122,6 +124,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
            "time": f["time"], "compute": f["compute"], "bubble": f["bubble"],
            "tp_comm": f["tp"], "pp_comm": f["pp"], "dp_comm": f["dp"]}
+    rec["memory"] = memory_per_gpu(c, L.tp, L.pp, L.dp, **kw)["total"]
     rec["tokens_per_s"] = c.global_batch * c.seq / f["time"]
     rec["mfu"] = iteration_flops(c, "none") / (L.world * peak * f["time"])
     rec["simulated"], rec["saturated_link"] = None, None
@@ -158,12 +161,14 @@ def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):
             for P in workers]
 
 
-def sweep(c, P, G, efficiency=None, max_tp=8, **kwargs):
+def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
     """Every layout of ``P`` GPUs the model splits over, fastest first (closed form).
 
     ``tp`` runs over the powers of two up to ``max_tp`` (one machine), ``pp``
     over the divisors of the layer count; ``dp`` is the rest and must divide
-    the global batch in micro-batches.
+    the global batch in micro-batches. With ``memory`` (bytes per GPU), the
+    layouts needing more (:func:`workloads.transformer_memory.memory_per_gpu`)
+    are left out.
 
     Examples
     --------
@@ -183,9 +188,12 @@ def sweep(c, P, G, efficiency=None, max_tp=8, **kwargs):
             if c.global_batch % (c.micro_batch * dp):
                 continue
             try:
-                out.append(point(c, layout(tp, pp, dp), G, e, **kwargs))
+                rec = point(c, layout(tp, pp, dp), G, e, **kwargs)
             except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
                 continue
+            if memory is None or rec["memory"] <= memory:
+                out.append(rec)
     if not out:
-        raise NetsimError(f"no layout of {P} GPUs fits the model")
+        raise NetsimError(f"no layout of {P} GPUs fits the model"
+                          + (f" in {memory / 1e9:g} GB per GPU" if memory else ""))
     return sorted(out, key=lambda r: r["time"])

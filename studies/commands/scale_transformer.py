@@ -9,7 +9,7 @@ import json
 
 from netsim.checks import check_real
 from netsim.errors import NetsimError
-from netsim.units import format_time, parse_workers
+from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from workloads.transformer_flops import CONFIGS, get_config
 
 from ..console import check_options, write_csv
@@ -55,6 +55,9 @@ def add_arguments(p):
                    help="also replay the trace on the topology (slow for large models)")
     g.add_argument("--sweep", action="store_true",
                    help="rank every (TP, PP, DP) layout of the largest P by the closed form")
+    g.add_argument("--memory", default=None, metavar="BYTES",
+                   help="with --sweep: leave out layouts needing more memory per GPU, e.g. "
+                        "80GB (an H100 SXM or A100 80GB, NVIDIA's datasheets)")
 
 
 def parse_config(text, micro_batch, global_batch):
@@ -78,14 +81,14 @@ def parse_config(text, micro_batch, global_batch):
 
 
 _HEAD = ["P", "tp", "pp", "dp", "m", "time", "compute", "bubble", "TP", "PP", "DP",
-         "tokens/s", "MFU"]
+         "tokens/s", "MFU", "memory"]
 
 
 def _row(r):
     return (r["P"], r["tp"], r["pp"], r["dp"], r["microbatches"], format_time(r["time"]),
             format_time(r["compute"]), format_time(r["bubble"]), format_time(r["tp_comm"]),
             format_time(r["pp_comm"]), format_time(r["dp_comm"]), f"{r['tokens_per_s']:.4g}",
-            f"{r['mfu']:.1%}")
+            f"{r['mfu']:.1%}", format_bytes(r["memory"]))
 
 
 def run(args):
@@ -118,7 +121,8 @@ def run(args):
     kw = dict(pipeline=args.pipeline, recompute=args.recompute,
               sequence_parallel=args.sequence_parallel, chunks=chunks)
     if args.sweep:
-        records = sweep(c, max(workers), make(max(workers)), e, **kw)
+        memory = parse_bytes(args.memory) if args.memory is not None else None
+        records = sweep(c, max(workers), make(max(workers)), e, memory=memory, **kw)
     else:
         records = study(c, args.tp, args.pp, workers, make, e, simulate=args.simulate,
                         library=getattr(args, "library", None) or "auto", **kw)
@@ -137,4 +141,5 @@ def run(args):
     print(f"\n{args.config}, b = {c.micro_batch}, B = {c.global_batch}, {args.pipeline}, "
           f"recompute {args.recompute}; efficiency {e:.3f} of the dense FP16 peak ({source}); "
           f"closed form (compute + bubble + exposed TP, PP, DP); topology {args.topology}"
-          + ("; layouts fastest first, memory not modelled" if args.sweep else ""))
+          + ("; layouts fastest first" if args.sweep else "")
+          + (f", those needing more than {args.memory} per GPU left out" if args.memory else ""))
