@@ -38,7 +38,8 @@ from workloads.transformer_memory import memory_per_gpu
 
 from .megatron_table import REFERENCE, ROWS, efficiency_from
 
-__all__ = ["gpus_of", "peak_of", "links_of", "default_efficiency", "point", "study", "sweep"]
+__all__ = ["gpus_of", "peak_of", "links_of", "default_efficiency", "point", "study", "sweep",
+           "plot"]
 
 
 def gpus_of(G):
@@ -197,3 +198,49 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
         raise NetsimError(f"no layout of {P} GPUs fits the model"
                           + (f" in {memory / 1e9:g} GB per GPU" if memory else ""))
     return sorted(out, key=lambda r: r["time"])
+
+
+_PARTS = (("compute", "compute"), ("bubble", "bubble"), ("tp_comm", "exposed TP"),
+          ("pp_comm", "exposed PP"), ("dp_comm", "exposed DP"))
+
+
+def plot(records, out, title=""):
+    """Time per iteration split into its terms, one bar per record, with MFU; a PNG to ``out``.
+
+    Examples
+    --------
+    >>> import io
+    >>> from studies.registry import topology_factory
+    >>> from workloads.transformer_flops import get_config
+    >>> rs = study(get_config("gpt3-13b", global_batch=512), 8, 4, [64, 128],
+    ...            topology_factory("gpu_cluster:machine=dgx_h100"), 0.5)
+    >>> buf = io.BytesIO(); plot(rs, buf); buf.getvalue()[:4]
+    b'\x89PNG'
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"P={r['P']}\n{r['tp']}x{r['pp']}x{r['dp']}" for r in records]
+    x = np.arange(len(records))
+    fig, (ax, mfu) = plt.subplots(1, 2, figsize=(10, 4.2), gridspec_kw={"width_ratios": [3, 2]})
+    bottom = np.zeros(len(records))
+    for key, name in _PARTS:
+        v = np.array([r[key] for r in records])
+        ax.bar(x, v, bottom=bottom, label=name)
+        bottom += v
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylabel("time per iteration (s)")
+    ax.set_xlabel("P, tp x pp x dp")
+    ax.legend(fontsize=8, loc="upper right")
+    mfu.plot(x, [100 * r["mfu"] for r in records], "o-")
+    mfu.set_xticks(x, labels, fontsize=8)
+    mfu.set_ylabel("MFU (%)")
+    mfu.set_ylim(0, 100)
+    mfu.set_xlabel("P, tp x pp x dp")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, format="png", dpi=100)
+    plt.close(fig)

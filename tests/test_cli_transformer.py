@@ -13,9 +13,10 @@ from workloads.transformer_flops import get_config, iteration_flops
 TOPO = "gpu_cluster:machine=dgx_h100"
 
 
-def test_scale_reports_time_mfu_and_the_terms_that_add_up(capsys):
+def test_scale_reports_time_mfu_and_the_terms_that_add_up(capsys, tmp_path):
     assert main(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
-                 "--topology", TOPO, "-P", "64..256", "--efficiency", "0.5", "--json"]) == 0
+                 "--topology", TOPO, "-P", "64..256", "--efficiency", "0.5", "--json",
+                 "--png", str(tmp_path / "s.png")]) == 0
     out = json.loads(capsys.readouterr().out)
     rs = out["records"]
     assert [r["P"] for r in rs] == [64, 128, 256] and [r["dp"] for r in rs] == [2, 4, 8]
@@ -33,19 +34,20 @@ def test_scale_reports_time_mfu_and_the_terms_that_add_up(capsys):
         assert r["compute"] >= iteration_flops(c) / r["P"] / (0.5 * 989.5e12) * 0.99
 
 
-def test_sweep_ranks_layouts_fastest_first(capsys):
+def test_sweep_ranks_layouts_fastest_first(capsys, tmp_path):
     assert main(["scale", "transformer", "--config", "gpt3-1.3b", "--topology", TOPO,
-                 "-P", "16", "--sweep", "--efficiency", "0.5", "--json"]) == 0
+                 "-P", "16", "--sweep", "--efficiency", "0.5", "--json",
+                 "--png", str(tmp_path / "s.png")]) == 0
     rs = json.loads(capsys.readouterr().out)["records"]
     times = [r["time"] for r in rs]
     assert times == sorted(times) and all(r["tp"] * r["pp"] * r["dp"] == 16 for r in rs)
 
 
-def test_simulated_replay_sits_beside_the_closed_form(capsys):
+def test_simulated_replay_sits_beside_the_closed_form(capsys, tmp_path):
     assert main(["scale", "transformer", "--config",
                  "gpt3-1.3b:layers=4,hidden=256,heads=8,seq=128,vocab=0", "--tp", "2",
                  "--pp", "2", "--global-batch", "8", "--topology", TOPO, "-P", "8",
-                 "--simulate", "--efficiency", "0.5"]) == 0
+                 "--simulate", "--efficiency", "0.5", "--png", str(tmp_path / "s.png")]) == 0
     out = capsys.readouterr().out
     assert "simulated" in out and "saturated link" in out
 
@@ -66,14 +68,24 @@ def test_bad_input_is_one_line(capsys, argv, needle):
                    needle)
 
 
-def test_interleaving_shrinks_the_bubble_by_its_chunks(capsys):
+def test_interleaving_shrinks_the_bubble_by_its_chunks(capsys, tmp_path):
     runs = {}
     for extra in ([], ["--pipeline", "interleaved", "--chunks", "2"]):
         assert main(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
-                     "--topology", TOPO, "-P", "64", "--efficiency", "0.5", "--json"]
-                    + extra) == 0
+                     "--topology", TOPO, "-P", "64", "--efficiency", "0.5", "--json",
+                     "--png", str(tmp_path / "s.png")] + extra) == 0
         runs[len(extra)] = json.loads(capsys.readouterr().out)["records"][0]
     plain, inter = runs[0], runs[4]
     # (p - 1)/m against (p - 1)/(v m) of the same compute (Narayanan et al. SC'21, 2.2.2)
     assert inter["compute"] == pytest.approx(plain["compute"], rel=1e-12)
     assert inter["bubble"] == pytest.approx(plain["bubble"] / 2, rel=1e-12)
+
+
+def test_png_is_a_readable_picture(tmp_path, capsys):
+    from test_pngs import _check_png
+
+    path = tmp_path / "t.png"
+    assert main(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
+                 "--topology", TOPO, "-P", "64..256", "--png", str(path), "-q"]) == 0
+    _check_png(path)
+    capsys.readouterr()

@@ -35,10 +35,10 @@ def test_activations_follow_korthikanti_eq2_and_eq4():
     assert f["activations"] == pytest.approx(8 * 2 * s * b * h + layer_activation_bytes(c, t))
 
 
-def test_sweep_leaves_out_layouts_that_do_not_fit(capsys):
+def test_sweep_leaves_out_layouts_that_do_not_fit(capsys, tmp_path):
     argv = ["scale", "transformer", "--config", "gpt3-13b", "--topology",
             "gpu_cluster:machine=dgx_h100", "-P", "64", "--sweep", "--efficiency", "0.5",
-            "--json"]
+            "--json", "--png", str(tmp_path / "s.png")]
     assert main(argv) == 0
     every = json.loads(capsys.readouterr().out)["records"]
     assert main(argv + ["--memory", "80GB"]) == 0

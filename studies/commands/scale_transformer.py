@@ -12,11 +12,11 @@ from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from workloads.transformer_flops import CONFIGS, get_config
 
-from ..console import check_options, write_csv
+from ..console import check_options, write, write_csv
 from ..options import option_value
 from ..registry import topology_factory
 from ..report import table
-from ..transformer_scaling import default_efficiency, study, sweep
+from ..transformer_scaling import default_efficiency, plot, study, sweep
 
 __all__ = ["add_arguments", "parse_config", "run"]
 
@@ -128,6 +128,10 @@ def run(args):
                         library=getattr(args, "library", None) or "auto", **kw)
     if getattr(args, "csv", None):
         write_csv(args.csv, records)
+    if getattr(args, "png", None):
+        title = (f"{args.config} on {args.topology}"
+                 + (f" (fastest layouts of P = {max(workers)})" if args.sweep else ""))
+        write(args.png, lambda f: plot(records[:8], f, title=title), binary=True)
     if args.json:
         print(json.dumps({"efficiency": e, "records": records}))
         return
