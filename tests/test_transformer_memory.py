@@ -13,8 +13,10 @@ from workloads.transformer_memory import layer_activation_bytes, memory_per_gpu
 def test_states_are_16_bytes_per_parameter_of_the_first_stage_shard():
     c = config(8, 64, 4, 32, 100, global_batch=8)
     m = memory_per_gpu(c, tp=2, pp=4, dp=1, recompute="none")
-    params = 2 * (12 * 64**2 + 13 * 64) + (100 + 32) * 64      # 2 layers + embeddings
-    assert m["states"] == 16 * params / 2
+    # 2 layers' shards (split weights halved, 6 h whole) + the word embedding's half and
+    # the whole position embedding
+    params = 2 * ((12 * 64**2 + 7 * 64) / 2 + 6 * 64) + (100 / 2 + 32) * 64
+    assert m["states"] == 16 * params
 
 
 def test_activations_follow_korthikanti_eq2_and_eq4():

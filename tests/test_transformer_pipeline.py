@@ -87,9 +87,11 @@ def test_bytes_are_the_hand_counted_activations_and_gradients():
     assert got["tp"] == dp * m * (4 * 6 + 1) * act
     # every shard sends its activation forward and its gradient back across each boundary
     assert got["pp"] == dp * tp * m * (pp - 1) * 2 * act
-    # one allreduce of every parameter per replica group: layers, embeddings (V + s) h, and
-    # the last stage's copy of the word embedding V h (tied), 2 bytes each
-    params = 4 * (12 * 64**2 + 13 * 64) + (128 + 32) * 64 + 128 * 64
+    # one allreduce of every shard's parameters per replica group, 2 bytes each: per layer
+    # the split weights (12 h^2 + 7 h) and, on each shard, the two layer norms and two
+    # biases (6 h); the word embedding split (V h), the position embedding on each shard
+    # (s h), and the last stage's copy of the word embedding (V h, tied)
+    params = 4 * (12 * 64**2 + 7 * 64 + tp * 6 * 64) + 128 * 64 + tp * 32 * 64 + 128 * 64
     assert got["dp"] == params * 2
 
 

@@ -4,8 +4,9 @@ Two parts, on the pipeline stage that holds the most:
 
 * **Model states**: mixed-precision Adam keeps ``16`` bytes per parameter (fp16
   weights and gradients, fp32 master weights, momentum and variance: ``2 + 2 +
-  12``; Rajbhandari et al., ZeRO, SC'20, section 3.1), of the ``1/tp`` share of
-  the stage's parameters a GPU holds.
+  12``; Rajbhandari et al., ZeRO, SC'20, section 3.1), of the parameters a
+  GPU of the first stage holds (its layers' shards,
+  :func:`workloads.transformer_stages.shard_parameters`, and the embeddings).
 * **Activations** (Korthikanti et al. 2022, section 4): one layer of one
   micro-batch stores ``s b h (10 + 24/t + 5 a s / (h t))`` bytes with tensor
   parallelism (their Eq. 2), ``s b h (34/t + 5 a s / (h t))`` with sequence
@@ -21,7 +22,7 @@ the communication library's buffers and fragmentation.
 """
 
 from .layout import layout as make_layout
-from .transformer_flops import layer_parameters
+from .transformer_stages import shard_parameters
 
 __all__ = ["OPTIMIZER_BYTES", "layer_activation_bytes", "memory_per_gpu"]
 
@@ -53,13 +54,13 @@ def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
     --------
     >>> from workloads.transformer_flops import get_config
     >>> m = memory_per_gpu(get_config("gpt3-175b"), tp=8, pp=16, dp=1)
-    >>> round(m["states"] / 2**30, 1)   # 16 B x (6 layers + embedding) / 8
-    21.5
+    >>> round(m["states"] / 2**30, 1)   # 16 B x (6 layer shards + embeddings)
+    21.8
     """
     L = make_layout(tp, pp, dp)
     per_stage = c.layers // L.pp
-    params = per_stage * layer_parameters(c) + (c.vocab + c.seq) * c.hidden
-    states = OPTIMIZER_BYTES * params / L.tp
+    params = per_stage * shard_parameters(c, L.tp) + (c.vocab // L.tp + c.seq) * c.hidden
+    states = OPTIMIZER_BYTES * params
     m = c.global_batch // (c.micro_batch * L.dp)
     if pipeline == "gpipe":
         layers_held = m * per_stage

@@ -5,9 +5,10 @@ Shared by the trace (:func:`workloads.transformer.schedule`) and its closed form
 work. Layers are split evenly over the ``pp`` stages (Megatron-LM requires
 ``layers % pp == 0``); every tensor-parallel shard of a stage does ``1/tp`` of
 each matrix multiplication (Narayanan et al. SC'21, section 2.3) and holds
-``1/tp`` of each weight. Stage 0 holds the embeddings (``(V + s) h``
-parameters); with ``pp > 1`` the last stage holds a copy of the word embedding
-``V h`` for the logit layer (Megatron ties them). The data-parallel gradient
+``1/tp`` of each split weight (:func:`shard_parameters`). Stage 0 holds the
+embeddings (the word embedding split by vocabulary, ``V h / tp``, and the
+position embedding whole, ``s h``); with ``pp > 1`` the last stage holds a copy
+of the word embedding's shard for the logit layer (Megatron ties them). The data-parallel gradient
 allreduce goes in buckets in the order the backward pass completes gradients
 (last layer first), each closed once it holds at least ``bucket_bytes``, as
 PyTorch DDP's ``Reducer`` fills them (``bucket_cap_mb`` = 25 MiB by default,
@@ -21,10 +22,10 @@ from netsim.checks import check_int, check_real
 from . import pipeline as _pipeline
 from .errors import WorkloadError
 from .layout import layout
-from .transformer_flops import (RECOMPUTE, attention_forward_flops, layer_parameters,
-                                logit_forward_flops, mlp_forward_flops)
+from .transformer_flops import (RECOMPUTE, attention_forward_flops, logit_forward_flops,
+                                mlp_forward_flops)
 
-__all__ = ["Stage", "stage", "check_fit", "check", "buckets"]
+__all__ = ["Stage", "stage", "check_fit", "check", "buckets", "shard_parameters"]
 
 
 class Stage(NamedTuple):
@@ -43,6 +44,26 @@ class Stage(NamedTuple):
     mlp: float
     logit: float
     grads: tuple
+
+
+def shard_parameters(c, tp):
+    """Parameters of one layer on one tensor-parallel shard: ``(12 h^2 + 7 h)/tp + 6 h``.
+
+    Megatron-LM splits the QKV (``3 h^2 + 3 h``), output projection (``h^2``)
+    and MLP (``4 h^2 + 4 h`` and ``4 h^2``) weights over the shards and keeps the
+    two layer norms (``4 h``) and the two biases added after an allreduce
+    (``2 h``) whole on every shard (``megatron/core/tensor_parallel/layers.py``:
+    ``ColumnParallelLinear`` splits its bias, ``RowParallelLinear`` does not);
+    at ``tp = 1`` the layer's ``12 h^2 + 13 h``.
+
+    Examples
+    --------
+    >>> from workloads.transformer_flops import config, layer_parameters
+    >>> c = config(1, 64, 4, 8, 0)
+    >>> shard_parameters(c, 1) == layer_parameters(c), shard_parameters(c, 2)
+    (True, 25184)
+    """
+    return (12 * c.hidden ** 2 + 7 * c.hidden) // tp + 6 * c.hidden
 
 
 def check_fit(c, L):
@@ -76,8 +97,8 @@ def stage(c, L, index):
     >>> from workloads.transformer_flops import config
     >>> from workloads.layout import Layout
     >>> s = stage(config(4, 8, 2, 4, 16), Layout(2, 2, 1), 1)
-    >>> s.layers, s.grads[0], s.grads[1]   # logit copy 16*8/2, layer 3: (12*64+13*8)/2
-    ((2, 3), ('logit', 64), (3, 436))
+    >>> s.layers, s.grads[0], s.grads[1]   # logit copy 16*8/2, layer 3: (12*64+7*8)/2 + 6*8
+    ((2, 3), ('logit', 64), (3, 460))
     """
     check_fit(c, L)
     per = c.layers // L.pp
@@ -86,9 +107,9 @@ def stage(c, L, index):
     grads = []
     if last and c.vocab and not first:
         grads.append(("logit", c.vocab * c.hidden // L.tp))
-    grads += [(k, layer_parameters(c) // L.tp) for k in reversed(layers)]
+    grads += [(k, shard_parameters(c, L.tp)) for k in reversed(layers)]
     if first and c.vocab:
-        grads.append(("embedding", (c.vocab + c.seq) * c.hidden // L.tp))
+        grads.append(("embedding", (c.vocab // L.tp + c.seq) * c.hidden))
     return Stage(index, layers, attention_forward_flops(c) / L.tp, mlp_forward_flops(c) / L.tp,
                  logit_forward_flops(c) / L.tp if last else 0.0, tuple(grads))
 
