@@ -20,6 +20,7 @@ from ..options import (add_library_argument, add_perturb_arguments, paradigm_opt
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, table
+from . import scale_transformer
 
 HELP = ("time per iteration against P for a paradigm, or collectives: simulation, "
         "closed forms, saturation, fits, PNG")
@@ -103,6 +104,7 @@ def add_arguments(p):
                    help="strong scaling: the global batch of the smallest P, split over P workers")
     add_library_argument(g)
     add_perturb_arguments(p)
+    scale_transformer.add_arguments(p)
 
 
 def run(args, title=None):
@@ -132,6 +134,8 @@ def run(args, title=None):
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
     check_writable(args.png, args.csv)
     perturbation = perturb_options(args)
+    if getattr(args, "paradigm", None) == "transformer":
+        return scale_transformer.run(args)
     if getattr(args, "paradigm", None):
         return _run_paradigm(args, perturbation)
     if perturbation:
