@@ -217,9 +217,12 @@ def _client(scheduler, jobs, processes, timeout):
     if ignore:
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Workers log only CRITICAL records: a point's failure reaches its row, and a worker whose
+    # heartbeat meets the scheduler already closed (Ctrl-C while the workers sit idle) would
+    # otherwise print an ERROR traceback beside "netsim: interrupted".
     try:
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
     finally:
         if ignore:
             signal.signal(signal.SIGINT, previous)
