@@ -1,4 +1,4 @@
-"""The block trace builder: ops appended as numpy blocks, built into one :class:`~netsim.trace.Trace`.
+"""The block trace builder: numpy blocks of ops, built into one :class:`~netsim.trace.Trace`.
 
 :class:`TraceBuilder <netsim.trace.TraceBuilder>` adds one op at a time from
 Python; :class:`BlockBuilder` adds a *block* of ops at a time, each column a
@@ -31,14 +31,16 @@ Examples
 import numpy as np
 
 from .collop import Specs
+from .errors import TraceError
 from .trace import COMPUTE, MESSAGE, Trace, deps_csr, ranges
 
 __all__ = ["BlockBuilder", "one", "one_row", "cols", "merge", "interleave", "rows"]
 
 # The trace's op columns a block carries, with the dtype each block is stored in.
 _COLUMNS = (("kind", np.uint8), ("rank", np.int64), ("peer", np.int64), ("size", np.float64),
-            ("duration", np.float64), ("flops", np.float64), ("iteration", np.int64),
-            ("tag", np.int16), ("priority", np.int16), ("spec", np.int32), ("queue", np.int32))
+            ("flops", np.float64), ("iteration", np.int64), ("tag", np.int16),
+            ("priority", np.int16), ("spec", np.int32), ("queue", np.int32),
+            ("duration", np.float64))
 
 
 def one(ops):
@@ -152,6 +154,16 @@ def rows(front, pick, mask):
     return cnt, fi[ranges(starts[pick][mask], fc[pick][mask])]
 
 
+def _fill(values, dtype, m):
+    """``values`` of a block of ``m`` ops: one per op, or one for all (a 0-d array)."""
+    a = np.asarray(values, dtype)
+    if a.ndim == 0 or a.shape == (m,):   # a 0-d value is expanded by column(), for all blocks
+        return a
+    if a.size == 1:
+        return a.reshape(())
+    raise TraceError(f"a column of shape {a.shape} for a block of {m} ops")
+
+
 class BlockBuilder:
     """Ops appended a block at a time; :meth:`build` makes the :class:`netsim.Trace`.
 
@@ -208,8 +220,8 @@ class BlockBuilder:
         --------
         >>> from netsim.collop import spec
         >>> b = BlockBuilder(4)
-        >>> b.spec(spec("allreduce", [0, 1])), b.spec(spec("broadcast", [2, 3])), \
-b.spec(spec("allreduce", [0, 1]))
+        >>> a, c = spec("allreduce", [0, 1]), spec("broadcast", [2, 3])
+        >>> b.spec(a), b.spec(c), b.spec(a)
         (0, 1, 0)
         """
         return self._specs.setdefault(key, len(self._specs))
@@ -249,8 +261,8 @@ b.spec(spec("allreduce", [0, 1]))
         queue : int or numpy.ndarray
             Each message's send queue (the trace's ``queue`` column), -1 for none.
         duration : float or numpy.ndarray, optional
-            Seconds of each compute op; None: a compute op with FLOPs is timed
-            by the device rate (NaN duration), any other op takes 0 s.
+            Seconds of each compute op; None or NaN: a compute op with FLOPs is
+            timed by the device rate (NaN in the trace), any other op takes 0 s.
         **extra : numpy.ndarray or scalar
             Further columns of the caller's own (not in the trace), read back
             with :meth:`column`; every block must give the same ones.
@@ -259,6 +271,11 @@ b.spec(spec("allreduce", [0, 1]))
         -------
         numpy.ndarray of int
             The ids of the new ops.
+
+        Raises
+        ------
+        TraceError
+            If a column has neither one value nor one per op.
 
         Examples
         --------
@@ -269,23 +286,21 @@ b.spec(spec("allreduce", [0, 1]))
         [2]
         >>> t = b.build(); t.duration.tolist(), t.deps(2).tolist()
         ([nan, nan, 0.001], [1])
+        >>> b.add(MESSAGE, [0, 1], peer=[1, 0, 1])
+        Traceback (most recent call last):
+        ...
+        netsim.errors.TraceError: a column of shape (3,) for a block of 2 ops
         """
         rank = np.asarray(rank, np.int64).ravel()
         m = len(rank)
-        given = dict(kind=kind, rank=rank, peer=peer, size=size, flops=flops,
-                     iteration=iteration, tag=tag, priority=priority, spec=spec, queue=queue)
-        block = {name: np.broadcast_to(np.asarray(given[name], dtype), (m,))
-                 for name, dtype in _COLUMNS if name != "duration"}
-        is_compute = block["kind"] == COMPUTE
-        block["peer"] = np.where(block["kind"] == MESSAGE, block["peer"], -1)
-        block["duration"] = (np.where(is_compute & (block["flops"] > 0), np.nan, 0.0)
-                             if duration is None
-                             else np.broadcast_to(np.asarray(duration, np.float64), (m,)))
+        given = (kind, rank, peer, size, flops, iteration, tag, priority, spec, queue,
+                 np.nan if duration is None else duration)   # in the order of _COLUMNS
+        block = {name: _fill(x, dtype, m) for (name, dtype), x in zip(_COLUMNS, given)}
         counts, idx = (np.zeros(m, np.int64), np.zeros(0, np.int64)) if deps is None else deps
         block["counts"] = np.asarray(counts, np.int64)
         block["idx"] = np.asarray(idx, np.int64)
         for name, value in extra.items():
-            block[name] = np.broadcast_to(np.asarray(value), (m,))
+            block[name] = _fill(value, None, m)
         self._blocks.append(block)
         ids = np.arange(self.n, self.n + m, dtype=np.int64)
         self.n += m
@@ -324,7 +339,11 @@ b.spec(spec("allreduce", [0, 1]))
             parts.append(block[name])
         if not parts:
             return np.zeros(0, dtype or dict(_COLUMNS).get(name, np.float64))
-        out = np.concatenate(parts)
+        if all(p.ndim == 0 for p in parts):   # one value per block
+            out = np.repeat(np.array(parts), [len(b["rank"]) for b in self._blocks])
+        else:
+            out = np.concatenate([np.full(len(b["rank"]), p) if p.ndim == 0 else p
+                                  for b, p in zip(self._blocks, parts)])
         return out if dtype is None else out.astype(dtype, copy=False)
 
     def build(self, metadata=None):
@@ -353,10 +372,15 @@ b.spec(spec("allreduce", [0, 1]))
         0
         """
         c = {name: self.column(name, dtype) for name, dtype in _COLUMNS}
+        kind = c["kind"]
+        # Only a compute op with FLOPs is timed by the device rate (NaN duration).
+        untimed = np.isnan(c["duration"]) & ~((kind == COMPUTE) & (c["flops"] > 0))
+        c["duration"][untimed] = 0.0
         ptr = np.zeros(self.n + 1, np.int64)
         np.cumsum(self.column("counts", np.int64), out=ptr[1:])
         specs = Specs.from_rows(list(self._specs)) if self._specs else None
-        return Trace(self.ranks, c["kind"], c["rank"], c["peer"], c["size"], c["duration"],
-                     c["flops"], c["iteration"], c["tag"], ptr, self.column("idx", np.int64),
+        return Trace(self.ranks, kind, c["rank"], np.where(kind == MESSAGE, c["peer"], -1),
+                     c["size"], c["duration"], c["flops"], c["iteration"], c["tag"], ptr,
+                     self.column("idx", np.int64),
                      tags=list(self._tags), metadata=dict(metadata or {}),
                      priority=c["priority"], spec=c["spec"], specs=specs, queue=c["queue"])
