@@ -9,7 +9,8 @@ adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 
 from ..console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, log,
                        progress, write)
-from ..options import add_library_argument, add_perturb_arguments, perturb_label, perturb_options
+from ..options import (add_library_argument, add_perturb_arguments, add_transport_argument,
+                       perturb_label, perturb_options)
 from ..registry import parse_placement, topology_factory
 from ..profile_check import compare_text
 from ..report import summary
@@ -71,6 +72,7 @@ def add_arguments(p):
                    help="an imported PyTorch profile: each recorded rank's measured step next to "
                         "the replayed one, and each collective class's measured kernel time "
                         "(min, median over ranks and calls) next to the simulated one")
+    add_transport_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
     p.add_argument("--timeline", metavar="FILE.json",
@@ -138,7 +140,8 @@ def run(args):
                           link_series=bool(args.timeline),
                           ecmp=None if args.ecmp == "off" else args.ecmp, ecmp_seed=args.ecmp_seed,
                           sharing=getattr(args, "sharing", "maxmin"),
-                          library=getattr(args, "library", "auto"))
+                          library=getattr(args, "library", "auto"),
+                          transport=getattr(args, "transport", "fluid"))
     if args.csv:
         write(args.csv, lambda f: result.table("links").to_csv(f, index=False))
     if args.timeline:
