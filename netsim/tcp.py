@@ -229,22 +229,30 @@ class Tcp:
 
     def __init__(self, trace, route, timing, options):
         self.mss, self.rtt, self.handshake_rtt, _ = timing
-        self.route = route
+        self.route = np.asarray(route, np.int64)
         self.iw = float(options["initial_window"])
         self.restart = options["restart_after_idle"]
-        self.handshake = options["handshake"]
         self.rto = float(options["rto"])
         self.size = trace.size
-        key = np.stack([trace.rank, trace.peer, trace.channel], axis=1).astype(np.int64)
-        _, self.conn = np.unique(key, axis=0, return_inverse=True)
-        self.conn = self.conn.ravel()
+        # One integer per (rank, peer, channel): peer -1 (compute ops) and channels >= 0 fit.
+        peer = trace.peer.astype(np.int64) + 1
+        channel = trace.channel.astype(np.int64)
+        key = (trace.rank.astype(np.int64) * (trace.ranks + 1) + peer) * (
+            int(channel.max(initial=0)) + 1) + channel
+        self.conn = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
         n = int(self.conn.max()) + 1 if len(self.conn) else 0
-        self.cwnd = [self.iw] * n          # segments; inf once a message left slow start
-        self.last = [-math.inf] * n        # when the connection last delivered a message
-        self.busy = [0] * n                # its messages on the wire
-        self.opened = [None if self.handshake else -math.inf] * n
+        self.cwnd = np.full(n, self.iw)    # segments; inf once a message left slow start
+        self.last = np.full(n, -np.inf)    # when the connection last delivered a message
+        self.busy = np.zeros(n, np.int64)  # its messages on the wire
+        # When it is open: NaN until its first message starts the handshake.
+        self.opened = np.full(n, np.nan if options["handshake"] else -np.inf)
         self.state = {}                    # op in slow start -> [window bytes, bytes left, rtt]
         self.slot_of = {}                  # op in slow start -> its flow slot
+        # Single ops go through memoryviews of the same columns (Python floats and ints at
+        # about half numpy's cost per element); batches through numpy.
+        self._views = tuple(memoryview(a) for a in (
+            self.conn, self.route, self.size, self.mss, self.rtt, self.handshake_rtt, self.cwnd,
+            self.last, self.busy, self.opened))
 
     def enter(self, op, now):
         """Message ``op``'s first byte would flow at ``now``.
@@ -252,23 +260,52 @@ class Tcp:
         Returns ``(later, bound, rtt)``: ``later`` the time to come back at (the
         handshake still running) or None; its rate bound (bytes/s, inf: none);
         the time to its first round-trip instant, or None if it is not bounded.
+        :meth:`enter_many` does the same for many messages at once.
         """
-        c = int(self.conn[op])
-        pair = int(self.route[op])
-        if self.opened[c] is None:
-            self.opened[c] = now + float(self.handshake_rtt[pair])
-        if self.opened[c] > now:
-            return self.opened[c], math.inf, None
-        if self.restart and not self.busy[c] and now - self.last[c] > self.rto:
-            self.cwnd[c] = min(self.cwnd[c], self.iw)
-        self.busy[c] += 1
-        window = self.cwnd[c] * float(self.mss[pair])
-        size = float(self.size[op])
-        if size <= window:
+        conn, route, size, mss, rtt, hs, cwnd, last, busy, opened = self._views
+        c, pair = conn[op], route[op]
+        if opened[c] != opened[c]:  # NaN: the first message starts the handshake
+            opened[c] = now + hs[pair]
+        if opened[c] > now:
+            return opened[c], math.inf, None
+        if self.restart and not busy[c] and now - last[c] > self.rto:
+            cwnd[c] = min(cwnd[c], self.iw)
+        busy[c] += 1
+        window = cwnd[c] * mss[pair]
+        if size[op] <= window:
             return None, math.inf, None
-        rtt = float(self.rtt[pair])
-        self.state[op] = [window, size, rtt]
-        return None, window / rtt, rtt
+        self.state[op] = [window, size[op], rtt[pair]]
+        return None, window / rtt[pair], rtt[pair]
+
+    def enter_many(self, ops, now):
+        """:meth:`enter` for an array of messages, with the same float operations.
+
+        Returns ``(go, later, bounds, rtts)``: which of ``ops`` start now; when
+        the others (still waiting for their handshake) come back; for those that
+        start, their bounds and the time to their first round-trip instant (NaN:
+        not bounded).
+        """
+        c, pair = self.conn[ops], self.route[ops]
+        new = np.isnan(self.opened[c])
+        if new.any():
+            self.opened[c[new]] = now + self.handshake_rtt[pair[new]]
+        go = ~(self.opened[c] > now)
+        later = self.opened[c[~go]]
+        ops, c, pair = ops[go], c[go], pair[go]
+        if self.restart:
+            idle = (self.busy[c] == 0) & (now - self.last[c] > self.rto)
+            self.cwnd[c[idle]] = np.minimum(self.cwnd[c[idle]], self.iw)
+        np.add.at(self.busy, c, 1)
+        window = self.cwnd[c] * self.mss[pair]
+        size = self.size[ops]
+        slow = size > window
+        rtt = np.where(slow, self.rtt[pair], np.nan)
+        bounds = np.full(len(ops), np.inf)
+        bounds[slow] = window[slow] / rtt[slow]
+        for op, w, n, r in zip(ops[slow].tolist(), window[slow].tolist(), size[slow].tolist(),
+                               rtt[slow].tolist()):
+            self.state[op] = [w, n, r]
+        return go, later, bounds, rtt
 
     def tick(self, op, left):
         """A round-trip instant of ``op`` with ``left`` bytes still to send.
@@ -281,7 +318,7 @@ class Tcp:
         moved = before - left
         if moved < _FULL * window:  # its share held it back: it has left slow start
             del self.state[op]
-            self.cwnd[int(self.conn[op])] = math.inf
+            self.cwnd[self.conn[op]] = math.inf
             return math.inf, None
         window += moved
         if left <= window:          # the rest goes in this window, at line rate
@@ -291,13 +328,27 @@ class Tcp:
         return window / rtt, rtt
 
     def ended(self, ops, now):
-        """Messages ``ops`` were delivered at ``now``: their connections' windows grow."""
-        for op in ops:
-            c = int(self.conn[op])
-            self.busy[c] -= 1
+        """Messages ``ops`` (a list, or an array for many) were delivered at ``now``.
+
+        Their connections' windows grow by the segments acknowledged (while in
+        slow start) and remember when they were last used.
+        """
+        if self.state:
+            for op in (ops.tolist() if isinstance(ops, np.ndarray) else ops):
+                self.state.pop(op, None)
+                self.slot_of.pop(op, None)
+        if isinstance(ops, np.ndarray) and len(ops) > 8:
+            c = self.conn[ops]
+            np.subtract.at(self.busy, c, 1)
             self.last[c] = now
-            self.state.pop(op, None)
-            self.slot_of.pop(op, None)
-            if self.cwnd[c] < math.inf:
-                mss = float(self.mss[int(self.route[op])])
-                self.cwnd[c] += math.ceil(float(self.size[op]) / mss) if mss > 0 else 0.0
+            grow = self.cwnd[c] < math.inf
+            segments = np.ceil(self.size[ops[grow]] / self.mss[self.route[ops[grow]]])
+            np.add.at(self.cwnd, c[grow], segments)
+            return
+        conn, route, size, mss, _, _, cwnd, last, busy, _ = self._views
+        for op in (ops.tolist() if isinstance(ops, np.ndarray) else ops):
+            c = conn[op]
+            busy[c] -= 1
+            last[c] = now
+            if cwnd[c] < math.inf:
+                cwnd[c] += math.ceil(size[op] / mss[route[op]])

@@ -62,17 +62,14 @@ def enter(rp, ops, bound):
     open; one in slow start gets its first round-trip instant. ``bound`` is each
     op's own bound (the replay's ``bound``), which the window's only lowers.
     """
-    keep, bounds = [], []
-    for op, b in zip(ops.tolist(), bound.tolist()):
-        later, tb, rtt = rp.tcp.enter(op, rp.now)
-        if later is not None:
-            rp._at(later, [op])
-            continue
-        keep.append(op)
-        bounds.append(min(b, tb))
-        if rtt is not None:
-            tick_at(rp, rp.now + rtt, op)
-    return np.array(keep, np.int64), np.array(bounds)
+    go, when, tcp_bound, rtt = rp.tcp.enter_many(ops, rp.now)
+    for op, t in zip(ops[~go].tolist(), when.tolist()):
+        rp._at(t, [op])
+    ops = ops[go]
+    timed = rtt == rtt
+    for op, r in zip(ops[timed].tolist(), rtt[timed].tolist()):
+        tick_at(rp, rp.now + r, op)
+    return ops, np.minimum(bound[go], tcp_bound)
 
 
 def tick_at(rp, t, op):

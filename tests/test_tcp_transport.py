@@ -112,14 +112,16 @@ def test_an_incast_reaches_its_share_in_the_first_round():
     assert r.makespan == pytest.approx(2 * LAT + STORE + 8e6 / CAP, rel=1e-12)
 
 
+@pytest.mark.parametrize("options", [None, {"handshake": True, "rto": 1e-4}])
 @pytest.mark.parametrize("seed", range(60))
-def test_both_engine_paths_agree_bit_for_bit_over_tcp(seed):
+def test_both_engine_paths_agree_bit_for_bit_over_tcp(seed, options):
+    # The second options make connections shake hands and restart after 0.1 ms idle.
     G, trace = random_case(seed)
     for u, v in G.edges:
         G.edges[u, v]["mtu"] = 1500 if seed % 2 else 9000
         G.edges[u, v]["efficiency"] = 0.9
-    fast = result(trace, G, link_series=True, transport="tcp")
-    batch = result(trace, G, link_series=True, transport="tcp", small_event=-1)
+    fast = result(trace, G, link_series=True, transport="tcp", tcp=options)
+    batch = result(trace, G, link_series=True, transport="tcp", tcp=options, small_event=-1)
     assert fast.to_json(ops=True) == batch.to_json(ops=True)
     for key in ("time", "link", "load"):
         assert fast.link_series[key].tobytes() == batch.link_series[key].tobytes()
