@@ -15,8 +15,8 @@ from topologies.devices import device_flops
 from workloads.models import get_model
 
 from ..console import check_options, check_writable, log, note, write, write_csv
-from ..options import (add_library_argument, add_perturb_arguments, add_transport_argument, paradigm_options,
-                       perturb_label, perturb_options)
+from ..options import (add_library_argument, add_perturb_arguments, add_transport_argument,
+                       paradigm_options, perturb_label, perturb_options)
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, table
@@ -154,7 +154,7 @@ def run(args, title=None):
     for name in algorithms:
         note(args, f"simulating {name} at P = {', '.join(map(str, workers))} ...")
         records += scale([name], workers, nbytes, make, segments=segments,
-                         transport=args.transport)
+                         transport=getattr(args, "transport", "fluid"))
     fits, notes = {}, {}
     for name in algorithms:
         # A point of zero time (P = 1: one rank sends nothing) fits no law; leave it out.
@@ -224,7 +224,7 @@ def _run_paradigm(args, perturbation=None):
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
                        dataset=args.dataset, strong=args.strong, batch=args.batch,
                        perturbation=perturbation or None, library=args.library,
-                       transport=args.transport, **options)
+                       transport=getattr(args, "transport", "fluid"), **options)
     for warning in st["warnings"]:
         log(args, f"warning: {warning}")
     records = st["records"]
