@@ -234,7 +234,7 @@ class _Replay:
             ended, finished, removed = flows.pop_few(limit)
         rebound = ()
         if self.tcp is not None:
-            self.tcp.ended(_as_list(ended), now)
+            self.tcp.ended(ended, now)
             if self.ticking:
                 rebound = _transport.retick(self)
         if len(finished) + sum(map(len, due)) <= self.small_event:
@@ -474,11 +474,6 @@ class _Replay:
             lines.append({"op": op, "rank": int(t.rank[op]), "what": what, "waits_for": pending})
         first = "; ".join(f"op {s['op']} ({s['what']}) waits for {s['waits_for']}" for s in lines[:3])
         return DeadlockError(f"{len(stuck)} ops can never run: {first}", lines)
-
-
-def _as_list(x):
-    """``x`` (a list, tuple or array of ops) as a list."""
-    return x.tolist() if isinstance(x, np.ndarray) else list(x)
 
 
 def _link_totals(routes, pair, sizes, num_links):
