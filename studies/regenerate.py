@@ -114,6 +114,13 @@ def _ringtmp(docs, draw):
     return {"ringtmp-table": ringtmp_vs_ps.format_table(ringtmp_vs_ps.compare())}
 
 
+def _tcp_startup(docs, draw):
+    from .tcp_startup import format_startup, startup_rows
+
+    return {"tcp-startup-table": format_startup(startup_rows(sizes=[1e6, 100e6],
+                                                             workers=[4, 64]))}
+
+
 def _schemes(docs, draw):
     from . import schemes
 
@@ -162,6 +169,8 @@ JOBS = MappingProxyType({
                    "overlap modes' speed-ups (studies.overlap), about 20 s"),
     "ringtmp": Job("studies.md", ("ringtmp-table",), (), _ringtmp,
                    "RingTMP vs ps-sync vs single over 5 seeds (studies.ringtmp_vs_ps), minutes"),
+    "tcp-startup": Job("studies.md", ("tcp-startup-table",), (), _tcp_startup,
+                       "ring and PS over TCP vs fluid (studies.tcp_startup), about 10 s"),
     "schemes": Job("studies.md", ("schemes-table",), ("schemes.png",), _schemes,
                    "schemes x architectures to 0.92 accuracy (studies.schemes), about 10 s"),
     "claims": Job("claims.md", ("claims-table", "claims-regions"), (), _claims,
