@@ -121,6 +121,16 @@ def _tcp_startup(docs, draw):
                                                              workers=[4, 64]))}
 
 
+def _megatron(docs, draw):
+    from .megatron_table import markdown, predictions, sensitivity
+    if draw:
+        from .cli import main as cli
+        cli(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
+             "--topology", "gpu_cluster:machine=dgx_h100", "-P", "64..1024",
+             "--png", str(docs / "transformer_scaling.png")])
+    return {"megatron-table": markdown(predictions()), "megatron-sensitivity": sensitivity()}
+
+
 def _schemes(docs, draw):
     from . import schemes
 
@@ -173,6 +183,10 @@ JOBS = MappingProxyType({
                        "ring and PS over TCP vs fluid (studies.tcp_startup), about 10 s"),
     "schemes": Job("studies.md", ("schemes-table",), ("schemes.png",), _schemes,
                    "schemes x architectures to 0.92 accuracy (studies.schemes), about 10 s"),
+    "megatron": Job("transformer.md", ("megatron-table", "megatron-sensitivity"),
+                    ("transformer_scaling.png",), _megatron,
+                    "Narayanan et al. SC'21 Table 1 against the transformer closed form "
+                    "(studies.megatron_table), seconds"),
     "claims": Job("claims.md", ("claims-table", "claims-regions"), (), _claims,
                   "netsim claims --seeds 0..4 --quick --markdown, about a minute or more"),
     "nccl": Job("validation.md", _nccl_blocks(), (), _nccl,
