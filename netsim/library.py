@@ -228,7 +228,7 @@ def _nccl_block(a, i, spec, nbytes, setups, cache, options):
     a.blocks[i] = dict(
         kind=[COMPUTE] + [MESSAGE] * F + [COMPUTE], rank=[owner] + src + [owner],
         peer=[-1] + dst + [-1], size=[0.0] + [b for _, _, b in call.flows] + [0.0],
-        duration=[call.latency] + [0.0] * F + [0.0],
+        duration=[call.latency + call.launch] + [0.0] * F + [0.0],
         tag=[a.tag("nccl latency")] + [a.tag("nccl")] * F + [-1],
         ptr=[0, 0] + list(range(1, F + 1)) + [2 * F + (F == 0)],
         idx=[0] * F + (list(range(1, F + 1)) if F else [0]))
@@ -252,8 +252,8 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None):
     library : {"auto", "mpich", "nccl"}, optional
         See the module docstring.
     nccl_options : dict, optional
-        ``protocol`` and ``channels`` fixed for every NCCL call (the lone call of
-        :func:`netsim.nccl.simulate`).
+        ``protocol`` and ``channels`` fixed for every NCCL call, and its ``launch``
+        mode (the lone call of :func:`netsim.nccl.simulate`).
 
     Returns
     -------

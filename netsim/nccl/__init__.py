@@ -16,7 +16,9 @@ works, not only the builders of ``topologies``:
 * gpu nodes may carry ``node`` (machine index, default 0), ``model`` (e.g.
   ``"H100"``: gives the compute capability), ``sm`` (compute capability x 10,
   e.g. 90, wins over ``model``; default 80), ``p2p`` (bool, default True: GPU
-  peer-to-peer possible; False stages every transfer through host memory).
+  peer-to-peer possible; False stages every transfer through host memory),
+  ``launch`` (host seconds per kernel launch: read only when one thread launches
+  on several GPUs in turn, :mod:`netsim.nccl.launch`).
 * nvswitch nodes ``nvls`` (bool: NVLink SHARP in-switch reduction available).
 * network switch nodes ``sharp`` (bool: InfiniBand SHARP in-network reduction; with it on
   every rail's switch NCCL may run CollNet chain, as with NCCL's SHARP plugin loaded).
@@ -44,10 +46,10 @@ Examples
 ('nvls', 'Simple', 8)
 """
 
-from . import hardware, limits, p2p, search, tuning
+from . import hardware, launch, limits, p2p, search, tuning
 from .model import ALGORITHMS, OPS, WIRE_FACTOR, Plan
 from .call import simulate
 from .tuning import NcclModelError, bus_factor
 
 __all__ = ["simulate", "Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",
-           "bus_factor", "tuning", "search", "hardware", "p2p", "limits"]
+           "bus_factor", "tuning", "search", "hardware", "p2p", "limits", "launch"]

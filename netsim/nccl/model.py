@@ -11,7 +11,9 @@ counted by the engine:
 * One compute op charges NCCL's latency for the call (``baseLat`` plus the
   per-step ``hwLat`` of every step, :func:`netsim.nccl.tuning.latency`, with the
   network plugin's reported latency on every inter-node step,
-  :data:`netsim.nccl.hardware.NET_PLUGIN_LATENCY`); every flow waits for it.
+  :data:`netsim.nccl.hardware.NET_PLUGIN_LATENCY`), and, when one host thread
+  launches on every GPU of a machine in turn, the wait for those launches
+  (:mod:`netsim.nccl.launch`); every flow waits for it.
 * NCCL pipelines each channel in small chunks, so in the fluid limit every
   stage of the pipeline runs at once: each hop of each channel is one flow
   carrying all the bytes that hop moves during the call, and the call ends when
@@ -62,7 +64,7 @@ import networkx as nx
 
 from ..network import Network
 from ..checks import check_int
-from . import hardware, limits, p2p, tuning
+from . import hardware, launch as _launch, limits, p2p, tuning
 from .tuning import NcclModelError
 
 __all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "Setup", "Call",
@@ -521,6 +523,7 @@ class Call(NamedTuple):
     latency: float    # s, NCCL's latency for the call
     tuning_time: float
     flows: tuple      # (from node, to node, bytes) on ``E``
+    launch: float = 0.0   # s, the wait for kernel launches beyond it (:mod:`.launch`)
 
 
 def setup(G, ranks=None, E=None):
@@ -566,13 +569,13 @@ def setup(G, ranks=None, E=None):
     return Setup(G, hw, E, sharp, _comm(G, E, hw, sharp))
 
 
-def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
+def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="proc"):
     """Plan one call on a :class:`Setup`: NCCL's algorithm, protocol, channels and flows.
 
     Parameters
     ----------
     s : Setup
-    op, nbytes, algorithm, protocol, channels
+    op, nbytes, algorithm, protocol, channels, launch
         As for :func:`netsim.nccl.simulate`.
 
     Returns
@@ -582,8 +585,8 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
     Raises
     ------
     NcclModelError
-        For an unknown op, algorithm or protocol, ``nbytes`` or ``channels``
-        below 1, or an algorithm the hardware cannot run.
+        For an unknown op, algorithm, protocol or launch mode, ``nbytes`` or
+        ``channels`` below 1, or an algorithm the hardware cannot run.
 
     Examples
     --------
@@ -600,6 +603,7 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
     if protocol is not None and protocol not in tuning.PROTOCOLS:
         raise NcclModelError(f"unknown protocol {protocol!r}; known: {', '.join(tuning.PROTOCOLS)}")
     hw, E, comm = s.hw, s.E, s.comm
+    wait = _launch.launch_delay(s.G, hw, launch)
     if algorithm is not None:
         _check_algorithm(hw, comm, op, algorithm)
     if op in ("alltoall", "sendrecv"):
@@ -615,4 +619,4 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
     flows = _Flows(hw, WIRE_FACTOR[protocol])
     _schedule(s.G, hw, flows, op, algorithm, nbytes, channels, origin, s.sharp)
     return Call(op, nbytes, len(hw.gpus), len(hw.machines), algorithm, protocol, channels,
-                _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows))
+                _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows), wait)
