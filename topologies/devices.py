@@ -43,7 +43,8 @@ from typing import NamedTuple
 from netsim.errors import TopologyError
 
 __all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops",
-           "COMPUTE_CAPABILITY", "compute_capability", "LAUNCH_LATENCY", "launch_latency"]
+           "COMPUTE_CAPABILITY", "compute_capability", "LAUNCH_LATENCY", "launch_latency",
+           "HOST_MEMORY_BANDWIDTH"]
 
 
 class DeviceError(TopologyError):
@@ -224,3 +225,10 @@ def launch_latency(model):
     (1.83, 2.7)
     """
     return _by_model(LAUNCH_LATENCY, model)
+
+
+#: Memory bandwidth of one CPU socket, bytes/s (reads and writes together), by CPU family:
+#: the vendor's per-socket figure, eight DDR4-3200 channels x 8 bytes x 3.2 GT/s =
+#: 204.8 GB/s for second-generation AMD EPYC ("Rome", EPYC 7002: AMD's product pages,
+#: e.g. EPYC 7542, "Per Socket Mem BW 204.8 GB/s"). A peak: STREAM reaches a share of it.
+HOST_MEMORY_BANDWIDTH = MappingProxyType({"EPYC-7002": 204.8e9})

@@ -23,7 +23,9 @@ works, not only the builders of ``topologies``:
 * network switch nodes ``sharp`` (bool: InfiniBand SHARP in-network reduction; with it on
   every rail's switch NCCL may run CollNet chain, as with NCCL's SHARP plugin loaded).
 * cpu nodes may carry ``vendor`` (``"amd"`` or ``"intel"``, NCCL's network post
-  overhead; default intel).
+  overhead; default intel) and ``memory_bandwidth`` (bytes/s of the socket's memory,
+  reads and writes together: shared by the transfers staged there without P2P,
+  :mod:`netsim.nccl.staging`; default no limit).
 * every edge ``bandwidth`` (bytes/s per direction, the whole edge: for a bundle of
   parallel links, their sum) and ``latency`` (s); optionally
   ``technology`` (a link technology name such as ``"NVLink4"``, ``"PCIe-gen4-x16"``,
@@ -46,10 +48,10 @@ Examples
 ('nvls', 'Simple', 8)
 """
 
-from . import hardware, launch, limits, p2p, search, tuning
+from . import hardware, launch, limits, p2p, search, staging, tuning
 from .model import ALGORITHMS, OPS, WIRE_FACTOR, Plan
 from .call import simulate
 from .tuning import NcclModelError, bus_factor
 
 __all__ = ["simulate", "Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",
-           "bus_factor", "tuning", "search", "hardware", "p2p", "limits", "launch"]
+           "bus_factor", "tuning", "search", "hardware", "p2p", "limits", "launch", "staging"]

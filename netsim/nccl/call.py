@@ -55,8 +55,9 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
         The replay; ``result.plan`` is a :class:`Plan`, ``result.ranks`` has one
         row per GPU rank; ``result.expanded`` holds the trace of flows actually
         replayed, whose ranks after the GPUs are the nodes a transfer is staged
-        through (a CPU without P2P, a NIC, an NVSwitch for NVLS) or a channel's
-        GPU-side limit (``"<gpu>><peer>#ch<c>"``, one edge into its GPU). Link
+        through (without P2P a CPU or its memory, ``"<cpu>#mem"``; a NIC; an
+        NVSwitch for NVLS) or a channel's GPU-side limit (``"<gpu>><peer>#ch<c>"``,
+        one edge into its GPU). Link
         capacities in ``result.links`` are the ones NCCL counts on
         (:func:`netsim.nccl.hardware.effective_graph`).
 
