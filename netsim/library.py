@@ -7,7 +7,9 @@ collective shares links with everything else in flight:
 * ``"mpich"``: :mod:`netsim.mpich`, MPICH's schedules as messages between the
   members (the algorithm hint, else ring; :data:`netsim.mpich.DEFAULT`).
 * ``"nccl"``: :mod:`netsim.nccl`'s plan for that call on that graph: NCCL's
-  latency as a compute op, then every flow of its channels on the real links
+  latency as a compute op (with, for a call one host thread launches on several
+  GPUs in turn, the wait for those launches: :mod:`netsim.nccl.launch`), then
+  every flow of its channels on the real links
   (relays such as NICs, CPUs and NVSwitches become ranks of their own), then a
   zero-length op that waits for all of them. A replay with any NCCL call runs
   on the link capacities NCCL counts on
