@@ -26,7 +26,7 @@ Chakra node                 netsim
                             says ``netsim_algorithm`` (and ``netsim_root``,
                             ``netsim_segments``, ``netsim_element``), as
                             :func:`save_chakra` writes them
-``data_deps``/``ctrl_deps``  dependencies (both kinds are waited for, under
+``data_deps``/``ctrl_deps`` dependencies (both kinds are waited for, under
                             the rule below); :func:`save_chakra` writes every
                             netsim dependency as a ``data_deps`` entry, the
                             kind Chakra's ET feeder follows
