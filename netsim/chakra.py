@@ -19,8 +19,9 @@ Chakra node                 netsim
                             ``comm_size`` bytes, ``comm_tag``
 ``COMM_RECV_NODE``          the destination side: ``comm_src``, ``comm_tag``
 ``COMM_COLL_NODE``          a collective op (``comm_type``, ``comm_size`` bytes,
-                            ``pg_name``; ``comm_group``, an int64 list of
-                            ranks, else every rank), kept whole: the replay's
+                            ``pg_name`` (``"0"``: every rank); ``comm_group``,
+                            an int64 list of ranks, else every rank), kept
+                            whole: the replay's
                             library expands it (:mod:`netsim.library`); MPICH
                             with the ring family of schedules unless the node
                             says ``netsim_algorithm`` (and ``netsim_root``,
@@ -458,7 +459,24 @@ def _name(pb, kind, tag):
     return pb.NodeType.Name(kind) + (f"_{tag}" if tag else "")
 
 
-def _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on):
+def _process_groups(trace):
+    """``pg_name`` of each collective group: ``"0"`` for every rank, else 1, 2, ... in order.
+
+    ASTRA-sim reads ``pg_name`` as an integer (``std::stoi``, ``Workload::extract_comm_group``
+    of github.com/astra-sim/astra-sim): ``""`` or ``"0"`` is the group of every rank, any
+    other number must be in the communicator-group file given by
+    ``--comm-group-configuration``, a JSON object of id -> ranks, which :func:`save_chakra`
+    writes beside the traces when a collective spans fewer ranks.
+    """
+    names, world = {}, tuple(range(trace.ranks))
+    for i in np.flatnonzero(trace.is_collective):
+        group = tuple(int(g) for g in trace.specs.row(int(trace.spec[i])).group)
+        if group not in names:
+            names[group] = "0" if group == world else str(sum(g != world for g in names) + 1)
+    return names
+
+
+def _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on, pgs):
     """Collective op ``i`` as a ``COMM_COLL_NODE`` on each member (id ``2 i``).
 
     A member's node waits for the op's dependencies on that member; one that
@@ -477,7 +495,7 @@ def _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on):
     size = float(trace.size[i])
     attrs = common + [
         _attr(pb, "comm_type", _COMM_TYPE[spec.op]), _attr(pb, "comm_size", int(round(size))),
-        _attr(pb, "netsim_bytes", size), _attr(pb, "pg_name", ",".join(map(str, spec.group))),
+        _attr(pb, "netsim_bytes", size), _attr(pb, "pg_name", pgs[tuple(int(g) for g in spec.group)]),
         pb.AttributeProto(name="comm_group", int64_list=pb.Int64List(values=list(spec.group))),
         _attr(pb, "netsim_algorithm", spec.algorithm or ""), _attr(pb, "netsim_root", spec.root),
         _attr(pb, "netsim_segments", spec.segments), _attr(pb, "netsim_element", spec.element),
@@ -507,6 +525,9 @@ def save_chakra(trace, directory, prefix="chakra"):
     that member. Every dependency is a ``data_deps`` entry, integer attributes
     have the types Chakra's feeder reads, and each node's name is its type then
     the op's tag (``COMM_SEND_NODE_push``): see the module docstring.
+    A collective's ``pg_name`` is ``"0"`` when it spans every rank, else the id
+    of its group in ``<prefix>.comm_group.json``, written beside the traces for
+    ASTRA-sim's ``--comm-group-configuration``.
     Node ids: ``2 i`` for op i's compute or send node, ``2 i + 1`` for its
     receive node. The trace's metadata is stored as JSON in the
     ``GlobalMetadata`` attribute ``netsim_metadata``.
@@ -545,6 +566,7 @@ def save_chakra(trace, directory, prefix="chakra"):
     seconds = trace.duration
 
     groups = {i: set(trace.group(i).tolist()) for i in np.flatnonzero(trace.is_collective)}
+    pgs = _process_groups(trace)
 
     def node_on(rank, op, who):
         """Id of op's node on ``rank`` (its compute, send, collective or receive node)."""
@@ -561,7 +583,7 @@ def save_chakra(trace, directory, prefix="chakra"):
         common = [_attr(pb, "netsim_iteration", int(trace.iteration[i]))]
         r = int(trace.rank[i])
         if trace.kind[i] == COLLECTIVE:
-            _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on)
+            _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on, pgs)
             continue
         if trace.kind[i] == COMPUTE:
             extra = []
@@ -602,3 +624,11 @@ def save_chakra(trace, directory, prefix="chakra"):
         _attr(pb, "netsim_metadata", json.dumps(dict(trace.metadata), sort_keys=True, default=str))])
     for r in range(trace.ranks):
         write_et(os.path.join(directory, f"{prefix}.{r}.et"), meta, nodes[r])
+    sub = {name: list(group) for group, name in pgs.items() if name != "0"}
+    if sub:
+        path = os.path.join(directory, f"{prefix}.comm_group.json")
+        try:
+            with open(path, "w") as f:
+                json.dump(sub, f)
+        except OSError as exc:
+            raise TraceError(f"cannot write {path}: {exc.strerror or exc}") from None

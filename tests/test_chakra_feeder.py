@@ -147,3 +147,26 @@ def test_chakras_own_feeder_reads_every_exported_file(name, tmp_path):
                 op = n.id // 2
                 assert (int(src), int(dst), int(tag)) == (trace.rank[op], trace.peer[op], op)
                 assert int(size) == round(trace.size[op])
+
+
+def test_process_groups_are_astra_sims_integers_with_a_group_file(tmp_path):
+    """ASTRA-sim reads pg_name with std::stoi: "0" (or "") is every rank, any other id must
+    be in the --comm-group-configuration file (Workload::extract_comm_group)."""
+    import json
+
+    from netsim.chakra import load_chakra
+
+    b = netsim.TraceBuilder(4)
+    a = b.collective("allreduce", [0, 1, 2, 3], 4e6)
+    s = b.collective("allreduce", [1, 3], 1e6, deps=[a])
+    b.collective("allgather", [0, 2], 2e6, deps=[a])
+    b.collective("allreduce", [1, 3], 1e6, deps=[s])
+    trace = b.build()
+    per_rank, d = _exported(trace, tmp_path)
+    pg = {r: [_value(n, "pg_name")[1] for n in nodes] for r, nodes in enumerate(per_rank)}
+    assert pg == {0: ["0", "2"], 1: ["0", "1", "1"], 2: ["0", "2"], 3: ["0", "1", "1"]}
+    assert json.load(open(d / "chakra.comm_group.json")) == {"1": [1, 3], "2": [0, 2]}
+    back = load_chakra(d)
+    calls = [sorted((tuple(t.group(i).tolist()), float(t.size[i])) for i in range(t.num_ops))
+             for t in (back, trace)]
+    assert calls[0] == calls[1]
