@@ -221,7 +221,7 @@ def nccl_closed_form(cf, result, trace):
     --------
     >>> import networkx as nx
     >>> from netsim import TraceBuilder, simulate
-    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100")
+    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100", sm=70)
     >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
     >>> b = TraceBuilder(2); _ = b.collective("allreduce", [0, 1], 10**9); t = b.build()
     >>> r = simulate(t, G)

@@ -15,6 +15,7 @@ from netsim import TraceBuilder, collectives, nccl
 from netsim.errors import NcclModelError, TraceError
 from netsim.traceio import load_trace, save_trace
 from netsim.traceops import concat, repeat
+from topologies.devices import compute_capability
 
 
 def star(n, bw=1e9, lat=1e-6):
@@ -26,7 +27,7 @@ def star(n, bw=1e9, lat=1e-6):
 
 def nvswitch_box(n=8, model="H100", nvls=True, bw=450e9):
     G = nx.Graph()
-    G.add_nodes_from([f"g{i}" for i in range(n)], kind="gpu", model=model)
+    G.add_nodes_from([f"g{i}" for i in range(n)], kind="gpu", model=model, sm=compute_capability(model))
     G.add_node("sw", kind="nvswitch", nvls=nvls)
     G.add_edges_from([(f"g{i}", "sw") for i in range(n)], bandwidth=bw, latency=1e-7)
     return G
@@ -217,7 +218,7 @@ def test_nccl_call_starts_when_its_last_member_is_ready():
 def test_two_concurrent_nccl_calls_share_the_links():
     # Two GPUs on one NVLink, 1 GB each: alone, L + T; two at once share the link, L + 2T.
     G = nx.Graph()
-    G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100")
+    G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100", sm=70)
     G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
     n = 10**9
     lone = nccl.simulate(G, "allreduce", n)

@@ -22,7 +22,7 @@ def one_socket(n, memory=M):
     G = nx.Graph()
     G.add_node("cpu0", kind="cpu", **({} if memory is None else {"memory_bandwidth": memory}))
     for i in range(n):
-        G.add_node(f"g{i}", kind="gpu", model="A100", p2p=False)
+        G.add_node(f"g{i}", kind="gpu", model="A100", sm=80, p2p=False)
         G.add_edge(f"g{i}", "cpu0", bandwidth=FAST, latency=0.0, technology="PCIe-gen4-x16")
     return G
 
@@ -49,7 +49,7 @@ def two_sockets(memory_on):
     G = nx.Graph()
     for s in (0, 1):
         G.add_node(f"cpu{s}", kind="cpu", **({"memory_bandwidth": M} if s == memory_on else {}))
-        G.add_node(f"g{s}", kind="gpu", model="A100", p2p=False)
+        G.add_node(f"g{s}", kind="gpu", model="A100", sm=80, p2p=False)
         G.add_edge(f"g{s}", f"cpu{s}", bandwidth=FAST, latency=0.0, technology="PCIe-gen4-x16")
     G.add_edge("cpu0", "cpu1", bandwidth=FAST, latency=0.0)
     return G

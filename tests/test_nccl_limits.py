@@ -17,7 +17,7 @@ RING = tuning.ALGORITHMS.index("ring")
 
 def h100_pair():
     G = nx.Graph()
-    G.add_nodes_from(["g0", "g1"], kind="gpu", model="H100")
+    G.add_nodes_from(["g0", "g1"], kind="gpu", model="H100", sm=90)
     G.add_edge("g0", "g1", bandwidth=18 * 25e9, latency=0.0, links=18)
     return G
 

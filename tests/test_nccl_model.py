@@ -11,6 +11,7 @@ import pytest
 from netsim import nccl
 from netsim.nccl import hardware, tuning
 from netsim.nccl import NcclModelError
+from topologies.devices import compute_capability
 
 US = 1e-6
 RING, TREE = tuning.ALGORITHMS.index("ring"), tuning.ALGORITHMS.index("tree")
@@ -27,7 +28,7 @@ def ring_latency(n, protocol, hw=NVL, steps=None):
 
 def mesh(n, edges, model="V100", bw=25e9):
     G = nx.Graph()
-    G.add_nodes_from((f"g{i}" for i in range(n)), kind="gpu", model=model)
+    G.add_nodes_from((f"g{i}" for i in range(n)), kind="gpu", model=model, sm=compute_capability(model))
     for a, b in edges:
         G.add_edge(f"g{a}", f"g{b}", bandwidth=bw, latency=0.0)
     return G
@@ -35,7 +36,7 @@ def mesh(n, edges, model="V100", bw=25e9):
 
 def switch_box(n, model="H100", port=450e9, nvls=True):
     G = nx.Graph()
-    G.add_nodes_from((f"g{i}" for i in range(n)), kind="gpu", model=model)
+    G.add_nodes_from((f"g{i}" for i in range(n)), kind="gpu", model=model, sm=compute_capability(model))
     G.add_node("sw", kind="nvswitch", nvls=nvls)
     G.add_edges_from(((f"g{i}", "sw") for i in range(n)), bandwidth=port, latency=0.0)
     return G
@@ -91,7 +92,7 @@ def test_dgx1_rings_spread_over_every_nvlink():
 
 def pcie_pair(p2p):
     G = nx.Graph()
-    G.add_nodes_from(["g0", "g1"], kind="gpu", model="A100", p2p=p2p)
+    G.add_nodes_from(["g0", "g1"], kind="gpu", model="A100", sm=80, p2p=p2p)
     G.add_node("sw", kind="pcie_switch"); G.add_node("cpu", kind="cpu")
     G.add_edges_from([("g0", "sw"), ("g1", "sw"), ("sw", "cpu")], bandwidth=16e9, latency=0.0)
     return G
@@ -118,7 +119,7 @@ def test_without_p2p_every_byte_goes_through_the_cpu():
 def two_machines(gpus=1, nic_bw=12.5e9, nvls=False, model="A100", tech="HDR"):
     G = nx.Graph()
     for m in range(2):
-        G.add_nodes_from((f"m{m}g{i}" for i in range(gpus)), kind="gpu", model=model, node=m)
+        G.add_nodes_from((f"m{m}g{i}" for i in range(gpus)), kind="gpu", model=model, sm=compute_capability(model), node=m)
     for m in range(2):
         if gpus > 1:
             G.add_node(f"m{m}sw", kind="nvswitch", nvls=nvls)
@@ -284,7 +285,7 @@ def test_an_edge_without_bandwidth_is_a_topology_error():
 def four_machines(sharp):
     """One GPU and one 12.5 GB/s NIC per machine, on one switch (SHARP or not)."""
     G = nx.Graph()
-    G.add_nodes_from((f"g{m}" for m in range(4)), kind="gpu", model="A100")
+    G.add_nodes_from((f"g{m}" for m in range(4)), kind="gpu", model="A100", sm=80)
     for m in range(4):
         G.nodes[f"g{m}"]["node"] = m
         G.add_node(f"nic{m}", kind="nic")
@@ -391,3 +392,15 @@ def test_a_tiny_call_over_many_ranks_moves_whole_bytes(machine, nodes, op):
     assert 0 < r.makespan - r.plan.latency < 5 * US
     carried = np.asarray(r.links["messages"]) > 0
     assert (np.asarray(r.links["bytes"])[carried] >= np.asarray(r.links["messages"])[carried]).all()
+
+
+def test_a_gpu_that_names_a_model_but_not_its_sm_is_refused():
+    # The core keeps no table of GPU products (topologies.devices does): a node that says
+    # model="H100" without sm would otherwise be read as the default sm 80, silently wrong.
+    G = nx.Graph()
+    G.add_nodes_from(["g0", "g1"], kind="gpu", model="H100")
+    G.add_edge("g0", "g1", bandwidth=25e9, latency=1e-6)
+    with pytest.raises(nccl.NcclModelError, match="names model 'H100' but not its compute"):
+        nccl.simulate(G, "allreduce", 1 << 20)
+    nx.set_node_attributes(G, compute_capability("H100"), "sm")
+    assert nccl.simulate(G, "allreduce", 1 << 20).makespan > 0

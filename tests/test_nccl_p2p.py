@@ -11,6 +11,7 @@ import pytest
 
 from netsim import nccl
 from netsim.nccl import p2p, tuning
+from topologies.devices import compute_capability
 
 US = 1e-6
 RING = tuning.ALGORITHMS.index("ring")
@@ -19,7 +20,7 @@ NVL = 0
 
 def switch_box(n, model="A100", port=300e9):
     G = nx.Graph()
-    G.add_nodes_from((f"g{i}" for i in range(n)), kind="gpu", model=model)
+    G.add_nodes_from((f"g{i}" for i in range(n)), kind="gpu", model=model, sm=compute_capability(model))
     G.add_node("sw", kind="nvswitch", nvls=False)
     G.add_edges_from(((f"g{i}", "sw") for i in range(n)), bandwidth=port, latency=0.0)
     return G

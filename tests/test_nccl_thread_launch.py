@@ -48,7 +48,7 @@ def test_the_first_launch_is_not_charged_and_the_slowest_machine_sets_the_wait()
     G = nx.Graph()
     times = {"a0": 5e-6, "a1": 1e-6, "a2": 2e-6, "b0": 1e-6, "b1": 1e-6}
     for g, t in times.items():
-        G.add_node(g, kind="gpu", model="V100", node=g[0], launch=t)
+        G.add_node(g, kind="gpu", model="V100", sm=70, node=g[0], launch=t)
     G.add_edges_from([("a0", "a1"), ("a1", "a2"), ("a2", "a0"), ("b0", "b1")],
                      bandwidth=25e9, latency=0.0)
     G.add_edges_from([("a0", "b0"), ("a2", "b1")], bandwidth=12.5e9, latency=0.0)

@@ -13,9 +13,10 @@ works, not only the builders of ``topologies``:
 
 * node ``kind``: one of ``"gpu"``, ``"nvswitch"``, ``"pcie_switch"``, ``"cpu"``,
   ``"nic"``, ``"switch"``, ``"host"``.
-* gpu nodes may carry ``node`` (machine index, default 0), ``model`` (e.g.
-  ``"H100"``: gives the compute capability), ``sm`` (compute capability x 10,
-  e.g. 90, wins over ``model``; default 80), ``p2p`` (bool, default True: GPU
+* gpu nodes may carry ``node`` (machine index, default 0), ``sm`` (compute
+  capability x 10, e.g. 90; default 80; a node that names a ``model`` must give
+  its ``sm``: the core keeps no table of products, ``topologies.devices`` does),
+  ``model`` (a label, e.g. ``"H100"``), ``p2p`` (bool, default True: GPU
   peer-to-peer possible; False stages every transfer through host memory),
   ``launch`` (host seconds per kernel launch: read only when one thread launches
   on several GPUs in turn, :mod:`netsim.nccl.launch`).
@@ -40,7 +41,7 @@ Examples
 >>> import networkx as nx
 >>> from netsim import nccl
 >>> G = nx.Graph()
->>> G.add_nodes_from([f"g{i}" for i in range(8)], kind="gpu", model="H100")
+>>> G.add_nodes_from([f"g{i}" for i in range(8)], kind="gpu", model="H100", sm=90)
 >>> G.add_node("sw", kind="nvswitch", nvls=True)
 >>> G.add_edges_from([(f"g{i}", "sw") for i in range(8)], bandwidth=450e9, latency=1e-7)
 >>> r = nccl.simulate(G, "allreduce", 2**30)

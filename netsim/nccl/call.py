@@ -74,7 +74,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     Two GPUs on one 25 GB/s NVLink (V100, NCCL counts 20 GB/s), 1 GB allreduce:
 
     >>> import networkx as nx
-    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100")
+    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100", sm=70)
     >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
     >>> r = simulate(G, "allreduce", 10**9, algorithm="ring", protocol="Simple")
     >>> r.plan.algorithm, r.plan.channels

@@ -28,18 +28,11 @@ import networkx as nx
 
 from .tuning import CPU_LINK_BW, NcclModelError, nvlink_bw
 
-__all__ = ["Hardware", "COMPUTE_CAPABILITY", "NVLINK_RATE", "PCIE_EFFICIENCY",
+__all__ = ["Hardware", "NVLINK_RATE", "PCIE_EFFICIENCY",
            "NET_PLUGIN_LATENCY", "net_latency", "sharp_switches", "link_class",
            "nvlink_efficiency", "describe", "effective_graph", "nvlink_counts", "rings",
            "btree_parents"]
 
-# Compute capability x 10 of the GPU models a graph may name (CUDA C Programming Guide,
-# "Compute Capabilities" table, B200 10.0; NVIDIA product pages for the RTX 4090 (8.9) and
-# H20 (9.0)).
-COMPUTE_CAPABILITY = types.MappingProxyType({
-    "P100": 60, "V100": 70, "A100": 80, "A10": 86, "A40": 86, "RTX3090": 86, "L40": 89,
-    "RTX4090": 89, "4090": 89, "H100": 90, "H200": 90, "H20": 90, "H800": 90, "GH200": 90,
-    "B200": 100})
 # Data rate of one NVLink per direction (whitepapers [2]; sm86: the RTX 3090 bridge's
 # four links, 112.5 GB/s both ways in all, NVIDIA GeForce RTX 3090 product page); NCCL's own figure
 # per link (topo.h ``SM*_NVLINK_BW``) divided by it is the share NCCL reaches.
@@ -86,10 +79,20 @@ class Hardware(NamedTuple):
 
 
 def _compcap(G, node):
+    """A gpu node's compute capability x 10: its ``sm``, else 80 (the documented default).
+
+    The core knows no product names: a node that names its ``model`` but not its ``sm`` is
+    refused rather than read as sm 80 (``topologies.devices.compute_capability`` gives it).
+    """
     data = G.nodes[node]
     if "sm" in data:
         return int(data["sm"])
-    return COMPUTE_CAPABILITY.get(str(data.get("model", "")).upper().replace(" ", ""), 80)
+    if "model" in data:
+        raise NcclModelError(f"gpu node {node!r} names model {data['model']!r} but not its "
+                             f"compute capability: set sm (x 10, e.g. sm=90 for 9.0; "
+                             f"topologies.devices.compute_capability gives it for the models "
+                             f"it knows)")
+    return 80
 
 
 def net_latency(G, nics):
@@ -148,7 +151,7 @@ def sharp_switches(G, hw):
     >>> import networkx as nx
     >>> G = nx.Graph()
     >>> for m in range(2):
-    ...     G.add_node(f"g{m}", kind="gpu", model="A100", node=m)
+    ...     G.add_node(f"g{m}", kind="gpu", model="A100", sm=80, node=m)
     ...     G.add_node(f"nic{m}", kind="nic")
     ...     G.add_edge(f"g{m}", f"nic{m}", bandwidth=25e9, latency=0)
     ...     G.add_edge(f"nic{m}", "leaf", bandwidth=25e9, latency=0)
@@ -283,7 +286,7 @@ def describe(G, ranks=None):
     --------
     >>> import networkx as nx
     >>> G = nx.Graph()
-    >>> G.add_nodes_from(["g0", "g1"], kind="gpu", model="H100")
+    >>> G.add_nodes_from(["g0", "g1"], kind="gpu", model="H100", sm=90)
     >>> G.add_node("sw", kind="nvswitch", nvls=True)
     >>> G.add_edges_from([("g0", "sw"), ("g1", "sw")], bandwidth=450e9, latency=1e-7)
     >>> hw = describe(G)
@@ -505,7 +508,7 @@ def rings(G, hw, m, want):
     Examples
     --------
     >>> import networkx as nx
-    >>> G = nx.Graph(); G.add_nodes_from(range(4), kind="gpu", model="V100")
+    >>> G = nx.Graph(); G.add_nodes_from(range(4), kind="gpu", model="V100", sm=70)
     >>> for a, b in [(0, 1), (1, 2), (2, 3), (3, 0), (0, 2), (1, 3)]:
     ...     G.add_edge(a, b, bandwidth=25e9, latency=1e-7)
     >>> rings(G, describe(G), 0, 2)   # K4 holds one Hamiltonian cycle per direction

@@ -561,7 +561,7 @@ def setup(G, ranks=None, E=None):
     Examples
     --------
     >>> import networkx as nx
-    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100")
+    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100", sm=70)
     >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
     >>> s = setup(G); s.hw.compcap, s.E.edges["g0", "g1"]["bandwidth"]
     (70, 20000000000.0)
@@ -602,7 +602,7 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="pr
     Examples
     --------
     >>> import networkx as nx
-    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100")
+    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100", sm=70)
     >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
     >>> c = plan(setup(G), "allreduce", 10**9, algorithm="ring", protocol="Simple")
     >>> c.channels, c.flows
