@@ -23,7 +23,8 @@ counted by the engine:
   ``(1 + 1/n)`` of it each way (multimem load-reduce of every slice, then the
   multicast of the result), at NCCL's NVLS efficiency (:data:`NVLS_EFFICIENCY`);
   a PAT channel (allgather and reduce-scatter at one GPU per machine) sends to
-  peers ``2**d`` ranks away, Bruck's ``(n-1)/n`` of its share in all (:func:`_pat_flows`).
+  peers ``2**d`` ranks away, Bruck's ``(n-1)/n`` of its share in all
+  (:mod:`netsim.nccl.transfers` lays every algorithm's channels out as these flows).
 * The protocol's wire format: LL sends 8 bytes per 4 of data (``union
   ncclLLFifoLine``: two 4-byte flags beside two 4-byte words), LL128 128-byte
   lines with one 8-byte flag (``NCCL_LL128_LINEELEMS`` 16, ``NCCL_LL128_DATAELEMS``
@@ -66,6 +67,7 @@ import networkx as nx
 from ..network import Network
 from ..checks import check_int
 from . import hardware, launch as _launch, limits, p2p, staging, tuning
+from .transfers import NVLS_EFFICIENCY, Transfers, lay_out
 from .tuning import NcclModelError
 
 __all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "Setup", "Call",
@@ -75,11 +77,7 @@ OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "allto
 ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "collnet_chain", "pat", "p2p")
 # Bytes on the wire per data byte (src/include/device.h, see the module docstring).
 WIRE_FACTOR = types.MappingProxyType({"LL": 16 / 8, "LL128": 16 / 15, "Simple": 1.0})
-# Share of the NVLink rate NVLS transfers (multimem load-reduce and multicast store) reach:
-# ``nvlsEfficiency`` in src/graph/tuning.cc of NCCL v2.30.7-1 (Hopper 0.85, Blackwell 0.74;
-# :data:`netsim.nccl.limits.NVLS_EFFICIENCY`). NVLS flows carry their bytes / this share.
-NVLS_EFFICIENCY = types.MappingProxyType({90: limits.NVLS_EFFICIENCY[2],
-                                          100: limits.NVLS_EFFICIENCY[3]})
+
 
 
 class Plan(NamedTuple):
@@ -272,121 +270,6 @@ def _latency(comm, hw, op, algorithm, protocol):
     return tuning.latency(comm, op, algorithm, protocol)
 
 
-def _whole(nbytes):
-    """A flow's bytes: a transfer that moves data moves at least one byte.
-
-    A tiny call split over many channels and peers (8 bytes of alltoall over 32
-    ranks) would otherwise give flows of a fraction of a byte, which no trace holds.
-    """
-    return max(nbytes, 1.0)
-
-
-class _Flows:
-    """Flows between graph nodes: ``(from node, to node, bytes)`` of one call."""
-
-    def __init__(self, hw, wire, memory=None):
-        self.hw, self.wire = hw, wire
-        self.memory = memory or {}   # cpu node -> its memory node (:mod:`.staging`)
-        self.flows = []
-
-    def _staged(self, r):
-        """The node a transfer is staged in at rank ``r``'s CPU: its memory, else the CPU."""
-        cpu = self.hw.cpu[r]
-        return self.memory.get(cpu, cpu)
-
-    def add(self, a, b, nbytes, rail=0, origin=None):
-        """A transfer from rank ``a`` to rank ``b`` by NCCL's transport: one flow per leg.
-
-        ``origin``, a node whose one edge leads to ``a``, starts the first leg
-        there instead (a channel's GPU-side limit, see :func:`_origins`).
-        """
-        hw = self.hw
-        if nbytes <= 0 or a == b:
-            return
-        ga, gb = hw.gpus[a], hw.gpus[b]
-        ma, mb = hw.machine[a], hw.machine[b]
-        way = [ga if origin is None else origin]
-        if not hw.p2p and hw.cpu[a] is not None and ma != mb:   # NET: the sender's host
-            way.append(self._staged(a))
-        if not hw.p2p and hw.cpu[b] is not None and ma == mb:   # SHM: the receiver's buffer
-            way.append(self._staged(b))
-        if ma != mb:
-            ra, rb = rail % len(hw.nics[ma]), rail % len(hw.nics[mb])
-            if hw.p2p and a not in hw.rail_near[ma][ra]:   # PXN: via the NIC's own GPU
-                way.append(hw.gpus[hw.rail_gpu[ma][ra]])
-            way += [hw.nics[ma][ra], hw.nics[mb][rb]]
-            if hw.p2p and b not in hw.rail_near[mb][rb]:
-                way.append(hw.gpus[hw.rail_gpu[mb][rb]])
-            if not hw.p2p and hw.cpu[b] is not None:
-                way.append(self._staged(b))
-        way.append(gb)
-        for u, v in zip(way, way[1:]):
-            if u != v:
-                self.flows.append((u, v, _whole(nbytes * self.wire)))
-
-    def to_sharp(self, a, rail, switch, nbytes):
-        """CollNet: rank ``a`` to its rail's SHARP switch and back, ``nbytes`` each way.
-
-        The way out is ``a``'s NIC of that rail (through the NIC's GPU over NVLink when
-        ``a`` is not next to it, as :meth:`add` does); the switch reduces what every
-        machine sends and returns the result to each.
-        """
-        hw, m = self.hw, self.hw.machine[a]
-        r = rail % len(hw.nics[m])
-        way = [hw.gpus[a]]
-        if hw.p2p and a not in hw.rail_near[m][r]:
-            way.append(hw.gpus[hw.rail_gpu[m][r]])
-        way += [hw.nics[m][r], switch]
-        for u, v in zip(way, way[1:]):
-            self.flows.append((u, v, _whole(nbytes * self.wire)))
-            self.flows.append((v, u, _whole(nbytes * self.wire)))
-
-    def to_switch(self, a, switch, nbytes):
-        """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency)."""
-        eff = NVLS_EFFICIENCY[100 if self.hw.compcap >= 100 else 90]
-        g = self.hw.gpus[a]
-        self.flows.append((g, switch, _whole(nbytes * self.wire / eff)))
-        self.flows.append((switch, g, _whole(nbytes * self.wire / eff)))
-
-
-def _local_rings(G, hw, channels):
-    return [hardware.rings(G, hw, m, channels) for m in range(len(hw.machines))]
-
-
-def _machine_ring(hw, local, m, c):
-    """Machine ``m``'s part of channel ``c``'s ring, entered at the GPU nearest rail ``c``.
-
-    On an NVSwitch every order is a ring, so it also leaves from a GPU next to the
-    same NIC where there is one (NCCL's search keeps a channel on one NIC); on
-    direct NVLinks it leaves from the entry's predecessor on the NVLink ring.
-    """
-    ring = local[m][c % len(local[m])]
-    if len(hw.machines) == 1 or not hw.rail_gpu[m]:
-        return list(ring)
-    r = c % len(hw.rail_gpu[m])
-    entry = hw.rail_gpu[m][r]
-    i = ring.index(entry)
-    ring = list(ring[i:] + ring[:i])
-    exits = [g for g in hw.rail_near[m][r] if g != entry]
-    if hw.nvswitch[m] is not None and exits:
-        ring.remove(exits[0])
-        ring.append(exits[0])
-    return ring
-
-
-def _ring_order(hw, local, c):
-    """Channel ``c``'s ring over every machine (see :func:`_machine_ring`)."""
-    return [g for m in range(len(hw.machines)) for g in _machine_ring(hw, local, m, c)]
-
-
-def _own_rail(hw, a):
-    """The rail of rank ``a``'s own NIC (it is that rail's GPU), else its local index."""
-    m = hw.machine[a]
-    if a in hw.rail_gpu[m]:
-        return hw.rail_gpu[m].index(a)
-    return hw.machines[m].index(a)
-
-
 def _channel_caps(hw, comm, op, algorithm, protocol, channels):
     """Bytes/s of data one flow of a channel may carry out of a GPU, or None: ``cap(a, b)``.
 
@@ -407,7 +290,7 @@ def _channel_caps(hw, comm, op, algorithm, protocol, channels):
 def _origins(E, hw, cap, wire):
     """``origin(a, b, c)``: the node whose one edge, of the channel's cap, feeds rank ``a``.
 
-    Every flow of channel ``c`` from ``a`` to ``b`` starts there (:meth:`_Flows.add`),
+    Every flow of channel ``c`` from ``a`` to ``b`` starts there (:meth:`Transfers.add`),
     so it is held to the cap (in wire bytes) and shares ``a``'s links with the rest.
     Calls of one replay share ``E``: a call whose cap differs from an earlier
     call's on the same channel gets a node of its own (``...#ch<c>~<k>``).
@@ -425,88 +308,6 @@ def _origins(E, hw, cap, wire):
             E.add_edge(node, hw.gpus[a], bandwidth=bw, latency=0.0)
         return node
     return origin
-
-
-def _chain(hw, local, m, c):
-    """Machine ``m``'s chain of channel ``c``: its ring order from the GPU nearest rail ``c``."""
-    ring = local[m][c % len(local[m])]
-    head = hw.rail_gpu[m][c % len(hw.rail_gpu[m])] if hw.rail_gpu[m] else ring[0]
-    i = ring.index(head)
-    return ring[i:] + ring[:i]
-
-
-def _chain_flows(flows, chain, share, c, origin):
-    """Channel ``c``'s chain: ``share`` reduced up it and broadcast down it, hop by hop."""
-    for a, b in zip(chain, chain[1:]):
-        flows.add(b, a, share, rail=c, origin=origin(b, a, c))   # reduce
-        flows.add(a, b, share, rail=c, origin=origin(a, b, c))   # broadcast
-
-
-def _pat_flows(flows, n, op, share, c, origin):
-    """Channel ``c`` of a PAT allgather (reduce-scatter): peers at distance ``2**d``.
-
-    NCCL's PAT (src/include/collectives.h, ``PatAGAlgorithm``/``PatRSAlgorithm``)
-    exchanges along dimensions ``d`` with peers ``2**d`` ranks away; as in Bruck's
-    allgather, dimension ``d`` carries ``min(2**d, n - 2**d)`` of the ``n`` blocks,
-    ``n - 1`` blocks in all, every rank's flows in flight at once (the fluid limit
-    of its pipeline). Reduce-scatter runs the same exchange the other way.
-    """
-    d = 1
-    while d < n:
-        blocks = min(d, n - d)
-        for a in range(n):
-            b = (a + d) % n if op == "allgather" else (a - d) % n
-            flows.add(a, b, share * blocks / n, rail=c, origin=origin(a, b, c))
-        d *= 2
-
-
-def _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
-    n, share = len(hw.gpus), nbytes / channels
-    if op in ("alltoall", "sendrecv"):
-        each = nbytes / n if op == "alltoall" else nbytes
-        for a in range(n):
-            for b in (range(n) if op == "alltoall" else [(a + 1) % n]):
-                for c in range(channels if a != b else 0):
-                    flows.add(a, b, each / channels, rail=_own_rail(hw, a), origin=origin(a, b, c))
-        return
-    local = _local_rings(G, hw, channels)
-    for c in range(channels):
-        if algorithm == "ring":
-            order = _ring_order(hw, local, c)
-            per_hop = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n,
-                       "reduce_scatter": (n - 1) / n}.get(op, 1.0)
-            for i, a in enumerate(order):
-                b = order[(i + 1) % n]
-                if (op == "broadcast" and b == 0) or (op == "reduce" and a == 0):
-                    continue  # the chain stops at (or starts from) the root
-                flows.add(a, b, share * per_hop, rail=c, origin=origin(a, b, c))
-        elif algorithm == "nvls":
-            for a in range(n):
-                flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
-        elif algorithm == "pat":
-            _pat_flows(flows, n, op, share, c, origin)
-        elif algorithm == "collnet_chain":   # chains in each machine, SHARP across
-            for m in range(len(hw.machines)):
-                chain = _chain(hw, local, m, c)
-                _chain_flows(flows, chain, share, c, origin)
-                flows.to_sharp(chain[0], c, sharp[c % len(sharp)], share)
-        else:  # tree, nvls_tree: chains (or NVLS) in each machine, binary tree across
-            heads = []
-            for m, members in enumerate(hw.machines):
-                chain = _chain(hw, local, m, c)
-                heads.append(chain[0])
-                if algorithm == "nvls_tree":
-                    k = len(members)
-                    for a in members:
-                        flows.to_switch(a, hw.nvswitch[m], share * (k + 1) / k)
-                else:
-                    _chain_flows(flows, chain, share, c, origin)
-            parents = hardware.btree_parents(len(heads), mirror=bool(c % 2))
-            for k, p in enumerate(parents):
-                if p >= 0:
-                    up, down = heads[k], heads[p]
-                    flows.add(up, down, share, rail=c, origin=origin(up, down, c))
-                    flows.add(down, up, share, rail=c, origin=origin(down, up, c))
 
 
 class Setup(NamedTuple):
@@ -627,7 +428,7 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="pr
     channels = check_int(channels, "channels", error=NcclModelError)
     cap = _channel_caps(hw, comm, op, algorithm, protocol, channels)
     origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
-    flows = _Flows(hw, WIRE_FACTOR[protocol], s.memory)
-    _schedule(s.G, hw, flows, op, algorithm, nbytes, channels, origin, s.sharp)
+    flows = Transfers(hw, WIRE_FACTOR[protocol], s.memory)
+    lay_out(s.G, hw, flows, op, algorithm, nbytes, channels, origin, s.sharp)
     return Call(op, nbytes, len(hw.gpus), len(hw.machines), algorithm, protocol, channels,
                 _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows), wait)
