@@ -99,7 +99,7 @@ def paradigm_options(name, entry, items):
     Raises
     ------
     NetsimError
-        For an option the paradigm does not have (listing its options).
+        For an option the paradigm does not have (listing its options), or one given twice.
 
     Examples
     --------
@@ -113,6 +113,8 @@ def paradigm_options(name, entry, items):
         if entry is None or not eq or key not in entry.options:
             known = f"{name} options are {', '.join(entry.options)}" if entry else "options need a PARADIGM"
             raise NetsimError(f"--set {item!r}: {known}")
+        if key in options:
+            raise NetsimError(f"--set {key}= given twice; give each option once")
         options[key] = option_value(key, value, entry.options[key][0], (entry.words or {}).get(key, ()))
     return options
 
