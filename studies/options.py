@@ -9,7 +9,7 @@ from netsim.errors import NetsimError
 from netsim.units import parse_jitter, parse_shape, parse_straggler
 
 __all__ = ["option_value", "paradigm_options", "add_perturb_arguments", "perturb_options",
-           "perturb_label"]
+           "perturb_label", "add_force_argument"]
 
 
 def _number_or_text(text):
@@ -222,3 +222,20 @@ def perturb_label(options):
     ('straggler 0:10x', '')
     """
     return ", ".join(f"{k} {options[k]}" for k in ("straggler", "jitter") if options.get(k))
+
+
+FORCE_HELP = ("run even if the estimated size of the traces (ops x the bytes of their columns, "
+              "studies.trace_size) exceeds the memory available")
+
+
+def add_force_argument(p):
+    """Add ``--force``: go on past the memory estimate of :mod:`studies.trace_size`.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_force_argument(p)
+    >>> p.parse_args([]).force, p.parse_args(["--force"]).force
+    (False, True)
+    """
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)

@@ -212,8 +212,10 @@ def _client(scheduler, jobs, processes, timeout):
         # Workers started inside never see a Ctrl-C (a traceback each); one pressed while they
         # start is raised on leaving, and the cluster is closed here (studies.parallel).
         with ctrl_c_deferred():
+            # Workers log CRITICAL only: a point's error is its row's error column, and a worker
+            # still busy when a Ctrl-C closes the scheduler logged an ERROR per failed heartbeat.
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
         return Client(cluster), cluster
     except BaseException:
         if cluster is not None:

@@ -575,7 +575,8 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
     algorithm, protocol, predicted = _choose(comm, hw, op, nbytes, algorithm, protocol)
     if channels is None:
         channels = comm.graphs.get(algorithm, comm.graphs["ring"]).n_channels
-    channels = check_int(channels, "channels", error=NcclModelError)
+    # NCCL allocates at most MAXCHANNELS channels per communicator (p2p.MAX_CHANNELS).
+    channels = check_int(channels, "channels", maximum=p2p.MAX_CHANNELS, error=NcclModelError)
     cap = _channel_caps(hw, comm, op, algorithm, protocol, channels)
     origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
     flows = _Flows(hw, WIRE_FACTOR[protocol])

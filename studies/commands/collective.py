@@ -12,10 +12,11 @@ import json
 from netsim.analysis import compare, ranks_for
 from netsim.checks import check_int, check_real
 from netsim.errors import NetsimError
+from netsim.nccl.p2p import MAX_CHANNELS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
 from .. import nccl_report
-from ..console import check_options
+from ..console import check_options, check_writable
 from ..registry import COLLECTIVES, parse_topology, topology_factory
 from ..trace_size import check_fits
 from ..report import table
@@ -181,8 +182,9 @@ def _run_nccl(args):
         raise NetsimError(f"{mpich_only[0]} is an option of --library mpich, not nccl")
     if (args.bytes is None) == (args.sizes is None):
         raise NetsimError("--library nccl needs one of -n/--bytes SIZE or --sizes LO..HI")
-    if args.channels is not None:
-        check_int(args.channels, "--channels")
+    if args.channels is not None:  # NCCL's MAXCHANNELS (netsim.nccl.p2p.MAX_CHANNELS)
+        check_int(args.channels, "--channels", maximum=MAX_CHANNELS)
+    check_writable(args.png)  # before the sweep: a directory or /proc/x.png fails now
     sizes = ([parse_bytes(args.bytes)] if args.sizes is None
              else nccl_report.parse_sizes(args.sizes, args.factor))
     if min(sizes) < 1:

@@ -8,7 +8,9 @@ adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 """
 
 from ..console import PROGRESS_MESSAGES, check_options, check_writable, log, progress, write
-from ..options import add_library_argument, add_perturb_arguments, perturb_label, perturb_options
+from ..options import (add_force_argument, add_library_argument, add_perturb_arguments, perturb_label,
+                       perturb_options)
+from ..trace_size import check_ops, projection_ops
 from ..registry import parse_placement, topology_factory
 from ..report import summary
 
@@ -58,6 +60,7 @@ def add_arguments(p):
                         "priority between the messages' priority classes (larger first, each "
                         "class max-min on what the classes above left)")
     add_library_argument(p)
+    add_force_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
     p.add_argument("--timeline", metavar="FILE.json",
@@ -87,7 +90,7 @@ def run(args):
     makespan                  1 ms
     ...
     """
-    from netsim.checks import check_real
+    from netsim.checks import check_int, check_real
     from netsim.result import simulate
     from netsim.traceio import load_trace
 
@@ -100,6 +103,10 @@ def run(args):
     if args.ranks is not None:
         from netsim.reproject import reproject
 
+        check_int(args.ranks, "--ranks")
+        if not args.force:  # before the projection: it grows with the ranks, and the replay more
+            check_ops(projection_ops(trace, args.ranks), f"the replay at {args.ranks} ranks",
+                      instead="fewer --ranks")
         trace = reproject(trace, args.ranks)
     if perturbation:
         from netsim.perturb import perturb

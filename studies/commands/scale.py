@@ -15,11 +15,12 @@ from topologies.devices import device_flops
 from workloads.models import get_model
 
 from ..console import check_options, check_writable, log, note, write, write_csv
-from ..options import (add_library_argument, add_perturb_arguments, paradigm_options,
+from ..options import (add_force_argument, add_library_argument, add_perturb_arguments, paradigm_options,
                        perturb_label, perturb_options)
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, table
+from ..trace_size import check_fits
 
 HELP = ("time per iteration against P for a paradigm, or collectives: simulation, "
         "closed forms, saturation, fits, PNG")
@@ -78,6 +79,7 @@ def add_arguments(p):
     p.add_argument("--logy", action="store_true", help="logarithmic time axis in the plot")
     p.add_argument("--json", action="store_true", help="print the records as JSON")
     p.add_argument("--csv", metavar="FILE", help="also write the records as CSV")
+    add_force_argument(p)
     g = p.add_argument_group("paradigm scaling (with PARADIGM)")
     g.add_argument("--model", help="resize the traces to this model: resnet50, vgg16, "
                                    "bert-large, gpt2-small, ... (message sizes and FLOPs)")
@@ -142,6 +144,11 @@ def run(args, title=None):
             raise NetsimError(f"unknown algorithm {name!r}; known: {', '.join(COLLECTIVES)}")
     workers = parse_workers(args.workers)
     nbytes = parse_bytes(args.bytes)
+    if not getattr(args, "force", False):  # every algorithm at every P, before any is simulated
+        for name in algorithms:
+            for P in workers:
+                # LP without -k: k >= 1, so the count is a lower bound, as in `collective`.
+                check_fits(name, P, segments=args.segments or 1)
     make = topology_factory(args.topology)
     segments = args.segments  # None: k* tuned to each P (analysis.compare)
     pipelined = any(takes_segments(name) for name in algorithms)
