@@ -28,7 +28,8 @@ def option_value(key, text, default, words=()):
     A bool takes true/false (1/0, yes/no, on/off) or one of ``words`` (kept as
     text: an option such as ps-sync's ``overlap`` that is a bool or a mode), a tuple or list
     comma-separated integers, an int or float a number; with no default
-    (None) the text becomes an int, a float or stays text.
+    (None) the text becomes an int, a float, a tuple of comma-separated
+    integers, or stays text.
 
     Parameters
     ----------
@@ -51,6 +52,8 @@ def option_value(key, text, default, words=()):
     ((32, 16), True)
     >>> option_value("overlap", "layerwise", True, ("none", "layerwise"))
     'layerwise'
+    >>> option_value("hidden", "256,256", None), option_value("hidden", "256", None)
+    ((256, 256), 256)
     >>> option_value("servers", "two", 1)
     Traceback (most recent call last):
     ...
@@ -76,6 +79,11 @@ def option_value(key, text, default, words=()):
             return float(text)
     except ValueError:
         raise NetsimError(f"option {key} takes a {type(default).__name__}, got {text!r}") from None
+    if default is None and "," in text:  # ringtmp's hidden=256,256 (its default is None)
+        try:
+            return parse_shape(text, key)
+        except ValueError:
+            return text
     return _number_or_text(text) if default is None else text
 
 

@@ -177,3 +177,47 @@ def test_nccl_png_is_written_where_named(capsys, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (tmp_path / "busbw.png").exists()
     assert f"wrote {png}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["collective", "ring", "-P", "4", "-n", "1MB", "--segments", "4"],
+     "--segments applies to the LP family"),
+    (["collective", "ring", "-P", "4", "-n", "1MB", "--servers", "2"], "--servers applies to ps"),
+    (["collective", "allreduce", "--library", "nccl", "-n", "1MB", "--factor", "4"],
+     "--factor applies to a --sizes LO..HI range"),
+    (["collective", "allreduce", "--library", "nccl", "--sizes", "1KB,2KB", "--factor", "4"],
+     "--factor applies to a --sizes LO..HI range"),
+    (["collective", "ring", "-P", "4", "-n", "1MB", "--factor", "4"], "--factor needs --library"),
+    (["scale", "-a", "ring", "-P", "2,4", "--model", "resnet50"],
+     "--model applies to a PARADIGM's scaling"),
+    (["scale", "-a", "ring", "-P", "2,4", "--set", "servers=2"], "--set applies to a PARADIGM"),
+    (["topology", "star", "--list"], "--list lists every builder; it takes no NAME"),
+    (["claims", "--markdown", "--json"], "give --markdown or --json, not both"),
+    (["overlap", "--modes", ","], "--modes ',' names none"),
+    (["overlap", "--modes", "none", "--partition", "1MB"],
+     "--partition applies to the priority mode"),
+    (["overlap", "--modes", "none,priority", "--bucket", "1MB"],
+     "--bucket applies to the bucketed mode"),
+])
+def test_options_that_do_not_apply_are_refused(capsys, argv, needle):
+    one_line_error(capsys, argv, needle)
+
+
+def test_ecmp_seed_without_hash_is_refused(capsys, tmp_path):
+    from netsim import TraceBuilder, save_trace
+
+    b = TraceBuilder(2)
+    b.message(0, 1, 1e6)
+    save_trace(b.build(), tmp_path / "t.npz")
+    one_line_error(capsys, ["replay", str(tmp_path / "t.npz"), "--topology", "star",
+                            "--ecmp-seed", "3"], "--ecmp-seed applies with --ecmp hash")
+
+
+def test_a_shape_option_without_a_default_takes_a_list():
+    # ringtmp's hidden defaults to None: hidden=256,256 was refused as "must be an integer".
+    from studies.options import paradigm_options
+    from workloads import PARADIGMS
+
+    assert PARADIGMS["ringtmp"].options["hidden"][0] is None
+    assert paradigm_options("ringtmp", PARADIGMS["ringtmp"], ["hidden=256,256"]) == {
+        "hidden": (256, 256)}

@@ -9,6 +9,7 @@ communication it leaves exposed.
 
 import json
 
+from netsim.errors import NetsimError
 from netsim.units import format_time, parse_bytes, parse_workers
 from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP
 
@@ -84,6 +85,13 @@ def run(args):
     check_options(args, batch_size=(1, None), iterations=(1, None))
     check_writable(args.png, args.csv)
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()]
+    for flag in ("models", "networks", "modes"):
+        if not split(getattr(args, flag)):
+            raise NetsimError(f"--{flag} {getattr(args, flag)!r} names none; give at least one")
+    for flag, mode, default in (("partition", "priority", f"{PARTITION_BYTES:g}B"),
+                                ("bucket", "bucketed", f"{DDP_BUCKET_BYTES}B")):
+        if getattr(args, flag) != default and mode not in split(args.modes):
+            raise NetsimError(f"--{flag} applies to the {mode} mode, which --modes leaves out")
     records = overlap_study(models=split(args.models), networks=split(args.networks),
                             workers=parse_workers(args.workers), modes=split(args.modes),
                             batch_size=args.batch_size,

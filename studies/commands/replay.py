@@ -7,6 +7,8 @@ the replay (:func:`netsim.perturb.perturb`). For a ps-async trace the summary
 adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 """
 
+from netsim.errors import NetsimError
+
 from ..console import PROGRESS_MESSAGES, check_options, check_writable, log, progress, write
 from ..options import (add_force_argument, add_library_argument, add_perturb_arguments, perturb_label,
                        perturb_options)
@@ -53,7 +55,7 @@ def add_arguments(p):
                         "deterministic path per pair, as in earlier versions; 'hash' sends each "
                         "(source, destination, channel) flow along the path a seeded hash picks, "
                         "as ECMP switches do (two flows may collide on one path)")
-    p.add_argument("--ecmp-seed", type=int, default=0, metavar="INT",
+    p.add_argument("--ecmp-seed", type=int, default=None, metavar="INT",
                    help="seed of the ECMP hash, >= 0 (default 0; only with --ecmp hash)")
     p.add_argument("--sharing", choices=("maxmin", "priority"), default="maxmin",
                    help="bandwidth sharing on every link: max-min fair (default), or strict "
@@ -97,6 +99,8 @@ def run(args):
     if args.device_flops is not None:
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
     check_options(args, seed=(0, 2**32 - 1))
+    if args.ecmp_seed is not None and args.ecmp != "hash":
+        raise NetsimError("--ecmp-seed applies with --ecmp hash (the seed of its hash)")
     perturbation = perturb_options(args)
     check_writable(args.csv, args.timeline)
     trace = load_trace(args.trace)
@@ -120,7 +124,7 @@ def run(args):
                   show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
         result = simulate(trace, G, placement=placement, device_flops=args.device_flops, progress=bar,
                           link_series=bool(args.timeline),
-                          ecmp=None if args.ecmp == "off" else args.ecmp, ecmp_seed=args.ecmp_seed,
+                          ecmp=None if args.ecmp == "off" else args.ecmp, ecmp_seed=args.ecmp_seed or 0,
                           sharing=getattr(args, "sharing", "maxmin"),
                           library=getattr(args, "library", "auto"))
     if args.csv:

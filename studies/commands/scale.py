@@ -138,6 +138,16 @@ def run(args, title=None):
         return _run_paradigm(args, perturbation)
     if perturbation:
         raise NetsimError("--straggler and --jitter perturb a paradigm's compute; give a PARADIGM")
+    defaults = {"dataset": "digits", "seed": 0, "library": "auto", "options": []}
+    paradigm_only = [flag for flag, name in (
+        ("--model", "model"), ("--batch", "batch"), ("--device", "device"),
+        ("--device-flops", "device_flops"), ("--iterations", "iterations"), ("--set", "options"),
+        ("--strong", "strong"), ("--dataset", "dataset"), ("--seed", "seed"),
+        ("--library", "library")) if getattr(args, name, None) not in (
+            None, False, defaults.get(name))]
+    if paradigm_only:
+        raise NetsimError(f"{paradigm_only[0]} applies to a PARADIGM's scaling, not to "
+                          f"collectives (--algorithms)")
     algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
     for name in algorithms:
         if name not in COLLECTIVES:
