@@ -517,7 +517,8 @@ def save_chakra(trace, directory, prefix="chakra"):
             continue
         p = int(trace.peer[i])
         size = float(trace.size[i])
-        on_src = [d for d in deps if trace.rank[d] == r or (msg[d] and trace.peer[d] == r)]
+        on_src = [d for d in deps if trace.rank[d] == r or r in groups.get(d, ())
+                  or (msg[d] and trace.peer[d] == r)]
         on_dst = [d for d in deps if d not in set(on_src)]
         comm = [_attr(pb, "comm_size", int(round(size))), _attr(pb, "netsim_bytes", size),
                 _attr(pb, "comm_tag", i)]

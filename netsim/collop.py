@@ -50,7 +50,7 @@ MPICH_HINTS = ("ring", "mst", "be", "lp", "rd", "rh", "pairwise")
 #: Hints only MPICH has: ``library="auto"`` expands such a call with MPICH.
 MPICH_ONLY = ("mst", "be", "lp", "rd", "rh", "pairwise")
 #: NCCL's algorithms (:mod:`netsim.nccl`).
-NCCL_HINTS = ("ring", "tree", "nvls", "nvls_tree", "collnet_chain", "p2p")
+NCCL_HINTS = ("ring", "tree", "nvls", "nvls_tree", "collnet_chain", "pat", "p2p")
 HINTS = tuple(dict.fromkeys(MPICH_HINTS + NCCL_HINTS))
 
 

@@ -19,7 +19,15 @@ says so.
 
 Each kernel is compiled on first use and cached on disk (numba's ``cache=True``:
 beside this file, or in the user's cache directory where that is read-only), so
-only the first run of a fresh install pays the compilation, about 2.5 s.
+only the first run of a fresh install pays the compilation: 5.0-5.2 s (wall and
+CPU) for the first replay that takes the batch path, measured with an empty
+``NUMBA_CACHE_DIR`` on the 2-core development machine (AMD EPYC, numba 0.68.1,
+2026-11-26, ``benchmarks/startup.py --compile``); 10-13 s was measured on a busier
+machine. Every later process pays about 0.45 s once, on its first batch instant:
+importing numba (0.2 s) and loading the kernels from the cache. This module is
+imported only there (``netsim.maxmin``, ``netsim.flows``, ``netsim.engine`` import
+it inside the functions of the batch path), so ``import netsim`` and replays that
+stay on the small-event path never load numba.
 ``NUMBA_DISABLE_JIT=1`` runs them as the plain Python they are.
 """
 

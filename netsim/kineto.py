@@ -14,10 +14,16 @@ What becomes what
   (:mod:`netsim.collop`), with the true byte count (element count x dtype size
   from the event's own arguments), kept whole for the replay's library to
   expand (:mod:`netsim.library`: NCCL's plan on a GPU graph, else MPICH's
-  schedules, ring by default). Its measured kernel time is dropped: the
-  network replays it.
+  schedules, ring by default). Its measured kernel time, which includes
+  waiting for late peers, is not replayed: it goes into
+  ``metadata["measured_collectives"]`` for a comparison
+  (:func:`netsim.measured.compare`).
 * A point-to-point send or recv becomes one message, matched in order per
   (source, destination) pair.
+
+Older profiles put no message arguments on the kernel: then the operation,
+element count and dtype come from the CPU operator that launched it, found
+through the launch's correlation id (:mod:`netsim.kineto_comms`).
 
 CPU-only profiles (DDP over gloo, as :mod:`workloads.torch_recorder` records
 them) have no GPU events; then each thread is a stream, and its outermost
@@ -69,6 +75,8 @@ from bisect import bisect_right
 import numpy as np
 
 from .errors import TraceError
+from .kineto_comms import CPU_DTYPE_BYTES, from_operator, launcher, operator_index
+from .kineto_ranks import check_sequences
 from .programs import ALGORITHMS, assemble
 
 __all__ = ["load_kineto", "assemble", "DTYPE_BYTES", "ALGORITHMS"]
@@ -83,7 +91,8 @@ DTYPE_BYTES = {
 
 _KINDS = {"allreduce": "allreduce", "all_reduce": "allreduce", "barrier": "allreduce",
           "allgather": "allgather", "all_gather": "allgather", "allgather_base": "allgather",
-          "all_gather_into_tensor": "allgather", "allgather_into_tensor_coalesced": "allgather",
+          "all_gather_into_tensor": "allgather", "all_gather_base": "allgather",
+          "allgather_into_tensor_coalesced": "allgather",
           "reduce_scatter": "reduce_scatter", "reduce_scatter_base": "reduce_scatter",
           "reduce_scatter_tensor": "reduce_scatter", "broadcast": "broadcast", "reduce": "reduce",
           "alltoall": "alltoall", "all_to_all": "alltoall", "alltoall_base": "alltoall",
@@ -169,14 +178,6 @@ def _comm(ev, path, idx, rank, world):
                                                                       "default")), peer
 
 
-#: Bytes per element of the C++ type names ``record_shapes`` writes ("Input type").
-CPU_DTYPE_BYTES = {
-    "float": 4, "double": 8, "c10::Half": 2, "c10::BFloat16": 2, "int": 4, "long int": 8,
-    "short int": 2, "signed char": 1, "unsigned char": 1, "bool": 1,
-    "c10::complex<float>": 8, "c10::complex<double>": 16,
-}
-
-
 def _cpu_ops(cpu, path, rank, world, info):
     """Ops of a CPU-only profile: the outermost events of each thread, gloo ones as collectives.
 
@@ -252,10 +253,13 @@ def _profile(path, doc, world_hint):
             raise TraceError(f"{path}: distributedInfo {name} must be an integer, got {v!r}")
     if rank >= world:
         raise TraceError(f"{path}: rank {rank} outside world size {world}")
-    launch, steps, ops, cpu = {}, {}, [], []
+    launch, where, steps, ops, cpu = {}, {}, {}, [], []
+    flows = []
     for idx, ev in enumerate(doc["traceEvents"]):
         if not isinstance(ev, dict):
             raise TraceError(f"{path}: event #{idx} is not an object")
+        if ev.get("ph") == "s" and ev.get("cat") == "ac2g":   # CPU end of a launch flow
+            flows.append(ev)
         if ev.get("ph") != "X":
             continue
         cat, name, args = ev.get("cat"), ev.get("name"), ev.get("args") or {}
@@ -263,6 +267,7 @@ def _profile(path, doc, world_hint):
             raise TraceError(f"{path}: event #{idx} {name!r} has non-object args")
         if cat in ("cuda_runtime", "cuda_driver") and "correlation" in args:
             launch[args["correlation"]] = _num(ev, "ts", path, idx)
+            where[args["correlation"]] = (ev.get("pid"), ev.get("tid"), launch[args["correlation"]])
         elif cat == "user_annotation" and isinstance(name, str) and _STEP.match(name):
             n = int(_STEP.match(name).group(1))
             ts, dur = _num(ev, "ts", path, idx), _num(ev, "dur", path, idx)
@@ -281,18 +286,69 @@ def _profile(path, doc, world_hint):
                 # their first steps, which the caller can leave out with ``steps``.
                 bad = (f"{path}: event #{idx} {name[:60]!r} is a communication kernel without "
                        f"'Collective name', 'In msg nelems' and 'dtype' arguments (newer PyTorch "
-                       f"profilers record them); select steps without it")
+                       f"profilers record them) and without a launching operator (nccl:*, "
+                       f"c10d::*, record_param_comms) found through its correlation id; select "
+                       f"steps without it")
             ops.append({"ts": ts, "dur": dur, "stream": stream, "cat": _GPU_CATS[cat.lower()],
-                        "corr": args.get("correlation"), "comm": comm, "bad": bad})
+                        "corr": args.get("correlation"), "comm": comm, "bad": bad, "idx": idx,
+                        "name": name})
         elif cat in ("cpu_op", "user_annotation"):
             cpu.append((idx, ev))
+    for ev in flows:            # the ac2g flow's id is the launch's correlation id
+        if isinstance(ev.get("ts"), (int, float)):
+            where.setdefault(ev.get("id"), (ev.get("pid"), ev.get("tid"), float(ev["ts"])))
+    counts = _recover(ops, cpu, where, path, rank, world, info)
     if not ops and any(str(ev.get("name")).startswith("gloo:") for _, ev in cpu):
         ops = _cpu_ops(cpu, path, rank, world, info)   # a CPU-only job over gloo
     if not ops:
         raise TraceError(f"{path}: no GPU kernel, memcpy, memset or collective events")
     devices = [d.get("name") for d in doc.get("deviceProperties") or [] if isinstance(d, dict)]
     return {"path": path, "rank": rank, "world": world, "ops": ops, "launch": launch,
-            "steps": steps, "device": devices[0] if devices else None, "gpus": len(devices)}
+            "steps": steps, "device": devices[0] if devices else None, "gpus": len(devices),
+            "counts": counts}
+
+
+def _recover(ops, cpu, where, path, rank, world, info):
+    """Give communication kernels without arguments their call, from the launching operator.
+
+    See :mod:`netsim.kineto_comms`. A kernel stays refused (``bad``) when no
+    operator is found or it says too little; kernels launched by one operator
+    become one call (the first kernel, spanning to the last one's end). Returns
+    counts for the summary.
+    """
+    counts = {"from_operator": 0, "assumed_group": 0, "even_alltoall": 0, "merged_kernels": 0}
+    todo = [op for op in ops if op["bad"]]
+    if not todo:
+        return counts
+    index = operator_index(cpu)
+    first, drop = {}, set()
+    for op in todo:
+        at = where.get(op["corr"])
+        chain = launcher(index, *at) if at else []
+        if not chain:
+            continue
+        what = f"{path}: event #{op['idx']} {op['name'][:60]!r}"
+        try:
+            kind, nbytes, group, pg, peer, notes = from_operator(
+                chain, _KINDS, what, rank, world, info,
+                lambda ev: _comm(ev, path, op["idx"], rank, world))
+        except TraceError as exc:
+            op["bad"] = str(exc)
+            continue
+        key = chain[0][2]           # the outermost communication operator
+        if key in first:            # one more kernel of the same call
+            lead = first[key]
+            lead["dur"] = max(lead["ts"] + lead["dur"], op["ts"] + op["dur"]) - lead["ts"]
+            drop.add(id(op))
+            counts["merged_kernels"] += 1
+            continue
+        first[key] = op
+        op.update(comm=(kind, nbytes, group, pg, peer), bad=None)
+        counts["from_operator"] += 1
+        counts["assumed_group"] += "group" in notes
+        counts["even_alltoall"] += "even" in notes
+    ops[:] = [op for op in ops if id(op) not in drop]
+    return counts
 
 
 def _select_steps(prof, steps):
@@ -356,7 +412,8 @@ def _program(prof, kept, algorithm, gaps, pg_seq_prefix=""):
             else:
                 n = seq[pg] = seq.get(pg, -1) + 1
                 rec = {"op": "coll", "key": (pg, n), "group": group, "nbytes": nbytes,
-                       "collective": ALGORITHMS[algorithm][kind], "tag": kind}
+                       "collective": ALGORITHMS[algorithm][kind], "tag": kind,
+                       "measured": op["dur"] / 1e6}
         rec.update(deps=deps, iteration=op["it"])
         recs.append(rec)
         end = (op["ts"] + op["dur"], len(recs) - 1)
@@ -412,8 +469,13 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
         Metadata: ``source`` ("kineto"), ``files``, ``world_size``, ``device``
         (GPU model), ``gpus_per_host`` (devices listed by the profile),
         ``steps`` (numbers kept), ``measured_step_times`` and
-        ``measured_step_time`` (their mean, seconds), ``collectives`` (per
-        collective of rank 0: kind, bytes, group), ``symmetric``, ``algorithm``.
+        ``measured_step_time`` (their mean, seconds), ``measured_rank_step_times``
+        (rank -> each kept step's measured seconds, for each file's rank),
+        ``collectives`` (per collective of the lowest rank: kind, bytes, group),
+        ``measured_collectives`` (for each of them, the measured kernel seconds
+        on every recorded member, which include waiting for late peers; None
+        for a message), ``recovered`` (counts of calls read from launching
+        operators, see :mod:`netsim.kineto_comms`), ``symmetric``, ``algorithm``.
 
     Raises
     ------
@@ -463,7 +525,15 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
                          f"(have ranks {sorted(by_rank)} from {len(files)} file(s); "
                          f"use symmetric=True for one rank of a data-parallel job)")
     kept = {r: _select_steps(p, steps) for r, p in by_rank.items()}
+    numbers = {r: [n for n, _, _ in k] for r, k in kept.items()}
+    for r, p in by_rank.items():
+        if numbers[r] != numbers[min(by_rank)]:
+            raise TraceError(f"{p['path']}: rank {r} has steps {numbers[r]}, rank "
+                             f"{min(by_rank)} has {numbers[min(by_rank)]}; choose steps every "
+                             f"rank has with steps=")
     progs = {r: _program(p, kept[r], algorithm, gaps) for r, p in by_rank.items()}
+    if not symmetric:
+        check_sequences({r: by_rank[r]["path"] for r in progs}, progs)
     first = profs[0]
     if symmetric:
         for rec in progs[first["rank"]]:
@@ -475,11 +545,21 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
         progs = {r: progs[first["rank"]] for r in range(world)}
     k0 = kept[first["rank"]]
     measured = [(e - s) / 1e6 for _, s, e in k0]
+    kernel = {}                    # collective key -> measured kernel seconds on each rank
+    for r in sorted(by_rank):      # the files' own ranks (symmetric copies measured nothing)
+        for rec in progs[r]:
+            if rec["op"] == "coll":
+                kernel.setdefault(rec["key"], []).append(rec["measured"])
+    comm = [rec for rec in progs[min(progs)] if rec["op"] in ("coll", "send", "recv")]
     coll = [{"kind": rec["tag"], "bytes": rec["nbytes"], "group": list(rec.get("group", []))}
-            for rec in progs[min(progs)] if rec["op"] in ("coll", "send", "recv")]
+            for rec in comm]
+    coll_kernels = [kernel[rec["key"]] if rec["op"] == "coll" else None for rec in comm]
+    by_rank_steps = {str(r): [(e - s) / 1e6 for _, s, e in kept[r]] for r in sorted(kept)}
     meta = {"source": "kineto", "files": [os.path.basename(p) for p in files],
             "world_size": world, "device": first["device"], "gpus_per_host": first["gpus"],
             "steps": [n for n, _, _ in k0], "measured_step_times": measured,
             "measured_step_time": float(np.mean(measured)) if measured else None,
-            "collectives": coll, "symmetric": bool(symmetric), "algorithm": algorithm}
+            "measured_rank_step_times": by_rank_steps, "measured_collectives": coll_kernels,
+            "collectives": coll, "symmetric": bool(symmetric), "algorithm": algorithm,
+            "recovered": {k: sum(p["counts"][k] for p in profs) for k in first["counts"]}}
     return assemble([progs[r] for r in range(world)], metadata=meta)

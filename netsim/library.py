@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import mpich, nccl
+from . import mpich
 from .collop import MPICH_ONLY, ROOTED
 from .errors import NcclModelError, TraceError
 from .network import as_network
@@ -116,6 +116,8 @@ def choose(library, spec, kinds, op=None):
                                  f"rank {off[0]} sits on a {kinds[spec.group.index(off[0])]!r} "
                                  f"node")
         if spec.algorithm in MPICH_ONLY:
+            from . import nccl
+
             raise NcclModelError(f"{where}NCCL has no algorithm {spec.algorithm!r} (it has "
                                  f"{', '.join(nccl.ALGORITHMS)}); use library 'mpich'")
         return "nccl"
@@ -209,6 +211,10 @@ def _mpich_block(a, i, spec, nbytes, cache):
 
 
 def _nccl_block(a, i, spec, nbytes, setups, cache, options):
+    # Imported here: the NCCL model (and networkx's algorithms with it) loads with the first
+    # call it runs, not with `import netsim`.
+    from . import nccl
+
     nodes = tuple(a.names[r] for r in mpich.local_order(spec))
     key = (nodes, spec.op, nbytes, spec.algorithm)
     if key not in cache:

@@ -40,7 +40,6 @@ import warnings
 import heapq
 import math
 
-import networkx as nx
 import numpy as np
 
 from .checks import check_int, is_real
@@ -96,6 +95,8 @@ class Network:
     def __init__(self, G):
         if isinstance(G, Network):
             G = G.graph
+        import networkx as nx  # here: `import netsim` stays light (the caller has it loaded)
+
         if not isinstance(G, nx.Graph):
             raise TopologyError(f"topology must be a networkx graph, got {type(G).__name__}")
         if G.is_multigraph():
@@ -584,6 +585,8 @@ def check_topology(G, placement=None, ranks=None):
     if ranks is None:
         ranks = len(placement) if placement is not None else len(compute_nodes(net.graph))
     nodes = net.placement(ranks, placement)
+    import networkx as nx
+
     comp = {}
     conn = nx.strongly_connected_components if net.directed else nx.connected_components
     for c, members in enumerate(conn(net.graph)):

@@ -13,8 +13,6 @@ switch, so there every node is a compute node. Give ``kind`` (or a placement)
 for anything else.
 """
 
-import networkx as nx
-
 __all__ = ["compute_nodes", "leaves"]
 
 
@@ -36,7 +34,7 @@ def compute_nodes(G):
     >>> compute_nodes(nx.cycle_graph(3))  # no kind, no leaf: every node
     [0, 1, 2]
     """
-    kinds = nx.get_node_attributes(G, "kind")
+    kinds = {n: d["kind"] for n, d in G.nodes(data=True) if "kind" in d}
     for kind in ("gpu", "host"):
         nodes = [n for n in G.nodes if kinds.get(n) == kind]
         if nodes:

@@ -9,6 +9,8 @@ of a message) with dependencies on earlier records of the same rank;
 :class:`~netsim.trace.Trace`.
 """
 
+from types import MappingProxyType
+
 import numpy as np
 
 from .collop import Specs
@@ -20,23 +22,27 @@ from .trace import COLLECTIVE, COMPUTE, MESSAGE, Trace
 
 __all__ = ["assemble", "ALGORITHMS", "SCHEDULE_SPECS"]
 
-#: Collective kind -> netsim generator name, per algorithm family.
-ALGORITHMS = {
-    "ring": {"allreduce": "ring_allreduce", "allgather": "ring_allgather",
-             "reduce_scatter": "ring_reduce_scatter", "broadcast": "pipeline_broadcast",
-             "reduce": "pipeline_reduce", "alltoall": "alltoall"},
-    "recursive": {"allreduce": "recursive_doubling_allreduce",
-                  "allgather": "recursive_doubling_allgather",
-                  "reduce_scatter": "recursive_halving_reduce_scatter",
-                  "broadcast": "binomial_broadcast", "reduce": "binomial_reduce",
-                  "alltoall": "alltoall"},
-}
+#: Algorithm family (the ``algorithm=`` of the trace importers) -> collective kind ->
+#: :mod:`netsim.collectives` generator name (read-only).
+ALGORITHMS = MappingProxyType({
+    "ring": MappingProxyType({
+        "allreduce": "ring_allreduce", "allgather": "ring_allgather",
+        "reduce_scatter": "ring_reduce_scatter", "broadcast": "pipeline_broadcast",
+        "reduce": "pipeline_reduce", "alltoall": "alltoall"}),
+    "recursive": MappingProxyType({
+        "allreduce": "recursive_doubling_allreduce",
+        "allgather": "recursive_doubling_allgather",
+        "reduce_scatter": "recursive_halving_reduce_scatter",
+        "broadcast": "binomial_broadcast", "reduce": "binomial_reduce",
+        "alltoall": "alltoall"}),
+})
 #: A :mod:`netsim.collectives` generator as a collective op: (op, algorithm hint), read
 #: from MPICH's table (:data:`netsim.mpich.SCHEDULES`). MPICH's defaults (the ring family,
 #: :data:`netsim.mpich.DEFAULT`) carry no hint, so NCCL may plan them on GPUs; the others
-#: only MPICH runs.
-SCHEDULE_SPECS = {gen.__name__: (op, None if hint == DEFAULT[op] else hint)
-                  for (op, hint), gen in SCHEDULES.items() if not gen.__name__.startswith("_")}
+#: only MPICH runs. Read-only.
+SCHEDULE_SPECS = MappingProxyType({
+    gen.__name__: (op, None if hint == DEFAULT[op] else hint)
+    for (op, hint), gen in SCHEDULES.items() if not gen.__name__.startswith("_")})
 
 
 def assemble(programs, metadata=None):

@@ -44,7 +44,9 @@ from netsim import costmodel
 from netsim.analysis import fit_scaling, lp_be_ratio, lp_segments, scale
 from topologies import star
 from topologies.specs import ETHERNET, ETHERNET_LATENCY
-from workloads import dgc, mlp, pf, ps_partitioned, slimdp
+from workloads import dgc, mlp, pf, slimdp
+
+from . import metis_vs_random
 
 __all__ = ["pipelining_claims", "lp_be_region", "ringtmp_byte_ratio", "ringtmp_region", "pf_region",
            "partition_region", "partition_peak_region",
@@ -242,7 +244,7 @@ def partition_region(quick=False, servers=4, clusters=16, epochs=1, seed=0, targ
     Ps = (4, 16) if quick else (4, 8, 16)
     if grid is not None:
         locs, Ps = grid
-    vals = [[ps_partitioned.compare(workers=P, servers=servers, epochs=epochs, seed=seed,
+    vals = [[metis_vs_random.compare(workers=P, servers=servers, epochs=epochs, seed=seed,
                                     dataset_options={"locality": loc, "n_clusters": clusters}
                                     )["traffic_ratio"] for P in Ps] for loc in locs]
     holds = [[v >= target for v in row] for row in vals]
@@ -263,7 +265,7 @@ def partition_peak_region(quick=False, servers=4, locality=1.0, epochs=1, seed=0
     """
     clusters = (16, 32)
     Ps = (16, 32, 64) if quick else (8, 16, 32, 64)
-    vals = [[ps_partitioned.compare(workers=P, servers=servers, epochs=epochs, seed=seed,
+    vals = [[metis_vs_random.compare(workers=P, servers=servers, epochs=epochs, seed=seed,
                                     dataset_options={"locality": locality, "n_clusters": c}
                                     )["traffic_ratio"] for P in Ps] for c in clusters]
     holds = [[v >= target for v in row] for row in vals]

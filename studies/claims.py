@@ -85,9 +85,9 @@ from netsim.result import simulate
 from topologies import star
 from topologies.machines import pcie_tree
 from topologies.specs import ETHERNET, ETHERNET_LATENCY
-from workloads import allreduce, dgc, pf, ps_partitioned, ps_sync, ringtmp, slimdp
+from workloads import allreduce, dgc, pf, ps_partitioned, ps_sync, slimdp
 
-from . import claim_regions, partition_cost
+from . import claim_regions, metis_vs_random, partition_cost, ringtmp_vs_ps
 from .claim_regions import pipelining_claims
 from .closed_forms import closed_form
 from .parallel import run_jobs
@@ -216,13 +216,13 @@ def lp_claims(nbytes=64e6, workers=(2, 3, 4, 5, 6, 7, 8), ratio_n=1e9, ratio_min
 
 #: RingTMP's own runs, as close as the poster allows: Iris repeated 10 times and the
 #: scikit-learn digits 5 times, each MLP cut by layer over an 8-node ring.
-RINGTMP_PAPER = ((ringtmp.COMPARE_CONFIGS[0], 10), (ringtmp.COMPARE_CONFIGS[1], 5))
+RINGTMP_PAPER = ((ringtmp_vs_ps.CONFIGS[0], 10), (ringtmp_vs_ps.CONFIGS[1], 5))
 
 
-def ringtmp_claim(seeds=2, workers=8, configs=ringtmp.COMPARE_CONFIGS, target=8.0):
+def ringtmp_claim(seeds=2, workers=8, configs=ringtmp_vs_ps.CONFIGS, target=8.0):
     """RingTMP sends at most 1/8 of the parameter server's bytes [RINGTMP]_.
 
-    Runs :func:`workloads.ringtmp.compare` (RingTMP, ps-sync with one server
+    Runs :func:`studies.ringtmp_vs_ps.compare` (RingTMP, ps-sync with one server
     and single on the same data and seeds). PASS if the best configuration's
     mean ratio ps-sync bytes / RingTMP bytes reaches ``target``; the accuracy
     delta (RingTMP minus ps-sync) is reported beside it. The byte ratio is
@@ -238,7 +238,7 @@ def ringtmp_claim(seeds=2, workers=8, configs=ringtmp.COMPARE_CONFIGS, target=8.
         Ring nodes.
     configs : sequence
         Run options (dataset, partition, hidden, ...) of each comparison
-        (:data:`workloads.ringtmp.COMPARE_CONFIGS`).
+        (:data:`studies.ringtmp_vs_ps.CONFIGS`).
     target : float
         The byte ratio (parameter server over RingTMP) that passes.
 
@@ -252,7 +252,7 @@ def ringtmp_claim(seeds=2, workers=8, configs=ringtmp.COMPARE_CONFIGS, target=8.
     t0 = time.perf_counter()
     counts = [seeds] * len(configs) if isinstance(seeds, int) else list(seeds)
     rows = [r for cfg, n in zip(configs, counts)
-            for r in ringtmp.compare(seeds=n, workers=workers, configs=[cfg])]
+            for r in ringtmp_vs_ps.compare(seeds=n, workers=workers, configs=[cfg])]
     dt = time.perf_counter() - t0
     parts = [f"{r['dataset']}/{r['partition']} {r['ratio_mean']:.2f}x "
              f"(acc delta {r['delta_mean']:+.3f}, {r['seeds']} seeds)" for r in rows]
@@ -358,7 +358,7 @@ def partition_claim(workers=16, servers=4, locality=1.0, clusters=16, epochs=20,
                     target=10.0, speedup_target=1.6):
     """Graph-partitioned placement eliminates 90 % of the traffic and trains 1.6x faster [PARSA]_.
 
-    Runs :func:`workloads.ps_partitioned.compare` on the synthetic ``sparse``
+    Runs :func:`studies.metis_vs_random.compare` on the synthetic ``sparse``
     data in its most favourable setting (every row's features from its own
     cluster's block). Traffic: PASS if random bytes / METIS bytes reaches
     ``target`` (90 % eliminated is 10x). Time: both traces are simulated on a
@@ -397,7 +397,7 @@ def partition_claim(workers=16, servers=4, locality=1.0, clusters=16, epochs=20,
     """
     t0 = time.perf_counter()
     opts = {"locality": locality, "n_clusters": clusters}
-    c = ps_partitioned.compare(workers=workers, servers=servers, epochs=epochs, seed=seed,
+    c = metis_vs_random.compare(workers=workers, servers=servers, epochs=epochs, seed=seed,
                                dataset_options=opts)
     part_s, edges = _partition_seconds(workers, seed, opts)
     G = star(c["metis"].trace.ranks, **STAR_10GBE)
@@ -434,7 +434,7 @@ def partition_peak_claim(workers=(4, 8, 16, 32, 64), servers=4, locality=1.0, cl
                          epochs=1, seed=0, target=14.0):
     """Graph partitioning cuts parameter-server traffic "up to 14x" (the project brief), over P.
 
-    Runs :func:`workloads.ps_partitioned.compare` at each worker count on the
+    Runs :func:`studies.metis_vs_random.compare` at each worker count on the
     synthetic ``sparse`` data, every row's features from its own cluster's
     block. "Up to" is a peak: the value is the greatest random/METIS byte
     ratio over ``workers``, PASS if it reaches ``target``, and the row says at
@@ -469,7 +469,7 @@ def partition_peak_claim(workers=(4, 8, 16, 32, 64), servers=4, locality=1.0, cl
     """
     t0 = time.perf_counter()
     opts = {"locality": locality, "n_clusters": clusters}
-    ratios = [ps_partitioned.compare(workers=P, servers=servers, epochs=epochs, seed=seed,
+    ratios = [metis_vs_random.compare(workers=P, servers=servers, epochs=epochs, seed=seed,
                                      dataset_options=opts)["traffic_ratio"] for P in workers]
     dt = time.perf_counter() - t0
     peak = max(ratios)

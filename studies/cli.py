@@ -2,7 +2,9 @@
 
 Each subcommand is a module of :mod:`studies.commands` with ``HELP`` (its
 line in ``netsim --help``), ``add_arguments(parser)`` and ``run(args)``,
-listed in :data:`COMMANDS`. Names on the command line become builders and
+listed in :data:`COMMANDS`. A call imports only the module of the command it
+names (what that command needs, and no other command's studies); ``netsim
+--help`` and a call naming no known command import them all. Names on the command line become builders and
 traces through :mod:`studies.registry`.
 
 Bad input never shows a traceback: it prints ``netsim: error: ...`` on one line
@@ -15,6 +17,7 @@ Examples
 """
 
 import argparse
+import importlib
 import re
 import sys
 import warnings
@@ -23,27 +26,37 @@ from types import MappingProxyType
 from netsim import __version__
 from netsim.errors import DeadlockError, NetsimError
 
-from .commands import (claims, collective, demo, export_trace, import_trace, overlap, record,
-                       replay, scale, schemes, sweep, topology)
 from .console import UsageError
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "command", "main"]
 
 COMMANDS = MappingProxyType({
-    "replay": replay,
-    "topology": topology,
-    "record": record,
-    "collective": collective,
-    "scale": scale,
-    "overlap": overlap,
-    "claims": claims,
-    "schemes": schemes,
-    "demo": demo,
-    "sweep": sweep,
-    "import": import_trace,
-    "export": export_trace,
+    "replay": "replay",
+    "topology": "topology",
+    "record": "record",
+    "collective": "collective",
+    "scale": "scale",
+    "overlap": "overlap",
+    "claims": "claims",
+    "schemes": "schemes",
+    "demo": "demo",
+    "sweep": "sweep",
+    "import": "import_trace",
+    "export": "export_trace",
 })
-"""Command name -> its module (``HELP``, ``add_arguments``, ``run``), in ``--help`` order."""
+"""Command name -> its module in :mod:`studies.commands` (``HELP``, ``add_arguments``, ``run``),
+in ``--help`` order."""
+
+
+def command(name):
+    """The module of command ``name``, imported on first use.
+
+    Examples
+    --------
+    >>> command("replay").HELP
+    'replay a trace on a topology and report times and link loads'
+    """
+    return importlib.import_module(f"{__package__}.commands.{COMMANDS[name]}")
 
 
 _SEEN = "_netsim_options_given"  # the Namespace attribute _StoreOnce notes dests in, then removed
@@ -85,8 +98,14 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser():
-    """The argparse parser of every subcommand.
+def build_parser(only=None):
+    """The argparse parser of every subcommand, or of the one named.
+
+    Parameters
+    ----------
+    only : str, optional
+        A name in :data:`COMMANDS`: the parser has that subcommand alone, and
+        only its module is imported.
 
     Returns
     -------
@@ -104,9 +123,10 @@ def build_parser():
         "alpha-beta closed forms."))
     parser.add_argument("--version", action="version", version=f"netsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, command in COMMANDS.items():
-        p = sub.add_parser(name, help=command.HELP, description=command.HELP)
-        command.add_arguments(p)
+    for name in COMMANDS if only is None else [only]:
+        module = command(name)
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
         if "--quiet" not in p._option_string_actions:  # one convention for every command
             flags = [f for f in ("--quiet", "-q") if f not in p._option_string_actions]
             p.add_argument(*flags, action="store_true",
@@ -134,10 +154,14 @@ def main(argv=None):
     2
     """
     try:
+        args = sys.argv[1:] if argv is None else list(argv)
+        # A known command first on the line builds that command's parser alone; anything else
+        # (--help, --version, a typo) builds them all.
+        parser = build_parser(args[0] if args and args[0] in COMMANDS else None)
         with warnings.catch_warnings():
             # A library warning (say, a graph edge without latency) is one line, like the CLI's.
             warnings.showwarning = _one_line_warning
-            return _main(build_parser(), argv)
+            return _main(parser, argv)
     except KeyboardInterrupt:  # also while the parser is built or an error line is printed
         print("netsim: interrupted", file=sys.stderr)
         return 130
@@ -154,7 +178,7 @@ def _main(parser, argv):
         if args.command is None:
             parser.print_help()
             return 2
-        COMMANDS[args.command].run(args)
+        command(args.command).run(args)
     except UsageError as exc:
         print(f"netsim: error: {exc}", file=sys.stderr)
         return 2

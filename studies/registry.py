@@ -35,8 +35,8 @@ __all__ = ["TOPOLOGIES", "PARADIGMS", "COLLECTIVES", "MODELS", "REGISTRY", "pars
 TOPOLOGIES = MappingProxyType({name: getattr(topologies, name) for name in topologies.BUILDERS})
 """Topology name -> builder (read-only)."""
 
-PARADIGMS = MappingProxyType(dict(workloads.PARADIGMS))
-"""Paradigm name -> :class:`workloads.Paradigm` (read-only)."""
+PARADIGMS = workloads.PARADIGMS
+"""Paradigm name -> :class:`workloads.Paradigm` (read-only: the registry itself)."""
 
 COLLECTIVES = ALGORITHMS
 """Collective algorithm name -> trace generator (read-only; see :mod:`netsim.analysis`)."""

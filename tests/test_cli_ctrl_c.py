@@ -41,7 +41,7 @@ def test_ctrl_c_while_the_command_line_is_imported():
 def test_ctrl_c_while_the_parser_is_built(monkeypatch, capsys):
     from studies import cli
 
-    def interrupted():
+    def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", interrupted)

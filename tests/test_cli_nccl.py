@@ -116,11 +116,19 @@ def test_default_library_is_still_mpich(capsys):
 
 
 def test_help_explains_the_model_and_its_sources():
+    from netsim.nccl.tuning import NCCL_VERSION
     sub = build_parser()._subparsers._group_actions[0].choices
     text = " ".join(sub["collective"].format_help().split())
-    for needle in ("--library", "tuning.cc", "v2.21.5-1", "PERFORMANCE.md", "2(n-1)/n",
+    for needle in ("--library", "tuning.cc", NCCL_VERSION, "PERFORMANCE.md", "2(n-1)/n",
                    "nccl_measurements.csv", "dgx_h100:nodes=2"):
         assert needle in text, needle
+
+
+def test_readme_names_the_release_the_model_follows():
+    from pathlib import Path
+    from netsim.nccl.tuning import NCCL_VERSION
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    assert f"NCCL {NCCL_VERSION}" in readme.read_text()
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -9,7 +9,7 @@ import pytest
 import netsim
 from conftest import one_line_error
 from netsim.library import mpich_wire
-from netsim.nccl.p2p import MAX_CHANNELS
+from netsim.nccl.search import MAX_CHANNELS
 from netsim.reproject import reproject
 from studies.cli import main
 from studies.trace_size import check_ops, message_count, projection_ops
@@ -46,20 +46,20 @@ def test_a_size_range_from_below_one_byte_is_refused(capsys, sizes):
 
 
 def test_channels_past_nccls_maxchannels_are_refused(capsys):
-    # NCCL v2.21.5 src/include/device.h: #define MAXCHANNELS 32.
-    assert MAX_CHANNELS == 32
+    # NCCL v2.30.7-1 (the release the model follows) src/include/device.h: MAXCHANNELS 64.
+    assert MAX_CHANNELS == 64
     one_line_error(capsys, ["collective", "allreduce", "--library", "nccl", "-n", "1MB",
-                            "--channels", "33"], "--channels must be an integer in 1..32, got 33")
+                            "--channels", "65"], "--channels must be an integer in 1..64, got 65")
     one_line_error(capsys, ["collective", "allreduce", "--library", "nccl", "-n", "1MB",
-                            "--channels", "10000"], "in 1..32")
+                            "--channels", "10000"], "in 1..64")
 
 
 def test_nccl_model_refuses_channels_past_maxchannels():
     from netsim.nccl import simulate
     from topologies.machines import dgx_h100
 
-    with pytest.raises(netsim.NetsimError, match=r"channels must be an integer in 1\.\.32"):
-        simulate(dgx_h100(), "allreduce", 2**20, channels=64)
+    with pytest.raises(netsim.NetsimError, match=r"channels must be an integer in 1\.\.64"):
+        simulate(dgx_h100(), "allreduce", 2**20, channels=65)
 
 
 def test_trace_size_message_is_in_plain_numbers(capsys):

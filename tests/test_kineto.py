@@ -316,10 +316,17 @@ def test_missing_rank_file(tmp_path):
 def test_ranks_whose_collectives_differ_are_refused(tmp_path):
     _write(tmp_path, "rank0.json", _rank(0, [_coll(0, 5, nelems=1000)]))
     _write(tmp_path, "rank1.json", _rank(1, [_coll(0, 5, nelems=999)]))
-    with pytest.raises(TraceError, match=r"collective \('0', 0\) is ring_allreduce of 3996.0 bytes"):
+    with pytest.raises(TraceError, match=r"rank1.json: rank 1's collective #0 of process group "
+                                         r"'0' is allreduce of 3996 bytes over \[0, 1\]; "
+                                         r".*rank0.json \(rank 0\) has allreduce of 4000 bytes"):
         load_kineto(str(tmp_path))
     _write(tmp_path, "rank1.json", _rank(1, [_kernel("gemm", 0, 5, 7)]))
-    with pytest.raises(TraceError, match=r"never reached by rank\(s\) \[1\]"):
+    with pytest.raises(TraceError, match=r"rank1.json: rank 1 has no collective of process "
+                                         r"group '0'; .*rank0.json \(rank 0\) has 1"):
+        load_kineto(str(tmp_path))
+    _write(tmp_path, "rank1.json", _rank(1, [_coll(0, 5), _coll(10, 5)]))
+    with pytest.raises(TraceError, match=r"rank0.json: rank 0 ends process group '0' after 1 "
+                                         r"collectives; .*rank1.json \(rank 1\) goes on with #1"):
         load_kineto(str(tmp_path))
 
 

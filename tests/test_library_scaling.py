@@ -34,7 +34,10 @@ def test_communication_beyond_compute_is_the_lone_nccl_call(studies):
     assert r16["time"] - r16["compute"] == pytest.approx(lone, rel=1e-9)
     assert r16["plans"] == ["nccl nvls_tree/Simple/8ch"]
     ring = next(r for r in studies["mpich"]["records"] if r["P"] == 16)
-    assert ring["top_link"] == "n0.nic6<->rail6" and ring["time"] > 2 * r16["time"]
+    # The page's claim: the ring's communication beyond compute (3.79 ms) is several times
+    # NCCL's (0.48 ms); the whole iterations are about twice apart (6.82 and 3.41 ms).
+    assert ring["top_link"] == "n0.nic6<->rail6"
+    assert ring["time"] - ring["compute"] > 5 * (r16["time"] - r16["compute"])
 
 
 def test_cli_scale_on_two_dgx_h100(capsys, tmp_path):

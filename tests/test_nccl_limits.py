@@ -63,7 +63,7 @@ def test_caps_by_generation_and_node_count():
 
 def test_an_nvls_tree_channel_is_held_to_per_ch_max_nvls_tree():
     # Two DGX H100 (eight 400 Gb/s NDR rails each), 8 GiB: NCCL runs the NVLS tree on 8
-    # channels. v2.28.3's perChMaxNVLSTreeBw for Hopper on two nodes, 57.7 GB/s of busbw a
+    # channels. v2.30.7-1's perChMaxNVLSTreeBw for Hopper on two nodes, 57.7 GB/s of busbw a
     # channel, is 57.7 x 16 / 30 = 30.77 GB/s of algbw: each channel's share (1/8 of the
     # buffer) crosses the network at that rate, below the NICs' and NVLS's rates.
     from topologies import gpu_cluster
@@ -75,3 +75,18 @@ def test_an_nvls_tree_channel_is_held_to_per_ch_max_nvls_tree():
     assert r.makespan > r.plan.latency + n / 8 / (57.7e9 * 16 / 30)
     # One node has no NVLS tree, and Ampere's row is the tree's (no NVLS there).
     assert limits.PER_CH_MAX_NVLS_TREE_BW[2] == (0.0, 57.7, 45.5)
+
+
+def test_blackwell_rows_follow_tuning_cc():
+    # NCCL v2.30.7-1 tuning.cc, Blackwell rows read by hand from ncclTunerConstantsDefaults:
+    # llMaxBws 2 x (141, 45, 35); perChMaxRingLL128Bws 40; perChMaxTreeBws (70, 42.8, 24);
+    # perChMaxNVLSTreeBws (0, 96, 80); nvlsEfficiency 0.74.
+    from types import SimpleNamespace as C
+    b200 = C(compcap=100, n_nodes=1, cpu_vendor="intel")
+    assert limits.table_indices(b200) == (3, 3, 0)
+    assert limits.channel_cap(b200, "ring", "LL", 2) == pytest.approx(2 * 141.0 / 2 * 1e9)
+    assert limits.channel_cap(b200, "ring", "LL128", 16) == pytest.approx(40.0e9)
+    two = C(compcap=100, n_nodes=2, n_ranks=16, cpu_vendor="intel")
+    assert limits.channel_cap(two, "nvls_tree", "Simple", 8) == pytest.approx(96.0 * 16 / 30 * 1e9)
+    assert limits.PER_CH_MAX_TREE_BW[3] == (70.0, 42.8, 24.0)
+    assert limits.NVLS_EFFICIENCY[3] == 0.74

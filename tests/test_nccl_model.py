@@ -315,13 +315,14 @@ def test_double_binary_tree_over_four_machines():
 def test_collnet_chain_sends_each_byte_once_each_way_through_every_nic():
     # SHARP: each machine's head sends S/C per channel to the switch, which reduces and
     # returns S/C: every NIC carries S each way whatever the machine count (the double
-    # binary tree above puts 2 S through the inner machines' NICs). Latency (tuning.cc):
-    # 2 (ppn - 1) intraLat + interLat = 0 + hwLat NET CollNetChain/Simple 30 us.
+    # binary tree above puts 2 S through the inner machines' NICs). Latency (tuning.cc of
+    # NCCL v2.30.7-1): 2 (ppn - 1) intraLat + interLat = 0 + 14 us, since at one rank per
+    # node interLat is the tree's hwLatencies[NET][TREE][SIMPLE] ("fully exposed").
     S = 2**28
     r = nccl.simulate(four_machines(True), "allreduce", S, algorithm="collnet_chain")
     assert (r.plan.algorithm, r.plan.protocol) == ("collnet_chain", "Simple")
-    assert r.plan.latency == pytest.approx(30 * US)
-    assert r.makespan == pytest.approx(30 * US + S / 12.5e9, rel=1e-9)
+    assert r.plan.latency == pytest.approx(14 * US)
+    assert r.makespan == pytest.approx(14 * US + S / 12.5e9, rel=1e-9)
     out = {r.links["src"][i]: r.links["bytes"][i] for i in range(len(r.links["src"]))
            if r.links["dst"][i] == "leaf"}
     assert out == pytest.approx({f"nic{m}": S for m in range(4)})
@@ -329,6 +330,23 @@ def test_collnet_chain_sends_each_byte_once_each_way_through_every_nic():
     # 0.5 x 0.92 x C x bwInter (more than two nodes), with no slower latency to pay back.
     assert nccl.simulate(four_machines(True), "allreduce", S).plan.algorithm == "collnet_chain"
     assert nccl.simulate(four_machines(False), "allreduce", S).plan.algorithm != "collnet_chain"
+
+
+def test_pat_allgather_moves_bruck_volume_through_every_nic():
+    # One GPU per machine: NCCL v2.30.7-1 enables PAT (ncclPatEnable). Its peers sit 2**d
+    # ranks away; over four machines dimension 1 carries S/4 and dimension 2 S/2 out of
+    # every NIC (Bruck's allgather volume, (n-1)/n S in all), so each 12.5 GB/s uplink
+    # stays busy for 3/4 S / 12.5 GB/s after NCCL's PAT latency.
+    S = 2**28
+    for op in ("allgather", "reduce_scatter"):
+        r = nccl.simulate(four_machines(False), op, S, algorithm="pat")
+        assert (r.plan.algorithm, r.plan.protocol) == ("pat", "Simple")
+        assert r.makespan == pytest.approx(r.plan.latency + 0.75 * S / 12.5e9, rel=1e-9)
+        out = {r.links["src"][i]: r.links["bytes"][i] for i in range(len(r.links["src"]))
+               if r.links["dst"][i] == "leaf"}
+        assert out == pytest.approx({f"nic{m}": 0.75 * S for m in range(4)})
+    with pytest.raises(NcclModelError, match="pat runs allgather and reduce_scatter"):
+        nccl.simulate(four_machines(False), "allreduce", S, algorithm="pat")
 
 
 def test_collnet_chain_tuning_follows_tuning_cc():

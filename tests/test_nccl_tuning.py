@@ -1,6 +1,8 @@
-"""netsim.nccl.tuning against NCCL v2.21.5-1's constants and formulas, and a first validation.
+"""netsim.nccl.tuning against NCCL v2.30.7-1's constants and formulas, and a first validation.
 
-Expected values are written out from src/graph/tuning.cc as the source states them
+Expected values are written out from src/graph/tuning.cc of NCCL v2.30.7-1, read by hand
+from that release's source (``ncclTunerConstantsDefaults``, ``ncclTopoTuneModel``), as it
+states them
 (baseLat + steps * hwLat, nChannels * bw * protocol factor * ratio, ...), not taken
 from the module's tables. The last part predicts every published measurement in
 studies/data/nccl_measurements.csv from the tuning model and the link table
@@ -42,7 +44,7 @@ def test_bus_factors(n):
 
 def test_steps():
     assert nt.steps("allreduce", 8) == (14, 0)
-    assert nt.steps("allreduce", 32, 4) == (62, 8)
+    assert nt.steps("allreduce", 32, 4) == (62, 6)   # v2.30.7-1: 2 (nNodes - 1)
     assert nt.steps("reduce_scatter", 32, 4) == (31, 3)
     assert nt.steps("broadcast", 32, 4) == (32, 4)
 
@@ -61,25 +63,44 @@ def test_single_node_ring_and_tree_latencies():
     assert lat_us(A100, "broadcast", "ring", "LL") == pytest.approx(6.6 + 0.6)
     split = A100._replace(graphs={"ring": Graph(12, 20 * GB, 20 * GB, same_channels=False)})
     assert lat_us(split, "reduce", "ring", "LL") == pytest.approx(6.6 + 8 * 0.6)
-    assert lat_us(split, "reduce", "ring", "Simple") == pytest.approx(8.4 + 8 * 28)
+    # Simple borrows the tree's NVLink hop, hwLatencies[NVLINK][TREE][SIMPLE] = 4.0.
+    assert lat_us(split, "reduce", "ring", "Simple") == pytest.approx(8.4 + 8 * 4.0)
     assert lat_us(A100, "allreduce", "tree", "LL") == pytest.approx(6.8 + 2 * 7 * 0.6)
-    assert lat_us(A100, "allreduce", "tree", "Simple") == pytest.approx(0 + 2 * 7 * 28)
+    assert lat_us(A100, "allreduce", "tree", "Simple") == pytest.approx(8.4 + 2 * 7 * 4.0)
     pci = Comm(8, 1, 80, {"ring": Graph(1, 15 * GB, 15 * GB, link="pci")})
     assert lat_us(pci, "allreduce", "ring", "LL") == pytest.approx(6.6 + 14 * 1.0)
 
 
 def test_multi_node_latencies():
-    # Ring: 30 steps, 4 cross nodes; intra hops at least the net overhead (1 us Intel, x3 Simple).
-    assert lat_us(TWO_NODES, "allreduce", "ring", "Simple") == pytest.approx(8.4 + 26 * 3.4 + 4 * 14.0)
-    assert lat_us(TWO_NODES, "allreduce", "ring", "LL") == pytest.approx(6.6 + 26 * 1.0 + 4 * 2.7)
+    # Ring: 30 steps, 2 (nNodes - 1) = 2 cross nodes; intra hops at least the net overhead
+    # (1 us Intel, x3 Simple).
+    assert lat_us(TWO_NODES, "allreduce", "ring", "Simple") == pytest.approx(8.4 + 28 * 3.4 + 2 * 14.0)
+    assert lat_us(TWO_NODES, "allreduce", "ring", "LL") == pytest.approx(6.6 + 28 * 1.0 + 2 * 2.7)
     amd = TWO_NODES._replace(cpu_vendor="amd")
-    assert lat_us(amd, "allreduce", "ring", "Simple") == pytest.approx(8.4 + 26 * 6.0 + 4 * 14.0)
+    assert lat_us(amd, "allreduce", "ring", "Simple") == pytest.approx(8.4 + 28 * 6.0 + 2 * 14.0)
     # Tree: 2 * ((ranks per node - 1) * intra + log2(nodes) * inter).
     assert lat_us(TWO_NODES, "allreduce", "tree", "LL") == pytest.approx(6.8 + 2 * (7 * 0.6 + 1 * 5.0))
-    assert lat_us(TWO_NODES, "allreduce", "nvls_tree", "Simple") == pytest.approx(25 + 2 * 1 * 14)
+    assert lat_us(TWO_NODES, "allreduce", "tree", "Simple") == pytest.approx(
+        8.4 + 2 * (7 * 4.0 + 1 * 14))
+    # NVLS tree: hwLatencies[NVLINK][NVLS_TREE] 25 + 2 log2(nodes) hwLatencies[NET][NVLS_TREE] 20.9.
+    assert lat_us(TWO_NODES, "allreduce", "nvls_tree", "Simple") == pytest.approx(25 + 2 * 1 * 20.9)
     assert lat_us(H100, "allreduce", "nvls", "Simple") == pytest.approx(25)
     slow = TWO_NODES._replace(graphs={"ring": Graph(8, 48 * GB, 48 * GB, latency_inter=2 * US)})
-    assert lat_us(slow, "allreduce", "ring", "Simple") == pytest.approx(8.4 + 26 * 3.4 + 4 * (14 + 2 + 2))
+    assert lat_us(slow, "allreduce", "ring", "Simple") == pytest.approx(8.4 + 28 * 3.4 + 2 * (14 + 2 + 2))
+
+
+def test_one_rank_per_node_uses_the_tree_network_latency_and_runs_pat():
+    # ppn == 1: interLat = hwLatencies[NET][TREE][p] for every algorithm ("fully exposed").
+    # Ring LL, 4 nodes of one GPU: 6 steps, 6 cross nodes, interLat tree-LL 5.0 (not ring 2.7).
+    four = Comm(4, 4, 80, {"ring": Graph(4, 12 * GB, 12 * GB), "tree": Graph(4, 12 * GB, 12 * GB)})
+    assert lat_us(four, "allreduce", "ring", "LL") == pytest.approx(6.6 + 6 * 5.0)
+    # PAT (allgather / reduce-scatter, Simple): baseLat 8.0 + log2(nodes) interLat / 3.5 + 2.8
+    # nRanks, interLat the tree's Simple 14; bus bandwidth x 0.75, not converted to algbw.
+    assert lat_us(four, "allgather", "pat", "Simple") == pytest.approx(8.0 + 2 * 14 / 3.5 + 4 * 2.8)
+    assert bw_gb(four, "allgather", "pat", "Simple") == pytest.approx(4 * 12 * .75)
+    assert bw_gb(four, "reduce_scatter", "pat", "LL") == 0.0
+    assert bw_gb(four, "allreduce", "pat", "Simple") == 0.0
+    assert bw_gb(TWO_NODES, "allgather", "pat", "Simple") == 0.0   # 8 ranks per node: off
 
 
 # ---- bandwidths (GB/s): nChannels * bw, protocol caps, bus -> algorithm ratio
@@ -94,8 +115,8 @@ def test_ring_bandwidths():
     assert bw_gb(A100, "allreduce", "ring", "LL") == pytest.approx(min(87.7, bus * .5) * 8 / 14)
     assert bw_gb(A100, "allreduce", "ring", "LL128") == pytest.approx(min(bus * .92, 12 * 20.0) * 8 / 14)
     assert bw_gb(A100, "allgather", "ring", "Simple") == pytest.approx(bus * 8 / 7)
-    one_per_node = Comm(2, 2, 80, {"ring": Graph(4, 12 * GB, 12 * GB)})  # ppn < 2: LL128 x 0.7
-    assert bw_gb(one_per_node, "allreduce", "ring", "LL128") == pytest.approx(min(48 * .7, 4 * 20.0) * 2 / 2)
+    one_per_node = Comm(2, 2, 80, {"ring": Graph(4, 12 * GB, 12 * GB)})  # v2.30.7-1: 0.92 at any ppn
+    assert bw_gb(one_per_node, "allreduce", "ring", "LL128") == pytest.approx(min(48 * .92, 4 * 20.0) * 2 / 2)
 
 
 def test_tree_and_nvls_bandwidths():
@@ -108,10 +129,18 @@ def test_tree_and_nvls_bandwidths():
         min(tree2 * 120 / 128, 8 * 36.7) * .5)
     plain = A100._replace(graphs={"tree": Graph(12, 20 * GB, 20 * GB, tree_pattern=True)})
     assert bw_gb(plain, "allreduce", "tree", "Simple") == pytest.approx(simple * .85 * .5)
-    assert bw_gb(H100, "allreduce", "nvls", "Simple") == pytest.approx(8 * 50 * 5 / 6)
-    assert bw_gb(TWO_NODES, "allreduce", "nvls_tree", "Simple") == pytest.approx(8 * 48 * 5 / 6)
+    # NVLS: per channel min(bwIntra x 0.85 (nvlsEfficiency, Hopper) x (nCh-1)/nCh x 2 for
+    # allreduce (x (ppn-1)/ppn otherwise), bwInter (x2 for NVLS tree on <= 2 nodes),
+    # perChMaxNVLSTreeBw for NVLS tree (Hopper: 57.7 on two nodes, 45.5 beyond)); ratio nRanks/nsteps.
+    intra = 50 * .85 * 7 / 8
+    assert bw_gb(H100, "allreduce", "nvls", "Simple") == pytest.approx(8 * min(intra * 2, 50) * 8 / 14)
+    assert bw_gb(H100, "allgather", "nvls", "Simple") == pytest.approx(8 * min(intra * 7 / 8, 50))
+    nvls2 = min(48 * .85 * 7 / 8 * 2, 48 * 2, 57.7)
+    assert bw_gb(TWO_NODES, "allreduce", "nvls_tree", "Simple") == pytest.approx(8 * nvls2 * 16 / 30)
     three = TWO_NODES._replace(n_ranks=24, n_nodes=3)
-    assert bw_gb(three, "allreduce", "nvls_tree", "Simple") == pytest.approx(8 * 24 * 5 / 6)
+    assert bw_gb(three, "allreduce", "nvls_tree", "Simple") == pytest.approx(8 * 45.5 * 24 / 46)
+    one = H100._replace(graphs={"nvls": Graph(1, 50 * GB, 50 * GB)})   # needs >= 2 channels
+    assert bw_gb(one, "allreduce", "nvls", "Simple") == 0.0
     assert bw_gb(three, "allreduce", "ring", "Simple") == pytest.approx(8 * 48 * 24 / 46)
 
 
@@ -183,19 +212,20 @@ def test_two_p4d_nodes_choose_the_tree_for_large_allreduce():
     # bwIntra rises to 24. On two nodes tuning.cc reads bwIntra for the tree:
     # tree Simple 0.5 x min(4 x 24 x 0.92, 4 x perChMaxTreeBw 23.6) = 44.16 GB/s against
     # ring Simple 4 x 12 x 16/30 = 25.6 GB/s, so NCCL runs the tree. Its latency is
-    # 2 x (7 intra hops x 28 + 1 inter hop x (28 + 2 x 75)) us: hwLat Tree/Simple 28 us
-    # (baseLat 0), plus the EFA plugin's 75 us latencyInter, twice for Simple (the flush).
+    # 8.4 + 2 x (7 intra hops x 4.0 + 1 inter hop x (14 + 2 x 75)) us: v2.30.7-1's baseLat
+    # Tree/Simple 8.4, hwLat NVLINK 4.0 and NET 14, plus the EFA plugin's 75 us
+    # latencyInter, twice for Simple (the flush).
     from netsim import nccl
     from topologies import gpu_cluster
     res = nccl.simulate(gpu_cluster("p4d", 2), "allreduce", 2**30)
     assert (res.plan.algorithm, res.plan.protocol) == ("tree", "Simple")
-    lat = 2 * (7 * 28 + (28 + 2 * 75)) * US
+    lat = (8.4 + 2 * (7 * 4.0 + (14 + 2 * 75))) * US
     assert res.plan.tuning_time == pytest.approx(lat + 2**30 / 44.16e9, rel=1e-6)
 
 
 def test_nvlink_and_pci_bandwidths_follow_topo_h():
-    assert [nt.nvlink_bw(cc) / GB for cc in (60, 70, 75, 80, 86, 89, 90)] == [
-        18.0, 20.0, 20.0, 20.0, 12.0, 20.0, 20.6]
+    assert [nt.nvlink_bw(cc) / GB for cc in (60, 70, 75, 80, 86, 89, 90, 100)] == [
+        18.0, 20.0, 20.0, 20.0, 12.0, 20.0, 20.6, 40.1]
     assert nt.pci_bw("gen3") / GB == nt.PCI_BW == 16 * 60 / 80
 
 

@@ -29,25 +29,25 @@ def test_cells_parses_a_markdown_table():
 
 
 def test_the_table_has_the_header_and_a_row_per_configuration():
-    from workloads import ringtmp
+    from studies import ringtmp_vs_ps
 
     head, shown = cells(block("studies.md", "ringtmp-table"))
-    assert head == cells(ringtmp.format_table([]))[0]
+    assert head == cells(ringtmp_vs_ps.format_table([]))[0]
     assert [row[:2] for row in shown] == [[c["dataset"], c["partition"]]
-                                          for c in ringtmp.COMPARE_CONFIGS]
+                                          for c in ringtmp_vs_ps.CONFIGS]
 
 
 @pytest.mark.long
 @pytest.mark.parametrize("index", range(3), ids=["iris-layer", "digits-layer", "digits-neuron"])
 def test_ringtmp_vs_ps_row_matches_a_fresh_run(index):
-    # One row of ringtmp.compare() (seeds 0-4, 8 workers) per test: a row depends on its own
+    # One row of ringtmp_vs_ps.compare() (seeds 0-4, 8 workers) per test: a row depends on its own
     # configuration only, so the three train in parallel under pytest-xdist.
-    from workloads import ringtmp
+    from studies import ringtmp_vs_ps
 
-    cfg = ringtmp.COMPARE_CONFIGS[index]
-    rows = ringtmp.compare(configs=[cfg])
+    cfg = ringtmp_vs_ps.CONFIGS[index]
+    rows = ringtmp_vs_ps.compare(configs=[cfg])
     assert rows[0]["seeds"] >= 5 and rows[0]["workers"] == 8
-    want = cells(ringtmp.format_table(rows))[1][0]
+    want = cells(ringtmp_vs_ps.format_table(rows))[1][0]
     got = cells(block("studies.md", "ringtmp-table"))[1][index]
     # dataset, partition, model, P, seeds, both byte counts and the byte ratio follow
     # from the layer shapes alone: exact.

@@ -105,10 +105,10 @@ def test_ps_partitioned_fills_16_workers_on_digits():
 
 
 def test_partitioning_pays_back_after_cost_over_saving_epochs():
+    from studies import metis_vs_random
     from topologies import star
-    from workloads import ps_partitioned
 
-    c = ps_partitioned.compare(epochs=2, topology=lambda n: star(n, bandwidth=1.25e9))
+    c = metis_vs_random.compare(epochs=2, topology=lambda n: star(n, bandwidth=1.25e9))
     metis, rand = c["metis"], c["random"]
     assert c["partition_seconds"] == pytest.approx(metis.extra["partition_seconds"]
                                                    - rand.extra["partition_seconds"])
@@ -117,4 +117,4 @@ def test_partitioning_pays_back_after_cost_over_saving_epochs():
     assert c["saved_per_epoch"] > 0            # METIS sends fewer bytes: less time on the star
     assert c["payback_epochs"] == pytest.approx(max(c["partition_seconds"], 0)
                                                 / c["saved_per_epoch"])
-    assert ps_partitioned.compare(epochs=1)["payback_epochs"] is None   # no topology
+    assert metis_vs_random.compare(epochs=1)["payback_epochs"] is None   # no topology

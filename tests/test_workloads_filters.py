@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from netsim.errors import NetsimError
+from studies import pf_threshold
 from workloads import dgc, mlp, pf, ps_sync, slimdp
 from workloads.errors import WorkloadError
 from workloads.recorder import prepare
@@ -139,7 +140,7 @@ def test_pf_applies_exactly_what_was_sent():
 
 
 def test_pf_tau0_zero_is_unfiltered_and_larger_tau0_sends_less():
-    rows = pf.sweep((0.0, 0.01, 0.1), workers=2, epochs=5)
+    rows = pf_threshold.sweep((0.0, 0.01, 0.1), workers=2, epochs=5)
     assert rows[0]["dropped_fraction"] < 0.05             # only exact zeros (dead ReLUs) held back
     assert rows[0]["total_bytes"] > rows[1]["total_bytes"] > rows[2]["total_bytes"]
     assert rows[2]["traffic_ratio"] > rows[1]["traffic_ratio"] > 1.0

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from studies import metis_vs_random
 from workloads import ps_partitioned as pp
 from workloads.datasets import sparse
 from workloads.errors import WorkloadError
@@ -12,7 +13,7 @@ pytest.importorskip("pymetis")
 
 @pytest.fixture(scope="module")
 def comparison():
-    return pp.compare()
+    return metis_vs_random.compare()
 
 
 def test_metis_beats_random_in_traffic(comparison):
@@ -72,4 +73,4 @@ def test_bad_partition_name():
     with pytest.raises(WorkloadError, match="unknown partition"):
         pp.run(partition="hash")
     with pytest.raises(WorkloadError):
-        pp.compare(partition="metis")
+        metis_vs_random.compare(partition="metis")

@@ -2,6 +2,7 @@
 
 import pytest
 
+from studies import ringtmp_vs_ps
 from workloads import PartitionError, mlp, ringtmp
 
 
@@ -47,7 +48,7 @@ def test_partition_helpers():
 def test_compare_small():
     cfg = [{"dataset": "iris", "partition": "layer", "hidden": (16,) * 2, "epochs": 3},
            {"dataset": "digits", "partition": "neuron", "hidden": (32,), "epochs": 1}]
-    rows = ringtmp.compare(seeds=2, workers=3, configs=cfg)
+    rows = ringtmp_vs_ps.compare(seeds=2, workers=3, configs=cfg)
     assert [r["dataset"] for r in rows] == ["iris", "digits"]
     iris = rows[0]
     n = mlp.num_params((4, 16, 16, 3))
@@ -59,5 +60,5 @@ def test_compare_small():
     assert iris["ratio_std"] == 0.0
     for r in rows:
         assert abs(r["delta_mean"]) < 0.05 and 0 <= r["acc_ringtmp_mean"] <= 1
-    table = ringtmp.format_table(rows)
+    table = ringtmp_vs_ps.format_table(rows)
     assert table.count("\n") == 3 and "±" in table

@@ -8,7 +8,7 @@ import pytest
 import workloads
 from netsim import COMPUTE
 from workloads.frontier import Frontier
-from workloads.projection import PROJECTABLE, SCHEDULES
+from workloads.projection import PROJECTABLE
 
 
 def _signatures(t):
@@ -50,9 +50,9 @@ CASES = [
 def test_schedule_of_the_measured_recording_is_the_recording(name, options):
     opts = {"workers": 3, "epochs": 2, **options}
     t = workloads.record(name, **opts).trace
-    module = SCHEDULES[name]
-    stats = module.measure(t)
-    s = module.schedule(stats["recording"].P0, stats)
+    entry = workloads.PARADIGMS[name]
+    stats = entry.measure(t)
+    s = entry.schedule(stats["recording"].P0, stats)
     assert s.ranks == t.ranks and s.num_iterations == t.num_iterations
     assert _graph(s) == _graph(t)
     assert s.total_bytes == t.total_bytes and len(s.dep_idx) == len(t.dep_idx)

@@ -31,7 +31,7 @@ from .errors import WorkloadError
 from .frontier import Frontier
 from .model_averaging import average_flops
 from .plan import Recording, finish, plan, tag_mask
-from .ps_sync import closed_form
+from .ps import closed_form
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
@@ -45,7 +45,7 @@ SERVERS = "master"
 DESCRIPTION = "consensus ADMM: local SGD on loss + (rho/2)||x - z + u||^2, master averages x + u."
 
 #: Worst-case cost per round of K = ``local_steps`` steps
-#: (:func:`workloads.ps_sync.closed_form` with one master).
+#: (:func:`workloads.ps.closed_form` with one master).
 ASYMPTOTIC = Asymptotic(
     "consensus ADMM, K local steps a round", "master",
     "2 (alpha + 4 P n beta) per round", "K (C + 7 n / F) + (P + 2) n / F per round",

@@ -1,20 +1,22 @@
-"""The one trace builder of the paradigms: blocks of ops with per-rank frontiers.
+"""The paradigms' trace builder: blocks of ops with per-rank frontiers.
 
 Recording (:class:`workloads.recorder.Recorder`, one op at a time) and every
 paradigm's ``schedule`` (a block of P, P x S or P x (P - 1) ops at a time)
-build their traces with :class:`Frontier`. Each rank has a *frontier*: the ops
-its next op waits for, i.e. its last compute op plus the messages it received
-since.
+build their traces with :class:`Frontier`, the core's block builder
+(:class:`netsim.blocks.BlockBuilder`: blocks of ops, tags, collective
+specifications, ``build``) with one rule added. Each rank has a *frontier*:
+the ops its next op waits for, i.e. its last compute op plus the messages it
+received since.
 
 * a compute op waits for its rank's frontier (unless given ``deps``) and
   becomes the rank's new frontier (program order on a rank);
 * a message waits for the sender's frontier (unless given ``deps``) and joins
   the receiver's (non-blocking send).
 
-Dependencies of a block are CSR pairs ``(counts, idx)``: op ``i`` of the block
-waits for ``idx[sum(counts[:i]):sum(counts[:i + 1])]``. :func:`one`,
-:func:`cols`, :func:`merge`, :func:`interleave` and :func:`rows` build them
-with numpy, without a Python loop over ops.
+Dependencies of a block are CSR pairs ``(counts, idx)`` made by
+:mod:`netsim.blocks`' :func:`~netsim.blocks.one`, :func:`~netsim.blocks.cols`,
+:func:`~netsim.blocks.merge`, :func:`~netsim.blocks.interleave` and
+:func:`~netsim.blocks.rows` (importable from here too).
 
 Examples
 --------
@@ -29,149 +31,21 @@ Examples
 
 import numpy as np
 
-from netsim.collop import Specs
+from netsim.blocks import BlockBuilder, cols, interleave, merge, one, one_row, rows
 from netsim.collop import owner as spec_owner
 from netsim.collop import spec as make_spec
-from netsim.trace import COLLECTIVE, COMPUTE, MESSAGE, Trace, deps_csr
+from netsim.trace import COLLECTIVE, COMPUTE, MESSAGE, ranges
 
-__all__ = ["Frontier", "ranges", "one", "one_row", "cols", "merge", "interleave", "rows", "pipeline"]
+__all__ = ["Frontier", "one", "one_row", "cols", "merge", "interleave", "rows", "pipeline"]
 
+class Frontier(BlockBuilder):
+    """Blocks of ops with per-rank frontiers; ``build`` makes the :class:`netsim.Trace`.
 
-def ranges(lo, cnt):
-    """Concatenation of ``arange(lo[i], lo[i] + cnt[i])`` for all i, without a Python loop.
-
-    Parameters
-    ----------
-    lo : numpy.ndarray of int
-        Start of each range.
-    cnt : numpy.ndarray of int
-        Length of each range.
-
-    Examples
-    --------
-    >>> ranges([5, 0], [2, 3]).tolist()
-    [5, 6, 0, 1, 2]
-    """
-    cnt = np.asarray(cnt, np.int64)
-    return np.repeat(np.asarray(lo, np.int64) - (np.cumsum(cnt) - cnt), cnt) + np.arange(cnt.sum())
-
-
-def one(ops):
-    """CSR deps where op ``i`` waits for ``ops[i]`` alone.
-
-    Examples
-    --------
-    >>> [x.tolist() for x in one([4, 7])]
-    [[1, 1], [4, 7]]
-    """
-    ops = np.asarray(ops, np.int64).ravel()
-    return np.ones(len(ops), np.int64), ops
-
-
-def one_row(ops):
-    """CSR deps of a single op waiting for every op of ``ops``.
-
-    Examples
-    --------
-    >>> [x.tolist() for x in one_row([4, 7])]
-    [[2], [4, 7]]
-    """
-    ops = np.asarray(ops, np.int64).ravel()
-    return np.array([len(ops)], np.int64), ops
-
-
-def cols(*columns):
-    """CSR deps from columns of op ids, -1 for none (:func:`netsim.trace.deps_csr`).
-
-    Examples
-    --------
-    >>> [x.tolist() for x in cols([-1, 0], [3, 1])]
-    [[1, 2], [3, 0, 1]]
-    """
-    ptr, idx = deps_csr(*columns)
-    return np.diff(ptr), idx
-
-
-def merge(a, b):
-    """Row-wise concatenation of two CSR dependency lists of the same ops.
-
-    Parameters
-    ----------
-    a : tuple of numpy.ndarray
-        ``(ptr, idx)`` CSR dependency lists.
-    b : tuple of numpy.ndarray
-        The same for the other ops.
-
-    Examples
-    --------
-    >>> [x.tolist() for x in merge(one([4, 7]), cols([-1, 1]))]
-    [[1, 2], [4, 7, 1]]
-    """
-    ca, ia = a
-    cb, ib = b
-    c = ca + cb
-    start = np.cumsum(c) - c
-    idx = np.empty(int(c.sum()), np.int64)
-    idx[ranges(start, ca)] = ia
-    idx[ranges(start + ca, cb)] = ib
-    return c, idx
-
-
-def interleave(a, b):
-    """CSR deps of ops laid out as ``a[0], b[0], a[1], b[1], ...``.
-
-    Parameters
-    ----------
-    a : tuple of numpy.ndarray
-        ``(ptr, idx)`` CSR dependency lists.
-    b : tuple of numpy.ndarray
-        The same for the other ops.
-
-    Examples
-    --------
-    >>> [x.tolist() for x in interleave(one([4, 7]), cols([-1, 1]))]
-    [[1, 0, 1, 1], [4, 7, 1]]
-    """
-    (ca, ia), (cb, ib) = a, b
-    counts = np.empty(2 * len(ca), np.int64)
-    counts[0::2], counts[1::2] = ca, cb
-    starts = np.cumsum(counts) - counts
-    idx = np.empty(int(counts.sum()), np.int64)
-    idx[ranges(starts[0::2], ca)] = ia
-    idx[ranges(starts[1::2], cb)] = ib
-    return counts, idx
-
-
-def rows(front, pick, mask):
-    """For each entry ``i``: row ``pick[i]`` of the CSR ``front`` where ``mask[i]``, else none.
-
-    Parameters
-    ----------
-    front : tuple of numpy.ndarray
-        ``(ptr, idx)`` CSR rows.
-    pick : numpy.ndarray of int
-        Row of each entry.
-    mask : numpy.ndarray of bool
-        Entries that take their row.
-
-    Examples
-    --------
-    >>> [x.tolist() for x in rows(cols([4, 5], [-1, 6]), [1, 0, 1], [True, False, True])]
-    [[2, 0, 2], [5, 6, 5, 6]]
-    """
-    fc, fi = front
-    pick = np.asarray(pick, np.int64)
-    mask = np.asarray(mask, bool)
-    starts = np.cumsum(fc) - fc
-    cnt = np.where(mask, fc[pick], 0)
-    return cnt, fi[ranges(starts[pick][mask], fc[pick][mask])]
-
-
-class Frontier:
-    """Blocks of ops with per-rank frontiers; :meth:`build` makes the :class:`netsim.Trace`.
-
-    Within one compute block every rank appears at most once. ``tag`` names
-    are given as strings (None: no tag); their ids follow first use.
+    A :class:`netsim.blocks.BlockBuilder` (``add``, ``tag``, ``build``, ``n``)
+    whose :meth:`compute`, :meth:`send` and :meth:`collective` wait for and
+    move the ranks' frontiers. Within one compute block every rank appears at
+    most once. ``tag`` names are given as strings (None: no tag); their ids
+    follow first use.
 
     Parameters
     ----------
@@ -187,84 +61,10 @@ class Frontier:
     """
 
     def __init__(self, ranks):
-        self.ranks = int(ranks)
-        self.n = 0
-        self._blocks = []
-        self._tags = {}
+        super().__init__(ranks)
         self._last = np.full(self.ranks, -1, np.int64)
         self._p_rank = np.zeros(0, np.int64)
         self._p_op = np.zeros(0, np.int64)
-        self._specs = {}
-
-    def __len__(self):
-        return self.n
-
-    def tag(self, name):
-        """The id of tag ``name`` (-1 for None), registering it on first use.
-
-        Examples
-        --------
-        >>> b = Frontier(1)
-        >>> b.tag("push"), b.tag("pull"), b.tag("push"), b.tag(None)
-        (0, 1, 0, -1)
-        """
-        return -1 if name is None else self._tags.setdefault(str(name), len(self._tags))
-
-    def add(self, kind, rank, peer, size, flops, iteration, tag, deps, priority=0, spec=-1,
-            queue=-1):
-        """Append a block of ops laid out as given; return their ids.
-
-        ``kind``, ``peer``, ``size``, ``flops``, ``iteration`` and ``tag`` (an id of
-        :meth:`tag`) broadcast over ``rank``; ``deps`` is a CSR pair. The
-        frontiers are left to the caller (:meth:`settle`).
-
-        Parameters
-        ----------
-        kind : int or numpy.ndarray
-            :data:`netsim.trace.COMPUTE` or :data:`netsim.trace.MESSAGE` per op.
-        rank : numpy.ndarray of int
-            Rank of each op.
-        peer : int or numpy.ndarray
-            Destination of each message (-1 for compute).
-        size : float or numpy.ndarray
-            Bytes of each message.
-        flops : float or numpy.ndarray
-            FLOPs of each compute op.
-        iteration : int or numpy.ndarray
-            Iteration of each op.
-        tag : int or numpy.ndarray
-            Tag id of each op.
-        deps : tuple of numpy.ndarray
-            ``(ptr, idx)`` CSR dependencies of the ops.
-        priority : int or numpy.ndarray
-            Priority of each message (larger = more urgent; the trace's
-            ``priority`` column, read by strict-priority replays).
-        spec : int or numpy.ndarray
-            A collective op's specification (see :meth:`collective`), -1 for others.
-        queue : int or numpy.ndarray
-            Each message's send queue (the trace's ``queue`` column), -1 for none.
-
-        Examples
-        --------
-        >>> b = Frontier(2)
-        >>> b.add(COMPUTE, [0, 1], -1, 0.0, 5.0, 0, b.tag("x"), cols([-1, -1])).tolist()
-        [0, 1]
-        """
-        rank = np.asarray(rank, np.int64).ravel()
-        m = len(rank)
-
-        def col(x, dtype):
-            return np.broadcast_to(np.asarray(x, dtype), (m,))
-
-        counts, idx = deps
-        self._blocks.append((col(kind, np.uint8), rank, col(peer, np.int64),
-                             col(size, np.float64), col(flops, np.float64),
-                             col(iteration, np.int64), col(tag, np.int16),
-                             np.asarray(counts, np.int64), np.asarray(idx, np.int64),
-                             col(priority, np.int16), col(spec, np.int32), col(queue, np.int32)))
-        ids = np.arange(self.n, self.n + m, dtype=np.int64)
-        self.n += m
-        return ids
 
     def frontier(self, ranks):
         """CSR deps: the frontier of each entry of ``ranks`` (last compute op first).
@@ -463,7 +263,7 @@ class Frontier:
         ([0, 1], 'allreduce')
         """
         key = make_spec(op, ranks, None, algorithm, segments, element)
-        k = self._specs.setdefault(key, len(self._specs))
+        k = self.spec(key)
         if deps is None:
             c, i = self.frontier(key.group)
             deps = (np.array([c.sum()]), np.unique(i))
@@ -471,35 +271,6 @@ class Frontier:
                        self.tag(tag), deps, priority, k)
         self.settle(key.group, np.repeat(ids, len(key.group)))
         return ids[0]
-
-    def build(self, metadata=None):
-        """The :class:`netsim.Trace` of every op added, in order.
-
-        A compute op is given in FLOPs (its seconds follow from the device rate);
-        one without FLOPs (an embedding lookup) takes zero seconds.
-
-        Examples
-        --------
-        >>> Frontier(2).build().num_ops
-        0
-        """
-        if not self._blocks:
-            return Trace(self.ranks, np.zeros(0, np.uint8), np.zeros(0, np.int64),
-                         tags=list(self._tags), metadata=dict(metadata or {}))
-        kind, rank, peer, size, flops, iteration, tag, counts, idx, prio, spec, queue = (
-            np.concatenate(c) for c in zip(*self._blocks))
-        ptr = np.zeros(len(kind) + 1, np.int64)
-        np.cumsum(counts, out=ptr[1:])
-        duration = np.where((kind == COMPUTE) & (flops > 0), np.nan, 0.0)
-        # The priority column only where some message has one (plain traces stay plain).
-        extra = {"priority": prio} if prio.any() else {}
-        if self._specs:
-            extra.update(spec=spec, specs=Specs.from_rows(list(self._specs)))
-        if (queue >= 0).any():
-            extra["queue"] = queue
-        return Trace(self.ranks, kind, rank, np.where(kind == MESSAGE, peer, -1), size,
-                     duration, flops, iteration, tag, ptr, idx, tags=list(self._tags),
-                     metadata=dict(metadata or {}), **extra)
 
 
 def pipeline(b, it, pos, node, deps, flops, has_msg, peer, size, ctag, mtag, queue=-1):

@@ -21,7 +21,7 @@ from .errors import WorkloadError
 from .frontier import Frontier
 from .phases import Phases
 from .plan import Recording, dense_bpv, finish, plan, recording
-from .ps_sync import closed_form
+from .ps import closed_form
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
@@ -34,7 +34,7 @@ SERVERS = "master"
 DESCRIPTION = "parallel SGD, models averaged by a master every `period` local steps."
 
 #: Worst-case cost per step, averaging every H = ``period`` steps
-#: (:func:`workloads.ps_sync.closed_form` with one master).
+#: (:func:`workloads.ps.closed_form` with one master).
 ASYMPTOTIC = Asymptotic(
     "model averaging every H steps", "master",
     "2 (alpha + 4 P n beta) / H", "C + 4 n / F + P n / (H F)",

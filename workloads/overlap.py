@@ -185,7 +185,7 @@ def piece_segments(bounds, pcs):
     Parameters
     ----------
     bounds : ndarray of int
-        :func:`workloads.ps_sync.shard_bounds` (server ``s`` holds ``[bounds[s], bounds[s + 1])``).
+        :func:`workloads.ps.shard_bounds` (server ``s`` holds ``[bounds[s], bounds[s + 1])``).
     pcs : workloads.overlap.Pieces
         The pieces, in the order they are sent.
 

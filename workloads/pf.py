@@ -2,7 +2,7 @@
 
 Ranks ``0..P-1`` are workers, ``P..P+S-1`` servers; the flat parameter vector
 (:func:`workloads.mlp.flatten` order) is cut into S contiguous shards
-(:func:`workloads.ps_sync.shard_bounds`). Only *updates* (parameter changes)
+(:func:`workloads.ps.shard_bounds`). Only *updates* (parameter changes)
 travel, never weights or raw gradients. Step ``t = 1, 2, ...``:
 
 1. each worker computes the gradient ``g`` of its mini-batch on its copy of
@@ -36,8 +36,8 @@ independent of P), so the useful range of ``tau0`` depends on ``lr`` and on the
 model. On Iris with the defaults (``lr = 0.05``), ``tau0 = 0.05`` keeps about
 70 % of the values off the wire at unchanged accuracy. A sparse value costs 8
 bytes against 4 dense, so the filter saves bytes over a dense exchange only
-once it drops more than half of the values. :func:`sweep` tabulates bytes and
-accuracy against ``tau0``.
+once it drops more than half of the values. :func:`studies.pf_threshold.sweep`
+tabulates bytes and accuracy against ``tau0``.
 
 References
 ----------
@@ -65,14 +65,14 @@ from .errors import WorkloadError
 from .frontier import Frontier
 from .phases import Phases
 from .plan import Recording, finish, grad_deps, plan
-from .ps_sync import (closed_form, measure_sparse, shard_bounds, shard_layout, sparse_sizes,
+from .ps import (closed_form, measure_sparse, shard_bounds, shard_layout, sparse_sizes,
                       sparse_stats)
 from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "phases",
-           "sweep", "threshold", "value_filter", "aggregate_flops",
+           "threshold", "value_filter", "aggregate_flops",
            "broadcast_scale", "SERVERS", "DESCRIPTION", "OPTIONS"]
 
 #: Any number of servers >= 1 (see :func:`workloads.plan.plan`).
@@ -335,49 +335,9 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, tau0=0.05, a=2.0, servers=
                       servers=servers, dropped_fraction=dropped, extra=extra, diverged_at=bad)
 
 
-def sweep(tau0s=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5), **options):
-    """Bytes and accuracy of :func:`run` against ``tau0``, one row per value.
-
-    Parameters
-    ----------
-    tau0s : sequence of float
-        Thresholds to try; the first row is the reference for ``traffic_ratio``
-        (use 0 for the unfiltered baseline).
-    **options
-        Passed to :func:`run` (dataset, workers, epochs, seed, a, ...).
-
-    Returns
-    -------
-    list of dict
-        ``tau0``, ``accuracy``, ``total_bytes``, ``messages``,
-        ``dropped_fraction``, ``traffic_ratio`` (bytes of the first row over
-        this row's) and ``accuracy_change`` (this row's accuracy minus the
-        first row's).
-
-    Examples
-    --------
-    >>> rows = sweep((0.0, 0.01), epochs=2, workers=2)
-    >>> [r["tau0"] for r in rows], rows[0]["traffic_ratio"]
-    ([0.0, 0.01], 1.0)
-    >>> rows[1]["total_bytes"] < rows[0]["total_bytes"]
-    True
-    """
-    rows = []
-    for tau0 in tau0s:
-        r = run(tau0=tau0, **options)
-        rows.append({"tau0": float(tau0), "accuracy": r.accuracy, "total_bytes": r.total_bytes,
-                     "messages": r.messages, "dropped_fraction": r.dropped_fraction})
-    ref = rows[0] if rows else None
-    for row in rows:
-        nbytes = row["total_bytes"]
-        row["traffic_ratio"] = ref["total_bytes"] / nbytes if nbytes else float("inf")
-        row["accuracy_change"] = row["accuracy"] - ref["accuracy"]
-    return rows
-
-
 def measure(trace):
     """Per recorded iteration, bytes per shard parameter of each worker's push and of the
-    servers' broadcast (:func:`workloads.ps_sync.measure_sparse`), and the signal share
+    servers' broadcast (:func:`workloads.ps.measure_sparse`), and the signal share
     ``f`` of the broadcast pass rate: ``ratio(P) = f + (1 - f) / sqrt(P)`` fitted to the
     recorded ratio of broadcast to push rates (see :func:`broadcast_scale`).
 

@@ -380,7 +380,7 @@ def grad_deps(model, bounds, bwd, ranks, overlap, b):
     ----------
     model : workloads.mlp.Model
     bounds : numpy.ndarray of int
-        Shard boundaries (:func:`workloads.ps_sync.shard_bounds`).
+        Shard boundaries (:func:`workloads.ps.shard_bounds`).
     bwd : numpy.ndarray of int
         Backward op ids, (ranks, units).
     ranks : numpy.ndarray of int

@@ -31,30 +31,20 @@ Examples
 (65, 64, True)
 """
 
-from types import MappingProxyType
-
 from netsim import checks
 from netsim.trace import Trace
 
-from . import (admm, allreduce, dgc, model_averaging, pf, ps_async, ps_partitioned, ps_sync,
-               ringtmp, single, slimdp)
 from .errors import ProjectionError
+from .paradigms import PARADIGMS
 
-__all__ = ["project", "ProjectionError", "PROJECTABLE", "SCHEDULES"]
+__all__ = ["project", "ProjectionError", "PROJECTABLE"]
 
-#: Paradigm name -> its module (``measure`` and, where it can be projected, ``schedule``).
-SCHEDULES = MappingProxyType({
-    "single": single, "ps-sync": ps_sync, "ps-async": ps_async, "allreduce": allreduce,
-    "model-averaging": model_averaging, "admm": admm, "ringtmp": ringtmp, "pf": pf,
-    "slimdp": slimdp, "dgc": dgc, "ps-partitioned": ps_partitioned,
-})
-
-#: Paradigms :func:`project` supports.
-PROJECTABLE = tuple(name for name, m in SCHEDULES.items() if hasattr(m, "schedule"))
+#: Paradigms :func:`project` supports: those of :data:`workloads.PARADIGMS` with a ``schedule``.
+PROJECTABLE = tuple(name for name, p in PARADIGMS.items() if p.schedule is not None)
 
 
-def _module(trace):
-    """The paradigm module of a recorded trace, or why it cannot be projected."""
+def _paradigm(trace):
+    """The paradigm (its registry entry) of a recorded trace, or why it cannot be projected."""
     if not isinstance(trace, Trace):
         raise ProjectionError(f"expected a netsim Trace, got {type(trace).__name__}")
     md = trace.metadata
@@ -66,12 +56,12 @@ def _module(trace):
         raise ProjectionError(f"the trace is already a projection (of a {paradigm} run at "
                               f"P = {md['projection'].get('from_workers')}); project the "
                               "recorded trace instead")
-    if paradigm not in SCHEDULES:
+    if paradigm not in PARADIGMS:
         raise ProjectionError(f"paradigm {paradigm!r} cannot be projected; projectable "
                               f"paradigms: {', '.join(PROJECTABLE)}")
-    module = SCHEDULES[paradigm]
-    if not hasattr(module, "schedule"):
-        module.measure(trace)   # says why it cannot be projected
+    entry = PARADIGMS[paradigm]
+    if entry.schedule is None:
+        entry.measure(trace)   # says why it cannot be projected
         raise ProjectionError(f"paradigm {paradigm!r} cannot be projected")
     if (md.get("window") or [0])[0]:
         raise ProjectionError(f"the {paradigm} trace starts at iteration {md['window'][0]} of its "
@@ -80,7 +70,7 @@ def _module(trace):
     if missing:
         raise ProjectionError(f"the {paradigm} trace lacks metadata {', '.join(missing)}, which "
                               "the projection needs; record it again")
-    return module
+    return entry
 
 
 def project(trace, P, servers=None, iterations=None, batch_size=None, device_flops=None,
@@ -136,12 +126,12 @@ def project(trace, P, servers=None, iterations=None, batch_size=None, device_flo
     ...
     workloads.errors.ProjectionError: P must be an integer >= 1, got 0
     """
-    module = _module(trace)
+    entry = _paradigm(trace)
     P = checks.check_int(P, "P", error=ProjectionError)
     if device_flops is not None:
         device_flops = checks.check_real(device_flops, "device_flops", lo=0, strict=True,
                                          error=ProjectionError)
-    out = module.schedule(P, module.measure(trace), servers, iterations, batch_size, model,
+    out = entry.schedule(P, entry.measure(trace), servers, iterations, batch_size, model,
                           start)
     if device_flops is not None:
         out = out.with_metadata(device_flops=float(device_flops))

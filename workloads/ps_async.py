@@ -54,13 +54,13 @@ import numpy as np
 from netsim import checks
 from netsim.trace import COMPUTE, MESSAGE
 
-from . import mlp, ps_sync
+from . import mlp, ps
 from .closed import Asymptotic
 from .errors import WorkloadError
 from .frontier import Frontier, cols, interleave, merge, one
 from .phases import Phases
 from .plan import Recording, finish, plan
-from .ps_sync import init_servers, server_update_flops, shard_layout
+from .ps import init_servers, measure_dense, server_update_flops, shard_layout
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
@@ -200,7 +200,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
 
 def measure(trace):
     """Bytes per parameter of the pushes and fetches of a recorded Downpour run
-    (:func:`workloads.ps_sync.measure` of tags ``push`` and ``fetch``).
+    (:func:`workloads.ps.measure_dense` of tags ``push`` and ``fetch``).
 
     Examples
     --------
@@ -208,7 +208,7 @@ def measure(trace):
     >>> m["push"], m["pull"]
     (4.0, 4.0)
     """
-    return ps_sync.measure(trace, push="push", pull="fetch")
+    return measure_dense(trace, push="push", pull="fetch")
 
 
 def _check_ssp(ssp, n_fetch, n_push):
@@ -251,7 +251,7 @@ def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=Non
              start=0):
     """Downpour steps with ``P`` workers: fetch every ``n_fetch`` steps, forward and
     backward every step, push every ``n_push`` steps and at the last; each push is
-    applied by an update (:func:`workloads.ps_sync.server_update_flops` of one push).
+    applied by an update (:func:`workloads.ps.server_update_flops` of one push).
     A worker's fetch waits for its own last compute and its own last update on that
     server only (with SSP bound s, also every worker's update of step ``t - s - 1``);
     an update waits for its push only.
@@ -418,10 +418,10 @@ def closed_form(trace, alpha, beta, device_flops=None):
     A step of P workers with S servers moves, when every worker pushes and
     fetches at once (the worst case: nothing overlaps), ``n / S`` bytes per
     worker-server pair each way: a push phase and a fetch phase of
-    ``alpha + max(P, S) n beta / S`` each (:func:`workloads.ps_sync.closed_form`,
+    ``alpha + max(P, S) n beta / S`` each (:func:`workloads.ps.closed_form`,
     on the steps that push or fetch: every ``n_push``-th and ``n_fetch``-th),
     and each server applies the P pushes one after another, ``P x 5 n / S``
-    FLOPs (:func:`workloads.ps_sync.server_update_flops` of one push each), on
+    FLOPs (:func:`workloads.ps.server_update_flops` of one push each), on
     top of the worker's forward and backward compute:
 
         T = compute + P 5 n / (S F) + (alpha + max(P, S) n beta / S) (1 / n_push + 1 / n_fetch)
@@ -462,7 +462,7 @@ def closed_form(trace, alpha, beta, device_flops=None):
     >>> abs(cf["communication"] - 2 * (1e-6 + 2 * 1000 * 1e-9)) < 1e-18
     True
     """
-    out = ps_sync.closed_form(trace, alpha, beta, device_flops)
+    out = ps.closed_form(trace, alpha, beta, device_flops)
     out["formula"] = ("worst case, nothing overlapped: compute + P serial updates + "
                       "push and fetch (alpha + max(P,S) n beta / S) on the steps that do them")
     return out

@@ -34,7 +34,7 @@ Placement (``partition=``):
     (:func:`workloads.datasets.shards`), rows assigned to servers by a
     seeded random permutation (equal counts).
 
-:func:`compare` runs both and reports the traffic ratio random / partitioned.
+:func:`studies.metis_vs_random.compare` runs both and reports the traffic ratio random / partitioned.
 Li, Andersen and Smola report that their partitioner (Parsa) removes 90 % of
 the network communication of a distributed learning system on text data;
 this project's brief quotes "up to 14x". On the synthetic ``sparse`` dataset
@@ -62,16 +62,16 @@ import time
 
 import numpy as np
 
-from netsim import checks, simulate
+from netsim import checks
 
 from . import mlp
 from .datasets import shards as _random_shards
 from .errors import PartitionError, ProjectionError, WorkloadError
-from .ps_sync import closed_form
+from .ps import closed_form
 from .recorder import V100_FP32_FLOPS, Recorder
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "measure", "closed_form", "compare", "partition_samples", "partition_features",
+__all__ = ["run", "measure", "closed_form", "partition_samples", "partition_features",
            "random_features", "PARTITIONS", "DESCRIPTION", "OPTIONS"]
 
 DESCRIPTION = ("parameter server on sparse data: workers pull/push only the rows their "
@@ -295,7 +295,7 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
     X = _csr(data.X_train)
     F, C = data.n_features, data.n_classes
     y = data.y_train
-    t0 = time.perf_counter()   # the placement's cost, for compare()'s pay-back
+    t0 = time.perf_counter()   # the placement's cost, for studies.metis_vs_random's pay-back
     if partition == "metis":
         sample_part = partition_samples(X, P, seed)
         shard_list = [np.flatnonzero(sample_part == w) for w in range(P)]
@@ -380,68 +380,6 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
     return rec.result("ps-partitioned", setup, mlp.accuracy(final, data.X_test, data.y_test), it,
                       hyper, dropped_fraction=1.0 - sent_values / dense if dense else 0.0,
                       extra=extra, diverged_at=bad)
-
-
-def compare(dataset="sparse", workers=4, topology=None, **options):
-    """Run the METIS placement and the random baseline with the same options; with a
-    topology, also what the placement costs against the training time it saves.
-
-    Parameters
-    ----------
-    dataset : str or Dataset
-    workers : int
-    topology : callable or networkx.Graph, optional
-        ``topology(ranks)`` (or a graph) on which both traces are simulated.
-    **options
-        Passed to :func:`run` (not ``partition``).
-
-    Returns
-    -------
-    dict
-        ``metis`` and ``random`` (their :class:`RunResult`), ``traffic_ratio``
-        (random bytes / METIS bytes), ``message_ratio``, ``accuracy_change``
-        (METIS accuracy minus random accuracy), ``partition_seconds`` (METIS's
-        placement wall time minus the random one's, measured on this machine).
-        With a ``topology``: ``epoch_seconds`` (simulated training time of one
-        epoch, ``{"metis": ..., "random": ...}``), ``saved_per_epoch`` (random
-        minus METIS) and ``payback_epochs`` = ``partition_seconds /
-        saved_per_epoch``, the epochs of training after which the placement has
-        paid for itself (None if it saves no time); else those three are None.
-
-    Examples
-    --------
-    >>> import networkx as nx
-    >>> def star(n):
-    ...     G = nx.Graph()
-    ...     G.add_nodes_from([f"h{i}" for i in range(n)], kind="host")
-    ...     G.add_edges_from([(f"h{i}", "sw") for i in range(n)], bandwidth=1.25e8, latency=1e-5)
-    ...     return G
-    >>> c = compare(epochs=1, topology=star)
-    >>> c["traffic_ratio"] > 1, c["saved_per_epoch"] > 0
-    (True, True)
-    >>> c["payback_epochs"] == c["partition_seconds"] / c["saved_per_epoch"]
-    True
-    """
-    if "partition" in options:
-        raise WorkloadError("compare runs both partitions; do not pass partition=")
-    part = run(dataset, workers, partition="metis", **options)
-    base = run(dataset, workers, partition="random", **options)
-    cost = part.extra["partition_seconds"] - base.extra["partition_seconds"]
-    out = {"metis": part, "random": base,
-           "traffic_ratio": base.total_bytes / part.total_bytes,
-           "message_ratio": base.messages / part.messages,
-           "accuracy_change": part.accuracy - base.accuracy, "partition_seconds": cost,
-           "epoch_seconds": None, "saved_per_epoch": None, "payback_epochs": None}
-    if topology is not None:
-        epochs = int(part.trace.metadata["hyper"]["epochs"])
-        secs = {}
-        for name, r in (("metis", part), ("random", base)):
-            G = topology(r.trace.ranks) if callable(topology) else topology
-            secs[name] = simulate(r.trace, G).makespan / epochs
-        saved = secs["random"] - secs["metis"]
-        out.update(epoch_seconds=secs, saved_per_epoch=saved,
-                   payback_epochs=max(cost, 0.0) / saved if saved > 0 else None)
-    return out
 
 
 def measure(trace):

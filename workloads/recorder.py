@@ -4,8 +4,8 @@ P logical workers (ranks ``0..P-1``) and S servers (ranks ``P..P+S-1``) run in
 one process. A paradigm trains for real and, for every value it sends, calls
 :meth:`Recorder.send` with the payload itself; the recorder counts the payload's
 true size (:func:`payload_bytes`), adds a message op to a
-:class:`workloads.frontier.Frontier` (the one trace builder, which every
-paradigm's ``schedule`` uses too) and so keeps per-rank dependency bookkeeping:
+:class:`workloads.frontier.Frontier` (the paradigms' block builder on
+:class:`netsim.blocks.BlockBuilder`, which every paradigm's ``schedule`` uses too) and so keeps per-rank dependency bookkeeping:
 
 * each rank has a *frontier*: the ops its next op must wait for (its last
   compute op plus the messages it received since);

@@ -26,7 +26,7 @@ import numpy as np
 from netsim.library import mpich_wire
 from netsim.traceops import concat, repeat
 
-from . import allreduce, mlp, model_averaging, ps_async, ps_sync
+from . import allreduce, mlp, model_averaging, ps, ps_async, ps_sync
 from .errors import WorkloadError
 from .frontier import Frontier
 from .plan import recording
@@ -245,4 +245,4 @@ def closed_form(trace, alpha, beta, device_flops=None):
         return allreduce.closed_form(trace, alpha, beta, device_flops)
     if md.get("scheme") in ("ssp", "async"):
         return ps_async.closed_form(trace, alpha, beta, device_flops)
-    return ps_sync.closed_form(trace, alpha, beta, device_flops)
+    return ps.closed_form(trace, alpha, beta, device_flops)

@@ -2,7 +2,7 @@
 
 Ranks ``0..P-1`` are workers, ``P..P+S-1`` servers; the flat parameter vector
 (:func:`workloads.mlp.flatten` order, ``d`` values) is cut into S contiguous
-shards (:func:`workloads.ps_sync.shard_bounds`), server ``s`` holding the
+shards (:func:`workloads.ps.shard_bounds`), server ``s`` holding the
 global values of shard ``s``. Every worker trains its own copy of the model;
 round ``t``:
 
@@ -56,7 +56,7 @@ from .errors import WorkloadError
 from .frontier import Frontier
 from .phases import Phases
 from .plan import Recording, finish, plan
-from .ps_sync import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
+from .ps import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
 from .recorder import SPARSE_BYTES_PER_VALUE, payload_bytes, run_result
 from .recorder import V100_FP32_FLOPS, sparse_payload
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
@@ -354,7 +354,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
 
 def measure(trace):
     """Per recorded iteration, bytes per shard parameter of each worker's push and of
-    each server's pull reply (:func:`workloads.ps_sync.measure_sparse`).
+    each server's pull reply (:func:`workloads.ps.measure_sparse`).
 
     Examples
     --------

@@ -1,7 +1,8 @@
 """The schedule builder shared by every collective, and MPICH's fold for non-power-of-two P.
 
 A :class:`Schedule` appends the ops of one collective a step at a time as numpy
-blocks and turns them into a :class:`~netsim.trace.Trace` together with what
+blocks (it is a :class:`netsim.blocks.BlockBuilder`, the core's one block
+builder) and turns them into a :class:`~netsim.trace.Trace` together with what
 each message carries (see :func:`netsim.collectives.payloads`). The step
 semantics and the fold are described in :mod:`netsim.collectives`.
 """
@@ -10,9 +11,10 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ..blocks import BlockBuilder
 from ..checks import check_int, check_real
 from ..errors import TraceError
-from ..trace import COMPUTE, MESSAGE, Trace
+from ..trace import COMPUTE, MESSAGE
 
 __all__ = ["Schedule", "build", "split", "pof2", "fold_core", "fold", "unfold", "halving",
            "doubling", "identity", "chunk_start"]
@@ -31,11 +33,13 @@ def pof2(P):
 
 # -- the schedule builder -------------------------------------------------------------------
 
-class Schedule:
+class Schedule(BlockBuilder):
     """Ops of one collective, appended a step at a time as numpy blocks.
 
-    ``send[r]`` and ``recv[r]`` are rank r's latest send and latest receive (or
-    the reduction of it): what its next step waits for.
+    A :class:`netsim.blocks.BlockBuilder` whose messages also carry a range of
+    chunks (:meth:`payload`). ``send[r]`` and ``recv[r]`` are rank r's latest
+    send and latest receive (or the reduction of it): what its next step waits
+    for.
 
     Parameters
     ----------
@@ -68,17 +72,14 @@ class Schedule:
     """
 
     def __init__(self, name, ranks, chunks, chunk_bytes, cost=0.0, **params):
+        super().__init__(ranks)
         self.name = name
-        self.ranks = ranks
         self.chunks = chunks
         self.chunk_bytes = chunk_bytes
         self.gamma = cost  # reduction seconds per byte
         self.params = params
-        self.count = 0
-        self.blocks = []
-        self.tags = {}
-        self.send = np.full(ranks, -1, np.int64)
-        self.recv = np.full(ranks, -1, np.int64)
+        self.send = np.full(self.ranks, -1, np.int64)
+        self.recv = np.full(self.ranks, -1, np.int64)
 
     def bytes(self, lo, hi):
         """Bytes of chunks ``[lo, hi)``.
@@ -96,24 +97,10 @@ class Schedule:
 
     def _append(self, kind, rank, peer, lo, hi, reduce, duration, tag, deps):
         """Append ops; ``deps`` is an (ops, slots) array of op ids, -1 for none."""
-        m = len(rank)
         valid = deps >= 0
-        self.blocks.append({
-            "kind": np.full(m, kind, np.uint8),
-            "rank": rank,
-            "peer": peer,
-            "size": self.bytes(lo, hi) if kind == MESSAGE else np.zeros(m),
-            "duration": duration,
-            "tag": np.full(m, self.tags.setdefault(tag, len(self.tags)), np.int16),
-            "lo": lo,
-            "hi": hi,
-            "reduce": np.full(m, reduce, bool),
-            "count": valid.sum(axis=1),
-            "idx": deps[valid],
-        })
-        ids = np.arange(self.count, self.count + m, dtype=np.int64)
-        self.count += m
-        return ids
+        return self.add(kind, rank, peer, self.bytes(lo, hi) if kind == MESSAGE else 0.0,
+                        tag=self.tag(tag), deps=(valid.sum(axis=1), deps[valid]),
+                        duration=duration, lo=lo, hi=hi, reduce=bool(reduce))
 
     def messages(self, src, dst, lo, hi, tag, reduce=False, deps=None):
         """Messages with explicit dependencies; ``send``/``recv`` are not updated.
@@ -144,7 +131,7 @@ class Schedule:
         """
         m = len(src)
         deps = np.full((m, 0), -1, np.int64) if deps is None else deps
-        return self._append(MESSAGE, src, dst, lo, hi, reduce, np.zeros(m), tag, deps)
+        return self._append(MESSAGE, src, dst, lo, hi, reduce, 0.0, tag, deps)
 
     def computes(self, rank, seconds, tag, deps):
         """Compute ops (reductions) with explicit dependencies.
@@ -225,7 +212,7 @@ class Schedule:
         if rendezvous:
             cols += [self.send[dst], self.recv[dst]]
         deps = distinct(np.stack(cols, axis=1))
-        msg = self._append(MESSAGE, src, dst, lo, hi, reduce, np.zeros(m), tag, deps)
+        msg = self._append(MESSAGE, src, dst, lo, hi, reduce, 0.0, tag, deps)
         self.send[src] = msg
         if reduce and self.gamma > 0:
             cols = [msg, self.recv[dst]] + ([self.send[dst]] if sendrecv else [])
@@ -234,11 +221,6 @@ class Schedule:
         else:
             self.recv[dst] = msg
         return msg
-
-    def _column(self, key, dtype):
-        if not self.blocks:
-            return np.zeros(0, dtype)
-        return np.concatenate([b[key] for b in self.blocks]).astype(dtype, copy=False)
 
     def trace(self):
         """The schedule as a validated Trace.
@@ -250,14 +232,7 @@ class Schedule:
         >>> dict(s.trace().metadata)
         {'collective': 'demo', 'ranks': 2, 'nbytes': 8.0}
         """
-        ptr = np.zeros(self.count + 1, np.int64)
-        np.cumsum(self._column("count", np.int64), out=ptr[1:])
-        meta = {"collective": self.name, "ranks": self.ranks, **self.params}
-        return Trace(self.ranks, self._column("kind", np.uint8), self._column("rank", np.int32),
-                     self._column("peer", np.int32), self._column("size", np.float64),
-                     self._column("duration", np.float64), None, None,
-                     self._column("tag", np.int16), ptr, self._column("idx", np.int64),
-                     tags=list(self.tags), metadata=meta)
+        return self.build({"collective": self.name, "ranks": self.ranks, **self.params})
 
     def payload(self):
         """What each op carries (see :func:`netsim.collectives.payloads`).
@@ -270,8 +245,8 @@ class Schedule:
         ([1], [3], 4.0)
         """
         return {"chunks": self.chunks, "chunk_bytes": self.chunk_bytes,
-                "lo": self._column("lo", np.int64), "hi": self._column("hi", np.int64),
-                "reduce": self._column("reduce", bool)}
+                "lo": self.column("lo", np.int64), "hi": self.column("hi", np.int64),
+                "reduce": self.column("reduce", bool)}
 
 
 def distinct(deps):

@@ -1,7 +1,7 @@
 """A model of NCCL as a communication library: ``netsim.nccl.simulate(G, op, nbytes)``.
 
 NCCL's plan for a call (algorithm, protocol, channels) comes from NCCL's own
-tuning model (:mod:`netsim.nccl.tuning`, a transcription of v2.21.5-1); the
+tuning model (:mod:`netsim.nccl.tuning`, a transcription of v2.30.7-1); the
 call is then built as a trace of flows over the graph's real links and replayed
 by the engine (:mod:`netsim.nccl.model`), so links shared by channels, rings or
 other traffic are counted. The graph is read by :mod:`netsim.nccl.hardware`.

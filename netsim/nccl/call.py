@@ -34,7 +34,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
         (reduce_scatter), each rank's send buffer of alltoall.
     ranks : sequence of nodes, optional
         The gpu node of each rank; default every gpu node in graph order.
-    algorithm : {"ring", "tree", "nvls", "nvls_tree", "collnet_chain", "p2p"}, optional
+    algorithm : {"ring", "tree", "nvls", "nvls_tree", "collnet_chain", "pat", "p2p"}, optional
         None: NCCL's choice (:func:`netsim.nccl.tuning.algo_time` least).
         alltoall and sendrecv always run as ``"p2p"``.
     protocol : {"LL", "LL128", "Simple"}, optional

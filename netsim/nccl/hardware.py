@@ -9,12 +9,14 @@ from its ``technology`` when it names one, else from the kinds of its ends.
 
 References
 ----------
-.. [1] NVIDIA NCCL v2.21.5-1, src/graph/topo.h (``SM70_NVLINK_BW`` ...),
+.. [1] NVIDIA NCCL v2.30.7-1, src/graph/topo.h (``SM70_NVLINK_BW`` ...),
    src/graph/topo.cc (``kvDictPciGen``), src/graph/search.cc (rings tried over
    NVLink first, then PCIe, then the NICs), src/graph/trees.cc (``ncclGetBtree``,
    ``ncclGetDtree``: the double binary tree).
 .. [2] NVIDIA P100, V100, A100 and H100 whitepapers (2016-2022): one NVLink moves
-   20 GB/s (NVLink1) or 25 GB/s (NVLink2-4) per direction.
+   20 GB/s (NVLink1) or 25 GB/s (NVLink2-4) per direction; NVIDIA Blackwell architecture
+   technical brief (2024): fifth-generation NVLink, 18 links and 1.8 TB/s per GPU, so
+   50 GB/s per link per direction.
 """
 
 import itertools
@@ -32,14 +34,17 @@ __all__ = ["Hardware", "COMPUTE_CAPABILITY", "NVLINK_RATE", "PCIE_EFFICIENCY",
            "btree_parents"]
 
 # Compute capability x 10 of the GPU models a graph may name (CUDA C Programming Guide,
-# "Compute Capabilities" table; NVIDIA product pages for the RTX 4090 (8.9) and H20 (9.0)).
+# "Compute Capabilities" table, B200 10.0; NVIDIA product pages for the RTX 4090 (8.9) and
+# H20 (9.0)).
 COMPUTE_CAPABILITY = types.MappingProxyType({
     "P100": 60, "V100": 70, "A100": 80, "A10": 86, "A40": 86, "RTX3090": 86, "L40": 89,
-    "RTX4090": 89, "4090": 89, "H100": 90, "H200": 90, "H20": 90, "H800": 90, "GH200": 90})
+    "RTX4090": 89, "4090": 89, "H100": 90, "H200": 90, "H20": 90, "H800": 90, "GH200": 90,
+    "B200": 100})
 # Data rate of one NVLink per direction (whitepapers [2]; sm86: the RTX 3090 bridge's
 # four links, 112.5 GB/s both ways in all, NVIDIA GeForce RTX 3090 product page); NCCL's own figure
 # per link (topo.h ``SM*_NVLINK_BW``) divided by it is the share NCCL reaches.
-NVLINK_RATE = types.MappingProxyType({60: 20e9, 70: 25e9, 80: 25e9, 86: 14.0625e9, 90: 25e9})
+NVLINK_RATE = types.MappingProxyType({60: 20e9, 70: 25e9, 80: 25e9, 86: 14.0625e9, 90: 25e9,
+                                      100: 50e9})
 # NCCL counts a PCIe lane as 6 Gb/s at gen3 (topo.cc ``kvDictPciGen`` 60 x 100 Mb/s,
 # ``width * speed / 80`` GB/s), against the 8 GT/s x 128/130 a lane carries: 0.762.
 # Gen4-6 double both numbers, so the share is the same.
@@ -48,11 +53,12 @@ PCIE_EFFICIENCY = 6.0 / (8.0 * 128 / 130)
 # The latency (s) a network plugin reports to NCCL (``ncclNetProperties.latency``), which the
 # search copies into ``graph->latencyInter`` (search.cc) and tuning.cc adds to every
 # inter-node step. NCCL's own InfiniBand/RoCE and socket transports leave it 0 ("Not set",
-# src/transport/net_ib.cc and net_socket.cc, v2.21.5-1); AWS's EFA plugin reports 75 us on
-# p4d, p4de and p5 (aws-ofi-nccl src/platform-aws.cpp, ``platform_data_map`` ``.latency``,
-# since d87d61e "Variable internode latency reported to NCCL", 2023; the plugin's comment
-# calls the value empirical, chosen so that NCCL's tuner picks well on p5). Keyed by the
-# technology of the NIC's network edge.
+# src/transport/net_ib/init.cc and net_socket.cc, v2.30.7-1); AWS's EFA plugin reports 75 us
+# on p4d, p4de and p5/p5e alike (aws-ofi-nccl src/platform-aws.cpp, ``platform_data_map``
+# ``.latency``, since d87d61e "Variable internode latency reported to NCCL", 2023, and
+# unchanged at 2daf7d3, 2026: only p5en, p6 and later get 35 us; the plugin's comment calls
+# 75 us empirical, chosen so that NCCL's tuner picks well on p5). Keyed by the technology of
+# the NIC's network edge; the plugin does not separate p4d's EFA from p5's.
 NET_PLUGIN_LATENCY = types.MappingProxyType({"EFA": 75e-6})
 
 # The socket link NCCL assumes for a technology (topo.h QPI_BW, SKL_QPI_BW; AMD_BW for xGMI).
@@ -229,8 +235,8 @@ def nvlink_efficiency(compcap):
 
 def _generation(compcap):
     """The key of topo.h's NVLink table for a compute capability (as ``nvlink_bw``)."""
-    return (90 if compcap >= 90 else 86 if compcap == 86 else 80 if compcap >= 80
-            else 70 if compcap >= 70 else 60)
+    return (100 if compcap >= 100 else 90 if compcap >= 90 else 86 if compcap == 86
+            else 80 if compcap >= 80 else 70 if compcap >= 70 else 60)
 
 
 def _near(G, start, want, through):

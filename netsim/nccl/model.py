@@ -19,11 +19,13 @@ counted by the engine:
   channel's share, of an allgather or reduce-scatter ``(n-1)/n``; a tree edge
   the channel's share up (reduce) and down (broadcast); an NVLS port
   ``(1 + 1/n)`` of it each way (multimem load-reduce of every slice, then the
-  multicast of the result), at NCCL's NVLS efficiency (:data:`NVLS_EFFICIENCY`).
+  multicast of the result), at NCCL's NVLS efficiency (:data:`NVLS_EFFICIENCY`);
+  a PAT channel (allgather and reduce-scatter at one GPU per machine) sends to
+  peers ``2**d`` ranks away, Bruck's ``(n-1)/n`` of its share in all (:func:`_pat_flows`).
 * The protocol's wire format: LL sends 8 bytes per 4 of data (``union
   ncclLLFifoLine``: two 4-byte flags beside two 4-byte words), LL128 128-byte
   lines with one 8-byte flag (``NCCL_LL128_LINEELEMS`` 16, ``NCCL_LL128_DATAELEMS``
-  15), Simple the data alone (src/include/device.h, v2.21.5-1).
+  15), Simple the data alone (src/include/device.h, v2.30.7-1).
 * Transports: peer-to-peer over NVLink or PCIe on the graph's own route; without
   P2P (a GPU with ``p2p=False``) every transfer is staged through the sender's
   CPU (NCCL's SHM transport); across machines through the NIC of the channel's
@@ -37,7 +39,7 @@ counted by the engine:
 * GPU-side limits: a ring channel's flow out of a GPU is held to NCCL's
   per-channel limit of LL (``llMaxBw`` / channels) and LL128
   (``perChMaxRingLL128Bw``) in tuning.cc, and an NVLS tree channel's flows
-  across machines to ``perChMaxNVLSTreeBw`` (v2.28.3) (:mod:`netsim.nccl.limits`;
+  across machines to ``perChMaxNVLSTreeBw`` (:mod:`netsim.nccl.limits`;
   tree caps are not applied, see there), through an edge of that bandwidth that
   feeds the GPU (:func:`_origins`).
 * CollNet chain (SHARP): where every rail's network switch says ``sharp=True``
@@ -60,20 +62,21 @@ import networkx as nx
 
 from ..network import Network
 from ..checks import check_int
-from . import hardware, limits, p2p, tuning
+from . import hardware, limits, p2p, search, tuning
 from .tuning import NcclModelError
 
 __all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "Setup", "Call",
            "setup", "plan"]
 
 OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
-ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "collnet_chain", "p2p")
+ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "collnet_chain", "pat", "p2p")
 # Bytes on the wire per data byte (src/include/device.h, see the module docstring).
 WIRE_FACTOR = types.MappingProxyType({"LL": 16 / 8, "LL128": 16 / 15, "Simple": 1.0})
 # Share of the NVLink rate NVLS transfers (multimem load-reduce and multicast store) reach:
-# ``nvlsEfficiency`` in src/graph/tuning.cc of NCCL v2.28.3-1 (Hopper 0.85, Blackwell 0.74;
-# v2.21.5-1 has no such factor). NVLS flows carry their bytes / this share.
-NVLS_EFFICIENCY = types.MappingProxyType({90: 0.85, 100: 0.74})
+# ``nvlsEfficiency`` in src/graph/tuning.cc of NCCL v2.30.7-1 (Hopper 0.85, Blackwell 0.74;
+# :data:`netsim.nccl.limits.NVLS_EFFICIENCY`). NVLS flows carry their bytes / this share.
+NVLS_EFFICIENCY = types.MappingProxyType({90: limits.NVLS_EFFICIENCY[2],
+                                          100: limits.NVLS_EFFICIENCY[3]})
 
 
 class Plan(NamedTuple):
@@ -193,20 +196,31 @@ def _check_algorithm(hw, comm, op, algorithm):
             and "collnet_chain" not in comm.graphs):
         raise NcclModelError("collnet_chain needs network switches with sharp=True (InfiniBand "
                              "SHARP) joining every rail; this graph has none")
+    if algorithm == "pat" and (op not in ("allgather", "reduce_scatter")
+                               or len(hw.machines) != len(hw.gpus)):
+        raise NcclModelError(f"pat runs allgather and reduce_scatter at one GPU per machine "
+                             f"(ncclPatEnable), not {op} on {len(hw.gpus)} GPUs in "
+                             f"{len(hw.machines)} machines")
     if algorithm in ("tree", "nvls_tree", "collnet_chain") and len(hw.machines) < 2:
         raise NcclModelError(f"{algorithm} runs across machines; all ranks are on one "
                              f"(give gpu nodes a 'node' attribute)")
     if algorithm == "nvls" and len(hw.machines) > 1:
         raise NcclModelError("nvls runs inside one machine; across machines use nvls_tree")
-    if algorithm not in comm.graphs:
+    if _graph(comm, algorithm) is None:
         raise NcclModelError(f"{algorithm} is not available on this hardware")
+
+
+def _graph(comm, algorithm):
+    """The search graph an algorithm runs on (PAT on the tree's, init.cc), or None."""
+    return comm.graphs.get("tree" if algorithm == "pat" else algorithm)
 
 
 def _choose(comm, hw, op, nbytes, algorithm, protocol):
     """NCCL's (algorithm, protocol), the caller's where given, and NCCL's predicted time."""
     if op in ("alltoall", "sendrecv"):
         return algorithm or "p2p", protocol, math.inf
-    algos = [algorithm] if algorithm else [a for a in tuning.ALGORITHMS if a in comm.graphs]
+    algos = ([algorithm] if algorithm else
+             [a for a in tuning.ALGORITHMS if a in ALGORITHMS and _graph(comm, a) is not None])
     protos = [protocol] if protocol else list(tuning.PROTOCOLS)
     best = None
     for a in algos:
@@ -417,6 +431,24 @@ def _chain_flows(flows, chain, share, c, origin):
         flows.add(a, b, share, rail=c, origin=origin(a, b, c))   # broadcast
 
 
+def _pat_flows(flows, n, op, share, c, origin):
+    """Channel ``c`` of a PAT allgather (reduce-scatter): peers at distance ``2**d``.
+
+    NCCL's PAT (src/include/collectives.h, ``PatAGAlgorithm``/``PatRSAlgorithm``)
+    exchanges along dimensions ``d`` with peers ``2**d`` ranks away; as in Bruck's
+    allgather, dimension ``d`` carries ``min(2**d, n - 2**d)`` of the ``n`` blocks,
+    ``n - 1`` blocks in all, every rank's flows in flight at once (the fluid limit
+    of its pipeline). Reduce-scatter runs the same exchange the other way.
+    """
+    d = 1
+    while d < n:
+        blocks = min(d, n - d)
+        for a in range(n):
+            b = (a + d) % n if op == "allgather" else (a - d) % n
+            flows.add(a, b, share * blocks / n, rail=c, origin=origin(a, b, c))
+        d *= 2
+
+
 def _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
     n, share = len(hw.gpus), nbytes / channels
     if op in ("alltoall", "sendrecv"):
@@ -440,6 +472,8 @@ def _schedule(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
         elif algorithm == "nvls":
             for a in range(n):
                 flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
+        elif algorithm == "pat":
+            _pat_flows(flows, n, op, share, c, origin)
         elif algorithm == "collnet_chain":   # chains in each machine, SHARP across
             for m in range(len(hw.machines)):
                 chain = _chain(hw, local, m, c)
@@ -574,9 +608,9 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
         protocol = protocol or proto
     algorithm, protocol, predicted = _choose(comm, hw, op, nbytes, algorithm, protocol)
     if channels is None:
-        channels = comm.graphs.get(algorithm, comm.graphs["ring"]).n_channels
-    # NCCL allocates at most MAXCHANNELS channels per communicator (p2p.MAX_CHANNELS).
-    channels = check_int(channels, "channels", maximum=p2p.MAX_CHANNELS, error=NcclModelError)
+        channels = (_graph(comm, algorithm) or comm.graphs["ring"]).n_channels
+    # NCCL allocates at most MAXCHANNELS channels per communicator (search.MAX_CHANNELS).
+    channels = check_int(channels, "channels", maximum=search.MAX_CHANNELS, error=NcclModelError)
     cap = _channel_caps(hw, comm, op, algorithm, protocol, channels)
     origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
     flows = _Flows(hw, WIRE_FACTOR[protocol])

@@ -1,4 +1,10 @@
-"""How NCCL splits a point-to-point call over channels (v2.21.5-1).
+"""How NCCL splits a point-to-point call over channels (v2.21.5-1: not yet re-read).
+
+This module still follows NCCL v2.21.5-1, the one part of :mod:`netsim.nccl` not
+moved to v2.30.7-1 (:data:`netsim.nccl.tuning.NCCL_VERSION`): v2.30.7-1 doubles
+``MAXCHANNELS`` to 64 and chooses LL for a send up to ``nChannels x
+NCCL_P2P_LL_THRESHOLD`` (src/enqueue.cc), and its ``scheduleP2pTasksToPlan`` has
+not been transcribed here.
 
 alltoall and sendrecv are grouped sends and receives: NCCL's tuning model has
 no entry for them; the channels they run on come from two places in its source.

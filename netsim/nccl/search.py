@@ -1,7 +1,7 @@
 """NCCL's topology search as plain numbers: the channels and speeds it reaches.
 
 ``search_channels`` bounds what ``ncclTopoCompute`` (src/graph/search.cc of
-NCCL v2.21.5-1) finds on a machine's links: channels and per-channel
+NCCL v2.30.7-1) finds on a machine's links: channels and per-channel
 bandwidth, on the speed ladders of the source; ``raise_tree_intra`` is its
 second pass for trees across machines. Both take and return SI units (bytes/s);
 the ladders are kept in GB/s as the source writes them.
@@ -14,22 +14,36 @@ import types
 from ..checks import check_int, check_real
 from ..errors import NcclModelError
 
-__all__ = ["SPEEDS", "search_channels", "raise_tree_intra"]
+__all__ = ["SPEEDS", "MAX_CHANNELS", "MAX_RING_CHANNELS", "search_channels", "raise_tree_intra"]
 
-# search.cc speed ladders (GB/s per channel): [compcap >= 90][crosses a network].
+# src/include/device.h ``MAXCHANNELS``: the channels a communicator can have at most.
+MAX_CHANNELS = 64
+# init.cc ``ringGraph->maxChannels = MAXCHANNELS / 2``.
+MAX_RING_CHANNELS = MAX_CHANNELS // 2
+
+# search.cc speed ladders (GB/s per channel), keyed (generation, crosses a network):
+# generation 0 ``speedArray*``, 90 ``sm90SpeedArray*``, 100 ``sm100SpeedArray*``.
 SPEEDS = types.MappingProxyType({
-    (False, False): (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
-    (False, True): (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0,
-                    4.0, 3.0, 2.4, 1.2, 0.24, 0.12),
-    (True, False): (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
-    (True, True): (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0,
-                   2.4, 1.2, 0.24, 0.12),
+    (0, False): (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
+    (0, True): (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0,
+                4.0, 3.0, 2.4, 1.2, 0.24, 0.12),
+    (90, False): (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
+    (90, True): (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0,
+                 2.4, 1.2, 0.24, 0.12),
+    (100, False): (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0),
+    (100, True): (96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0,
+                  12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12),
 })
 _GB = 1e9
 
 
+def _generation(compcap):
+    """The key of :data:`SPEEDS` for a compute capability (search.cc picks by ``ccMin``)."""
+    return 100 if compcap >= 100 else 90 if compcap >= 90 else 0
+
+
 def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
-                    n_gpus=8, min_channels=1, max_channels=16):
+                    n_gpus=8, min_channels=1, max_channels=MAX_RING_CHANNELS):
     """Channels and per-channel bandwidth NCCL's search reaches when it fills the links.
 
     Follows ``ncclTopoCompute`` (search.cc): start at the fastest speed of the
@@ -53,7 +67,7 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
     n_links : int
         How many such links share the channels (NVLinks per GPU, NICs per node).
     compcap : int
-        Compute capability (selects the sm90 ladders).
+        Compute capability (selects the sm90 or sm100 ladders).
     net : bool
         Whether the graph crosses a network (selects the inter-node ladder).
     pattern : {"ring", "tree", "nvls"}
@@ -61,8 +75,8 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
     n_gpus : int
         GPUs per node.
     min_channels, max_channels : int
-        NCCL's bounds (ring 1..16; tree = ring's channels; NVLS 1..32, and
-        n_gpus..n_gpus on one node).
+        NCCL's bounds (ring 1..:data:`MAX_RING_CHANNELS`; tree = ring's channels;
+        NVLS 1..32, and n_gpus..n_gpus on one node).
 
     Returns
     -------
@@ -85,7 +99,7 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
     lo = check_int(min_channels, "min_channels", maximum=hi, error=NcclModelError)
     if pattern not in ("ring", "tree", "nvls"):
         raise NcclModelError(f"unknown graph pattern {pattern!r}; known: ring, tree, nvls")
-    ladder = SPEEDS[(check_int(compcap, "compcap", error=NcclModelError) >= 90, bool(net))]
+    ladder = SPEEDS[(_generation(check_int(compcap, "compcap", error=NcclModelError)), bool(net))]
     total = link * n_links * (n_gpus / (n_gpus - 1) if pattern != "ring" and n_gpus > 1 else 1)
     i = 0
     while i < len(ladder) - 1 and (ladder[i] > link or ladder[i] * lo > total):
@@ -164,7 +178,7 @@ def raise_tree_intra(bw_inter, n_channels, link_bw, n_links=1, compcap=80, n_gpu
     else:
         link = check_real(link_bw, "link_bw", lo=0, strict=True, error=NcclModelError) / _GB
         total = link * links * (k / (k - 1) if k > 1 else 1)
-    ladder = SPEEDS[(check_int(compcap, "compcap", error=NcclModelError) >= 90, True)]
+    ladder = SPEEDS[(_generation(check_int(compcap, "compcap", error=NcclModelError)), True)]
     intra = bw
     for speed in sorted(s for s in ladder if s > bw):
         if intra >= 2 * bw or speed > link or n * speed > total + 1e-9:

@@ -12,7 +12,7 @@ import json
 from netsim.analysis import compare, ranks_for
 from netsim.checks import check_int, check_real
 from netsim.errors import NetsimError
-from netsim.nccl.p2p import MAX_CHANNELS
+from netsim.nccl.search import MAX_CHANNELS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
 from .. import nccl_report
@@ -32,8 +32,8 @@ _NCCL_OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", 
 
 EPILOG = """\
 --library nccl models NVIDIA's NCCL: NCCL's own tuning model (a transcription of
-src/graph/tuning.cc of NCCL v2.21.5-1: baseLat/hwLat latencies, per-protocol
-bandwidths) picks the algorithm (ring, tree, nvls, nvls_tree, collnet_chain on
+src/graph/tuning.cc of NCCL v2.30.7-1: baseLat/hwLat latencies, per-protocol
+bandwidths) picks the algorithm (ring, tree, nvls, nvls_tree, pat, collnet_chain on
 switches with sharp=True; p2p for alltoall and sendrecv), the protocol (LL,
 LL128, Simple) and the channels its topology search reaches on the graph's
 links (src/graph/search.cc, topo.h); the call is then replayed as flows over
@@ -87,7 +87,7 @@ def add_arguments(p):
     p.add_argument("--factor", type=int, default=None,
                    help="nccl: ratio of the steps of a --sizes LO..HI range (default 2)")
     p.add_argument("--algorithm", dest="nccl_algorithm", default=None,
-                   help="nccl: ring, tree, nvls, nvls_tree, collnet_chain or p2p (default "
+                   help="nccl: ring, tree, nvls, nvls_tree, pat, collnet_chain or p2p (default "
                         "NCCL's choice)")
     p.add_argument("--protocol", default=None,
                    help="nccl: LL, LL128 or Simple (default NCCL's choice)")
@@ -192,7 +192,7 @@ def _run_nccl(args):
         raise NetsimError("--library nccl needs one of -n/--bytes SIZE or --sizes LO..HI")
     if args.factor is not None and (args.sizes is None or ".." not in args.sizes):
         raise NetsimError("--factor applies to a --sizes LO..HI range")
-    if args.channels is not None:  # NCCL's MAXCHANNELS (netsim.nccl.p2p.MAX_CHANNELS)
+    if args.channels is not None:  # NCCL's MAXCHANNELS (netsim.nccl.search.MAX_CHANNELS)
         check_int(args.channels, "--channels", maximum=MAX_CHANNELS)
     check_writable(args.png)  # before the sweep: a directory or /proc/x.png fails now
     sizes = ([parse_bytes(args.bytes)] if args.sizes is None
@@ -231,7 +231,7 @@ def _run_nccl(args):
     else:
         print(f"# {args.algorithm} on {G.graph.get('name', spec)}: {records[0]['ranks']} ranks, "
               f"{records[0]['nodes']} machine(s); NCCL model (tuning of NCCL "
-              f"v2.21.5-1, flows on the links)")
+              f"v2.30.7-1, flows on the links)")
         print(nccl_report.format_sweep(records, measured))
     if args.png:
         title = f"{args.algorithm}, {G.graph.get('name', spec)}"

@@ -145,6 +145,13 @@ def run(args):
         inputs = args.inputs[0] if len(args.inputs) == 1 else args.inputs
         trace = load_kineto(inputs, steps=steps, algorithm=args.algorithm,
                             symmetric=args.symmetric)
+        got = trace.metadata.get("recovered") or {}
+        if got.get("from_operator"):
+            log(args, f"{got['from_operator']} collective calls in the files sized by their "
+                      f"launching operator (older profile): {got['assumed_group']} over the "
+                      f"whole world (no process group named), {got['even_alltoall']} "
+                      f"all-to-alls split evenly, {got['merged_kernels']} extra kernels merged "
+                      f"into their call")
         if args.ranks is not None:
             from netsim.reproject import reproject
 

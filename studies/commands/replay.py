@@ -9,11 +9,13 @@ adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 
 from netsim.errors import NetsimError
 
-from ..console import PROGRESS_MESSAGES, check_options, check_writable, log, progress, write
-from ..options import (add_force_argument, add_library_argument, add_perturb_arguments, perturb_label,
-                       perturb_options)
+from ..console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, log,
+                       progress, write)
+from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
+                       perturb_label, perturb_options)
 from ..trace_size import check_ops, projection_ops
 from ..registry import parse_placement, topology_factory
+from ..profile_check import compare_text
 from ..report import summary
 
 HELP = "replay a trace on a topology and report times and link loads"
@@ -62,6 +64,17 @@ def add_arguments(p):
                         "priority between the messages' priority classes (larger first, each "
                         "class max-min on what the classes above left)")
     add_library_argument(p)
+    p.add_argument("--compute-scale", type=float, default=None, metavar="S",
+                   help="an imported profile: every measured kernel, memcpy and memset times S "
+                        "(0.5: a device twice as fast on everything, a first-order rule); host "
+                        "gaps and collectives unchanged")
+    p.add_argument("--host-gaps", choices=("keep", "drop"), default="keep",
+                   help="an imported profile's host time between kernels: replay it as measured "
+                        "(keep, default) or as zero (drop)")
+    p.add_argument("--compare", action="store_true",
+                   help="an imported PyTorch profile: each recorded rank's measured step next to "
+                        "the replayed one, and each collective class's measured kernel time "
+                        "(min, median over ranks and calls) next to the simulated one")
     add_force_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
@@ -98,12 +111,17 @@ def run(args):
 
     if args.device_flops is not None:
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
+    if args.compute_scale is not None:
+        check_real(args.compute_scale, "--compute-scale", lo=0, strict=True)
     check_options(args, seed=(0, 2**32 - 1))
     if args.ecmp_seed is not None and args.ecmp != "hash":
         raise NetsimError("--ecmp-seed applies with --ecmp hash (the seed of its hash)")
     perturbation = perturb_options(args)
     check_writable(args.csv, args.timeline)
     trace = load_trace(args.trace)
+    if getattr(args, "compare", False) and not trace.metadata.get("measured_rank_step_times"):
+        raise UsageError(f"--compare: {args.trace} holds no measurements to compare with "
+                         "(import a PyTorch profile with netsim import kineto)")
     if args.ranks is not None:
         from netsim.reproject import reproject
 
@@ -112,6 +130,11 @@ def run(args):
             check_ops(projection_ops(trace, args.ranks), f"the replay at {args.ranks} ranks",
                       instead="fewer --ranks")
         trace = reproject(trace, args.ranks)
+    if args.compute_scale is not None or args.host_gaps != "keep":
+        from netsim.whatif import whatif
+
+        trace = whatif(trace, 1.0 if args.compute_scale is None else args.compute_scale,
+                       args.host_gaps)
     if perturbation:
         from netsim.perturb import perturb
 
@@ -138,17 +161,25 @@ def run(args):
         log(args, f"wrote {args.timeline}: {counts['slices']} slices ({counts['messages']} "
                   f"messages), {counts['links']} link counters; open it in ui.perfetto.dev")
     stale = _staleness(trace, result)
+    checked = None
+    if getattr(args, "compare", False):
+        from netsim.measured import compare
+
+        checked = compare(trace, result)
     if args.json:
-        if stale is None:
+        extra = {k: v for k, v in (("staleness", stale), ("compare", checked)) if v is not None}
+        if not extra:
             print(result.to_json())
         else:
             import json
 
-            print(json.dumps({**json.loads(result.to_json()), "staleness": stale}, sort_keys=True))
+            print(json.dumps({**json.loads(result.to_json()), **extra}, sort_keys=True))
         return
     print(summary(result))
     if perturbation:
         print(f"\nperturbed at replay: {perturb_label(perturbation)} (seed {perturbation['seed']})")
+    if checked is not None:
+        print("\n" + compare_text(checked))
     if stale is not None:
         print(f"\nstaleness (ps-async): {stale['mean_updates']:.2f} updates between a worker's "
               f"fetch and its push on average, at most {stale['max_updates']}; at most "

@@ -15,12 +15,13 @@ from topologies.devices import device_flops
 from workloads.models import get_model
 
 from ..console import check_options, check_writable, log, note, write, write_csv
-from ..options import (add_force_argument, add_library_argument, add_perturb_arguments, paradigm_options,
-                       perturb_label, perturb_options)
+from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
+                       paradigm_options, perturb_label, perturb_options)
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, table
 from ..trace_size import check_fits
+from . import scale_transformer
 
 HELP = ("time per iteration against P for a paradigm, or collectives: simulation, "
         "closed forms, saturation, fits, PNG")
@@ -105,6 +106,7 @@ def add_arguments(p):
                    help="strong scaling: the global batch of the smallest P, split over P workers")
     add_library_argument(g)
     add_perturb_arguments(p)
+    scale_transformer.add_arguments(p)
 
 
 def run(args, title=None):
@@ -134,6 +136,8 @@ def run(args, title=None):
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
     check_writable(args.png, args.csv)
     perturbation = perturb_options(args)
+    if getattr(args, "paradigm", None) == "transformer":
+        return scale_transformer.run(args)
     if getattr(args, "paradigm", None):
         return _run_paradigm(args, perturbation)
     if perturbation:

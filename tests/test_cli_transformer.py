@@ -1,0 +1,91 @@
+"""``netsim scale transformer``: the closed form per P, the layout sweep, the replay, bad input."""
+
+import json
+
+import pytest
+from conftest import one_line_error
+
+from studies.cli import main
+from studies.transformer_scaling import peak_of
+from topologies import dgx_h100
+from workloads.transformer_flops import get_config, iteration_flops
+
+TOPO = "gpu_cluster:machine=dgx_h100"
+
+
+def test_scale_reports_time_mfu_and_the_terms_that_add_up(capsys, tmp_path):
+    assert main(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
+                 "--topology", TOPO, "-P", "64..256", "--efficiency", "0.5", "--json",
+                 "--png", str(tmp_path / "s.png")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rs = out["records"]
+    assert [r["P"] for r in rs] == [64, 128, 256] and [r["dp"] for r in rs] == [2, 4, 8]
+    c = get_config("gpt3-13b", global_batch=512)
+    for r in rs:
+        assert r["time"] == pytest.approx(r["compute"] + r["bubble"] + r["tp_comm"]
+                                          + r["pp_comm"] + r["dp_comm"], rel=1e-12)
+        # bubble (p - 1)/m of the compute, m = B / dp micro-batches of one sequence
+        assert r["bubble"] == pytest.approx(r["compute"] * 3 / (512 // r["dp"]), rel=1e-9)
+        # MFU: the model's FLOPs without recomputation over time x P x the H100's peak
+        assert r["mfu"] == pytest.approx(
+            iteration_flops(c, "none") / (r["time"] * r["P"] * peak_of(dgx_h100())), rel=1e-12)
+        # compute alone at half the peak: Eq. 3's FLOPs (with recomputation) over P GPUs,
+        # less the last stage's logit layer that the slowest stage carries for all
+        assert r["compute"] >= iteration_flops(c) / r["P"] / (0.5 * 989.5e12) * 0.99
+
+
+def test_sweep_ranks_layouts_fastest_first(capsys, tmp_path):
+    assert main(["scale", "transformer", "--config", "gpt3-1.3b", "--topology", TOPO,
+                 "-P", "16", "--sweep", "--efficiency", "0.5", "--json",
+                 "--png", str(tmp_path / "s.png")]) == 0
+    rs = json.loads(capsys.readouterr().out)["records"]
+    times = [r["time"] for r in rs]
+    assert times == sorted(times) and all(r["tp"] * r["pp"] * r["dp"] == 16 for r in rs)
+
+
+def test_simulated_replay_sits_beside_the_closed_form(capsys, tmp_path):
+    assert main(["scale", "transformer", "--config",
+                 "gpt3-1.3b:layers=4,hidden=256,heads=8,seq=128,vocab=0", "--tp", "2",
+                 "--pp", "2", "--global-batch", "8", "--topology", TOPO, "-P", "8",
+                 "--simulate", "--efficiency", "0.5", "--png", str(tmp_path / "s.png")]) == 0
+    out = capsys.readouterr().out
+    assert "simulated" in out and "saturated link" in out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--config", "gpt9"], "unknown model 'gpt9'"),
+    (["--tp", "3", "-P", "48"], "40 heads do not split over tp 3"),
+    (["--pp", "3", "-P", "48", "--tp", "2"], "40 layers do not split over 3"),
+    (["--tp", "0"], "tp"),
+    (["--efficiency", "1.5"], "--efficiency"),
+    (["--pipeline", "zb"], "pipeline schedule"),
+    (["--pipeline", "interleaved", "--chunks", "1", "--pp", "4"], "chunks >= 2"),
+    (["--config", "gpt3-13b:layers"], "key=value"),
+    (["-P", "48", "--pp", "4"], "48 ranks do not divide into tp 8 x pp 4"),
+])
+def test_bad_input_is_one_line(capsys, argv, needle):
+    base = ["-P", "64"] if "-P" not in argv else []  # an option given twice is refused
+    one_line_error(capsys, ["scale", "transformer", "--topology", TOPO] + base + argv, needle)
+
+
+def test_interleaving_shrinks_the_bubble_by_its_chunks(capsys, tmp_path):
+    runs = {}
+    for extra in ([], ["--pipeline", "interleaved", "--chunks", "2"]):
+        assert main(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
+                     "--topology", TOPO, "-P", "64", "--efficiency", "0.5", "--json",
+                     "--png", str(tmp_path / "s.png")] + extra) == 0
+        runs[len(extra)] = json.loads(capsys.readouterr().out)["records"][0]
+    plain, inter = runs[0], runs[4]
+    # (p - 1)/m against (p - 1)/(v m) of the same compute (Narayanan et al. SC'21, 2.2.2)
+    assert inter["compute"] == pytest.approx(plain["compute"], rel=1e-12)
+    assert inter["bubble"] == pytest.approx(plain["bubble"] / 2, rel=1e-12)
+
+
+def test_png_is_a_readable_picture(tmp_path, capsys):
+    from test_pngs import _check_png
+
+    path = tmp_path / "t.png"
+    assert main(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
+                 "--topology", TOPO, "-P", "64..256", "--png", str(path), "-q"]) == 0
+    _check_png(path)
+    capsys.readouterr()

@@ -1,0 +1,166 @@
+"""Time per iteration of transformer training in closed form: compute, bubble, exposed traffic.
+
+The closed form of :func:`workloads.transformer.schedule`'s trace. With ``m``
+micro-batches, ``p`` stages of ``v`` chunks each (``v = 1`` but for the
+interleaved schedule), and a chunk's forward and backward of one micro-batch
+taking ``t_f = f_f / F + c_f`` and ``t_b = f_b / F + c_b`` (FLOPs at the rate
+``F``, plus the blocking tensor-parallel collectives ``c``), the pipeline takes
+(Narayanan et al. SC'21, section 2.2):
+
+    ``T = (v m + p - 1)(t_f + t_b) + e_pp + e_dp``
+
+split into
+
+============ ==================================================================
+term         meaning
+============ ==================================================================
+compute      ``v m (f_f + f_b) / F``: the stage's own work
+bubble       ``(p - 1)(f_f + f_b) / F``: ``(p - 1)/(v m)`` of the compute
+tp           ``(v m + p - 1)(c_f + c_b)``: tensor-parallel collectives, all exposed
+pp           ``e_pp``: what the hops between stages (Hockney's ``alpha + n beta``
+             each) add to the schedule's time, from its exact timeline
+             (:func:`workloads.pipeline.timeline`): ``2 (p - 1)`` hops under
+             GPipe, more under 1F1B, whose steady state waits for gradients
+dp           ``e_dp``: what the gradient buckets' allreduces (one after another,
+             each from when the last backward completes it) leave after the last
+             backward, the most of any stage
+============ ==================================================================
+
+The slowest stage's ``t_f`` and ``t_b`` (the mean of its chunks') stand for
+every chunk's: exact when the chunks are alike (``vocab = 0``; else the last
+one's logit layer makes its stage the slowest), and for communication exact
+with no contention (with several chunks, the gradient buckets' start is
+approximate).
+Collectives cost what MPICH's ring costs (:mod:`netsim.costmodel`:
+``ring_allreduce``, ``ring_allgather``, ``ring_reduce_scatter``) on each group's
+``(alpha, beta)``.
+"""
+
+from netsim import costmodel
+
+from . import pipeline as _pipeline
+from .overlap import DDP_BUCKET_BYTES
+from .transformer_flops import activation_bytes
+from .transformer_stages import buckets, check
+
+__all__ = ["closed_form", "TERMS"]
+
+#: The terms of :func:`closed_form`, in the order they add up to ``time``.
+TERMS = ("compute", "bubble", "tp", "pp", "dp")
+
+
+def _cost(links, name):
+    """``(alpha, beta)`` of a parallelism's group; (0, 0): free."""
+    return (links or {}).get(name) or (0.0, 0.0)
+
+
+def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
+                sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
+                chunks=1):
+    """Time per iteration of :func:`workloads.transformer.schedule`'s trace, term by term.
+
+    Parameters
+    ----------
+    c, tp, pp, dp, pipeline, recompute, sequence_parallel, bucket_bytes, grad_element, chunks
+        As for :func:`workloads.transformer.schedule`.
+    device_flops : float
+        FLOP/s of a rank.
+    links : dict, optional
+        ``{"tp": (alpha, beta), "pp": ..., "dp": ...}``: seconds and seconds per
+        byte of each parallelism's links (e.g.
+        :func:`netsim.costmodel.alpha_beta` of a group's placement); a missing
+        entry costs nothing.
+
+    Returns
+    -------
+    dict
+        ``time`` and the :data:`TERMS` (seconds), ``microbatches``, the
+        ``bubble_fraction`` ``(p - 1)/(v m)`` and a chunk's ``t_forward`` and
+        ``t_backward`` on the slowest stage.
+
+    Examples
+    --------
+    Four stages, eight micro-batches, no communication: a bubble of 3/8.
+
+    >>> from workloads.transformer_flops import config
+    >>> c = config(4, 64, 4, 32, 0, global_batch=8)
+    >>> f = closed_form(c, pp=4, device_flops=1e9)
+    >>> round(f["bubble"] / f["compute"], 12), f["time"] == f["compute"] + f["bubble"]
+    (0.375, True)
+    """
+    bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
+    L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks)
+    element = grad_element or c.element
+    m = c.global_batch // (c.micro_batch * L.dp)
+    act = activation_bytes(c)
+    a, b = _cost(links, "tp")
+    if L.tp == 1:
+        pre = post = 0.0
+    elif sequence_parallel:
+        pre = costmodel.ring_allgather(L.tp, act, a, b)
+        post = costmodel.ring_reduce_scatter(L.tp, act, a, b)
+    else:
+        pre, post = 0.0, costmodel.ring_allreduce(L.tp, act, a, b)
+    redo = recompute == "full"
+    F = float(device_flops)
+    # per chunk: forward flops, backward flops, forward comm, backward comm
+    per = [[_chunk(st, pre, post, redo) for st in chunk_list] for chunk_list in stages]
+    # the slowest stage, its chunks taken as alike (their mean)
+    ff, fb, cf, cb = max((tuple(sum(col) / chunks for col in zip(*row)) for row in per),
+                         key=lambda x: (x[0] + x[1]) / F + x[2] + x[3])
+    a_pp, b_pp = _cost(links, "pp")
+    hop = costmodel.hockney(act, a_pp, b_pp) if L.pp > 1 else 0.0
+    t_f, t_b = ff / F + cf, fb / F + cb
+    v = chunks
+    ideal = _pipeline.iteration_time(L.pp, m, t_f, t_b, v)
+    pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v)
+    if not hop:   # the same time as the formula, without the rounding of a long sum
+        pipe = ideal
+    out = {"compute": m * v * (ff + fb) / F, "bubble": (L.pp - 1) * (ff + fb) / F,
+           "tp": (m * v + L.pp - 1) * (cf + cb), "pp": pipe - ideal,
+           "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
+                             _cost(links, "dp"), pre + post, post, redo)}
+    out["time"] = sum(out[k] for k in TERMS)
+    out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
+               t_forward=t_f, t_backward=t_b)
+    return out
+
+
+def _chunk(st, pre, post, redo):
+    """A chunk's forward and backward FLOPs and blocking tensor-parallel time per micro-batch."""
+    n, block = len(st.layers), pre + post
+    ff = n * (st.attention + st.mlp) + st.logit
+    fb = n * (2 + redo) * (st.attention + st.mlp) + 2 * st.logit
+    cf = 2 * n * block + (pre if st.logit else 0)
+    cb = 2 * n * block * (1 + redo) + (post if st.logit else 0)
+    return ff, fb, cf, cb
+
+
+def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
+                redo):
+    """The gradient allreduces' time after the pipeline's end, the most of any stage.
+
+    Stage ``s``'s last backward ends at ``ends[s]`` (:func:`workloads.pipeline.timeline`);
+    within it the sources complete in backward order, each after its own backward time
+    (with several chunks, the last backward of each, taken as run back to back, the last
+    chunk first).
+    """
+    if L.dp == 1:
+        return 0.0
+    worst = 0.0
+    for s, chunks in enumerate(stages):
+        t = ends[s] - sum(x[1] / F + x[3] for x in per[s])
+        done, grads = {}, []
+        for st in reversed(chunks):
+            step = {"logit": 2 * st.logit / F + (post if st.logit else 0)}
+            layer = (2 + redo) * (st.attention + st.mlp) / F + 2 * block_comm * (1 + redo)
+            for source, _ in st.grads:
+                if source != "embedding":
+                    t += step.get(source, layer)
+                done[source] = t
+            grads += st.grads
+        finish = 0.0
+        for source, nbytes in buckets(grads, element, bucket_bytes):
+            finish = max(finish, done[source]) + costmodel.ring_allreduce(L.dp, nbytes, *ab)
+        worst = max(worst, finish - pipe)
+    return max(0.0, worst)

@@ -1,0 +1,77 @@
+"""Memory per GPU of transformer training under TP x PP x DP, from published formulas.
+
+Two parts, on the pipeline stage that holds the most:
+
+* **Model states**: mixed-precision Adam keeps ``16`` bytes per parameter (fp16
+  weights and gradients, fp32 master weights, momentum and variance: ``2 + 2 +
+  12``; Rajbhandari et al., ZeRO, SC'20, section 3.1), of the parameters a
+  GPU of the first stage holds (its layers' shards,
+  :func:`workloads.transformer_stages.shard_parameters`, and the embeddings).
+* **Activations** (Korthikanti et al. 2022, section 4): one layer of one
+  micro-batch stores ``s b h (10 + 24/t + 5 a s / (h t))`` bytes with tensor
+  parallelism (their Eq. 2), ``s b h (34/t + 5 a s / (h t))`` with sequence
+  parallelism too (Eq. 4), or only its ``2 s b h``-byte input under full
+  recomputation (section 4.3), plus one layer's full activations while it is
+  recomputed. The first stage holds the most micro-batches' worth (section
+  4.2.3): ``L`` layers' worth under 1F1B (``p`` micro-batches of ``L/p``
+  layers), ``L (1 + (p - 1)/(p v))`` interleaved over ``v`` chunks, and ``m L / p``
+  under GPipe.
+
+Left out: the embedding and logit layers' activations, temporary buffers,
+the communication library's buffers and fragmentation.
+"""
+
+from .layout import layout as make_layout
+from .transformer_stages import shard_parameters
+
+__all__ = ["OPTIMIZER_BYTES", "layer_activation_bytes", "memory_per_gpu"]
+
+#: Bytes of model state per parameter under mixed-precision Adam (Rajbhandari et al. 2020).
+OPTIMIZER_BYTES = 16
+
+
+def layer_activation_bytes(c, tp=1, sequence_parallel=False):
+    """Bytes one layer stores for one micro-batch without recomputation (Korthikanti Eq. 2, 4).
+
+    Examples
+    --------
+    >>> from workloads.transformer_flops import config
+    >>> c = config(1, 64, 4, 32, 0, micro_batch=2, global_batch=2)
+    >>> layer_activation_bytes(c) == 32 * 2 * 64 * (34 + 5 * 4 * 32 / 64)   # Eq. 1 at t = 1
+    True
+    """
+    s, b, h, a, t = c.seq, c.micro_batch, c.hidden, c.heads, tp
+    if sequence_parallel:
+        return s * b * h * (34 / t + 5 * a * s / (h * t))
+    return s * b * h * (10 + 24 / t + 5 * a * s / (h * t))
+
+
+def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
+                   sequence_parallel=False, chunks=1):
+    """Bytes per GPU on the fullest stage: ``{"states": ..., "activations": ..., "total": ...}``.
+
+    Examples
+    --------
+    >>> from workloads.transformer_flops import get_config
+    >>> m = memory_per_gpu(get_config("gpt3-175b"), tp=8, pp=16, dp=1)
+    >>> round(m["states"] / 2**30, 1)   # 16 B x (6 layer shards + embeddings)
+    21.8
+    """
+    L = make_layout(tp, pp, dp)
+    per_stage = c.layers // L.pp
+    params = per_stage * shard_parameters(c, L.tp) + (c.vocab // L.tp + c.seq) * c.hidden
+    states = OPTIMIZER_BYTES * params
+    m = c.global_batch // (c.micro_batch * L.dp)
+    if pipeline == "gpipe":
+        layers_held = m * per_stage
+    elif pipeline == "interleaved":
+        layers_held = c.layers * (1 + (L.pp - 1) / (L.pp * chunks))
+    else:
+        layers_held = min(L.pp, m) * per_stage
+    full = layer_activation_bytes(c, L.tp, sequence_parallel)
+    if recompute == "full":
+        stored = 2 * c.seq * c.micro_batch * c.hidden / (L.tp if sequence_parallel else 1)
+        activations = stored * layers_held + full
+    else:
+        activations = full * layers_held
+    return {"states": states, "activations": activations, "total": states + activations}
