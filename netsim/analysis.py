@@ -164,7 +164,7 @@ def _accepts(func, **options):
 
 
 def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=None,
-            servers=1, saturation=True):
+            servers=1, saturation=True, transport="fluid"):
     """Simulate one collective and put its closed form and contention bound beside it.
 
     Alpha and beta for the closed form come from the topology
@@ -198,6 +198,9 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
         Also find the most saturated link (``top_link``, ``saturated_fraction``),
         which records every change of every link's load; False leaves both
         None, for callers that need only the times.
+    transport : {"fluid", "tcp"}, optional
+        The transport of the simulation (:func:`netsim.simulate`); the closed
+        form is the fluid one.
 
     Returns
     -------
@@ -261,7 +264,7 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
     if alpha is None:
         alpha, beta = alpha_beta(net, placement=placement, trace=trace)
     closed = formula(P, n, alpha=alpha, beta=beta, **_accepts(formula, **opts))
-    result = simulate(trace, net, placement, link_series=saturation)
+    result = simulate(trace, net, placement, link_series=saturation, transport=transport)
     sim = result.makespan
     if closed > 0:
         gap = (sim - closed) / closed
@@ -317,7 +320,8 @@ TERMS = ("latency", "bandwidth", "fill", "contention")
 """Terms of a :func:`scale` record (see :func:`netsim.scaling_laws.collective_terms`)."""
 
 
-def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, saturation=True):
+def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, saturation=True,
+          transport="fluid"):
     """Simulated and closed-form time of each algorithm at each P.
 
     Parameters
@@ -337,6 +341,8 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, satur
         Reduction cost, seconds per byte.
     saturation : bool, optional
         Find each point's most saturated link (see :func:`compare`).
+    transport : {"fluid", "tcp"}, optional
+        The transport of the simulations (:func:`compare`).
 
     Returns
     -------
@@ -372,7 +378,7 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, satur
             P = check_int(P, "P", error=TraceError)
             G = topology(ranks_for(name, P)) if callable(topology) else topology
             rec = compare(name, G, P, nbytes, segments=segments, gamma=gamma,
-                          saturation=saturation)
+                          saturation=saturation, transport=transport)
             terms = collective_terms(FORMULAS[name], P, rec["nbytes"], rec["alpha"], rec["beta"],
                                      segments=segments, gamma=rec["gamma"])
             records.append({**{k: rec[k] for k in _SCALE_KEYS},

@@ -19,18 +19,51 @@ Chakra node                 netsim
                             ``comm_size`` bytes, ``comm_tag``
 ``COMM_RECV_NODE``          the destination side: ``comm_src``, ``comm_tag``
 ``COMM_COLL_NODE``          a collective op (``comm_type``, ``comm_size`` bytes,
-                            ``pg_name``; ``comm_group``, an int64 list of
-                            ranks, else every rank), kept whole: the replay's
+                            ``pg_name`` (``"0"``: every rank); ``comm_group``,
+                            an int64 list of ranks, else every rank), kept
+                            whole: the replay's
                             library expands it (:mod:`netsim.library`); MPICH
                             with the ring family of schedules unless the node
                             says ``netsim_algorithm`` (and ``netsim_root``,
                             ``netsim_segments``, ``netsim_element``), as
                             :func:`save_chakra` writes them
-``ctrl_deps``/``data_deps``  dependencies (both kinds are waited for)
+``data_deps``/``ctrl_deps`` dependencies (both kinds are waited for, under
+                            the rule below); :func:`save_chakra` writes every
+                            netsim dependency as a ``data_deps`` entry, the
+                            kind Chakra's ET feeder follows
 ``netsim_channel``,         a message's channel and priority (int64
 ``netsim_priority``         attributes of its send node, written when not 0;
                             absent means 0)
 =========================== ==================================================
+
+Attribute types are the ones Chakra's feeder reads (``src/feeder/et_feeder_node.cpp``
+of github.com/mlcommons/chakra at commit 21585d8, also ASTRA-sim's fork):
+``comm_src``, ``comm_dst``, ``comm_tag`` and ``comm_priority`` as ``int32_val``,
+``comm_type``, ``comm_size`` and ``num_ops`` as ``int64_val``, ``is_cpu_op`` as
+``bool_val``; a value written as another integer type reads there as 0. Node
+names start with the node type (``COMP_NODE_fwd``), as ASTRA-sim's own
+generators name them and as Chakra's ``timeline_visualizer.py`` requires (it
+takes the node type from the name).
+
+Dependencies of a file another tool wrote
+-----------------------------------------
+Chakra's PyTorch converter (``src/converter/pytorch_converter.py``) stores the
+order ops must keep in ``data_deps`` and checks only those for cycles; its
+``ctrl_deps`` is each op's parent in the profiler's call tree, which may be
+outside the captured window or later in the file (the feeder ignores
+``ctrl_deps``). netsim keeps both kinds, except:
+
+* a dependency on a node id not in the file is an op outside the captured
+  window, taken as done before the trace starts: dropped;
+* a ``ctrl_deps`` entry that lies on a dependency cycle (both ends in one
+  strongly connected component of the rank's graph) is dropped; a cycle that
+  remains is made of ``data_deps`` alone and is refused, naming its nodes.
+
+Both are counted in the trace's metadata (``chakra_dropped_deps``:
+``{"outside": n, "cycle": m}``) and printed by ``netsim import``. A
+``COMM_COLL_NODE`` marked ``is_cpu_op`` (the converter's host-side call of a
+collective, ``c10d::broadcast_``, beside the GPU kernel that carries
+``comm_type``) is a compute op of its ``duration_micros``.
 
 A send and a receive with the same (source, destination, tag) are one message,
 and nodes depending on either side wait for its last byte. In files netsim
@@ -51,6 +84,7 @@ import json
 import os
 import re
 
+import networkx as nx
 import numpy as np
 
 from .errors import TraceError
@@ -64,7 +98,11 @@ _COLL = {0: "allreduce", 1: "reduce", 2: "allgather", 5: "broadcast", 6: "alltoa
 # Chakra's CollectiveCommType of each collective op netsim writes (et_def.proto).
 _COMM_TYPE = {"allreduce": 0, "reduce": 1, "allgather": 2, "broadcast": 5, "alltoall": 6,
               "reduce_scatter": 7}
-_FILE = re.compile(r"(.*?)\.?(\d+)\.et$")
+_FILE = re.compile(r"(.*?)\.?(\d+)\.et(\.gz)?$")
+# Attributes Chakra's feeder reads as int32_val (src/feeder/et_feeder_node.cpp, mlcommons/chakra
+# commit 21585d8); every other integer attribute netsim writes is int64_val, as it reads them.
+_INT32 = frozenset({"comm_src", "comm_dst", "comm_tag", "comm_priority"})
+_INT32_MAX = 2 ** 31 - 1
 
 
 def _pb():
@@ -193,8 +231,8 @@ def _attrs(node):
     return out
 
 
-def _check_acyclic(path, nodes, deps):
-    """Kahn's algorithm on one rank's nodes; refuse a cycle naming node ids."""
+def _stuck(deps):
+    """Nodes Kahn's algorithm cannot order (those on or after a cycle), sorted."""
     indeg = {n: len(d) for n, d in deps.items()}
     succ = {n: [] for n in deps}
     for n, d in deps.items():
@@ -207,34 +245,63 @@ def _check_acyclic(path, nodes, deps):
             indeg[s] -= 1
             if indeg[s] == 0:
                 ready.append(s)
-    stuck = sorted(n for n, k in indeg.items() if k > 0)
-    if stuck:
-        raise TraceError(f"{path}: dependency cycle among nodes {stuck[:12]}"
-                         + (" ..." if len(stuck) > 12 else ""))
+    return sorted(n for n, k in indeg.items() if k > 0)
 
 
-def _program(path, rank, ranks, nodes, algorithm, eager):
-    """One rank's records for :func:`~netsim.kineto.assemble` (``eager``: see load_chakra)."""
+def _dependencies(path, nodes, index):
+    """Each node's dependencies by the rule of the module docstring, and the drop counts.
+
+    Returns ``(deps, outside, cycle)``: node id -> list of node ids it waits
+    for, the number of dependencies on ids not in the file, and the number of
+    ``ctrl_deps`` entries dropped because they lay on a cycle.
+    """
+    deps, ctrl, outside = {}, set(), 0
+    for node in nodes:
+        data = list(dict.fromkeys(node.data_deps))
+        extra = [d for d in dict.fromkeys(node.ctrl_deps) if d not in set(data)]
+        kept = [d for d in data + extra if d in index]
+        outside += len(data) + len(extra) - len(kept)
+        ctrl.update((d, node.id) for d in extra if d in index)
+        deps[node.id] = kept
+    stuck = _stuck(deps)
+    if not stuck:
+        return deps, outside, 0
+    G = nx.DiGraph()
+    G.add_edges_from((d, n) for n in stuck for d in deps[n])
+    component = {}
+    for k, members in enumerate(nx.strongly_connected_components(G)):
+        component.update((m, k) for m in members)
+    cut = {(d, n) for n in stuck for d in deps[n]
+           if (d, n) in ctrl and component.get(d) == component[n]}
+    for d, n in cut:
+        deps[n].remove(d)
+    left = _stuck(deps)
+    if left:
+        raise TraceError(f"{path}: dependency cycle among nodes {left[:12]}"
+                         + (" ..." if len(left) > 12 else "") + " (data_deps alone)")
+    return deps, outside, len(cut)
+
+
+def _program(path, rank, ranks, nodes, algorithm, eager, dropped):
+    """One rank's records for :func:`~netsim.kineto.assemble` (``eager``: see load_chakra).
+
+    Adds the dependencies it dropped to the counts in ``dropped``.
+    """
     pb = _pb()
     index = {}
     for i, node in enumerate(nodes):
         if node.id in index:
             raise TraceError(f"{path}: duplicate node id {node.id}")
         index[node.id] = i
-    deps = {}
-    for node in nodes:
-        ds = list(dict.fromkeys([*node.ctrl_deps, *node.data_deps]))
-        for d in ds:
-            if d not in index:
-                raise TraceError(f"{path}: node {node.id} ({node.name!r}) depends on missing "
-                                 f"node {d}")
-        deps[node.id] = ds
-    _check_acyclic(path, nodes, deps)
+    deps, outside, cycle = _dependencies(path, nodes, index)
+    dropped["outside"] += outside
+    dropped["cycle"] += cycle
     recs, seq = [], {}
     for node in nodes:
         a = _attrs(node)
         rec = {"deps": [index[d] for d in deps[node.id]],
-               "iteration": int(a.get("netsim_iteration", 0)), "tag": node.name or None}
+               "iteration": int(a.get("netsim_iteration", 0)),
+               "tag": (node.name if eager else _untyped(pb, node)) or None}
         where = f"{path}: node {node.id} ({node.name!r})"
         if node.type == pb.COMM_SEND_NODE or node.type == pb.COMM_RECV_NODE:
             send = node.type == pb.COMM_SEND_NODE
@@ -255,6 +322,8 @@ def _program(path, rank, ranks, nodes, algorithm, eager):
                 if not isinstance(value, int):
                     raise TraceError(f"{where}: netsim_{name} {value!r} is not an integer")
                 rec[name] = value
+        elif node.type == pb.COMM_COLL_NODE and a.get("is_cpu_op") is True:
+            rec.update(op="compute", seconds=node.duration_micros * 1e-6)   # the host call
         elif node.type == pb.COMM_COLL_NODE:
             kind = _COLL.get(a.get("comm_type"))
             if kind is None:
@@ -285,6 +354,13 @@ def _program(path, rank, ranks, nodes, algorithm, eager):
             rec.update(op="compute", seconds=0.0)
         recs.append(rec)
     return recs
+
+
+def _untyped(pb, node):
+    """A netsim-written node's name without the node-type prefix :func:`save_chakra` adds."""
+    kind = pb.NodeType.Name(node.type)
+    return node.name[len(kind) + 1:] if node.name.startswith(kind + "_") else (
+        "" if node.name == kind else node.name)
 
 
 def _files(directory):
@@ -320,14 +396,17 @@ def load_chakra(directory, algorithm="ring"):
     Returns
     -------
     Trace
-        With the metadata :func:`save_chakra` stored, if any, plus ``source``.
+        With the metadata :func:`save_chakra` stored, if any, plus ``source``
+        and, when a dependency was dropped, ``chakra_dropped_deps``.
 
     Raises
     ------
     TraceError
-        For a missing rank file, an undecodable file, a dependency cycle or a
-        dependency on a missing node (naming the node ids), a send without its
-        receive, an unsupported collective.
+        For a missing rank file, an undecodable file, a cycle of ``data_deps``
+        (naming the node ids), a send without its receive, an unsupported
+        collective. Dependencies on nodes outside the file and ``ctrl_deps`` on
+        cycles are dropped and counted in ``metadata["chakra_dropped_deps"]``
+        (see the module docstring).
 
     Examples
     --------
@@ -342,7 +421,7 @@ def load_chakra(directory, algorithm="ring"):
         raise TraceError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
     directory = os.fspath(directory)
     paths = _files(directory)
-    progs, meta, eager = [], {}, True
+    progs, meta, eager, dropped = [], {}, True, {"outside": 0, "cycle": 0}
     for r, path in enumerate(paths):
         gm, nodes = read_et(path)
         if r == 0:
@@ -353,22 +432,51 @@ def load_chakra(directory, algorithm="ring"):
             except ValueError:
                 raise TraceError(f"{path}: netsim_metadata attribute is not JSON") from None
             meta.setdefault("chakra_version", gm.version)
-        progs.append(_program(path, r, len(paths), nodes, algorithm, eager))
+        progs.append(_program(path, r, len(paths), nodes, algorithm, eager, dropped))
+    if any(dropped.values()):
+        meta["chakra_dropped_deps"] = dropped
     return assemble(progs, metadata={**meta, "source": "chakra"})
 
 
 def _attr(pb, name, value):
+    """One attribute, integers typed as Chakra's feeder reads them (:data:`_INT32`)."""
     a = pb.AttributeProto(name=name)
     if isinstance(value, str):
         a.string_val = value
     elif isinstance(value, float):
         a.double_val = value
+    elif name in _INT32:
+        if not -_INT32_MAX - 1 <= value <= _INT32_MAX:
+            raise TraceError(f"{name} {value} does not fit Chakra's int32 attribute")
+        a.int32_val = int(value)
     else:
         a.int64_val = int(value)
     return a
 
 
-def _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on):
+def _name(pb, kind, tag):
+    """A node name Chakra's timeline visualiser reads: the node type, then netsim's tag."""
+    return pb.NodeType.Name(kind) + (f"_{tag}" if tag else "")
+
+
+def _process_groups(trace):
+    """``pg_name`` of each collective group: ``"0"`` for every rank, else 1, 2, ... in order.
+
+    ASTRA-sim reads ``pg_name`` as an integer (``std::stoi``, ``Workload::extract_comm_group``
+    of github.com/astra-sim/astra-sim): ``""`` or ``"0"`` is the group of every rank, any
+    other number must be in the communicator-group file given by
+    ``--comm-group-configuration``, a JSON object of id -> ranks, which :func:`save_chakra`
+    writes beside the traces when a collective spans fewer ranks.
+    """
+    names, world = {}, tuple(range(trace.ranks))
+    for i in np.flatnonzero(trace.is_collective):
+        group = tuple(int(g) for g in trace.specs.row(int(trace.spec[i])).group)
+        if group not in names:
+            names[group] = "0" if group == world else str(sum(g != world for g in names) + 1)
+    return names
+
+
+def _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on, pgs):
     """Collective op ``i`` as a ``COMM_COLL_NODE`` on each member (id ``2 i``).
 
     A member's node waits for the op's dependencies on that member; one that
@@ -387,14 +495,15 @@ def _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on):
     size = float(trace.size[i])
     attrs = common + [
         _attr(pb, "comm_type", _COMM_TYPE[spec.op]), _attr(pb, "comm_size", int(round(size))),
-        _attr(pb, "netsim_bytes", size), _attr(pb, "pg_name", ",".join(map(str, spec.group))),
+        _attr(pb, "netsim_bytes", size), _attr(pb, "pg_name", pgs[tuple(int(g) for g in spec.group)]),
         pb.AttributeProto(name="comm_group", int64_list=pb.Int64List(values=list(spec.group))),
         _attr(pb, "netsim_algorithm", spec.algorithm or ""), _attr(pb, "netsim_root", spec.root),
         _attr(pb, "netsim_segments", spec.segments), _attr(pb, "netsim_element", spec.element),
         _attr(pb, "netsim_priority", int(trace.priority[i]))]
     for r in spec.group:
-        nodes[r].append(pb.Node(id=2 * i, name=name, type=pb.COMM_COLL_NODE,
-                                ctrl_deps=[node_on(r, d, i) for d in deps if r in where[d]],
+        nodes[r].append(pb.Node(id=2 * i, name=_name(pb, pb.COMM_COLL_NODE, name),
+                                type=pb.COMM_COLL_NODE,
+                                data_deps=[node_on(r, d, i) for d in deps if r in where[d]],
                                 attr=attrs))
 
 
@@ -444,7 +553,12 @@ def save_chakra(trace, directory, prefix="chakra"):
     collective op a ``COMM_COLL_NODE`` on each member (as PyTorch's
     execution-trace converter writes one per rank, so ASTRA-sim's system layer
     expands it with its own algorithms), waiting for the op's dependencies on
-    that member.
+    that member. Every dependency is a ``data_deps`` entry, integer attributes
+    have the types Chakra's feeder reads, and each node's name is its type then
+    the op's tag (``COMM_SEND_NODE_push``): see the module docstring.
+    A collective's ``pg_name`` is ``"0"`` when it spans every rank, else the id
+    of its group in ``<prefix>.comm_group.json``, written beside the traces for
+    ASTRA-sim's ``--comm-group-configuration``.
     Node ids: ``2 i`` for op i's compute or send node, ``2 i + 1`` for its
     receive node. The trace's metadata is stored as JSON in the
     ``GlobalMetadata`` attribute ``netsim_metadata``.
@@ -486,6 +600,7 @@ def save_chakra(trace, directory, prefix="chakra"):
     seconds = trace.duration
 
     groups = {i: set(trace.group(i).tolist()) for i in np.flatnonzero(trace.is_collective)}
+    pgs = _process_groups(trace)
 
     def node_on(rank, op, who):
         """Id of op's node on ``rank`` (its compute, send, collective or receive node)."""
@@ -502,17 +617,21 @@ def save_chakra(trace, directory, prefix="chakra"):
         common = [_attr(pb, "netsim_iteration", int(trace.iteration[i]))]
         r = int(trace.rank[i])
         if trace.kind[i] == COLLECTIVE:
-            _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on)
+            _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on, pgs)
             continue
         if trace.kind[i] == COMPUTE:
-            extra = [_attr(pb, "netsim_flops", float(trace.flops[i]))] if trace.flops[i] else []
+            extra = []
+            if trace.flops[i]:   # num_ops: the FLOPs ASTRA-sim's roofline model reads
+                extra += [_attr(pb, "netsim_flops", float(trace.flops[i])),
+                          _attr(pb, "num_ops", int(round(trace.flops[i])))]
             if not np.isnan(seconds[i]):
                 extra.append(_attr(pb, "netsim_seconds", float(seconds[i])))
                 dur = int(round(seconds[i] * 1e6))
             else:
                 dur = 0
-            nodes[r].append(pb.Node(id=2 * i, name=name, type=pb.COMP_NODE, duration_micros=dur,
-                                    ctrl_deps=[node_on(r, d, i) for d in deps],
+            nodes[r].append(pb.Node(id=2 * i, name=_name(pb, pb.COMP_NODE, name),
+                                    type=pb.COMP_NODE, duration_micros=dur,
+                                    data_deps=[node_on(r, d, i) for d in deps],
                                     attr=common + extra))
             continue
         p = int(trace.peer[i])
@@ -526,13 +645,24 @@ def save_chakra(trace, directory, prefix="chakra"):
                 for name in ("channel", "priority") if getattr(trace, name)[i]]
         if trace.queue[i] >= 0:
             path.append(_attr(pb, "netsim_queue", int(trace.queue[i])))
-        nodes[r].append(pb.Node(id=2 * i, name=name, type=pb.COMM_SEND_NODE,
-                                ctrl_deps=[node_on(r, d, i) for d in on_src],
-                                attr=common + comm + path + [_attr(pb, "comm_dst", p)]))
-        nodes[p].append(pb.Node(id=2 * i + 1, name=name, type=pb.COMM_RECV_NODE,
-                                ctrl_deps=[node_on(p, d, i) for d in on_dst],
-                                attr=common + comm + [_attr(pb, "comm_src", r)]))
+        ends = [_attr(pb, "comm_src", r), _attr(pb, "comm_dst", p)]
+        nodes[r].append(pb.Node(id=2 * i, name=_name(pb, pb.COMM_SEND_NODE, name),
+                                type=pb.COMM_SEND_NODE,
+                                data_deps=[node_on(r, d, i) for d in on_src],
+                                attr=common + comm + path + ends))
+        nodes[p].append(pb.Node(id=2 * i + 1, name=_name(pb, pb.COMM_RECV_NODE, name),
+                                type=pb.COMM_RECV_NODE,
+                                data_deps=[node_on(p, d, i) for d in on_dst],
+                                attr=common + comm + ends))
     meta = pb.GlobalMetadata(version="0.0.4", attr=[
         _attr(pb, "netsim_metadata", json.dumps(dict(trace.metadata), sort_keys=True, default=str))])
     for r in range(trace.ranks):
         write_et(os.path.join(directory, f"{prefix}.{r}.et"), meta, nodes[r])
+    sub = {name: list(group) for group, name in pgs.items() if name != "0"}
+    if sub:
+        path = os.path.join(directory, f"{prefix}.comm_group.json")
+        try:
+            with open(path, "w") as f:
+                json.dump(sub, f)
+        except OSError as exc:
+            raise TraceError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -50,10 +50,12 @@ from typing import NamedTuple, Optional
 import numpy as np
 import simpy
 
-from .errors import DeadlockError, TraceError
+from .errors import DeadlockError, NetsimError, TraceError
 from .flows import SATURATION, FlowTable
 from .maxmin import check_sharing
 from .network import route_loads
+from . import transport as _transport
+from .tcp import check_transport, tcp_options
 from .trace import successors
 
 __all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
@@ -69,7 +71,7 @@ class _Replay:
     """State of one replay: ops, their dependencies, SimPy events. Use :func:`replay`."""
 
     def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None,
-                 seed=0, priority=None, small_event=SMALL_EVENT):
+                 seed=0, priority=None, small_event=SMALL_EVENT, bound=None, tcp=None):
         n = trace.num_ops
         self.small_event = small_event
         self.priority = None if priority is None else np.asarray(priority, np.int64)
@@ -91,6 +93,10 @@ class _Replay:
         self.pair_lat = np.append(lat, 0.0)
         self.op_pair = np.full(n, -1, np.int64)
         self.op_pair[msg] = pair
+        self.bound = None if bound is None else np.asarray(bound, np.float64)
+        self.tcp = self.ticking = None
+        if tcp is not None:  # TCP's start-up (netsim.tcp): a bound per flow, changed by ticks
+            _transport.setup(self, net, tcp)
         # An op is instant on the wire if it has no bytes or no links to cross.
         self.size = trace.size
         self.start = np.full(n, np.nan)
@@ -114,7 +120,8 @@ class _Replay:
         self._views = tuple(memoryview(a) for a in (
             self.is_msg, self.op_pair, self.pair_lat, self.dur, self.size, self.start, self.end,
             self.xfer, self.succ_ptr, self.succ, self.waiting,
-            np.zeros(1, np.int64) if self.priority is None else self.priority))
+            np.zeros(1, np.int64) if self.priority is None else self.priority,
+            np.full(1, np.inf) if self.bound is None else self.bound))
         # Route index -> (padded link row, links without padding, whether it crosses no link).
         self._route_of = {}
         # Send queues: a queued message whose latency has passed waits here, keyed by the
@@ -125,8 +132,18 @@ class _Replay:
 
     def _add_flows(self, ops):
         """Put messages ``ops`` on the wire; return their flow slots."""
-        return self.flows.add(ops, self.size[ops], self.pair_links[self.op_pair[ops]],
-                              0 if self.priority is None else self.priority[ops])
+        bound = np.inf if self.bound is None else self.bound[ops]
+        if self.tcp is not None:
+            ops, bound = _transport.enter(self, ops, np.broadcast_to(bound, ops.shape))
+            if not len(ops):
+                return ops
+        slots = self.flows.add(ops, self.size[ops], self.pair_links[self.op_pair[ops]],
+                               0 if self.priority is None else self.priority[ops], bound)
+        if self.tcp is not None:
+            for op, slot in zip(ops.tolist(), slots.tolist()):
+                if op in self.tcp.state:
+                    self.tcp.slot_of[op] = slot
+        return slots
 
     # -- fixed-time events ------------------------------------------------------------------
     def _at(self, t, ops):
@@ -215,15 +232,26 @@ class _Replay:
             ended = finished = removed = ()
         else:
             ended, finished, removed = flows.pop_few(limit)
+        rebound = ()
+        if self.tcp is not None:
+            self.tcp.ended(ended, now)
+            if self.ticking:
+                rebound = _transport.retick(self)
         if len(finished) + sum(map(len, due)) <= self.small_event:
             if isinstance(finished, np.ndarray):  # a batch left the heap stale: arrays
                 ended, finished, removed = ended.tolist(), finished.tolist(), removed.tolist()
             added, routes = self._advance_small(due, ended)
+            if rebound:
+                added = added + rebound
+                routes = routes + [flows.fl_links[slot][flows.fl_links[slot] < self.L].tolist()
+                                   for slot in rebound]
             if added or finished:
                 flows.rerate(added, finished, removed, routes)
         else:
             ended, finished, removed = (np.asarray(x, np.int64) for x in (ended, finished, removed))
             added = self._advance_batch([np.asarray(ops, np.int64) for ops in due], ended)
+            if rebound:
+                added = np.concatenate([added, np.array(rebound, np.int64)])
             if len(added) or len(finished):
                 flows.rerate(added, finished, removed)
         nxt = flows.first_finish
@@ -294,7 +322,8 @@ class _Replay:
         """
         now, flows, route_of = self.now, self.flows, self._route_of
         (is_msg, op_pair, pair_lat, dur, size, start, end, xfer, ptr, succ, waiting,
-         priority) = self._views
+         priority, bound) = self._views
+        tcp, unbound = self.tcp, self.bound is None
         one_class = self.priority is None
         qprev = self.qprev
         completed, entering = list(ended), []
@@ -318,8 +347,20 @@ class _Replay:
                         completed.append(op)  # instant on the wire
                     else:  # on the wire, in the lowest free slot
                         prio = 0 if one_class else priority[op]
-                        added.append(flows.add_one(op, size[op], known[0], prio))
+                        b = np.inf if unbound else bound[op]
+                        rtt = None
+                        if tcp is not None:
+                            later, tb, rtt = tcp.enter(op, now)
+                            if later is not None:  # still shaking hands
+                                self._at(later, [op])
+                                continue
+                            b = min(b, tb)
+                        slot = flows.add_one(op, size[op], known[0], prio, b)
+                        added.append(slot)
                         routes.append(known[1])
+                        if rtt is not None:
+                            tcp.slot_of[op] = slot
+                            _transport.tick_at(self, now + rtt, op)
             if not completed:
                 continue
             done, completed = completed, []
@@ -477,7 +518,8 @@ class Record(NamedTuple):
 
 
 def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None, seed=0,
-           sharing="maxmin", priority=None, small_event=SMALL_EVENT):
+           sharing="maxmin", priority=None, small_event=SMALL_EVENT, bound=None,
+           transport="fluid", tcp=None):
     """Replay ``trace`` on ``net`` and return its :class:`Record`.
 
     ``sharing="maxmin"`` (the default) shares every link direction max-min fairly
@@ -518,6 +560,15 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
         (:data:`SMALL_EVENT` by default). Both give bit-identical results, so
         this changes only the speed; -1 sends every instant down the batch path
         (the tests compare the two that way).
+    bound : ndarray of float, optional
+        The largest rate of each op's flow (bytes/s, > 0; inf: none; ignored for
+        compute ops): max-min sharing respects it (:mod:`netsim.maxmin`).
+    transport : {"fluid", "tcp"}
+        ``"tcp"`` adds TCP's start-up to every message (:mod:`netsim.tcp`):
+        store-and-forward of the first segment, slow start as a rate bound
+        changed at round-trip instants, persistent connections.
+    tcp : dict, optional
+        The TCP options (:func:`netsim.tcp.tcp_options`), with ``transport="tcp"``.
 
     Returns
     -------
@@ -548,5 +599,9 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
     prio = None
     if check_sharing(sharing) == "priority":
         prio = trace.priority if priority is None else priority
+    if check_transport(transport) == "fluid" and tcp is not None:
+        raise NetsimError("TCP options need transport='tcp'")
+    options = tcp_options(tcp) if transport == "tcp" else None
     return _Replay(trace, net, nodes, seconds, progress, link_series, ecmp, seed, prio,
-                   small_event).run()
+                   small_event, _transport.check_bound(bound, trace), options).run()
+

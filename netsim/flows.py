@@ -19,6 +19,11 @@ a large batch leaves the index and heaps stale, to be rebuilt by the next small
 event, and a small event the lists, to be rebuilt by the next batch. Both visit
 flows in slot order and sum loads in that order with the same float operations,
 so they agree bit for bit; the property tests check it.
+
+A flow may carry a rate bound (bytes/s; :meth:`FlowTable.add`'s ``bound``, changed
+by :meth:`FlowTable.set_bound`); max-min respects it (:mod:`netsim.maxmin`). Until
+the first finite bound arrives the solvers run without bounds, so a replay with
+none does exactly the float operations it did before bounds existed.
 """
 
 import heapq
@@ -94,6 +99,7 @@ class FlowTable:
         self.hops = hops
         self.small = small
         self.by_class = bool(priority)
+        self.bounded = False  # True once a flow has carried a finite bound
         self.now = 0.0
         self.series = [] if link_series else None
         self.rate_solves = 0
@@ -127,18 +133,22 @@ class FlowTable:
         # path has changed flows since, until the next batch search rebuilds them.
         self._lists = None
 
-    def add(self, ops, sizes, links, priority=0):
+    def add(self, ops, sizes, links, priority=0, bound=np.inf):
         """Put messages ``ops`` of ``sizes`` bytes on routes ``links`` in the lowest free slots,
-        in priority classes ``priority`` (one for all or one per op).
+        in priority classes ``priority`` (one for all or one per op), each within its rate
+        ``bound`` (bytes/s, one for all or one per op; inf: none).
 
         Returns the slots, in the order of ``ops``.
         """
         self._free = None  # add_one's heap of free slots is rebuilt when next needed
+        if np.ndim(bound) or bound != np.inf:
+            self.bounded = self.bounded or bool(np.any(np.asarray(bound) < np.inf))
         if len(ops) == 1:
             slot = int(self.fl_active.argmin())  # the first free slot, if there is one
             if not self.fl_active[slot]:
                 self._fill(slot, ops[0], sizes[0], links[0],
-                           priority if np.ndim(priority) == 0 else priority[0])
+                           priority if np.ndim(priority) == 0 else priority[0],
+                           bound if np.ndim(bound) == 0 else bound[0])
                 return np.array([slot], np.int64)
         if np.ndim(priority) == 0:
             priority = np.full(len(ops), priority, np.int64)
@@ -147,14 +157,16 @@ class FlowTable:
             self._alloc(max(2 * len(self.fl_active), len(self.fl_active) + len(ops)))
             free = np.flatnonzero(~self.fl_active)
         slots = free[:len(ops)]
-        self._fill(slots, ops, sizes, links, priority)
+        self._fill(slots, ops, sizes, links, priority, bound)
         return slots
 
-    def add_one(self, op, size, links, priority=0):
+    def add_one(self, op, size, links, priority=0, bound=np.inf):
         """:meth:`add` for one message, in plain Python: its slot, the lowest free one.
 
         ``links`` is its padded route (a row of :meth:`add`'s ``links``).
         """
+        if bound != np.inf:
+            self.bounded = True
         free = self._free
         if free is None:  # stale after a numpy add or pop: ascending, so a valid heap
             free = self._free = np.flatnonzero(~self.fl_active).tolist()
@@ -171,12 +183,24 @@ class FlowTable:
         rem[slot] = size
         since[slot] = self.now
         rate[slot] = 0.0
+        self.fl_bound[slot] = bound
         self.fl_links[slot] = links
         return slot
 
-    def _fill(self, slots, ops, sizes, links, priority):
+    def set_bound(self, slot, bound):
+        """Give the flow in ``slot`` the rate bound ``bound`` (bytes/s; inf: none) from now.
+
+        Its rate changes at the next :meth:`rerate` that includes the slot among
+        its ``added`` (the engine re-rates it at once).
+        """
+        if bound != np.inf:
+            self.bounded = True
+        self.fl_bound[slot] = bound
+
+    def _fill(self, slots, ops, sizes, links, priority, bound=np.inf):
         """Start flows ``ops`` in ``slots`` (a slot or an array of them)."""
         self.fl_active[slots] = True
+        self.fl_bound[slots] = bound
         self.fl_prio[slots] = priority
         self.fl_op[slots] = ops
         self.fl_rem[slots] = sizes
@@ -262,6 +286,7 @@ class FlowTable:
         ext("fl_t", 0.0, np.float64)
         ext("fl_rate", 0.0, np.float64)
         ext("fl_finish", np.inf, np.float64)
+        ext("fl_bound", np.inf, np.float64)
         ext("fl_links", self.L, np.int64, (self.hops,))
         self._free = None  # rebuilt from fl_active when add_one next needs it
         self._lists = None  # likewise the batch path's lists, by _link_lists
@@ -302,7 +327,8 @@ class FlowTable:
         flows crossed (their slots may already hold new flows); arrays or lists.
         ``routes``, if given, are the links of each added flow without padding, and
         the three others lists or tuples (the engine's small path: nothing to convert
-        or read back).
+        or read back). A flow whose bound changed is passed among ``added`` (it
+        stays where it is).
 
         A few changed flows take the incremental path (the per-link index, plain
         Python); a large batch (the steps of a synchronous collective) the
@@ -422,7 +448,8 @@ class FlowTable:
 
         if len(comp):
             rates = max_min_rates(self.fl_links.take(comp, axis=0), self.cap, pad=self.L,
-                                  priority=self.fl_prio[comp] if self.by_class else None)
+                                  priority=self.fl_prio[comp] if self.by_class else None,
+                                  bound=self.fl_bound[comp] if self.bounded else None)
             self.rate_solves += 1
         else:
             rates = np.zeros(0)
@@ -448,9 +475,12 @@ class FlowTable:
                 # One flow, no link twice: its smallest capacity, which is what
                 # _fill_small's no-shared-link case computes (min is exact).
                 rates = [min(map(cap.__getitem__, routes[0]))]
+                if self.bounded:
+                    rates[0] = min(rates[0], float(self.fl_bound[comp[0]]))
             else:
                 prio = [int(self.fl_prio[slot]) for slot in comp] if self.by_class else None
-                rates = max_min_rates_small(routes, cap, prio)
+                bound = self.fl_bound[comp].tolist() if self.bounded else None
+                rates = max_min_rates_small(routes, cap, prio, bound)
             self.rate_solves += 1
             _, _, _, fl_rem, fl_t, fl_rate, fl_finish = self._flow_views
             heap, end_of = self.ends, self.end_of  # _push_ends inlined for speed

@@ -34,8 +34,8 @@ stay on the small-event path never load numba.
 import numpy as np
 from numba import njit
 
-__all__ = ["apply_rates", "component", "fill", "index_add", "index_build", "index_remove",
-           "release"]
+__all__ = ["apply_rates", "component", "fill", "fill_bounded", "index_add", "index_build",
+           "index_remove", "release"]
 
 
 @njit(cache=True)
@@ -47,6 +47,8 @@ def _floor0(x):
 @njit(cache=True)
 def fill(links, capacity, pad, cut):
     """Max-min fair rates by progressive filling, one class (:func:`netsim.maxmin.max_min_rates`).
+
+    :func:`fill_bounded` with no flow bounded: the same rounds and float operations.
 
     Parameters
     ----------
@@ -74,6 +76,30 @@ def fill(links, capacity, pad, cut):
     >>> fill(np.array([[0, 1], [0, -1], [1, -1]]), np.array([10.0, 4.0]), -1, 1 + 1e-12).tolist()
     [2.0, 8.0, 2.0]
     """
+    return fill_bounded(links, capacity, pad, cut, np.empty(0))
+
+
+@njit(cache=True)
+def fill_bounded(links, capacity, pad, cut, bound):
+    """:func:`fill` where flow ``f`` may not exceed ``bound[f]`` (bytes/s; inf: unbounded).
+
+    A bound is a private link of that capacity crossed by its flow alone (the
+    bound of a variable in SimGrid's ``lmm`` solver): a round's level is also at
+    most every live flow's bound, and a flow whose bound is within ``cut`` of the
+    level freezes with the flows of the tight links. An empty ``bound`` bounds no
+    flow and runs exactly :func:`fill`'s float operations.
+
+    Examples
+    --------
+    The parking lot with flow 1 capped at 3: link 0 leaves 7 to share, flow 0 still
+    meets link 1's share of 2.
+
+    >>> import numpy as np
+    >>> links = np.array([[0, 1], [0, -1], [1, -1]])
+    >>> fill_bounded(links, np.array([10.0, 4.0]), -1, 1 + 1e-12,
+    ...              np.array([np.inf, 3.0, np.inf])).tolist()
+    [2.0, 3.0, 2.0]
+    """
     n, hops = links.shape
     local = np.full(capacity.shape[0], -1, np.int64)  # link id -> its index among `ids`
     ids = np.empty(n * hops, np.int64)
@@ -94,14 +120,17 @@ def fill(links, capacity, pad, cut):
                 nl += 1
             lk[f, h] = j
     rates = np.zeros(n)
+    bounded = bound.shape[0] > 0
     if nl == entries:
-        # No link is shared: each flow gets its own bottleneck.
+        # No link is shared: each flow gets its own bottleneck (or its bound).
         for f in range(n):
             r = np.inf
             for h in range(hops):
                 k = links[f, h]
                 if k != pad and capacity[k] < r:
                     r = capacity[k]
+            if bounded and bound[f] < r:
+                r = bound[f]
             rates[f] = r
         return rates
     left = np.empty(nl)
@@ -125,7 +154,11 @@ def fill(links, capacity, pad, cut):
                 share[j] = s = left[j] / count[j]
                 if s < level or s != s:  # a NaN wins, as in numpy's min
                     level = s
-        bound = level * cut
+        if bounded:
+            for f in range(n):
+                if live[f] and bound[f] < level:
+                    level = bound[f]
+        top = level * cut
         frozen[:] = 0
         for f in range(n):
             if not live[f]:
@@ -133,9 +166,11 @@ def fill(links, capacity, pad, cut):
             tight = False
             for h in range(hops):
                 j = lk[f, h]
-                if j >= 0 and count[j] > 0 and share[j] <= bound:
+                if j >= 0 and count[j] > 0 and share[j] <= top:
                     tight = True
                     break
+            if bounded and bound[f] <= top:
+                tight = True
             if tight:
                 rates[f] = level
                 live[f] = False

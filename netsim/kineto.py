@@ -63,7 +63,9 @@ Steps
 step during which it was launched. ``steps`` keeps some of them; the kept steps
 are netsim iterations 0, 1, ... and their measured durations go into
 ``trace.metadata["measured_step_times"]`` (seconds), so a replay can be
-compared with what the machine did.
+compared with what the machine did: on the steps the user selected, else on the
+steady ones (warm-up, partial and empty steps left out,
+:mod:`netsim.profile_steps`), listed in ``compared_steps``.
 """
 
 import gzip
@@ -77,6 +79,7 @@ import numpy as np
 from .errors import TraceError
 from .kineto_comms import CPU_DTYPE_BYTES, from_operator, launcher, operator_index
 from .kineto_ranks import check_sequences
+from .profile_steps import compared_steps
 from .programs import ALGORITHMS, assemble
 
 __all__ = ["load_kineto", "assemble", "DTYPE_BYTES", "ALGORITHMS"]
@@ -469,7 +472,9 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
         Metadata: ``source`` ("kineto"), ``files``, ``world_size``, ``device``
         (GPU model), ``gpus_per_host`` (devices listed by the profile),
         ``steps`` (numbers kept), ``measured_step_times`` and
-        ``measured_step_time`` (their mean, seconds), ``measured_rank_step_times``
+        ``measured_step_time`` (their mean, seconds), ``compared_steps`` (the
+        kept steps a replay is compared with: :func:`netsim.profile_steps.compared_steps`)
+        and ``compared_note`` (which were left out and why), ``measured_rank_step_times``
         (rank -> each kept step's measured seconds, for each file's rank),
         ``collectives`` (per collective of the lowest rank: kind, bytes, group),
         ``measured_collectives`` (for each of them, the measured kernel seconds
@@ -551,6 +556,10 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
             if rec["op"] == "coll":
                 kernel.setdefault(rec["key"], []).append(rec["measured"])
     comm = [rec for rec in progs[min(progs)] if rec["op"] in ("coll", "send", "recv")]
+    launched = np.bincount([rec["iteration"] for rec in progs[first["rank"]]
+                            if rec.get("tag") != "idle"], minlength=len(k0))[:len(k0)]
+    compared, note = compared_steps(launched, selected=steps is not None,
+                                    numbers=[n for n, _, _ in k0])
     coll = [{"kind": rec["tag"], "bytes": rec["nbytes"], "group": list(rec.get("group", []))}
             for rec in comm]
     coll_kernels = [kernel[rec["key"]] if rec["op"] == "coll" else None for rec in comm]
@@ -560,6 +569,7 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
             "steps": [n for n, _, _ in k0], "measured_step_times": measured,
             "measured_step_time": float(np.mean(measured)) if measured else None,
             "measured_rank_step_times": by_rank_steps, "measured_collectives": coll_kernels,
+            "compared_steps": compared, "compared_note": note,
             "collectives": coll, "symmetric": bool(symmetric), "algorithm": algorithm,
             "recovered": {k: sum(p["counts"][k] for p in profs) for k in first["counts"]}}
     return assemble([progs[r] for r in range(world)], metadata=meta)

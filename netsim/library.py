@@ -7,7 +7,9 @@ collective shares links with everything else in flight:
 * ``"mpich"``: :mod:`netsim.mpich`, MPICH's schedules as messages between the
   members (the algorithm hint, else ring; :data:`netsim.mpich.DEFAULT`).
 * ``"nccl"``: :mod:`netsim.nccl`'s plan for that call on that graph: NCCL's
-  latency as a compute op, then every flow of its channels on the real links
+  latency as a compute op (with, for a call one host thread launches on several
+  GPUs in turn, the wait for those launches: :mod:`netsim.nccl.launch`), then
+  every flow of its channels on the real links
   (relays such as NICs, CPUs and NVSwitches become ranks of their own), then a
   zero-length op that waits for all of them. A replay with any NCCL call runs
   on the link capacities NCCL counts on
@@ -234,7 +236,7 @@ def _nccl_block(a, i, spec, nbytes, setups, cache, options):
     a.blocks[i] = dict(
         kind=[COMPUTE] + [MESSAGE] * F + [COMPUTE], rank=[owner] + src + [owner],
         peer=[-1] + dst + [-1], size=[0.0] + [b for _, _, b in call.flows] + [0.0],
-        duration=[call.latency] + [0.0] * F + [0.0],
+        duration=[call.latency + call.launch] + [0.0] * F + [0.0],
         tag=[a.tag("nccl latency")] + [a.tag("nccl")] * F + [-1],
         ptr=[0, 0] + list(range(1, F + 1)) + [2 * F + (F == 0)],
         idx=[0] * F + (list(range(1, F + 1)) if F else [0]))
@@ -258,8 +260,8 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None):
     library : {"auto", "mpich", "nccl"}, optional
         See the module docstring.
     nccl_options : dict, optional
-        ``protocol`` and ``channels`` fixed for every NCCL call (the lone call of
-        :func:`netsim.nccl.simulate`).
+        ``protocol`` and ``channels`` fixed for every NCCL call, and its ``launch``
+        mode (the lone call of :func:`netsim.nccl.simulate`).
 
     Returns
     -------

@@ -16,6 +16,14 @@ capacity, and nothing where a higher class fills the link). This is the per-link
 strict-priority queueing that P3 (Jayarajan et al., MLSys 2019) and ByteScheduler
 (Peng et al., SOSP 2019) rely on to let urgent chunks overtake. With a single class
 it is max-min exactly (the same function, the same float operations).
+
+Per-flow rate bounds (``bound=``, bytes/s, inf for none): a flow may not exceed
+its bound, as a variable's bound in SimGrid's ``lmm`` solver (CM02 bounds each
+flow by its TCP window over its round-trip time, option ``network/TCP-gamma``;
+SimGrid documentation, "The SimGrid Models", the default TCP model). Progressive filling treats a bound as a private link crossed
+by its flow alone: a round's level is at most every live flow's bound, and a
+flow at its bound freezes there while the others keep growing. A flow table
+with no finite bound takes exactly the unbounded float operations.
 """
 
 import numpy as np
@@ -57,8 +65,9 @@ def check_sharing(sharing):
     return sharing
 
 
-def max_min_rates(flow_links, capacity, pad=-1, priority=None):
-    """Max-min fair rate of each flow (by strict priority class with ``priority``).
+def max_min_rates(flow_links, capacity, pad=-1, priority=None, bound=None):
+    """Max-min fair rate of each flow (by strict priority class with ``priority``),
+    each within its ``bound``.
 
     Parameters
     ----------
@@ -72,6 +81,8 @@ def max_min_rates(flow_links, capacity, pad=-1, priority=None):
     priority : ndarray of int, optional
         Priority class of each flow (larger = served first); None or a single
         class: plain max-min.
+    bound : ndarray of float, optional
+        Largest rate of each flow (bytes/s, > 0; inf: unbounded); None bounds none.
 
     Returns
     -------
@@ -92,16 +103,23 @@ def max_min_rates(flow_links, capacity, pad=-1, priority=None):
 
     >>> max_min_rates(links, np.array([10.0, 4.0]), priority=np.array([0, 1, 0])).tolist()
     [0.0, 10.0, 4.0]
+
+    Flow 1 bounded at 3: link 0 has 7 left, flow 0 still meets link 1's share of 2.
+
+    >>> max_min_rates(links, np.array([10.0, 4.0]), bound=np.array([np.inf, 3.0, np.inf])).tolist()
+    [2.0, 3.0, 2.0]
     """
+    if bound is not None:
+        bound = np.asarray(bound, np.float64)
     if priority is not None:
         classes = np.unique(priority)
         if len(classes) > 1:
             return _by_class(np.asarray(flow_links), capacity, pad, np.asarray(priority),
-                             classes[::-1])
-    return _fill(np.asarray(flow_links), capacity, pad)
+                             classes[::-1], bound)
+    return _fill(np.asarray(flow_links), capacity, pad, bound)
 
 
-def _by_class(flow_links, capacity, pad, priority, classes):
+def _by_class(flow_links, capacity, pad, priority, classes, bound=None):
     """Strict priority: each class (highest first) max-min shares what the ones above left.
 
     The residual is taken flow by flow, link by link, in flow order: the float
@@ -112,7 +130,7 @@ def _by_class(flow_links, capacity, pad, priority, classes):
     for p in classes.tolist():
         sel = np.flatnonzero(priority == p)
         sub = flow_links[sel]
-        r = _fill(sub, left, pad)
+        r = _fill(sub, left, pad, None if bound is None else bound[sel])
         rates[sel] = r
         valid = sub != pad
         np.subtract.at(left, sub[valid], np.broadcast_to(r[:, None], sub.shape)[valid])
@@ -120,17 +138,20 @@ def _by_class(flow_links, capacity, pad, priority, classes):
     return rates
 
 
-def _fill(flow_links, capacity, pad):
+def _fill(flow_links, capacity, pad, bound=None):
     """Progressive filling of one class (see :func:`max_min_rates`), compiled."""
     # Imported here: numba's import and the kernels' load from cache cost a few tenths
     # of a second that runs without a large batch never need.
-    from .kernels import fill
+    from .kernels import fill, fill_bounded
 
-    return fill(np.ascontiguousarray(flow_links, np.int64),
-                np.ascontiguousarray(capacity, np.float64), int(pad), SHARE_CUT)
+    links = np.ascontiguousarray(flow_links, np.int64)
+    capacity = np.ascontiguousarray(capacity, np.float64)
+    if bound is None:
+        return fill(links, capacity, int(pad), SHARE_CUT)
+    return fill_bounded(links, capacity, int(pad), SHARE_CUT, np.ascontiguousarray(bound))
 
 
-def max_min_rates_small(routes, capacity, priority=None):
+def max_min_rates_small(routes, capacity, priority=None, bound=None):
     """Max-min fair rates of a few flows, in plain Python, equal bit for bit to :func:`max_min_rates`.
 
     Numpy's per-call overhead dominates for a handful of flows, the common case of
@@ -145,6 +166,8 @@ def max_min_rates_small(routes, capacity, priority=None):
         Capacity of each link id (bytes/s).
     priority : sequence of int, optional
         Priority class of each flow (larger = served first).
+    bound : sequence of float, optional
+        Largest rate of each flow (bytes/s; inf: unbounded).
 
     Returns
     -------
@@ -159,27 +182,34 @@ def max_min_rates_small(routes, capacity, priority=None):
     [2.0, 8.0, 2.0]
     >>> max_min_rates_small([[0, 1], [0], [1]], [10.0, 4.0], priority=[0, 1, 0])
     [0.0, 10.0, 4.0]
+
+    Flows 1 and 2 bounded at 3 and 1: flow 0 takes the 3 that flow 2 leaves on link 1.
+
+    >>> max_min_rates_small([[0, 1], [0], [1]], [10.0, 4.0], bound=[float("inf"), 3.0, 1.0])
+    [3.0, 3.0, 1.0]
     """
     if priority is not None and len(set(priority)) > 1:
         left = {link: float(capacity[link]) for route in routes for link in route}
         rates = [0.0] * len(routes)
         for p in sorted(set(priority), reverse=True):
             sel = [f for f, q in enumerate(priority) if q == p]
-            for f, r in zip(sel, _fill_small([routes[f] for f in sel], left)):
+            sub = None if bound is None else [bound[f] for f in sel]
+            for f, r in zip(sel, _fill_small([routes[f] for f in sel], left, sub)):
                 rates[f] = r
                 for link in routes[f]:
                     left[link] -= r
             for link in left:
                 left[link] = max(left[link], 0.0)
         return rates
-    return _fill_small(routes, capacity)
+    return _fill_small(routes, capacity, bound)
 
 
-def _fill_small(routes, capacity):
+def _fill_small(routes, capacity, bound=None):
     """Progressive filling of one class (see :func:`max_min_rates_small`)."""
     links = sorted({link for route in routes for link in route})
     if len(links) == sum(len(route) for route in routes):
-        return [min(float(capacity[link]) for link in route) for route in routes]
+        rates = [min(float(capacity[link]) for link in route) for route in routes]
+        return rates if bound is None else [min(r, b) for r, b in zip(rates, bound)]
     left = {link: float(capacity[link]) for link in links}
     rates = [0.0] * len(routes)
     live = list(range(len(routes)))
@@ -189,12 +219,15 @@ def _fill_small(routes, capacity):
             for link in routes[f]:
                 count[link] += 1
         level = min(left[link] / c for link, c in count.items() if c)
-        bound = level * SHARE_CUT
-        tight = {link for link, c in count.items() if c and left[link] / c <= bound}
+        if bound is not None:
+            level = min([level] + [bound[f] for f in live])
+        top = level * SHARE_CUT
+        tight = {link for link, c in count.items() if c and left[link] / c <= top}
         frozen = dict.fromkeys(links, 0)
         rest = []
         for f in live:
-            if any(link in tight for link in routes[f]):
+            if any(link in tight for link in routes[f]) or (bound is not None
+                                                            and bound[f] <= top):
                 rates[f] = level
                 for link in routes[f]:
                     frozen[link] += 1

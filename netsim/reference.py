@@ -36,7 +36,7 @@ __all__ = ["maxmin", "replay"]
 SAT = 0.99
 
 
-def maxmin(routes, cap, priority=None):
+def maxmin(routes, cap, priority=None, bound=None):
     """Max-min fair rates by progressive filling, one flow and one link at a time.
 
     Parameters
@@ -48,6 +48,9 @@ def maxmin(routes, cap, priority=None):
     priority : dict, optional
         Flow -> priority class; each class, highest first, is filled on what the
         classes above it left (strict priority).
+    bound : dict, optional
+        Flow -> its largest rate (bytes/s): a private link of that capacity that
+        only the flow crosses.
 
     Returns
     -------
@@ -63,12 +66,15 @@ def maxmin(routes, cap, priority=None):
     >>> routes, cap = {"a": [0, 1], "b": [0], "c": [1]}, {0: 10.0, 1: 4.0}
     >>> sorted(maxmin(routes, cap, {"a": 0, "b": 1, "c": 0}).items())
     [('a', 0.0), ('b', 10.0), ('c', 4.0)]
+    >>> sorted(maxmin(routes, cap, bound={"b": 3.0}).items())
+    [('a', 2.0), ('b', 3.0), ('c', 2.0)]
     """
+    bound = bound or {}
     if priority:
         rate, left = {}, dict(cap)
         for p in sorted(set(priority.values()), reverse=True):
             cls = {f: r for f, r in routes.items() if priority[f] == p}
-            got = maxmin(cls, left)
+            got = maxmin(cls, left, bound={f: bound[f] for f in cls if f in bound})
             for f, r in got.items():
                 for link in routes[f]:
                     left[link] = max(left[link] - r, 0.0)
@@ -83,9 +89,10 @@ def maxmin(routes, cap, priority=None):
             for link in routes[f]:
                 count[link] = count.get(link, 0) + 1
         share = {link: left[link] / c for link, c in count.items()}
-        level = min(share.values())
+        level = min(list(share.values()) + [bound[f] for f in unfrozen if f in bound])
         tight = {link for link, s in share.items() if s <= level * (1 + 1e-12)}
-        frozen = [f for f in unfrozen if any(link in tight for link in routes[f])]
+        frozen = [f for f in unfrozen if any(link in tight for link in routes[f])
+                  or bound.get(f, math.inf) <= level * (1 + 1e-12)]
         for f in frozen:
             rate[f] = level
             for link in routes[f]:
@@ -95,7 +102,7 @@ def maxmin(routes, cap, priority=None):
 
 
 def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None, seed=0,
-           sharing="maxmin", priority=None):
+           sharing="maxmin", priority=None, bound=None):
     """Replay ``trace`` on ``net``, slowly and plainly; return the engine's :class:`Record`.
 
     The arguments are those of :func:`netsim.engine.replay`. Each message takes the
@@ -123,6 +130,8 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
     priority : sequence of int, optional
         Priority of each op (larger = more urgent); the trace's ``priority``
         column by default. Used only with ``sharing="priority"``.
+    bound : sequence of float, optional
+        The largest rate of each op's flow (bytes/s; inf: none).
 
     Returns
     -------
@@ -249,7 +258,8 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
         rates = {}
         if active:
             rates = maxmin({f: route[f] for f in active}, cap,
-                           None if prio is None else {f: prio[f] for f in active})
+                           None if prio is None else {f: prio[f] for f in active},
+                           None if bound is None else {f: float(bound[f]) for f in active})
             solves += 1
         load, flows = {}, {}
         for f, r in rates.items():

@@ -297,7 +297,8 @@ def _plain(x):
 
 
 def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False,
-             ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None, library="auto"):
+             ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None, library="auto",
+             transport="fluid", tcp=None):
     """Replay a trace on a topology and return its :class:`Result`.
 
     Parameters
@@ -338,6 +339,15 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         (:mod:`netsim.library`): ``"auto"`` (default) runs NCCL's plan for a
         collective whose members all sit on gpu nodes and MPICH's schedules
         otherwise. A trace without collectives replays the same under any.
+    transport : {"fluid", "tcp"}, optional
+        ``"fluid"`` (default): a message moves at its max-min share from its
+        first byte. ``"tcp"``: each message is a TCP transfer over its path
+        (:mod:`netsim.tcp`): store-and-forward of the first segment, slow start
+        from 10 segments as a rate bound doubling every round trip until the
+        flow reaches its share, connections kept per rank pair and channel.
+    tcp : dict, optional
+        TCP options with ``transport="tcp"`` (:func:`netsim.tcp.tcp_options`):
+        ``initial_window``, ``restart_after_idle``, ``handshake``, ``rto``, ``mtu``.
 
     Returns
     -------
@@ -378,6 +388,13 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     >>> r = simulate(b.build(), G)
     >>> round(r.makespan, 12), r.collectives["algorithm"].tolist()
     (0.002004, ['ring'])
+
+    Over TCP a 1 MB message on these 1 us links first doubles its window from
+    10 segments (one more round trip than the fluid flow needs here):
+
+    >>> b = TraceBuilder(2); _ = b.message(0, 1, 1e6)
+    >>> simulate(b.build(), G, transport="tcp").makespan > simulate(b.build(), G).makespan
+    True
     """
     _library.check_library(library)
     net = as_network(topology)
@@ -387,15 +404,15 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         t0 = time.perf_counter()
         record = engine.replay(trace, net, nodes, seconds, progress=progress,
                                link_series=link_series, ecmp=ecmp, seed=ecmp_seed,
-                               sharing=sharing, priority=priority)
+                               sharing=sharing, priority=priority, transport=transport, tcp=tcp)
         return Result(record, trace, net, time.perf_counter() - t0)
     x = _library.expand(trace, net, placement, library)
     return replay_expansion(trace, x, device_flops, progress, link_series, ecmp, ecmp_seed,
-                            sharing, priority)
+                            sharing, priority, transport, tcp)
 
 
 def replay_expansion(trace, x, device_flops=None, progress=None, link_series=False, ecmp=None,
-                     ecmp_seed=0, sharing="maxmin", priority=None):
+                     ecmp_seed=0, sharing="maxmin", priority=None, transport="fluid", tcp=None):
     """Replay an :class:`~netsim.library.Expansion` of ``trace``; its :class:`Result`.
 
     The one replay path of a trace with collectives (:func:`simulate`) and of a
@@ -419,7 +436,7 @@ def replay_expansion(trace, x, device_flops=None, progress=None, link_series=Fal
     t0 = time.perf_counter()
     record = engine.replay(x.trace, x.net, x.nodes, seconds, progress=progress,
                            link_series=link_series, ecmp=ecmp, seed=ecmp_seed, sharing=sharing,
-                           priority=priority)
+                           priority=priority, transport=transport, tcp=tcp)
     return Result(record, trace, x.net, time.perf_counter() - t0, expansion=x)
 
 

@@ -1,9 +1,9 @@
 """NCCL-library runs for ``netsim collective --library nccl``: size sweeps, tables, plots, measurements.
 
 :func:`sweep` runs :func:`netsim.nccl.simulate` over a list of sizes and
-returns one flat record per size; :func:`format_sweep` prints them as
-nccl-tests does (size, time, algbw, busbw) with NCCL's plan (algorithm,
-protocol, channels); :func:`plot_busbw` draws busbw against size beside the
+returns one flat record per size; :mod:`studies.nccl_tests_format` prints them
+in nccl-tests' layout and :func:`format_sweep` NCCL's plan (algorithm,
+protocol, channels) beside it; :func:`plot_busbw` draws busbw against size beside the
 published measurements of the same machine (:func:`measured_rows`).
 
 The published measurements are package data of :mod:`studies`
@@ -206,17 +206,18 @@ def sweep(G, op, sizes, ranks=None, algorithm=None, protocol=None, channels=None
 
 
 def format_sweep(records, measured=()):
-    """nccl-tests-style table of :func:`sweep` records, with the measured busbw where known.
+    """NCCL's plan of each :func:`sweep` record, with the measured busbw where known.
 
-    Columns as nccl-tests prints them (size in bytes, time in us, algbw and
-    busbw in GB/s = 1e9 bytes/s), then NCCL's plan.
+    The columns nccl-tests does not print (its own are
+    :func:`studies.nccl_tests_format.table`'s): size in bytes, then the algorithm,
+    protocol and channels NCCL's model chose.
 
     Parameters
     ----------
     records : list of dict
     measured : list of dict, optional
-        Rows of :func:`measured_rows`; a ``measured`` busbw column is added when
-        one has the size of a record.
+        Rows of :func:`measured_rows`; a ``measured busbw (GB/s)`` column is added
+        when one has the size of a record.
 
     Returns
     -------
@@ -224,22 +225,19 @@ def format_sweep(records, measured=()):
 
     Examples
     --------
-    >>> rec = [{"bytes": 8, "time": 2.5e-5, "algbw": 3.2e5, "busbw": 5.6e5,
-    ...         "algorithm": "ring", "protocol": "LL", "channels": 2}]
+    >>> rec = [{"bytes": 8, "algorithm": "ring", "protocol": "LL", "channels": 2}]
     >>> print(format_sweep(rec))
-    #  size (B)  time (us)  algbw (GB/s)  busbw (GB/s)  algorithm  protocol  channels
-              8      25.00          0.00          0.00       ring        LL         2
+    #  size (B)  algorithm  protocol  channels
+              8       ring        LL         2
     """
     by_size = {int(r["bytes"]): float(r["busbw_GBps"]) for r in measured}
-    headers = ["size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm",
-               "protocol", "channels"]
+    headers = ["size (B)", "algorithm", "protocol", "channels"]
     show = any(r["bytes"] in by_size for r in records)
     if show:
-        headers.append("measured busbw")
+        headers.append("measured busbw (GB/s)")
     rows = []
     for r in records:
-        row = [str(r["bytes"]), f"{r['time'] * 1e6:.2f}", f"{r['algbw'] / 1e9:.2f}",
-               f"{r['busbw'] / 1e9:.2f}", r["algorithm"], r["protocol"], str(r["channels"])]
+        row = [str(r["bytes"]), r["algorithm"], r["protocol"], str(r["channels"])]
         if show:
             row.append(f"{by_size[r['bytes']]:.2f}" if r["bytes"] in by_size else "-")
         rows.append(row)

@@ -101,6 +101,10 @@ def load(name="nccl_measurements.csv"):
 def predict(row):
     """The simulated call for one row: a Result whose ``plan`` says what NCCL ran.
 
+    A row whose ``launch`` is ``thread`` (nccl-tests ``-g N``: one thread launching on
+    every GPU in turn) is simulated so (:mod:`netsim.nccl.launch`); ``proc`` and
+    ``unknown`` rows as one process per GPU.
+
     Examples
     --------
     >>> r = predict(load()[4])          # DGX-1, 128 MiB allreduce
@@ -112,7 +116,9 @@ def predict(row):
     algorithm = row["nccl_algo"] or None
     if row["op"] in ("alltoall", "sendrecv"):
         algorithm = None  # NCCL runs point-to-point whatever NCCL_ALGO says
-    return nccl.simulate(G, row["op"], int(row["bytes"]), ranks=gpus, algorithm=algorithm)
+    launch = "thread" if row["launch"] == "thread" else "proc"   # unknown: a process per GPU
+    return nccl.simulate(G, row["op"], int(row["bytes"]), ranks=gpus, algorithm=algorithm,
+                         launch=launch)
 
 
 def validate(rows):

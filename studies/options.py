@@ -5,6 +5,7 @@ values go out. Bad text is a :class:`~netsim.errors.NetsimError` naming it.
 """
 
 from netsim.library import LIBRARIES
+from netsim.tcp import TRANSPORTS
 from netsim.errors import NetsimError
 from netsim.units import parse_jitter, parse_shape, parse_straggler
 
@@ -149,6 +150,24 @@ def add_library_argument(p):
     ('auto', 'nccl')
     """
     p.add_argument("--library", choices=LIBRARIES, default="auto", help=LIBRARY_HELP)
+
+
+def add_transport_argument(p):
+    """Add ``--transport {fluid,tcp}`` (default fluid) to ``p`` or an argument group.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_transport_argument(p)
+    >>> p.parse_args([]).transport, p.parse_args(["--transport", "tcp"]).transport
+    ('fluid', 'tcp')
+    """
+    p.add_argument("--transport", choices=TRANSPORTS, default="fluid",
+                   help="'fluid' (default): a message moves at its max-min share from its first "
+                        "byte; 'tcp': each message is a TCP transfer, slow start from 10 "
+                        "segments doubling every round trip until it reaches its share, "
+                        "store-and-forward of the first segment, connections kept per pair "
+                        "(netsim.tcp; loss, time-outs and Cubic are not modelled)")
 
 
 def add_perturb_arguments(p, seed_help=None):

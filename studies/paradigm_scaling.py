@@ -180,16 +180,17 @@ def _link_ranks(link, result, trace):
     return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "") if names else None
 
 
-def _measure(trace, G, perturbation=None, library="auto"):
+def _measure(trace, G, perturbation=None, library="auto", transport="fluid"):
     """Simulate one point of a study: its result, iterations, top link and closed form.
 
     With a ``perturbation`` (:func:`netsim.perturb.perturb` options) the perturbed
     trace is simulated; the closed form stays that of the trace as recorded.
     ``library`` expands the trace's collectives (:mod:`netsim.library`); where
     NCCL ran them, the closed form's communication is NCCL's own (:func:`nccl_closed_form`).
+    ``transport`` is the simulation's (:func:`netsim.simulate`).
     """
     replayed = perturb(trace, **perturbation) if perturbation else trace
-    res = simulate(replayed, G, link_series=True, library=library)
+    res = simulate(replayed, G, link_series=True, library=library, transport=transport)
     return (res, max(trace.num_iterations, 1), top_link(res, duplex=not G.is_directed()),
             nccl_closed_form(closed_form(trace, G), res, trace))
 
@@ -263,7 +264,8 @@ def sweep_point(point, topology):
         ``P``, ``hidden``, ``dataset``, ``epochs``, ``seed``, ``options``
         (JSON text or None; its ``straggler`` and ``jitter`` entries perturb the
         trace at replay time, :func:`netsim.perturb.perturb` with the point's seed;
-        its ``library`` entry expands the collectives, :func:`netsim.simulate`).
+        its ``library`` entry expands the collectives and its ``transport`` entry
+        is the simulation's, :func:`netsim.simulate`).
     topology : callable
         ``topology(ranks)`` builds the graph for the trace's ranks.
 
@@ -292,6 +294,7 @@ def sweep_point(point, topology):
     if perturbation:
         perturbation["seed"] = int(point["seed"])
     library = opts.pop("library", "auto")
+    transport = opts.pop("transport", "fluid")
     if point.get("hidden"):
         opts["hidden"] = parse_shape(str(point["hidden"]), "hidden")
     run = workloads.record(point["name"], dataset=point["dataset"], workers=int(point["P"]),
@@ -306,7 +309,7 @@ def sweep_point(point, topology):
         hyper = {**trace.metadata["hyper"], "segments": k}
         trace = projection.project(trace.with_metadata(hyper=hyper), int(point["P"]),
                                    iterations=max(trace.num_iterations, 1))
-    res, iterations, top, cf = _measure(trace, G, perturbation, library)
+    res, iterations, top, cf = _measure(trace, G, perturbation, library, transport)
     per_iter = res.makespan / iterations
     closed = cf["time"]
     gap = (per_iter - closed) / closed if closed is not None and closed > 0 else None
@@ -324,7 +327,7 @@ def _fit(P, values):
 
 def study(source, workers, topology, model=None, device_flops=None, iterations=None, seed=0,
           dataset="digits", strong=False, level=0.5, base_workers=4, batch=None, perturbation=None,
-          library="auto", **options):
+          library="auto", transport="fluid", **options):
     """Simulate a paradigm at each P beside its closed form; find where it saturates.
 
     Time per iteration is measured over the window of the run that represents it
@@ -367,6 +370,9 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
     library : {"auto", "mpich", "nccl"}, optional
         The communication library of the replays (:func:`netsim.simulate`);
         ``library`` in the result.
+    transport : {"fluid", "tcp"}, optional
+        The transport of the replays (:func:`netsim.simulate`); ``transport``
+        in the result when it is not the default.
 
     Returns
     -------
@@ -457,7 +463,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
                     dataset=dataset, model=model, batch=batch, base_workers=base_workers,
                     device_flops=device_flops, retune=retune, start=start, **options)
         figures[(start, n)] = [_point(_strong(t, workers[0] / P) if strong else t, topology,
-                                      perturbation, library, tune)
+                                      perturbation, library, tune, transport)
                                for P, t in zip(workers, ts)]
     head = figures[windows[0]]
     T1 = head[0].pop("_T1") * (workers[0] if strong else 1)
@@ -473,6 +479,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
     note = f"{note}; over {plan['window']['what']}" if note else note
     return {"paradigm": head[0]["_paradigm"], "workers": workers, "strong": strong,
             "model": model, "T1": T1, "records": records, "library": library,
+            **({"transport": transport} if transport != "fluid" else {}),
             "window": plan["window"], "declared": declared._asdict(),
             "warnings": plan["warnings"],
             **({"perturbation": dict(perturbation)} if perturbation else {}),
@@ -483,11 +490,11 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
 PHASE_FIGURES = ("time", "compute", "exposed", "idle", "closed_form", "closed_communication")
 
 
-def _point(t, topology, perturbation, library, tune):
+def _point(t, topology, perturbation, library, tune, transport="fluid"):
     """The per-iteration figures of one simulated window trace at one P (a record of
     :func:`study` without ``P``, speed-up and phases; keys with ``_`` for the study)."""
     G = topology(t.ranks) if callable(topology) else topology
-    res, nit, top, cf = _measure(t, G, perturbation, library)
+    res, nit, top, cf = _measure(t, G, perturbation, library, transport)
     worker = worker_mask(t)
     lp = t.metadata.get("hyper", {}).get("collective") == "lp"
     terms = closed_terms(t, cf, tuned=tune and lp) or {}

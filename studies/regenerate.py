@@ -114,6 +114,23 @@ def _ringtmp(docs, draw):
     return {"ringtmp-table": ringtmp_vs_ps.format_table(ringtmp_vs_ps.compare())}
 
 
+def _tcp_startup(docs, draw):
+    from .tcp_startup import format_startup, startup_rows
+
+    return {"tcp-startup-table": format_startup(startup_rows(sizes=[1e6, 100e6],
+                                                             workers=[4, 64]))}
+
+
+def _megatron(docs, draw):
+    from .megatron_table import markdown, predictions, sensitivity
+    if draw:
+        from .cli import main as cli
+        cli(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
+             "--topology", "gpu_cluster:machine=dgx_h100", "-P", "64..1024",
+             "--png", str(docs / "transformer_scaling.png")])
+    return {"megatron-table": markdown(predictions()), "megatron-sensitivity": sensitivity()}
+
+
 def _schemes(docs, draw):
     from . import schemes
 
@@ -162,8 +179,14 @@ JOBS = MappingProxyType({
                    "overlap modes' speed-ups (studies.overlap), about 20 s"),
     "ringtmp": Job("studies.md", ("ringtmp-table",), (), _ringtmp,
                    "RingTMP vs ps-sync vs single over 5 seeds (studies.ringtmp_vs_ps), minutes"),
+    "tcp-startup": Job("studies.md", ("tcp-startup-table",), (), _tcp_startup,
+                       "ring and PS over TCP vs fluid (studies.tcp_startup), about 10 s"),
     "schemes": Job("studies.md", ("schemes-table",), ("schemes.png",), _schemes,
                    "schemes x architectures to 0.92 accuracy (studies.schemes), about 10 s"),
+    "megatron": Job("transformer.md", ("megatron-table", "megatron-sensitivity"),
+                    ("transformer_scaling.png",), _megatron,
+                    "Narayanan et al. SC'21 Table 1 against the transformer closed form "
+                    "(studies.megatron_table), seconds"),
     "claims": Job("claims.md", ("claims-table", "claims-regions"), (), _claims,
                   "netsim claims --seeds 0..4 --quick --markdown, about a minute or more"),
     "nccl": Job("validation.md", _nccl_blocks(), (), _nccl,

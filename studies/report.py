@@ -4,6 +4,8 @@ Every text table the ``netsim`` commands print is made by :func:`table`, so
 all share one layout: headers, a rule of dashes, numbers right-aligned.
 """
 
+import numpy as np
+
 from netsim.library import plan_names
 from netsim.units import format_bandwidth, format_bytes, format_time
 
@@ -71,7 +73,10 @@ def summary(result, top=5):
     makespan                  1 ms
 
     An imported profile's measured step time (``metadata["measured_step_time"]``)
-    is shown next to the simulated mean iteration:
+    is shown next to the simulated mean iteration; when the import says which steps to
+    compare (``compared_steps``: the steps selected, else the steady ones,
+    :mod:`netsim.profile_steps`), both means are over those steps, and a row says which
+    were left out:
 
     >>> t = b.build().with_metadata(measured_step_time=1.25e-3)
     >>> for line in summary(simulate(t, G)).splitlines()[5:7]:
@@ -85,9 +90,19 @@ def summary(result, top=5):
             ("iterations", len(r.iteration_end)),
             ("mean iteration", format_time(mean_it) if mean_it is not None else "-")]
     measured = r.metadata.get("measured_step_time")  # an imported profile's own step time
+    steps = r.metadata.get("compared_steps")    # its steps to compare (netsim.profile_steps)
+    times = r.metadata.get("measured_step_times")
+    if steps is not None and times and all(i < len(r.iteration_times) for i in steps) \
+            and steps:
+        mean_it = float(np.mean(r.iteration_times[steps]))
+        measured = float(np.mean([times[i] for i in steps]))
     if measured and mean_it is not None:
-        rows += [("measured step (profile)", format_time(measured)),
-                 ("difference", f"{100 * (mean_it - measured) / measured:+.1f} %")]
+        rows.append(("measured step (profile)", format_time(measured)))
+        if steps is not None and times:
+            rows += [("simulated, same steps", format_time(mean_it)),
+                     ("compared steps", f"{len(steps)} of {len(times)}; "
+                                        f"{r.metadata.get('compared_note', 'all')}")]
+        rows.append(("difference", f"{100 * (mean_it - measured) / measured:+.1f} %"))
     lines = [table(["metric", "value"], rows + [
         ("messages", r.stats["messages"]),
         ("bytes", format_bytes(r.stats["bytes"])),

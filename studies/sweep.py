@@ -111,7 +111,8 @@ def _collective(point):
     servers = int(opts.get("servers", 1))
     G = Network(topology_factory(point["topology"])(ranks_for(point["name"], P, servers)))
     rec = compare(point["name"], G, P, float(point["nbytes"]), segments=opts.get("segments"),
-                  gamma=float(opts.get("gamma", 0.0)), servers=servers)
+                  gamma=float(opts.get("gamma", 0.0)), servers=servers,
+                  transport=opts.get("transport", "fluid"))
     out = {"ranks": rec["ranks"], "simulated": rec["simulated"], "closed_form": rec["closed_form"],
            "gap": rec["gap"], "makespan": rec["simulated"], "iterations": 1,
            "messages": rec["messages"], "limit": rec["limit"]}

@@ -11,6 +11,7 @@ A sweep config (YAML, or JSON, which is YAML) names the grid::
     straggler: [none, "0:10x"]          # paradigms: perturbed at replay (netsim.perturb)
     jitter: "lognormal:0.1"             # ... each value a point; seeded by seed
     library: [mpich, nccl]              # paradigms: the library of their collectives
+    transport: [fluid, tcp]             # every point: the transport of its simulation
 
 Every point (a topology, a collective and a size, or a paradigm and a model
 size, and a P) is one row of a CSV file holding its inputs (:data:`INPUTS`)
@@ -27,6 +28,7 @@ from netsim.units import parse_bytes, parse_jitter, parse_shape, parse_straggler
 from workloads import DATASETS
 
 from netsim.library import LIBRARIES
+from netsim.tcp import TRANSPORTS
 
 from .registry import COLLECTIVES, PARADIGMS, topology_factory
 
@@ -73,6 +75,8 @@ KNOWN_KEYS = {
     "library": "paradigms: the communication library expanding their collectives at replay, "
                "or a list of them, each a point (auto, mpich, nccl; default auto: NCCL where "
                "every member is a GPU, netsim.library)",
+    "transport": "the transport of every point's simulation, or a list of them, each a point "
+                 "(fluid: the flow model, default; tcp: TCP's slow start on top, netsim.tcp)",
     "output": "CSV file of the results (default: the config's name with .csv)",
     "png": "plot of time per iteration against P (optional)",
 }
@@ -200,7 +204,7 @@ def check_config(raw, where="sweep config"):
         of str such as ``"64,64"``), ``P`` (increasing list of int),
         ``dataset``, ``epochs``, ``seed``, ``options`` (name -> dict),
         ``straggler`` and ``jitter`` (lists of specs, None for none),
-        ``library`` (list of names, None for the default) and,
+        ``library`` and ``transport`` (lists of names, None for the default) and,
         when given, ``output`` and ``png``.
 
     Raises
@@ -287,6 +291,10 @@ def check_config(raw, where="sweep config"):
     for lib in out["library"]:
         if lib is not None and lib not in LIBRARIES:
             _fail(where, f"unknown library {lib!r}; known: {', '.join(LIBRARIES)}")
+    out["transport"] = _list(where, raw, "transport") if "transport" in raw else [None]
+    for name in out["transport"]:
+        if name is not None and name not in TRANSPORTS:
+            _fail(where, f"unknown transport {name!r}; known: {', '.join(TRANSPORTS)}")
     for key, default, low in (("epochs", 1, 1), ("seed", 0, 0)):
         value = raw.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -392,7 +400,8 @@ def sweep_points(config):
     Topology, then collectives (each size, each P), then paradigms (each
     straggler, each jitter, each library, each model size, each P; a
     perturbation and a library are kept in the point's ``options`` as
-    ``straggler``, ``jitter`` and ``library``); a point listed
+    ``straggler``, ``jitter`` and ``library``), each for every transport
+    (kept in the options as ``transport`` unless it is the default); a point listed
     twice (a repeated value) appears once.
 
     Parameters
@@ -415,9 +424,11 @@ def sweep_points(config):
     (16, 'ring', 2, 1000000.0)
     """
     points = []
-    for topo in config["topologies"]:
+    transports = [{"transport": t} if t and t != "fluid" else {}
+                  for t in config.get("transport", [None])]
+    for topo, via in [(topo, via) for topo in config["topologies"] for via in transports]:
         for name in config["collectives"]:
-            opts = _options(config["options"].get(name))
+            opts = _options({**(config["options"].get(name) or {}), **via} or None)
             for n in config["bytes"]:
                 for P in config["P"]:
                     points.append({"kind": "collective", "name": name, "topology": topo, "P": P,
@@ -431,7 +442,7 @@ def sweep_points(config):
                 # A perturbation and a library ride in the point's options (used at replay).
                 replay = {k: v for k, v in (("straggler", straggler), ("jitter", jitter),
                                             ("library", library)) if v}
-                opts = _options({**(config["options"].get(name) or {}), **replay})
+                opts = _options({**(config["options"].get(name) or {}), **replay, **via})
                 for hidden in (config["hidden"] if has_hidden else [None]):
                     for P in config["P"]:
                         points.append({"kind": "paradigm", "name": name, "topology": topo,

@@ -113,24 +113,73 @@ def test_file_written_from_the_schema_by_hand(tmp_path):
     assert t.metadata["chakra_version"] == "0.0.4"
 
 
-def test_the_reference_converters_file_has_dangling_dependencies():
-    # Chakra's PyTorch converter output (tests/data/chakra/README.md): its nodes depend on
-    # node 3, which is not in the file.
-    meta, nodes = read_et(os.path.join(DATA, "feeder_cut.0.et"))
-    assert len(nodes) == 40 and nodes[0].id == 216 and list(nodes[0].ctrl_deps) == [3]
-    with pytest.raises(TraceError, match=r"feeder_cut.0.et: node 216 \('aten::flatten_dense_"
-                                         r"tensors\(0\)'\) depends on missing node 3"):
-        load_chakra(DATA)
+def _converter_graph(nodes):
+    """The rule of netsim.chakra's docstring, worked independently: data_deps always, a
+    ctrl_deps entry unless its node is outside the file or the edge closes a cycle (its head
+    reaches its tail)."""
+    ids = {n.id for n in nodes}
+    G = netsim.nx.DiGraph()
+    G.add_nodes_from(ids)
+    G.add_edges_from((d, n.id) for n in nodes for d in n.data_deps)
+    ctrl = [(d, n.id) for n in nodes for d in n.ctrl_deps if d in ids and d not in n.data_deps]
+    G.add_edges_from(ctrl)
+    on_cycle = [(u, v) for u, v in ctrl if netsim.nx.has_path(G, v, u)]
+    G.remove_edges_from(on_cycle)
+    return G, on_cycle
 
 
-def test_cycles_are_refused_naming_the_nodes(tmp_path):
+def test_pytorch_converters_own_trace_imports_under_the_documented_rule():
+    """Chakra's PyTorch-converted test trace (tests/data/chakra/README.md), whole: its ctrl_deps
+    (the call-tree parent) point outside the file 1277 times and close cycles with data_deps;
+    netsim drops exactly those, says so, and replays the remaining graph's critical path."""
+    path = os.path.join(DATA, "pytorch_converter", "chakra.0.et.gz")
+    _, nodes = read_et(path)
+    ids = {n.id for n in nodes}
+    outside = sum(d not in ids for n in nodes for d in {*n.ctrl_deps, *n.data_deps})
+    assert outside == 1277 and all(d in ids for n in nodes for d in n.data_deps)
+    G, on_cycle = _converter_graph(nodes)
+    assert netsim.nx.is_directed_acyclic_graph(G) and len(on_cycle) > 0
+    t = load_chakra(os.path.dirname(path))
+    assert t.metadata["chakra_dropped_deps"] == {"outside": 1277, "cycle": len(on_cycle)}
+    assert t.num_ops == len(nodes)
+    # One rank: a collective moves nothing, so the makespan is the longest path of compute
+    # durations (GPU collective kernels weigh 0; the host-side c10d calls their duration).
+    pb_coll = [n for n in nodes if n.type == pb.COMM_COLL_NODE]
+    kernels = {n.id for n in pb_coll if not any(a.name == "is_cpu_op" and a.bool_val
+                                                for a in n.attr)}
+    assert t.num_collectives == len(kernels) == 7
+    weight = {n.id: 0 if n.id in kernels else n.duration_micros * 1e-6 for n in nodes}
+    longest = {}
+    for v in netsim.nx.topological_sort(G):
+        longest[v] = weight[v] + max((longest[u] for u in G.predecessors(v)), default=0.0)
+    one = netsim.nx.Graph()
+    one.add_node(0, kind="host")
+    assert netsim.simulate(t, one).makespan == pytest.approx(max(longest.values()), rel=1e-12)
+
+
+def test_cycles_of_data_deps_are_refused_naming_the_nodes(tmp_path):
     d = str(tmp_path / "cyc")
-    _write_ranks(d, [[_node(1, pb.COMP_NODE, deps=[3], micros=1),
-                      _node(2, pb.COMP_NODE, deps=[1], micros=1),
-                      _node(3, pb.COMP_NODE, deps=[2], micros=1),
+    _write_ranks(d, [[_node(1, pb.COMP_NODE, data=[3], micros=1),
+                      _node(2, pb.COMP_NODE, data=[1], micros=1),
+                      _node(3, pb.COMP_NODE, data=[2], micros=1),
                       _node(4, pb.COMP_NODE, micros=1)]])
-    with pytest.raises(TraceError, match=r"job.0.et: dependency cycle among nodes \[1, 2, 3\]"):
+    with pytest.raises(TraceError, match=r"job.0.et: dependency cycle among nodes \[1, 2, 3\] "
+                                         r"\(data_deps alone\)"):
         load_chakra(d)
+
+
+def test_a_ctrl_dependency_closing_a_cycle_or_leaving_the_file_is_dropped(tmp_path):
+    """Node 2 runs 1 ms after node 1 (data); node 1's ctrl_deps on 2 closes a cycle and its
+    ctrl_deps on 99 leaves the file: both dropped, so 1 then 2 then 3 (ctrl on 2) in 3 ms."""
+    d = str(tmp_path / "ctrl")
+    _write_ranks(d, [[_node(1, pb.COMP_NODE, deps=[2, 99], micros=1000),
+                      _node(2, pb.COMP_NODE, data=[1], micros=1000),
+                      _node(3, pb.COMP_NODE, deps=[2], micros=1000)]])
+    t = load_chakra(d)
+    assert t.metadata["chakra_dropped_deps"] == {"outside": 1, "cycle": 1}
+    one = netsim.nx.Graph()
+    one.add_node(0, kind="host")
+    assert netsim.simulate(t, one).makespan == pytest.approx(3e-3, rel=1e-12)
 
 
 def test_unmatched_send_missing_rank_and_truncation(tmp_path):

@@ -62,6 +62,7 @@ def _framed(G, fn, mtu):
         raise TopologyError(f"{fn}: mtu {mtu!r} is not a TCP/IPv4-over-Ethernet MTU "
                             f"({str(exc).split(': ', 1)[-1]})") from None
     nx.set_edge_attributes(G, eff, "efficiency")
+    nx.set_edge_attributes(G, mtu, "mtu")  # the IP MTU, for TCP's segment size (netsim.tcp)
     G.graph["name"] = f"{G.graph['name'][:-1]}, MTU {mtu})"
     return G
 

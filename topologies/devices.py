@@ -43,7 +43,8 @@ from typing import NamedTuple
 from netsim.errors import TopologyError
 
 __all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops",
-           "COMPUTE_CAPABILITY", "compute_capability"]
+           "COMPUTE_CAPABILITY", "compute_capability", "LAUNCH_LATENCY", "launch_latency",
+           "HOST_MEMORY_BANDWIDTH"]
 
 
 class DeviceError(TopologyError):
@@ -93,6 +94,14 @@ DEVICES = MappingProxyType({
     "H100-PCIe": Device("H100-PCIe", "PCIe", 51 * _T, 378 * _T, 756.5 * _T,
                         "NVIDIA H100 datasheet"),
 })
+
+
+def _by_model(table, model):
+    """``table``'s value for a GPU model, named in any case and with any dashes."""
+    for key, value in table.items():
+        if _key(key) == _key(model):
+            return value
+    raise DeviceError(f"unknown GPU model {model!r}; known: {', '.join(table)}")
 
 
 def _key(name):
@@ -175,7 +184,51 @@ def compute_capability(model):
     >>> compute_capability("H100"), compute_capability("rtx-4090")
     (90, 89)
     """
-    for key, sm in COMPUTE_CAPABILITY.items():
-        if _key(key) == _key(model):
-            return sm
-    raise DeviceError(f"unknown GPU model {model!r}; known: {', '.join(COMPUTE_CAPABILITY)}")
+    return _by_model(COMPUTE_CAPABILITY, model)
+
+
+#: Host time one CPU thread spends per CUDA kernel launch, in seconds, by GPU model: the
+#: "async" variant of CSCS's ReFrame check ``gpu_kernel_latency_check``
+#: (reframe-hpc/reframe, ``cscs-checks/microbenchmarks/gpu/kernel_latency/kernel_latency.py``,
+#: reference values of 2021; the program, ``hpctestlib/microbenchmarks/gpu/kernel_latency``,
+#: launches 5000 empty kernels back to back on one GPU and divides the wall time by 5000):
+#: 2.2 us on Piz Daint (P100), 1.83 us on the V100 systems ``ault:intelv100`` and
+#: ``ault:amdv100``, 2.7 us on ``ault:amda100`` (the partition's name says an AMD host
+#: with A100s). No such figure was found for the RTX 4090, H100 or H200: they are given
+#: the newest measured NVIDIA GPU's, the A100's 2.7 us (an assumption, named as one).
+LAUNCH_LATENCY = MappingProxyType({
+    "P100": 2.2e-6, "V100": 1.83e-6, "A100": 2.7e-6,
+    "RTX4090": 2.7e-6, "H100": 2.7e-6, "H200": 2.7e-6,
+})
+
+
+def launch_latency(model):
+    """Host seconds per CUDA kernel launch on a GPU model (:data:`LAUNCH_LATENCY`).
+
+    Parameters
+    ----------
+    model : str
+        A key of :data:`LAUNCH_LATENCY`; case and dashes do not matter.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    DeviceError
+        For an unknown model, listing the known ones.
+
+    Examples
+    --------
+    >>> launch_latency("V100") * 1e6, launch_latency("a-100") * 1e6
+    (1.83, 2.7)
+    """
+    return _by_model(LAUNCH_LATENCY, model)
+
+
+#: Memory bandwidth of one CPU socket, bytes/s (reads and writes together), by CPU family:
+#: the vendor's per-socket figure, eight DDR4-3200 channels x 8 bytes x 3.2 GT/s =
+#: 204.8 GB/s for second-generation AMD EPYC ("Rome", EPYC 7002: AMD's product pages,
+#: e.g. EPYC 7542, "Per Socket Mem BW 204.8 GB/s"). A peak: STREAM reaches a share of it.
+HOST_MEMORY_BANDWIDTH = MappingProxyType({"EPYC-7002": 204.8e9})

@@ -13,15 +13,17 @@ Attributes a communication-library model reads (the graph contract, see
 :data:`topologies.links.TECHNOLOGIES`, or of ``CPU_INTERCONNECT`` for a socket
 link) and ``links`` (how many physical links the edge bundles); every GPU
 ``node`` (the machine's index, 0 here), ``model``, ``sm`` (CUDA compute
-capability, :data:`topologies.devices.COMPUTE_CAPABILITY`) and ``p2p``
-(GPU peer-to-peer access possible); an NVSwitch ``nvls`` (NVLink SHARP
+capability, :data:`topologies.devices.COMPUTE_CAPABILITY`), ``p2p``
+(GPU peer-to-peer access possible) and ``launch`` (host seconds per kernel
+launch, :data:`topologies.devices.LAUNCH_LATENCY`); an NVSwitch ``nvls`` (NVLink SHARP
 in-switch reduction, third-generation NVSwitch and later); a CPU ``vendor``
 (``"intel"`` for QPI/UPI sockets, ``"amd"`` for xGMI).
 
 The NVSwitch machines and :func:`dgx1` take ``nodes``: more than one builds a
 cluster of that machine with :func:`topologies.rails.cluster_of`.
 
-All numbers come from :mod:`topologies.links`, which cites their sources.
+All numbers come from :mod:`topologies.links` and :mod:`topologies.devices`, which cite
+their sources.
 """
 
 import networkx as nx
@@ -30,7 +32,7 @@ from netsim.checks import check_int, check_real
 from netsim.errors import TopologyError
 
 from . import _validate as _check
-from .devices import COMPUTE_CAPABILITY, compute_capability
+from .devices import HOST_MEMORY_BANDWIDTH, COMPUTE_CAPABILITY, compute_capability, launch_latency
 from .links import (
     CPU_INTERCONNECT,
     NVLINK,
@@ -51,7 +53,7 @@ _INTEL_LINKS = {k: CPU_INTERCONNECT[k] for k in ("QPI", "UPI")}
 
 
 def _gpu_attrs(fn, model, p2p):
-    """The contract's GPU attributes: machine 0, model, compute capability, P2P."""
+    """The contract's GPU attributes: machine 0, model, compute capability, P2P, launch."""
     if not isinstance(p2p, bool):
         raise TopologyError(f"{fn}: p2p must be True or False, got {p2p!r}")
     canonical = {k.casefold(): k for k in COMPUTE_CAPABILITY}
@@ -59,7 +61,8 @@ def _gpu_attrs(fn, model, p2p):
     if key is None:
         raise TopologyError(f"{fn}: gpu must be one of {', '.join(COMPUTE_CAPABILITY)}, "
                             f"got {model!r}")
-    return {"node": 0, "model": key, "sm": compute_capability(key), "p2p": p2p}
+    return {"node": 0, "model": key, "sm": compute_capability(key), "p2p": p2p,
+            "launch": launch_latency(key)}
 
 
 def _pcie(gen, latency=PCIE_LATENCY):
@@ -508,7 +511,10 @@ def pcie_box(gpus=8, gpu="RTX4090", gen="gen4", p2p=False, sockets=2, interconne
     bonded links. The default is the eight RTX 4090 box of the published
     measurements: two EPYC 7542 sockets joined by three xGMI links, and no
     GPU peer-to-peer (``p2p=False``: GeForce drivers disable it, so a library
-    stages every transfer through host memory).
+    stages every transfer through host memory). The sockets of an xGMI box are
+    second-generation EPYC and carry their ``memory_bandwidth``
+    (:data:`topologies.devices.HOST_MEMORY_BANDWIDTH`, 204.8 GB/s each); a
+    UPI/QPI box names no CPU part and carries none.
 
     Parameters
     ----------
@@ -566,8 +572,9 @@ def pcie_box(gpus=8, gpu="RTX4090", gen="gen4", p2p=False, sockets=2, interconne
                  f"{interconnect} x{socket_links}, {'P2P' if p2p else 'no P2P'})")
     for i in range(gpus):
         G.add_node(f"gpu{i}", kind="gpu", socket=i * sockets // gpus, **attrs)
-    G.add_nodes_from((f"cpu{s}" for s in range(sockets)), kind="cpu", node=0,
-                     vendor="amd" if interconnect == "xGMI" else "intel")
+    host = ({"vendor": "amd", "memory_bandwidth": HOST_MEMORY_BANDWIDTH["EPYC-7002"]}
+            if interconnect == "xGMI" else {"vendor": "intel"})
+    G.add_nodes_from((f"cpu{s}" for s in range(sockets)), kind="cpu", node=0, **host)
     for i in range(gpus):
         G.add_edge(f"gpu{i}", f"cpu{i * sockets // gpus}", **_pcie(gen))
     for a in range(sockets):

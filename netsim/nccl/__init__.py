@@ -16,12 +16,16 @@ works, not only the builders of ``topologies``:
 * gpu nodes may carry ``node`` (machine index, default 0), ``model`` (e.g.
   ``"H100"``: gives the compute capability), ``sm`` (compute capability x 10,
   e.g. 90, wins over ``model``; default 80), ``p2p`` (bool, default True: GPU
-  peer-to-peer possible; False stages every transfer through host memory).
+  peer-to-peer possible; False stages every transfer through host memory),
+  ``launch`` (host seconds per kernel launch: read only when one thread launches
+  on several GPUs in turn, :mod:`netsim.nccl.launch`).
 * nvswitch nodes ``nvls`` (bool: NVLink SHARP in-switch reduction available).
 * network switch nodes ``sharp`` (bool: InfiniBand SHARP in-network reduction; with it on
   every rail's switch NCCL may run CollNet chain, as with NCCL's SHARP plugin loaded).
 * cpu nodes may carry ``vendor`` (``"amd"`` or ``"intel"``, NCCL's network post
-  overhead; default intel).
+  overhead; default intel) and ``memory_bandwidth`` (bytes/s of the socket's memory,
+  reads and writes together: shared by the transfers staged there without P2P,
+  :mod:`netsim.nccl.staging`; default no limit).
 * every edge ``bandwidth`` (bytes/s per direction, the whole edge: for a bundle of
   parallel links, their sum) and ``latency`` (s); optionally
   ``technology`` (a link technology name such as ``"NVLink4"``, ``"PCIe-gen4-x16"``,
@@ -44,10 +48,10 @@ Examples
 ('nvls', 'Simple', 8)
 """
 
-from . import hardware, limits, p2p, search, tuning
+from . import hardware, launch, limits, p2p, search, staging, tuning
 from .model import ALGORITHMS, OPS, WIRE_FACTOR, Plan
 from .call import simulate
 from .tuning import NcclModelError, bus_factor
 
 __all__ = ["simulate", "Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",
-           "bus_factor", "tuning", "search", "hardware", "p2p", "limits"]
+           "bus_factor", "tuning", "search", "hardware", "p2p", "limits", "launch", "staging"]

@@ -18,7 +18,8 @@ from .tuning import NcclModelError
 __all__ = ["simulate"]
 
 
-def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=None):
+def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=None,
+             launch="proc"):
     """Simulate one NCCL collective on a graph; its time is ``result.makespan``.
 
     Parameters
@@ -42,6 +43,11 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     channels : int, optional
         None: the count NCCL's search reaches on these links; for alltoall and
         sendrecv, the channels each send runs on (:mod:`netsim.nccl.p2p`).
+    launch : {"proc", "thread"}, optional
+        How the GPUs are driven (:mod:`netsim.nccl.launch`): ``"proc"``, a process
+        per GPU (nccl-tests ``-g 1``, the default), or ``"thread"``, one host thread
+        per machine launching on each of its GPUs in turn (``-g N``): the call also
+        waits for those launches, from the gpu nodes' ``launch`` attribute.
 
     Returns
     -------
@@ -49,17 +55,19 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
         The replay; ``result.plan`` is a :class:`Plan`, ``result.ranks`` has one
         row per GPU rank; ``result.expanded`` holds the trace of flows actually
         replayed, whose ranks after the GPUs are the nodes a transfer is staged
-        through (a CPU without P2P, a NIC, an NVSwitch for NVLS) or a channel's
-        GPU-side limit (``"<gpu>><peer>#ch<c>"``, one edge into its GPU). Link
+        through (without P2P a CPU or its memory, ``"<cpu>#mem"``; a NIC; an
+        NVSwitch for NVLS) or a channel's GPU-side limit (``"<gpu>><peer>#ch<c>"``,
+        one edge into its GPU). Link
         capacities in ``result.links`` are the ones NCCL counts on
         (:func:`netsim.nccl.hardware.effective_graph`).
 
     Raises
     ------
     NcclModelError
-        For an unknown op, algorithm or protocol, ``nbytes`` or ``channels``
-        below 1, ranks that are not gpu nodes, or an algorithm the hardware
-        cannot run (the message names what is missing).
+        For an unknown op, algorithm, protocol or launch mode, ``nbytes`` or
+        ``channels`` below 1, ranks that are not gpu nodes, an algorithm the
+        hardware cannot run (the message names what is missing), or ``"thread"``
+        launches on a gpu node without ``launch``.
 
     Examples
     --------
@@ -73,6 +81,14 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     ('ring', 1)
     >>> round(r.makespan * 1e3, 4)     # (8.4 + 2 x 3.4) us + 1 GB x 2 x 1/2 / 20 GB/s
     50.0152
+
+    Driven by one thread that spends 2 us per launch, the second GPU's kernel
+    starts 2 us later, and so does everything after it:
+
+    >>> G.nodes["g1"]["launch"] = G.nodes["g0"]["launch"] = 2e-6
+    >>> t = simulate(G, "allreduce", 10**9, algorithm="ring", protocol="Simple", launch="thread")
+    >>> round((t.makespan - r.makespan) * 1e6, 6)
+    2.0
     """
     if op not in OPS or op not in _TRACE_OPS:
         raise NcclModelError(f"unknown op {op!r}; known: {', '.join(OPS)}")
@@ -85,7 +101,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     b.collective(op, range(len(hw.gpus)), nbytes, algorithm=algorithm)
     trace = b.build()
     x = _library.expand(trace, G, list(hw.gpus), "nccl",
-                        {"protocol": protocol, "channels": channels})
+                        {"protocol": protocol, "channels": channels, "launch": launch})
     result = _result.replay_expansion(trace, x)
     c = {k: v[0] for k, v in result.collectives.items()}
     result.metadata.update(algorithm=str(c["algorithm"]), protocol=str(c["protocol"]))

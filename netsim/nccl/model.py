@@ -11,7 +11,9 @@ counted by the engine:
 * One compute op charges NCCL's latency for the call (``baseLat`` plus the
   per-step ``hwLat`` of every step, :func:`netsim.nccl.tuning.latency`, with the
   network plugin's reported latency on every inter-node step,
-  :data:`netsim.nccl.hardware.NET_PLUGIN_LATENCY`); every flow waits for it.
+  :data:`netsim.nccl.hardware.NET_PLUGIN_LATENCY`), and, when one host thread
+  launches on every GPU of a machine in turn, the wait for those launches
+  (:mod:`netsim.nccl.launch`); every flow waits for it.
 * NCCL pipelines each channel in small chunks, so in the fluid limit every
   stage of the pipeline runs at once: each hop of each channel is one flow
   carrying all the bytes that hop moves during the call, and the call ends when
@@ -27,8 +29,9 @@ counted by the engine:
   lines with one 8-byte flag (``NCCL_LL128_LINEELEMS`` 16, ``NCCL_LL128_DATAELEMS``
   15), Simple the data alone (src/include/device.h, v2.30.7-1).
 * Transports: peer-to-peer over NVLink or PCIe on the graph's own route; without
-  P2P (a GPU with ``p2p=False``) every transfer is staged through the sender's
-  CPU (NCCL's SHM transport); across machines through the NIC of the channel's
+  P2P (a GPU with ``p2p=False``) every transfer is staged through host memory
+  (:mod:`netsim.nccl.staging`): in one machine in the receiver's (NCCL's SHM
+  transport), across machines at both ends; across machines through the NIC of the channel's
   rail at each end (NET/IB, one channel per rail), reached from a GPU that is
   not next to it through the GPU that is (NCCL's PXN, over NVLink).
 * Point-to-point calls (alltoall, sendrecv): every send runs on the channels
@@ -62,7 +65,7 @@ import networkx as nx
 
 from ..network import Network
 from ..checks import check_int
-from . import hardware, limits, p2p, search, tuning
+from . import hardware, launch as _launch, limits, p2p, search, staging, tuning
 from .tuning import NcclModelError
 
 __all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "Setup", "Call",
@@ -281,9 +284,15 @@ def _whole(nbytes):
 class _Flows:
     """Flows between graph nodes: ``(from node, to node, bytes)`` of one call."""
 
-    def __init__(self, hw, wire):
+    def __init__(self, hw, wire, memory=None):
         self.hw, self.wire = hw, wire
+        self.memory = memory or {}   # cpu node -> its memory node (:mod:`.staging`)
         self.flows = []
+
+    def _staged(self, r):
+        """The node a transfer is staged in at rank ``r``'s CPU: its memory, else the CPU."""
+        cpu = self.hw.cpu[r]
+        return self.memory.get(cpu, cpu)
 
     def add(self, a, b, nbytes, rail=0, origin=None):
         """A transfer from rank ``a`` to rank ``b`` by NCCL's transport: one flow per leg.
@@ -297,8 +306,10 @@ class _Flows:
         ga, gb = hw.gpus[a], hw.gpus[b]
         ma, mb = hw.machine[a], hw.machine[b]
         way = [ga if origin is None else origin]
-        if not hw.p2p and hw.cpu[a] is not None:
-            way.append(hw.cpu[a])
+        if not hw.p2p and hw.cpu[a] is not None and ma != mb:   # NET: the sender's host
+            way.append(self._staged(a))
+        if not hw.p2p and hw.cpu[b] is not None and ma == mb:   # SHM: the receiver's buffer
+            way.append(self._staged(b))
         if ma != mb:
             ra, rb = rail % len(hw.nics[ma]), rail % len(hw.nics[mb])
             if hw.p2p and a not in hw.rail_near[ma][ra]:   # PXN: via the NIC's own GPU
@@ -307,7 +318,7 @@ class _Flows:
             if hw.p2p and b not in hw.rail_near[mb][rb]:
                 way.append(hw.gpus[hw.rail_gpu[mb][rb]])
             if not hw.p2p and hw.cpu[b] is not None:
-                way.append(hw.cpu[b])
+                way.append(self._staged(b))
         way.append(gb)
         for u, v in zip(way, way[1:]):
             if u != v:
@@ -506,6 +517,7 @@ class Setup(NamedTuple):
     E: object        # the effective graph (shared by the calls of one replay)
     sharp: object    # the SHARP switches, or None
     comm: object     # tuning.Comm: the graphs NCCL's search would build
+    memory: object = None   # cpu node -> memory node transfers are staged in, without P2P
 
 
 class Call(NamedTuple):
@@ -521,6 +533,7 @@ class Call(NamedTuple):
     latency: float    # s, NCCL's latency for the call
     tuning_time: float
     flows: tuple      # (from node, to node, bytes) on ``E``
+    launch: float = 0.0   # s, the wait for kernel launches beyond it (:mod:`.launch`)
 
 
 def setup(G, ranks=None, E=None):
@@ -563,16 +576,17 @@ def setup(G, ranks=None, E=None):
                              f"capabilities ({E.graph.get('nccl_compcap')} and {hw.compcap}); "
                              f"the model counts links for one generation")
     sharp = hardware.sharp_switches(E, hw)
-    return Setup(G, hw, E, sharp, _comm(G, E, hw, sharp))
+    memory = None if hw.p2p else staging.add_host_memory(E, hw.cpu)
+    return Setup(G, hw, E, sharp, _comm(G, E, hw, sharp), memory)
 
 
-def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
+def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="proc"):
     """Plan one call on a :class:`Setup`: NCCL's algorithm, protocol, channels and flows.
 
     Parameters
     ----------
     s : Setup
-    op, nbytes, algorithm, protocol, channels
+    op, nbytes, algorithm, protocol, channels, launch
         As for :func:`netsim.nccl.simulate`.
 
     Returns
@@ -582,8 +596,8 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
     Raises
     ------
     NcclModelError
-        For an unknown op, algorithm or protocol, ``nbytes`` or ``channels``
-        below 1, or an algorithm the hardware cannot run.
+        For an unknown op, algorithm, protocol or launch mode, ``nbytes`` or
+        ``channels`` below 1, or an algorithm the hardware cannot run.
 
     Examples
     --------
@@ -600,6 +614,7 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
     if protocol is not None and protocol not in tuning.PROTOCOLS:
         raise NcclModelError(f"unknown protocol {protocol!r}; known: {', '.join(tuning.PROTOCOLS)}")
     hw, E, comm = s.hw, s.E, s.comm
+    wait = _launch.launch_delay(s.G, hw, launch)
     if algorithm is not None:
         _check_algorithm(hw, comm, op, algorithm)
     if op in ("alltoall", "sendrecv"):
@@ -613,7 +628,7 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None):
     channels = check_int(channels, "channels", maximum=search.MAX_CHANNELS, error=NcclModelError)
     cap = _channel_caps(hw, comm, op, algorithm, protocol, channels)
     origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
-    flows = _Flows(hw, WIRE_FACTOR[protocol])
+    flows = _Flows(hw, WIRE_FACTOR[protocol], s.memory)
     _schedule(s.G, hw, flows, op, algorithm, nbytes, channels, origin, s.sharp)
     return Call(op, nbytes, len(hw.gpus), len(hw.machines), algorithm, protocol, channels,
-                _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows))
+                _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows), wait)

@@ -15,7 +15,7 @@ from netsim.errors import NetsimError
 from netsim.nccl.search import MAX_CHANNELS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
-from .. import nccl_report
+from .. import nccl_report, nccl_tests_format
 from ..console import check_options, check_writable
 from ..registry import COLLECTIVES, parse_topology, topology_factory
 from ..trace_size import check_fits
@@ -48,6 +48,9 @@ factor (doc/PERFORMANCE.md): allreduce 2(n-1)/n; allgather, reduce_scatter,
 alltoall (n-1)/n; broadcast, reduce, sendrecv 1. --png draws busbw against size
 with the published nccl-tests measurements of the same machine
 (studies/data/nccl_measurements.csv, each row with its source URL).
+--sizes prints nccl-tests' own table (size, count, type, redop, root, then
+time, algbw, busbw, #wrong out-of-place and in-place; the Avg bus bandwidth
+footer) and NCCL's plan as comment lines; --json writes nccl-tests' -J JSON.
 Examples: netsim collective allreduce --library nccl --topology dgx_h100:nodes=2
 -n 1GiB;  ... --sizes 8B..16GiB --png busbw.png
 """
@@ -217,7 +220,10 @@ def _run_nccl(args):
                                 channels=args.channels)
     measured = nccl_report.measured_rows(G, args.algorithm, ranks)
     if args.json:
-        print(json.dumps(records))
+        import sys
+
+        print(nccl_tests_format.to_json(args.algorithm, records, measured,
+                                        args=["netsim", *sys.argv[1:]], factor=args.factor))
     elif len(records) == 1 and args.sizes is None:
         r = records[0]
         print(table(["", "value"], [
@@ -232,7 +238,7 @@ def _run_nccl(args):
         print(f"# {args.algorithm} on {G.graph.get('name', spec)}: {records[0]['ranks']} ranks, "
               f"{records[0]['nodes']} machine(s); NCCL model (tuning of NCCL "
               f"v2.30.7-1, flows on the links)")
-        print(nccl_report.format_sweep(records, measured))
+        print(nccl_tests_format.table(args.algorithm, records, measured))
     if args.png:
         title = f"{args.algorithm}, {G.graph.get('name', spec)}"
         nccl_report.plot_busbw(records, measured, args.png, title)

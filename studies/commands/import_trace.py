@@ -167,6 +167,11 @@ def run(args):
         from netsim.chakra import load_chakra
 
         trace = load_chakra(args.inputs[0])
+        dropped = trace.metadata.get("chakra_dropped_deps")
+        if dropped:
+            log(args, f"dropped {dropped['outside']} dependencies on nodes outside the files "
+                      f"and {dropped['cycle']} ctrl_deps on dependency cycles (the rule: "
+                      f"netsim.chakra)")
     save_trace(trace, args.output)
     log(args, f"wrote {args.output}: {trace.ranks} ranks, {trace.num_ops} ops "
               f"({trace.num_messages} messages), {trace.num_iterations} iterations")

@@ -12,7 +12,7 @@ from netsim.errors import NetsimError
 from ..console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, log,
                        progress, write)
 from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
-                       perturb_label, perturb_options)
+                       add_transport_argument, perturb_label, perturb_options)
 from ..trace_size import check_ops, projection_ops
 from ..registry import parse_placement, topology_factory
 from ..profile_check import compare_text
@@ -75,12 +75,18 @@ def add_arguments(p):
                    help="an imported PyTorch profile: each recorded rank's measured step next to "
                         "the replayed one, and each collective class's measured kernel time "
                         "(min, median over ranks and calls) next to the simulated one")
+    add_transport_argument(p)
     add_force_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
     p.add_argument("--timeline", metavar="FILE.json",
                    help="write the run as a Chrome trace (open it in ui.perfetto.dev): a track "
-                        "group per rank, a utilisation counter per link, iteration marks")
+                        "group per rank, a utilisation counter per link, iteration marks); "
+                        "with --timeline-format kineto a directory")
+    p.add_argument("--timeline-format", choices=("perfetto", "kineto"), default="perfetto",
+                   help="perfetto: one Chrome trace of the whole run (default); kineto: the "
+                        "PyTorch profiler's layout, one file per rank (GPU streams, kernels, "
+                        "ProfilerStep#, distributedInfo), which HolisticTraceAnalysis reads")
     add_perturb_arguments(p, "seed of the --jitter and p=P:Kx --straggler draws (default 0)")
 
 
@@ -117,7 +123,10 @@ def run(args):
     if args.ecmp_seed is not None and args.ecmp != "hash":
         raise NetsimError("--ecmp-seed applies with --ecmp hash (the seed of its hash)")
     perturbation = perturb_options(args)
-    check_writable(args.csv, args.timeline)
+    kineto = getattr(args, "timeline_format", "perfetto") == "kineto"
+    if kineto and not args.timeline:
+        raise UsageError("--timeline-format kineto needs --timeline DIR (the files' directory)")
+    check_writable(args.csv, None if kineto else args.timeline)   # kineto: a directory
     trace = load_trace(args.trace)
     if getattr(args, "compare", False) and not trace.metadata.get("measured_rank_step_times"):
         raise UsageError(f"--compare: {args.trace} holds no measurements to compare with "
@@ -146,13 +155,20 @@ def run(args):
     with progress(args, None if trace.num_collectives else trace.num_ops, "replay", unit="op",
                   show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
         result = simulate(trace, G, placement=placement, device_flops=args.device_flops, progress=bar,
-                          link_series=bool(args.timeline),
+                          link_series=bool(args.timeline) and not kineto,
                           ecmp=None if args.ecmp == "off" else args.ecmp, ecmp_seed=args.ecmp_seed or 0,
                           sharing=getattr(args, "sharing", "maxmin"),
-                          library=getattr(args, "library", "auto"))
+                          library=getattr(args, "library", "auto"),
+                          transport=getattr(args, "transport", "fluid"))
     if args.csv:
         write(args.csv, lambda f: result.table("links").to_csv(f, index=False))
-    if args.timeline:
+    if args.timeline and kineto:
+        from netsim.kineto_timeline import write_kineto
+
+        paths = write_kineto(trace, result, args.timeline)
+        log(args, f"wrote {len(paths)} PyTorch-profiler traces {args.timeline}/rank<r>.json "
+                  f"(HolisticTraceAnalysis: TraceAnalysis(trace_dir=...))")
+    elif args.timeline:
         from netsim.timeline import write_timeline
 
         with progress(args, None, "timeline", unit="event",

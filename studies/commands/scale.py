@@ -16,7 +16,7 @@ from workloads.models import get_model
 
 from ..console import check_options, check_writable, log, note, write, write_csv
 from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
-                       paradigm_options, perturb_label, perturb_options)
+                       add_transport_argument, paradigm_options, perturb_label, perturb_options)
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, table
@@ -80,6 +80,7 @@ def add_arguments(p):
     p.add_argument("--logy", action="store_true", help="logarithmic time axis in the plot")
     p.add_argument("--json", action="store_true", help="print the records as JSON")
     p.add_argument("--csv", metavar="FILE", help="also write the records as CSV")
+    add_transport_argument(p)
     add_force_argument(p)
     g = p.add_argument_group("paradigm scaling (with PARADIGM)")
     g.add_argument("--model", help="resize the traces to this model: resnet50, vgg16, "
@@ -169,7 +170,8 @@ def run(args, title=None):
     records = []
     for name in algorithms:
         note(args, f"simulating {name} at P = {', '.join(map(str, workers))} ...")
-        records += scale([name], workers, nbytes, make, segments=segments)
+        records += scale([name], workers, nbytes, make, segments=segments,
+                         transport=getattr(args, "transport", "fluid"))
     fits, notes = {}, {}
     for name in algorithms:
         # A point of zero time (P = 1: one rank sends nothing) fits no law; leave it out.
@@ -238,7 +240,8 @@ def _run_paradigm(args, perturbation=None):
     st = study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
                        dataset=args.dataset, strong=args.strong, batch=args.batch,
-                       perturbation=perturbation or None, library=args.library, **options)
+                       perturbation=perturbation or None, library=args.library,
+                       transport=getattr(args, "transport", "fluid"), **options)
     for warning in st["warnings"]:
         log(args, f"warning: {warning}")
     records = st["records"]
