@@ -91,7 +91,7 @@ from .errors import TraceError
 from .kineto import ALGORITHMS, assemble
 from .trace import COLLECTIVE, COMPUTE, MESSAGE
 
-__all__ = ["load_chakra", "save_chakra", "read_et", "write_et"]
+__all__ = ["load_chakra", "save_chakra", "check_prefix", "read_et", "write_et"]
 
 _COLL = {0: "allreduce", 1: "reduce", 2: "allgather", 5: "broadcast", 6: "alltoall",
          7: "reduce_scatter", 8: "reduce_scatter", 9: "allreduce"}
@@ -514,6 +514,37 @@ def _touched(trace, op, groups):
     return {int(trace.rank[op])} | ({int(trace.peer[op])} if trace.kind[op] == MESSAGE else set())
 
 
+def check_prefix(prefix):
+    """Refuse a file name prefix that would write outside its directory, or hidden files.
+
+    Parameters
+    ----------
+    prefix : str
+        The ``PREFIX`` of ``DIR/PREFIX.<rank>.et``.
+
+    Raises
+    ------
+    TraceError
+        For an empty prefix (``.<rank>.et``: hidden files), one starting with
+        a dot, or one holding a path separator (``../../x`` leaves ``DIR``).
+
+    Examples
+    --------
+    >>> check_prefix("chakra")
+    'chakra'
+    >>> check_prefix("../../x")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: prefix must be a plain file name (no /, not empty, not starting with '.'), got '../../x'
+    """
+    seps = {os.sep, os.altsep} - {None}
+    if not isinstance(prefix, str) or not prefix or prefix.startswith(".") or \
+            any(s in prefix for s in seps) or "\0" in prefix:
+        raise TraceError(f"prefix must be a plain file name (no /, not empty, not starting "
+                         f"with '.'), got {prefix!r}")
+    return prefix
+
+
 def save_chakra(trace, directory, prefix="chakra"):
     """Export a netsim trace as Chakra: ``<directory>/<prefix>.<rank>.et``, one per rank.
 
@@ -539,13 +570,15 @@ def save_chakra(trace, directory, prefix="chakra"):
     directory : str or path
         Created if missing; files in it of the same names are overwritten.
     prefix : str
-        File name prefix.
+        File name prefix: a plain name (:func:`check_prefix`), so every file
+        stays inside ``directory``.
 
     Raises
     ------
     TraceError
         For a dependency between two ops that share no rank (Chakra graphs
-        are per rank), or an unwritable directory.
+        are per rank), an unwritable directory, or a prefix that
+        :func:`check_prefix` refuses.
 
     Examples
     --------
@@ -555,6 +588,7 @@ def save_chakra(trace, directory, prefix="chakra"):
     >>> sorted(os.listdir(d))
     ['chakra.0.et', 'chakra.1.et', 'chakra.2.et', 'chakra.3.et']
     """
+    check_prefix(prefix)
     pb = _pb()
     directory = os.fspath(directory)
     try:

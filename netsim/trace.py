@@ -487,7 +487,7 @@ def _column(values, n, dtype, default, name):
 def _first_bad(mask, what, values):
     if mask.any():
         op = int(np.flatnonzero(mask)[0])
-        raise TraceError(f"op {op} {what}: {values[op]!r}")
+        raise TraceError(f"op {op} {what}: {values[op].item()!r}")  # 0.875, not np.float64(0.875)
 
 
 class TraceBuilder:

@@ -20,7 +20,8 @@ claims            the seed papers' claims reproduced: PASS or FAIL
 sweep_config      a sweep's grid: the config file, its checks and points
 sweep             running a sweep on Dask to one resumable CSV, and its picture
 console           what every command shares: progress bars, notes, files
-cli               ``main()``, the entry point of the ``netsim`` console script
+cli               ``main()`` and its parser: the whole command line
+entry             the ``netsim`` console script: ``cli.main`` interruptible from its first instant
 commands          one module per ``netsim`` subcommand
 
 Examples
@@ -29,3 +30,16 @@ Examples
 >>> sorted(REGISTRY)
 ['collectives', 'models', 'paradigms', 'topologies']
 """
+
+import sys as _sys
+
+if "--multiprocessing-fork" in getattr(_sys, "orig_argv", ()):
+    # A worker process spawned by multiprocessing (a Dask sweep's) imports this package first,
+    # to load the parent's main module, before any of its own code. A terminal's Ctrl-C
+    # reaches it too: ignore it here, as early as it can be, and leave stopping to the parent
+    # (studies.parallel.ctrl_c_deferred), which prints the one line; else every worker prints
+    # a traceback of its own. SIG_IGN does not survive a Python start (a handler would not
+    # survive exec), hence here and not inherited.
+    import signal as _signal
+
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)

@@ -59,13 +59,40 @@ def command(name):
     return importlib.import_module(f"{__package__}.commands.{COMMANDS[name]}")
 
 
+_SEEN = "_netsim_options_given"  # the Namespace attribute _StoreOnce notes dests in, then removed
+
+
+class _StoreOnce(argparse._StoreAction):
+    """``store``, refusing an option given twice (``--topology a --topology b`` kept the last)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = getattr(namespace, _SEEN, None)
+        if seen is None:
+            seen = set()
+            setattr(namespace, _SEEN, seen)
+        if self.dest in seen and option_string is not None:
+            raise argparse.ArgumentError(self, "given twice; give it once")
+        seen.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # Every plain option (action "store", the default) of every command and group is given
+        # at most once: argparse would silently keep the last of a repeated one.
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
         # argparse takes only plain numbers (-1, -2.5) for negative values; widen that to any
         # text starting with -DIGIT so `--bytes -1MB` reaches the option's own check (no option
         # of netsim looks like a negative number).
         self._negative_number_matcher = re.compile(r"^-\.?\d")
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if hasattr(namespace, _SEEN):
+            delattr(namespace, _SEEN)
+        return namespace, extras
 
     def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
@@ -126,14 +153,18 @@ def main(argv=None):
     >>> main(["scale", "-a", "ring", "-P", "2,4", "-n", "1MB", "--topology", "star:n=-1"])
     2
     """
-    args = sys.argv[1:] if argv is None else list(argv)
-    # A known command first on the line builds that command's parser alone; anything else
-    # (--help, --version, a typo) builds them all.
-    parser = build_parser(args[0] if args and args[0] in COMMANDS else None)
-    with warnings.catch_warnings():
-        # A library warning (say, a graph edge without latency) is one line, like the CLI's own.
-        warnings.showwarning = _one_line_warning
-        return _main(parser, argv)
+    try:
+        args = sys.argv[1:] if argv is None else list(argv)
+        # A known command first on the line builds that command's parser alone; anything else
+        # (--help, --version, a typo) builds them all.
+        parser = build_parser(args[0] if args and args[0] in COMMANDS else None)
+        with warnings.catch_warnings():
+            # A library warning (say, a graph edge without latency) is one line, like the CLI's.
+            warnings.showwarning = _one_line_warning
+            return _main(parser, argv)
+    except KeyboardInterrupt:  # also while the parser is built or an error line is printed
+        print("netsim: interrupted", file=sys.stderr)
+        return 130
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):

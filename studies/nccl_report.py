@@ -90,7 +90,8 @@ def parse_sizes(text, factor=2):
     Raises
     ------
     NetsimError
-        For a size that does not parse or is below 1 byte, or LO > HI.
+        For a size that does not parse or is below 1 byte (a range from 0 would
+        never end), or LO > HI.
 
     Examples
     --------
@@ -109,6 +110,8 @@ def parse_sizes(text, factor=2):
             lo, hi = parse_bytes(lo.strip()), parse_bytes(hi.strip())
             if lo > hi:
                 raise NetsimError(f"--sizes {text!r}: the first size is above the last")
+            if lo < 1:  # 0 times the factor stays 0: the range never ended
+                raise NetsimError(f"--sizes {text!r}: sizes must be >= 1 byte, got {lo:g}")
             sizes = [lo]
             while sizes[-1] * factor <= hi:
                 sizes.append(sizes[-1] * factor)
@@ -285,5 +288,5 @@ def plot_busbw(records, measured, path, title=""):
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, format="png", dpi=100)  # PATH as given: no ".png" appended
     return str(path)

@@ -10,7 +10,7 @@ from netsim.errors import NetsimError
 from netsim.units import parse_jitter, parse_shape, parse_straggler
 
 __all__ = ["option_value", "paradigm_options", "add_perturb_arguments", "perturb_options",
-           "perturb_label"]
+           "perturb_label", "add_force_argument"]
 
 
 def _number_or_text(text):
@@ -29,7 +29,8 @@ def option_value(key, text, default, words=()):
     A bool takes true/false (1/0, yes/no, on/off) or one of ``words`` (kept as
     text: an option such as ps-sync's ``overlap`` that is a bool or a mode), a tuple or list
     comma-separated integers, an int or float a number; with no default
-    (None) the text becomes an int, a float or stays text.
+    (None) the text becomes an int, a float, a tuple of comma-separated
+    integers, or stays text.
 
     Parameters
     ----------
@@ -52,6 +53,8 @@ def option_value(key, text, default, words=()):
     ((32, 16), True)
     >>> option_value("overlap", "layerwise", True, ("none", "layerwise"))
     'layerwise'
+    >>> option_value("hidden", "256,256", None), option_value("hidden", "256", None)
+    ((256, 256), 256)
     >>> option_value("servers", "two", 1)
     Traceback (most recent call last):
     ...
@@ -77,6 +80,11 @@ def option_value(key, text, default, words=()):
             return float(text)
     except ValueError:
         raise NetsimError(f"option {key} takes a {type(default).__name__}, got {text!r}") from None
+    if default is None and "," in text:  # ringtmp's hidden=256,256 (its default is None)
+        try:
+            return parse_shape(text, key)
+        except ValueError:
+            return text
     return _number_or_text(text) if default is None else text
 
 
@@ -100,7 +108,7 @@ def paradigm_options(name, entry, items):
     Raises
     ------
     NetsimError
-        For an option the paradigm does not have (listing its options).
+        For an option the paradigm does not have (listing its options), or one given twice.
 
     Examples
     --------
@@ -114,6 +122,8 @@ def paradigm_options(name, entry, items):
         if entry is None or not eq or key not in entry.options:
             known = f"{name} options are {', '.join(entry.options)}" if entry else "options need a PARADIGM"
             raise NetsimError(f"--set {item!r}: {known}")
+        if key in options:
+            raise NetsimError(f"--set {key}= given twice; give each option once")
         options[key] = option_value(key, value, entry.options[key][0], (entry.words or {}).get(key, ()))
     return options
 
@@ -239,3 +249,20 @@ def perturb_label(options):
     ('straggler 0:10x', '')
     """
     return ", ".join(f"{k} {options[k]}" for k in ("straggler", "jitter") if options.get(k))
+
+
+FORCE_HELP = ("run even if the estimated size of the traces (ops x the bytes of their columns, "
+              "studies.trace_size) exceeds the memory available")
+
+
+def add_force_argument(p):
+    """Add ``--force``: go on past the memory estimate of :mod:`studies.trace_size`.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_force_argument(p)
+    >>> p.parse_args([]).force, p.parse_args(["--force"]).force
+    (False, True)
+    """
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)

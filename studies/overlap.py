@@ -64,7 +64,8 @@ def _compute(trace, device_flops):
 def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"),
                   workers=(2, 4, 8), modes=OVERLAP, batch_size=32,
                   partition_bytes=PARTITION_BYTES, bucket_bytes=DDP_BUCKET_BYTES, iterations=2,
-                  device_flops=V100_FP32_FLOPS, latency=ETHERNET_LATENCY, library="auto"):
+                  device_flops=V100_FP32_FLOPS, latency=ETHERNET_LATENCY, library="auto",
+                  progress=None):
     """Time per iteration of allreduce data parallelism for each overlap mode, model, network, P.
 
     Parameters
@@ -92,6 +93,10 @@ def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"
     library : {"auto", "mpich", "nccl"}, optional
         Expands the collectives at replay (:func:`netsim.simulate`; the stars'
         hosts run MPICH under ``"auto"``).
+    progress : callable, optional
+        Called as ``progress(runs_done, runs)`` after each simulation (one per
+        model, network, P and mode), for a progress bar
+        (:class:`netsim.progress.Progress`).
 
     Returns
     -------
@@ -129,6 +134,7 @@ def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"
         partition_bytes=partition_bytes if mode == "priority" else None).trace
         for mode in modes}
     out = []
+    runs = len(models) * len(networks) * len(workers) * len(modes)
     for name in models:
         model = get_model(name)
         n = 4.0 * model.params
@@ -157,6 +163,8 @@ def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"
                                 "fused_comm": costmodel.ring_allreduce(P, n, alpha, beta),
                                 "pieces": len(pcs.lo),
                                 "speedup": (base / time) if base else float("nan")})
+                    if progress is not None:
+                        progress(len(out), runs)
     return out
 
 

@@ -3,9 +3,10 @@
 :func:`run_jobs` runs ``(key, function, options)`` jobs in a pool of processes
 (or in this one) and returns each result by its key. The results do not depend
 on the number of processes. A Ctrl-C (SIGINT to the whole process group, as a
-terminal sends it) reaches only this process: the workers keep a handler that
-merely notes it, so they print no traceback each, and this process stops them
-and raises :class:`KeyboardInterrupt` (``netsim: interrupted``, exit 130). A
+terminal sends it) reaches only this process: the workers never act on it
+(:func:`ctrl_c_deferred`, which the Dask sweep uses too), so they print no
+traceback each, and this process stops them and raises
+:class:`KeyboardInterrupt` (``netsim: interrupted``, exit 130). A
 job that fails stops the others too, and its exception is raised here.
 
 Examples
@@ -20,7 +21,7 @@ import threading
 
 from netsim.checks import check_int
 
-__all__ = ["run_jobs"]
+__all__ = ["run_jobs", "ctrl_c_deferred"]
 
 
 def _call(job):
@@ -30,19 +31,36 @@ def _call(job):
 
 
 @contextlib.contextmanager
-def _ctrl_c_deferred():
-    """Inside, a Ctrl-C is noted and raised on leaving. Processes forked inside keep the
-    noting handler and never raise it, so only this one stops them (no traceback each)."""
+def ctrl_c_deferred():
+    """Start worker processes inside: a Ctrl-C meanwhile is noted, and raised on leaving.
+
+    A terminal's Ctrl-C is SIGINT to the whole process group, workers included.
+    Inside, a handler that merely notes it stands in for the usual one, and
+    SIGINT is blocked in this thread (threads started inside inherit that): a
+    Ctrl-C the kernel hands to any thread is noted, never lost (SIG_IGN here
+    lost one that landed on a thread not blocking it, and the whole sweep ran).
+    Forked workers keep the noting handler, so they never act on it; spawned
+    ones (a new interpreter: Dask's) ignore it from their first import of
+    :mod:`studies`. On leaving, the mask is restored first (a Ctrl-C held
+    pending reaches the noting handler), then the handler; a noted Ctrl-C is
+    raised as :class:`KeyboardInterrupt`, for the caller to stop the workers it
+    started. Outside the main thread (no signals there) it does nothing.
+
+    Examples
+    --------
+    >>> with ctrl_c_deferred():
+    ...     workers = []  # start them here
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    # Not SIG_IGN with SIGINT blocked: blocking holds only this thread, and a Ctrl-C
-    # delivered meanwhile to another (a BLAS thread) would be ignored, so lost.
     pressed = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # runs the noting handler if pending
         signal.signal(signal.SIGINT, previous)
     if pressed:
         raise KeyboardInterrupt
@@ -96,7 +114,7 @@ def run_jobs(work, processes, progress=None):
 
     pool = None
     try:
-        with _ctrl_c_deferred():
+        with ctrl_c_deferred():
             pool = multiprocessing.Pool(min(processes, len(work)))
         for key, result in pool.imap_unordered(_call, work):
             results[key] = result

@@ -48,7 +48,7 @@ TARGET = 0.92
 
 
 def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topologies=None,
-          only=None, library="auto", **options):
+          only=None, library="auto", progress=None, **options):
     """Bytes and simulated time to reach ``target`` accuracy, per scheme x architecture.
 
     Parameters
@@ -68,6 +68,9 @@ def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topo
         Expands the collectives at replay (:func:`netsim.simulate`); where NCCL
         runs them the closed form's communication is NCCL's tuning model
         (:func:`studies.paradigm_scaling.nccl_closed_form`).
+    progress : callable, optional
+        Called as ``progress(combinations_done, combinations)`` after each
+        combination, for a progress bar (:class:`netsim.progress.Progress`).
     **options
         Passed to :func:`workloads.schemes.run` (``servers``, ``staleness``,
         ``period``, ``collective``, ``hidden``, ``lr``, ...).
@@ -94,11 +97,13 @@ def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topo
         raise WorkloadError(f"unknown collective {collective!r}; known collectives: "
                             f"{', '.join(COLLECTIVES)}")
     rows = []
-    for scheme, arch, why in schemes.combinations():
-        if only is not None and (scheme, arch) not in set(only):
-            continue
+    todo = [(s, a, why) for s, a, why in schemes.combinations()
+            if only is None or (s, a) in set(only)]
+    for scheme, arch, why in todo:
         row = {"scheme": scheme, "architecture": arch, "reason": why}
         rows.append(row)
+        if progress is not None and why:
+            progress(len(rows), len(todo))
         if why:
             continue
         for epochs in range(1, max_epochs + 1):
@@ -115,6 +120,8 @@ def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topo
             cf = nccl_closed_form(schemes.closed_form(r.trace, alpha, beta), res, r.trace)
             row[f"time_{name}"] = res.makespan
             row[f"closed_{name}"] = cf["time"] * r.iterations
+        if progress is not None:
+            progress(len(rows), len(todo))
     return rows
 
 

@@ -36,6 +36,7 @@ from netsim.saturation import saturation_label, saturation_point
 from netsim.units import format_bytes
 
 from .options import perturb_label
+from .parallel import ctrl_c_deferred
 from .registry import topology_factory
 from .sweep_config import COLUMNS, INPUTS, RESULTS, point_key, sweep_points
 
@@ -206,29 +207,22 @@ def _client(scheduler, jobs, processes, timeout):
         except (OSError, TimeoutError, ValueError) as exc:
             why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise NetsimError(f"cannot reach the Dask scheduler at {scheduler}: {why}") from None
-    import signal
-    import threading
-
     n = jobs or os.cpu_count() or 1
-    # Worker processes inherit an ignored and blocked SIGINT (Python keeps SIG_IGN at start-up),
-    # so a Ctrl-C reaches only this process, which stops them: one line, not a traceback per
-    # worker. Blocked first, a Ctrl-C during start-up stays pending (Linux never discards a
-    # blocked signal) and is raised here as soon as the handler is back.
-    ignore = processes and threading.current_thread() is threading.main_thread()
-    if ignore:
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Workers log only CRITICAL records: a point's failure reaches its row, and a worker whose
-    # heartbeat meets the scheduler already closed (Ctrl-C while the workers sit idle) would
-    # otherwise print an ERROR traceback beside "netsim: interrupted".
+    cluster = None
     try:
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                               dashboard_address=None, silence_logs=logging.CRITICAL)
-    finally:
-        if ignore:
-            signal.signal(signal.SIGINT, previous)
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    return Client(cluster), cluster
+        # Workers started inside never see a Ctrl-C (a traceback each); one pressed while they
+        # start is raised on leaving, and the cluster is closed here (studies.parallel).
+        with ctrl_c_deferred():
+            # Workers log CRITICAL only: a point's error is its row's error column, and a worker
+            # still busy when a Ctrl-C closes the scheduler logged an ERROR per failed heartbeat.
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
+                                   dashboard_address=None, silence_logs=logging.CRITICAL)
+        return Client(cluster), cluster
+    except BaseException:
+        if cluster is not None:
+            logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+            cluster.close()
+        raise
 
 
 def run_sweep(config, output=None, scheduler=None, jobs=None, processes=True, timeout=10.0,

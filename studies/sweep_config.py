@@ -102,8 +102,9 @@ def load_config(path):
     Raises
     ------
     NetsimError
-        For a missing or unreadable file, invalid YAML, or a bad config,
-        naming the file.
+        For a missing or unreadable file, a binary one, invalid YAML, a key
+        given twice in one mapping (YAML would keep the last), or a bad
+        config, naming the file.
 
     Examples
     --------
@@ -119,8 +120,12 @@ def load_config(path):
     except ImportError:
         raise NetsimError("reading a sweep config needs PyYAML: pip install pyyaml") from None
     try:
-        with open(path) as f:
-            raw = yaml.safe_load(f)
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8")
+        raw = yaml.load(text, Loader=_unique_keys_loader(yaml))
+    except UnicodeDecodeError:
+        raise NetsimError(f"{path}: not a text file (a sweep config is UTF-8 YAML or JSON)") \
+            from None
     except FileNotFoundError:
         raise NetsimError(f"sweep config not found: {path}") from None
     except OSError as exc:
@@ -130,10 +135,33 @@ def load_config(path):
         at = f" at line {where.line + 1}" if where is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise NetsimError(f"{path}: not valid YAML{at}: {problem}") from None
+    except ValueError as exc:  # a YAML scalar that does not convert (a date such as 2024-13-01)
+        raise NetsimError(f"{path}: not valid YAML: {exc}") from None
     config = check_config(raw, where=str(path))
     if "output" not in config:
         config["output"] = os.path.splitext(str(path))[0] + ".csv"
     return config
+
+
+def _unique_keys_loader(yaml):
+    """A safe YAML loader refusing a key given twice in one mapping (PyYAML keeps the last)."""
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} given twice (give each key once)",
+                    key_node.start_mark)
+            seen.add(key)
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Loader
 
 
 def _fail(where, message):
@@ -289,12 +317,53 @@ def check_config(raw, where="sweep config"):
             if name in out["collectives"] and not _uses(name, key):
                 _fail(where, f"option {key!r} of {name} is used by no point: only "
                              f"{'the LP family' if key == 'segments' else 'ps'} takes it")
-        out["options"][name] = dict(opts)
+        try:
+            out["options"][name] = (_collective_values(opts) if name in out["collectives"]
+                                    else _paradigm_values(name, opts))
+        except NetsimError as exc:
+            _fail(where, f"options of {name}: {exc}")
     for key in ("output", "png"):
         if key in raw:
             if not isinstance(raw[key], str) or not raw[key]:
                 _fail(where, f"{key} must be a file name, got {raw[key]!r}")
             out[key] = raw[key]
+    return out
+
+
+def _collective_values(opts):
+    """A collective's sweep options checked as ``netsim collective`` checks its flags."""
+    from netsim.checks import check_int, check_real
+
+    return {key: (check_real(value, key, lo=0) if key == "gamma" else check_int(value, key))
+            for key, value in opts.items()}
+
+
+def _paradigm_values(name, opts):
+    """A paradigm's sweep options typed as ``--set KEY=VALUE`` types them (its defaults' types).
+
+    A number must also be finite and >= 0, as every default is; the paradigm checks its own
+    ranges (``servers`` in 1..131) when a point runs, where a bad one is an error row.
+    """
+    import math
+
+    from .options import option_value
+
+    entry, out = PARADIGMS[name], {}
+    for key, value in opts.items():
+        if isinstance(value, (list, tuple)):
+            text = ",".join(map(str, value))
+        elif isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, (str, int, float)):
+            text = str(value)
+        else:
+            raise NetsimError(f"option {key} takes a value such as {entry.options[key][0]!r}, "
+                              f"got {value!r}")
+        typed = option_value(key, text, entry.options[key][0], (entry.words or {}).get(key, ()))
+        if isinstance(typed, (int, float)) and not isinstance(typed, bool) and not (
+                math.isfinite(typed) and typed >= 0):
+            raise NetsimError(f"option {key} must be a finite number >= 0, got {value!r}")
+        out[key] = typed
     return out
 
 

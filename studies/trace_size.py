@@ -5,13 +5,18 @@ for minutes and die for lack of memory, the command counts the messages from
 the schedule's closed form (:func:`message_count`), prices each op at the bytes
 of the trace's columns (:func:`bytes_per_op`, from their numpy dtypes), and
 refuses (:func:`check_fits`) what the machine's available memory cannot hold.
+The same estimate guards every command that makes a trace grow with a rank
+count: ``scale -P`` (each algorithm at each P), a sweep's points,
+``replay --ranks`` and ``import kineto --ranks`` (:func:`projection_ops`,
+:func:`check_ops`); ``--force`` goes on anyway.
 """
 
 from netsim.analysis import ALGORITHMS, takes_segments
 from netsim.errors import NetsimError
 from netsim.units import format_bytes
 
-__all__ = ["message_count", "bytes_per_op", "available_memory", "check_fits"]
+__all__ = ["message_count", "bytes_per_op", "available_memory", "check_fits", "check_ops",
+           "projection_ops"]
 
 
 def _pow2_split(P):
@@ -157,12 +162,97 @@ def check_fits(algorithm, P, segments=1, servers=1, limit=None):
     netsim.errors.NetsimError: ring on P = 2000000 would be 8e+12 messages, a trace of 440 TB ...
     """
     messages = message_count(algorithm, P, segments, servers)
-    nbytes = messages * bytes_per_op()
+    return check_ops(messages, f"{algorithm} on P = {P}", "messages", "a smaller P", limit)
+
+
+def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None):
+    """Refuse, in one line, ``ops`` trace ops that would not fit in memory.
+
+    Parameters
+    ----------
+    ops : int
+        Ops (or messages) the work would hold at once.
+    what : str
+        What they are of, for the message (``ring on P = 8``).
+    noun : str, optional
+        What to call them (``messages``).
+    instead : str, optional
+        What to try instead, for the message.
+    limit : int, optional
+        Bytes allowed (default :func:`available_memory`; None there: no check).
+
+    Returns
+    -------
+    dict
+        ``messages`` (the ops), ``bytes`` (at :func:`bytes_per_op` each) and ``limit``.
+
+    Raises
+    ------
+    NetsimError
+        Naming the count, the bytes and the limit, when bytes > limit.
+
+    Examples
+    --------
+    >>> check_ops(10**6, "a projection", limit=10**9)["bytes"]
+    55000000
+    >>> check_ops(10**9, "replay at 1000000 ranks", limit=10**9)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: replay at 1000000 ranks would be 1e+09 ops, a trace of 55 GB ...
+    """
+    nbytes = ops * bytes_per_op()
     limit = available_memory() if limit is None else limit
     if limit is not None and nbytes > limit:
         raise NetsimError(
-            f"{algorithm} on P = {P} would be {messages:.3g} messages, a trace of "
-            f"{format_bytes(nbytes)} ({bytes_per_op()} B per message in its columns; the replay "
-            f"needs several times more), over the {format_bytes(limit)} of memory available; "
-            f"use a smaller P, or --force to try anyway")
-    return {"messages": messages, "bytes": nbytes, "limit": limit}
+            f"{what} would be {ops:.3g} {noun}, a trace of "
+            f"{format_bytes(nbytes)} ({bytes_per_op()} B per {noun[:-1]} in its columns; the "
+            f"replay needs several times more), over the {format_bytes(limit)} of memory "
+            f"available; use {instead}, or --force to try anyway")
+    return {"messages": ops, "bytes": nbytes, "limit": limit}
+
+
+def projection_ops(trace, ranks, expanded=True):
+    """Ops of an imported data-parallel ``trace`` projected to ``ranks`` ranks.
+
+    :func:`netsim.reproject.reproject` gives new rank q the ops of recorded rank
+    q mod P, so the ops grow as ``ranks / P``; each collective spans every rank,
+    and at replay (``expanded``) becomes the messages of its MPICH schedule in
+    the trace's algorithm family (:data:`netsim.programs.ALGORITHMS`; a
+    pipeline counted at k = 1, a lower bound), counted by :func:`message_count`;
+    a kind without a schedule there counts ``ranks - 1`` messages, the fewest
+    that reach every rank.
+
+    Parameters
+    ----------
+    trace : netsim.trace.Trace
+    ranks : int
+    expanded : bool, optional
+        Count the collectives' messages at replay (True), or the written trace only.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2)
+    >>> c = [b.compute(r, seconds=1e-3) for r in (0, 1)]
+    >>> _ = b.collective("allreduce", [0, 1], 8e6, deps=c)
+    >>> t = b.build()
+    >>> projection_ops(t, 8, expanded=False), projection_ops(t, 8)  # 8 compute + 1; + 2*8*7
+    (9, 121)
+    """
+    from netsim.programs import ALGORITHMS as FAMILIES
+
+    ranks = int(ranks)
+    compute = trace.num_ops - trace.num_collectives - trace.num_messages
+    ops = -(-compute * ranks // max(trace.ranks, 1)) + trace.num_collectives
+    if not expanded:
+        return ops
+    short = {gen.__name__: name for name, gen in ALGORITHMS.items()}
+    family = FAMILIES.get(trace.metadata.get("algorithm", "ring"), FAMILIES["ring"])
+    for i in trace.is_collective.nonzero()[0].tolist():
+        name = short.get(family.get(trace.specs.row(int(trace.spec[i])).op))
+        ops += message_count(name, ranks) if name else ranks - 1
+    return ops

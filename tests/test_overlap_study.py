@@ -82,3 +82,12 @@ def test_speedup_table_at_p4_on_10gbe_matches(resnet):
     assert row[1] == "2 / 4 / 8"
     for mode, cell in zip(("layerwise", "bucketed", "priority"), row[4:7]):
         assert float(cell.split(" / ")[1]) == round(resnet[mode]["speedup"], 2), mode
+
+
+def test_progress_counts_every_simulation_once():
+    # 1 model x 1 network x 2 P x 2 modes = 4 runs, reported one by one up to the total.
+    calls = []
+    overlap_study(models=("resnet50",), networks=("10GbE",), workers=(2, 4),
+                  modes=("none", "layerwise"), progress=lambda done, total: calls.append(
+                      (done, total)))
+    assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]

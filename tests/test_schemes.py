@@ -126,3 +126,13 @@ def test_cli_schemes_prints_the_table_and_writes_a_png(tmp_path, capsys):
     assert "| local-sgd | allreduce | local-sgd-allreduce |" in out and png.stat().st_size > 0
     assert main(["schemes", "--target", "1.5"]) == 2
     assert "--target" in capsys.readouterr().err
+
+
+def test_study_reports_progress_per_combination():
+    from studies.schemes import _ten_gbe, study
+
+    calls = []
+    only = [("async", "allreduce"), ("bsp", "ps")]  # one not offered, one trained
+    rows = study(target=0.5, dataset="iris", max_epochs=1, topologies={"10GbE": _ten_gbe},
+                 only=only, progress=lambda done, total: calls.append((done, total)))
+    assert len(rows) == 2 and calls == [(1, 2), (2, 2)]

@@ -66,7 +66,7 @@ import networkx as nx
 
 from ..network import Network
 from ..checks import check_int
-from . import hardware, launch as _launch, limits, p2p, staging, tuning
+from . import hardware, launch as _launch, limits, p2p, search, staging, tuning
 from .transfers import NVLS_EFFICIENCY, Transfers, lay_out
 from .tuning import NcclModelError
 
@@ -425,7 +425,8 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="pr
     algorithm, protocol, predicted = _choose(comm, hw, op, nbytes, algorithm, protocol)
     if channels is None:
         channels = (_graph(comm, algorithm) or comm.graphs["ring"]).n_channels
-    channels = check_int(channels, "channels", error=NcclModelError)
+    # NCCL allocates at most MAXCHANNELS channels per communicator (search.MAX_CHANNELS).
+    channels = check_int(channels, "channels", maximum=search.MAX_CHANNELS, error=NcclModelError)
     cap = _channel_caps(hw, comm, op, algorithm, protocol, channels)
     origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
     flows = Transfers(hw, WIRE_FACTOR[protocol], s.memory)

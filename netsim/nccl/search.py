@@ -14,10 +14,12 @@ import types
 from ..checks import check_int, check_real
 from ..errors import NcclModelError
 
-__all__ = ["SPEEDS", "MAX_RING_CHANNELS", "search_channels", "raise_tree_intra"]
+__all__ = ["SPEEDS", "MAX_CHANNELS", "MAX_RING_CHANNELS", "search_channels", "raise_tree_intra"]
 
-# init.cc ``ringGraph->maxChannels = MAXCHANNELS / 2``; device.h ``MAXCHANNELS`` is 64.
-MAX_RING_CHANNELS = 32
+# src/include/device.h ``MAXCHANNELS``: the channels a communicator can have at most.
+MAX_CHANNELS = 64
+# init.cc ``ringGraph->maxChannels = MAXCHANNELS / 2``.
+MAX_RING_CHANNELS = MAX_CHANNELS // 2
 
 # search.cc speed ladders (GB/s per channel), keyed (generation, crosses a network):
 # generation 0 ``speedArray*``, 90 ``sm90SpeedArray*``, 100 ``sm100SpeedArray*``.

@@ -96,6 +96,8 @@ def run(args):
     claim, and checks the output with fake runs.
     """
     check_options(args, jobs=(1, None))
+    if args.markdown and args.json:
+        raise UsageError("give --markdown or --json, not both")
     try:
         seeds = parse_seeds(args.seeds)
     except UnitError as exc:

@@ -12,10 +12,11 @@ import json
 from netsim.analysis import compare, ranks_for
 from netsim.checks import check_int, check_real
 from netsim.errors import NetsimError
+from netsim.nccl.search import MAX_CHANNELS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
 from .. import nccl_report, nccl_tests_format
-from ..console import check_options
+from ..console import check_options, check_writable
 from ..registry import COLLECTIVES, parse_topology, topology_factory
 from ..trace_size import check_fits
 from ..report import table
@@ -86,7 +87,8 @@ def add_arguments(p):
     p.add_argument("--bytes", "-n", default=None, help="message size, e.g. 64MB")
     p.add_argument("--sizes", default=None, metavar="LO..HI",
                    help="nccl: sizes from LO to HI, doubling (e.g. 8B..16GiB), or A,B,...")
-    p.add_argument("--factor", type=int, default=2, help="nccl: ratio of --sizes steps (2)")
+    p.add_argument("--factor", type=int, default=None,
+                   help="nccl: ratio of the steps of a --sizes LO..HI range (default 2)")
     p.add_argument("--algorithm", dest="nccl_algorithm", default=None,
                    help="nccl: ring, tree, nvls, nvls_tree, pat, collnet_chain or p2p (default "
                         "NCCL's choice)")
@@ -132,7 +134,7 @@ def run(args):
         return _run_nccl(args)
     nccl_only = [flag for flag, value in (("--sizes", args.sizes), ("--png", args.png),
                  ("--algorithm", args.nccl_algorithm), ("--protocol", args.protocol),
-                 ("--channels", args.channels)) if value is not None]
+                 ("--channels", args.channels), ("--factor", args.factor)) if value is not None]
     if nccl_only:
         raise NetsimError(f"{nccl_only[0]} needs --library nccl")
     if args.workers is None or args.bytes is None:
@@ -143,6 +145,13 @@ def run(args):
     if args.workers < 1:
         raise NetsimError(f"P must be >= 1, got {args.workers}")
     check_options(args, segments=(1, None), servers=(1, None))
+    from netsim.analysis import takes_segments
+
+    if args.segments is not None and not takes_segments(args.algorithm):
+        raise NetsimError(f"--segments applies to the LP family (lp, lp_reduce, lp_allreduce), "
+                          f"not {args.algorithm}")
+    if args.servers != 1 and args.algorithm != "ps":
+        raise NetsimError(f"--servers applies to ps, not {args.algorithm}")
     check_real(args.gamma, "--gamma", lo=0)
     if not args.force:  # before the topology or the trace is built: both grow with P
         # LP without -k: k >= 1, so the count is a lower bound (k* is known only on the topology).
@@ -184,10 +193,13 @@ def _run_nccl(args):
         raise NetsimError(f"{mpich_only[0]} is an option of --library mpich, not nccl")
     if (args.bytes is None) == (args.sizes is None):
         raise NetsimError("--library nccl needs one of -n/--bytes SIZE or --sizes LO..HI")
-    if args.channels is not None:
-        check_int(args.channels, "--channels")
+    if args.factor is not None and (args.sizes is None or ".." not in args.sizes):
+        raise NetsimError("--factor applies to a --sizes LO..HI range")
+    if args.channels is not None:  # NCCL's MAXCHANNELS (netsim.nccl.search.MAX_CHANNELS)
+        check_int(args.channels, "--channels", maximum=MAX_CHANNELS)
+    check_writable(args.png)  # before the sweep: a directory or /proc/x.png fails now
     sizes = ([parse_bytes(args.bytes)] if args.sizes is None
-             else nccl_report.parse_sizes(args.sizes, args.factor))
+             else nccl_report.parse_sizes(args.sizes, 2 if args.factor is None else args.factor))
     if min(sizes) < 1:
         raise NetsimError(f"size must be >= 1 byte, got {args.bytes}")
     spec = args.topology or "dgx_h100"

@@ -53,9 +53,10 @@ def run(args):
     >>> sorted(os.listdir(os.path.join(d, "et")))
     ['chakra.0.et', 'chakra.1.et']
     """
-    from netsim.chakra import save_chakra
+    from netsim.chakra import check_prefix, save_chakra
     from netsim.traceio import load_trace
 
+    check_prefix(args.prefix)  # before the trace is read: no file may leave the directory
     trace = load_trace(args.trace)
     save_chakra(trace, args.output, prefix=args.prefix)
     log(args, f"wrote {trace.ranks} files {args.output}/{args.prefix}.<rank>.et "

@@ -11,7 +11,11 @@ ranks, per-rank compute as measured unless ``--batch-scale`` changes the batch p
 
 import re
 
+from netsim.checks import check_int
+
 from ..console import UsageError, check_writable, log
+from ..options import add_force_argument
+from ..trace_size import check_ops, projection_ops
 
 HELP = "import a PyTorch profiler (Kineto) or Chakra ET trace as a netsim trace"
 """One line for ``netsim --help``."""
@@ -93,6 +97,7 @@ def add_arguments(p):
     p.add_argument("--batch-scale", type=float, default=None, metavar="S",
                    help="kineto, with --ranks: batch per rank times S; measured kernel and "
                         "operator times scale by S, host gaps stay (default 1: weak scaling)")
+    add_force_argument(p)
 
 
 def run(args):
@@ -124,13 +129,15 @@ def run(args):
                                         ("--symmetric", args.symmetric),
                                         ("--algorithm", args.algorithm != "ring")) if on]
         unused += [name for name, on in (("--ranks", args.ranks is not None),
-                                          ("--batch-scale", args.batch_scale is not None)) if on]
+                                          ("--batch-scale", args.batch_scale is not None),
+                                          ("--force", args.force)) if on]
         if unused:
             raise UsageError(f"{', '.join(unused)} apply to kineto profiles, not to chakra")
-    if args.batch_scale is not None and args.ranks is None:
-        raise UsageError("--batch-scale applies with --ranks")
-        if len(args.inputs) != 1:
+        if len(args.inputs) != 1:  # was after a raise, never reached: extra inputs were ignored
             raise UsageError("chakra: give one directory of .et files")
+    for flag, given in (("--batch-scale", args.batch_scale is not None), ("--force", args.force)):
+        if given and args.ranks is None:
+            raise UsageError(f"{flag} applies with --ranks")
     check_writable(args.output)
     if args.format == "kineto":
         from netsim.kineto import load_kineto
@@ -149,6 +156,10 @@ def run(args):
             from netsim.reproject import reproject
 
             recorded = trace.ranks
+            check_int(args.ranks, "--ranks")
+            if not args.force:  # the projected trace grows with the ranks
+                check_ops(projection_ops(trace, args.ranks, expanded=False),
+                          f"the job at {args.ranks} ranks", instead="fewer --ranks")
             trace = reproject(trace, args.ranks, batch_scale=1.0 if args.batch_scale is None
                               else args.batch_scale)
             log(args, f"projected the {recorded}-rank job to {trace.ranks} ranks")

@@ -9,10 +9,11 @@ communication it leaves exposed.
 
 import json
 
+from netsim.errors import NetsimError
 from netsim.units import format_time, parse_bytes, parse_workers
 from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP
 
-from ..console import check_options, check_writable, log, write, write_csv
+from ..console import check_options, check_writable, log, progress, write, write_csv
 from ..options import add_library_argument
 from ..overlap import PARTITION_BYTES, overlap_study, plot_overlap
 from ..report import table
@@ -84,12 +85,23 @@ def run(args):
     check_options(args, batch_size=(1, None), iterations=(1, None))
     check_writable(args.png, args.csv)
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()]
-    records = overlap_study(models=split(args.models), networks=split(args.networks),
-                            workers=parse_workers(args.workers), modes=split(args.modes),
-                            batch_size=args.batch_size,
-                            partition_bytes=parse_bytes(args.partition),
-                            bucket_bytes=parse_bytes(args.bucket), iterations=args.iterations,
-                            library=args.library)
+    for flag in ("models", "networks", "modes"):
+        if not split(getattr(args, flag)):
+            raise NetsimError(f"--{flag} {getattr(args, flag)!r} names none; give at least one")
+    for flag, mode, default in (("partition", "priority", f"{PARTITION_BYTES:g}B"),
+                                ("bucket", "bucketed", f"{DDP_BUCKET_BYTES}B")):
+        if getattr(args, flag) != default and mode not in split(args.modes):
+            raise NetsimError(f"--{flag} applies to the {mode} mode, which --modes leaves out")
+    workers = parse_workers(args.workers)
+    runs = len(split(args.models)) * len(split(args.networks)) * len(workers) * len(
+        split(args.modes))
+    with progress(args, runs, "overlap", unit="run") as bar:  # 17-60 s showed nothing
+        records = overlap_study(models=split(args.models), networks=split(args.networks),
+                                workers=workers, modes=split(args.modes),
+                                batch_size=args.batch_size,
+                                partition_bytes=parse_bytes(args.partition),
+                                bucket_bytes=parse_bytes(args.bucket),
+                                iterations=args.iterations, library=args.library, progress=bar)
     if args.csv:
         write_csv(args.csv, records)
     if args.png:

@@ -7,10 +7,13 @@ the replay (:func:`netsim.perturb.perturb`). For a ps-async trace the summary
 adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 """
 
+from netsim.errors import NetsimError
+
 from ..console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, log,
                        progress, write)
-from ..options import (add_library_argument, add_perturb_arguments, add_transport_argument,
-                       perturb_label, perturb_options)
+from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
+                       add_transport_argument, perturb_label, perturb_options)
+from ..trace_size import check_ops, projection_ops
 from ..registry import parse_placement, topology_factory
 from ..profile_check import compare_text
 from ..report import summary
@@ -54,7 +57,7 @@ def add_arguments(p):
                         "deterministic path per pair, as in earlier versions; 'hash' sends each "
                         "(source, destination, channel) flow along the path a seeded hash picks, "
                         "as ECMP switches do (two flows may collide on one path)")
-    p.add_argument("--ecmp-seed", type=int, default=0, metavar="INT",
+    p.add_argument("--ecmp-seed", type=int, default=None, metavar="INT",
                    help="seed of the ECMP hash, >= 0 (default 0; only with --ecmp hash)")
     p.add_argument("--sharing", choices=("maxmin", "priority"), default="maxmin",
                    help="bandwidth sharing on every link: max-min fair (default), or strict "
@@ -73,6 +76,7 @@ def add_arguments(p):
                         "the replayed one, and each collective class's measured kernel time "
                         "(min, median over ranks and calls) next to the simulated one")
     add_transport_argument(p)
+    add_force_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--csv", metavar="FILE", help="write the per-link table as CSV")
     p.add_argument("--timeline", metavar="FILE.json",
@@ -107,7 +111,7 @@ def run(args):
     makespan                  1 ms
     ...
     """
-    from netsim.checks import check_real
+    from netsim.checks import check_int, check_real
     from netsim.result import simulate
     from netsim.traceio import load_trace
 
@@ -116,6 +120,8 @@ def run(args):
     if args.compute_scale is not None:
         check_real(args.compute_scale, "--compute-scale", lo=0, strict=True)
     check_options(args, seed=(0, 2**32 - 1))
+    if args.ecmp_seed is not None and args.ecmp != "hash":
+        raise NetsimError("--ecmp-seed applies with --ecmp hash (the seed of its hash)")
     perturbation = perturb_options(args)
     kineto = getattr(args, "timeline_format", "perfetto") == "kineto"
     if kineto and not args.timeline:
@@ -128,6 +134,10 @@ def run(args):
     if args.ranks is not None:
         from netsim.reproject import reproject
 
+        check_int(args.ranks, "--ranks")
+        if not args.force:  # before the projection: it grows with the ranks, and the replay more
+            check_ops(projection_ops(trace, args.ranks), f"the replay at {args.ranks} ranks",
+                      instead="fewer --ranks")
         trace = reproject(trace, args.ranks)
     if args.compute_scale is not None or args.host_gaps != "keep":
         from netsim.whatif import whatif
@@ -146,7 +156,7 @@ def run(args):
                   show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
         result = simulate(trace, G, placement=placement, device_flops=args.device_flops, progress=bar,
                           link_series=bool(args.timeline) and not kineto,
-                          ecmp=None if args.ecmp == "off" else args.ecmp, ecmp_seed=args.ecmp_seed,
+                          ecmp=None if args.ecmp == "off" else args.ecmp, ecmp_seed=args.ecmp_seed or 0,
                           sharing=getattr(args, "sharing", "maxmin"),
                           library=getattr(args, "library", "auto"),
                           transport=getattr(args, "transport", "fluid"))

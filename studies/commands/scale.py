@@ -15,11 +15,12 @@ from topologies.devices import device_flops
 from workloads.models import get_model
 
 from ..console import check_options, check_writable, log, note, write, write_csv
-from ..options import (add_library_argument, add_perturb_arguments, add_transport_argument,
-                       paradigm_options, perturb_label, perturb_options)
+from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
+                       add_transport_argument, paradigm_options, perturb_label, perturb_options)
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, table
+from ..trace_size import check_fits
 from . import scale_transformer
 
 HELP = ("time per iteration against P for a paradigm, or collectives: simulation, "
@@ -80,6 +81,7 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print the records as JSON")
     p.add_argument("--csv", metavar="FILE", help="also write the records as CSV")
     add_transport_argument(p)
+    add_force_argument(p)
     g = p.add_argument_group("paradigm scaling (with PARADIGM)")
     g.add_argument("--model", help="resize the traces to this model: resnet50, vgg16, "
                                    "bert-large, gpt2-small, ... (message sizes and FLOPs)")
@@ -141,12 +143,27 @@ def run(args, title=None):
         return _run_paradigm(args, perturbation)
     if perturbation:
         raise NetsimError("--straggler and --jitter perturb a paradigm's compute; give a PARADIGM")
+    defaults = {"dataset": "digits", "seed": 0, "library": "auto", "options": []}
+    paradigm_only = [flag for flag, name in (
+        ("--model", "model"), ("--batch", "batch"), ("--device", "device"),
+        ("--device-flops", "device_flops"), ("--iterations", "iterations"), ("--set", "options"),
+        ("--strong", "strong"), ("--dataset", "dataset"), ("--seed", "seed"),
+        ("--library", "library")) if getattr(args, name, None) not in (
+            None, False, defaults.get(name))]
+    if paradigm_only:
+        raise NetsimError(f"{paradigm_only[0]} applies to a PARADIGM's scaling, not to "
+                          f"collectives (--algorithms)")
     algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
     for name in algorithms:
         if name not in COLLECTIVES:
             raise NetsimError(f"unknown algorithm {name!r}; known: {', '.join(COLLECTIVES)}")
     workers = parse_workers(args.workers)
     nbytes = parse_bytes(args.bytes)
+    if not getattr(args, "force", False):  # every algorithm at every P, before any is simulated
+        for name in algorithms:
+            for P in workers:
+                # LP without -k: k >= 1, so the count is a lower bound, as in `collective`.
+                check_fits(name, P, segments=args.segments or 1)
     make = topology_factory(args.topology)
     segments = args.segments  # None: k* tuned to each P (analysis.compare)
     pipelined = any(takes_segments(name) for name in algorithms)

@@ -9,7 +9,7 @@ import json
 from netsim.checks import check_real
 
 from .. import schemes
-from ..console import check_options, check_writable, note, write
+from ..console import check_options, check_writable, note, progress, write
 from ..options import add_library_argument
 
 HELP = ("sync schemes (BSP, SSP, async, local SGD) x architectures (PS, allreduce): bytes and "
@@ -89,10 +89,11 @@ def run(args):
     check_writable(args.png)
     note(args, f"training every scheme x architecture on {args.dataset} to accuracy "
                f"{args.target} ...")
-    rows = schemes.study(target=args.target, dataset=args.dataset, workers=args.workers,
-                         max_epochs=args.max_epochs, seed=args.seed, servers=args.servers,
-                         staleness=args.staleness, period=args.period,
-                         collective=args.collective, library=args.library)
+    with progress(args, None, "schemes", unit="combination") as bar:  # ~20 s, one line before
+        rows = schemes.study(target=args.target, dataset=args.dataset, workers=args.workers,
+                             max_epochs=args.max_epochs, seed=args.seed, servers=args.servers,
+                             staleness=args.staleness, period=args.period,
+                             collective=args.collective, library=args.library, progress=bar)
     write(args.png, lambda f: schemes.plot(rows, f), binary=True)
     if args.json:
         print(json.dumps(rows))

@@ -11,11 +11,12 @@ from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time
 
 from ..console import check_writable, log, progress, write
-from ..options import perturb_label
+from ..options import add_force_argument, perturb_label
 from ..paradigm_scaling import sweep_point
 from ..report import table
 from ..sweep import plot_sweep, read_rows, run_sweep
 from ..sweep_config import load_config, point_key, sweep_points
+from ..trace_size import check_fits
 
 HELP = ("a grid of topologies x collectives or paradigms x P x sizes, in parallel on Dask, "
         "to one resumable CSV")
@@ -56,6 +57,7 @@ def add_arguments(p):
                    help="plot of time per iteration vs P (default: the config's png, else "
                         "the output's name with .png)")
     p.add_argument("--json", action="store_true", help="print the run's counts as JSON")
+    add_force_argument(p)
 
 
 def run(args):
@@ -76,6 +78,11 @@ def run(args):
     if args.jobs is not None and args.jobs < 1:
         raise NetsimError(f"--jobs must be >= 1, got {args.jobs}")
     check_writable(output, png)
+    if not args.force:  # every collective at the largest P, before the cluster starts
+        for name in config["collectives"]:
+            opts = config["options"].get(name, {})
+            check_fits(name, max(config["P"]), segments=opts.get("segments", 1),
+                       servers=opts.get("servers", 1))
     keys = {point_key(p) for p in sweep_points(config)}
     runners = {"paradigm": sweep_point} if config["paradigms"] else {}
     with progress(args, len(keys), "sweep", unit="point") as bar:

@@ -80,6 +80,10 @@ def run(args):
     from netsim.network import Network, compute_nodes
 
     if args.list:
+        given = [flag for flag, on in (("NAME", args.name), ("--result", args.result),
+                                       ("--json", args.json)) if on]
+        if given:
+            raise NetsimError(f"--list lists every builder; it takes no {given[0]}")
         print(describe_builders())
         return
     if not args.name:

@@ -1,0 +1,223 @@
+"""What an adversarial user tries: one line `netsim: error: ...` and exit 2, before any work.
+
+Repeated options, endless ranges, channel counts past NCCL's, traces too big for the memory
+(collectives, scale, replay and import at many ranks, sweep points), bad sweep configs.
+"""
+
+import pytest
+
+import netsim
+from conftest import one_line_error
+from netsim.library import mpich_wire
+from netsim.nccl.search import MAX_CHANNELS
+from netsim.reproject import reproject
+from studies.cli import main
+from studies.trace_size import check_ops, message_count, projection_ops
+from test_reproject import _profile
+
+GIB = 2**30
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["collective", "ring", "-P", "4", "-n", "1MB", "--topology", "star", "--topology", "ring"],
+     "argument --topology: given twice"),
+    (["collective", "ring", "-P", "4", "-n", "1MB", "--bytes", "2MB"],
+     "argument --bytes/-n: given twice"),
+    (["collective", "ring", "-P", "4", "-P", "8", "-n", "1MB"], "given twice"),
+    (["scale", "ps-sync", "--set", "lr=0.1", "--set", "lr=0.2"], "--set lr= given twice"),
+])
+def test_repeated_options_are_refused(capsys, argv, needle):
+    one_line_error(capsys, argv, needle)
+
+
+def test_an_option_given_once_still_parses():
+    from studies.cli import build_parser
+
+    args = build_parser().parse_args(["collective", "ring", "-P", "4", "-n", "1MB"])
+    assert (args.workers, args.bytes) == (4, "1MB")
+    assert not [k for k in vars(args) if k.startswith("_")]  # no bookkeeping left behind
+
+
+@pytest.mark.parametrize("sizes", ["0..8", "0B..1KB", "0.5..8"])
+def test_a_size_range_from_below_one_byte_is_refused(capsys, sizes):
+    # 0 doubled stays 0: the range never ended and grew memory at ~110 MB/s.
+    one_line_error(capsys, ["collective", "allreduce", "--library", "nccl", "--sizes", sizes],
+                   "sizes must be >= 1 byte")
+
+
+def test_channels_past_nccls_maxchannels_are_refused(capsys):
+    # NCCL v2.30.7-1 (the release the model follows) src/include/device.h: MAXCHANNELS 64.
+    assert MAX_CHANNELS == 64
+    one_line_error(capsys, ["collective", "allreduce", "--library", "nccl", "-n", "1MB",
+                            "--channels", "65"], "--channels must be an integer in 1..64, got 65")
+    one_line_error(capsys, ["collective", "allreduce", "--library", "nccl", "-n", "1MB",
+                            "--channels", "10000"], "in 1..64")
+
+
+def test_nccl_model_refuses_channels_past_maxchannels():
+    from netsim.nccl import simulate
+    from topologies.machines import dgx_h100
+
+    with pytest.raises(netsim.NetsimError, match=r"channels must be an integer in 1\.\.64"):
+        simulate(dgx_h100(), "allreduce", 2**20, channels=65)
+
+
+def test_trace_size_message_is_in_plain_numbers(capsys):
+    err = one_line_error(capsys, ["collective", "ring", "-P", "8", "-n", "7"], "0.875")
+    assert "np.float64" not in err
+
+
+def test_scale_refuses_a_p_whose_trace_does_not_fit(capsys, tmp_path):
+    # Ring allreduce at P = 2^22: 2 P (P - 1) = 3.5e13 messages, petabytes of columns.
+    one_line_error(capsys, ["scale", "-P", "4194304", "--png", str(tmp_path / "s.png")],
+                   "ring on P = 4194304 would be 3.52e+13 messages", "--force")
+    assert not (tmp_path / "s.png").exists()
+
+
+def test_projection_ops_counts_what_reproject_and_the_library_make(tmp_path):
+    # Independent of the formula: the projected trace itself, and MPICH's expansion of it.
+    from netsim.kineto import load_kineto
+
+    small = load_kineto(_profile(tmp_path, "r0.json", 0, 2), symmetric=True)
+    for ranks in (3, 8, 13):
+        big = reproject(small, ranks)
+        assert projection_ops(small, ranks, expanded=False) == big.num_ops
+        wire = mpich_wire(big)
+        assert projection_ops(small, ranks) == big.num_ops + wire.num_messages
+        assert wire.num_messages == message_count("ring", ranks)  # one ring allreduce: 2 P (P-1)
+
+
+def test_replay_and_import_refuse_a_million_ranks(capsys, tmp_path):
+    src = _profile(tmp_path, "r0.json", 0, 2)
+    small = tmp_path / "small.npz"
+    assert main(["import", "kineto", src, "--symmetric", "-o", str(small), "-q"]) == 0
+    capsys.readouterr()
+    one_line_error(capsys, ["replay", str(small), "--ranks", "1000000", "--topology", "star"],
+                   "the replay at 1000000 ranks would be", "--force")
+    # The written trace alone: 3 compute ops per rank, 3e6 ops, fits; 10^9 ranks does not.
+    one_line_error(capsys, ["import", "kineto", src, "--symmetric", "--ranks", "1000000000",
+                            "-o", str(tmp_path / "big.npz")], "the job at 1000000000 ranks")
+    assert not (tmp_path / "big.npz").exists()
+    one_line_error(capsys, ["import", "kineto", src, "--symmetric", "--force", "-o",
+                            str(tmp_path / "x.npz")], "--force applies with --ranks")
+
+
+def test_check_ops_refuses_over_the_limit_with_the_figure():
+    assert check_ops(100, "x", limit=10**6)["bytes"] == 100 * 55
+    with pytest.raises(netsim.NetsimError, match=r"x would be 1e\+06 ops, a trace of 55 MB"):
+        check_ops(10**6, "x", limit=10**6)
+
+
+def test_sweep_refuses_a_point_too_big_before_the_cluster(capsys, tmp_path):
+    pytest.importorskip("yaml")
+    cfg = tmp_path / "big.yaml"
+    cfg.write_text("topologies: [star]\ncollectives: [mst, ring]\nbytes: [1MB]\n"
+                   "P: [2, 2000000]\n")
+    one_line_error(capsys, ["sweep", str(cfg)], "ring on P = 2000000 would be 8e+12 messages")
+    assert not (tmp_path / "big.csv").exists()
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\nP: [2]\nP: [4]\n",
+     "line 5: key 'P' given twice"),
+    ("topologies: [star]\ncollectives: [ps]\nbytes: [1MB]\nP: [2]\n"
+     "options: {ps: {servers: two}}\n", "options of ps: servers must be an integer >= 1, got 'two'"),
+    ("topologies: [star]\ncollectives: [ps]\nbytes: [1MB]\nP: [2]\noptions: {ps: {servers: 0}}\n",
+     "servers must be an integer >= 1, got 0"),
+    ("topologies: [star]\ncollectives: [lp]\nbytes: [1MB]\nP: [2]\n"
+     "options: {lp: {segments: -3}}\n", "segments must be an integer >= 1, got -3"),
+    ("topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\nP: [2]\n"
+     "options: {ring: {gamma: .nan}}\n", "gamma must be a finite number >= 0, got nan"),
+    ("topologies: [star]\nparadigms: [ps-sync]\nP: [2]\noptions: {ps-sync: {lr: .nan}}\n",
+     "options of ps-sync: option lr must be a finite number >= 0, got nan"),
+    ("topologies: [star]\nparadigms: [ps-sync]\nP: [2]\noptions: {ps-sync: {servers: two}}\n",
+     "option servers takes a int, got 'two'"),
+])
+def test_bad_sweep_configs_are_refused_before_the_first_point(capsys, tmp_path, text, needle):
+    pytest.importorskip("yaml")
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text(text)
+    one_line_error(capsys, ["sweep", str(cfg)], needle)
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_a_binary_sweep_config_is_refused(capsys, tmp_path):
+    pytest.importorskip("yaml")
+    cfg = tmp_path / "s.yaml"
+    cfg.write_bytes(bytes(range(256)))
+    one_line_error(capsys, ["sweep", str(cfg)], "not a text file")
+
+
+@pytest.mark.parametrize("prefix", ["../../x", "", ".hidden", "a/b", "/tmp/x"])
+def test_export_prefix_that_leaves_the_directory_is_refused(capsys, tmp_path, prefix):
+    from netsim import TraceBuilder, save_trace
+
+    b = TraceBuilder(2)
+    b.message(0, 1, 1e6)
+    save_trace(b.build(), tmp_path / "t.npz")
+    out = tmp_path / "deep" / "et"
+    one_line_error(capsys, ["export", "chakra", str(tmp_path / "t.npz"), "-o", str(out),
+                            "--prefix", prefix], "prefix must be a plain file name")
+    written = [p for p in tmp_path.rglob("*") if p.suffix == ".et"]
+    assert written == [] and not out.exists()
+
+
+def test_nccl_png_that_cannot_be_written_is_refused_before_the_table(capsys, tmp_path):
+    for png in ("/proc/x.png", str(tmp_path)):  # not writable; a directory
+        one_line_error(capsys, ["collective", "allreduce", "--library", "nccl", "-n", "1MB",
+                                "--png", png], f"cannot write {png}")
+        assert capsys.readouterr().out == ""
+
+
+def test_nccl_png_is_written_where_named(capsys, tmp_path):
+    # A name without .png was written as NAME.png while "wrote NAME" was reported.
+    png = tmp_path / "busbw"
+    assert main(["collective", "allreduce", "--library", "nccl", "-n", "1MB",
+                 "--png", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not (tmp_path / "busbw.png").exists()
+    assert f"wrote {png}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["collective", "ring", "-P", "4", "-n", "1MB", "--segments", "4"],
+     "--segments applies to the LP family"),
+    (["collective", "ring", "-P", "4", "-n", "1MB", "--servers", "2"], "--servers applies to ps"),
+    (["collective", "allreduce", "--library", "nccl", "-n", "1MB", "--factor", "4"],
+     "--factor applies to a --sizes LO..HI range"),
+    (["collective", "allreduce", "--library", "nccl", "--sizes", "1KB,2KB", "--factor", "4"],
+     "--factor applies to a --sizes LO..HI range"),
+    (["collective", "ring", "-P", "4", "-n", "1MB", "--factor", "4"], "--factor needs --library"),
+    (["scale", "-a", "ring", "-P", "2,4", "--model", "resnet50"],
+     "--model applies to a PARADIGM's scaling"),
+    (["scale", "-a", "ring", "-P", "2,4", "--set", "servers=2"], "--set applies to a PARADIGM"),
+    (["topology", "star", "--list"], "--list lists every builder; it takes no NAME"),
+    (["claims", "--markdown", "--json"], "give --markdown or --json, not both"),
+    (["overlap", "--modes", ","], "--modes ',' names none"),
+    (["overlap", "--modes", "none", "--partition", "1MB"],
+     "--partition applies to the priority mode"),
+    (["overlap", "--modes", "none,priority", "--bucket", "1MB"],
+     "--bucket applies to the bucketed mode"),
+])
+def test_options_that_do_not_apply_are_refused(capsys, argv, needle):
+    one_line_error(capsys, argv, needle)
+
+
+def test_ecmp_seed_without_hash_is_refused(capsys, tmp_path):
+    from netsim import TraceBuilder, save_trace
+
+    b = TraceBuilder(2)
+    b.message(0, 1, 1e6)
+    save_trace(b.build(), tmp_path / "t.npz")
+    one_line_error(capsys, ["replay", str(tmp_path / "t.npz"), "--topology", "star",
+                            "--ecmp-seed", "3"], "--ecmp-seed applies with --ecmp hash")
+
+
+def test_a_shape_option_without_a_default_takes_a_list():
+    # ringtmp's hidden defaults to None: hidden=256,256 was refused as "must be an integer".
+    from studies.options import paradigm_options
+    from workloads import PARADIGMS
+
+    assert PARADIGMS["ringtmp"].options["hidden"][0] is None
+    assert paradigm_options("ringtmp", PARADIGMS["ringtmp"], ["hidden=256,256"]) == {
+        "hidden": (256, 256)}

@@ -1,0 +1,169 @@
+"""Seeded fuzzing of option combinations and sweep configs: a clean refusal or the work.
+
+Every random command line either is refused with one line `netsim: error: ...` and exit 2
+before the work starts (the work is replaced by a stub that raises `_WorkStarted`), or
+reaches the work; no other exception, no traceback. Every random sweep config is either
+refused with a `NetsimError` (one line through the CLI, before any point runs) or accepted
+with points whose options the runners can use.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from netsim.errors import NetsimError
+from studies.cli import main
+
+
+class _WorkStarted(BaseException):
+    """Raised by the stubs standing in for the work: validation passed."""
+
+
+def _stub(*args, **kwargs):
+    raise _WorkStarted
+
+
+VALUES = ["1", "0", "-1", "4", "33", "1e300", "nan", "inf", "-inf", "", ",", "1MB", "0B", "7",
+          "two", "1..8", "0..8", "8..2", "1KB,2KB", "2.5", "true", "LL128", "ring", "../x",
+          "/proc/x.png", "1GiB", "64MB", "-3", "1e-313"]
+
+BASES = {  # valid command lines the fuzzer adds random options and values to
+    "collective": [["collective", "ring", "-P", "4", "-n", "1MB"],
+                   ["collective", "lp", "-P", "3", "-n", "64MB"],
+                   ["collective", "allreduce", "--library", "nccl", "-n", "1MB"],
+                   ["collective", "allgather", "--library", "nccl", "--sizes", "8B..1MB"]],
+    "scale": [["scale", "-a", "ring", "-P", "2,4", "-n", "1MB"],
+              ["scale", "ps-sync", "-P", "2,4"]],
+}
+OPTIONS = {
+    "collective": ["--library", "--topology", "-P", "-n", "--sizes", "--factor", "--algorithm",
+                   "--protocol", "--channels", "--segments", "--gamma", "--servers", "--json",
+                   "--force"],
+    "scale": ["-a", "-P", "-n", "--topology", "--segments", "--model", "--batch", "--device",
+              "--device-flops", "--iterations", "--seed", "--set", "--library", "--dataset",
+              "--strong", "--json", "--force", "--logy"],
+}
+FLAGS = {"--json", "--force", "--strong", "--logy"}
+TOPOLOGIES = ["star", "dgx1", "pcie_box", "star:n=-1", "ring", "nope", "dgx_h100:nodes=2"]
+
+
+def _argv(rng, command):
+    bases = BASES[command]
+    argv = list(bases[rng.integers(len(bases))])
+    for opt in rng.choice(OPTIONS[command], size=rng.integers(0, 3), replace=False):
+        argv.append(str(opt))
+        if opt not in FLAGS:
+            pool = TOPOLOGIES if opt == "--topology" else VALUES
+            argv.append(pool[rng.integers(len(pool))])
+    return argv
+
+
+@pytest.mark.parametrize("command", sorted(OPTIONS))
+def test_random_option_combinations_are_refused_or_reach_the_work(command, monkeypatch,
+                                                                    capsys, tmp_path):
+    import studies.commands.collective as collective
+    import studies.commands.scale as scale
+
+    monkeypatch.chdir(tmp_path)
+    for module, name in ((collective, "compare"), (scale, "scale"), (scale, "study")):
+        monkeypatch.setattr(module, name, _stub)
+    monkeypatch.setattr(collective.nccl_report, "sweep", _stub)
+    rng = np.random.default_rng(33)
+    outcomes = {"refused": 0, "work": 0}
+    for _ in range(150):
+        argv = _argv(rng, command) + ["-q"]
+        try:
+            status = main(argv)
+        except _WorkStarted:
+            outcomes["work"] += 1
+            capsys.readouterr()
+            continue
+        err = capsys.readouterr().err.strip()
+        assert status == 2, (argv, status, err)
+        assert len(err.splitlines()) == 1 and err.startswith("netsim: error: "), (argv, err)
+        assert "Traceback" not in err and "np.float64" not in err, (argv, err)
+        outcomes["refused"] += 1
+    assert outcomes["refused"] and outcomes["work"], outcomes  # both paths were exercised
+
+
+def _random_value(rng):
+    pool = [1, 0, -3, 2, 2.5, float("nan"), float("inf"), "two", "", None, True, [1, 2], [],
+            {"a": 1}, "1MB", "2..16", "ring", [2, 4], "star", "none", "0:10x", "lognormal:x"]
+    return pool[rng.integers(len(pool))]
+
+
+def _random_config(rng):
+    from studies.sweep_config import KNOWN_KEYS
+
+    config = {"topologies": ["star"], "P": [2, 4]}
+    if rng.random() < 0.5:
+        config.update(collectives=["ring", "lp", "ps"][:rng.integers(1, 4)], bytes=["1MB"])
+    else:
+        config.update(paradigms=["ps-sync"])
+    for key in rng.choice(sorted(KNOWN_KEYS), size=rng.integers(0, 3), replace=False):
+        config[str(key)] = _random_value(rng)
+    if rng.random() < 0.6:
+        names = [n for key in ("collectives", "paradigms") if isinstance(config.get(key), list)
+                 for n in config[key] if isinstance(n, str)]
+        if names:
+            keys = ["segments", "servers", "gamma", "lr", "momentum", "overlap", "batch_size"]
+            config["options"] = {names[rng.integers(len(names))]: {
+                keys[rng.integers(len(keys))]: _random_value(rng)}}
+    return config
+
+
+def test_random_sweep_configs_are_refused_or_give_usable_points():
+    from studies.sweep_config import check_config, sweep_points
+
+    rng = np.random.default_rng(2033)
+    accepted = refused = 0
+    for _ in range(300):
+        raw = _random_config(rng)
+        try:
+            config = check_config(raw)
+        except NetsimError as exc:
+            assert "\n" not in str(exc), str(exc)
+            refused += 1
+            continue
+        accepted += 1
+        for name, opts in config["options"].items():
+            for key, value in opts.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    assert math.isfinite(value) and value >= 0, (raw, key, value)
+                if key in ("segments", "servers"):
+                    assert isinstance(value, int) and value >= 1, (raw, key, value)
+        assert sweep_points(config)
+    assert accepted and refused, (accepted, refused)
+
+
+def test_random_sweep_config_files_are_refused_before_any_point(monkeypatch, capsys, tmp_path):
+    pytest.importorskip("yaml")
+    import studies.commands.sweep as sweep
+
+    monkeypatch.setattr(sweep, "run_sweep", _stub)
+    rng = np.random.default_rng(7)
+    texts = ["topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\nP: [2]\n"]
+    for _ in range(40):
+        lines = texts[0].splitlines()
+        i = rng.integers(len(lines))
+        kind = rng.integers(4)
+        if kind == 0:
+            lines.append(lines[i])  # a key given twice
+        elif kind == 1:
+            lines[i] = lines[i][: rng.integers(len(lines[i]))]  # cut short
+        elif kind == 2:
+            lines.insert(i, "options: {ring: {gamma: .nan}}")
+        else:
+            lines[i] = lines[i].replace(":", " ", 1)
+        path = tmp_path / f"c{_}.yaml"
+        path.write_text("\n".join(lines) + "\n")
+        try:
+            status = main(["sweep", str(path), "-q"])
+        except _WorkStarted:
+            continue
+        err = capsys.readouterr().err.strip()
+        assert status == 2 and len(err.splitlines()) == 1, (path.read_text(), err)
+    binary = tmp_path / "b.yaml"
+    binary.write_bytes(bytes(rng.integers(0, 256, 512, dtype=np.uint8)))
+    assert main(["sweep", str(binary)]) == 2
