@@ -22,6 +22,11 @@ ops in FLOPs, collective ops and messages:
   1F1B over ``chunks`` chunks of layers per stage), and every shard
   sends its ``b s h`` activation to the same shard of the next stage after a
   forward, and the activation's gradient back after a backward (tag ``pp``).
+  With ``scatter_gather`` (Narayanan et al. section 4.1; Megatron-LM v2.5's
+  default, ``--no-scatter-gather-tensors-in-pipeline`` turns it off) each
+  shard sends only its ``1/tp`` of the activation across, and the receiving
+  shards allgather the ``b s h`` buffer among themselves (on NVLink) before
+  they use it (tag ``pp``).
 * **Data parallelism**: ``dp`` replicas each take ``B / dp`` of the global
   batch, ``m = B / (b dp)`` micro-batches; the gradient of each shard's
   parameters is allreduced among its ``dp`` replicas in buckets
@@ -58,7 +63,7 @@ TAGS = ("tp", "pp", "dp")
 
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
-             chunks=1):
+             chunks=1, scatter_gather=False):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -83,6 +88,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         Achieved FLOP/s of a rank, stored as the trace's ``device_flops``.
     chunks : int
         Chunks of layers per stage of the interleaved schedule (1 for the others).
+    scatter_gather : bool
+        Pipeline messages of ``1/tp`` of the activation, allgathered at the receiver.
 
     Returns
     -------
@@ -109,6 +116,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             "dp": L.dp, "pipeline": pipeline, "chunks": chunks, "recompute": recompute,
             "microbatches": m,
             "sequence_parallel": bool(sequence_parallel), "bucket_bytes": float(bucket_bytes),
+            "scatter_gather": bool(scatter_gather),
             "grad_element": element}
     if device_flops is not None:
         meta["device_flops"] = check_real(device_flops, "device_flops", lo=0, strict=True,
@@ -138,12 +146,12 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
 
     for it in range(iterations):
         ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
-                           chunks)
+                           chunks, scatter_gather and L.tp > 1)
         _gradients(L, stages, element, bucket_bytes, it, b, ready, last)
     return b.build()
 
 
-def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks):
+def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks, gather):
     """Add one iteration's forwards, backwards and pipeline messages; the gradient-ready ops.
 
     Stages are built in an order in which every message exists before the op
@@ -165,6 +173,10 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                     break
                 for r in range(L.dp):
                     extra = sent.get((kind, (s, k), j, r))
+                    if gather and extra:   # reassemble the scattered activation first
+                        deps = extra + [x for x in last[(s, r)] if x is not None]
+                        extra = [b.collective("allgather", L.tp_group(s, r), act, deps=deps,
+                                              iteration=it, tag="pp", element=c.element)] * L.tp
                     if kind == "F":
                         _forward(st, s, r, it, block, extra)
                     else:
@@ -173,7 +185,8 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                     to = _pipeline.target(kind, s, k, L.pp, chunks)
                     if to is not None:
                         sent[(kind, to, j, r)] = [
-                            b.message(L.rank(s, r, x), L.rank(to[0], r, x), act, deps=[op],
+                            b.message(L.rank(s, r, x), L.rank(to[0], r, x),
+                                      act // L.tp if gather else act, deps=[op],
                                       iteration=it, tag="pp")
                             for x, op in enumerate(last[(s, r)])]
                 pos[s] += 1

@@ -20,7 +20,10 @@ tp           ``(v m + p - 1)(c_f + c_b)``: tensor-parallel collectives, all expo
 pp           ``e_pp``: what the hops between stages (Hockney's ``alpha + n beta``
              each) add to the schedule's time, from its exact timeline
              (:func:`workloads.pipeline.timeline`): ``2 (p - 1)`` hops under
-             GPipe, more under 1F1B, whose steady state waits for gradients
+             GPipe, more under 1F1B, whose steady state waits for gradients;
+             with ``scatter_gather`` a hop carries ``1/t`` of the activation
+             and the receiver's stream spends a ring allgather of it among
+             the ``t`` shards before the op (on the tensor-parallel links)
 dp           ``e_dp``: what the gradient buckets' allreduces (one after another,
              each from when the last backward completes it) leave after the last
              backward, the most of any stage
@@ -56,7 +59,7 @@ def _cost(links, name):
 
 def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
                 sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
-                chunks=1):
+                chunks=1, scatter_gather=False):
     """Time per iteration of :func:`workloads.transformer.schedule`'s trace, term by term.
 
     Parameters
@@ -70,6 +73,8 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         byte of each parallelism's links (e.g.
         :func:`netsim.costmodel.alpha_beta` of a group's placement); a missing
         entry costs nothing.
+    scatter_gather : bool
+        As for :func:`workloads.transformer.schedule`.
 
     Returns
     -------
@@ -109,12 +114,14 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     ff, fb, cf, cb = max((tuple(sum(col) / chunks for col in zip(*row)) for row in per),
                          key=lambda x: (x[0] + x[1]) / F + x[2] + x[3])
     a_pp, b_pp = _cost(links, "pp")
-    hop = costmodel.hockney(act, a_pp, b_pp) if L.pp > 1 else 0.0
+    gather = scatter_gather and L.tp > 1 and L.pp > 1
+    hop = costmodel.hockney(act // L.tp if gather else act, a_pp, b_pp) if L.pp > 1 else 0.0
+    regather = costmodel.ring_allgather(L.tp, act, a, b) if gather else 0.0
     t_f, t_b = ff / F + cf, fb / F + cb
     v = chunks
     ideal = _pipeline.iteration_time(L.pp, m, t_f, t_b, v)
-    pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v)
-    if not hop:   # the same time as the formula, without the rounding of a long sum
+    pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v, regather)
+    if not hop and not regather:   # the same time as the formula, without the rounding of a long sum
         pipe = ideal
     out = {"compute": m * v * (ff + fb) / F, "bubble": (L.pp - 1) * (ff + fb) / F,
            "tp": (m * v + L.pp - 1) * (cf + cb), "pp": pipe - ideal,
