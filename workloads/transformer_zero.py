@@ -78,7 +78,8 @@ def check_zero(zero, fsdp, L):
         raise WorkloadError(f"FSDP is ZeRO-3's sharding; it does not combine with zero {zero}")
     stage = 3 if fsdp else zero
     if stage and L.dp == 1:
-        raise WorkloadError(f"ZeRO-{stage}/FSDP shards over data-parallel replicas; dp is 1")
+        raise WorkloadError(f"{'FSDP' if fsdp else f'ZeRO-{stage}'} shards over "
+                            "data-parallel replicas; dp is 1")
     if stage == 3 and L.pp > 1:
         raise WorkloadError(f"ZeRO-3/FSDP needs pp 1 (got pp {L.pp}): parameters gathered per "
                             "layer do not combine with pipeline stages here")
