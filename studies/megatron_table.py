@@ -156,12 +156,12 @@ def predict(row, efficiency, ab=None):
 
     Examples
     --------
-    One stage, no tensor parallelism, the gradient buckets hidden behind the
-    backward: Eq. 3's FLOPs at exactly half the peak.
+    One stage, no tensor parallelism: no bubble, and below half the 312 TFLOP/s
+    peak only by the gradient buckets left after the backward.
 
     >>> tf, f = predict(ROWS[0], 0.5)
-    >>> round(tf, 9), f["bubble"], f["dp"]
-    (156.0, 0.0, 0.0)
+    >>> round(tf, 1), f["bubble"], round(156 * f["compute"] / f["time"], 1)
+    (154.5, 0.0, 154.5)
     """
     c = _model(row)
     dp = row.gpus // (row.tp * row.pp)

@@ -99,7 +99,7 @@ def default_efficiency():
     Examples
     --------
     >>> round(default_efficiency(), 3)
-    0.577
+    0.573
     """
     return efficiency_from(ROWS[REFERENCE])
 
