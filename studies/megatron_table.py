@@ -7,16 +7,39 @@ counted with their Eq. 3 (with activation recomputation). Every model has
 sequence length 2048 and vocabulary 51,200 (section 5.1) in mixed precision.
 
 The prediction for a row is Eq. 3's FLOPs over ``GPUs x`` the time per
-iteration of :func:`workloads.transformer_closed.closed_form` (1F1B, full
-recomputation, no sequence parallelism, gradients in fp16 in 25 MiB buckets),
-with each GPU computing at ``efficiency x`` the A100's dense FP16 peak
-(:func:`topologies.devices.device_flops`, 312 TFLOP/s) and the collectives
-costing MPICH's ring on the links of :func:`topologies.dgx_a100`: the
-tensor-parallel group's alpha-beta inside one machine, the pipeline's and data
-parallelism's across two (:func:`netsim.costmodel.alpha_beta`).
+iteration of :func:`workloads.transformer_closed.closed_form` under the row's
+own settings (:data:`SETTINGS`), with each GPU computing at ``efficiency x``
+the A100's dense FP16 peak (:func:`topologies.devices.device_flops`, 312
+TFLOP/s) and the collectives costing MPICH's ring on the links of
+:func:`topologies.dgx_a100` (8 A100s on NVSwitch, 8 HDR InfiniBand NICs, one
+rail per GPU): the tensor-parallel group's alpha-beta inside one machine, the
+pipeline's and data parallelism's across two
+(:func:`netsim.costmodel.alpha_beta`).
 
-Assumptions the table does not settle, stated once: the micro-batch size
-(Table 1 does not print it) is 1; the schedule is 1F1B without interleaving.
+The settings are the ones Megatron-LM's authors published with the paper,
+not assumptions: ``examples/sc21/run_table_1.sh`` of NVIDIA/Megatron-LM (since
+moved to ``examples/academic_paper_scripts/sc21/``; "Table 1 showing
+weak-scaling throughput", its README) gives, per row, the micro-batch size
+(``MBS``: 16, 16, 16, 8, 4, 2, 2, 1, 1, 1), the interleaved schedule's layers
+per virtual stage (``--num-layers-per-virtual-pipeline-stage``: 5, 5, 3, 1 for
+the 76B to 530B rows, so 3, 2, 2, 3 chunks per stage; plain 1F1B for the
+others), full recomputation (``--activations-checkpoint-method uniform`` on
+every row) and the data-parallel implementation (``DDP``: ``torch`` for the
+four one-stage rows, ``local`` for the rest); its ``CONFIG.sh`` sets
+``--seq-length 2048`` and ``--fp16``. Megatron-LM v2.5 (August 2021, the
+paper's code): ``--DDP-impl torch`` is PyTorch DDP, whose gradient buckets (25
+MiB) overlap the backward; ``local`` allreduces each model chunk's whole fp16
+gradient after the pipeline's last backward (``train_step`` in
+``megatron/training.py`` calls ``allreduce_gradients`` after
+``forward_backward_func``), modelled as one bucket (:data:`LOCAL_DDP_BUCKET`)
+leaving when the stage's last backward ends; and the scatter/gather of
+pipeline tensors (Narayanan et al. section 4.1) is on by default
+(``megatron/arguments.py``: ``--no-scatter-gather-tensors-in-pipeline`` turns
+it off). Left out: the fused kernels (section 4.2: they change how fast the
+compute runs, which the one efficiency stands for), the word-embedding
+allreduce between the first and last stages, and the data loader and
+optimizer step (counted in the measured time: "end-to-end training",
+Megatron-LM v2.5 README).
 
 The efficiency is taken from ONE row (:data:`REFERENCE`) and every other row is
 predicted with it (:func:`predictions`); the documentation's table is
@@ -36,10 +59,11 @@ from scipy.optimize import brentq
 from netsim.costmodel import alpha_beta
 from topologies import dgx_a100
 from topologies.devices import device_flops
+from workloads.overlap import DDP_BUCKET_BYTES
 from workloads.transformer_closed import closed_form
 from workloads.transformer_flops import config, iteration_flops
 
-__all__ = ["Row", "ROWS", "REFERENCE", "links", "predict", "efficiency_from", "predictions",
+__all__ = ["Row", "ROWS", "Setting", "SETTINGS", "LOCAL_DDP_BUCKET", "REFERENCE", "links", "predict", "efficiency_from", "predictions",
            "errors", "markdown", "sensitivity"]
 
 
@@ -71,6 +95,26 @@ ROWS = (
     Row(1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163),
 )
 
+class Setting(NamedTuple):
+    """How a row of Table 1 was run (Megatron-LM's ``examples/sc21/run_table_1.sh``)."""
+
+    micro_batch: int   # MBS
+    chunks: int        # layers per stage / --num-layers-per-virtual-pipeline-stage (1: 1F1B)
+    ddp: str           # --DDP-impl: "torch" (overlapping buckets) or "local" (after backward)
+
+
+#: Each row's settings, from ``run_table_1.sh`` (the rows of :data:`ROWS` in order).
+SETTINGS = (
+    Setting(16, 1, "torch"), Setting(16, 1, "torch"), Setting(16, 1, "torch"),
+    Setting(8, 1, "torch"), Setting(4, 1, "local"), Setting(2, 15 // 5, "local"),
+    Setting(2, 10 // 5, "local"), Setting(1, 6 // 3, "local"), Setting(1, 3 // 1, "local"),
+    Setting(1, 1, "local"),
+)
+
+#: A bucket larger than any stage's gradient: Megatron-LM's local DDP allreduces the whole
+#: gradient after the last backward (its per-chunk calls merged into one).
+LOCAL_DDP_BUCKET = 2.0 ** 62
+
 #: The row the default efficiency is taken from: the 145.6B model on 1536 GPUs, the one
 #: GPT-3-sized row (t = 8, p = 8) using all three parallelisms.
 REFERENCE = 6
@@ -94,8 +138,17 @@ def links():
 
 
 def _model(row):
-    return config(row.layers, row.hidden, row.heads, SEQ, VOCAB, micro_batch=1,
-                  global_batch=row.batch)
+    k = ROWS.index(row)
+    return config(row.layers, row.hidden, row.heads, SEQ, VOCAB,
+                  micro_batch=SETTINGS[k].micro_batch, global_batch=row.batch)
+
+
+def _options(row):
+    """The closed form's options for a row: its schedule, chunks, buckets, scatter/gather."""
+    st = SETTINGS[ROWS.index(row)]
+    return dict(pipeline="interleaved" if st.chunks > 1 else "1f1b", chunks=st.chunks,
+                recompute="full", scatter_gather=True,
+                bucket_bytes=LOCAL_DDP_BUCKET if st.ddp == "local" else DDP_BUCKET_BYTES)
 
 
 def predict(row, efficiency, ab=None):
@@ -103,14 +156,17 @@ def predict(row, efficiency, ab=None):
 
     Examples
     --------
+    One stage, no tensor parallelism: no bubble, and below half the 312 TFLOP/s
+    peak only by the gradient buckets left after the backward.
+
     >>> tf, f = predict(ROWS[0], 0.5)
-    >>> 100 < tf < 156, f["bubble"]     # one stage: no bubble
-    (True, 0.0)
+    >>> round(tf, 1), f["bubble"], round(156 * f["compute"] / f["time"], 1)
+    (154.5, 0.0, 154.5)
     """
     c = _model(row)
     dp = row.gpus // (row.tp * row.pp)
     f = closed_form(c, row.tp, row.pp, dp, device_flops=efficiency * PEAK,
-                    links=links() if ab is None else ab)
+                    links=links() if ab is None else ab, **_options(row))
     return iteration_flops(c) / (row.gpus * f["time"]) / 1e12, f
 
 

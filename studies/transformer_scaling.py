@@ -99,14 +99,17 @@ def default_efficiency():
     Examples
     --------
     >>> round(default_efficiency(), 3)
-    0.577
+    0.573
     """
     return efficiency_from(ROWS[REFERENCE])
 
 
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
-          simulate=False, library="auto", chunks=1):
+          simulate=False, library="auto", chunks=1, zero=0, fsdp=False):
     """One layout on one topology: a record of the closed form (and the replay).
+
+    ``zero`` and ``fsdp`` shard the data parallelism
+    (:mod:`workloads.transformer_zero`) and its memory.
 
     Examples
     --------
@@ -121,16 +124,17 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rate = efficiency * peak
     kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
               chunks=chunks)
-    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L), **kw)
+    shard = dict(zero=zero, fsdp=fsdp)
+    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L), **kw, **shard)
     rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
            "time": f["time"], "compute": f["compute"], "bubble": f["bubble"],
            "tp_comm": f["tp"], "pp_comm": f["pp"], "dp_comm": f["dp"]}
-    rec["memory"] = memory_per_gpu(c, L.tp, L.pp, L.dp, **kw)["total"]
+    rec["memory"] = memory_per_gpu(c, L.tp, L.pp, L.dp, zero=3 if fsdp else zero, **kw)["total"]
     rec["tokens_per_s"] = c.global_batch * c.seq / f["time"]
     rec["mfu"] = iteration_flops(c, "none") / (L.world * peak * f["time"])
     rec["simulated"], rec["saturated_link"] = None, None
     if simulate:
-        t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kw)
+        t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kw, **shard)
         r = replay(t, G, placement=gpus_of(G)[:L.world], library=library)
         rec["simulated"] = r.makespan
         rec["mfu_simulated"] = iteration_flops(c, "none") / (L.world * peak * r.makespan)

@@ -62,6 +62,10 @@ def test_simulated_replay_sits_beside_the_closed_form(capsys, tmp_path):
     (["--pipeline", "interleaved", "--chunks", "1", "--pp", "4"], "chunks >= 2"),
     (["--config", "gpt3-13b:layers"], "key=value"),
     (["-P", "48", "--pp", "4"], "48 ranks do not divide into tp 8 x pp 4"),
+    (["--zero", "4"], "unknown ZeRO stage 4"),
+    (["--zero", "3", "--pp", "4"], "ZeRO-3/FSDP needs pp 1"),
+    (["--fsdp", "--zero", "1"], "FSDP is ZeRO-3's sharding"),
+    (["--zero", "1", "--pp", "8"], "ZeRO-1 shards over data-parallel replicas; dp is 1"),
 ])
 def test_bad_input_is_one_line(capsys, argv, needle):
     base = ["-P", "64"] if "-P" not in argv else []  # an option given twice is refused
@@ -89,3 +93,21 @@ def test_png_is_a_readable_picture(tmp_path, capsys):
                  "--topology", TOPO, "-P", "64..256", "--png", str(path), "-q"]) == 0
     _check_png(path)
     capsys.readouterr()
+
+
+def test_fsdp_keeps_the_time_terms_adding_up_and_shards_the_memory(capsys):
+    runs = {}
+    for extra in ([], ["--fsdp"], ["--zero", "1"]):
+        assert main(["scale", "transformer", "--config", "gpt3-1.3b", "--tp", "1",
+                     "--topology", TOPO, "-P", "16", "--efficiency", "0.5", "--json",
+                     "--global-batch", "64"] + extra) == 0
+        runs[tuple(extra)] = json.loads(capsys.readouterr().out)["records"][0]
+    for r in runs.values():
+        assert r["time"] == pytest.approx(r["compute"] + r["tp_comm"] + r["dp_comm"], rel=1e-12)
+    # ZeRO Figure 1: model states of 16 bytes per parameter, 16/d under full sharding (d = 16);
+    # one stage, one shard: every parameter of Narayanan's Eq. 2 on every GPU
+    from workloads.transformer_flops import parameters
+    saved = runs[()]["memory"] - runs[("--fsdp",)]["memory"]
+    assert saved == pytest.approx(16 * (1 - 1 / 16) * parameters(get_config("gpt3-1.3b")),
+                                  rel=1e-12)
+    assert runs[("--zero", "1")]["dp_comm"] > 0 and runs[("--fsdp",)]["dp_comm"] > 0

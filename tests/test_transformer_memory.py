@@ -49,3 +49,11 @@ def test_sweep_leaves_out_layouts_that_do_not_fit(capsys, tmp_path):
     assert [r for r in every if r["memory"] <= 80e9] == fit and len(fit) < len(every)
     # 13B parameters at 16 bytes each cannot sit on one GPU: pure data parallelism is out
     assert 16 * 13e9 > 80e9 and not any(r["tp"] == r["pp"] == 1 for r in fit)
+
+
+def test_zero_stages_reproduce_zero_figure_1():
+    # Rajbhandari et al. SC'20 Figure 1: a 7.5B-parameter model on 64 GPUs holds 120, 31.4,
+    # 16.6 and 1.9 GB of model states per GPU under DDP, P_os, P_os+g and P_os+g+p
+    from workloads.transformer_memory import zero_state_bytes
+    got = [round(7.5e9 * zero_state_bytes(z, 64) / 1e9, 1) for z in (0, 1, 2, 3)]
+    assert got == [120.0, 31.4, 16.6, 1.9]

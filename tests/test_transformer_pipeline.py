@@ -186,3 +186,34 @@ def test_interleaved_hops_cost_the_exact_timeline_on_a_star():
     assert f["pp"] > 0 and f["time"] == pytest.approx(r.makespan, rel=1e-12)
     # each stage sends every chunk's activation on, and the last stage wraps to the first
     assert measure(t)["pp"] == 8 * (2 * 2 - 1) * 2 * 32 * 64 * 2
+
+
+def test_scatter_gather_sends_a_tp_th_and_allgathers_it_at_the_receiver():
+    # Narayanan et al. SC'21 4.1: each of the t shards sends b s h / t across, and the
+    # receiving shards allgather the b s h buffer before they use it.
+    c = config(4, 64, 4, 32, 0, micro_batch=1, global_batch=8)
+    tp, pp, dp = 2, 2, 2
+    t = schedule(c, tp, pp, dp, scatter_gather=True)
+    act, m = 32 * 64 * 2, 8 // dp
+    sel = t.tag == t.tags.index("pp")
+    ops = [t.specs.row(int(k)).op for k in t.spec[sel & t.is_collective]]
+    # one allgather per received activation or gradient: m x (p - 1) boundaries x 2 ways
+    assert ops.count("allgather") == dp * m * (pp - 1) * 2
+    messages = t.size[sel & t.is_message]
+    assert len(messages) == dp * tp * m * (pp - 1) * 2 and set(messages) == {act / tp}
+    assert measure(t)["pp"] == len(messages) * act / tp + ops.count("allgather") * act
+
+
+@pytest.mark.parametrize("schedule_name", ["gpipe", "1f1b"])
+def test_scatter_gather_replay_is_the_closed_form_on_latency_only_links(schedule_name):
+    # Infinite bandwidth, 1 us per link: no flow ever shares, so every collective and
+    # message costs its latency alone and the replay is the closed form's timeline.
+    lat = 1e-6
+    t = schedule(UNIFORM, 2, 2, 1, pipeline=schedule_name, scatter_gather=True,
+                 device_flops=RATE)
+    r = simulate(t, star(4, 1e30, lat), library="mpich")
+    ab = (2 * lat, 0.0)
+    f = closed_form(UNIFORM, 2, 2, 1, pipeline=schedule_name, scatter_gather=True,
+                    device_flops=RATE, links={"tp": ab, "pp": ab})
+    assert f["pp"] > 0
+    assert r.makespan == pytest.approx(f["time"], rel=1e-12)

@@ -195,12 +195,14 @@ def iteration_time(p, m, t_forward, t_backward, chunks=1):
     return (chunks * m + p - 1) * (t_forward + t_backward)
 
 
-def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1):
+def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.0):
     """Exact times of a pipeline of uniform stages: the makespan and each stage's end.
 
     Each op starts once its stage has finished the op before it and its input
     (:func:`source`) arrived: the other op ended ``hop`` ago. ``t_forward`` and
-    ``t_backward`` are one chunk's.
+    ``t_backward`` are one chunk's. An op with an input first spends ``gather``
+    on its stage's stream reassembling it (Megatron-LM's scatter/gather of
+    pipeline tensors: an allgather among the tensor-parallel shards).
 
     Returns
     -------
@@ -218,6 +220,8 @@ def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1):
     17.0
     >>> timeline("interleaved", 4, 8, 0.5, 1.0, chunks=2)[0] == iteration_time(4, 8, 0.5, 1.0, 2)
     True
+    >>> timeline("gpipe", 2, 4, 1.0, 2.0, hop=0.5, gather=0.25)[0]   # 16 + 8 gathers on stage 1
+    18.0
     """
     orders = [order(schedule, p, m, s, chunks) for s in range(p)]
     end, free, pos = {}, [0.0] * p, [0] * p
@@ -230,8 +234,8 @@ def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1):
                 if src is not None and (kind, src, j) not in end:
                     break
                 ready = end[(kind, src, j)] + hop if src is not None else 0.0
-                free[s] = end[(kind, (s, c), j)] = (max(free[s], ready)
-                                                     + (t_forward if kind == "F" else t_backward))
+                took = (t_forward if kind == "F" else t_backward) + (gather if src else 0.0)
+                free[s] = end[(kind, (s, c), j)] = max(free[s], ready) + took
                 pos[s] += 1
                 moved = True
         if not moved:   # pragma: no cover - the schedules above never deadlock

@@ -22,6 +22,11 @@ ops in FLOPs, collective ops and messages:
   1F1B over ``chunks`` chunks of layers per stage), and every shard
   sends its ``b s h`` activation to the same shard of the next stage after a
   forward, and the activation's gradient back after a backward (tag ``pp``).
+  With ``scatter_gather`` (Narayanan et al. section 4.1; Megatron-LM v2.5's
+  default, ``--no-scatter-gather-tensors-in-pipeline`` turns it off) each
+  shard sends only its ``1/tp`` of the activation across, and the receiving
+  shards allgather the ``b s h`` buffer among themselves (on NVLink) before
+  they use it (tag ``pp``).
 * **Data parallelism**: ``dp`` replicas each take ``B / dp`` of the global
   batch, ``m = B / (b dp)`` micro-batches; the gradient of each shard's
   parameters is allreduced among its ``dp`` replicas in buckets
@@ -48,6 +53,7 @@ from .overlap import DDP_BUCKET_BYTES
 from .transformer_closed import closed_form
 from .transformer_flops import activation_bytes
 from .transformer_stages import buckets, check
+from .transformer_zero import check_zero, make_gather
 
 __all__ = ["schedule", "measure", "closed_form", "DESCRIPTION", "TAGS"]
 
@@ -58,7 +64,7 @@ TAGS = ("tp", "pp", "dp")
 
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
-             chunks=1):
+             chunks=1, scatter_gather=False, zero=0, fsdp=False):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -83,6 +89,12 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         Achieved FLOP/s of a rank, stored as the trace's ``device_flops``.
     chunks : int
         Chunks of layers per stage of the interleaved schedule (1 for the others).
+    scatter_gather : bool
+        Pipeline messages of ``1/tp`` of the activation, allgathered at the receiver.
+    zero : {0, 1, 2, 3}
+        ZeRO's stage of sharded data parallelism (:mod:`workloads.transformer_zero`).
+    fsdp : bool
+        PyTorch FSDP (full sharding): ZeRO-3's traffic.
 
     Returns
     -------
@@ -102,6 +114,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     (8, 32, 4096)
     """
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks)
+    zstage = check_zero(zero, fsdp, L)
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
@@ -109,6 +122,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             "dp": L.dp, "pipeline": pipeline, "chunks": chunks, "recompute": recompute,
             "microbatches": m,
             "sequence_parallel": bool(sequence_parallel), "bucket_bytes": float(bucket_bytes),
+            "scatter_gather": bool(scatter_gather), "zero": zstage, "fsdp": bool(fsdp),
             "grad_element": element}
     if device_flops is not None:
         meta["device_flops"] = check_real(device_flops, "device_flops", lo=0, strict=True,
@@ -136,14 +150,20 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         last[(s, r)] = ops
         return ops
 
+    chain = [None] * L.tp   # each shard's last ZeRO-3 allgather or reduce-scatter
     for it in range(iterations):
+        gather = (make_gather(b, L, dict(stages[0][0].grads), c.element, it, chain)
+                  if zstage == 3 else None)
         ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
-                           chunks)
-        _gradients(L, stages, element, bucket_bytes, it, b, ready, last)
+                           chunks, scatter_gather and L.tp > 1, gather)
+        _gradients(L, stages, element, 1 if zstage == 3 else bucket_bytes, it, b, ready, last,
+                   zstage, c.element)
+        chain[:] = last[(0, 0)]
     return b.build()
 
 
-def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks):
+def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks, regather,
+               gather):
     """Add one iteration's forwards, backwards and pipeline messages; the gradient-ready ops.
 
     Stages are built in an order in which every message exists before the op
@@ -165,15 +185,21 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                     break
                 for r in range(L.dp):
                     extra = sent.get((kind, (s, k), j, r))
+                    if regather and extra:   # reassemble the scattered activation first
+                        deps = extra + [x for x in last[(s, r)] if x is not None]
+                        extra = [b.collective("allgather", L.tp_group(s, r), act, deps=deps,
+                                              iteration=it, tag="pp", element=c.element)] * L.tp
+                    fetch = gather and (lambda unit: gather(s, (j, kind, unit)))
                     if kind == "F":
-                        _forward(st, s, r, it, block, extra)
+                        _forward(st, s, r, it, block, extra, fetch)
                     else:
                         _backward(st, s, r, it, block, extra, recompute,
-                                  ready.setdefault((s, r), {}))
+                                  ready.setdefault((s, r), {}), fetch)
                     to = _pipeline.target(kind, s, k, L.pp, chunks)
                     if to is not None:
                         sent[(kind, to, j, r)] = [
-                            b.message(L.rank(s, r, x), L.rank(to[0], r, x), act, deps=[op],
+                            b.message(L.rank(s, r, x), L.rank(to[0], r, x),
+                                      act // L.tp if regather else act, deps=[op],
                                       iteration=it, tag="pp")
                             for x, op in enumerate(last[(s, r)])]
                 pos[s] += 1
@@ -183,9 +209,15 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
     return ready
 
 
-def _forward(st, s, r, it, block, extra):
-    """One chunk's forward of one micro-batch on replica ``r`` of stage ``s``."""
-    for _ in st.layers:
+def _forward(st, s, r, it, block, extra, fetch=None):
+    """One chunk's forward of one micro-batch on replica ``r`` of stage ``s``.
+
+    ``fetch(unit)``, under ZeRO-3, gives each shard's allgather of a unit's parameters.
+    """
+    if fetch and any(g == "embedding" for g, _ in st.grads):
+        fetch("embedding")   # the root unit: the first layer's gather follows it
+    for layer in st.layers:
+        extra = fetch(layer) if fetch else extra
         block(s, r, st.attention, it, "forward", extra)
         block(s, r, st.mlp, it, "forward")
         extra = None
@@ -193,12 +225,15 @@ def _forward(st, s, r, it, block, extra):
         block(s, r, st.logit, it, "forward", extra, after=False)
 
 
-def _backward(st, s, r, it, block, extra, recompute, done):
+def _backward(st, s, r, it, block, extra, recompute, done, fetch=None):
     """One chunk's backward (after its recomputed forward); ``done`` gets each gradient's op."""
+    if fetch and any(g == "embedding" for g, _ in st.grads):
+        extra = fetch("embedding")   # the root unit again, for the tied logit layer
     if st.logit:
         done["logit"] = block(s, r, 2 * st.logit, it, "backward", extra, before=False)
         extra = None
     for layer in reversed(st.layers):
+        extra = fetch(layer) if fetch else extra
         if recompute == "full":
             block(s, r, st.attention, it, "recompute", extra)
             block(s, r, st.mlp, it, "recompute")
@@ -210,8 +245,13 @@ def _backward(st, s, r, it, block, extra, recompute, done):
         done["embedding"] = done[st.layers[0]]
 
 
-def _gradients(L, stages, element, bucket_bytes, it, b, ready, last):
-    """Add the data-parallel bucket allreduces; the next iteration's ops wait for them."""
+def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, param_element):
+    """Add the data-parallel buckets; the next iteration's ops wait for them.
+
+    Allreduces under plain data parallelism, reduce-scatters under ZeRO (then,
+    for ZeRO-1/2, an allgather of the shard's updated parameters).
+    """
+    name = "reduce_scatter" if zstage else "allreduce"
     for s, chunks in enumerate(stages):
         # the last chunk's gradients complete first (Megatron-LM: one DDP bucket set per chunk)
         plan = buckets([g for st in reversed(chunks) for g in st.grads], element, bucket_bytes)
@@ -220,10 +260,14 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last):
             for source, nbytes in plan:
                 deps = [ready[(s, r)][source][k] for r in range(L.dp)] + prev
                 if L.dp > 1:
-                    prev = [b.collective("allreduce", L.dp_group(s, k), nbytes, deps=deps,
+                    prev = [b.collective(name, L.dp_group(s, k), nbytes, deps=deps,
                                          iteration=it, tag="dp", element=element)]
                 else:
                     prev = deps
+            if zstage in (1, 2):
+                params = sum(n for st in chunks for _, n in st.grads) * param_element
+                prev = [b.collective("allgather", L.dp_group(s, k), params, deps=prev,
+                                     iteration=it, tag="dp", element=param_element)]
             for r in range(L.dp):
                 shard = list(last[(s, r)])
                 shard[k] = prev[0] if L.dp > 1 else shard[k]

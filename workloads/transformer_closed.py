@@ -20,7 +20,10 @@ tp           ``(v m + p - 1)(c_f + c_b)``: tensor-parallel collectives, all expo
 pp           ``e_pp``: what the hops between stages (Hockney's ``alpha + n beta``
              each) add to the schedule's time, from its exact timeline
              (:func:`workloads.pipeline.timeline`): ``2 (p - 1)`` hops under
-             GPipe, more under 1F1B, whose steady state waits for gradients
+             GPipe, more under 1F1B, whose steady state waits for gradients;
+             with ``scatter_gather`` a hop carries ``1/t`` of the activation
+             and the receiver's stream spends a ring allgather of it among
+             the ``t`` shards before the op (on the tensor-parallel links)
 dp           ``e_dp``: what the gradient buckets' allreduces (one after another,
              each from when the last backward completes it) leave after the last
              backward, the most of any stage
@@ -42,6 +45,7 @@ from . import pipeline as _pipeline
 from .overlap import DDP_BUCKET_BYTES
 from .transformer_flops import activation_bytes
 from .transformer_stages import buckets, check
+from .transformer_zero import check_zero, zero3_timeline
 
 __all__ = ["closed_form", "TERMS"]
 
@@ -56,7 +60,7 @@ def _cost(links, name):
 
 def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
                 sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
-                chunks=1):
+                chunks=1, scatter_gather=False, zero=0, fsdp=False):
     """Time per iteration of :func:`workloads.transformer.schedule`'s trace, term by term.
 
     Parameters
@@ -70,6 +74,12 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         byte of each parallelism's links (e.g.
         :func:`netsim.costmodel.alpha_beta` of a group's placement); a missing
         entry costs nothing.
+    scatter_gather, zero, fsdp : bool, int, bool
+        As for :func:`workloads.transformer.schedule`. Under ZeRO-1/2 the
+        buckets are reduce-scatters and an allgather of the parameters follows
+        them; under ZeRO-3 (one stage) the exact timeline of
+        :func:`workloads.transformer_zero.zero3_timeline` is the time, and ``dp``
+        is all of it that is not compute or tensor-parallel time.
 
     Returns
     -------
@@ -90,6 +100,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     """
     bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks)
+    zstage = check_zero(zero, fsdp, L)
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
@@ -109,17 +120,27 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     ff, fb, cf, cb = max((tuple(sum(col) / chunks for col in zip(*row)) for row in per),
                          key=lambda x: (x[0] + x[1]) / F + x[2] + x[3])
     a_pp, b_pp = _cost(links, "pp")
-    hop = costmodel.hockney(act, a_pp, b_pp) if L.pp > 1 else 0.0
+    gather = scatter_gather and L.tp > 1 and L.pp > 1
+    hop = costmodel.hockney(act // L.tp if gather else act, a_pp, b_pp) if L.pp > 1 else 0.0
+    regather = costmodel.ring_allgather(L.tp, act, a, b) if gather else 0.0
     t_f, t_b = ff / F + cf, fb / F + cb
     v = chunks
     ideal = _pipeline.iteration_time(L.pp, m, t_f, t_b, v)
-    pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v)
-    if not hop:   # the same time as the formula, without the rounding of a long sum
+    pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v, regather)
+    if not hop and not regather:   # the same time as the formula, without the rounding of a long sum
         pipe = ideal
     out = {"compute": m * v * (ff + fb) / F, "bubble": (L.pp - 1) * (ff + fb) / F,
            "tp": (m * v + L.pp - 1) * (cf + cb), "pp": pipe - ideal,
            "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
-                             _cost(links, "dp"), pre + post, post, redo)}
+                             _cost(links, "dp"), pre + post, post, redo, zstage, c.element)}
+    if zstage == 3:
+        st, n = stages[0][0], 2 * (pre + post)
+        times = ((st.attention + st.mlp) / F + n, (2 + redo) * (st.attention + st.mlp) / F
+                 + n * (1 + redo), st.logit / F + (pre if st.logit else 0),
+                 2 * st.logit / F + (post if st.logit else 0))
+        end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times, c.element,
+                                 L.dp, _cost(links, "dp")))
+        out["dp"] = end - out["compute"] - out["tp"]
     out["time"] = sum(out[k] for k in TERMS)
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
                t_forward=t_f, t_backward=t_b)
@@ -137,30 +158,39 @@ def _chunk(st, pre, post, redo):
 
 
 def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
-                redo):
-    """The gradient allreduces' time after the pipeline's end, the most of any stage.
+                redo, zstage=0, param_element=2):
+    """The gradient buckets' time after the pipeline's end, the most of any stage.
+
+    Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
+    the stage's parameters.
 
     Stage ``s``'s last backward ends at ``ends[s]`` (:func:`workloads.pipeline.timeline`);
     within it the sources complete in backward order, each after its own backward time
     (with several chunks, the last backward of each, taken as run back to back, the last
     chunk first).
     """
-    if L.dp == 1:
+    if L.dp == 1 or zstage == 3:
         return 0.0
+    reduce = costmodel.ring_reduce_scatter if zstage else costmodel.ring_allreduce
     worst = 0.0
     for s, chunks in enumerate(stages):
         t = ends[s] - sum(x[1] / F + x[3] for x in per[s])
         done, grads = {}, []
         for st in reversed(chunks):
-            step = {"logit": 2 * st.logit / F + (post if st.logit else 0)}
+            # the logit layer's backward comes first, whether or not it holds its own
+            # gradient (with one stage the embedding's is the tied word embedding's)
+            t += 2 * st.logit / F + (post if st.logit else 0)
             layer = (2 + redo) * (st.attention + st.mlp) / F + 2 * block_comm * (1 + redo)
             for source, _ in st.grads:
-                if source != "embedding":
-                    t += step.get(source, layer)
+                if source not in ("embedding", "logit"):
+                    t += layer
                 done[source] = t
             grads += st.grads
         finish = 0.0
         for source, nbytes in buckets(grads, element, bucket_bytes):
-            finish = max(finish, done[source]) + costmodel.ring_allreduce(L.dp, nbytes, *ab)
+            finish = max(finish, done[source]) + reduce(L.dp, nbytes, *ab)
+        if zstage:
+            finish += costmodel.ring_allgather(L.dp, sum(n for _, n in grads) * param_element,
+                                               *ab)
         worst = max(worst, finish - pipe)
     return max(0.0, worst)

@@ -7,6 +7,10 @@ Two parts, on the pipeline stage that holds the most:
   12``; Rajbhandari et al., ZeRO, SC'20, section 3.1), of the parameters a
   GPU of the first stage holds (its layers' shards,
   :func:`workloads.transformer_stages.shard_parameters`, and the embeddings).
+  ZeRO partitions them over the ``d`` data-parallel replicas (their section
+  5.1 and Figure 1, ``K = 12``): stage 1 the optimizer states, ``(2 + 2 +
+  12/d)`` bytes per parameter; stage 2 the gradients too, ``(2 + 14/d)``;
+  stage 3 (and FSDP) the weights too, ``16/d``.
 * **Activations** (Korthikanti et al. 2022, section 4): one layer of one
   micro-batch stores ``s b h (10 + 24/t + 5 a s / (h t))`` bytes with tensor
   parallelism (their Eq. 2), ``s b h (34/t + 5 a s / (h t))`` with sequence
@@ -24,10 +28,24 @@ the communication library's buffers and fragmentation.
 from .layout import layout as make_layout
 from .transformer_stages import shard_parameters
 
-__all__ = ["OPTIMIZER_BYTES", "layer_activation_bytes", "memory_per_gpu"]
+__all__ = ["OPTIMIZER_BYTES", "zero_state_bytes", "layer_activation_bytes", "memory_per_gpu"]
 
 #: Bytes of model state per parameter under mixed-precision Adam (Rajbhandari et al. 2020).
 OPTIMIZER_BYTES = 16
+
+
+def zero_state_bytes(zero, dp):
+    """Bytes of model state per parameter on one GPU under ZeRO stage ``zero`` (0: none).
+
+    Rajbhandari et al. SC'20, section 5.1 and Figure 1, mixed-precision Adam
+    (``K = 12``): ``16``; ``4 + 12/d``; ``2 + 14/d``; ``16/d``.
+
+    Examples
+    --------
+    >>> [zero_state_bytes(z, 4) for z in (0, 1, 2, 3)]
+    [16.0, 7.0, 5.5, 4.0]
+    """
+    return float((16, 4 + 12 / dp, 2 + 14 / dp, 16 / dp)[zero])
 
 
 def layer_activation_bytes(c, tp=1, sequence_parallel=False):
@@ -47,7 +65,7 @@ def layer_activation_bytes(c, tp=1, sequence_parallel=False):
 
 
 def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
-                   sequence_parallel=False, chunks=1):
+                   sequence_parallel=False, chunks=1, zero=0):
     """Bytes per GPU on the fullest stage: ``{"states": ..., "activations": ..., "total": ...}``.
 
     Examples
@@ -56,11 +74,17 @@ def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
     >>> m = memory_per_gpu(get_config("gpt3-175b"), tp=8, pp=16, dp=1)
     >>> round(m["states"] / 2**30, 1)   # 16 B x (6 layer shards + embeddings)
     21.8
+
+    ZeRO-3 over 64 replicas: ``16/64`` bytes per parameter (ZeRO's Figure 1).
+
+    >>> c = get_config("gpt3-1.3b")
+    >>> memory_per_gpu(c, dp=64, zero=3)["states"] * 64 == memory_per_gpu(c)["states"]
+    True
     """
     L = make_layout(tp, pp, dp)
     per_stage = c.layers // L.pp
     params = per_stage * shard_parameters(c, L.tp) + (c.vocab // L.tp + c.seq) * c.hidden
-    states = OPTIMIZER_BYTES * params
+    states = zero_state_bytes(zero, L.dp) * params
     m = c.global_batch // (c.micro_batch * L.dp)
     if pipeline == "gpipe":
         layers_held = m * per_stage

@@ -48,6 +48,12 @@ def add_arguments(p):
     g.add_argument("--recompute", default="full", help="full (default) or none")
     g.add_argument("--sequence-parallel", action="store_true",
                    help="tensor-parallel blocks as allgather + reduce-scatter")
+    g.add_argument("--zero", type=int, default=0, metavar="1|2|3",
+                   help="shard the data parallelism as ZeRO stage 1, 2 or 3 (Rajbhandari et al. "
+                        "SC'20; needs dp > 1, stage 3 pp 1; --sweep leaves out the layouts "
+                        "it does not apply to)")
+    g.add_argument("--fsdp", action="store_true",
+                   help="PyTorch FSDP full sharding: ZeRO-3's traffic and memory")
     g.add_argument("--efficiency", type=float, default=None,
                    help="achieved share of the GPUs' dense FP16 peak (default: taken from "
                         "Narayanan et al. SC'21 Table 1, the 145.6B row)")
@@ -105,7 +111,7 @@ def run(args):
     >>> run(p.parse_args(["--pp", "4"]))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
      P  tp  pp  dp    m  time ...
     --  --  --  --  ---  ...
-    64   8   4   2  256  4.8 s ...
+    64   8   4   2  256  4.83 s ...
     ...
     """
     check_options(args, tp=(1, None), pp=(1, None), micro_batch=(1, None),
@@ -119,7 +125,8 @@ def run(args):
     chunks = args.chunks if args.chunks is not None else (
         2 if args.pipeline == "interleaved" else 1)
     kw = dict(pipeline=args.pipeline, recompute=args.recompute,
-              sequence_parallel=args.sequence_parallel, chunks=chunks)
+              sequence_parallel=args.sequence_parallel, chunks=chunks, zero=args.zero,
+              fsdp=args.fsdp)
     if args.sweep:
         memory = parse_bytes(args.memory) if args.memory is not None else None
         records = sweep(c, max(workers), make(max(workers)), e, memory=memory, **kw)
@@ -142,8 +149,9 @@ def run(args):
                 for row, r in zip(rows, records)]
     print(table(head, rows))
     source = "given" if args.efficiency is not None else "from Narayanan et al. SC'21 Table 1"
+    shard = ("; FSDP" if args.fsdp else "") + (f"; ZeRO-{args.zero}" if args.zero else "")
     print(f"\n{args.config}, b = {c.micro_batch}, B = {c.global_batch}, {args.pipeline}, "
-          f"recompute {args.recompute}; efficiency {e:.3f} of the dense FP16 peak ({source}); "
+          f"recompute {args.recompute}{shard}; efficiency {e:.3f} of the dense FP16 peak ({source}); "
           f"closed form (compute + bubble + exposed TP, PP, DP); topology {args.topology}"
           + ("; layouts fastest first" if args.sweep else "")
           + (f", those needing more than {args.memory} per GPU left out" if args.memory else ""))
