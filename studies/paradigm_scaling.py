@@ -54,6 +54,7 @@ from workloads.phases import Phases
 from .closed_forms import closed_form
 from .paradigm_traces import base_recording, check_workers, traces
 from .registry import PARADIGMS
+from .trace_size import PROBE, check_ops, grown_ops, projection_ops
 from .throughput import throughput
 from .windows import combine, plan_windows, sampled_windows
 
@@ -327,7 +328,7 @@ def _fit(P, values):
 
 def study(source, workers, topology, model=None, device_flops=None, iterations=None, seed=0,
           dataset="digits", strong=False, level=0.5, base_workers=4, batch=None, perturbation=None,
-          library="auto", transport="fluid", **options):
+          library="auto", transport="fluid", force=False, **options):
     """Simulate a paradigm at each P beside its closed form; find where it saturates.
 
     Time per iteration is measured over the window of the run that represents it
@@ -373,6 +374,12 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
     transport : {"fluid", "tcp"}, optional
         The transport of the replays (:func:`netsim.simulate`); ``transport``
         in the result when it is not the default.
+
+    force : bool, optional
+        Go on past the memory estimate: by default a P beyond
+        :data:`studies.trace_size.PROBE` is refused before any simulation when the
+        trace, grown from the paradigm's traces at the probe P
+        (:func:`studies.trace_size.grown_ops`), would not fit in the memory available.
 
     Returns
     -------
@@ -457,6 +464,15 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
             plan["warnings"].append(
                 f"the window ends at iteration {stop}, beyond the {base.num_iterations} "
                 "iterations recorded: the projection repeats the recording's last epoch")
+    if not force and workers[-1] > PROBE[-1]:
+        probe = traces(base if base is not None else source, list(PROBE), iterations=windows[0][1],
+                       seed=seed, dataset=dataset, model=model, batch=batch,
+                       base_workers=base_workers, start=windows[0][0], **options)
+        counts = [projection_ops(t, t.ranks) for t in probe]
+        for P in workers:
+            if P > PROBE[-1]:
+                check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its traces at "
+                          f"P = {', '.join(map(str, PROBE))})", instead="a smaller P")
     figures = {}
     for start, n in windows:
         ts = traces(base if base is not None else source, workers, iterations=n, seed=seed,

@@ -8,15 +8,23 @@ refuses (:func:`check_fits`) what the machine's available memory cannot hold.
 The same estimate guards every command that makes a trace grow with a rank
 count: ``scale -P`` (each algorithm at each P), a sweep's points,
 ``replay --ranks`` and ``import kineto --ranks`` (:func:`projection_ops`,
-:func:`check_ops`); ``--force`` goes on anyway.
+:func:`check_ops`), and a paradigm's scaling study, whose size at a large P is
+grown from its traces at the small P of :data:`PROBE` (:func:`grown_ops`);
+``--force`` goes on anyway.
 """
+
+import math
 
 from netsim.analysis import ALGORITHMS, takes_segments
 from netsim.errors import NetsimError
 from netsim.units import format_bytes
 
 __all__ = ["message_count", "bytes_per_op", "available_memory", "check_fits", "check_ops",
-           "projection_ops"]
+           "projection_ops", "grown_ops", "PROBE"]
+
+PROBE = (8, 16)
+"""The rank counts a paradigm's traces are built at to estimate their size at a larger P
+(:func:`grown_ops`)."""
 
 
 def _pow2_split(P):
@@ -256,3 +264,40 @@ def projection_ops(trace, ranks, expanded=True):
         name = short.get(family.get(trace.specs.row(int(trace.spec[i])).op))
         ops += message_count(name, ranks) if name else ranks - 1
     return ops
+
+
+def grown_ops(counts, P, probe=PROBE):
+    """Ops of a paradigm's trace at ``P``, grown from its counts at the rank counts ``probe``.
+
+    A paradigm's trace holds a polynomial in P of ops (compute and messages per
+    worker, its collectives' messages, P log P or P^2 for some): the power law
+    through the two largest probe points, ``c1 (P / p1)^b`` with ``b = log(c1 / c0) /
+    log(p1 / p0)`` taken at least 1 (a trace grows at least with its workers),
+    follows the leading term. It is an estimate for refusing work that cannot fit
+    (:func:`check_ops`), not a result, and it errs both ways: a term that dominates
+    only beyond the probe points makes it low; lower-order terms seen at the probe
+    points can make it high (``P (P - 1)`` from 8 and 16 gives ``b = 2.1`` and 1.4x
+    the true count at P = 1024), so a refusal near the memory limit may be early
+    (``--force`` goes on).
+
+    Parameters
+    ----------
+    counts : sequence of int
+        Ops (messages expanded, :func:`projection_ops`) at each rank count of ``probe``.
+    P : int
+    probe : sequence of int, optional
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> grown_ops([8 * 7, 16 * 15], 1024)   # P (P - 1): b = log2(240 / 56) = 2.1
+    1487135
+    >>> grown_ops([24, 48], 1 << 20)        # linear
+    3145728
+    """
+    (p0, p1), (c0, c1) = probe[-2:], counts[-2:]
+    b = max(1.0, math.log(c1 / c0) / math.log(p1 / p0)) if c0 > 0 and c1 > 0 else 1.0
+    return int(round(c1 * (P / p1) ** b))

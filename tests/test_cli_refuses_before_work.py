@@ -74,6 +74,31 @@ def test_scale_refuses_a_p_whose_trace_does_not_fit(capsys, tmp_path):
     assert not (tmp_path / "s.png").exists()
 
 
+def test_scale_refuses_a_paradigm_whose_trace_does_not_fit(capsys, tmp_path):
+    # The allreduce paradigm's ring grows as 2 P (P - 1) messages: at P = 2^22 3.5e13,
+    # petabytes of columns; the estimate, grown at the exponent seen at P = 8 and 16 (1.87),
+    # is within a factor 2 of it.
+    err = one_line_error(capsys, ["scale", "allreduce", "-P", "4194304", "--dataset", "iris",
+                                  "--png", str(tmp_path / "s.png")],
+                         "allreduce at P = 4194304 (grown from its traces at P = 8, 16) would be",
+                         "--force")
+    ops = float(err.split(" would be ")[1].split()[0])
+    assert 0.5 <= ops / (2 * 4194304 * 4194303) <= 2
+    assert not (tmp_path / "s.png").exists()
+
+
+def test_grown_ops_follows_the_counts_of_real_paradigm_traces():
+    # Independent of the estimate: the traces themselves at P = 32 and 64, against the
+    # power law grown from P = 8 and 16 (a ring allreduce paradigm: P (P - 1) terms beside
+    # linear ones, so the exponent seen at 8 and 16 is a little low, 1.87).
+    from studies.paradigm_traces import traces
+    from studies.trace_size import PROBE, grown_ops
+    ts = traces("allreduce", list(PROBE) + [32, 64], iterations=1, dataset="iris")
+    counts = [projection_ops(t, t.ranks) for t in ts]
+    for P, true in zip((32, 64), counts[2:]):
+        assert 0.8 * true <= grown_ops(counts[:2], P) <= 1.5 * true
+
+
 def test_projection_ops_counts_what_reproject_and_the_library_make(tmp_path):
     # Independent of the formula: the projected trace itself, and MPICH's expansion of it.
     from netsim.kineto import load_kineto

@@ -241,7 +241,8 @@ def _run_paradigm(args, perturbation=None):
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
                        dataset=args.dataset, strong=args.strong, batch=args.batch,
                        perturbation=perturbation or None, library=args.library,
-                       transport=getattr(args, "transport", "fluid"), **options)
+                       transport=getattr(args, "transport", "fluid"),
+                       force=getattr(args, "force", False), **options)
     for warning in st["warnings"]:
         log(args, f"warning: {warning}")
     records = st["records"]
