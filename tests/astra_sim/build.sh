@@ -39,7 +39,7 @@
 #
 # Needs cmake >= 3.22, g++ (C++17), protoc and libprotobuf-dev (Debian 12: cmake 3.25.1,
 # g++ 12.2, protobuf-compiler and libprotobuf-dev 3.21.12). The steps follow astra-sim's
-# build/astra_analytical/build.sh. Two cores: about 25 minutes for both binaries.
+# build/astra_analytical/build.sh. About 7 minutes for both binaries on two shared cores.
 # Prints the directory holding AstraSim_Analytical_Congestion_{Unaware,Aware}.
 set -eu
 SRC=$(cd "${1:?usage: build.sh ASTRA_SIM_CHECKOUT YAML_CPP_CHECKOUT [BUILD_DIR]}" && pwd)

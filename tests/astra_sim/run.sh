@@ -10,7 +10,8 @@
 # with netsim's star links: 100 Gb/s, 1 us per link), system.json and remote_memory.json are
 # described in tests/astra_sim/astra.py. Writes tests/astra_sim/results.json: per trace,
 # netsim's makespan, each ASTRA-sim backend's and their relative difference.
-# Then: NETSIM_ASTRA_SIM=BIN_DIR/AstraSim_Analytical_Congestion_Unaware pytest tests/test_astra_sim.py
+# Needs a Python with netsim's dependencies (PYTHON=..., default python). Then:
+# NETSIM_ASTRA_SIM=BIN_DIR/AstraSim_Analytical_Congestion_Unaware pytest tests/test_astra_sim.py
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 if [ $# -ge 2 ]; then
@@ -19,4 +20,4 @@ else
     BIN=$(cd "${1:?usage: run.sh BIN_DIR | run.sh ASTRA_SIM_CHECKOUT YAML_CPP_CHECKOUT [BUILD_DIR]}" && pwd)
 fi
 PYTHONPATH="$HERE/../..${PYTHONPATH:+:$PYTHONPATH}" \
-    python "$HERE/astra.py" "$BIN" "${OUT_DIR:-/tmp/netsim-astra-run}" --json "$HERE/results.json"
+    "${PYTHON:-python}" "$HERE/astra.py" "$BIN" "${OUT_DIR:-/tmp/netsim-astra-run}" --json "$HERE/results.json"
