@@ -41,7 +41,7 @@ import math
 from types import MappingProxyType
 
 from . import collectives, costmodel
-from .checks import check_int, check_real
+from .checks import check_choice, check_int, check_real
 from .costmodel import alpha_beta, busiest_link, optimal_segments
 from .errors import NetsimError, TraceError
 from .network import as_network
@@ -95,8 +95,7 @@ FORMULAS = MappingProxyType({name: getattr(costmodel, gen.__name__)
 
 
 def _lookup(algorithm):
-    if algorithm not in ALGORITHMS:
-        raise NetsimError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    check_choice(algorithm, "algorithm", ALGORITHMS, error=NetsimError)
     return ALGORITHMS[algorithm], FORMULAS[algorithm]
 
 

@@ -87,6 +87,7 @@ import re
 import networkx as nx
 import numpy as np
 
+from .checks import check_choice
 from .errors import TraceError
 from .kineto import ALGORITHMS, assemble
 from .trace import COLLECTIVE, COMPUTE, MESSAGE
@@ -417,8 +418,7 @@ def load_chakra(directory, algorithm="ring"):
     >>> t = load_chakra(d); t.num_messages, t.total_bytes, t.deps(1).tolist()
     (1, 64.0, [0])
     """
-    if algorithm not in ALGORITHMS:
-        raise TraceError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    check_choice(algorithm, "algorithm", ALGORITHMS, error=TraceError)
     directory = os.fspath(directory)
     paths = _files(directory)
     progs, meta, eager, dropped = [], {}, True, {"outside": 0, "cycle": 0}

@@ -1,4 +1,5 @@
-"""The one integer check and the one real-number check, used by every package.
+"""The one integer check, the one real-number check and the one choice check, used by
+every package.
 
 Each takes the value first, then its name for the message, and the error class
 its caller's users should see (:class:`~netsim.errors.TraceError` for what
@@ -12,7 +13,7 @@ import numbers
 
 from .errors import NetsimError
 
-__all__ = ["check_int", "check_real", "is_real"]
+__all__ = ["check_choice", "check_int", "check_real", "is_real"]
 
 
 def is_real(value):
@@ -25,6 +26,43 @@ def is_real(value):
     (True, False, False)
     """
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_choice(value, name, known, error=NetsimError):
+    """``value`` if it is one of ``known``, else ``error`` naming the value and the choices.
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        What the value is, for the message (``"sharing"``, ``"TCP option"``).
+    known : iterable
+        The choices, in the order the message lists them.
+    error : type, optional
+        The exception class raised.
+
+    Returns
+    -------
+    object
+        ``value``.
+
+    Raises
+    ------
+    error
+        ``unknown <name> <value!r>; known: <choices>``.
+
+    Examples
+    --------
+    >>> check_choice("tcp", "transport", ("fluid", "tcp"))
+    'tcp'
+    >>> check_choice("udp", "transport", ("fluid", "tcp"))
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: unknown transport 'udp'; known: fluid, tcp
+    """
+    if value not in known:
+        raise error(f"unknown {name} {value!r}; known: {', '.join(map(str, known))}")
+    return value
 
 
 def check_int(value, name, minimum=1, maximum=None, error=NetsimError):

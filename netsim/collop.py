@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .checks import check_choice
 from .errors import TraceError
 
 __all__ = ["OPS", "ROOTED", "HINTS", "MPICH_HINTS", "MPICH_ONLY", "NCCL_HINTS", "Spec", "Specs",
@@ -88,8 +89,7 @@ def spec(op, group, root=None, algorithm=None, segments=0, element=0):
     group = tuple(int(r) for r in group)
     if root is None:
         root = group[0] if op in ROOTED and group else -1
-    if op not in OPS:
-        raise TraceError(f"unknown collective {op!r}; known: {', '.join(OPS)}")
+    check_choice(op, "collective", OPS, error=TraceError)
     if algorithm is not None and algorithm not in HINTS:
         raise TraceError(f"unknown algorithm {algorithm!r} for {op}; known: {', '.join(HINTS)}")
     return Spec(op, group, int(root), algorithm, int(segments), int(element))

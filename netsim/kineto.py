@@ -76,6 +76,7 @@ from bisect import bisect_right
 
 import numpy as np
 
+from .checks import check_choice
 from .errors import TraceError
 from .kineto_comms import CPU_DTYPE_BYTES, from_operator, launcher, operator_index
 from .kineto_ranks import check_sequences
@@ -507,8 +508,7 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
     >>> t.ranks, t.num_collectives, t.size[t.is_collective].tolist()   # one 4 kB allreduce
     (2, 1, [4000.0])
     """
-    if algorithm not in ALGORITHMS:
-        raise TraceError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    check_choice(algorithm, "algorithm", ALGORITHMS, error=TraceError)
     files = _paths(paths_or_dir)
     profs = [_profile(p, _read(p), len(files)) for p in files]
     world = profs[0]["world"]

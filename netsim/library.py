@@ -42,6 +42,7 @@ import numpy as np
 
 from . import mpich
 from .collop import MPICH_ONLY, ROOTED
+from .checks import check_choice
 from .errors import NcclModelError, TraceError
 from .network import as_network
 from .trace import COMPUTE, MESSAGE, Trace, ranges
@@ -81,8 +82,7 @@ def check_library(library):
     >>> check_library("nccl")
     'nccl'
     """
-    if library not in LIBRARIES:
-        raise TraceError(f"unknown library {library!r}; known: {', '.join(LIBRARIES)}")
+    check_choice(library, "library", LIBRARIES, error=TraceError)
     return library
 
 

@@ -28,6 +28,7 @@ with no finite bound takes exactly the unbounded float operations.
 
 import numpy as np
 
+from .checks import check_choice
 from .errors import NetsimError
 
 __all__ = ["SHARING", "check_sharing", "max_min_rates", "max_min_rates_small"]
@@ -60,8 +61,7 @@ def check_sharing(sharing):
     ...
     netsim.errors.NetsimError: unknown sharing 'fifo'; known: maxmin, priority
     """
-    if sharing not in SHARING:
-        raise NetsimError(f"unknown sharing {sharing!r}; known: {', '.join(SHARING)}")
+    check_choice(sharing, "sharing", SHARING, error=NetsimError)
     return sharing
 
 

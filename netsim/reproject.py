@@ -239,8 +239,7 @@ def reproject(trace, ranks, batch_scale=1.0, algorithm=None, grid=None):
                                     error=TraceError)
     md = dict(trace.metadata)
     algorithm = md.get("algorithm", "ring") if algorithm is None else algorithm
-    if algorithm not in ALGORITHMS:
-        raise TraceError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    checks.check_choice(algorithm, "algorithm", ALGORITHMS, error=TraceError)
     within = check_data_parallel(trace, grid)
     outer, inner, D = _grid(trace, grid)
     if ranks % (outer * inner):

@@ -54,6 +54,7 @@ import math
 
 import numpy as np
 
+from .checks import check_choice
 from .errors import NetsimError
 
 __all__ = ["DEFAULT_MTU", "INITIAL_WINDOW", "MIN_RTO", "TCP_IPV4_HEADERS", "TRANSPORTS", "Tcp",
@@ -88,8 +89,7 @@ def check_transport(transport):
     ...
     netsim.errors.NetsimError: unknown transport 'udp'; known: fluid, tcp
     """
-    if transport not in TRANSPORTS:
-        raise NetsimError(f"unknown transport {transport!r}; known: {', '.join(TRANSPORTS)}")
+    check_choice(transport, "transport", TRANSPORTS, error=NetsimError)
     return transport
 
 
@@ -117,8 +117,7 @@ restart_after_idle, handshake, rto, mtu
     """
     out = dict(_DEFAULTS)
     for key, value in (options or {}).items():
-        if key not in _DEFAULTS:
-            raise NetsimError(f"unknown TCP option {key!r}; known: {', '.join(_DEFAULTS)}")
+        check_choice(key, "TCP option", _DEFAULTS, error=NetsimError)
         out[key] = value
     for key in ("restart_after_idle", "handshake"):
         if not isinstance(out[key], bool):

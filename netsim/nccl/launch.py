@@ -23,6 +23,7 @@ what NCCL's launch costs the thread: NCCL's own host work per GPU (planning the
 kernel, switching device) comes on top and is not modelled.
 """
 
+from ..checks import check_choice
 from .tuning import NcclModelError
 
 __all__ = ["LAUNCH_MODES", "check_launch", "launch_delay"]
@@ -43,8 +44,7 @@ def check_launch(mode):
     ...
     netsim.errors.NcclModelError: unknown launch mode 'threads'; known: proc, thread
     """
-    if mode not in LAUNCH_MODES:
-        raise NcclModelError(f"unknown launch mode {mode!r}; known: {', '.join(LAUNCH_MODES)}")
+    check_choice(mode, "launch mode", LAUNCH_MODES, error=NcclModelError)
     return mode
 
 

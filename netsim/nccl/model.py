@@ -65,7 +65,7 @@ from typing import NamedTuple
 import networkx as nx
 
 from ..network import Network
-from ..checks import check_int
+from ..checks import check_choice, check_int
 from . import hardware, launch as _launch, limits, p2p, search, staging, tuning
 from .transfers import NVLS_EFFICIENCY, Transfers, lay_out
 from .tuning import NcclModelError
@@ -177,8 +177,7 @@ def _path(G, u, v):
 
 
 def _check_algorithm(hw, comm, op, algorithm):
-    if algorithm not in ALGORITHMS:
-        raise NcclModelError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    check_choice(algorithm, "algorithm", ALGORITHMS, error=NcclModelError)
     if op in ("alltoall", "sendrecv"):
         if algorithm != "p2p":
             raise NcclModelError(f"{op} runs as point-to-point sends (algorithm 'p2p'), "
@@ -409,8 +408,7 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="pr
     >>> c.channels, c.flows
     (1, (('g0', 'g1', 1000000000.0), ('g1', 'g0', 1000000000.0)))
     """
-    if op not in OPS:
-        raise NcclModelError(f"unknown op {op!r}; known: {', '.join(OPS)}")
+    check_choice(op, "op", OPS, error=NcclModelError)
     nbytes = check_int(nbytes, "nbytes", error=NcclModelError)
     if protocol is not None and protocol not in tuning.PROTOCOLS:
         raise NcclModelError(f"unknown protocol {protocol!r}; known: {', '.join(tuning.PROTOCOLS)}")
