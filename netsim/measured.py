@@ -46,7 +46,8 @@ def compare(trace, result):
     -------
     dict
         ``ranks``: one row per recorded rank: ``rank``, ``measured`` and
-        ``replayed`` (mean step, seconds), ``error`` (replayed / measured - 1),
+        ``replayed`` (mean step, seconds, over the steps the import compares:
+        ``metadata["compared_steps"]``, :mod:`netsim.profile_steps`), ``error`` (replayed / measured - 1),
         ``compute`` and ``host_gaps`` (seconds per step of the rank's kernels
         and of its idle gaps kept as host time, the same in both); ``steps``:
         median and worst absolute error over ranks; ``collectives``: one row
@@ -91,14 +92,18 @@ def compare(trace, result):
                          "profile with netsim import kineto)")
     replayed = _rank_steps(trace, result)
     niter = max(trace.num_iterations, 1)
+    # The steps compared are the import's (netsim.profile_steps: the selected ones, else the
+    # steady ones), the same the replay summary compares; all for a trace that names none.
+    keep = md.get("compared_steps")
     tags = np.array(list(trace.tags) + [""])[trace.tag]
     comp = trace.kind == 0
     rows = []
     for r in sorted(steps, key=int):
         rk = int(r)
         mine = comp & (trace.rank == rk)
-        meas = float(np.mean(steps[r])) if steps[r] else float("nan")
-        rep = float(np.mean(replayed[rk]))
+        mine_steps = steps[r] if keep is None else [steps[r][i] for i in keep if i < len(steps[r])]
+        meas = float(np.mean(mine_steps)) if mine_steps else float("nan")
+        rep = float(np.mean(replayed[rk] if keep is None else replayed[rk][keep]))
         rows.append({"rank": rk, "measured": meas, "replayed": rep, "error": rep / meas - 1,
                      "compute": float(trace.duration[mine & (tags != "idle")].sum() / niter),
                      "host_gaps": float(trace.duration[mine & (tags == "idle")].sum() / niter)})

@@ -115,3 +115,23 @@ def test_cli_whatif_options(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["makespan"] == pytest.approx(base - 50e-6)
     one_line_error(capsys, ["replay", p, "--topology", topo, "--compute-scale", "-1"],
                    "--compute-scale")
+
+
+def test_compare_uses_the_steady_steps_the_summary_uses(tmp_path):
+    # Three steps of 250 us each but the first 400 us (a 250 us gemm, warm-up): the import
+    # leaves step 1 out (netsim.profile_steps), and so must --compare, for both sides.
+    for r in (0, 1):
+        ev = [_step(1, 0, 400), _kernel("gemm", 0, 250, 7), _coll(250, 50, nelems=250_000)]
+        for n, t0 in ((2, 400), (3, 650)):
+            ev += [_step(n, t0, 250), _kernel("gemm", t0, 100, 7),
+                   _coll(t0 + 100, 50, nelems=250_000)]
+        _write(tmp_path, f"r{r}.json", _rank(r, ev))
+    t = load_kineto(str(tmp_path))
+    assert t.metadata["compared_steps"] == [1, 2]
+    c = compare(t, simulate(t, _star(), library="mpich"))
+    ring = 2 * (2 - 1) * (1e6 / 2) / B
+    assert [r["measured"] for r in c["ranks"]] == pytest.approx([250e-6] * 2)
+    # A steady step replays as the 100 us host gap before it (kept as host time), the 100 us
+    # gemm and the ring; the warm-up step would be 250 us of gemm and the ring, no gap.
+    steady = 100e-6 + 100e-6 + ring
+    assert [r["replayed"] for r in c["ranks"]] == pytest.approx([steady] * 2, rel=1e-9)
