@@ -78,6 +78,9 @@ from netsim import checks
 from . import mlp, projection
 from .errors import WorkloadError
 from .mlp import Layer, Model
+# The workloads.mlp model of given widths, under the name this catalogue has always
+# offered: workloads.mlp.model_of itself (its docstring and example).
+from .mlp import model_of as mlp_model
 
 __all__ = [
     "Layer",
@@ -104,24 +107,6 @@ class UnknownModelError(WorkloadError):
     ...
     workloads.models.UnknownModelError: unknown model 'alexnet'; known models: ...
     """
-
-
-def mlp_model(layers, name=None):
-    """The :mod:`workloads.mlp` model of widths ``layers`` (:func:`workloads.mlp.model_of`).
-
-    Parameters
-    ----------
-    layers : sequence of int
-        Widths, input to output.
-    name : str, optional
-        The model's name (default from the widths).
-
-    Examples
-    --------
-    >>> [l.params for l in mlp_model((4, 16, 3)).layers]
-    [80, 51]
-    """
-    return mlp.model_of(layers, name)
 
 
 def _conv(cin, cout, k, hw, bias=False, bn=True):

@@ -162,13 +162,9 @@ def target(kind, stage, chunk, p, chunks=1):
     >>> target("F", 3, 0, 4, 2), target("B", 0, 1, 4, 2), target("F", 3, 1, 4, 2)
     ((0, 1), (3, 0), None)
     """
-    if kind == "F":
-        if stage < p - 1:
-            return stage + 1, chunk
-        return (0, chunk + 1) if chunk < chunks - 1 else None
-    if stage > 0:
-        return stage - 1, chunk
-    return (p - 1, chunk - 1) if chunk > 0 else None
+    # The forward and backward chains run the same (stage, chunk) order in opposite
+    # directions: what waits for a forward op is what a backward op waits for, and back.
+    return source("B" if kind == "F" else "F", stage, chunk, p, chunks)
 
 
 def bubble_fraction(p, m, chunks=1):

@@ -5,10 +5,9 @@ Ranks ``0..P-1`` are workers, ``P..P+S-1`` servers. The flat parameter vector
 equal size (:func:`shard_bounds`); server ``s`` owns shard ``s``. Workers push
 to the servers and the servers reply (pull, fetch or broadcast). This module
 holds what every paradigm built on that exchange needs: the sharding
-(:func:`shard_bounds`, :func:`shard_layout`, :func:`init_servers`), one pull
-(:func:`pull_shard`), a server's averaging and update work
-(:func:`server_update_flops`), the statistics of a recorded exchange, dense
-(:func:`measure_dense`) or sparse (:func:`measure_sparse`,
+(:func:`shard_bounds`, :func:`shard_layout`, :func:`init_servers`), a server's
+averaging and update work (:func:`server_update_flops`), the statistics of a
+recorded exchange, dense (:func:`measure_dense`) or sparse (:func:`measure_sparse`,
 :func:`sparse_stats`, :func:`sparse_sizes`), and the alpha-beta closed form of
 one push / server / pull iteration (:func:`closed_form`).
 
@@ -29,7 +28,7 @@ from .errors import ProjectionError, WorkloadError
 from .plan import (bytes_by, dense_bpv, recorded_index, recording, steps_per_epoch, tag_mask,
                    train_samples)
 
-__all__ = ["shard_bounds", "shard_layout", "init_servers", "pull_shard", "server_update_flops",
+__all__ = ["shard_bounds", "shard_layout", "init_servers", "server_update_flops",
            "measure_dense", "measure_sparse", "sparse_stats", "sparse_sizes", "closed_form"]
 
 
@@ -125,36 +124,6 @@ def init_servers(setup, servers):
     return bounds, shards, velocity, models
 
 
-def pull_shard(rec, shards, s, w, iteration, tag="pull"):
-    """Record server ``s`` sending its current values to worker ``w``; return what was sent.
-
-    The payload is a copy, so the server's later updates leave it unchanged.
-
-    Parameters
-    ----------
-    rec : Recorder
-    shards : list of numpy.ndarray
-        Each server's values.
-    s : int
-        Server index (rank ``P + s``).
-    w : int
-        Worker rank.
-    iteration : int
-    tag : str
-        The message's tag.
-
-    Examples
-    --------
-    >>> from workloads.recorder import Recorder
-    >>> rec = Recorder(1, servers=1)
-    >>> pull_shard(rec, [np.ones(3, np.float32)], 0, 0, iteration=0).tolist(), rec.total_bytes
-    ([1.0, 1.0, 1.0], 12)
-    """
-    payload = shards[s].copy()
-    rec.send(rec.server(s), w, payload, iteration=iteration, tag=tag)
-    return payload
-
-
 def server_update_flops(P, size):
     """FLOPs of a server averaging ``P`` pushes of a shard of ``size`` values and taking a
     momentum SGD step: ``P * size + update_flops(size)``.
@@ -177,7 +146,7 @@ def server_update_flops(P, size):
 def measure_dense(trace, push="push", pull="pull"):
     """Bytes per parameter of the pushes (tag ``push``) and pulls (tag ``pull``) of a
     recorded dense parameter-server run, with its :class:`workloads.plan.Recording`
-    (:func:`workloads.ps_sync.measure`, and :func:`workloads.ps_async.measure` with
+    (``workloads.ps_sync.measure`` itself, and :func:`workloads.ps_async.measure` with
     ``pull="fetch"``).
 
     Parameters

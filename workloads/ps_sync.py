@@ -40,7 +40,10 @@ from .frontier import Frontier, cols, one
 from .plan import Recording, finish, grad_deps, plan
 from .overlap import (DDP_BUCKET_BYTES, OVERLAP, check_overlap, iterate, piece_segments, pieces,
                       pieces_of)
-from .ps import closed_form, init_servers, measure_dense, server_update_flops, shard_layout
+from .ps import closed_form, init_servers, server_update_flops, shard_layout
+# ps-sync tags its pushes "push" and its pulls "pull", the defaults of the dense
+# exchange's statistics: its measure is workloads.ps.measure_dense itself.
+from .ps import measure_dense as measure
 from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
 from .training import epochs_of, first_nonfinite, prepare, worker_batches
 
@@ -168,29 +171,6 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, hidden=(16,), b
                       sent["push"]["bytes"] + sent["pull"]["bytes"],
                       sent["push"]["messages"] + sent["pull"]["messages"], it,
                       hyper, servers=servers, extra=extra, diverged_at=bad)
-
-
-def measure(trace, push="push", pull="pull"):
-    """Bytes per parameter of the pushes (tag ``push``) and pulls (tag ``pull``) of a
-    recorded parameter-server run, with its :class:`workloads.plan.Recording`
-    (:func:`workloads.ps.measure_dense`).
-
-    Parameters
-    ----------
-    trace : Trace
-        A parameter-server recording.
-    push : str
-        Tag of the pushes.
-    pull : str
-        Tag of the pulls.
-
-    Examples
-    --------
-    >>> m = measure(run(workers=2, epochs=1, servers=2).trace)
-    >>> m["push"], m["pull"], m["recording"].S0
-    (4.0, 4.0, 2)
-    """
-    return measure_dense(trace, push, pull)
 
 
 def schedule(P, stats, servers=None, iterations=None, batch_size=None, model=None,
