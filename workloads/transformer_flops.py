@@ -34,19 +34,15 @@ tensor-parallel shard (Korthikanti et al. [2]_, section 4.1, Eq. 1; with
 tensor parallelism Eq. 2, with sequence parallelism too Eq. 4), counted
 tensor by tensor in 16-bit values ``e = 2`` bytes and 1-byte dropout masks:
 
-================ ================================================ ==============================
-block            whole on every shard (split by ``t`` with          split by ``t``
-                 sequence parallelism)
-================ ================================================ ==============================
-attention        layer-norm input, QKV input (``2 s b h e``);       Q, K, V and the projection's
-                 the output dropout's mask (``s b h``)              input (``4 s b h e``); softmax
-                                                                  output, its dropout's output
-                                                                  (``2 a s^2 b e``) and mask
-                                                                  (``a s^2 b``)
-MLP              layer-norm input, first linear's input             GeLU input, second linear's
-                 (``2 s b h e``); dropout mask (``s b h``)          input (``8 s b h e``)
-================ ================================================ ==============================
+* attention: whole on every shard, the layer norm's and the QKV GEMM's inputs
+  (``2 s b h e``) and the output dropout's mask (``s b h``); split over the
+  ``t`` shards, Q, K, V and the output projection's input (``4 s b h e``), the
+  softmax's output, its dropout's output (``2 a s^2 b e``) and mask (``a s^2 b``);
+* MLP: whole, the layer norm's and the first linear's inputs (``2 s b h e``)
+  and the dropout mask (``s b h``); split, the GeLU's and the second linear's
+  inputs (``8 s b h e``).
 
+With sequence parallelism (Eq. 4) the whole tensors are split over the shards too.
 At ``e = 2`` the two blocks add up to Korthikanti's ``s b h (10 + 24/t + 5 a
 s/(h t))`` (Eq. 2; ``34 + 5 a s/h`` at ``t = 1``, Eq. 1); other precisions
 scale the values and keep the masks at a byte.
