@@ -128,8 +128,9 @@ REFERENCE = 6
 
 SEQ, VOCAB = 2048, 51200
 PEAK = device_flops("A100", "fp16")
-#: Bytes/s of a Selene GPU's memory: its DGX A100 nodes hold 80 GB A100s (Narayanan et al.
-#: section 5: "Each cluster node has 8 NVIDIA 80-GB A100 GPUs"; the SXM part's 2,039 GB/s).
+#: Bytes/s of a Selene GPU's memory: the 80 GB A100 (SXM, 2,039 GB/s). NVIDIA/Megatron-LM's
+#: README, on the runs of this table: "Each cluster node has 8 NVIDIA 80GB A100 GPUs";
+#: Korthikanti et al. 2022 section 6 says the same of Selene.
 HBM = hbm_bandwidth("A100-80GB")
 #: The compute-time rules (:mod:`workloads.transformer_time`): FLOPs only, or FLOPs plus
 #: each layer's memory traffic at :data:`HBM`.
