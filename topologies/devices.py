@@ -24,6 +24,10 @@ the V100). NVIDIA's A100 and H100 datasheets print the tensor figures with
 throughput is half of that; the table holds the dense values. Peaks are
 upper bounds: real training reaches a fraction of them.
 
+The same datasheets give each GPU's memory (HBM) bandwidth, which a
+memory-bound kernel's time depends on: :func:`hbm_bandwidth`
+(:data:`HBM_BANDWIDTH`), by model and memory size.
+
 References
 ----------
 .. [1] NVIDIA, "NVIDIA Tesla V100 GPU Accelerator" datasheet (2018):
