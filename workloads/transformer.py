@@ -39,7 +39,10 @@ ops in FLOPs, collective ops and messages:
 A rank's compute ops and its blocking tensor-parallel collectives run one after
 another (one CUDA stream); its pipeline messages and gradient buckets do not
 hold its compute up. The compute ops are in FLOPs; ``device_flops`` (the rate
-achieved: peak times an efficiency) goes into the trace's metadata.
+achieved: peak times an efficiency) goes into the trace's metadata. With
+``memory_bandwidth`` each block's FLOP op is followed by an op of the seconds
+its memory traffic takes (:mod:`workloads.transformer_time`), tagged as the
+pass it belongs to.
 :func:`workloads.transformer_closed.closed_form` is the time per iteration in
 closed form: compute, bubble and exposed communication per parallelism.
 """
@@ -53,6 +56,7 @@ from .overlap import DDP_BUCKET_BYTES
 from .transformer_closed import closed_form
 from .transformer_flops import activation_bytes
 from .transformer_stages import buckets, check
+from .transformer_time import memory_seconds
 from .transformer_zero import check_zero, make_gather
 
 __all__ = ["schedule", "measure", "closed_form", "DESCRIPTION", "TAGS"]
@@ -64,7 +68,7 @@ TAGS = ("tp", "pp", "dp")
 
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
-             chunks=1, scatter_gather=False, zero=0, fsdp=False):
+             chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -95,6 +99,10 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         ZeRO's stage of sharded data parallelism (:mod:`workloads.transformer_zero`).
     fsdp : bool
         PyTorch FSDP (full sharding): ZeRO-3's traffic.
+    memory_bandwidth : float, optional
+        Bytes/s of a rank's memory: each attention and MLP block's FLOP op is
+        followed by one of its memory traffic's seconds
+        (:func:`workloads.transformer_time.memory_seconds`); None: FLOPs only.
 
     Returns
     -------
@@ -124,6 +132,9 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             "sequence_parallel": bool(sequence_parallel), "bucket_bytes": float(bucket_bytes),
             "scatter_gather": bool(scatter_gather), "zero": zstage, "fsdp": bool(fsdp),
             "grad_element": element}
+    mem = memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth)
+    if memory_bandwidth is not None:
+        meta["memory_bandwidth"] = float(memory_bandwidth)
     if device_flops is not None:
         meta["device_flops"] = check_real(device_flops, "device_flops", lo=0, strict=True,
                                           error=WorkloadError)
@@ -132,8 +143,11 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     # last[(stage, replica)]: the op each shard's stream waits for next.
     last = {(s, r): [None] * L.tp for s in range(L.pp) for r in range(L.dp)}
 
-    def block(s, r, flops, it, tag, extra=None, before=True, after=True):
-        """One block on every shard of (s, r): [pre collective] compute [post collective]."""
+    def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None):
+        """One block on every shard of (s, r): [pre collective] compute [post collective].
+
+        ``kind`` ("attention", "mlp"; None for the logit layer): its memory op's seconds.
+        """
         group, prev = L.tp_group(s, r), last[(s, r)]
         deps = [[x for x in (prev[k], None if extra is None else extra[k]) if x is not None]
                 for k in range(L.tp)]
@@ -143,6 +157,9 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             deps = [[op]] * L.tp
         ops = [b.compute(rank, flops=flops, deps=deps[k], iteration=it, tag=tag)
                for k, rank in enumerate(group)]
+        if kind and mem[(kind, tag)]:
+            ops = [b.compute(rank, seconds=mem[(kind, tag)], deps=[op], iteration=it, tag=tag)
+                   for rank, op in zip(group, ops)]
         if L.tp > 1 and post and after:
             op = b.collective(post, group, act, deps=ops, iteration=it, tag="tp",
                               element=c.element)
@@ -218,8 +235,8 @@ def _forward(st, s, r, it, block, extra, fetch=None):
         fetch("embedding")   # the root unit: the first layer's gather follows it
     for layer in st.layers:
         extra = fetch(layer) if fetch else extra
-        block(s, r, st.attention, it, "forward", extra)
-        block(s, r, st.mlp, it, "forward")
+        block(s, r, st.attention, it, "forward", extra, kind="attention")
+        block(s, r, st.mlp, it, "forward", kind="mlp")
         extra = None
     if st.logit:
         block(s, r, st.logit, it, "forward", extra, after=False)
@@ -235,11 +252,11 @@ def _backward(st, s, r, it, block, extra, recompute, done, fetch=None):
     for layer in reversed(st.layers):
         extra = fetch(layer) if fetch else extra
         if recompute == "full":
-            block(s, r, st.attention, it, "recompute", extra)
-            block(s, r, st.mlp, it, "recompute")
+            block(s, r, st.attention, it, "recompute", extra, kind="attention")
+            block(s, r, st.mlp, it, "recompute", kind="mlp")
             extra = None
-        block(s, r, 2 * st.mlp, it, "backward", extra)
-        done[layer] = block(s, r, 2 * st.attention, it, "backward")
+        block(s, r, 2 * st.mlp, it, "backward", extra, kind="mlp")
+        done[layer] = block(s, r, 2 * st.attention, it, "backward", kind="attention")
         extra = None
     if st.index == 0:
         done["embedding"] = done[st.layers[0]]
