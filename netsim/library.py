@@ -14,7 +14,8 @@ collective shares links with everything else in flight:
   zero-length op that waits for all of them. A replay with any NCCL call runs
   on the link capacities NCCL counts on
   (:func:`netsim.nccl.hardware.effective_graph`: NVLink and PCIe at their
-  achievable share, with each channel's GPU-side limit as an edge of its own).
+  achievable share), each channel's flow out of a GPU held to its GPU-side
+  limit by a per-flow rate bound (``Expansion.bound``).
 * ``"gloo"``: :mod:`netsim.gloo`'s allreduce over TCP on host cores: each
   rank's bytes to its ring neighbour, and each process's copies and sums as a
   flow into its host's memory (a relay node ``"<host>#mem"``) held to its cores'
@@ -250,7 +251,8 @@ def _nccl_block(a, i, spec, nbytes, setups, cache, options):
         duration=[call.latency + call.launch] + [0.0] * F + [0.0],
         tag=[a.tag("nccl latency")] + [a.tag("nccl")] * F + [-1],
         ptr=[0, 0] + list(range(1, F + 1)) + [2 * F + (F == 0)],
-        idx=[0] * F + (list(range(1, F + 1)) if F else [0]))
+        idx=[0] * F + (list(range(1, F + 1)) if F else [0]),
+        bound=[np.inf] + list(call.bounds) + [np.inf])
     a.ends[i] = {"all": np.array([F + 1])}
     a.gate_rank[i] = ([0], [-1])
     return {"library": "nccl", "algorithm": call.algorithm, "protocol": call.protocol,

@@ -44,8 +44,8 @@ counted by the engine:
   per-channel limit of LL (``llMaxBw`` / channels) and LL128
   (``perChMaxRingLL128Bw``) in tuning.cc, and an NVLS tree channel's flows
   across machines to ``perChMaxNVLSTreeBw`` (:mod:`netsim.nccl.limits`;
-  tree caps are not applied, see there), through an edge of that bandwidth that
-  feeds the GPU (:func:`_origins`).
+  tree caps are not applied, see there), as a rate bound of that flow in the
+  engine (:func:`_wire_caps`).
 * CollNet chain (SHARP): where every rail's network switch says ``sharp=True``
   (:func:`netsim.nccl.hardware.sharp_switches`), as if NCCL's SHARP plugin were
   loaded, each machine runs the tree's chains and each channel's head sends its
@@ -286,27 +286,16 @@ def _channel_caps(hw, comm, op, algorithm, protocol, channels):
     return None if cap is None else (lambda a, b: cap)
 
 
-def _origins(E, hw, cap, wire):
-    """``origin(a, b, c)``: the node whose one edge, of the channel's cap, feeds rank ``a``.
+def _wire_caps(cap, wire):
+    """``bound(a, b)``: the rate bound, in wire bytes/s, of a channel's flow out of rank ``a``.
 
-    Every flow of channel ``c`` from ``a`` to ``b`` starts there (:meth:`Transfers.add`),
-    so it is held to the cap (in wire bytes) and shares ``a``'s links with the rest.
-    Calls of one replay share ``E``: a call whose cap differs from an earlier
-    call's on the same channel gets a node of its own (``...#ch<c>~<k>``).
+    The engine holds every such flow to it (a per-flow rate bound, as SimGrid's
+    solver bounds a variable), so it shares ``a``'s links with the rest within
+    its channel's GPU-side limit; None where the call has no limit.
     """
-    def origin(a, b, c):
-        if cap is None:
-            return None
-        bw = cap(a, b) * wire
-        base = node = f"{hw.gpus[a]}>{hw.gpus[b]}#ch{c}"
-        k = 0
-        while node in E and E.edges[node, hw.gpus[a]]["bandwidth"] != bw:
-            k += 1
-            node = f"{base}~{k}"
-        if node not in E:
-            E.add_edge(node, hw.gpus[a], bandwidth=bw, latency=0.0)
-        return node
-    return origin
+    if cap is None:
+        return lambda a, b: None
+    return lambda a, b: cap(a, b) * wire
 
 
 class Setup(NamedTuple):
@@ -334,6 +323,7 @@ class Call(NamedTuple):
     tuning_time: float
     flows: tuple      # (from node, to node, bytes) on ``E``
     launch: float = 0.0   # s, the wait for kernel launches beyond it (:mod:`.launch`)
+    bounds: tuple = ()    # per flow, its rate bound in bytes/s (inf: none)
 
 
 def setup(G, ranks=None, E=None):
@@ -347,7 +337,7 @@ def setup(G, ranks=None, E=None):
         The gpu node of each member (default every gpu node in graph order).
     E : networkx.Graph, optional
         The effective graph of an earlier group of the same replay, to share
-        (channel-limit edges are added to it); None builds one.
+        (host memory nodes are added to it); None builds one.
 
     Returns
     -------
@@ -425,9 +415,10 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="pr
         channels = (_graph(comm, algorithm) or comm.graphs["ring"]).n_channels
     # NCCL allocates at most MAXCHANNELS channels per communicator (search.MAX_CHANNELS).
     channels = check_int(channels, "channels", maximum=search.MAX_CHANNELS, error=NcclModelError)
-    cap = _channel_caps(hw, comm, op, algorithm, protocol, channels)
-    origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
+    cap = _wire_caps(_channel_caps(hw, comm, op, algorithm, protocol, channels),
+                     WIRE_FACTOR[protocol])
     flows = Transfers(hw, WIRE_FACTOR[protocol], s.memory)
-    lay_out(s.G, hw, flows, op, algorithm, nbytes, channels, origin, s.sharp)
+    lay_out(s.G, hw, flows, op, algorithm, nbytes, channels, cap, s.sharp)
     return Call(op, nbytes, len(hw.gpus), len(hw.machines), algorithm, protocol, channels,
-                _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows), wait)
+                _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows), wait,
+                tuple(flows.bounds))
