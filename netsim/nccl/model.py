@@ -36,10 +36,10 @@ counted by the engine:
   rail at each end (NET/IB, one channel per rail), reached from a GPU that is
   not next to it through the GPU that is (NCCL's PXN, over NVLink).
 * Point-to-point calls (alltoall, sendrecv): every send runs on the channels
-  NCCL's enqueue.cc gives it (:mod:`netsim.nccl.p2p`: 8 for 128 MiB between
+  NCCL v2.30.7-1's enqueue.cc gives it (:mod:`netsim.nccl.p2p`: 8 for 128 MiB between
   two A100 on an NVSwitch, 32 from 512 MiB), each channel credited with the
-  per-channel bandwidth of NCCL's ring graph, with LL for chunks of at most
-  16 KiB.
+  per-channel bandwidth of NCCL's ring graph, with LL for a send of at most
+  16 KiB per channel.
 * GPU-side limits: a ring channel's flow out of a GPU is held to NCCL's
   per-channel limit of LL (``llMaxBw`` / channels) and LL128
   (``perChMaxRingLL128Bw``) in tuning.cc, and an NVLS tree channel's flows
@@ -249,12 +249,32 @@ def _p2p_plan(G, E, hw, comm, op, nbytes):
     else:
         peer = [2]
     if len(hw.machines) > 1:
-        peer.append(None)
-    total, per_peer = p2p.p2p_channels(comm.graphs["ring"].n_channels, peer, n)
+        peer.append(min(_net_peer_channels(E, hw, r) for r in range(n)))
+    ring = comm.graphs["ring"]
+    channels = p2p.comm_channels(ring.n_channels, cc, len(hw.machines), ring.bw_intra / 1e9)
+    total, per_peer = p2p.p2p_channels(channels, peer, n, len(hw.machines))
     step = p2p.step_size("nvlink" if nvl else "pci", len(hw.machines))
     each = max(1, nbytes // n if op == "alltoall" else nbytes)
     k = p2p.send_channels(each, n, len(hw.machines), total, per_peer, step)
-    return k, p2p.protocol(-(-each // k))
+    return k, p2p.protocol(each, k)
+
+
+def _net_peer_channels(E, hw, r):
+    """:func:`p2p.net_peer_channels` of rank ``r``: its local NICs against its CPU path (GB/s)."""
+    m, g = hw.machine[r], hw.gpus[r]
+    nics = [nic for nic, near in zip(hw.nics[m], hw.rail_near[m]) if r in near] or hw.nics[m]
+    cpu = hw.cpu[r]
+    if cpu is not None:
+        gpu_bw = _bottleneck(E, _path(E, g, cpu))
+    else:   # no cpu node: the GPU's own PCIe link ("BW to CPU reflects the GPU bandwidth")
+        gpu_bw = max((d["bandwidth"] for _, o, d in E.edges(g, data=True)
+                      if hardware.link_class(E, g, o) == "pci"), default=math.inf)
+    bws = []
+    for nic in nics:
+        out = max((d["bandwidth"] for _, o, d in E.edges(nic, data=True)
+                   if hardware.link_class(E, nic, o) == "net"), default=math.inf)
+        bws.append(min(_bottleneck(E, _path(E, g, nic)), out) / 1e9)
+    return p2p.net_peer_channels(bws, gpu_bw / 1e9)
 
 
 def _latency(comm, hw, op, algorithm, protocol):
