@@ -21,7 +21,7 @@ over five seeds and the RingTMP comparison are the long ones).
 Examples
 --------
 >>> sorted(JOBS)[:3]
-['asymptotic', 'claims', 'gpu-scaling']
+['asymptotic', 'claims', 'gloo']
 >>> replace_block("a\\n<!-- t:start -->\\nold\\n<!-- t:end -->\\nb", "t", "new")
 'a\\n<!-- t:start -->\\nnew\\n<!-- t:end -->\\nb'
 """
