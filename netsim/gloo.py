@@ -43,6 +43,11 @@ message's path latency, of which the flows pay one themselves, so the call's
 latency op charges the others. No cited figure gives the TCP stack's own
 per-message host cost, so none is charged; nor the halving-doubling and bcube
 algorithms, other operations, or more than one input buffer per process.
+Placement puts one rank on a node, so two processes of one host sharing its
+memory cannot be expressed yet. With ``transport="tcp"`` every message of the
+replay is a TCP transfer, the host-work flows too; their path (one edge of no
+latency) has a round trip of nanoseconds, so slow start lifts at once (the
+20 MB row of the validation page gives the same time to the microsecond).
 """
 
 import math

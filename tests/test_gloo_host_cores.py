@@ -109,6 +109,19 @@ def test_cli_gloo_on_a_star_with_a_named_cpu(capsys):
     assert "ring_chunked" in out and "11.7 ms" in out
 
 
+def test_cli_gloo_json_record(capsys):
+    import json
+
+    from studies.cli import main
+
+    assert main(["collective", "allreduce", "--library", "gloo", "-P", "2", "-n", "20MB",
+                 "--algorithm", "ring", "--json",
+                 "--topology", "star:bandwidth=40Gbps,mtu=1500,cpu=Xeon-E5-2620-v4"]) in (0, None)
+    rec = json.loads(capsys.readouterr().out)
+    # ring, P = 2: 9 n = 180 MB through one core at 11.1 GB/s.
+    assert rec["algorithm"] == "ring" and rec["time"] == pytest.approx(180e6 / 11.1e9, rel=1e-3)
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["collective", "allgather", "--library", "gloo", "-P", "2", "-n", "1MB"], "allreduce"),
     (["collective", "allreduce", "--library", "gloo", "-P", "2", "-n", "1MB",

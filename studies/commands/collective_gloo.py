@@ -17,7 +17,7 @@ __all__ = ["run_gloo"]
 
 
 def run_gloo(args):
-    """Print the simulated time of one gloo allreduce (``--library gloo``).
+    """Print the simulated time of one gloo allreduce (``--library gloo``; ``--json``: a record).
 
     Examples
     --------
@@ -61,6 +61,14 @@ def run_gloo(args):
     b.collective("allreduce", range(args.workers), nbytes,
                  algorithm=algorithm if algorithm == "ring" else None)
     r = simulate(b.build(), G, library="gloo")
+    if getattr(args, "json", False):
+        import json
+
+        print(json.dumps({"library": "gloo", "op": "allreduce",
+                          "algorithm": str(r.collectives["algorithm"][0]),
+                          "topology": G.graph.get("name", spec), "ranks": args.workers,
+                          "bytes": int(nbytes), "time": r.makespan}))
+        return
     print(table(["", "value"], [
         ("operation", f"allreduce (gloo model, {r.collectives['algorithm'][0]})"),
         ("topology", G.graph.get("name", spec)), ("ranks", args.workers),
