@@ -14,7 +14,14 @@ collective shares links with everything else in flight:
   zero-length op that waits for all of them. A replay with any NCCL call runs
   on the link capacities NCCL counts on
   (:func:`netsim.nccl.hardware.effective_graph`: NVLink and PCIe at their
-  achievable share, with each channel's GPU-side limit as an edge of its own).
+  achievable share), each channel's flow out of a GPU held to its GPU-side
+  limit by a per-flow rate bound (``Expansion.bound``).
+* ``"gloo"``: :mod:`netsim.gloo`'s allreduce over TCP on host cores: each
+  rank's bytes to its ring neighbour, and each process's copies and sums as a
+  flow into its host's memory (a relay node ``"<host>#mem"``) held to its cores'
+  rate by a per-flow rate bound (``Expansion.bound``); the algorithm is the
+  call's hint when it is one of gloo's (``"ring"``), else ``gloo_options``'
+  ``algorithm``, else ``ring_chunked``. Other operations are refused.
 * ``"auto"`` (the default): NCCL for a call whose members all sit on
   ``kind="gpu"`` nodes, unless its hint is one only MPICH has
   (:data:`netsim.collop.MPICH_ONLY`); MPICH otherwise.
@@ -51,7 +58,7 @@ from .traceops import touches
 __all__ = ["LIBRARIES", "Expansion", "check_library", "choose", "expand", "fold", "mpich_wire",
            "plan_names"]
 
-LIBRARIES = ("auto", "mpich", "nccl")
+LIBRARIES = ("auto", "mpich", "nccl", "gloo")
 
 
 class Expansion(NamedTuple):
@@ -63,6 +70,8 @@ class Expansion(NamedTuple):
     ``end_ptr``/``end`` (expanded ops that end it). ``calls``: one row per
     collective op: ``op``, ``library``, ``algorithm``, ``protocol``,
     ``channels``, ``latency``, ``tuning_time`` (NaN/"" where MPICH has none).
+    ``bound``: each expanded op's rate bound in bytes/s (inf: none), or None
+    when no op has one (the replay is then exactly the unbounded one).
     """
 
     trace: object
@@ -72,6 +81,7 @@ class Expansion(NamedTuple):
     count: np.ndarray
     parts: dict
     calls: dict
+    bound: object = None
 
 
 def check_library(library):
@@ -91,7 +101,7 @@ def choose(library, spec, kinds, op=None):
 
     Parameters
     ----------
-    library : {"auto", "mpich", "nccl"}
+    library : {"auto", "mpich", "nccl", "gloo"}
     spec : netsim.collop.Spec
     kinds : sequence of str
         The ``kind`` of each member's node.
@@ -111,6 +121,8 @@ def choose(library, spec, kinds, op=None):
     ('nccl', 'mpich')
     """
     where = "" if op is None else f"op {op}: "
+    if library == "gloo":
+        return "gloo"
     if library == "nccl":
         off = [r for r, k in zip(spec.group, kinds) if k != "gpu"]
         if off:
@@ -239,14 +251,47 @@ def _nccl_block(a, i, spec, nbytes, setups, cache, options):
         duration=[call.latency + call.launch] + [0.0] * F + [0.0],
         tag=[a.tag("nccl latency")] + [a.tag("nccl")] * F + [-1],
         ptr=[0, 0] + list(range(1, F + 1)) + [2 * F + (F == 0)],
-        idx=[0] * F + (list(range(1, F + 1)) if F else [0]))
+        idx=[0] * F + (list(range(1, F + 1)) if F else [0]),
+        bound=[np.inf] + list(call.bounds) + [np.inf])
     a.ends[i] = {"all": np.array([F + 1])}
     a.gate_rank[i] = ([0], [-1])
     return {"library": "nccl", "algorithm": call.algorithm, "protocol": call.protocol,
             "channels": call.channels, "latency": call.latency, "tuning_time": call.tuning_time}
 
 
-def expand(trace, topology, placement=None, library="auto", nccl_options=None):
+def _gloo_block(a, i, spec, nbytes, state, options):
+    """gloo's allreduce (:mod:`netsim.gloo`): its latency, its flows with their bounds."""
+    from . import gloo
+
+    if spec.op != "allreduce":
+        raise TraceError(f"op {i}: the gloo model runs allreduce ({', '.join(gloo.ALGORITHMS)}),"
+                         f" not {spec.op}")
+    if "H" not in state:
+        state["H"] = a.net.graph.copy()
+    nodes = [a.names[r] for r in mpich.local_order(spec)]
+    hint = spec.algorithm if spec.algorithm in gloo.ALGORITHMS else None
+    try:
+        call = gloo.plan(state["H"], nodes, nbytes, hint or options.get("algorithm"))
+    except TraceError as exc:
+        raise TraceError(f"op {i}: {exc}") from None
+    F = len(call.flows)
+    owner = int(a.trace.rank[i])
+    a.blocks[i] = dict(
+        kind=[COMPUTE] + [MESSAGE] * F + [COMPUTE],
+        rank=[owner] + [a.relay(u) for u, _, _ in call.flows] + [owner],
+        peer=[-1] + [a.relay(v) for _, v, _ in call.flows] + [-1],
+        size=[0.0] + [b for _, _, b in call.flows] + [0.0],
+        duration=[call.latency] + [0.0] * (F + 1), tag=[a.tag("gloo latency")]
+        + [a.tag("gloo")] * F + [-1], ptr=[0, 0] + list(range(1, F + 1)) + [2 * F],
+        idx=[0] * F + list(range(1, F + 1)), bound=[np.inf] + list(call.bounds) + [np.inf])
+    a.ends[i] = {"all": np.array([F + 1])}
+    a.gate_rank[i] = ([0], [-1])
+    return {"library": "gloo", "algorithm": call.algorithm, "protocol": "", "channels": 0,
+            "latency": call.latency, "tuning_time": np.nan}
+
+
+def expand(trace, topology, placement=None, library="auto", nccl_options=None,
+           gloo_options=None):
     """Expand every collective op of ``trace`` with the library chosen for it.
 
     Parameters
@@ -257,11 +302,14 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None):
         the messages a trace sends under MPICH, for counting.
     placement : sequence or dict, optional
         As for :func:`netsim.simulate`.
-    library : {"auto", "mpich", "nccl"}, optional
+    library : {"auto", "mpich", "nccl", "gloo"}, optional
         See the module docstring.
     nccl_options : dict, optional
         ``protocol`` and ``channels`` fixed for every NCCL call, and its ``launch``
         mode (the lone call of :func:`netsim.nccl.simulate`).
+    gloo_options : dict, optional
+        ``algorithm``: gloo's algorithm of a call whose hint is none of gloo's
+        (:data:`netsim.gloo.ALGORITHMS`; default ``ring_chunked``).
 
     Returns
     -------
@@ -299,7 +347,7 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None):
     colls = np.flatnonzero(trace.is_collective)
     calls = {k: [] for k in ("op", "library", "algorithm", "protocol", "channels", "latency",
                              "tuning_time")}
-    setups, mpich_cache, nccl_cache = {}, {}, {}
+    setups, mpich_cache, nccl_cache, gloo_state = {}, {}, {}, {}
     for i in colls.tolist():
         spec = trace.specs.row(int(trace.spec[i]))
         nbytes = float(trace.size[i])
@@ -312,6 +360,8 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None):
             if not nbytes.is_integer():
                 raise NcclModelError(f"op {i}: NCCL moves whole bytes, got {nbytes!r}")
             row = _nccl_block(a, i, spec, int(nbytes), setups, nccl_cache, nccl_options or {})
+        elif lib == "gloo":
+            row = _gloo_block(a, i, spec, nbytes, gloo_state, gloo_options or {})
         else:
             row = _mpich_block(a, i, spec, nbytes, mpich_cache)
         calls["op"].append(i)
@@ -322,10 +372,26 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None):
         net_e = as_network(E)
         nodes = np.array([net_e.node_of(net.nodes[x]) for x in nodes], np.int64)
         net = net_e
+    elif gloo_state:   # the replay runs on the graph with the hosts' memory nodes
+        net_g = as_network(gloo_state["H"])
+        nodes = np.array([net_g.node_of(net.nodes[x]) for x in nodes], np.int64)
+        net = net_g
     extra = [net.node_of(x) for x in a.extra_nodes] if net is not None else []
     out, first, count, parts = _assemble(a, colls)
     return Expansion(out, net, np.concatenate([nodes, np.array(extra, np.int64)]), first,
-                     count, parts, {k: np.array(v) for k, v in calls.items()})
+                     count, parts, {k: np.array(v) for k, v in calls.items()},
+                     _bounds(a, first, count, out.num_ops))
+
+
+def _bounds(a, first, count, n):
+    """Each expanded op's rate bound (inf: none), or None when no block set one."""
+    if not any("bound" in blk for blk in a.blocks.values()):
+        return None
+    bound = np.full(n, np.inf)
+    for i, blk in a.blocks.items():
+        if "bound" in blk:
+            bound[first[i]:first[i] + count[i]] = blk["bound"]
+    return bound if (bound < np.inf).any() else None
 
 
 def mpich_wire(trace):

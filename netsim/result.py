@@ -334,7 +334,7 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         Priority of each op (larger = more urgent) for ``sharing="priority"``;
         the trace's ``priority`` column by default. A collective's flows take
         its priority.
-    library : {"auto", "mpich", "nccl"}, optional
+    library : {"auto", "mpich", "nccl", "gloo"}, optional
         The communication library that expands the trace's collective ops
         (:mod:`netsim.library`): ``"auto"`` (default) runs NCCL's plan for a
         collective whose members all sit on gpu nodes and MPICH's schedules
@@ -436,7 +436,7 @@ def replay_expansion(trace, x, device_flops=None, progress=None, link_series=Fal
     t0 = time.perf_counter()
     record = engine.replay(x.trace, x.net, x.nodes, seconds, progress=progress,
                            link_series=link_series, ecmp=ecmp, seed=ecmp_seed, sharing=sharing,
-                           priority=priority, transport=transport, tcp=tcp)
+                           priority=priority, bound=x.bound, transport=transport, tcp=tcp)
     return Result(record, trace, x.net, time.perf_counter() - t0, expansion=x)
 
 

@@ -136,11 +136,12 @@ JITTER_HELP = ("multiply every compute op by an independent draw: lognormal:SIGM
 
 LIBRARY_HELP = ("communication library that expands the trace's collectives at replay: auto "
                 "(default: NCCL's plan where every member is a GPU, MPICH's schedules "
-                "elsewhere), mpich or nccl (netsim.library)")
+                "elsewhere), mpich, nccl, or gloo (allreduce over TCP with its copies and sums "
+                "on the hosts' cores, netsim.gloo) (netsim.library)")
 
 
 def add_library_argument(p):
-    """Add ``--library {auto,mpich,nccl}`` (default auto) to ``p`` or an argument group.
+    """Add ``--library {auto,mpich,nccl,gloo}`` (default auto) to ``p`` or an argument group.
 
     Examples
     --------

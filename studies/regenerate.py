@@ -21,7 +21,7 @@ over five seeds and the RingTMP comparison are the long ones).
 Examples
 --------
 >>> sorted(JOBS)[:3]
-['asymptotic', 'claims', 'gpu-scaling']
+['asymptotic', 'claims', 'gloo']
 >>> replace_block("a\\n<!-- t:start -->\\nold\\n<!-- t:end -->\\nb", "t", "new")
 'a\\n<!-- t:start -->\\nnew\\n<!-- t:end -->\\nb'
 """
@@ -166,6 +166,12 @@ def _nccl(docs, draw):
     return out
 
 
+def _gloo(docs, draw):
+    from . import gloo_validation as g
+
+    return {"gloo-table": g.table(g.load())}
+
+
 def _nccl_blocks():
     from .nccl_validation import BLOCKS
 
@@ -194,6 +200,8 @@ JOBS = MappingProxyType({
                   "netsim claims --seeds 0..4 --quick --markdown, about a minute or more"),
     "nccl": Job("validation.md", _nccl_blocks(), (), _nccl,
                 "NCCL model against published nccl-tests rows (studies.nccl_validation)"),
+    "gloo": Job("validation.md", ("gloo-table",), (), _gloo,
+                "gloo model against published gloo benchmark rows (studies.gloo_validation)"),
 })
 """Job name -> :class:`Job`, in the order :func:`run` runs them (read-only).
 

@@ -143,7 +143,7 @@ def test_readme_names_the_release_the_model_follows():
 @pytest.mark.parametrize("argv, message", [
     (["allreduce", "--library", "nccl", "--topology", "dgx1", "-n", "1MB", "--algorithm", "nvls"],
      "nvls needs an NVSwitch"),
-    (["allreduce", "--library", "gloo", "-n", "1MB"], "unknown library 'gloo'"),
+    (["allreduce", "--library", "openmpi", "-n", "1MB"], "unknown library 'openmpi'"),
     (["allreduce", "--library", "nccl", "--topology", "star:n=4", "-n", "1MB"], "no gpu nodes"),
     (["allreduce", "--library", "nccl", "-n", "1MB", "--sizes", "8B..1KB"], "one of -n"),
     (["allreduce", "--library", "nccl", "-n", "0"], ">= 1 byte"),

@@ -241,8 +241,8 @@ def test_auto_takes_mpich_for_an_mpich_only_hint_and_nccl_refuses_it():
 def test_nccl_off_gpu_nodes_names_the_rank():
     with pytest.raises(NcclModelError, match=r"op 0: .* rank 0 sits on a 'host' node"):
         netsim.simulate(one_collective(4, "allreduce", 1e6), star(4), library="nccl")
-    with pytest.raises(TraceError, match="unknown library 'gloo'"):
-        netsim.simulate(one_collective(4, "allreduce", 1e6), star(4), library="gloo")
+    with pytest.raises(TraceError, match="unknown library 'openmpi'"):
+        netsim.simulate(one_collective(4, "allreduce", 1e6), star(4), library="openmpi")
 
 
 def test_a_trace_without_collectives_replays_the_same_under_every_library():

@@ -28,7 +28,7 @@ def test_every_figure_a_job_draws_is_shown_by_its_page():
             assert (R.DOCS / fig).exists() and f"]({fig})" in (R.DOCS / job.page).read_text()
 
 
-@pytest.mark.parametrize("job", ["asymptotic", "nccl"])
+@pytest.mark.parametrize("job", ["asymptotic", "nccl", "gloo"])
 def test_a_cheap_job_finds_its_page_up_to_date(job):
     lines = []
     assert R.run([job], check=True, out=lines.append) == []

@@ -90,3 +90,33 @@ def test_blackwell_rows_follow_tuning_cc():
     assert limits.channel_cap(two, "nvls_tree", "Simple", 8) == pytest.approx(96.0 * 16 / 30 * 1e9)
     assert limits.PER_CH_MAX_TREE_BW[3] == (70.0, 42.8, 24.0)
     assert limits.NVLS_EFFICIENCY[3] == 0.74
+
+
+def test_the_cap_is_each_flows_rate_bound_not_an_edge():
+    # LL128 on one channel: both hops bounded at 36.7 GB/s of data, 16/15 of it on the wire;
+    # the replayed graph gains no node for the cap.
+    r = nccl.simulate(h100_pair(), "allreduce", 2**26, algorithm="ring", protocol="LL128",
+                      channels=1)
+    x = r.expanded
+    bounded = x.bound[x.bound < float("inf")]
+    assert bounded.tolist() == pytest.approx([36.7e9 * 16 / 15] * 2, rel=1e-12)
+    assert sorted(x.net.nodes) == ["g0", "g1"]
+
+
+def test_two_calls_at_once_each_keep_their_own_channels_cap():
+    # Two LL128 allreduces on the same pair, side by side in one trace: each ring hop is its
+    # own flow bounded at 36.7 GB/s of data; the link (370.8 GB/s) carries all four flows at
+    # 39.1 GB/s of wire each, so both calls end as one alone does.
+    from netsim import TraceBuilder
+    from netsim.library import expand
+    from netsim.result import replay_expansion
+
+    S = 2**26
+    b = TraceBuilder(2)
+    b.collective("allreduce", [0, 1], S, algorithm="ring")
+    b.collective("allreduce", [0, 1], S, algorithm="ring")
+    t = b.build()
+    x = expand(t, h100_pair(), library="nccl", nccl_options={"protocol": "LL128", "channels": 1})
+    r = replay_expansion(t, x)
+    assert r.collectives["protocol"].tolist() == ["LL128", "LL128"]
+    assert r.makespan == pytest.approx(ring_latency("LL128") + S / 36.7e9, rel=1e-9)

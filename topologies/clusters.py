@@ -38,6 +38,7 @@ from netsim.errors import TopologyError
 from netsim.units import format_bandwidth
 
 from . import _validate as _check
+from .devices import host_cpu
 from .links import payload_efficiency
 from .specs import ETHERNET, ETHERNET_LATENCY
 
@@ -67,7 +68,7 @@ def _framed(G, fn, mtu):
     return G
 
 
-def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None):
+def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None, cpu=None, cores=1):
     """Hosts on one non-blocking switch.
 
     Parameters
@@ -82,6 +83,13 @@ def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None):
         IP MTU in bytes: every link gets the ``efficiency`` of TCP/IPv4 over
         Ethernet framing at that MTU (module docstring). None (default): no
         framing, the raw bandwidth.
+    cpu : str, optional
+        The hosts' CPU part (a key of :data:`topologies.devices.HOST_CPUS`): each
+        host carries its ``memory_bandwidth`` and ``core_bandwidth``, and ``cores``,
+        which a CPU collective's host work reads (:mod:`netsim.gloo`). None
+        (default): no host attributes.
+    cores : int, optional
+        Cores each host's process uses, with ``cpu`` (default 1).
 
     Returns
     -------
@@ -111,6 +119,10 @@ def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None):
     latency = check_real(latency, "star: latency (s)", lo=0, error=TopologyError)
     G = nx.Graph(name=f"star({n} hosts, {format_bandwidth(bandwidth)})")
     G.add_nodes_from((f"host{i}" for i in range(n)), kind="host")
+    if cpu is not None:
+        cores = check_int(cores, "star: cores", error=TopologyError)
+        nx.set_node_attributes(G, {f"host{i}": dict(host_cpu(cpu), cores=cores)
+                                   for i in range(n)})
     G.add_node("switch", kind="switch")
     for i in range(n):
         _link(G, f"host{i}", "switch", bandwidth, latency)

@@ -48,7 +48,7 @@ from netsim.errors import TopologyError
 
 __all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops",
            "COMPUTE_CAPABILITY", "compute_capability", "LAUNCH_LATENCY", "launch_latency",
-           "HOST_MEMORY_BANDWIDTH", "HBM_BANDWIDTH", "hbm_bandwidth"]
+           "HOST_MEMORY_BANDWIDTH", "HBM_BANDWIDTH", "hbm_bandwidth", "HOST_CPUS", "host_cpu"]
 
 
 class DeviceError(TopologyError):
@@ -100,12 +100,12 @@ DEVICES = MappingProxyType({
 })
 
 
-def _by_model(table, model):
-    """``table``'s value for a GPU model, named in any case and with any dashes."""
+def _by_model(table, model, what="GPU model"):
+    """``table``'s value for a GPU model (or ``what``), named in any case and with any dashes."""
     for key, value in table.items():
         if _key(key) == _key(model):
             return value
-    raise DeviceError(f"unknown GPU model {model!r}; known: {', '.join(table)}")
+    raise DeviceError(f"unknown {what} {model!r}; known: {', '.join(table)}")
 
 
 def _key(name):
@@ -280,3 +280,46 @@ def hbm_bandwidth(model):
     topologies.devices.DeviceError: unknown GPU model 'A100'; known: V100, V100-PCIe, A100-40GB, A100-80GB, A100-PCIe-40GB, A100-PCIe-80GB, H100, H100-PCIe
     """
     return _by_model(HBM_BANDWIDTH, model)
+
+
+#: Host CPUs a CPU collective (:mod:`netsim.gloo`) runs on: per part, the socket's memory
+#: bandwidth (the vendor's figure, reads and writes together) and what one core moves to and
+#: from memory (bytes/s, reads and writes counted as STREAM counts them).
+#:
+#: * ``Xeon-E5-2620-v4`` (Broadwell-EP, 8 cores, four DDR4-2133 channels): 68.3 GB/s per
+#:   socket, Intel ARK "Max Memory Bandwidth" (quoted in spdk/spdk#321, 2018). One core:
+#:   11.1 GB/s, a published single-thread ``memcpy`` of 25,000,000-byte blocks taking 4.5 ms
+#:   on Broadwell-E with DDR4-2133 (Stack Overflow question 39260020, "Why is Skylake so
+#:   much better than Broadwell-E for single-threaded memory throughput?", 2016:
+#:   2 x 25 MB / 4.5 ms, a read and a write per byte). Broadwell-E is the desktop form of
+#:   the same core and ring; no STREAM figure for one core of the E5-2620 v4 itself was
+#:   found, and the question's answer notes that many-core Xeons move less per core than
+#:   the desktop parts (higher uncore latency), so this figure may be high for the server
+#:   part (an assumption, named as one).
+HOST_CPUS = MappingProxyType({"Xeon-E5-2620-v4": (68.3e9, 11.1e9)})
+
+
+def host_cpu(part):
+    """A host CPU's attributes for graph nodes: ``memory_bandwidth`` and ``core_bandwidth``.
+
+    Parameters
+    ----------
+    part : str
+        A key of :data:`HOST_CPUS`; case and dashes do not matter.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    DeviceError
+        For an unknown part, listing the known ones.
+
+    Examples
+    --------
+    >>> host_cpu("xeon-e5-2620-v4")
+    {'memory_bandwidth': 68300000000.0, 'core_bandwidth': 11100000000.0}
+    """
+    memory, core = _by_model(HOST_CPUS, part, "CPU part")
+    return {"memory_bandwidth": memory, "core_bandwidth": core}

@@ -56,8 +56,8 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
         row per GPU rank; ``result.expanded`` holds the trace of flows actually
         replayed, whose ranks after the GPUs are the nodes a transfer is staged
         through (without P2P a CPU or its memory, ``"<cpu>#mem"``; a NIC; an
-        NVSwitch for NVLS) or a channel's GPU-side limit (``"<gpu>><peer>#ch<c>"``,
-        one edge into its GPU). Link
+        NVSwitch for NVLS). A channel's GPU-side limit is a rate bound of its
+        flow (``result.expanded.bound``), not a node. Link
         capacities in ``result.links`` are the ones NCCL counts on
         (:func:`netsim.nccl.hardware.effective_graph`).
 

@@ -36,16 +36,16 @@ counted by the engine:
   rail at each end (NET/IB, one channel per rail), reached from a GPU that is
   not next to it through the GPU that is (NCCL's PXN, over NVLink).
 * Point-to-point calls (alltoall, sendrecv): every send runs on the channels
-  NCCL's enqueue.cc gives it (:mod:`netsim.nccl.p2p`: 8 for 128 MiB between
+  NCCL v2.30.7-1's enqueue.cc gives it (:mod:`netsim.nccl.p2p`: 8 for 128 MiB between
   two A100 on an NVSwitch, 32 from 512 MiB), each channel credited with the
-  per-channel bandwidth of NCCL's ring graph, with LL for chunks of at most
-  16 KiB.
+  per-channel bandwidth of NCCL's ring graph, with LL for a send of at most
+  16 KiB per channel.
 * GPU-side limits: a ring channel's flow out of a GPU is held to NCCL's
   per-channel limit of LL (``llMaxBw`` / channels) and LL128
   (``perChMaxRingLL128Bw``) in tuning.cc, and an NVLS tree channel's flows
   across machines to ``perChMaxNVLSTreeBw`` (:mod:`netsim.nccl.limits`;
-  tree caps are not applied, see there), through an edge of that bandwidth that
-  feeds the GPU (:func:`_origins`).
+  tree caps are not applied, see there), as a rate bound of that flow in the
+  engine (:func:`_wire_caps`).
 * CollNet chain (SHARP): where every rail's network switch says ``sharp=True``
   (:func:`netsim.nccl.hardware.sharp_switches`), as if NCCL's SHARP plugin were
   loaded, each machine runs the tree's chains and each channel's head sends its
@@ -249,12 +249,32 @@ def _p2p_plan(G, E, hw, comm, op, nbytes):
     else:
         peer = [2]
     if len(hw.machines) > 1:
-        peer.append(None)
-    total, per_peer = p2p.p2p_channels(comm.graphs["ring"].n_channels, peer, n)
+        peer.append(min(_net_peer_channels(E, hw, r) for r in range(n)))
+    ring = comm.graphs["ring"]
+    channels = p2p.comm_channels(ring.n_channels, cc, len(hw.machines), ring.bw_intra / 1e9)
+    total, per_peer = p2p.p2p_channels(channels, peer, n, len(hw.machines))
     step = p2p.step_size("nvlink" if nvl else "pci", len(hw.machines))
     each = max(1, nbytes // n if op == "alltoall" else nbytes)
     k = p2p.send_channels(each, n, len(hw.machines), total, per_peer, step)
-    return k, p2p.protocol(-(-each // k))
+    return k, p2p.protocol(each, k)
+
+
+def _net_peer_channels(E, hw, r):
+    """:func:`p2p.net_peer_channels` of rank ``r``: its local NICs against its CPU path (GB/s)."""
+    m, g = hw.machine[r], hw.gpus[r]
+    nics = [nic for nic, near in zip(hw.nics[m], hw.rail_near[m]) if r in near] or hw.nics[m]
+    cpu = hw.cpu[r]
+    if cpu is not None:
+        gpu_bw = _bottleneck(E, _path(E, g, cpu))
+    else:   # no cpu node: the GPU's own PCIe link ("BW to CPU reflects the GPU bandwidth")
+        gpu_bw = max((d["bandwidth"] for _, o, d in E.edges(g, data=True)
+                      if hardware.link_class(E, g, o) == "pci"), default=math.inf)
+    bws = []
+    for nic in nics:
+        out = max((d["bandwidth"] for _, o, d in E.edges(nic, data=True)
+                   if hardware.link_class(E, nic, o) == "net"), default=math.inf)
+        bws.append(min(_bottleneck(E, _path(E, g, nic)), out) / 1e9)
+    return p2p.net_peer_channels(bws, gpu_bw / 1e9)
 
 
 def _latency(comm, hw, op, algorithm, protocol):
@@ -286,27 +306,16 @@ def _channel_caps(hw, comm, op, algorithm, protocol, channels):
     return None if cap is None else (lambda a, b: cap)
 
 
-def _origins(E, hw, cap, wire):
-    """``origin(a, b, c)``: the node whose one edge, of the channel's cap, feeds rank ``a``.
+def _wire_caps(cap, wire):
+    """``bound(a, b)``: the rate bound, in wire bytes/s, of a channel's flow out of rank ``a``.
 
-    Every flow of channel ``c`` from ``a`` to ``b`` starts there (:meth:`Transfers.add`),
-    so it is held to the cap (in wire bytes) and shares ``a``'s links with the rest.
-    Calls of one replay share ``E``: a call whose cap differs from an earlier
-    call's on the same channel gets a node of its own (``...#ch<c>~<k>``).
+    The engine holds every such flow to it (a per-flow rate bound, as SimGrid's
+    solver bounds a variable), so it shares ``a``'s links with the rest within
+    its channel's GPU-side limit; None where the call has no limit.
     """
-    def origin(a, b, c):
-        if cap is None:
-            return None
-        bw = cap(a, b) * wire
-        base = node = f"{hw.gpus[a]}>{hw.gpus[b]}#ch{c}"
-        k = 0
-        while node in E and E.edges[node, hw.gpus[a]]["bandwidth"] != bw:
-            k += 1
-            node = f"{base}~{k}"
-        if node not in E:
-            E.add_edge(node, hw.gpus[a], bandwidth=bw, latency=0.0)
-        return node
-    return origin
+    if cap is None:
+        return lambda a, b: None
+    return lambda a, b: cap(a, b) * wire
 
 
 class Setup(NamedTuple):
@@ -334,6 +343,7 @@ class Call(NamedTuple):
     tuning_time: float
     flows: tuple      # (from node, to node, bytes) on ``E``
     launch: float = 0.0   # s, the wait for kernel launches beyond it (:mod:`.launch`)
+    bounds: tuple = ()    # per flow, its rate bound in bytes/s (inf: none)
 
 
 def setup(G, ranks=None, E=None):
@@ -347,7 +357,7 @@ def setup(G, ranks=None, E=None):
         The gpu node of each member (default every gpu node in graph order).
     E : networkx.Graph, optional
         The effective graph of an earlier group of the same replay, to share
-        (channel-limit edges are added to it); None builds one.
+        (host memory nodes are added to it); None builds one.
 
     Returns
     -------
@@ -425,9 +435,10 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="pr
         channels = (_graph(comm, algorithm) or comm.graphs["ring"]).n_channels
     # NCCL allocates at most MAXCHANNELS channels per communicator (search.MAX_CHANNELS).
     channels = check_int(channels, "channels", maximum=search.MAX_CHANNELS, error=NcclModelError)
-    cap = _channel_caps(hw, comm, op, algorithm, protocol, channels)
-    origin = _origins(E, hw, cap, WIRE_FACTOR[protocol])
+    cap = _wire_caps(_channel_caps(hw, comm, op, algorithm, protocol, channels),
+                     WIRE_FACTOR[protocol])
     flows = Transfers(hw, WIRE_FACTOR[protocol], s.memory)
-    lay_out(s.G, hw, flows, op, algorithm, nbytes, channels, origin, s.sharp)
+    lay_out(s.G, hw, flows, op, algorithm, nbytes, channels, cap, s.sharp)
     return Call(op, nbytes, len(hw.gpus), len(hw.machines), algorithm, protocol, channels,
-                _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows), wait)
+                _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows), wait,
+                tuple(flows.bounds))

@@ -11,6 +11,7 @@ by NCCL's transport. :mod:`netsim.nccl.model` chooses the plan and calls this
 (see its docstring for the sources of each rule).
 """
 
+import math
 import types
 
 from . import hardware, limits
@@ -34,11 +35,13 @@ def _whole(nbytes):
 
 
 class Transfers:
-    """Flows between graph nodes, ``(from node, to node, bytes)``, of one call.
+    """Flows between graph nodes, ``(from node, to node, bytes)``, of one call, and their bounds.
 
     :meth:`add` routes a transfer between two ranks by NCCL's transport (P2P, SHM
     staging, NET with PXN), :meth:`to_sharp` and :meth:`to_switch` to a reducing
     switch and back. ``wire`` is the protocol's bytes on the wire per data byte.
+    ``bounds[k]`` is flow ``k``'s rate bound in wire bytes/s (inf: none), the
+    engine's per-flow rate bound.
 
     Examples
     --------
@@ -55,24 +58,29 @@ class Transfers:
         self.hw, self.wire = hw, wire
         self.memory = memory or {}   # cpu node -> its memory node (:mod:`.staging`)
         self.flows = []
+        self.bounds = []
+
+    def _flow(self, u, v, nbytes, bound=None):
+        self.flows.append((u, v, _whole(nbytes * self.wire)))
+        self.bounds.append(math.inf if bound is None else bound)
 
     def _staged(self, r):
         """The node a transfer is staged in at rank ``r``'s CPU: its memory, else the CPU."""
         cpu = self.hw.cpu[r]
         return self.memory.get(cpu, cpu)
 
-    def add(self, a, b, nbytes, rail=0, origin=None):
+    def add(self, a, b, nbytes, rail=0, bound=None):
         """A transfer from rank ``a`` to rank ``b`` by NCCL's transport: one flow per leg.
 
-        ``origin``, a node whose one edge leads to ``a``, starts the first leg
-        there instead (a channel's GPU-side limit, see :func:`_origins`).
+        ``bound`` (wire bytes/s, or None) holds the first leg, the one out of
+        ``a``'s GPU, to a channel's GPU-side limit.
         """
         hw = self.hw
         if nbytes <= 0 or a == b:
             return
         ga, gb = hw.gpus[a], hw.gpus[b]
         ma, mb = hw.machine[a], hw.machine[b]
-        way = [ga if origin is None else origin]
+        way = [ga]
         if not hw.p2p and hw.cpu[a] is not None and ma != mb:   # NET: the sender's host
             way.append(self._staged(a))
         if not hw.p2p and hw.cpu[b] is not None and ma == mb:   # SHM: the receiver's buffer
@@ -89,7 +97,8 @@ class Transfers:
         way.append(gb)
         for u, v in zip(way, way[1:]):
             if u != v:
-                self.flows.append((u, v, _whole(nbytes * self.wire)))
+                self._flow(u, v, nbytes, bound)
+                bound = None
 
     def to_sharp(self, a, rail, switch, nbytes):
         """CollNet: rank ``a`` to its rail's SHARP switch and back, ``nbytes`` each way.
@@ -105,15 +114,15 @@ class Transfers:
             way.append(hw.gpus[hw.rail_gpu[m][r]])
         way += [hw.nics[m][r], switch]
         for u, v in zip(way, way[1:]):
-            self.flows.append((u, v, _whole(nbytes * self.wire)))
-            self.flows.append((v, u, _whole(nbytes * self.wire)))
+            self._flow(u, v, nbytes)
+            self._flow(v, u, nbytes)
 
     def to_switch(self, a, switch, nbytes):
         """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency)."""
         eff = NVLS_EFFICIENCY[100 if self.hw.compcap >= 100 else 90]
         g = self.hw.gpus[a]
-        self.flows.append((g, switch, _whole(nbytes * self.wire / eff)))
-        self.flows.append((switch, g, _whole(nbytes * self.wire / eff)))
+        self._flow(g, switch, nbytes / eff)
+        self._flow(switch, g, nbytes / eff)
 
 
 def _local_rings(G, hw, channels):
@@ -162,14 +171,14 @@ def _chain(hw, local, m, c):
     return ring[i:] + ring[:i]
 
 
-def _chain_flows(flows, chain, share, c, origin):
+def _chain_flows(flows, chain, share, c, cap):
     """Channel ``c``'s chain: ``share`` reduced up it and broadcast down it, hop by hop."""
     for a, b in zip(chain, chain[1:]):
-        flows.add(b, a, share, rail=c, origin=origin(b, a, c))   # reduce
-        flows.add(a, b, share, rail=c, origin=origin(a, b, c))   # broadcast
+        flows.add(b, a, share, rail=c, bound=cap(b, a))   # reduce
+        flows.add(a, b, share, rail=c, bound=cap(a, b))   # broadcast
 
 
-def _pat_flows(flows, n, op, share, c, origin):
+def _pat_flows(flows, n, op, share, c, cap):
     """Channel ``c`` of a PAT allgather (reduce-scatter): peers at distance ``2**d``.
 
     NCCL's PAT (src/include/collectives.h, ``PatAGAlgorithm``/``PatRSAlgorithm``)
@@ -183,11 +192,11 @@ def _pat_flows(flows, n, op, share, c, origin):
         blocks = min(d, n - d)
         for a in range(n):
             b = (a + d) % n if op == "allgather" else (a - d) % n
-            flows.add(a, b, share * blocks / n, rail=c, origin=origin(a, b, c))
+            flows.add(a, b, share * blocks / n, rail=c, bound=cap(a, b))
         d *= 2
 
 
-def lay_out(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
+def lay_out(G, hw, flows, op, algorithm, nbytes, channels, cap, sharp):
     """Add one call's flows to ``flows``: every channel of ``algorithm`` on the real links.
 
     Parameters
@@ -202,9 +211,9 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
     nbytes : float
         The call's bytes (nccl-tests' count).
     channels : int
-    origin : callable
-        ``origin(a, b, c)``, the node a channel's flow from rank ``a`` starts at (a
-        GPU-side cap), or None for the GPU itself.
+    cap : callable
+        ``cap(a, b)``: the rate bound (wire bytes/s) of a channel's flow out of
+        rank ``a``'s GPU toward rank ``b`` (its GPU-side limit), or None.
     sharp : sequence or None
         The SHARP switch of each rail (CollNet chain only).
 
@@ -215,7 +224,7 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
     >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", sm=70)
     >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
     >>> t = Transfers(hardware.describe(G), wire=1.0)
-    >>> lay_out(G, t.hw, t, "allgather", "ring", 100.0, 1, lambda a, b, c: None, None)
+    >>> lay_out(G, t.hw, t, "allgather", "ring", 100.0, 1, lambda a, b: None, None)
     >>> t.flows
     [('g0', 'g1', 50.0), ('g1', 'g0', 50.0)]
     """
@@ -225,7 +234,7 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
         for a in range(n):
             for b in (range(n) if op == "alltoall" else [(a + 1) % n]):
                 for c in range(channels if a != b else 0):
-                    flows.add(a, b, each / channels, rail=_own_rail(hw, a), origin=origin(a, b, c))
+                    flows.add(a, b, each / channels, rail=_own_rail(hw, a), bound=cap(a, b))
         return
     local = _local_rings(G, hw, channels)
     for c in range(channels):
@@ -237,16 +246,16 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
                 b = order[(i + 1) % n]
                 if (op == "broadcast" and b == 0) or (op == "reduce" and a == 0):
                     continue  # the chain stops at (or starts from) the root
-                flows.add(a, b, share * per_hop, rail=c, origin=origin(a, b, c))
+                flows.add(a, b, share * per_hop, rail=c, bound=cap(a, b))
         elif algorithm == "nvls":
             for a in range(n):
                 flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
         elif algorithm == "pat":
-            _pat_flows(flows, n, op, share, c, origin)
+            _pat_flows(flows, n, op, share, c, cap)
         elif algorithm == "collnet_chain":   # chains in each machine, SHARP across
             for m in range(len(hw.machines)):
                 chain = _chain(hw, local, m, c)
-                _chain_flows(flows, chain, share, c, origin)
+                _chain_flows(flows, chain, share, c, cap)
                 flows.to_sharp(chain[0], c, sharp[c % len(sharp)], share)
         else:  # tree, nvls_tree: chains (or NVLS) in each machine, binary tree across
             heads = []
@@ -258,10 +267,10 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, origin, sharp):
                     for a in members:
                         flows.to_switch(a, hw.nvswitch[m], share * (k + 1) / k)
                 else:
-                    _chain_flows(flows, chain, share, c, origin)
+                    _chain_flows(flows, chain, share, c, cap)
             parents = hardware.btree_parents(len(heads), mirror=bool(c % 2))
             for k, p in enumerate(parents):
                 if p >= 0:
                     up, down = heads[k], heads[p]
-                    flows.add(up, down, share, rail=c, origin=origin(up, down, c))
-                    flows.add(down, up, share, rail=c, origin=origin(down, up, c))
+                    flows.add(up, down, share, rail=c, bound=cap(up, down))
+                    flows.add(down, up, share, rail=c, bound=cap(down, up))

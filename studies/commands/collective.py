@@ -5,6 +5,8 @@ Two libraries. ``--library mpich`` (the default): the MPICH-style algorithms of
 topology built for their ranks. ``--library nccl``: NCCL's plan for the
 operation on the topology's GPUs (:func:`netsim.nccl.simulate`), one size or a
 sweep of sizes as nccl-tests prints it (:mod:`studies.nccl_report`).
+``--library gloo``: gloo's allreduce over TCP with its host work on the
+hosts' cores (:mod:`studies.commands.collective_gloo`).
 """
 
 import json
@@ -24,7 +26,7 @@ from ..report import table
 HELP = "one collective: simulated time next to its closed form, and why they differ"
 """One line for ``netsim --help``."""
 
-LIBRARIES = ("mpich", "nccl")
+LIBRARIES = ("mpich", "nccl", "gloo")
 """``--library`` choices; ``mpich`` is the default."""
 
 _NCCL_OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall",
@@ -78,7 +80,8 @@ def add_arguments(p):
                    help="collective algorithm: " + ", ".join(COLLECTIVES) + "; with --library "
                         "nccl the operation: " + ", ".join(_NCCL_OPS))
     p.add_argument("--library", default="mpich", metavar="|".join(LIBRARIES),
-                   help="mpich: netsim's MPICH-style algorithms (default); nccl: the NCCL model")
+                   help="mpich: netsim's MPICH-style algorithms (default); nccl: the NCCL model; "
+                        "gloo: gloo's allreduce over TCP on host cores (netsim.gloo)")
     p.add_argument("--topology", default=None, metavar="NAME[:k=v,...]",
                    help="topology (default star, dgx_h100 with --library nccl; builders with n "
                         "are sized to the ranks)")
@@ -91,7 +94,7 @@ def add_arguments(p):
                    help="nccl: ratio of the steps of a --sizes LO..HI range (default 2)")
     p.add_argument("--algorithm", dest="nccl_algorithm", default=None,
                    help="nccl: ring, tree, nvls, nvls_tree, pat, collnet_chain or p2p (default "
-                        "NCCL's choice)")
+                        "NCCL's choice); gloo: ring_chunked (default) or ring")
     p.add_argument("--protocol", default=None,
                    help="nccl: LL, LL128 or Simple (default NCCL's choice)")
     p.add_argument("--channels", type=int, default=None,
@@ -132,6 +135,10 @@ def run(args):
         raise NetsimError(f"unknown library {args.library!r}; known: {', '.join(LIBRARIES)}")
     if args.library == "nccl":
         return _run_nccl(args)
+    if args.library == "gloo":
+        from .collective_gloo import run_gloo
+
+        return run_gloo(args)
     nccl_only = [flag for flag, value in (("--sizes", args.sizes), ("--png", args.png),
                  ("--algorithm", args.nccl_algorithm), ("--protocol", args.protocol),
                  ("--channels", args.channels), ("--factor", args.factor)) if value is not None]

@@ -158,7 +158,7 @@ def describe_builders():
     Examples
     --------
     >>> print(describe_builders().splitlines()[0])  # doctest: +ELLIPSIS
-    star: n (required), bandwidth=10 Gbps, latency=1 us, mtu=None
+    star: n (required), bandwidth=10 Gbps, latency=1 us, mtu=None, cpu=None, cores=1
     """
     lines = []
     for name, builder in TOPOLOGIES.items():
