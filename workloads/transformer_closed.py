@@ -27,6 +27,10 @@ pp           ``e_pp``: what the hops between stages (Hockney's ``alpha + n beta`
 dp           ``e_dp``: what the gradient buckets' allreduces (one after another,
              each from when the last backward completes it) leave after the last
              backward, the most of any stage
+ep           ``(v m + p - 1) a``: the experts' all-to-alls (``a`` per chunk and
+             micro-batch, forward and backward, all exposed: they block the
+             stream; :mod:`workloads.transformer_moe`), taken out of the
+             blocking time ``c_f + c_b``; 0 without experts
 ============ ==================================================================
 
 The slowest stage's ``t_f`` and ``t_b`` (the mean of its chunks') stand for
@@ -44,13 +48,15 @@ from netsim import costmodel
 from . import pipeline as _pipeline
 from .overlap import DDP_BUCKET_BYTES
 from .transformer_flops import activation_bytes
+from .transformer_moe import (bucket_costs, chunk_alltoall, chunk_delta, dense_stages,
+                              expert_grads, is_moe, layer_delta, plan)
 from .transformer_stages import buckets, check
 from .transformer_zero import check_zero, zero3_timeline
 
 __all__ = ["closed_form", "TERMS"]
 
 #: The terms of :func:`closed_form`, in the order they add up to ``time``.
-TERMS = ("compute", "bubble", "tp", "pp", "dp")
+TERMS = ("compute", "bubble", "tp", "pp", "dp", "ep")
 
 
 def _cost(links, name):
@@ -60,7 +66,7 @@ def _cost(links, name):
 
 def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
                 sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
-                chunks=1, scatter_gather=False, zero=0, fsdp=False):
+                chunks=1, scatter_gather=False, zero=0, fsdp=False, moe=None, ep=1):
     """Time per iteration of :func:`workloads.transformer.schedule`'s trace, term by term.
 
     Parameters
@@ -80,6 +86,14 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         them; under ZeRO-3 (one stage) the exact timeline of
         :func:`workloads.transformer_zero.zero3_timeline` is the time, and ``dp``
         is all of it that is not compute or tensor-parallel time.
+    moe, ep : workloads.transformer_moe.Moe, int
+        As for :func:`workloads.transformer.schedule`: each MoE layer adds its
+        router and experts' FLOPs and its blocking all-to-alls (``links["ep"]``,
+        :func:`netsim.costmodel.alltoall`) and tensor-parallel gather and
+        scatter to the chunk's ``t_f`` and ``t_b``
+        (:func:`workloads.transformer_moe.layer_delta`); the expert buckets
+        cost ``links["edp"]``'s ring allreduce over ``dp / ep``, in the dense
+        buckets' chain.
 
     Returns
     -------
@@ -101,6 +115,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks)
     zstage = check_zero(zero, fsdp, L)
+    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage))
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
@@ -116,9 +131,15 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     F = float(device_flops)
     # per chunk: forward flops, backward flops, forward comm, backward comm
     per = [[_chunk(st, pre, post, redo) for st in chunk_list] for chunk_list in stages]
+    if p:   # the MoE layers' extra work, and their dense and expert gradients apart
+        per = [[tuple(x + y for x, y in zip(row, chunk_delta(st, p, st.mlp, pre, post, redo,
+                                                                links)))
+                for row, st in zip(rows, chunk_list)] for rows, chunk_list in zip(per, stages)]
+        experts, stages = expert_grads(stages, p), dense_stages(stages, p)
     # the slowest stage, its chunks taken as alike (their mean)
-    ff, fb, cf, cb = max((tuple(sum(col) / chunks for col in zip(*row)) for row in per),
-                         key=lambda x: (x[0] + x[1]) / F + x[2] + x[3])
+    slowest = max(range(L.pp), key=lambda s: _time(per[s], chunks, F))
+    ff, fb, cf, cb = (sum(col) / chunks for col in zip(*per[slowest]))
+    a2a = sum(chunk_alltoall(st, p, redo, links) for st in stages[slowest]) / chunks
     a_pp, b_pp = _cost(links, "pp")
     gather = scatter_gather and L.tp > 1 and L.pp > 1
     hop = costmodel.hockney(act // L.tp if gather else act, a_pp, b_pp) if L.pp > 1 else 0.0
@@ -130,9 +151,11 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     if not hop and not regather:   # the same time as the formula, without the rounding of a long sum
         pipe = ideal
     out = {"compute": m * v * (ff + fb) / F, "bubble": (L.pp - 1) * (ff + fb) / F,
-           "tp": (m * v + L.pp - 1) * (cf + cb), "pp": pipe - ideal,
+           "tp": (m * v + L.pp - 1) * (cf + cb - a2a), "pp": pipe - ideal,
            "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
-                             _cost(links, "dp"), pre + post, post, redo, zstage, c.element)}
+                             _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
+                             p, experts if p else None, links),
+           "ep": (m * v + L.pp - 1) * a2a}
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
         times = ((st.attention + st.mlp) / F + n, (2 + redo) * (st.attention + st.mlp) / F
@@ -147,6 +170,12 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     return out
 
 
+def _time(row, chunks, F):
+    """A stage's chunk time, its chunks taken as alike (their mean): what ranks the stages."""
+    ff, fb, cf, cb = (sum(col) / chunks for col in zip(*row))
+    return (ff + fb) / F + cf + cb
+
+
 def _chunk(st, pre, post, redo):
     """A chunk's forward and backward FLOPs and blocking tensor-parallel time per micro-batch."""
     n, block = len(st.layers), pre + post
@@ -158,7 +187,7 @@ def _chunk(st, pre, post, redo):
 
 
 def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
-                redo, zstage=0, param_element=2):
+                redo, zstage=0, param_element=2, p=None, experts=None, links=None):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
 
     Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
@@ -167,7 +196,9 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
     Stage ``s``'s last backward ends at ``ends[s]`` (:func:`workloads.pipeline.timeline`);
     within it the sources complete in backward order, each after its own backward time
     (with several chunks, the last backward of each, taken as run back to back, the last
-    chunk first).
+    chunk first). An MoE layer (plan ``p``) takes its extra time
+    (:func:`workloads.transformer_moe.layer_delta`); the expert buckets
+    (``experts[s]``) complete with their layers.
     """
     if L.dp == 1 or zstage == 3:
         return 0.0
@@ -181,14 +212,22 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
             # gradient (with one stage the embedding's is the tied word embedding's)
             t += 2 * st.logit / F + (post if st.logit else 0)
             layer = (2 + redo) * (st.attention + st.mlp) / F + 2 * block_comm * (1 + redo)
+            if p:
+                flops, _, cb = layer_delta(p, block_comm - post, post, redo, links)
+                moe = (2 + redo) * (flops - st.mlp) / F + cb
             for source, _ in st.grads:
                 if source not in ("embedding", "logit"):
-                    t += layer
-                done[source] = t
+                    t += layer + (moe if p and is_moe(p.moe, source) else 0.0)
+                done[source] = done["expert", source] = t
             grads += st.grads
         finish = 0.0
-        for source, nbytes in buckets(grads, element, bucket_bytes):
-            finish = max(finish, done[source]) + reduce(L.dp, nbytes, *ab)
+        if p:
+            plan = bucket_costs(L, p, grads, experts[s], element, bucket_bytes, buckets, reduce,
+                                links)
+        else:
+            plan = [(g, reduce(L.dp, n, *ab)) for g, n in buckets(grads, element, bucket_bytes)]
+        for source, cost in plan:
+            finish = max(finish, done[source]) + cost
         if zstage:
             finish += costmodel.ring_allgather(L.dp, sum(n for _, n in grads) * param_element,
                                                *ab)
