@@ -151,7 +151,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     if not hop and not regather:   # the same time as the formula, without the rounding of a long sum
         pipe = ideal
     out = {"compute": m * v * (ff + fb) / F, "bubble": (L.pp - 1) * (ff + fb) / F,
-           "tp": (m * v + L.pp - 1) * (cf + cb - a2a), "pp": pipe - ideal,
+           "tp": (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0, "pp": pipe - ideal,
            "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
                              _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
                              p, experts if p else None, links),

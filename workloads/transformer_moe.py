@@ -123,7 +123,7 @@ def is_moe(m, layer):
 
 
 def routed_tokens(c, m, tp=1):
-    """Tokens one tensor-parallel shard routes per micro-batch: ``E ceil(k c T / E)``, ``T = b s/t``.
+    """Tokens a tensor-parallel shard routes per micro-batch: ``E ceil(k c T / E)``, ``T = b s/t``.
 
     Examples
     --------
