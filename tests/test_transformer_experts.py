@@ -4,6 +4,8 @@ the groups follow Megatron-LM's rank order."""
 
 import math
 
+import numpy as np
+
 import pytest
 from test_transformer_pipeline import star
 
@@ -145,3 +147,94 @@ def test_without_experts_there_is_no_alltoall_and_no_ep_term():
     f = closed_form(C, dp=2, device_flops=RATE, links={"dp": (1e-6, 1e-9)})
     assert f["ep"] == 0.0
     assert measure(schedule(C, dp=2))["ep_calls"] == 0
+
+
+# -- the toy run with experts: numpy, one process, tp = 1 -----------------------------------
+
+TOY = dict(layers=2, hidden=8, heads=2, seq=4, micro_batch=1, global_batch=4)
+
+
+def toy_comm(t):
+    """Per rank, its transfers in op order: (op or message, group or peers, bytes, tag)."""
+    out = {r: [] for r in range(t.ranks)}
+    for i in range(t.num_ops):
+        tag = t.tags[t.tag[i]]
+        if t.is_collective[i]:
+            g = tuple(t.group(i).tolist())
+            for r in g:
+                out[r].append((t.specs.row(int(t.spec[i])).op, g, float(t.size[i]), tag))
+        elif t.is_message[i]:
+            for r in (int(t.rank[i]), int(t.peer[i])):
+                out[r].append(("msg", (int(t.rank[i]), int(t.peer[i])), float(t.size[i]), tag))
+    return out
+
+
+@pytest.mark.parametrize("pp,dp,ep,every", [(1, 2, 2, 1), (2, 2, 2, 2), (1, 4, 2, 1),
+                                            (2, 4, 4, 1)])
+def test_toy_records_the_schedules_alltoalls_bytes_exact(pp, dp, ep, every):
+    from workloads.transformer_toy import run
+
+    m = moe(4, top_k=2, capacity_factor=1.0, every=every)
+    recorded, _, _ = run(1, pp, dp, **TOY, moe=m, ep=ep)
+    c = config(2, 8, 2, 4, 0, 1, 4, "fp32")
+    planned = schedule(c, 1, pp, dp, recompute="none", moe=m, ep=ep)
+    assert toy_comm(recorded) == toy_comm(planned)
+    # by hand: each rank sends E x ceil(k c T / E) = 4 x 2 places of h fp32 values
+    sizes = {s for r in toy_comm(recorded).values() for (op, _, s, tag) in r if tag == "ep"}
+    assert sizes == {4 * 2 * 8 * 4.0}
+
+
+@pytest.mark.parametrize("dp,ep", [(2, 2), (4, 2), (4, 4)])
+def test_toy_expert_gradients_are_the_one_rank_models(dp, ep):
+    from workloads.transformer_toy import run
+
+    m = moe(4, top_k=2, capacity_factor=1.0)
+    _, g, loss = run(1, 1, dp, **TOY, moe=m, ep=ep)
+    _, ref, ref_loss = run(1, 1, 1, **TOY, moe=m, ep=1)
+    assert loss == pytest.approx(ref_loss, rel=1e-5)
+    for mine, want in zip(g, ref):
+        assert mine.keys() == want.keys()
+        for name in want:
+            np.testing.assert_allclose(mine[name], want[name], rtol=1e-4, atol=1e-6)
+
+
+def test_toy_moe_block_backward_is_the_finite_difference_of_its_forward():
+    from workloads.transformer_toy import _ln, _ln_back, init
+    from workloads.transformer_toy_moe import backward, forward, init_experts
+
+    m = moe(3, top_k=2, capacity_factor=2.0)   # no token dropped: the routing is fixed
+    w = {k: v.astype(np.float64)
+         for k, v in init_experts(init(1, 6, seed=3), m, 6, seed=3)[0].items()}
+    x = np.random.default_rng(4).normal(size=(5, 6))
+    rdir = np.random.default_rng(5).normal(size=(5, 6))
+
+    def local(blocks):   # ep = 1: the all-to-all hands the block back
+        return np.stack([blocks[0]])
+        yield
+
+    def run_gen(gen):
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value
+        raise AssertionError("ep = 1 needs no all-to-all")
+
+    out, cache = run_gen(forward(w, x, m, 1, 0, _ln, local))
+    grads = {k: np.zeros_like(v) for k, v in w.items()}
+    dx = run_gen(backward(w, grads, cache, rdir, m, 1, 0, _ln_back, local))
+    eps = 1e-6
+    for name, idx in (("wr", (2, 1)), ("w1.1", (3, 5)), ("b2.2", (4,)), ("g2", (0,))):
+        wp, wm = dict(w), dict(w)
+        wp[name] = w[name].copy()
+        wp[name][idx] += eps
+        wm[name] = w[name].copy()
+        wm[name][idx] -= eps
+        num = ((run_gen(forward(wp, x, m, 1, 0, _ln, local))[0] * rdir).sum()
+               - (run_gen(forward(wm, x, m, 1, 0, _ln, local))[0] * rdir).sum()) / (2 * eps)
+        assert grads[name][idx] == pytest.approx(num, rel=1e-5, abs=1e-8)
+    xp, xm = x.copy(), x.copy()
+    xp[1, 2] += eps
+    xm[1, 2] -= eps
+    num = ((run_gen(forward(w, xp, m, 1, 0, _ln, local))[0] * rdir).sum()
+           - (run_gen(forward(w, xm, m, 1, 0, _ln, local))[0] * rdir).sum()) / (2 * eps)
+    assert dx[1, 2] == pytest.approx(num, rel=1e-5, abs=1e-8)
