@@ -238,3 +238,19 @@ def test_toy_moe_block_backward_is_the_finite_difference_of_its_forward():
     num = ((run_gen(forward(w, xp, m, 1, 0, _ln, local))[0] * rdir).sum()
            - (run_gen(forward(w, xm, m, 1, 0, _ln, local))[0] * rdir).sum()) / (2 * eps)
     assert dx[1, 2] == pytest.approx(num, rel=1e-5, abs=1e-8)
+
+
+def test_alltoall_groups_survive_chakra(tmp_path):
+    from netsim.chakra import load_chakra, save_chakra
+
+    t = schedule(C, 1, 2, 4, moe=moe(4), ep=2)
+    save_chakra(t, str(tmp_path))
+    back = load_chakra(str(tmp_path))
+
+    def calls(x):
+        return sorted((x.specs.row(int(x.spec[i])).op, tuple(x.group(i).tolist()),
+                       float(x.size[i])) for i in range(x.num_ops) if x.is_collective[i])
+
+    assert calls(back) == calls(t)
+    assert {g for op, g, _ in calls(t) if op == "alltoall"} == {
+        ep_group(Layout(1, 2, 4), 2, s, 0, j) for s in range(2) for j in range(2)}

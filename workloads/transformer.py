@@ -310,8 +310,8 @@ def measure(trace):
     Returns
     -------
     dict
-        ``{"tp": bytes, "pp": bytes, "dp": bytes}`` (collectives as nccl-tests
-        counts them, messages as sent), ``"calls"`` per tag, and the trace's
+        ``{"tp": bytes, "pp": bytes, "dp": bytes, "ep": bytes}`` (collectives as
+        nccl-tests counts them, messages as sent), ``"calls"`` per tag, and the trace's
         metadata (``config``, ``tp``, ``pp``, ``dp``, ``microbatches``, ...).
 
     Examples
