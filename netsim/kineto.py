@@ -79,6 +79,7 @@ import numpy as np
 from .checks import check_choice
 from .errors import TraceError
 from .kineto_comms import CPU_DTYPE_BYTES, from_operator, launcher, operator_index
+from .kineto_formats import modern
 from .kineto_ranks import check_sequences
 from .profile_steps import compared_steps
 from .programs import ALGORITHMS, assemble
@@ -262,6 +263,7 @@ def _profile(path, doc, world_hint):
     for idx, ev in enumerate(doc["traceEvents"]):
         if not isinstance(ev, dict):
             raise TraceError(f"{path}: event #{idx} is not an object")
+        ev = modern(ev)       # early profilers' names (netsim.kineto_formats)
         if ev.get("ph") == "s" and ev.get("cat") == "ac2g":   # CPU end of a launch flow
             flows.append(ev)
         if ev.get("ph") != "X":
@@ -272,7 +274,7 @@ def _profile(path, doc, world_hint):
         if cat in ("cuda_runtime", "cuda_driver") and "correlation" in args:
             launch[args["correlation"]] = _num(ev, "ts", path, idx)
             where[args["correlation"]] = (ev.get("pid"), ev.get("tid"), launch[args["correlation"]])
-        elif cat == "user_annotation" and isinstance(name, str) and _STEP.match(name):
+        elif cat in ("user_annotation", "cpu_op") and isinstance(name, str) and _STEP.match(name):
             n = int(_STEP.match(name).group(1))
             ts, dur = _num(ev, "ts", path, idx), _num(ev, "dur", path, idx)
             if dur > steps.get(n, (0, -1))[1]:

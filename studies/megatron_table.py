@@ -10,7 +10,9 @@ The prediction for a row is Eq. 3's FLOPs over ``GPUs x`` the time per
 iteration of :func:`workloads.transformer_closed.closed_form` under the row's
 own settings (:data:`SETTINGS`), with each GPU computing at ``efficiency x``
 the A100's dense FP16 peak (:func:`topologies.devices.device_flops`, 312
-TFLOP/s) and the collectives costing MPICH's ring on the links of
+TFLOP/s), plus under the rule ``"memory"`` (:data:`RULES`, the default) each
+layer's memory traffic at the A100 80 GB's 2,039 GB/s
+(:mod:`workloads.transformer_time`, :data:`HBM`), and the collectives costing MPICH's ring on the links of
 :func:`topologies.dgx_a100` (8 A100s on NVSwitch, 8 HDR InfiniBand NICs, one
 rail per GPU): the tensor-parallel group's alpha-beta inside one machine, the
 pipeline's and data parallelism's across two
@@ -35,15 +37,18 @@ gradient after the pipeline's last backward (``train_step`` in
 leaving when the stage's last backward ends; and the scatter/gather of
 pipeline tensors (Narayanan et al. section 4.1) is on by default
 (``megatron/arguments.py``: ``--no-scatter-gather-tensors-in-pipeline`` turns
-it off). Left out: the fused kernels (section 4.2: they change how fast the
-compute runs, which the one efficiency stands for), the word-embedding
+it off). Left out: the fused kernels as such (section 4.2: the memory rule
+counts each stored tensor moved once per pass whether or not its kernel is
+fused; what fusion saves beyond that is in the one efficiency), the
+word-embedding
 allreduce between the first and last stages, and the data loader and
 optimizer step (counted in the measured time: "end-to-end training",
 Megatron-LM v2.5 README).
 
 The efficiency is taken from ONE row (:data:`REFERENCE`) and every other row is
-predicted with it (:func:`predictions`); the documentation's table is
-recomputed by a test.
+predicted with it (:func:`predictions`), under each rule of :data:`RULES`
+separately (the efficiency is re-derived from the same row for each); the
+documentation's tables are recomputed by a test.
 
 References
 ----------
@@ -56,15 +61,17 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import brentq
 
+from netsim.checks import check_choice
 from netsim.costmodel import alpha_beta
 from topologies import dgx_a100
-from topologies.devices import device_flops
+from topologies.devices import device_flops, hbm_bandwidth
 from workloads.overlap import DDP_BUCKET_BYTES
 from workloads.transformer_closed import closed_form
 from workloads.transformer_flops import config, iteration_flops
 
-__all__ = ["Row", "ROWS", "Setting", "SETTINGS", "LOCAL_DDP_BUCKET", "REFERENCE", "links", "predict", "efficiency_from", "predictions",
-           "errors", "markdown", "sensitivity"]
+__all__ = ["Row", "ROWS", "Setting", "SETTINGS", "LOCAL_DDP_BUCKET", "REFERENCE", "RULES", "HBM",
+           "links", "predict", "efficiency_from", "predictions", "errors", "markdown",
+           "sensitivity"]
 
 
 class Row(NamedTuple):
@@ -121,6 +128,13 @@ REFERENCE = 6
 
 SEQ, VOCAB = 2048, 51200
 PEAK = device_flops("A100", "fp16")
+#: Bytes/s of a Selene GPU's memory: the 80 GB A100 (SXM, 2,039 GB/s). NVIDIA/Megatron-LM's
+#: README, on the runs of this table: "Each cluster node has 8 NVIDIA 80GB A100 GPUs";
+#: Korthikanti et al. 2022 section 6 says the same of Selene.
+HBM = hbm_bandwidth("A100-80GB")
+#: The compute-time rules (:mod:`workloads.transformer_time`): FLOPs only, or FLOPs plus
+#: each layer's memory traffic at :data:`HBM`.
+RULES = ("flops", "memory")
 
 
 def links():
@@ -151,27 +165,43 @@ def _options(row):
                 bucket_bytes=LOCAL_DDP_BUCKET if st.ddp == "local" else DDP_BUCKET_BYTES)
 
 
-def predict(row, efficiency, ab=None):
+def _bandwidth(rule):
+    """The closed form's ``memory_bandwidth`` under a rule of :data:`RULES`."""
+    return HBM if check_choice(rule, "rule", RULES, error=ValueError) == "memory" else None
+
+
+def predict(row, efficiency, ab=None, rule="memory"):
     """Predicted teraFLOP/s per GPU of a row at ``efficiency`` of the peak, and the closed form.
+
+    ``rule``: ``"memory"`` (each layer's memory traffic at :data:`HBM` on top of
+    the FLOPs) or ``"flops"`` (FLOPs only).
 
     Examples
     --------
-    One stage, no tensor parallelism: no bubble, and below half the 312 TFLOP/s
-    peak only by the gradient buckets left after the backward.
+    One stage, no tensor parallelism: no bubble, and under the FLOPs-only rule
+    below half the 312 TFLOP/s peak only by the gradient buckets left after the
+    backward. The memory rule adds, to its one micro-batch per replica, the 24
+    layers' stored bytes moved three times (forward, recomputation, backward).
 
-    >>> tf, f = predict(ROWS[0], 0.5)
+    >>> tf, f = predict(ROWS[0], 0.5, rule="flops")
     >>> round(tf, 1), f["bubble"], round(156 * f["compute"] / f["time"], 1)
     (154.5, 0.0, 154.5)
+    >>> from workloads.transformer_flops import config, layer_stored_bytes
+    >>> c = config(24, 2304, 24, 2048, 51200, micro_batch=16, global_batch=512)
+    >>> tm, g = predict(ROWS[0], 0.5)
+    >>> round((g["compute"] - f["compute"]) / (24 * 3 * layer_stored_bytes(c) / HBM), 12)
+    1.0
     """
     c = _model(row)
     dp = row.gpus // (row.tp * row.pp)
     f = closed_form(c, row.tp, row.pp, dp, device_flops=efficiency * PEAK,
-                    links=links() if ab is None else ab, **_options(row))
+                    links=links() if ab is None else ab, memory_bandwidth=_bandwidth(rule),
+                    **_options(row))
     return iteration_flops(c) / (row.gpus * f["time"]) / 1e12, f
 
 
-def efficiency_from(row, ab=None):
-    """The efficiency at which the prediction of ``row`` is its measured throughput.
+def efficiency_from(row, ab=None, rule="memory"):
+    """The efficiency at which the prediction of ``row`` under ``rule`` is its measured throughput.
 
     Examples
     --------
@@ -181,12 +211,12 @@ def efficiency_from(row, ab=None):
     """
     ab = links() if ab is None else ab
     # The prediction rises with the efficiency: Brent's method finds where it meets the row.
-    return brentq(lambda e: predict(row, e, ab)[0] - row.tflops, 1e-3, 1.0, xtol=1e-14,
+    return brentq(lambda e: predict(row, e, ab, rule)[0] - row.tflops, 1e-3, 1.0, xtol=1e-14,
                   rtol=1e-14)
 
 
-def predictions(reference=REFERENCE):
-    """Every row predicted with the efficiency of row ``reference``: a list of dicts.
+def predictions(reference=REFERENCE, rule="memory"):
+    """Every row predicted under ``rule`` with the efficiency of row ``reference``: a list of dicts.
 
     Examples
     --------
@@ -195,15 +225,15 @@ def predictions(reference=REFERENCE):
     True
     """
     ab = links()
-    e = efficiency_from(ROWS[reference], ab)
+    e = efficiency_from(ROWS[reference], ab, rule)
     out = []
     for k, row in enumerate(ROWS):
-        tf, f = predict(row, e, ab)
+        tf, f = predict(row, e, ab, rule)
         out.append({"row": k, "params_b": row.params_b, "tp": row.tp, "pp": row.pp,
                     "dp": row.gpus // (row.tp * row.pp), "gpus": row.gpus,
                     "measured": row.tflops, "predicted": tf, "error": tf / row.tflops - 1,
                     "bubble": f["bubble"] / f["time"], "tp_share": f["tp"] / f["time"],
-                    "dp_share": f["dp"] / f["time"], "efficiency": e,
+                    "dp_share": f["dp"] / f["time"], "efficiency": e, "rule": rule,
                     "reference": k == reference})
     return out
 
@@ -237,14 +267,17 @@ def markdown(rows):
                      f"{r['measured']:g} | {r['predicted']:.1f} | {r['error']:+.1%} | "
                      f"{r['bubble']:.1%} | {r['tp_share']:.1%} | {r['dp_share']:.1%} |")
     med, worst = errors(rows)
+    rule = ("FLOPs plus memory traffic at 2,039 GB/s" if rows[0]["rule"] == "memory"
+            else "FLOPs only")
     lines.append("")
-    lines.append(f"Efficiency {rows[0]['efficiency']:.3f} of the 312 TFLOP/s peak; over the other "
-                 f"nine rows the error is {med:.1%} in the median and {worst:.1%} at worst.")
+    lines.append(f"{rule}: efficiency {rows[0]['efficiency']:.3f} of the 312 TFLOP/s peak; over "
+                 f"the other nine rows the error is {med:.1%} in the median and {worst:.1%} at "
+                 f"worst.")
     return "\n".join(lines)
 
 
-def sensitivity():
-    """Median and worst error with the efficiency taken from each row in turn (a table).
+def sensitivity(rule="memory"):
+    """Median and worst error under ``rule`` with the efficiency taken from each row in turn.
 
     Examples
     --------
@@ -253,7 +286,7 @@ def sensitivity():
     """
     lines = ["| efficiency from | efficiency | median error | worst error |", "|---|---|---|---|"]
     for k, row in enumerate(ROWS):
-        rows = predictions(k)
+        rows = predictions(k, rule)
         med, worst = errors(rows)
         lines.append(f"| {row.params_b:g}B | {rows[0]['efficiency']:.3f} | {med:.1%} | "
                      f"{worst:.1%} |")

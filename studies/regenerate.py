@@ -128,7 +128,9 @@ def _megatron(docs, draw):
         cli(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
              "--topology", "gpu_cluster:machine=dgx_h100", "-P", "64..1024",
              "--png", str(docs / "transformer_scaling.png")])
-    return {"megatron-table": markdown(predictions()), "megatron-sensitivity": sensitivity()}
+    return {"megatron-table": markdown(predictions()), "megatron-sensitivity": sensitivity(),
+            "megatron-table-flops": markdown(predictions(rule="flops")),
+            "megatron-sensitivity-flops": sensitivity("flops")}
 
 
 def _schemes(docs, draw):
@@ -183,7 +185,8 @@ JOBS = MappingProxyType({
                        "ring and PS over TCP vs fluid (studies.tcp_startup), about 10 s"),
     "schemes": Job("studies.md", ("schemes-table",), ("schemes.png",), _schemes,
                    "schemes x architectures to 0.92 accuracy (studies.schemes), about 10 s"),
-    "megatron": Job("transformer.md", ("megatron-table", "megatron-sensitivity"),
+    "megatron": Job("transformer.md", ("megatron-table", "megatron-sensitivity",
+                                       "megatron-table-flops", "megatron-sensitivity-flops"),
                     ("transformer_scaling.png",), _megatron,
                     "Narayanan et al. SC'21 Table 1 against the transformer closed form "
                     "(studies.megatron_table), seconds"),

@@ -15,7 +15,9 @@ every layout of P GPUs by the closed form.
 Each GPU computes at ``efficiency`` times its dense FP16 peak
 (:func:`topologies.devices.device_flops` of the topology's GPU model); the
 default efficiency is the one taken from Narayanan et al.'s Table 1 row
-:data:`studies.megatron_table.REFERENCE` (:func:`default_efficiency`). Links:
+:data:`studies.megatron_table.REFERENCE` under the same FLOPs-only rule
+(:func:`default_efficiency`; the layers' memory traffic,
+:mod:`workloads.transformer_time`, is not in this study yet). Links:
 the alpha-beta (:func:`netsim.costmodel.alpha_beta`) of the first
 tensor-parallel group, of the first pipeline hop and of the first data-parallel
 pair as placed (ranks on GPUs in graph order). Each record carries the memory
@@ -113,14 +115,16 @@ def links_of(G, L, ep=1):
 
 
 def default_efficiency():
-    """The efficiency taken from Narayanan et al.'s Table 1 (:mod:`studies.megatron_table`).
+    """The efficiency taken from Narayanan et al.'s Table 1 under the FLOPs-only rule.
+
+    The rule this study's closed form uses (:mod:`studies.megatron_table`, ``rule="flops"``).
 
     Examples
     --------
     >>> round(default_efficiency(), 3)
     0.573
     """
-    return efficiency_from(ROWS[REFERENCE])
+    return efficiency_from(ROWS[REFERENCE], rule="flops")
 
 
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,

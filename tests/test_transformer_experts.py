@@ -135,6 +135,7 @@ def test_expert_states_are_split_over_ep():
     (dict(dp=2, ep=2), "ep 2 needs experts"),
     (dict(tp=2, moe=moe(4)), "sequence parallelism"),
     (dict(dp=2, zero=1, moe=moe(4)), "ZeRO or FSDP"),
+    (dict(moe=moe(4), memory_bandwidth=2e12), "memory_bandwidth"),
     (dict(moe=(4, 2)), "Moe")])
 def test_bad_expert_options_are_refused_by_name(kwargs, needle):
     with pytest.raises(WorkloadError, match=needle):

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from studies.cli import main
-from workloads.transformer_flops import config, get_config
-from workloads.transformer_memory import layer_activation_bytes, memory_per_gpu
+from workloads.transformer_flops import config, get_config, layer_stored_bytes
+from workloads.transformer_memory import memory_per_gpu
 
 
 def test_states_are_16_bytes_per_parameter_of_the_first_stage_shard():
@@ -24,17 +24,17 @@ def test_activations_follow_korthikanti_eq2_and_eq4():
     s, b, h, a, t = 32, 2, 64, 4, 4
     eq2 = s * b * h * (10 + 24 / t + 5 * a * s / (h * t))
     eq4 = s * b * h * (34 / t + 5 * a * s / (h * t))
-    assert layer_activation_bytes(c, t) == pytest.approx(eq2)
-    assert layer_activation_bytes(c, t, True) == pytest.approx(eq4)
+    assert layer_stored_bytes(c, t) == pytest.approx(eq2)
+    assert layer_stored_bytes(c, t, True) == pytest.approx(eq4)
     # 1F1B without recomputation: the first stage holds p micro-batches of L/p layers
     m = memory_per_gpu(c, tp=t, pp=4, dp=1, recompute="none")
-    assert m["activations"] == pytest.approx(8 * layer_activation_bytes(c, t))
+    assert m["activations"] == pytest.approx(8 * layer_stored_bytes(c, t))
     # GPipe holds all m = 8 micro-batches of its 2 layers
     g = memory_per_gpu(c, tp=t, pp=4, dp=1, pipeline="gpipe", recompute="none")
-    assert g["activations"] == pytest.approx(8 * 2 * layer_activation_bytes(c, t))
+    assert g["activations"] == pytest.approx(8 * 2 * layer_stored_bytes(c, t))
     # full recomputation: the 2 s b h input of each held layer, plus one layer being recomputed
     f = memory_per_gpu(c, tp=t, pp=4, dp=1)
-    assert f["activations"] == pytest.approx(8 * 2 * s * b * h + layer_activation_bytes(c, t))
+    assert f["activations"] == pytest.approx(8 * 2 * s * b * h + layer_stored_bytes(c, t))
 
 
 def test_sweep_leaves_out_layouts_that_do_not_fit(capsys, tmp_path):

@@ -24,6 +24,10 @@ the V100). NVIDIA's A100 and H100 datasheets print the tensor figures with
 throughput is half of that; the table holds the dense values. Peaks are
 upper bounds: real training reaches a fraction of them.
 
+The same datasheets give each GPU's memory (HBM) bandwidth, which a
+memory-bound kernel's time depends on: :func:`hbm_bandwidth`
+(:data:`HBM_BANDWIDTH`), by model and memory size.
+
 References
 ----------
 .. [1] NVIDIA, "NVIDIA Tesla V100 GPU Accelerator" datasheet (2018):
@@ -44,7 +48,7 @@ from netsim.errors import TopologyError
 
 __all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops",
            "COMPUTE_CAPABILITY", "compute_capability", "LAUNCH_LATENCY", "launch_latency",
-           "HOST_MEMORY_BANDWIDTH"]
+           "HOST_MEMORY_BANDWIDTH", "HBM_BANDWIDTH", "hbm_bandwidth"]
 
 
 class DeviceError(TopologyError):
@@ -232,3 +236,47 @@ def launch_latency(model):
 #: 204.8 GB/s for second-generation AMD EPYC ("Rome", EPYC 7002: AMD's product pages,
 #: e.g. EPYC 7542, "Per Socket Mem BW 204.8 GB/s"). A peak: STREAM reaches a share of it.
 HOST_MEMORY_BANDWIDTH = MappingProxyType({"EPYC-7002": 204.8e9})
+
+
+#: Peak bandwidth of a GPU's own memory (HBM), bytes/s, by GPU model and memory size, from
+#: NVIDIA's datasheets: "GPU Memory Bandwidth" of the A100 datasheet (2021): 1,555 GB/s for
+#: the 40 GB SXM and PCIe parts, 2,039 GB/s for the 80 GB SXM part, 1,935 GB/s for the
+#: 80 GB PCIe part; the V100 datasheet's 900 GB/s (SXM2 and PCIe); the H100 datasheet's
+#: (2023) 3.35 TB/s (SXM) and 2 TB/s (PCIe). Peaks: a memory-bound kernel reaches a share.
+HBM_BANDWIDTH = MappingProxyType({
+    "V100": 900e9, "V100-PCIe": 900e9,
+    "A100-40GB": 1555e9, "A100-80GB": 2039e9,
+    "A100-PCIe-40GB": 1555e9, "A100-PCIe-80GB": 1935e9,
+    "H100": 3.35e12, "H100-PCIe": 2e12,
+})
+
+
+def hbm_bandwidth(model):
+    """Peak bytes/s of a GPU model's own memory (:data:`HBM_BANDWIDTH`).
+
+    The A100 comes with 40 or 80 GB at different bandwidths: name the size.
+
+    Parameters
+    ----------
+    model : str
+        A key of :data:`HBM_BANDWIDTH`; case and dashes do not matter.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    DeviceError
+        For an unknown model, listing the known ones.
+
+    Examples
+    --------
+    >>> hbm_bandwidth("A100-80GB") / 1e9, hbm_bandwidth("a100 40gb") / 1e9
+    (2039.0, 1555.0)
+    >>> hbm_bandwidth("A100")
+    Traceback (most recent call last):
+    ...
+    topologies.devices.DeviceError: unknown GPU model 'A100'; known: V100, V100-PCIe, A100-40GB, A100-80GB, A100-PCIe-40GB, A100-PCIe-80GB, H100, H100-PCIe
+    """
+    return _by_model(HBM_BANDWIDTH, model)

@@ -39,7 +39,10 @@ ops in FLOPs, collective ops and messages:
 A rank's compute ops and its blocking tensor-parallel collectives run one after
 another (one CUDA stream); its pipeline messages and gradient buckets do not
 hold its compute up. The compute ops are in FLOPs; ``device_flops`` (the rate
-achieved: peak times an efficiency) goes into the trace's metadata.
+achieved: peak times an efficiency) goes into the trace's metadata. With
+``memory_bandwidth`` each block's FLOP op is followed by an op of the seconds
+its memory traffic takes (:mod:`workloads.transformer_time`), tagged as the
+pass it belongs to.
 :func:`workloads.transformer_closed.closed_form` is the time per iteration in
 closed form: compute, bubble and exposed communication per parallelism.
 """
@@ -55,6 +58,7 @@ from .transformer_flops import activation_bytes
 from .transformer_moe import (bucket_groups, dense_stages, expert_grads, make_meet, make_mlp,
                               plan, run_jointly)
 from .transformer_stages import buckets, check
+from .transformer_time import memory_seconds
 from .transformer_zero import check_zero, make_gather
 
 __all__ = ["schedule", "measure", "closed_form", "DESCRIPTION", "TAGS"]
@@ -66,7 +70,8 @@ TAGS = ("tp", "pp", "dp", "ep")
 
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
-             chunks=1, scatter_gather=False, zero=0, fsdp=False, moe=None, ep=1):
+             chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
+             ep=1):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -97,6 +102,10 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         ZeRO's stage of sharded data parallelism (:mod:`workloads.transformer_zero`).
     fsdp : bool
         PyTorch FSDP (full sharding): ZeRO-3's traffic.
+    memory_bandwidth : float, optional
+        Bytes/s of a rank's memory: each attention and MLP block's FLOP op is
+        followed by one of its memory traffic's seconds
+        (:func:`workloads.transformer_time.memory_seconds`); None: FLOPs only.
     moe : workloads.transformer_moe.Moe, optional
         Mixture-of-experts layers (:mod:`workloads.transformer_moe`), their
         all-to-alls tagged ``ep``.
@@ -122,7 +131,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     """
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks)
     zstage = check_zero(zero, fsdp, L)
-    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage))
+    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
@@ -137,6 +146,9 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         experts, stages = expert_grads(stages, p), dense_stages(stages, p)
     else:
         experts = [[] for _ in stages]
+    mem = memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth)
+    if memory_bandwidth is not None:
+        meta["memory_bandwidth"] = float(memory_bandwidth)
     if device_flops is not None:
         meta["device_flops"] = check_real(device_flops, "device_flops", lo=0, strict=True,
                                           error=WorkloadError)
@@ -145,8 +157,12 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     # last[(stage, replica)]: the op each shard's stream waits for next.
     last = {(s, r): [None] * L.tp for s in range(L.pp) for r in range(L.dp)}
 
-    def block(s, r, flops, it, tag, extra=None, before=True, after=True, size=None):
-        """One block on every shard of (s, r): [pre collective] compute [post collective]."""
+    def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None, size=None):
+        """One block on every shard of (s, r): [pre collective] compute [post collective].
+
+        ``kind`` ("attention", "mlp"; None for the logit layer): its memory op's seconds;
+        ``size``: the bytes of its collectives (default the activation's).
+        """
         group, prev, size = L.tp_group(s, r), last[(s, r)], act if size is None else size
         deps = [[x for x in (prev[k], None if extra is None else extra[k]) if x is not None]
                 for k in range(L.tp)]
@@ -156,6 +172,9 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             deps = [[op]] * L.tp
         ops = [b.compute(rank, flops=flops, deps=deps[k], iteration=it, tag=tag)
                for k, rank in enumerate(group)]
+        if kind and mem[(kind, tag)]:
+            ops = [b.compute(rank, seconds=mem[(kind, tag)], deps=[op], iteration=it, tag=tag)
+                   for rank, op in zip(group, ops)]
         if L.tp > 1 and post and after:
             op = b.collective(post, group, size, deps=ops, iteration=it, tag="tp",
                               element=c.element)
@@ -164,7 +183,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         return ops
 
     def dense(st, layer, s, r, it, tag, scale, extra=None):
-        block(s, r, scale * st.mlp, it, tag, extra)
+        block(s, r, scale * st.mlp, it, tag, extra, kind="mlp")
         yield from ()
 
     mlp = make_mlp(p, block, last, dense)
@@ -242,7 +261,7 @@ def _forward(st, s, r, it, block, extra, fetch, mlp):
         fetch("embedding")   # the root unit: the first layer's gather follows it
     for layer in st.layers:
         extra = fetch(layer) if fetch else extra
-        block(s, r, st.attention, it, "forward", extra)
+        block(s, r, st.attention, it, "forward", extra, kind="attention")
         yield from mlp(st, layer, s, r, it, "forward", 1)
         extra = None
     if st.logit:
@@ -259,11 +278,12 @@ def _backward(st, s, r, it, block, extra, recompute, done, fetch, mlp):
     for layer in reversed(st.layers):
         extra = fetch(layer) if fetch else extra
         if recompute == "full":
-            block(s, r, st.attention, it, "recompute", extra)
+            block(s, r, st.attention, it, "recompute", extra, kind="attention")
             yield from mlp(st, layer, s, r, it, "recompute", 1)
             extra = None
         yield from mlp(st, layer, s, r, it, "backward", 2, extra)
-        done[layer] = done["expert", layer] = block(s, r, 2 * st.attention, it, "backward")
+        done[layer] = done["expert", layer] = block(s, r, 2 * st.attention, it, "backward",
+                                                    kind="attention")
         extra = None
     if st.index == 0:
         done["embedding"] = done[st.layers[0]]

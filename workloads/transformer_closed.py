@@ -3,8 +3,10 @@
 The closed form of :func:`workloads.transformer.schedule`'s trace. With ``m``
 micro-batches, ``p`` stages of ``v`` chunks each (``v = 1`` but for the
 interleaved schedule), and a chunk's forward and backward of one micro-batch
-taking ``t_f = f_f / F + c_f`` and ``t_b = f_b / F + c_b`` (FLOPs at the rate
-``F``, plus the blocking tensor-parallel collectives ``c``), the pipeline takes
+taking ``t_f = x_f + c_f`` and ``t_b = x_b + c_b`` (compute ``x``: FLOPs at the
+rate ``F``, plus with ``memory_bandwidth`` the layers' memory traffic,
+:mod:`workloads.transformer_time`; and the blocking tensor-parallel
+collectives ``c``), the pipeline takes
 (Narayanan et al. SC'21, section 2.2):
 
     ``T = (v m + p - 1)(t_f + t_b) + e_pp + e_dp``
@@ -14,8 +16,8 @@ split into
 ============ ==================================================================
 term         meaning
 ============ ==================================================================
-compute      ``v m (f_f + f_b) / F``: the stage's own work
-bubble       ``(p - 1)(f_f + f_b) / F``: ``(p - 1)/(v m)`` of the compute
+compute      ``v m (x_f + x_b)``: the stage's own work
+bubble       ``(p - 1)(x_f + x_b)``: ``(p - 1)/(v m)`` of the compute
 tp           ``(v m + p - 1)(c_f + c_b)``: tensor-parallel collectives, all exposed
 pp           ``e_pp``: what the hops between stages (Hockney's ``alpha + n beta``
              each) add to the schedule's time, from its exact timeline
@@ -51,6 +53,7 @@ from .transformer_flops import activation_bytes
 from .transformer_moe import (bucket_costs, chunk_alltoall, chunk_delta, dense_stages,
                               expert_grads, is_moe, layer_delta, plan)
 from .transformer_stages import buckets, check
+from .transformer_time import BLOCKS, memory_seconds
 from .transformer_zero import check_zero, zero3_timeline
 
 __all__ = ["closed_form", "TERMS"]
@@ -66,7 +69,8 @@ def _cost(links, name):
 
 def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
                 sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
-                chunks=1, scatter_gather=False, zero=0, fsdp=False, moe=None, ep=1):
+                chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
+                moe=None, ep=1):
     """Time per iteration of :func:`workloads.transformer.schedule`'s trace, term by term.
 
     Parameters
@@ -80,7 +84,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         byte of each parallelism's links (e.g.
         :func:`netsim.costmodel.alpha_beta` of a group's placement); a missing
         entry costs nothing.
-    scatter_gather, zero, fsdp : bool, int, bool
+    scatter_gather, zero, fsdp, memory_bandwidth : bool, int, bool, float
         As for :func:`workloads.transformer.schedule`. Under ZeRO-1/2 the
         buckets are reduce-scatters and an allgather of the parameters follows
         them; under ZeRO-3 (one stage) the exact timeline of
@@ -115,7 +119,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks)
     zstage = check_zero(zero, fsdp, L)
-    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage))
+    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
@@ -129,37 +133,39 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         pre, post = 0.0, costmodel.ring_allreduce(L.tp, act, a, b)
     redo = recompute == "full"
     F = float(device_flops)
-    # per chunk: forward flops, backward flops, forward comm, backward comm
-    per = [[_chunk(st, pre, post, redo) for st in chunk_list] for chunk_list in stages]
+    mem = _layer_memory(memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth), redo)
+    # per chunk: forward compute, backward compute, forward comm, backward comm (seconds)
+    per = [[_chunk(st, pre, post, redo, F, mem) for st in chunk_list] for chunk_list in stages]
     if p:   # the MoE layers' extra work, and their dense and expert gradients apart
         per = [[tuple(x + y for x, y in zip(row, chunk_delta(st, p, st.mlp, pre, post, redo,
-                                                                links)))
+                                                                links, F)))
                 for row, st in zip(rows, chunk_list)] for rows, chunk_list in zip(per, stages)]
         experts, stages = expert_grads(stages, p), dense_stages(stages, p)
     # the slowest stage, its chunks taken as alike (their mean)
-    slowest = max(range(L.pp), key=lambda s: _time(per[s], chunks, F))
-    ff, fb, cf, cb = (sum(col) / chunks for col in zip(*per[slowest]))
+    means = [tuple(sum(col) / chunks for col in zip(*row)) for row in per]
+    slowest = max(range(L.pp), key=lambda s: sum(means[s]))
+    xf, xb, cf, cb = means[slowest]
     a2a = sum(chunk_alltoall(st, p, redo, links) for st in stages[slowest]) / chunks
     a_pp, b_pp = _cost(links, "pp")
     gather = scatter_gather and L.tp > 1 and L.pp > 1
     hop = costmodel.hockney(act // L.tp if gather else act, a_pp, b_pp) if L.pp > 1 else 0.0
     regather = costmodel.ring_allgather(L.tp, act, a, b) if gather else 0.0
-    t_f, t_b = ff / F + cf, fb / F + cb
+    t_f, t_b = xf + cf, xb + cb
     v = chunks
     ideal = _pipeline.iteration_time(L.pp, m, t_f, t_b, v)
     pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v, regather)
     if not hop and not regather:   # the same time as the formula, without the rounding of a long sum
         pipe = ideal
-    out = {"compute": m * v * (ff + fb) / F, "bubble": (L.pp - 1) * (ff + fb) / F,
+    out = {"compute": m * v * (xf + xb), "bubble": (L.pp - 1) * (xf + xb),
            "tp": (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0, "pp": pipe - ideal,
            "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
                              _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
-                             p, experts if p else None, links),
+                             mem[1], p, experts if p else None, links),
            "ep": (m * v + L.pp - 1) * a2a}
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
-        times = ((st.attention + st.mlp) / F + n, (2 + redo) * (st.attention + st.mlp) / F
-                 + n * (1 + redo), st.logit / F + (pre if st.logit else 0),
+        times = ((st.attention + st.mlp) / F + mem[0] + n,
+                 (2 + redo) * (st.attention + st.mlp) / F + mem[1] + n * (1 + redo), st.logit / F + (pre if st.logit else 0),
                  2 * st.logit / F + (post if st.logit else 0))
         end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times, c.element,
                                  L.dp, _cost(links, "dp")))
@@ -170,24 +176,27 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     return out
 
 
-def _time(row, chunks, F):
-    """A stage's chunk time, its chunks taken as alike (their mean): what ranks the stages."""
-    ff, fb, cf, cb = (sum(col) / chunks for col in zip(*row))
-    return (ff + fb) / F + cf + cb
+def _layer_memory(ms, redo):
+    """One layer's memory seconds in its forward and in its backward (with the recomputed forward)."""
+    forward = sum(ms[(blk, "forward")] for blk in BLOCKS)
+    backward = sum(ms[(blk, "backward")] + redo * ms[(blk, "recompute")] for blk in BLOCKS)
+    return forward, backward
 
 
-def _chunk(st, pre, post, redo):
-    """A chunk's forward and backward FLOPs and blocking tensor-parallel time per micro-batch."""
+def _chunk(st, pre, post, redo, F, mem):
+    """A chunk's forward and backward compute seconds and blocking tensor-parallel time per
+    micro-batch; ``mem``: a layer's memory seconds (forward, backward)."""
     n, block = len(st.layers), pre + post
-    ff = n * (st.attention + st.mlp) + st.logit
-    fb = n * (2 + redo) * (st.attention + st.mlp) + 2 * st.logit
+    xf = (n * (st.attention + st.mlp) + st.logit) / F + n * mem[0]
+    xb = (n * (2 + redo) * (st.attention + st.mlp) + 2 * st.logit) / F + n * mem[1]
     cf = 2 * n * block + (pre if st.logit else 0)
     cb = 2 * n * block * (1 + redo) + (post if st.logit else 0)
-    return ff, fb, cf, cb
+    return xf, xb, cf, cb
 
 
 def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
-                redo, zstage=0, param_element=2, p=None, experts=None, links=None):
+                redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
+                links=None):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
 
     Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
@@ -205,13 +214,14 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
     reduce = costmodel.ring_reduce_scatter if zstage else costmodel.ring_allreduce
     worst = 0.0
     for s, chunks in enumerate(stages):
-        t = ends[s] - sum(x[1] / F + x[3] for x in per[s])
+        t = ends[s] - sum(x[1] + x[3] for x in per[s])
         done, grads = {}, []
         for st in reversed(chunks):
             # the logit layer's backward comes first, whether or not it holds its own
             # gradient (with one stage the embedding's is the tied word embedding's)
             t += 2 * st.logit / F + (post if st.logit else 0)
-            layer = (2 + redo) * (st.attention + st.mlp) / F + 2 * block_comm * (1 + redo)
+            layer = ((2 + redo) * (st.attention + st.mlp) / F + layer_memory
+                     + 2 * block_comm * (1 + redo))
             if p:
                 flops, _, cb = layer_delta(p, block_comm - post, post, redo, links)
                 moe = (2 + redo) * (flops - st.mlp) / F + cb

@@ -29,6 +29,24 @@ re-runs each layer's forward, with its tensor-parallel communication, just
 before its backward: one more forward per layer. (Korthikanti's selective
 recomputation is not modelled.)
 
+Beside the FLOPs, the bytes each block of a layer stores for its backward, per
+tensor-parallel shard (Korthikanti et al. [2]_, section 4.1, Eq. 1; with
+tensor parallelism Eq. 2, with sequence parallelism too Eq. 4), counted
+tensor by tensor in 16-bit values ``e = 2`` bytes and 1-byte dropout masks:
+
+* attention: whole on every shard, the layer norm's and the QKV GEMM's inputs
+  (``2 s b h e``) and the output dropout's mask (``s b h``); split over the
+  ``t`` shards, Q, K, V and the output projection's input (``4 s b h e``), the
+  softmax's output, its dropout's output (``2 a s^2 b e``) and mask (``a s^2 b``);
+* MLP: whole, the layer norm's and the first linear's inputs (``2 s b h e``)
+  and the dropout mask (``s b h``); split, the GeLU's and the second linear's
+  inputs (``8 s b h e``).
+
+With sequence parallelism (Eq. 4) the whole tensors are split over the shards too.
+At ``e = 2`` the two blocks add up to Korthikanti's ``s b h (10 + 24/t + 5 a
+s/(h t))`` (Eq. 2; ``34 + 5 a s/h`` at ``t = 1``, Eq. 1); other precisions
+scale the values and keep the masks at a byte.
+
 References
 ----------
 .. [1] D. Narayanan, M. Shoeybi, J. Casper, P. LeGresley, M. Patwary, V. Korthikanti,
@@ -52,7 +70,8 @@ from .errors import WorkloadError
 __all__ = ["Config", "CONFIGS", "PRECISION_BYTES", "RECOMPUTE", "config", "get_config",
            "layer_forward_flops", "attention_forward_flops", "mlp_forward_flops",
            "logit_forward_flops", "layer_parameters", "parameters", "iteration_flops",
-           "activation_bytes"]
+           "activation_bytes", "attention_stored_bytes", "mlp_stored_bytes",
+           "layer_stored_bytes"]
 
 #: Bytes per value of each training precision (mixed precision keeps fp16/bf16 activations).
 PRECISION_BYTES = MappingProxyType({"fp32": 4, "fp16": 2, "bf16": 2})
@@ -258,3 +277,63 @@ def activation_bytes(c):
     20971520
     """
     return c.micro_batch * c.seq * c.hidden * c.element
+
+
+def _stored(c, whole, split, tp, sequence_parallel):
+    """``whole + split / tp`` bytes, or both over ``tp`` with sequence parallelism."""
+    tp = check_int(tp, "tp", error=WorkloadError)
+    return (whole + split) / tp if sequence_parallel else whole + split / tp
+
+
+def attention_stored_bytes(c, tp=1, sequence_parallel=False):
+    """Bytes one layer's attention block stores for its backward, per shard, per micro-batch [2]_.
+
+    ``s b h (2 e + 1)`` whole on every shard (with ``sequence_parallel`` split
+    too) and ``(4 s b h e + a s^2 b (2 e + 1)) / t`` split: ``11 s b h + 5 a
+    s^2 b`` and the layer norm's ``2 s b h`` at ``t = 1`` and ``e = 2``
+    (Korthikanti et al. section 4.1).
+
+    Examples
+    --------
+    >>> c = Config(1, 64, 4, 32, 0, micro_batch=2)
+    >>> attention_stored_bytes(c) == 32 * 2 * 64 * 13 + 5 * 4 * 32 ** 2 * 2
+    True
+    """
+    b, s, h, a, e = c.micro_batch, c.seq, c.hidden, c.heads, c.element
+    return _stored(c, s * b * h * (2 * e + 1), 4 * s * b * h * e + a * s * s * b * (2 * e + 1),
+                   tp, sequence_parallel)
+
+
+def mlp_stored_bytes(c, tp=1, sequence_parallel=False):
+    """Bytes one layer's MLP block stores for its backward, per shard, per micro-batch [2]_.
+
+    ``s b h (2 e + 1)`` whole (with ``sequence_parallel`` split too) and ``8 s b
+    h e / t`` split: ``19 s b h`` and the layer norm's ``2 s b h`` at ``t = 1``
+    and ``e = 2`` (Korthikanti et al. section 4.1).
+
+    Examples
+    --------
+    >>> c = Config(1, 64, 4, 32, 0, micro_batch=2)
+    >>> mlp_stored_bytes(c) == 32 * 2 * 64 * 21, mlp_stored_bytes(c, 4) == 32 * 2 * 64 * 9
+    (True, True)
+    """
+    b, s, h, e = c.micro_batch, c.seq, c.hidden, c.element
+    return _stored(c, s * b * h * (2 * e + 1), 8 * s * b * h * e, tp, sequence_parallel)
+
+
+def layer_stored_bytes(c, tp=1, sequence_parallel=False):
+    """Bytes one layer stores for its backward per shard and micro-batch: Korthikanti Eq. 1, 2, 4.
+
+    ``s b h (10 + 24/t + 5 a s/(h t))`` in 16-bit precision; ``s b h (34/t + 5
+    a s/(h t))`` with ``sequence_parallel``.
+
+    Examples
+    --------
+    >>> c = Config(1, 64, 4, 32, 0, micro_batch=2)
+    >>> layer_stored_bytes(c) == 32 * 2 * 64 * (34 + 5 * 4 * 32 / 64)   # Eq. 1
+    True
+    >>> layer_stored_bytes(c, 4) == 32 * 2 * 64 * (10 + 24 / 4 + 5 * 4 * 32 / (64 * 4))  # Eq. 2
+    True
+    """
+    return (attention_stored_bytes(c, tp, sequence_parallel)
+            + mlp_stored_bytes(c, tp, sequence_parallel))

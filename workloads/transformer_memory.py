@@ -14,7 +14,8 @@ Two parts, on the pipeline stage that holds the most:
 * **Activations** (Korthikanti et al. 2022, section 4): one layer of one
   micro-batch stores ``s b h (10 + 24/t + 5 a s / (h t))`` bytes with tensor
   parallelism (their Eq. 2), ``s b h (34/t + 5 a s / (h t))`` with sequence
-  parallelism too (Eq. 4), or only its ``2 s b h``-byte input under full
+  parallelism too (Eq. 4; :func:`workloads.transformer_flops.layer_stored_bytes`), or
+  only its ``2 s b h``-byte input under full
   recomputation (section 4.3), plus one layer's full activations while it is
   recomputed. The first stage holds the most micro-batches' worth (section
   4.2.3): ``L`` layers' worth under 1F1B (``p`` micro-batches of ``L/p``
@@ -30,10 +31,11 @@ the communication library's buffers and fragmentation.
 """
 
 from .layout import layout as make_layout
+from .transformer_flops import layer_stored_bytes
 from .transformer_moe import stage_parameters_delta
 from .transformer_stages import shard_parameters
 
-__all__ = ["OPTIMIZER_BYTES", "zero_state_bytes", "layer_activation_bytes", "memory_per_gpu"]
+__all__ = ["OPTIMIZER_BYTES", "zero_state_bytes", "memory_per_gpu"]
 
 #: Bytes of model state per parameter under mixed-precision Adam (Rajbhandari et al. 2020).
 OPTIMIZER_BYTES = 16
@@ -51,22 +53,6 @@ def zero_state_bytes(zero, dp):
     [16.0, 7.0, 5.5, 4.0]
     """
     return float((16, 4 + 12 / dp, 2 + 14 / dp, 16 / dp)[zero])
-
-
-def layer_activation_bytes(c, tp=1, sequence_parallel=False):
-    """Bytes one layer stores for one micro-batch without recomputation (Korthikanti Eq. 2, 4).
-
-    Examples
-    --------
-    >>> from workloads.transformer_flops import config
-    >>> c = config(1, 64, 4, 32, 0, micro_batch=2, global_batch=2)
-    >>> layer_activation_bytes(c) == 32 * 2 * 64 * (34 + 5 * 4 * 32 / 64)   # Eq. 1 at t = 1
-    True
-    """
-    s, b, h, a, t = c.seq, c.micro_batch, c.hidden, c.heads, tp
-    if sequence_parallel:
-        return s * b * h * (34 / t + 5 * a * s / (h * t))
-    return s * b * h * (10 + 24 / t + 5 * a * s / (h * t))
 
 
 def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
@@ -106,7 +92,7 @@ def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
         layers_held = c.layers * (1 + (L.pp - 1) / (L.pp * chunks))
     else:
         layers_held = min(L.pp, m) * per_stage
-    full = layer_activation_bytes(c, L.tp, sequence_parallel)
+    full = layer_stored_bytes(c, L.tp, sequence_parallel)
     if recompute == "full":
         stored = 2 * c.seq * c.micro_batch * c.hidden / (L.tp if sequence_parallel else 1)
         activations = stored * layers_held + full

@@ -265,7 +265,7 @@ class Plan(NamedTuple):
     expert: int      # expert parameters per rank of an MoE layer
 
 
-def plan(c, L, m, ep=1, sequence_parallel=False, sharded=False):
+def plan(c, L, m, ep=1, sequence_parallel=False, sharded=False, memory=False):
     """Check ``m`` and ``ep`` against model ``c`` and layout ``L``; their :class:`Plan`.
 
     Raises
@@ -274,7 +274,8 @@ def plan(c, L, m, ep=1, sequence_parallel=False, sharded=False):
         For an ``ep`` that does not divide the data-parallel degree or the
         experts, ``ep > 1`` without experts, ``tp > 1`` without sequence
         parallelism (Megatron-LM's rule for MoE), or experts with ``sharded``
-        data parallelism (ZeRO or FSDP: not modelled).
+        data parallelism (ZeRO or FSDP) or with the ``memory`` traffic of
+        :mod:`workloads.transformer_time` (neither modelled for experts).
 
     Examples
     --------
@@ -297,6 +298,8 @@ def plan(c, L, m, ep=1, sequence_parallel=False, sharded=False):
         raise WorkloadError(f"moe must be a workloads.transformer_moe.Moe, not {m!r}")
     if sharded:
         raise WorkloadError("experts with ZeRO or FSDP are not modelled")
+    if memory:
+        raise WorkloadError("experts with memory_bandwidth are not modelled (FLOPs only)")
     if L.dp % ep:
         raise WorkloadError(f"ep {ep} does not divide dp {L.dp}")
     if m.experts % ep:
@@ -477,13 +480,14 @@ def layer_delta(p, pre, post, redo, links):
     return (p.router + p.experts, comm - pre - post, comm * (1 + redo) - (pre + post) * (1 + redo))
 
 
-def chunk_delta(st, p, mlp, pre, post, redo, links):
-    """A chunk's added forward and backward FLOPs and blocking time from its MoE layers."""
+def chunk_delta(st, p, mlp, pre, post, redo, links, F):
+    """A chunk's added forward and backward compute seconds (at ``F`` FLOP/s) and blocking
+    time from its MoE layers."""
     if p is None:
         return 0.0, 0.0, 0.0, 0.0
     n = sum(is_moe(p.moe, i) for i in st.layers)
     flops, cf, cb = layer_delta(p, pre, post, redo, links)
-    return n * (flops - mlp), n * (2 + redo) * (flops - mlp), n * cf, n * cb
+    return n * (flops - mlp) / F, n * (2 + redo) * (flops - mlp) / F, n * cf, n * cb
 
 
 def bucket_costs(L, p, dense, experts, element, bucket_bytes, buckets, reduce, links):
