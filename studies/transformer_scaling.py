@@ -23,7 +23,17 @@ tensor-parallel group, of the first pipeline hop and of the first data-parallel
 pair as placed (ranks on GPUs in graph order). Each record carries the memory
 per GPU of :func:`workloads.transformer_memory.memory_per_gpu`; the sweep can
 leave out what does not fit.
+
+With experts (``moe``, :mod:`workloads.transformer_moe`) and an expert-parallel
+degree ``ep``, the all-to-alls cost the alpha-beta of the first
+expert-parallel group as placed and the expert gradients that of the ends
+of the first expert-data-parallel group; the record's ``ep_comm`` is their exposed time, the
+MFU counts the router and the ``top_k`` experts in the model's FLOPs, and the
+sweep also runs over ``ep``.
 """
+
+import math
+
 
 import numpy as np
 
@@ -32,11 +42,12 @@ from netsim.costmodel import alpha_beta
 from netsim.errors import NetsimError
 from topologies.devices import device_flops
 from workloads.errors import WorkloadError
-from workloads.layout import layout
+from workloads.layout import ep_group, layout
 from workloads.transformer import schedule
 from workloads.transformer_closed import closed_form
 from workloads.transformer_flops import iteration_flops
 from workloads.transformer_memory import memory_per_gpu
+from workloads.transformer_moe import iteration_flops_delta
 
 from .megatron_table import REFERENCE, ROWS, efficiency_from
 
@@ -72,8 +83,13 @@ def peak_of(G, precision="fp16"):
     return device_flops(model, "fp16" if precision in ("fp16", "bf16") else precision)
 
 
-def links_of(G, L):
-    """``{"tp": (alpha, beta), "pp": ..., "dp": ...}`` of layout ``L`` placed on ``G``'s GPUs.
+def links_of(G, L, ep=1):
+    """``{"tp": (alpha, beta), "pp": ..., "dp": ..., "ep": ..., "edp": ...}`` of ``L`` on ``G``.
+
+    ``ep``: the first expert-parallel group of expert-parallel degree
+    ``ep``; ``edp``: the first and last member of the first
+    expert-data-parallel group (replicas ``0`` and ``dp - ep``: its ring's
+    slowest hop when the group leaves a machine).
 
     Examples
     --------
@@ -92,7 +108,10 @@ def links_of(G, L):
 
     return {"tp": alpha_beta(G, placement=nodes[:L.tp]) if L.tp > 1 else (0.0, 0.0),
             "pp": pair(0, L.rank(1, 0, 0)) if L.pp > 1 else (0.0, 0.0),
-            "dp": pair(0, L.rank(0, 1, 0)) if L.dp > 1 else (0.0, 0.0)}
+            "dp": pair(0, L.rank(0, 1, 0)) if L.dp > 1 else (0.0, 0.0),
+            "ep": (alpha_beta(G, placement=[nodes[r] for r in ep_group(L, ep, 0, 0, 0)])
+                   if ep > 1 else (0.0, 0.0)),
+            "edp": pair(0, L.rank(0, L.dp - ep, 0)) if L.dp > ep else (0.0, 0.0)}
 
 
 def default_efficiency():
@@ -109,11 +128,12 @@ def default_efficiency():
 
 
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
-          simulate=False, library="auto", chunks=1, zero=0, fsdp=False):
+          simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1):
     """One layout on one topology: a record of the closed form (and the replay).
 
     ``zero`` and ``fsdp`` shard the data parallelism
-    (:mod:`workloads.transformer_zero`) and its memory.
+    (:mod:`workloads.transformer_zero`) and its memory; ``moe`` and ``ep`` add
+    experts (:mod:`workloads.transformer_moe`).
 
     Examples
     --------
@@ -128,20 +148,27 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rate = efficiency * peak
     kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
               chunks=chunks)
-    shard = dict(zero=zero, fsdp=fsdp)
-    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L), **kw, **shard)
+    shard = dict(zero=zero, fsdp=fsdp) if moe is None else dict(zero=zero, fsdp=fsdp, moe=moe,
+                                                                 ep=ep)
+    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L, ep), **kw,
+                    **shard)
     rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
            "time": f["time"], "compute": f["compute"], "bubble": f["bubble"],
            "tp_comm": f["tp"], "pp_comm": f["pp"], "dp_comm": f["dp"]}
-    rec["memory"] = memory_per_gpu(c, L.tp, L.pp, L.dp, zero=3 if fsdp else zero, **kw)["total"]
+    if moe is not None:
+        rec.update(ep=ep, ep_comm=f["ep"])
+    rec["memory"] = memory_per_gpu(c, L.tp, L.pp, L.dp, zero=3 if fsdp else zero, **kw,
+                                   **({} if moe is None else dict(moe=moe, ep=ep)))["total"]
     rec["tokens_per_s"] = c.global_batch * c.seq / f["time"]
-    rec["mfu"] = iteration_flops(c, "none") / (L.world * peak * f["time"])
+    model = iteration_flops(c, "none") + (0 if moe is None else
+                                          iteration_flops_delta(c, moe, "none"))
+    rec["mfu"] = model / (L.world * peak * f["time"])
     rec["simulated"], rec["saturated_link"] = None, None
     if simulate:
         t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kw, **shard)
         r = replay(t, G, placement=gpus_of(G)[:L.world], library=library)
         rec["simulated"] = r.makespan
-        rec["mfu_simulated"] = iteration_flops(c, "none") / (L.world * peak * r.makespan)
+        rec["mfu_simulated"] = model / (L.world * peak * r.makespan)
         top = r.bottlenecks(1)
         rec["saturated_link"] = (f"{top[0]['link']} ({top[0]['saturated'] / r.makespan:.0%})"
                                  if top and top[0]["saturated"] > 0 else None)
@@ -175,9 +202,10 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
 
     ``tp`` runs over the powers of two up to ``max_tp`` (one machine), ``pp``
     over the divisors of the layer count; ``dp`` is the rest and must divide
-    the global batch in micro-batches. With ``memory`` (bytes per GPU), the
-    layouts needing more (:func:`workloads.transformer_memory.memory_per_gpu`)
-    are left out.
+    the global batch in micro-batches. With experts (``moe=`` in ``kwargs``),
+    ``ep`` runs over the common divisors of ``dp`` and the experts. With
+    ``memory`` (bytes per GPU), the layouts needing more
+    (:func:`workloads.transformer_memory.memory_per_gpu`) are left out.
 
     Examples
     --------
@@ -196,16 +224,25 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
             dp = P // (tp * pp)
             if c.global_batch % (c.micro_batch * dp):
                 continue
-            try:
-                rec = point(c, layout(tp, pp, dp), G, e, **kwargs)
-            except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
-                continue
-            if memory is None or rec["memory"] <= memory:
-                out.append(rec)
+            for ep in _expert_degrees(dp, kwargs.get("moe")):
+                try:
+                    rec = point(c, layout(tp, pp, dp), G, e, **kwargs, **ep)
+                except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
+                    continue
+                if memory is None or rec["memory"] <= memory:
+                    out.append(rec)
     if not out:
         raise NetsimError(f"no layout of {P} GPUs fits the model"
                           + (f" in {memory / 1e9:g} GB per GPU" if memory else ""))
     return sorted(out, key=lambda r: r["time"])
+
+
+def _expert_degrees(dp, moe):
+    """The ``ep`` options of a sweep: none without experts, else each divisor of both."""
+    if moe is None:
+        return [{}]
+    g = math.gcd(dp, moe.experts)
+    return [{"ep": k} for k in range(1, g + 1) if g % k == 0]
 
 
 _PARTS = (("compute", "compute"), ("bubble", "bubble"), ("tp_comm", "exposed TP"),

@@ -16,6 +16,14 @@ Examples
 >>> L = Layout(2, 2, 2)
 >>> L.world, L.rank(1, 0, 1), L.tp_group(1, 1), L.dp_group(0, 1)
 (8, 5, (6, 7), (1, 3))
+
+Expert parallelism (``ep`` dividing ``dp``) takes its groups from the
+data-parallel replicas, the ``ep`` index varying faster than the rest of the
+data-parallel one, as the ``"ep-dp"`` part of that order makes them
+(``RankGenerator`` splits ``dp`` into ``ep x dp/ep`` there): replica ``r`` is
+member ``r % ep`` of expert-parallel group ``r // ep`` (:func:`ep_group`) and
+member ``r // ep`` of expert-data-parallel group ``r % ep``
+(:func:`expert_dp_group`, Megatron's "data modulo expert parallel" group).
 """
 
 from typing import NamedTuple
@@ -24,7 +32,7 @@ from netsim.checks import check_int
 
 from .errors import WorkloadError
 
-__all__ = ["Layout", "layout"]
+__all__ = ["Layout", "layout", "ep_group", "expert_dp_group"]
 
 
 class Layout(NamedTuple):
@@ -93,3 +101,26 @@ def layout(tp, pp, dp, world=None):
     if world is not None and world != tp * pp * dp:
         raise WorkloadError(f"tp {tp} x pp {pp} x dp {dp} is not {world} ranks")
     return Layout(tp, pp, dp)
+
+
+def ep_group(L, ep, stage, shard, j):
+    """The ranks of expert-parallel group ``j`` (replicas ``j ep .. j ep + ep - 1``) of a shard.
+
+    Examples
+    --------
+    >>> L = Layout(2, 1, 4)
+    >>> ep_group(L, 2, 0, 0, 0), ep_group(L, 2, 0, 1, 1)
+    ((0, 2), (5, 7))
+    """
+    return tuple(L.rank(stage, j * ep + e, shard) for e in range(ep))
+
+
+def expert_dp_group(L, ep, stage, shard, e):
+    """The ranks holding the same experts: replicas ``e, e + ep, ...`` of a shard.
+
+    Examples
+    --------
+    >>> expert_dp_group(Layout(2, 1, 4), 2, 0, 0, 1)
+    (2, 6)
+    """
+    return tuple(L.rank(stage, r, shard) for r in range(e, L.dp, ep))

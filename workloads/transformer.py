@@ -55,6 +55,8 @@ from .errors import WorkloadError
 from .overlap import DDP_BUCKET_BYTES
 from .transformer_closed import closed_form
 from .transformer_flops import activation_bytes
+from .transformer_moe import (bucket_groups, dense_stages, expert_grads, make_meet, make_mlp,
+                              plan, run_jointly)
 from .transformer_stages import buckets, check
 from .transformer_time import memory_seconds
 from .transformer_zero import check_zero, make_gather
@@ -62,13 +64,14 @@ from .transformer_zero import check_zero, make_gather
 __all__ = ["schedule", "measure", "closed_form", "DESCRIPTION", "TAGS"]
 
 DESCRIPTION = "transformer training with tensor x pipeline x data parallelism (Megatron-LM)."
-#: The tags of the trace's communication, one per parallelism.
-TAGS = ("tp", "pp", "dp")
+#: The tags of the trace's communication, one per parallelism (``ep``: experts' all-to-alls).
+TAGS = ("tp", "pp", "dp", "ep")
 
 
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
-             chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None):
+             chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
+             ep=1):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -103,6 +106,11 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         Bytes/s of a rank's memory: each attention and MLP block's FLOP op is
         followed by one of its memory traffic's seconds
         (:func:`workloads.transformer_time.memory_seconds`); None: FLOPs only.
+    moe : workloads.transformer_moe.Moe, optional
+        Mixture-of-experts layers (:mod:`workloads.transformer_moe`), their
+        all-to-alls tagged ``ep``.
+    ep : int
+        Expert-parallel degree, dividing ``dp`` and the experts.
 
     Returns
     -------
@@ -123,6 +131,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     """
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks)
     zstage = check_zero(zero, fsdp, L)
+    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
@@ -132,6 +141,11 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             "sequence_parallel": bool(sequence_parallel), "bucket_bytes": float(bucket_bytes),
             "scatter_gather": bool(scatter_gather), "zero": zstage, "fsdp": bool(fsdp),
             "grad_element": element}
+    if p:
+        meta.update(moe=moe._asdict(), ep=p.ep)
+        experts, stages = expert_grads(stages, p), dense_stages(stages, p)
+    else:
+        experts = [[] for _ in stages]
     mem = memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth)
     if memory_bandwidth is not None:
         meta["memory_bandwidth"] = float(memory_bandwidth)
@@ -143,16 +157,17 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     # last[(stage, replica)]: the op each shard's stream waits for next.
     last = {(s, r): [None] * L.tp for s in range(L.pp) for r in range(L.dp)}
 
-    def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None):
+    def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None, size=None):
         """One block on every shard of (s, r): [pre collective] compute [post collective].
 
-        ``kind`` ("attention", "mlp"; None for the logit layer): its memory op's seconds.
+        ``kind`` ("attention", "mlp"; None for the logit layer): its memory op's seconds;
+        ``size``: the bytes of its collectives (default the activation's).
         """
-        group, prev = L.tp_group(s, r), last[(s, r)]
+        group, prev, size = L.tp_group(s, r), last[(s, r)], act if size is None else size
         deps = [[x for x in (prev[k], None if extra is None else extra[k]) if x is not None]
                 for k in range(L.tp)]
         if L.tp > 1 and pre and before:
-            op = b.collective(pre, group, act, deps=sum(deps, []), iteration=it, tag="tp",
+            op = b.collective(pre, group, size, deps=sum(deps, []), iteration=it, tag="tp",
                               element=c.element)
             deps = [[op]] * L.tp
         ops = [b.compute(rank, flops=flops, deps=deps[k], iteration=it, tag=tag)
@@ -161,26 +176,32 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             ops = [b.compute(rank, seconds=mem[(kind, tag)], deps=[op], iteration=it, tag=tag)
                    for rank, op in zip(group, ops)]
         if L.tp > 1 and post and after:
-            op = b.collective(post, group, act, deps=ops, iteration=it, tag="tp",
+            op = b.collective(post, group, size, deps=ops, iteration=it, tag="tp",
                               element=c.element)
             ops = [op] * L.tp
         last[(s, r)] = ops
         return ops
 
+    def dense(st, layer, s, r, it, tag, scale, extra=None):
+        block(s, r, scale * st.mlp, it, tag, extra, kind="mlp")
+        yield from ()
+
+    mlp = make_mlp(p, block, last, dense)
     chain = [None] * L.tp   # each shard's last ZeRO-3 allgather or reduce-scatter
     for it in range(iterations):
         gather = (make_gather(b, L, dict(stages[0][0].grads), c.element, it, chain)
                   if zstage == 3 else None)
         ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
-                           chunks, scatter_gather and L.tp > 1, gather)
+                           chunks, scatter_gather and L.tp > 1, gather, mlp,
+                           make_meet(b, L, p, it, c.element))
         _gradients(L, stages, element, 1 if zstage == 3 else bucket_bytes, it, b, ready, last,
-                   zstage, c.element)
+                   zstage, c.element, p, experts)
         chain[:] = last[(0, 0)]
     return b.build()
 
 
 def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks, regather,
-               gather):
+               gather, mlp, meet):
     """Add one iteration's forwards, backwards and pipeline messages; the gradient-ready ops.
 
     Stages are built in an order in which every message exists before the op
@@ -200,7 +221,8 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                 if (_pipeline.source(kind, s, k, L.pp, chunks) is not None
                         and (kind, (s, k), j, 0) not in sent):
                     break
-                for r in range(L.dp):
+
+                def replica(r):
                     extra = sent.get((kind, (s, k), j, r))
                     if regather and extra:   # reassemble the scattered activation first
                         deps = extra + [x for x in last[(s, r)] if x is not None]
@@ -208,10 +230,10 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                                               iteration=it, tag="pp", element=c.element)] * L.tp
                     fetch = gather and (lambda unit: gather(s, (j, kind, unit)))
                     if kind == "F":
-                        _forward(st, s, r, it, block, extra, fetch)
+                        yield from _forward(st, s, r, it, block, extra, fetch, mlp)
                     else:
-                        _backward(st, s, r, it, block, extra, recompute,
-                                  ready.setdefault((s, r), {}), fetch)
+                        yield from _backward(st, s, r, it, block, extra, recompute,
+                                             ready.setdefault((s, r), {}), fetch, mlp)
                     to = _pipeline.target(kind, s, k, L.pp, chunks)
                     if to is not None:
                         sent[(kind, to, j, r)] = [
@@ -219,6 +241,9 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                                       act // L.tp if regather else act, deps=[op],
                                       iteration=it, tag="pp")
                             for x, op in enumerate(last[(s, r)])]
+
+                # the replicas meet at the experts' all-to-alls (none without experts)
+                run_jointly([replica(r) for r in range(L.dp)], meet)
                 pos[s] += 1
                 moved = True
         if not moved:   # pragma: no cover - the schedules of workloads.pipeline never deadlock
@@ -226,23 +251,24 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
     return ready
 
 
-def _forward(st, s, r, it, block, extra, fetch=None):
-    """One chunk's forward of one micro-batch on replica ``r`` of stage ``s``.
+def _forward(st, s, r, it, block, extra, fetch, mlp):
+    """One chunk's forward of one micro-batch on replica ``r`` of stage ``s`` (a generator).
 
-    ``fetch(unit)``, under ZeRO-3, gives each shard's allgather of a unit's parameters.
+    ``fetch(unit)``, under ZeRO-3, gives each shard's allgather of a unit's
+    parameters; ``mlp`` builds a layer's MLP block (yielding at its all-to-alls).
     """
     if fetch and any(g == "embedding" for g, _ in st.grads):
         fetch("embedding")   # the root unit: the first layer's gather follows it
     for layer in st.layers:
         extra = fetch(layer) if fetch else extra
         block(s, r, st.attention, it, "forward", extra, kind="attention")
-        block(s, r, st.mlp, it, "forward", kind="mlp")
+        yield from mlp(st, layer, s, r, it, "forward", 1)
         extra = None
     if st.logit:
         block(s, r, st.logit, it, "forward", extra, after=False)
 
 
-def _backward(st, s, r, it, block, extra, recompute, done, fetch=None):
+def _backward(st, s, r, it, block, extra, recompute, done, fetch, mlp):
     """One chunk's backward (after its recomputed forward); ``done`` gets each gradient's op."""
     if fetch and any(g == "embedding" for g, _ in st.grads):
         extra = fetch("embedding")   # the root unit again, for the tied logit layer
@@ -253,41 +279,48 @@ def _backward(st, s, r, it, block, extra, recompute, done, fetch=None):
         extra = fetch(layer) if fetch else extra
         if recompute == "full":
             block(s, r, st.attention, it, "recompute", extra, kind="attention")
-            block(s, r, st.mlp, it, "recompute", kind="mlp")
+            yield from mlp(st, layer, s, r, it, "recompute", 1)
             extra = None
-        block(s, r, 2 * st.mlp, it, "backward", extra, kind="mlp")
-        done[layer] = block(s, r, 2 * st.attention, it, "backward", kind="attention")
+        yield from mlp(st, layer, s, r, it, "backward", 2, extra)
+        done[layer] = done["expert", layer] = block(s, r, 2 * st.attention, it, "backward",
+                                                    kind="attention")
         extra = None
     if st.index == 0:
         done["embedding"] = done[st.layers[0]]
 
 
-def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, param_element):
+def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, param_element,
+               p=None, experts=None):
     """Add the data-parallel buckets; the next iteration's ops wait for them.
 
     Allreduces under plain data parallelism, reduce-scatters under ZeRO (then,
-    for ZeRO-1/2, an allgather of the shard's updated parameters).
+    for ZeRO-1/2, an allgather of the shard's updated parameters). With experts
+    (plan ``p``), their buckets go over the expert-data-parallel groups, in one
+    chain with the dense ones in the order they complete.
     """
     name = "reduce_scatter" if zstage else "allreduce"
     for s, chunks in enumerate(stages):
         # the last chunk's gradients complete first (Megatron-LM: one DDP bucket set per chunk)
-        plan = buckets([g for st in reversed(chunks) for g in st.grads], element, bucket_bytes)
+        dense = [g for st in reversed(chunks) for g in st.grads]
+        plan = bucket_groups(L, p, dense, experts[s] if experts else [], element, bucket_bytes,
+                             buckets)
         for k in range(L.tp):
-            prev = []
-            for source, nbytes in plan:
-                deps = [ready[(s, r)][source][k] for r in range(L.dp)] + prev
-                if L.dp > 1:
-                    prev = [b.collective(name, L.dp_group(s, k), nbytes, deps=deps,
-                                         iteration=it, tag="dp", element=element)]
-                else:
-                    prev = deps
+            prev = {r: [] for r in range(L.dp)}   # each replica's last bucket
+            for source, nbytes, groups in plan:
+                for members in (g for g in groups if len(g) > 1):
+                    deps = [ready[(s, r)][source][k] for r in members]
+                    deps += [x for x in dict.fromkeys(sum((prev[r] for r in members), []))]
+                    op = b.collective(name, tuple(L.rank(s, r, k) for r in members), nbytes,
+                                      deps=deps, iteration=it, tag="dp", element=element)
+                    prev.update((r, [op]) for r in members)
             if zstage in (1, 2):
                 params = sum(n for st in chunks for _, n in st.grads) * param_element
-                prev = [b.collective("allgather", L.dp_group(s, k), params, deps=prev,
-                                     iteration=it, tag="dp", element=param_element)]
+                op = b.collective("allgather", L.dp_group(s, k), params, deps=prev[0],
+                                  iteration=it, tag="dp", element=param_element)
+                prev = {r: [op] for r in range(L.dp)}
             for r in range(L.dp):
                 shard = list(last[(s, r)])
-                shard[k] = prev[0] if L.dp > 1 else shard[k]
+                shard[k] = prev[r][0] if prev[r] else shard[k]
                 last[(s, r)] = shard
 
 
@@ -297,8 +330,8 @@ def measure(trace):
     Returns
     -------
     dict
-        ``{"tp": bytes, "pp": bytes, "dp": bytes}`` (collectives as nccl-tests
-        counts them, messages as sent), ``"calls"`` per tag, and the trace's
+        ``{"tp": bytes, "pp": bytes, "dp": bytes, "ep": bytes}`` (collectives as
+        nccl-tests counts them, messages as sent), ``"calls"`` per tag, and the trace's
         metadata (``config``, ``tp``, ``pp``, ``dp``, ``microbatches``, ...).
 
     Examples

@@ -29,6 +29,10 @@ pp           ``e_pp``: what the hops between stages (Hockney's ``alpha + n beta`
 dp           ``e_dp``: what the gradient buckets' allreduces (one after another,
              each from when the last backward completes it) leave after the last
              backward, the most of any stage
+ep           ``(v m + p - 1) a``: the experts' all-to-alls (``a`` per chunk and
+             micro-batch, forward and backward, all exposed: they block the
+             stream; :mod:`workloads.transformer_moe`), taken out of the
+             blocking time ``c_f + c_b``; 0 without experts
 ============ ==================================================================
 
 The slowest stage's ``t_f`` and ``t_b`` (the mean of its chunks') stand for
@@ -46,6 +50,8 @@ from netsim import costmodel
 from . import pipeline as _pipeline
 from .overlap import DDP_BUCKET_BYTES
 from .transformer_flops import activation_bytes
+from .transformer_moe import (bucket_costs, chunk_alltoall, chunk_delta, dense_stages,
+                              expert_grads, is_moe, layer_delta, plan)
 from .transformer_stages import buckets, check
 from .transformer_time import BLOCKS, memory_seconds
 from .transformer_zero import check_zero, zero3_timeline
@@ -53,7 +59,7 @@ from .transformer_zero import check_zero, zero3_timeline
 __all__ = ["closed_form", "TERMS"]
 
 #: The terms of :func:`closed_form`, in the order they add up to ``time``.
-TERMS = ("compute", "bubble", "tp", "pp", "dp")
+TERMS = ("compute", "bubble", "tp", "pp", "dp", "ep")
 
 
 def _cost(links, name):
@@ -63,7 +69,8 @@ def _cost(links, name):
 
 def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
                 sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
-                chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None):
+                chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
+                moe=None, ep=1):
     """Time per iteration of :func:`workloads.transformer.schedule`'s trace, term by term.
 
     Parameters
@@ -83,6 +90,14 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         them; under ZeRO-3 (one stage) the exact timeline of
         :func:`workloads.transformer_zero.zero3_timeline` is the time, and ``dp``
         is all of it that is not compute or tensor-parallel time.
+    moe, ep : workloads.transformer_moe.Moe, int
+        As for :func:`workloads.transformer.schedule`: each MoE layer adds its
+        router and experts' FLOPs and its blocking all-to-alls (``links["ep"]``,
+        :func:`netsim.costmodel.alltoall`) and tensor-parallel gather and
+        scatter to the chunk's ``t_f`` and ``t_b``
+        (:func:`workloads.transformer_moe.layer_delta`); the expert buckets
+        cost ``links["edp"]``'s ring allreduce over ``dp / ep``, in the dense
+        buckets' chain.
 
     Returns
     -------
@@ -104,6 +119,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks)
     zstage = check_zero(zero, fsdp, L)
+    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
@@ -120,9 +136,16 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     mem = _layer_memory(memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth), redo)
     # per chunk: forward compute, backward compute, forward comm, backward comm (seconds)
     per = [[_chunk(st, pre, post, redo, F, mem) for st in chunk_list] for chunk_list in stages]
+    if p:   # the MoE layers' extra work, and their dense and expert gradients apart
+        per = [[tuple(x + y for x, y in zip(row, chunk_delta(st, p, st.mlp, pre, post, redo,
+                                                                links, F)))
+                for row, st in zip(rows, chunk_list)] for rows, chunk_list in zip(per, stages)]
+        experts, stages = expert_grads(stages, p), dense_stages(stages, p)
     # the slowest stage, its chunks taken as alike (their mean)
-    xf, xb, cf, cb = max((tuple(sum(col) / chunks for col in zip(*row)) for row in per),
-                         key=sum)
+    means = [tuple(sum(col) / chunks for col in zip(*row)) for row in per]
+    slowest = max(range(L.pp), key=lambda s: sum(means[s]))
+    xf, xb, cf, cb = means[slowest]
+    a2a = sum(chunk_alltoall(st, p, redo, links) for st in stages[slowest]) / chunks
     a_pp, b_pp = _cost(links, "pp")
     gather = scatter_gather and L.tp > 1 and L.pp > 1
     hop = costmodel.hockney(act // L.tp if gather else act, a_pp, b_pp) if L.pp > 1 else 0.0
@@ -134,10 +157,11 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     if not hop and not regather:   # the same time as the formula, without the rounding of a long sum
         pipe = ideal
     out = {"compute": m * v * (xf + xb), "bubble": (L.pp - 1) * (xf + xb),
-           "tp": (m * v + L.pp - 1) * (cf + cb), "pp": pipe - ideal,
+           "tp": (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0, "pp": pipe - ideal,
            "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
                              _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
-                             mem[1])}
+                             mem[1], p, experts if p else None, links),
+           "ep": (m * v + L.pp - 1) * a2a}
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
         times = ((st.attention + st.mlp) / F + mem[0] + n,
@@ -171,7 +195,8 @@ def _chunk(st, pre, post, redo, F, mem):
 
 
 def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
-                redo, zstage=0, param_element=2, layer_memory=0.0):
+                redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
+                links=None):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
 
     Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
@@ -180,7 +205,9 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
     Stage ``s``'s last backward ends at ``ends[s]`` (:func:`workloads.pipeline.timeline`);
     within it the sources complete in backward order, each after its own backward time
     (with several chunks, the last backward of each, taken as run back to back, the last
-    chunk first).
+    chunk first). An MoE layer (plan ``p``) takes its extra time
+    (:func:`workloads.transformer_moe.layer_delta`); the expert buckets
+    (``experts[s]``) complete with their layers.
     """
     if L.dp == 1 or zstage == 3:
         return 0.0
@@ -195,14 +222,22 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
             t += 2 * st.logit / F + (post if st.logit else 0)
             layer = ((2 + redo) * (st.attention + st.mlp) / F + layer_memory
                      + 2 * block_comm * (1 + redo))
+            if p:
+                flops, _, cb = layer_delta(p, block_comm - post, post, redo, links)
+                moe = (2 + redo) * (flops - st.mlp) / F + cb
             for source, _ in st.grads:
                 if source not in ("embedding", "logit"):
-                    t += layer
-                done[source] = t
+                    t += layer + (moe if p and is_moe(p.moe, source) else 0.0)
+                done[source] = done["expert", source] = t
             grads += st.grads
         finish = 0.0
-        for source, nbytes in buckets(grads, element, bucket_bytes):
-            finish = max(finish, done[source]) + reduce(L.dp, nbytes, *ab)
+        if p:
+            plan = bucket_costs(L, p, grads, experts[s], element, bucket_bytes, buckets, reduce,
+                                links)
+        else:
+            plan = [(g, reduce(L.dp, n, *ab)) for g, n in buckets(grads, element, bucket_bytes)]
+        for source, cost in plan:
+            finish = max(finish, done[source]) + cost
         if zstage:
             finish += costmodel.ring_allgather(L.dp, sum(n for _, n in grads) * param_element,
                                                *ab)

@@ -22,12 +22,17 @@ Two parts, on the pipeline stage that holds the most:
   layers), ``L (1 + (p - 1)/(p v))`` interleaved over ``v`` chunks, and ``m L / p``
   under GPipe.
 
-Left out: the embedding and logit layers' activations, temporary buffers,
+With experts (:mod:`workloads.transformer_moe`), an MoE layer's shard holds
+its dense part, the router and ``E / ep`` experts' shards
+(:func:`workloads.transformer_moe.stage_parameters_delta`). Left out: the
+MoE layers' larger activations (``k c`` routed tokens each), the embedding
+and logit layers' activations, temporary buffers,
 the communication library's buffers and fragmentation.
 """
 
 from .layout import layout as make_layout
 from .transformer_flops import layer_stored_bytes
+from .transformer_moe import stage_parameters_delta
 from .transformer_stages import shard_parameters
 
 __all__ = ["OPTIMIZER_BYTES", "zero_state_bytes", "memory_per_gpu"]
@@ -51,7 +56,7 @@ def zero_state_bytes(zero, dp):
 
 
 def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
-                   sequence_parallel=False, chunks=1, zero=0):
+                   sequence_parallel=False, chunks=1, zero=0, moe=None, ep=1):
     """Bytes per GPU on the fullest stage: ``{"states": ..., "activations": ..., "total": ...}``.
 
     Examples
@@ -66,10 +71,19 @@ def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
     >>> c = get_config("gpt3-1.3b")
     >>> memory_per_gpu(c, dp=64, zero=3)["states"] * 64 == memory_per_gpu(c)["states"]
     True
+
+    Eight experts per layer over ``ep = 8``: one expert's MLP and the router, 16 B each.
+
+    >>> from workloads.transformer_moe import moe
+    >>> d = memory_per_gpu(c, dp=8, moe=moe(8), ep=8)["states"] - memory_per_gpu(c)["states"]
+    >>> d == 16 * 24 * 2048 * 8
+    True
     """
     L = make_layout(tp, pp, dp)
     per_stage = c.layers // L.pp
     params = per_stage * shard_parameters(c, L.tp) + (c.vocab // L.tp + c.seq) * c.hidden
+    if moe is not None:
+        params += stage_parameters_delta(c, moe, L.tp, ep, range(per_stage))
     states = zero_state_bytes(zero, L.dp) * params
     m = c.global_batch // (c.micro_batch * L.dp)
     if pipeline == "gpipe":

@@ -29,13 +29,16 @@ import numpy as np
 from netsim.trace import TraceBuilder
 
 from . import pipeline as _pipeline
+from . import transformer_toy_moe as _moe
+from .errors import WorkloadError
 from .layout import layout as make_layout
 from .transformer_flops import config
+from .transformer_moe import is_moe, run_jointly
 
 __all__ = ["init", "run"]
 
 _SPLIT = ("wqkv", "bqkv", "wo", "w1", "b1", "w2")   # split over the shards
-_ORDER = ("g1", "e1", "wqkv", "bqkv", "wo", "bo", "g2", "e2", "w1", "b1", "w2", "b2")
+_ORDER = ("g1", "e1", "wqkv", "bqkv", "wo", "bo", "g2", "e2", "w1", "b1", "w2", "b2", "wr")
 
 
 def init(layers, hidden, seed=0, dtype=np.float32):
@@ -137,8 +140,13 @@ def _block_back(shards, grads, caches, dy, which):
 
 
 def run(tp=2, pp=2, dp=2, layers=2, hidden=8, heads=2, seq=4, micro_batch=1, global_batch=4,
-        pipeline="1f1b", bucket_bytes=25 * 2**20, seed=0):
+        pipeline="1f1b", bucket_bytes=25 * 2**20, seed=0, moe=None, ep=1):
     """Train one iteration for real; return ``(trace, gradients, loss)``.
+
+    With ``moe`` (a :class:`workloads.transformer_moe.Moe`), its layers are
+    mixtures of experts over expert-parallel groups of ``ep`` replicas
+    (:mod:`workloads.transformer_toy_moe`; ``tp = 1``), their all-to-alls
+    tagged ``ep``.
 
     Returns
     -------
@@ -163,6 +171,13 @@ def run(tp=2, pp=2, dp=2, layers=2, hidden=8, heads=2, seq=4, micro_batch=1, glo
     m = global_batch // (micro_batch * dp)
     per = layers // pp
     full = init(layers, hidden, seed, dtype)
+    if moe is not None:
+        if tp != 1 or dp % ep or moe.experts % ep:
+            raise WorkloadError(f"the toy's experts need tp 1 and ep {ep} dividing dp {dp} "
+                                f"and the {moe.experts} experts")
+        full = _moe.init_experts(full, moe, hidden, seed, dtype)
+    elif ep != 1:
+        raise WorkloadError(f"ep {ep} needs experts")
     data = np.random.default_rng(seed + 1).normal(size=(global_batch, seq, hidden)).astype(dtype)
     n_tokens = global_batch * seq
     b = TraceBuilder(L.world, metadata={"paradigm": "transformer-toy", "config": c._asdict(),
@@ -195,8 +210,18 @@ def run(tp=2, pp=2, dp=2, layers=2, hidden=8, heads=2, seq=4, micro_batch=1, glo
             op(rank, msg)
         return array.copy(), msgs
 
-    shards = {(s, k): [_shard(full[i], hidden, heads, tp, k) for i in range(s * per, (s + 1) * per)]
+    shards = {(s, k): [_shard(full[i], hidden, heads, tp, k) if "w1" in full[i] else full[i]
+                       for i in range(s * per, (s + 1) * per)]
               for s in range(pp) for k in range(tp)}
+
+    def expert(s, i):
+        return moe is not None and is_moe(moe, s * per + i)
+
+    def exchange(s, blocks):
+        if ep == 1:
+            return np.stack([blocks[0]])
+        return (yield (s, blocks))
+
     grads = {(s, r, k): [{n: np.zeros_like(v) for n, v in w.items()} for w in shards[(s, k)]]
              for s in range(pp) for r in range(dp) for k in range(tp)}
     inbox, cache, loss = {}, {}, 0.0
@@ -208,7 +233,8 @@ def run(tp=2, pp=2, dp=2, layers=2, hidden=8, heads=2, seq=4, micro_batch=1, glo
                 kind, j, _ = orders[s][pos[s]]
                 if _pipeline.source(kind, s, 0, pp) is not None and (kind, s, j, 0) not in inbox:
                     break
-                for r in range(dp):
+                def replica(r):
+                    nonlocal loss
                     group = L.tp_group(s, r)
                     if kind == "F":
                         if s == 0:
@@ -222,6 +248,13 @@ def run(tp=2, pp=2, dp=2, layers=2, hidden=8, heads=2, seq=4, micro_batch=1, glo
                             ws = [shards[(s, k)][i] for k in range(tp)]
                             layer_cache = []
                             for which in ("attention", "mlp"):
+                                if which == "mlp" and expert(s, i):
+                                    out, moe_cache = yield from _moe.forward(
+                                        ws[0], x, moe, ep, r % ep, _ln,
+                                        lambda blocks: exchange(s, blocks))
+                                    layer_cache.append((x, moe_cache))
+                                    x = x + out
+                                    continue
                                 outs, caches = _block_partials(ws, x, which)
                                 for rank, flops in zip(group, outs):
                                     op(rank, b.compute(rank, flops=float(x.size), deps=dep(rank),
@@ -247,6 +280,11 @@ def run(tp=2, pp=2, dp=2, layers=2, hidden=8, heads=2, seq=4, micro_batch=1, glo
                             gs = [grads[(s, r, k)][i] for k in range(tp)]
                             for which, (x_in, caches) in zip(("mlp", "attention"),
                                                              reversed(saved[i])):
+                                if which == "mlp" and expert(s, i):
+                                    dy = dy + (yield from _moe.backward(
+                                        ws[0], gs[0], caches, dy, moe, ep, r % ep, _ln_back,
+                                        lambda blocks: exchange(s, blocks)))
+                                    continue
                                 parts = _block_back(ws, gs, caches, dy, which)
                                 for rank in group:
                                     op(rank, b.compute(rank, flops=float(dy.size), deps=dep(rank),
@@ -256,8 +294,15 @@ def run(tp=2, pp=2, dp=2, layers=2, hidden=8, heads=2, seq=4, micro_batch=1, glo
                                 dy = dy + parts[0]
                         if s > 0:
                             inbox[("B", s - 1, j, r)] = send(group, s - 1, r, dy)
+
+                # the replicas meet at the experts' all-to-alls (none without experts)
+                run_jointly([replica(r) for r in range(dp)], _moe.make_meet(b, L, ep, dep, op))
                 pos[s] += 1
+    if moe is not None:
+        _moe.reduce_experts(L, moe, ep, per, grads, bucket_bytes, b, dep, op)
     _reduce_gradients(L, per, grads, bucket_bytes, b, dep, op)
+    if moe is not None:
+        return b.build(), _moe.assemble(grads, L, per, moe, ep), loss
     return b.build(), _assemble(grads, L, per, hidden, heads), loss
 
 
@@ -265,8 +310,8 @@ def _reduce_gradients(L, per, grads, bucket_bytes, b, dep, op):
     """Sum each shard's gradients over the replicas, last layer first, in DDP-style buckets."""
     for s in range(L.pp):
         for k in range(L.tp):
-            arrays = [[grads[(s, r, k)][i][n] for i in reversed(range(per)) for n in _ORDER]
-                      for r in range(L.dp)]
+            arrays = [[grads[(s, r, k)][i][n] for i in reversed(range(per)) for n in _ORDER
+                       if n in grads[(s, r, k)][i]] for r in range(L.dp)]
             start, size = 0, 0
             for idx, a in enumerate(arrays[0]):
                 size += a.nbytes

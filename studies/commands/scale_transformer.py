@@ -11,6 +11,7 @@ from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from workloads.transformer_flops import CONFIGS, get_config
+from workloads.transformer_moe import moe
 
 from ..console import check_options, write, write_csv
 from ..options import option_value
@@ -18,7 +19,7 @@ from ..registry import topology_factory
 from ..report import table
 from ..transformer_scaling import default_efficiency, plot, study, sweep
 
-__all__ = ["add_arguments", "parse_config", "run"]
+__all__ = ["add_arguments", "parse_config", "parse_experts", "run"]
 
 
 def add_arguments(p):
@@ -54,6 +55,20 @@ def add_arguments(p):
                         "it does not apply to)")
     g.add_argument("--fsdp", action="store_true",
                    help="PyTorch FSDP full sharding: ZeRO-3's traffic and memory")
+    g.add_argument("--experts", type=int, default=None, metavar="E",
+                   help="mixture-of-experts layers of E experts (with tp > 1 they need "
+                        "--sequence-parallel, as in Megatron-LM)")
+    g.add_argument("--top-k", type=int, default=2, metavar="K",
+                   help="experts per token (default 2: Megatron-LM core_r0.9.0's "
+                        "moe_router_topk)")
+    g.add_argument("--capacity-factor", type=float, default=1.0,
+                   help="expert capacity factor (default 1.0: Switch Transformer, Fedus et al. "
+                        "2021)")
+    g.add_argument("--moe-every", type=int, default=1, metavar="N",
+                   help="every N-th layer is an MoE layer (default 1; 2: GShard's every other)")
+    g.add_argument("--ep", type=int, default=1,
+                   help="expert-parallel degree, dividing dp and the experts (default 1; "
+                        "--sweep runs over it)")
     g.add_argument("--efficiency", type=float, default=None,
                    help="achieved share of the GPUs' dense FP16 peak (default: taken from "
                         "Narayanan et al. SC'21 Table 1, the 145.6B row)")
@@ -88,13 +103,46 @@ def parse_config(text, micro_batch, global_batch):
 
 _HEAD = ["P", "tp", "pp", "dp", "m", "time", "compute", "bubble", "TP", "PP", "DP",
          "tokens/s", "MFU", "memory"]
+#: With experts: ``ep`` after ``dp`` and the exposed all-to-all after ``DP``.
+_MOE_HEAD = _HEAD[:4] + ["ep"] + _HEAD[4:11] + ["EP"] + _HEAD[11:]
 
 
 def _row(r):
-    return (r["P"], r["tp"], r["pp"], r["dp"], r["microbatches"], format_time(r["time"]),
-            format_time(r["compute"]), format_time(r["bubble"]), format_time(r["tp_comm"]),
-            format_time(r["pp_comm"]), format_time(r["dp_comm"]), f"{r['tokens_per_s']:.4g}",
-            f"{r['mfu']:.1%}", format_bytes(r["memory"]))
+    row = (r["P"], r["tp"], r["pp"], r["dp"], r["microbatches"], format_time(r["time"]),
+           format_time(r["compute"]), format_time(r["bubble"]), format_time(r["tp_comm"]),
+           format_time(r["pp_comm"]), format_time(r["dp_comm"]), f"{r['tokens_per_s']:.4g}",
+           f"{r['mfu']:.1%}", format_bytes(r["memory"]))
+    if "ep" not in r:
+        return row
+    return row[:4] + (r["ep"],) + row[4:11] + (format_time(r["ep_comm"]),) + row[11:]
+
+
+def parse_experts(args):
+    """The :class:`workloads.transformer_moe.Moe` of the options (None without ``--experts``).
+
+    Raises
+    ------
+    NetsimError
+        For expert options without ``--experts``, a bad value, or ``--sweep``
+        over experts without ``--sequence-parallel`` (its layouts of tp > 1 need it).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> parse_experts(p.parse_args(["--experts", "8", "--top-k", "1"]))
+    Moe(experts=8, top_k=1, capacity_factor=1.0, every=1)
+    """
+    check_options(args, ep=(1, None), top_k=(1, None), moe_every=(1, None))
+    if args.experts is None:
+        if args.ep != 1:
+            raise NetsimError(f"--ep {args.ep} needs --experts")
+        return None
+    check_options(args, experts=(1, None))
+    if args.sweep and not args.sequence_parallel:
+        raise NetsimError("--sweep with --experts needs --sequence-parallel (experts under "
+                          "tp > 1 need it, as in Megatron-LM)")
+    return moe(args.experts, args.top_k, args.capacity_factor, args.moe_every)
 
 
 def run(args):
@@ -119,6 +167,7 @@ def run(args):
     if args.efficiency is not None:
         check_real(args.efficiency, "--efficiency", lo=0, hi=1, strict=(True, False))
     c = parse_config(args.config, args.micro_batch, args.global_batch)
+    experts = parse_experts(args)
     workers = parse_workers(args.workers)
     make = topology_factory(args.topology)
     e = default_efficiency() if args.efficiency is None else args.efficiency
@@ -127,12 +176,15 @@ def run(args):
     kw = dict(pipeline=args.pipeline, recompute=args.recompute,
               sequence_parallel=args.sequence_parallel, chunks=chunks, zero=args.zero,
               fsdp=args.fsdp)
+    if experts is not None:
+        kw["moe"] = experts
     if args.sweep:
         memory = parse_bytes(args.memory) if args.memory is not None else None
         records = sweep(c, max(workers), make(max(workers)), e, memory=memory, **kw)
     else:
         records = study(c, args.tp, args.pp, workers, make, e, simulate=args.simulate,
-                        library=getattr(args, "library", None) or "auto", **kw)
+                        library=getattr(args, "library", None) or "auto",
+                        **kw, **({} if experts is None else {"ep": args.ep}))
     if getattr(args, "csv", None):
         write_csv(args.csv, records)
     if getattr(args, "png", None):
@@ -142,7 +194,7 @@ def run(args):
     if args.json:
         print(json.dumps({"efficiency": e, "records": records}))
         return
-    head, rows = list(_HEAD), [_row(r) for r in records]
+    head, rows = list(_HEAD if experts is None else _MOE_HEAD), [_row(r) for r in records]
     if args.simulate and not args.sweep:
         head += ["simulated", "saturated link"]
         rows = [row + (format_time(r["simulated"]), r["saturated_link"] or "-")
@@ -150,8 +202,13 @@ def run(args):
     print(table(head, rows))
     source = "given" if args.efficiency is not None else "from Narayanan et al. SC'21 Table 1"
     shard = ("; FSDP" if args.fsdp else "") + (f"; ZeRO-{args.zero}" if args.zero else "")
+    if experts is not None:
+        shard += (f"; {experts.experts} experts, top-{experts.top_k}, capacity factor "
+                  f"{experts.capacity_factor:g}, every {experts.every}"
+                  f" layer(s)")
     print(f"\n{args.config}, b = {c.micro_batch}, B = {c.global_batch}, {args.pipeline}, "
           f"recompute {args.recompute}{shard}; efficiency {e:.3f} of the dense FP16 peak ({source}); "
-          f"closed form (compute + bubble + exposed TP, PP, DP); topology {args.topology}"
+          f"closed form (compute + bubble + exposed TP, PP, DP"
+          f"{'' if experts is None else ', EP'}); topology {args.topology}"
           + ("; layouts fastest first" if args.sweep else "")
           + (f", those needing more than {args.memory} per GPU left out" if args.memory else ""))
