@@ -86,7 +86,11 @@ def peak_of(G, precision="fp16"):
 def links_of(G, L, ep=1):
     """``{"tp": (alpha, beta), "pp": ..., "dp": ..., "ep": ..., "edp": ...}`` of ``L`` on ``G``.
 
-    ``ep``: the first expert-parallel group of expert-parallel degree
+    ``dp``: the first and last replica of the first data-parallel group (its
+    ring's slowest hop when the group leaves a machine; with ``tp < 8`` on
+    8-GPU machines, replicas 0 and 1 share a machine even when the group spans
+    several, and their NVLink would stand for the whole ring); ``ep``: the
+    first expert-parallel group of expert-parallel degree
     ``ep``; ``edp``: the first and last member of the first
     expert-data-parallel group (replicas ``0`` and ``dp - ep``: its ring's
     slowest hop when the group leaves a machine).
@@ -108,7 +112,7 @@ def links_of(G, L, ep=1):
 
     return {"tp": alpha_beta(G, placement=nodes[:L.tp]) if L.tp > 1 else (0.0, 0.0),
             "pp": pair(0, L.rank(1, 0, 0)) if L.pp > 1 else (0.0, 0.0),
-            "dp": pair(0, L.rank(0, 1, 0)) if L.dp > 1 else (0.0, 0.0),
+            "dp": pair(0, L.rank(0, L.dp - 1, 0)) if L.dp > 1 else (0.0, 0.0),
             "ep": (alpha_beta(G, placement=[nodes[r] for r in ep_group(L, ep, 0, 0, 0)])
                    if ep > 1 else (0.0, 0.0)),
             "edp": pair(0, L.rank(0, L.dp - ep, 0)) if L.dp > ep else (0.0, 0.0)}
