@@ -80,6 +80,7 @@ from .checks import check_choice
 from .errors import TraceError
 from .kineto_comms import CPU_DTYPE_BYTES, from_operator, launcher, operator_index
 from .kineto_ranks import check_sequences
+from .kineto_streams import kernel_table, place_of
 from .profile_steps import compared_steps
 from .programs import ALGORITHMS, assemble
 
@@ -295,7 +296,7 @@ def _profile(path, doc, world_hint):
                        f"steps without it")
             ops.append({"ts": ts, "dur": dur, "stream": stream, "cat": _GPU_CATS[cat.lower()],
                         "corr": args.get("correlation"), "comm": comm, "bad": bad, "idx": idx,
-                        "name": name})
+                        "name": name, "device": args.get("device", ev.get("pid"))})
         elif cat in ("cpu_op", "user_annotation"):
             cpu.append((idx, ev))
     for ev in flows:            # the ac2g flow's id is the launch's correlation id
@@ -418,7 +419,7 @@ def _program(prof, kept, algorithm, gaps, pg_seq_prefix=""):
                 rec = {"op": "coll", "key": (pg, n), "group": group, "nbytes": nbytes,
                        "collective": ALGORITHMS[algorithm][kind], "tag": kind,
                        "measured": op["dur"] / 1e6}
-        rec.update(deps=deps, iteration=op["it"])
+        rec.update(deps=deps, iteration=op["it"], where=place_of(op))
         recs.append(rec)
         end = (op["ts"] + op["dur"], len(recs) - 1)
         ends.insert(bisect_right(ends, end), end)
@@ -481,7 +482,9 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
         ``measured_collectives`` (for each of them, the measured kernel seconds
         on every recorded member, which include waiting for late peers; None
         for a message), ``recovered`` (counts of calls read from launching
-        operators, see :mod:`netsim.kineto_comms`), ``symmetric``, ``algorithm``.
+        operators, see :mod:`netsim.kineto_comms`), ``symmetric``, ``algorithm``,
+        ``profile_kernels`` (each kernel's device, stream and name, for the
+        timeline: :mod:`netsim.kineto_streams`; None for a CPU-only profile).
 
     Raises
     ------
@@ -572,4 +575,6 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
             "compared_steps": compared, "compared_note": note,
             "collectives": coll, "symmetric": bool(symmetric), "algorithm": algorithm,
             "recovered": {k: sum(p["counts"][k] for p in profs) for k in first["counts"]}}
-    return assemble([progs[r] for r in range(world)], metadata=meta)
+    programs = [progs[r] for r in range(world)]
+    trace, ids = assemble(programs, metadata=meta, return_ids=True)
+    return trace.with_metadata(profile_kernels=kernel_table(programs, ids, trace))
