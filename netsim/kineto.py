@@ -83,6 +83,7 @@ from .kineto_ranks import check_sequences
 from .kineto_streams import kernel_table, place_of
 from .profile_steps import compared_steps
 from .programs import ALGORITHMS, assemble
+from .step_split import profile_split
 
 __all__ = ["load_kineto", "assemble", "DTYPE_BYTES", "ALGORITHMS"]
 
@@ -419,7 +420,8 @@ def _program(prof, kept, algorithm, gaps, pg_seq_prefix=""):
                 rec = {"op": "coll", "key": (pg, n), "group": group, "nbytes": nbytes,
                        "collective": ALGORITHMS[algorithm][kind], "tag": kind,
                        "measured": op["dur"] / 1e6}
-        rec.update(deps=deps, iteration=op["it"], where=place_of(op))
+        rec.update(deps=deps, iteration=op["it"], where=place_of(op),
+                   at=(op["ts"], op["ts"] + op["dur"]))
         recs.append(rec)
         end = (op["ts"] + op["dur"], len(recs) - 1)
         ends.insert(bisect_right(ends, end), end)
@@ -577,4 +579,6 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
             "recovered": {k: sum(p["counts"][k] for p in profs) for k in first["counts"]}}
     programs = [progs[r] for r in range(world)]
     trace, ids = assemble(programs, metadata=meta, return_ids=True)
-    return trace.with_metadata(profile_kernels=kernel_table(programs, ids, trace))
+    return trace.with_metadata(profile_kernels=kernel_table(programs, ids, trace),
+                               measured_split=profile_split({r: progs[r] for r in by_rank},
+                                                            len(k0)))
