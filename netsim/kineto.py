@@ -260,7 +260,7 @@ def _profile(path, doc, world_hint):
     if rank >= world:
         raise TraceError(f"{path}: rank {rank} outside world size {world}")
     launch, where, steps, ops, cpu = {}, {}, {}, [], []
-    flows = []
+    flows, dtypes = [], set()      # dtypes: of the collectives' payloads, for what-if
     for idx, ev in enumerate(doc["traceEvents"]):
         if not isinstance(ev, dict):
             raise TraceError(f"{path}: event #{idx} is not an object")
@@ -287,6 +287,7 @@ def _profile(path, doc, world_hint):
             comm, bad = None, None
             if "Collective name" in args:
                 comm = _comm(ev, path, idx, rank, world)
+                dtypes.add(args["dtype"])
             elif isinstance(name, str) and re.match(r"(nccl|rccl)", name, re.I):
                 # Refused only if a kept step holds it: profilers drop these arguments in
                 # their first steps, which the caller can leave out with ``steps``.
@@ -311,7 +312,7 @@ def _profile(path, doc, world_hint):
     devices = [d.get("name") for d in doc.get("deviceProperties") or [] if isinstance(d, dict)]
     return {"path": path, "rank": rank, "world": world, "ops": ops, "launch": launch,
             "steps": steps, "device": devices[0] if devices else None, "gpus": len(devices),
-            "counts": counts}
+            "counts": counts, "dtypes": dtypes}
 
 
 def _recover(ops, cpu, where, path, rank, world, info):
@@ -486,7 +487,10 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
         for a message), ``recovered`` (counts of calls read from launching
         operators, see :mod:`netsim.kineto_comms`), ``symmetric``, ``algorithm``,
         ``profile_kernels`` (each kernel's device, stream and name, for the
-        timeline: :mod:`netsim.kineto_streams`; None for a CPU-only profile).
+        timeline: :mod:`netsim.kineto_streams`; None for a CPU-only profile),
+        ``measured_split`` (:func:`netsim.step_split.profile_split`), ``dtypes``
+        (the ``dtype`` arguments of the communication kernels: the payloads',
+        which is not always the compute precision).
 
     Raises
     ------
@@ -576,7 +580,8 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
             "measured_rank_step_times": by_rank_steps, "measured_collectives": coll_kernels,
             "compared_steps": compared, "compared_note": note,
             "collectives": coll, "symmetric": bool(symmetric), "algorithm": algorithm,
-            "recovered": {k: sum(p["counts"][k] for p in profs) for k in first["counts"]}}
+            "recovered": {k: sum(p["counts"][k] for p in profs) for k in first["counts"]},
+            "dtypes": sorted(set().union(*(p["dtypes"] for p in profs)))}
     programs = [progs[r] for r in range(world)]
     trace, ids = assemble(programs, metadata=meta, return_ids=True)
     return trace.with_metadata(profile_kernels=kernel_table(programs, ids, trace),
