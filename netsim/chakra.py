@@ -435,6 +435,7 @@ def load_chakra(directory, algorithm="ring"):
         progs.append(_program(path, r, len(paths), nodes, algorithm, eager, dropped))
     if any(dropped.values()):
         meta["chakra_dropped_deps"] = dropped
+    meta.pop("profile_kernels", None)   # an imported profile's kernel places name its old ops
     return assemble(progs, metadata={**meta, "source": "chakra"})
 
 

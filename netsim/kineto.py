@@ -81,8 +81,10 @@ from .errors import TraceError
 from .kineto_comms import CPU_DTYPE_BYTES, from_operator, launcher, operator_index
 from .kineto_formats import modern
 from .kineto_ranks import check_sequences
+from .kineto_streams import kernel_table, place_of
 from .profile_steps import compared_steps
 from .programs import ALGORITHMS, assemble
+from .step_split import profile_split
 
 __all__ = ["load_kineto", "assemble", "DTYPE_BYTES", "ALGORITHMS"]
 
@@ -259,7 +261,7 @@ def _profile(path, doc, world_hint):
     if rank >= world:
         raise TraceError(f"{path}: rank {rank} outside world size {world}")
     launch, where, steps, ops, cpu = {}, {}, {}, [], []
-    flows = []
+    flows, dtypes = [], set()      # dtypes: of the collectives' payloads, for what-if
     for idx, ev in enumerate(doc["traceEvents"]):
         if not isinstance(ev, dict):
             raise TraceError(f"{path}: event #{idx} is not an object")
@@ -287,6 +289,7 @@ def _profile(path, doc, world_hint):
             comm, bad = None, None
             if "Collective name" in args:
                 comm = _comm(ev, path, idx, rank, world)
+                dtypes.add(args["dtype"])
             elif isinstance(name, str) and re.match(r"(nccl|rccl)", name, re.I):
                 # Refused only if a kept step holds it: profilers drop these arguments in
                 # their first steps, which the caller can leave out with ``steps``.
@@ -297,7 +300,7 @@ def _profile(path, doc, world_hint):
                        f"steps without it")
             ops.append({"ts": ts, "dur": dur, "stream": stream, "cat": _GPU_CATS[cat.lower()],
                         "corr": args.get("correlation"), "comm": comm, "bad": bad, "idx": idx,
-                        "name": name})
+                        "name": name, "device": args.get("device", ev.get("pid"))})
         elif cat in ("cpu_op", "user_annotation"):
             cpu.append((idx, ev))
     for ev in flows:            # the ac2g flow's id is the launch's correlation id
@@ -311,7 +314,7 @@ def _profile(path, doc, world_hint):
     devices = [d.get("name") for d in doc.get("deviceProperties") or [] if isinstance(d, dict)]
     return {"path": path, "rank": rank, "world": world, "ops": ops, "launch": launch,
             "steps": steps, "device": devices[0] if devices else None, "gpus": len(devices),
-            "counts": counts}
+            "counts": counts, "dtypes": dtypes}
 
 
 def _recover(ops, cpu, where, path, rank, world, info):
@@ -420,7 +423,8 @@ def _program(prof, kept, algorithm, gaps, pg_seq_prefix=""):
                 rec = {"op": "coll", "key": (pg, n), "group": group, "nbytes": nbytes,
                        "collective": ALGORITHMS[algorithm][kind], "tag": kind,
                        "measured": op["dur"] / 1e6}
-        rec.update(deps=deps, iteration=op["it"])
+        rec.update(deps=deps, iteration=op["it"], where=place_of(op),
+                   at=(op["ts"], op["ts"] + op["dur"]))
         recs.append(rec)
         end = (op["ts"] + op["dur"], len(recs) - 1)
         ends.insert(bisect_right(ends, end), end)
@@ -483,7 +487,12 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
         ``measured_collectives`` (for each of them, the measured kernel seconds
         on every recorded member, which include waiting for late peers; None
         for a message), ``recovered`` (counts of calls read from launching
-        operators, see :mod:`netsim.kineto_comms`), ``symmetric``, ``algorithm``.
+        operators, see :mod:`netsim.kineto_comms`), ``symmetric``, ``algorithm``,
+        ``profile_kernels`` (each kernel's device, stream and name, for the
+        timeline: :mod:`netsim.kineto_streams`; None for a CPU-only profile),
+        ``measured_split`` (:func:`netsim.step_split.profile_split`), ``dtypes``
+        (the ``dtype`` arguments of the communication kernels: the payloads',
+        which is not always the compute precision).
 
     Raises
     ------
@@ -573,5 +582,10 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
             "measured_rank_step_times": by_rank_steps, "measured_collectives": coll_kernels,
             "compared_steps": compared, "compared_note": note,
             "collectives": coll, "symmetric": bool(symmetric), "algorithm": algorithm,
-            "recovered": {k: sum(p["counts"][k] for p in profs) for k in first["counts"]}}
-    return assemble([progs[r] for r in range(world)], metadata=meta)
+            "recovered": {k: sum(p["counts"][k] for p in profs) for k in first["counts"]},
+            "dtypes": sorted(set().union(*(p["dtypes"] for p in profs)))}
+    programs = [progs[r] for r in range(world)]
+    trace, ids = assemble(programs, metadata=meta, return_ids=True)
+    return trace.with_metadata(profile_kernels=kernel_table(programs, ids, trace),
+                               measured_split=profile_split({r: progs[r] for r in by_rank},
+                                                            len(k0)))

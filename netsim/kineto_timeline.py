@@ -24,6 +24,10 @@ Layout of ``<prefix><rank>.json``
   :attr:`Result.ops` (a message from when it is ready to its last byte, a collective's part
   on the rank from when its dependencies on the rank are done to its end: the intervals
   :attr:`Result.ranks` counts), in microseconds with nanosecond decimals.
+* **An imported profile** (its ``profile_kernels`` metadata, :mod:`netsim.kineto_streams`):
+  each kernel, memcpy, memset and communication kernel keeps the name, device (``pid``)
+  and CUDA stream it had in the profile; the host gaps the import kept are GPU idle time,
+  written as no kernel.
 * **Host side**: a ``cudaLaunchKernel`` (``cat`` ``cuda_runtime``) per kernel, at the
   kernel's start, with its correlation, and one ``ProfilerStep#K`` (``cat``
   ``user_annotation``) per iteration K, from the previous iteration's end to its own
@@ -43,8 +47,10 @@ import types
 import numpy as np
 
 from .errors import NetsimError
+from .kineto_streams import kernel_places
 from .library import fold
 from .timeline import _lanes
+from .trace import COMPUTE
 
 __all__ = ["kernels", "write_kineto"]
 
@@ -67,8 +73,12 @@ def kernels(trace, result):
     -------
     dict of ndarray
         ``rank``, ``start``, ``end``, ``comm`` (True for communication), ``op`` (the op's
-        row in the trace), ``stream``; a message appears once for its sender and once
-        for its receiver, a collective once per member.
+        row in the trace), ``device``, ``stream``, ``name`` (the kernel's); a message
+        appears once for its sender and once for its receiver, a collective once per
+        member. For an imported profile (its ``profile_kernels`` metadata,
+        :mod:`netsim.kineto_streams`) each kernel's device, stream and name are the
+        profile's and host gaps are no kernel; otherwise the device is the rank and
+        overlapping kernels go to different streams.
 
     Examples
     --------
@@ -101,11 +111,42 @@ def kernels(trace, result):
     comm = np.arange(len(rank)) >= len(comp)
     out = {"rank": rank, "start": np.concatenate(beg), "end": np.concatenate(fin),
            "comm": comm, "op": np.concatenate(op).astype(np.int64)}
-    ns = np.rint(np.column_stack([out["start"], out["end"]]) * 1e9).astype(np.int64)
-    lane = _lanes(rank * 2 + comm, ns[:, 0], ns[:, 1])
-    out["stream"] = np.where(comm, _COMM_STREAM, _COMPUTE_STREAM) + lane
-    order = np.lexsort((out["op"], out["start"], rank))
+    places = kernel_places(trace)
+    if places is None:
+        ns = np.rint(np.column_stack([out["start"], out["end"]]) * 1e9).astype(np.int64)
+        lane = _lanes(rank * 2 + comm, ns[:, 0], ns[:, 1])
+        out["stream"] = np.where(comm, _COMM_STREAM, _COMPUTE_STREAM) + lane
+        out["device"] = rank.copy()
+        out["name"] = np.array([_name(trace, op, c) for op, c in
+                                zip(out["op"].tolist(), comm.tolist())], dtype=object)
+    else:
+        out = _placed(trace, out, places)
+    order = np.lexsort((out["op"], out["start"], out["rank"]))
     return {k: v[order] for k, v in out.items()}
+
+
+def _placed(trace, out, places):
+    """The kernels of an imported profile on the device and stream each ran on, by name.
+
+    Host gaps (compute ops tagged ``idle``) are GPU idle time, not kernels: left out.
+    """
+    idle = trace.tags.index("idle") if "idle" in trace.tags else -2
+    keep, where = [], []
+    for i, (op, r) in enumerate(zip(out["op"].tolist(), out["rank"].tolist())):
+        place = places.get((op, r))
+        if place is None:
+            if trace.kind[op] == COMPUTE and trace.tag[op] == idle:
+                continue
+            raise NetsimError(f"op {op} on rank {r} has no kernel in the trace's "
+                              "profile_kernels metadata")
+        keep.append(i)
+        where.append(place)
+    out = {k: v[keep] for k, v in out.items()}
+    out["device"] = np.array([r if d < 0 else d for (d, _, _), r in
+                              zip(where, out["rank"].tolist())], np.int64)
+    out["stream"] = np.array([s for _, s, _ in where], np.int64)
+    out["name"] = np.array([n for _, _, n in where], dtype=object)
+    return out
 
 
 def _name(trace, op, comm):
@@ -127,21 +168,24 @@ def _events(trace, result, k, r):
     host, pid = 1000 + r, 1000 + r
     yield {"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
            "args": {"name": f"netsim rank {r} (host)"}}
-    yield {"ph": "M", "name": "process_name", "pid": r, "tid": 0, "args": {"name": "GPU"}}
+    mine = np.flatnonzero(k["rank"] == r)
+    for device in sorted(set(k["device"][mine].tolist()) or {r}):
+        yield {"ph": "M", "name": "process_name", "pid": device, "tid": 0,
+               "args": {"name": "GPU"}}
     before = 0.0
     for step, t in enumerate(result.iteration_end.tolist()):
         yield {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}",
                "pid": pid, "tid": host, "ts": _us(before), "dur": _us(t - before),
                "args": {}}
         before = t
-    mine = np.flatnonzero(k["rank"] == r)
     for n, i in enumerate(mine.tolist()):
         op, comm, s = int(k["op"][i]), bool(k["comm"][i]), int(k["stream"][i])
         corr = n + 1
         yield {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid,
                "tid": host, "ts": _us(k["start"][i]), "dur": 0.0,
                "args": {"correlation": corr}}
-        args = {"device": r, "stream": s, "correlation": corr, "netsim_op": op}
+        args = {"device": int(k["device"][i]), "stream": s, "correlation": corr,
+                "netsim_op": op}
         if comm and not trace.is_message[op]:
             spec = trace.specs.row(int(trace.spec[op]))
             args.update({"Collective name": str(spec.op), "dtype": "Byte",
@@ -151,7 +195,8 @@ def _events(trace, result, k, r):
         elif comm:
             args.update({"Collective name": "send" if trace.rank[op] == r else "recv",
                          "dtype": "Byte", "In msg nelems": int(trace.size[op])})
-        yield {"ph": "X", "cat": "kernel", "name": _name(trace, op, comm), "pid": r, "tid": s,
+        yield {"ph": "X", "cat": "kernel", "name": k["name"][i], "pid": int(k["device"][i]),
+               "tid": s,
                "ts": _us(k["start"][i]), "dur": _us(k["end"][i] - k["start"][i]),
                "args": args}
 

@@ -16,8 +16,28 @@ the simulated time (from when the last member was ready to the call's end,
 import numpy as np
 
 from .errors import TraceError
+from .step_split import PARTS, replayed_split
 
 __all__ = ["compare"]
+
+
+def _mean_parts(per_step, keep):
+    """Mean of each part over the compared steps (None where a step's part is unknown)."""
+    a = np.array([[np.nan if x is None else x for x in row] for row in per_step], float)
+    a = a.reshape(-1, len(PARTS))
+    if keep is not None:
+        a = a[[i for i in keep if i < len(a)]]
+    if not len(a):
+        return None
+    return {p: (None if np.isnan(v) else float(v)) for p, v in zip(PARTS, a.mean(axis=0))}
+
+
+def _add_split(rows, measured, replayed, keep):
+    """Each rank row's ``split``: the parts of its step, measured and replayed."""
+    for row in rows:
+        m = (measured or {}).get("ranks", {}).get(str(row["rank"]))
+        row["split"] = {"measured": None if m is None else _mean_parts(m, keep),
+                        "replayed": _mean_parts(replayed[row["rank"]].tolist(), keep)}
 
 
 def _rank_steps(trace, result):
@@ -49,7 +69,12 @@ def compare(trace, result):
         ``replayed`` (mean step, seconds, over the steps the import compares:
         ``metadata["compared_steps"]``, :mod:`netsim.profile_steps`), ``error`` (replayed / measured - 1),
         ``compute`` and ``host_gaps`` (seconds per step of the rank's kernels
-        and of its idle gaps kept as host time, the same in both); ``steps``:
+        and of its idle gaps kept as host time, the same in both), ``split``
+        (``measured`` and ``replayed``: the mean over the compared steps of
+        each part of :data:`netsim.step_split.PARTS`, the rank's GPU span of
+        the step and its compute, exposed communication, waiting and host
+        gaps, :mod:`netsim.step_split`; ``measured`` None for a trace
+        imported without it, its waiting None where the profile cannot tell); ``steps``:
         median and worst absolute error over ranks; ``collectives``: one row
         per class: ``kind``, ``bytes``, ``calls``, ``measured_min`` and
         ``measured_median`` (kernel seconds over ranks and calls),
@@ -107,6 +132,7 @@ def compare(trace, result):
         rows.append({"rank": rk, "measured": meas, "replayed": rep, "error": rep / meas - 1,
                      "compute": float(trace.duration[mine & (tags != "idle")].sum() / niter),
                      "host_gaps": float(trace.duration[mine & (tags == "idle")].sum() / niter)})
+    _add_split(rows, md.get("measured_split"), replayed_split(trace, result), keep)
     errs = np.abs([x["error"] for x in rows])
     classes = {}
     for c, m in zip(md.get("collectives", []), md["measured_collectives"]):

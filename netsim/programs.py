@@ -45,7 +45,7 @@ SCHEDULE_SPECS = MappingProxyType({
     for (op, hint), gen in SCHEDULES.items() if not gen.__name__.startswith("_")})
 
 
-def assemble(programs, metadata=None):
+def assemble(programs, metadata=None, return_ids=False):
     """Join per-rank programs of compute ops, collectives and messages into one trace.
 
     ``programs[r]`` is rank r's list of records (dicts). Every record has
@@ -78,10 +78,14 @@ def assemble(programs, metadata=None):
         One list of records per rank, as above.
     metadata : dict, optional
         Stored on the trace.
+    return_ids : bool
+        Also return, per rank, the trace op of each record (``ids[r][i]``: the
+        op record i of rank r became; the collective or message op for its
+        part of one).
 
     Returns
     -------
-    Trace
+    Trace, or (Trace, list of list of int) with ``return_ids``
 
     Raises
     ------
@@ -98,6 +102,8 @@ def assemble(programs, metadata=None):
     >>> t = assemble(progs)
     >>> t.num_messages, t.deps(1).tolist()
     (1, [0])
+    >>> assemble(progs, return_ids=True)[1]        # the message is op 1 on both ranks
+    [[0, 1], [1]]
     """
     ranks = len(programs)
     cols = {k: [] for k in ("kind", "rank", "peer", "size", "duration", "flops", "iteration",
@@ -208,11 +214,12 @@ def assemble(programs, metadata=None):
     dep_ptr = np.zeros(len(deps) + 1, np.int64)
     np.cumsum([len(d) for d in deps], out=dep_ptr[1:])
     dep_idx = np.array([x for d in deps for x in d], np.int64)
-    return Trace(ranks, np.array(cols["kind"], np.uint8), cols["rank"], cols["peer"], cols["size"],
-                 cols["duration"], cols["flops"], cols["iteration"], cols["tag"], dep_ptr,
-                 dep_idx, tags=list(tags), metadata=metadata, channel=cols["channel"],
-                 priority=cols["priority"], spec=cols["spec"], specs=Specs.from_rows(list(specs)),
-                 queue=cols["queue"])
+    trace = Trace(ranks, np.array(cols["kind"], np.uint8), cols["rank"], cols["peer"],
+                  cols["size"], cols["duration"], cols["flops"], cols["iteration"], cols["tag"],
+                  dep_ptr, dep_idx, tags=list(tags), metadata=metadata, channel=cols["channel"],
+                  priority=cols["priority"], spec=cols["spec"],
+                  specs=Specs.from_rows(list(specs)), queue=cols["queue"])
+    return (trace, ids) if return_ids else trace
 
 
 def _collective_op(new, specs, rec, iteration, tag):

@@ -238,6 +238,7 @@ def reproject(trace, ranks, batch_scale=1.0, algorithm=None, grid=None):
     batch_scale = checks.check_real(batch_scale, "batch_scale", lo=0, strict=True,
                                     error=TraceError)
     md = dict(trace.metadata)
+    md.pop("profile_kernels", None)   # the profile's kernel places name the old ops
     algorithm = md.get("algorithm", "ring") if algorithm is None else algorithm
     checks.check_choice(algorithm, "algorithm", ALGORITHMS, error=TraceError)
     within = check_data_parallel(trace, grid)

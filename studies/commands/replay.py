@@ -68,6 +68,15 @@ def add_arguments(p):
                    help="an imported profile: every measured kernel, memcpy and memset times S "
                         "(0.5: a device twice as fast on everything, a first-order rule); host "
                         "gaps and collectives unchanged")
+    p.add_argument("--device-from", metavar="GPU",
+                   help="an imported profile recorded on this GPU (A100, H100, V100, ...): with "
+                        "--device-to, its kernels scaled by the ratio of the devices' peak "
+                        "rates (a first-order rule; not with --compute-scale)")
+    p.add_argument("--device-to", metavar="GPU",
+                   help="the GPU to replay the profile's compute on (see --device-from)")
+    p.add_argument("--precision", choices=("fp32", "tf32", "fp16"), default=None,
+                   help="the peak rate --device-from/--device-to compare (default: from the "
+                        "profile's communication dtype, else fp32, said in the output)")
     p.add_argument("--host-gaps", choices=("keep", "drop"), default="keep",
                    help="an imported profile's host time between kernels: replay it as measured "
                         "(keep, default) or as zero (drop)")
@@ -139,11 +148,15 @@ def run(args):
             check_ops(projection_ops(trace, args.ranks), f"the replay at {args.ranks} ranks",
                       instead="fewer --ranks")
         trace = reproject(trace, args.ranks)
-    if args.compute_scale is not None or args.host_gaps != "keep":
+    scale, device = _device_scale(args, trace), None
+    if scale is not None:
+        scale, device = scale
+    elif args.compute_scale is not None:
+        scale = args.compute_scale
+    if scale is not None or args.host_gaps != "keep":
         from netsim.whatif import whatif
 
-        trace = whatif(trace, 1.0 if args.compute_scale is None else args.compute_scale,
-                       args.host_gaps)
+        trace = whatif(trace, 1.0 if scale is None else scale, args.host_gaps)
     if perturbation:
         from netsim.perturb import perturb
 
@@ -183,7 +196,8 @@ def run(args):
 
         checked = compare(trace, result)
     if args.json:
-        extra = {k: v for k, v in (("staleness", stale), ("compare", checked)) if v is not None}
+        extra = {k: v for k, v in (("staleness", stale), ("compare", checked),
+                                   ("device_scale", device)) if v is not None}
         if not extra:
             print(result.to_json())
         else:
@@ -194,12 +208,32 @@ def run(args):
     print(summary(result))
     if perturbation:
         print(f"\nperturbed at replay: {perturb_label(perturbation)} (seed {perturbation['seed']})")
+    if device is not None:
+        print(f"\nwhat-if: {device['note']}")
     if checked is not None:
         print("\n" + compare_text(checked))
     if stale is not None:
         print(f"\nstaleness (ps-async): {stale['mean_updates']:.2f} updates between a worker's "
               f"fetch and its push on average, at most {stale['max_updates']}; at most "
               f"{stale['max_steps']} steps behind")
+
+
+def _device_scale(args, trace):
+    """(factor, JSON record) of --device-from/--device-to, or None when not asked."""
+    given = [getattr(args, k, None) for k in ("device_from", "device_to")]
+    if given == [None, None]:
+        if getattr(args, "precision", None) is not None:
+            raise UsageError("--precision applies with --device-from and --device-to")
+        return None
+    if None in given:
+        raise UsageError("--device-from and --device-to go together")
+    if args.compute_scale is not None:
+        raise UsageError("--device-from/--device-to and --compute-scale both scale the "
+                         "kernels: give one")
+    from ..device_scale import device_scale
+
+    factor, note = device_scale(trace.metadata, *given, precision=args.precision)
+    return factor, {"from": given[0], "to": given[1], "factor": factor, "note": note}
 
 
 def _staleness(trace, result):

@@ -1,0 +1,132 @@
+"""An imported profile's kernels keep their CUDA stream, device and name in the kineto timeline.
+
+The expected kernels are read from the profile file itself, independently of the importer: every
+GPU event (kernel, memcpy, memset) whose CUDA runtime launch (same ``correlation``) falls in a
+selected ``ProfilerStep#N`` window, as (stream, name) pairs. The replay's timeline must hold
+exactly those, each on its stream, one kernel at a time per stream; host gaps are GPU idle
+time, no kernel. HTA (optional) still loads the directory.
+"""
+
+import gzip
+import json
+import os
+from collections import Counter
+
+import pytest
+
+import netsim
+from netsim.errors import NetsimError
+from netsim.kineto import load_kineto
+from netsim.kineto_timeline import write_kineto
+from netsim.reproject import reproject
+from netsim.whatif import whatif
+from topologies import star
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "kineto")
+A100 = os.path.join(DATA, "hta_a100_ddp_rank0.json.gz")
+OLD = os.path.join(DATA, "hta_old_a100_rank3.json.gz")
+GPU = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def _profile_kernels(path, steps):
+    """(device, stream, name) of every GPU event launched in the given steps, read by hand."""
+    ev = json.load(gzip.open(path))["traceEvents"]
+    windows = [(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("cat") == "user_annotation"
+               and e["name"] in {f"ProfilerStep#{s}" for s in steps}]
+    launch = {e["args"]["correlation"]: e["ts"] for e in ev
+              if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    out = []
+    for e in ev:
+        if e.get("cat") in GPU and e.get("ph") == "X":
+            t = launch.get(e["args"].get("correlation"), e["ts"])
+            if any(a <= t < b for a, b in windows):
+                out.append((e["args"].get("device", e["pid"]), e["args"]["stream"], e["name"]))
+    return out
+
+
+def _written(path):
+    return [e for e in json.load(open(path))["traceEvents"] if e.get("cat") == "kernel"]
+
+
+def _replayed(path, steps, tmp_path):
+    trace = load_kineto(path, symmetric=True, steps=steps)
+    result = netsim.simulate(trace, star(trace.ranks, bandwidth=100e9, latency=1e-6))
+    return trace, write_kineto(trace, result, tmp_path)
+
+
+def test_a100_profile_kernels_keep_stream_and_name(tmp_path):
+    steps = [5, 6]
+    want = _profile_kernels(A100, steps)
+    trace, paths = _replayed(A100, steps, tmp_path)
+    assert len(paths) == 2 and len(want) > 100
+    for path in paths:                  # symmetric: every rank runs rank 0's kernels
+        got = _written(path)
+        assert Counter((e["args"]["stream"], e["name"]) for e in got) == \
+            Counter((s, n) for _, s, n in want)
+        assert {e["pid"] for e in got} == {d for d, _, _ in want}      # the profile's device
+        assert not any(e["name"].startswith("compute") for e in got)    # no host gap kernels
+        by_stream = {}
+        for e in got:                   # a stream runs one kernel at a time
+            by_stream.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"]))
+        for spans in by_stream.values():
+            spans.sort()
+            assert all(a[1] <= b[0] + 1e-3 for a, b in zip(spans, spans[1:]))
+    assert len({s for _, s, _ in want}) >= 2    # the case is worth it: several streams
+
+
+def test_older_profile_kernels_keep_stream_and_name(tmp_path):
+    """Communication kernels without arguments (their call read from the launching operator)
+    keep their place too; rank 3 of the 8-rank profile runs on device 3."""
+    steps = [1010]
+    want = _profile_kernels(OLD, steps)
+    trace, paths = _replayed(OLD, steps, tmp_path)
+    assert trace.metadata["recovered"]["from_operator"] > 0
+    got = _written(paths[0])
+    assert Counter((e["args"]["stream"], e["name"]) for e in got) == \
+        Counter((s, n) for _, s, n in want)
+    assert {e["pid"] for e in got} == {d for d, _, _ in want} == {3}
+
+
+def test_what_if_keeps_the_places_and_a_projection_drops_them(tmp_path):
+    trace = load_kineto(A100, symmetric=True, steps=[5])
+    faster = whatif(trace, compute_scale=0.5)
+    G = star(2, bandwidth=100e9, latency=1e-6)
+    paths = write_kineto(faster, netsim.simulate(faster, G), tmp_path / "a")
+    assert {e["args"]["stream"] for e in _written(paths[0])} == \
+        {s for _, s, _ in _profile_kernels(A100, [5])}
+    big = reproject(trace, 4)           # new ops: netsim's own streams (7, 8, ... and 20, ...)
+    assert "profile_kernels" not in big.metadata
+    paths = write_kineto(big, netsim.simulate(big, star(4)), tmp_path / "b")
+    assert any(e["name"].startswith("compute") for e in _written(paths[0]))
+
+
+def test_places_stored_for_other_ops_are_refused(tmp_path):
+    trace = load_kineto(A100, symmetric=True, steps=[5])
+    other = load_kineto(A100, symmetric=True, steps=[6])
+    mixed = other.with_metadata(profile_kernels=trace.metadata["profile_kernels"])
+    G = star(2, bandwidth=100e9, latency=1e-6)
+    with pytest.raises(NetsimError, match="profile_kernels metadata was stored for other ops"):
+        write_kineto(mixed, netsim.simulate(mixed, G), tmp_path)
+
+
+def test_places_survive_npz(tmp_path):
+    trace = load_kineto(A100, symmetric=True, steps=[5])
+    netsim.save_trace(trace, tmp_path / "t.npz")
+    back = netsim.load_trace(tmp_path / "t.npz")
+    assert back.metadata["profile_kernels"] == trace.metadata["profile_kernels"]
+
+
+def test_hta_loads_the_imported_profile_timeline(tmp_path):
+    pytest.importorskip("hta", reason="HolisticTraceAnalysis: pip install netsim[hta]")
+    from hta.trace_analysis import TraceAnalysis
+
+    trace, paths = _replayed(A100, [5, 6], tmp_path)
+    hta = TraceAnalysis(trace_dir=str(tmp_path), include_last_profiler_step=True)
+    df = hta.get_temporal_breakdown(visualize=False).set_index("rank")
+    assert sorted(df.index) == [0, 1]
+    for r, path in enumerate(paths):
+        k = _written(path)
+        span = max(e["ts"] + e["dur"] for e in k) - min(e["ts"] for e in k)
+        # HTA keeps whole microseconds: its span of the rank's kernels within 1 %.
+        assert df.loc[r]["kernel_time(us)"] == pytest.approx(span, rel=0.01)
+        assert df.loc[r]["idle_time(us)"] > 0          # the host gaps are GPU idle
