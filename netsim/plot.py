@@ -13,7 +13,7 @@ import numpy as np
 from .errors import NetsimError
 from .network import compute_nodes
 
-__all__ = ["draw_topology", "plot_series"]
+__all__ = ["draw_topology", "plot_series", "coincident"]
 
 
 def _figure(**kwargs):
@@ -166,11 +166,58 @@ def _colors(n):
     return [matplotlib.colormaps["turbo"](i / (n - 1)) for i in range(n)]
 
 
+def _same(a, b, rtol=0.01):
+    """Whether two curves (lists of values, None for no curve) lie on top of each other:
+    within ``rtol`` of each other at every point, less than a marker's width on either axis."""
+    if a is None or b is None or len(a) != len(b):
+        return False
+    return bool(np.allclose(np.asarray(a, float), np.asarray(b, float), rtol=rtol, atol=0.0))
+
+
+def coincident(series):
+    """For each series, the label of the first earlier series it lies on (else None).
+
+    Two series coincide when they have the same P values and their simulated
+    times, and their closed forms when both have one, are within 1 % at every
+    P: drawn, one marker hides the other (on a log axis of two decades, 1 % is
+    under a pixel), so the legend has to say so.
+
+    Parameters
+    ----------
+    series : list of dict
+        As for :func:`plot_series`.
+
+    Returns
+    -------
+    list of str or None
+
+    Examples
+    --------
+    >>> coincident([{"label": "ring", "P": [2, 4], "simulated": [1.0, 2.0]},
+    ...             {"label": "be", "P": [2, 4], "simulated": [1.0, 2.0]},
+    ...             {"label": "ps", "P": [2, 4], "simulated": [1.0, 3.0]}])
+    [None, 'ring', None]
+    """
+    out = []
+    for i, s in enumerate(series):
+        under = None
+        for t in series[:i]:
+            if list(t["P"]) != list(s["P"]) or not _same(t["simulated"], s["simulated"]):
+                continue
+            a, b = t.get("closed_form"), s.get("closed_form")
+            if a is None or b is None or _same(a, b):
+                under = t["label"]
+                break
+        out.append(under)
+    return out
+
+
 def _panel(ax, series, marks, logy, saturation_label, xlabel, ylabel):
     """Draw one panel; return its legend handles."""
     handles = []
     colors = _colors(len(series))
     circled = None
+    under = coincident(series)
     for i, s in enumerate(series):
         color, marker, ls = colors[i], MARKERS[i % len(MARKERS)], LINESTYLES[i % len(LINESTYLES)]
         # The first series is filled and large, the others hollow, of other shapes and
@@ -181,9 +228,12 @@ def _panel(ax, series, marks, logy, saturation_label, xlabel, ylabel):
                 **face)
         has_closed = s.get("closed_form") is not None
         if has_closed:
-            ax.plot(s["P"], s["closed_form"], ls=ls, color=color, lw=1.4, alpha=0.8, zorder=2)
+            # Earlier lines wider, drawn first: a later line on top leaves their edges showing.
+            ax.plot(s["P"], s["closed_form"], ls=ls, color=color, lw=max(1.2, 3.0 - 0.6 * i),
+                    alpha=0.85, zorder=2 + 0.01 * i)
+        label = s["label"] if under[i] is None else f"{s['label']} (on {under[i]}'s curve, within 1 %)"
         handles.append(_line(marker=marker, ms=7, color=color, ls=ls if has_closed else "",
-                             label=s["label"], **face))
+                             label=label, **face))
         if s.get("saturation") is not None and s["saturation"] in s["P"]:
             y = s["simulated"][list(s["P"]).index(s["saturation"])]
             circled = ax.plot([s["saturation"]], [y], "o", ms=16, mfc="none", mec="red", mew=1.5,

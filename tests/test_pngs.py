@@ -83,8 +83,10 @@ def test_identical_series_stay_visible_and_legends_sit_outside_the_data(tmp_path
         assert figbox.y0 <= box.y0 and box.y1 <= figbox.y1, (box, figbox)
         for other in axes:
             assert not box.overlaps(other.get_window_extent(renderer)), "legend over the data"
-        # One entry per series, the saturation circle and the marker/line key.
-        assert [t.get_text() for t in legend.get_texts()][:3] == ["ring", "rabenseifner", "ps"]
+        # One entry per series, the saturation circle and the marker/line key; the legend
+        # says which series lie on an earlier one (all three are identical here).
+        assert [t.get_text() for t in legend.get_texts()][:3] == [
+            "ring", "rabenseifner (on ring's curve, within 1 %)", "ps (on ring's curve, within 1 %)"]
         # The three series use three markers: none hides behind another of the same shape.
         markers = {line.get_marker() for line in ax.get_lines() if line.get_linestyle() == "None"
                    and line.get_markersize() < 14}
@@ -122,3 +124,119 @@ def test_topology_result_png_title_names_the_metric_and_trace(tmp_path, trace_fi
                  "--json"]) == 0
     assert titles == ["star(3 hosts, 10 Gbps): links by mean_util replaying t.npz"]
     assert json.loads(capsys.readouterr().out)["nodes"] == 4
+
+
+# --- What a reader must be able to tell apart, checked on the figures as drawn ---------------
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """Every matplotlib figure saved while the test runs, in order."""
+    from matplotlib.figure import Figure
+
+    saved = []
+    real = Figure.savefig
+
+    def spy(self, *args, **kwargs):
+        saved.append(self)
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(Figure, "savefig", spy)
+    return saved
+
+
+def _labelled_ticks(axis):
+    """The tick labels of an axis a reader sees: non-empty, inside the axis' view."""
+    lo, hi = sorted(axis.get_view_interval())
+    return [t.get_text() for t in axis.get_ticklabels(which="both")
+            if t.get_visible() and t.get_text() and lo <= t.get_position()[axis.axis_name == "y"]
+            <= hi]
+
+
+def _assert_readable_axes(fig):
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison or not ax.get_lines() + ax.collections:
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = _labelled_ticks(axis)
+            assert len(set(labels)) >= 2, (ax.get_title(), axis.axis_name, labels)
+
+
+def _style(line):
+    from matplotlib.colors import to_hex
+
+    return (to_hex(line.get_color()), line.get_linestyle(), line.get_marker())
+
+
+def test_busbw_lines_join_only_neighbouring_sizes(tmp_path, figures):
+    # The model at 8..32 B and 8 MiB (a gap), one source measured at 8 B, 16 B and 64 KiB:
+    # a line may join two points only when they are one step (x2) apart.
+    from studies.nccl_report import plot_busbw
+
+    records = [{"bytes": b, "busbw": 1e9 * i} for i, b in enumerate([8, 16, 32, 8 << 20])]
+    url = "https://github.com/owner/repo/blob/x/README.md"
+    measured = [{"bytes": str(b), "busbw_GBps": str(v), "source_url": url}
+                for b, v in [(8, 0.0), (16, 0.1), (65536, 2.0)]]
+    plot_busbw(records, measured, tmp_path / "b.png")
+    _check_png(tmp_path / "b.png")
+    (fig,) = figures
+    (ax,) = fig.axes
+    drawn = set()
+    for line in ax.get_lines():
+        x = np.asarray(line.get_xdata(), float)
+        drawn.update(x.tolist())
+        if line.get_linestyle() not in ("None", ""):
+            assert np.all(x[1:] / x[:-1] <= 2 * (1 + 1e-9)), f"a line crosses a gap: {x}"
+    assert drawn == {8.0, 16.0, 32.0, 8.0 * 2**20, 65536.0}  # every point is still drawn
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["netsim NCCL model", "published nccl-tests: github.com/owner"]
+    _assert_readable_axes(fig)
+
+
+def test_busbw_png_of_the_cli_has_a_marker_at_every_size(tmp_path, figures, capsys):
+    path = tmp_path / "b.png"
+    assert main(["collective", "allreduce", "--library", "nccl", "--topology", "dgx1",
+                 "--sizes", "8B,8MiB", "--png", str(path), "-q"]) == 0
+    _check_png(path)
+    (ax,) = figures[0].axes
+    model = [line for line in ax.get_lines() if line.get_label() == "netsim NCCL model"]
+    xs = sorted(x for line in ax.get_lines() if _style(line)[0] == _style(model[0])[0]
+                for x in line.get_xdata())
+    assert xs == [8, 8 << 20]
+    for line in ax.get_lines():  # 8 B and 8 MiB are never joined
+        x = np.asarray(line.get_xdata(), float)
+        if line.get_linestyle() not in ("None", "") and len(x) > 1:
+            assert np.all(x[1:] / x[:-1] <= 2 * (1 + 1e-9)), x
+    capsys.readouterr()
+
+
+def test_demo_says_which_series_coincide_and_keeps_each_visible(tmp_path, figures, capsys):
+    path = tmp_path / "d.png"
+    assert main(["demo", "--png", str(path), "-q"]) == 0
+    _check_png(path)
+    (ax,) = figures[0].axes
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    # Ring and Rabenseifner differ by a latency term (2 (P-1) alpha vs 2 log2 P alpha, Thakur,
+    # Rabenseifner & Gropp 2005), 126 us against 158 ms at P = 64: under 1 %, one curve.
+    assert texts[:3] == ["ring", "rabenseifner (on ring's curve, within 1 %)", "ps"]
+    series = [line for line in ax.get_lines() if "red" not in str(line.get_markeredgecolor())]
+    styles = [_style(line) for line in series]
+    assert len(styles) == len(set(styles)) == 6  # 3 simulated, 3 closed forms, all distinct
+    # The later closed form is drawn over the earlier and narrower, so both stay visible.
+    closed = [line for line in series if line.get_linestyle() not in ("None", "")]
+    assert [line.get_linewidth() for line in closed] == sorted(
+        (line.get_linewidth() for line in closed), reverse=True)
+    assert closed[0].get_linewidth() > closed[1].get_linewidth()
+    assert closed[0].get_zorder() < closed[1].get_zorder()
+    _assert_readable_axes(figures[0])
+    capsys.readouterr()
+
+
+def test_coincident_finds_only_curves_on_top_of_each_other():
+    from netsim.plot import coincident
+
+    a = {"label": "a", "P": [2, 4], "simulated": [1.0, 2.0], "closed_form": [1.0, 2.0]}
+    near = {**a, "label": "b", "simulated": [1.0, 2.019], "closed_form": [1.0, 2.019]}
+    apart = {**a, "label": "c", "simulated": [1.0, 2.1], "closed_form": [1.0, 2.1]}
+    other_closed = {**a, "label": "d", "closed_form": [1.0, 3.0]}
+    other_p = {**a, "label": "e", "P": [2, 8]}
+    assert coincident([a, near, apart, other_closed, other_p]) == [None, "a", None, None, None]
