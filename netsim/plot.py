@@ -13,7 +13,7 @@ import numpy as np
 from .errors import NetsimError
 from .network import compute_nodes
 
-__all__ = ["draw_topology", "plot_series", "coincident"]
+__all__ = ["draw_topology", "plot_series", "coincident", "label_log_axis"]
 
 
 def _figure(**kwargs):
@@ -146,6 +146,41 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util", title
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=110, bbox_inches="tight", pad_inches=0.15)
     return fig
+
+
+def label_log_axis(axis, fmt="{:g}"):
+    """Label a log axis at enough places to read it: at least two labelled ticks.
+
+    Decades alone leave one label, or none, on an axis spanning less than a
+    few decades; this labels 1, 2, 5 times each decade over up to three
+    decades, and every integer multiple over less than one.
+
+    Parameters
+    ----------
+    axis : matplotlib.axis.XAxis or YAxis
+        The axis, already on a log scale and with its data drawn (its limits
+        decide the ticks).
+    fmt : str or callable, optional
+        A format string, or a function of the tick value, giving its label.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().subplots()
+    >>> _ = ax.plot([0.4, 6.0], [1.0, 2.0]); ax.set_xscale("log")
+    >>> label_log_axis(ax.xaxis)
+    >>> [f"{x:g}" for x in ax.get_xticks() if 0.4 <= x <= 6.0]
+    ['0.5', '1', '2', '5']
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    lo, hi = sorted(axis.axes.get_xlim() if axis.axis_name == "x" else axis.axes.get_ylim())
+    span = np.log10(hi / lo) if lo > 0 else np.inf
+    subs = (1.0,) if span > 3 else (1.0, 2.0, 5.0) if span > 1 else tuple(range(1, 10))
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    label = fmt if callable(fmt) else fmt.format
+    axis.set_major_formatter(FuncFormatter(lambda x, _pos: label(x)))
+    axis.set_minor_formatter(NullFormatter())
 
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
