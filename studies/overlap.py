@@ -230,7 +230,7 @@ def plot_overlap(records, path=None):
     """
     from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
 
-    from netsim.plot import LINESTYLES, MARKERS, coincident
+    from netsim.plot import MARKERS, coincident
 
     panels = sorted({(r["model"], r["network"]) for r in records})
     modes = list(dict.fromkeys(r["overlap"] for r in records))

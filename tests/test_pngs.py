@@ -301,3 +301,122 @@ def test_overlap_plot_labels_every_line_and_names_coincident_modes(tmp_path, fig
         assert "bucketed on layerwise" in ax.get_title()
         assert "none on" not in ax.get_title()
     _assert_readable_axes(fig)
+
+
+# --- Topology drawings -----------------------------------------------------------------------
+
+
+def _drawn(fig):
+    """(renderer, axes) of a topology figure, laid out as when it was written."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    return renderer, fig.axes[0]
+
+
+def _markers(ax):
+    """Display-space centres and radii (pixels) of every node marker."""
+    centres, radii = [], []
+    for coll in ax.collections:
+        if not str(coll.get_gid()).startswith("nodes:"):
+            continue
+        xy = ax.transData.transform(coll.get_offsets())
+        r = np.sqrt(coll.get_sizes()[0]) / 2 * ax.figure.dpi / 72
+        centres.append(xy)
+        radii.append(np.full(len(xy), r))
+    return np.concatenate(centres), np.concatenate(radii)
+
+
+def _topology_figure(spec, tmp_path, figures, capsys):
+    path = tmp_path / "t.png"
+    assert main(["topology", spec, "--png", str(path), "-q"]) == 0
+    _check_png(path)
+    capsys.readouterr()
+    return figures[-1]
+
+
+@pytest.mark.parametrize("spec", ["dgx1", "gpu_cluster:machine=p5,nodes=4", "ring:n=12",
+                                  "two_tier:n=8,per_rack=4"])
+def test_node_labels_sit_beside_their_markers_not_over_any(spec, tmp_path, figures, capsys):
+    fig = _topology_figure(spec, tmp_path, figures, capsys)
+    renderer, ax = _drawn(fig)
+    centres, radii = _markers(ax)
+    labels = [t for t in ax.texts if str(t.get_gid()).startswith("label:")]
+    assert len(labels) == len(centres)  # one label per drawn node
+    for t in labels:
+        box = t.get_window_extent(renderer)
+        # nearest point of the text's box to each marker centre, outside the marker's circle
+        nx_ = np.clip(centres[:, 0], box.x0, box.x1)
+        ny_ = np.clip(centres[:, 1], box.y0, box.y1)
+        gap = np.hypot(nx_ - centres[:, 0], ny_ - centres[:, 1]) - radii
+        assert gap.min() > 0, (spec, t.get_text(), gap.min())
+        assert t.get_fontsize() >= 7
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    overlapping = sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert overlapping == 0, f"{spec}: {overlapping} pairs of labels overlap"
+
+
+@pytest.mark.parametrize("spec", ["dgx1", "gpu_cluster:machine=p5,nodes=4"])
+def test_the_legend_gives_every_link_bandwidth_in_human_units(spec, tmp_path, figures, capsys):
+    from netsim.units import format_bandwidth
+    from studies.registry import parse_topology
+
+    fig = _topology_figure(spec, tmp_path, figures, capsys)
+    G = parse_topology(spec)
+    kinds = {(d["link"], d["bandwidth"]) for _, _, d in G.edges(data=True)}
+    expected = [f"{link}: {format_bandwidth(bw)}" for link, bw in sorted(kinds, key=lambda k: k[1])]
+    legend = fig.axes[0].get_legend()
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts[:len(expected)] == expected
+    widths = [h.get_linewidth() for h in legend.legend_handles[:len(expected)]]
+    assert widths == sorted(widths) and widths[0] < widths[-1]  # wider for faster links
+
+
+def test_a_4_node_p5_cluster_shows_its_128_nics_as_countable_groups(tmp_path, figures, capsys):
+    fig = _topology_figure("gpu_cluster:machine=p5,nodes=4", tmp_path, figures, capsys)
+    renderer, ax = _drawn(fig)
+    centres, radii = _markers(ax)
+    # Every drawn marker stands apart from every other: none merges into a bar.
+    d = np.hypot(*(centres[:, None, :] - centres[None, :, :]).transpose(2, 0, 1))
+    np.fill_diagonal(d, np.inf)
+    assert (d - radii[:, None] - radii[None, :]).min() > 1.0
+    # 4 machines x 4 PCIe switches x 8 EFA NICs (AWS p5.48xlarge: 32 EFA per instance).
+    groups = [t.get_text() for t in ax.texts if t.get_text() == "8 x nic"]
+    assert len(groups) == 16
+    counts = [t.get_text() for t in ax.texts if t.get_text().startswith("x")]
+    assert counts == ["x8"] * 16  # the 8 PCIe links of each group, drawn as one, counted
+
+
+def _polylines(ax):
+    lines = [line for line in ax.get_lines() if str(line.get_gid()).startswith("edge:")]
+    out = []
+    for line in lines:
+        xy = ax.transData.transform(np.column_stack(line.get_data()))
+        t = np.linspace(0, 1, 60)
+        seg = np.cumsum(np.r_[0, np.hypot(*np.diff(xy, axis=0).T)])
+        s = t * seg[-1]
+        out.append((line.get_gid(), np.column_stack([np.interp(s, seg, xy[:, 0]),
+                                                    np.interp(s, seg, xy[:, 1])])))
+    return out
+
+
+def _distance_to(points, poly):
+    a, b = poly[:-1], poly[1:]
+    ab = b - a
+    t = np.clip(((points[:, None, :] - a) * ab).sum(-1) / np.maximum((ab * ab).sum(-1), 1e-12),
+                0, 1)
+    nearest = a + t[..., None] * ab
+    return np.hypot(*(points[:, None, :] - nearest).transpose(2, 0, 1)).min(axis=1)
+
+
+def test_dgx1_nvlinks_never_lie_on_each_other(tmp_path, figures, capsys):
+    fig = _topology_figure("dgx1", tmp_path, figures, capsys)
+    _, ax = _drawn(fig)
+    polys = _polylines(ax)
+    assert len(polys) == 29  # 16 NVLink pairs, 8 GPU-PCIe, 4 PCIe-CPU links, 1 QPI
+    for i, (ga, a) in enumerate(polys):
+        inner = a[6:-6]  # away from the shared end nodes
+        for gb, b in polys[i + 1:]:
+            close = (_distance_to(inner, b) < 2.0).mean()
+            assert close < 0.25, f"{ga} lies on {gb} over {close:.0%} of its length"
