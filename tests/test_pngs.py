@@ -420,3 +420,54 @@ def test_dgx1_nvlinks_never_lie_on_each_other(tmp_path, figures, capsys):
         for gb, b in polys[i + 1:]:
             close = (_distance_to(inner, b) < 2.0).mean()
             assert close < 0.25, f"{ga} lies on {gb} over {close:.0%} of its length"
+
+
+def test_gpu_scaling_plot_labels_every_line_and_keeps_the_session_backend(tmp_path, figures):
+    import matplotlib
+
+    from studies.library_scaling import plot
+
+    # Two libraries on one curve, each closed form equal to its simulation: four lines on
+    # two paths, every one with its legend entry and a style of its own.
+    recs = [{"P": p, "time": 1e-3 * p, "closed_form": 1e-3 * p} for p in (8, 16, 32, 64)]
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")  # a notebook's or a user's choice: plotting must not switch it
+    try:
+        plot({"auto": {"records": recs}, "mpich": {"records": recs}}, tmp_path / "g.png")
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)
+    _check_png(tmp_path / "g.png")
+    (fig,) = figures
+    (ax,) = fig.axes
+    lines = ax.get_lines()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        line.get_label() for line in lines] == ["auto: simulated", "auto: closed form",
+                                                "mpich: simulated", "mpich: closed form"]
+    assert len({_style(line) for line in lines}) == 4
+    closed = [line for line in lines if "closed" in line.get_label()]
+    simulated = [line for line in lines if "simulated" in line.get_label()]
+    # the dashed closed forms are drawn over the (wider) simulated lines they match
+    assert min(c.get_zorder() for c in closed) > max(s.get_zorder() for s in simulated)
+    assert max(c.get_linewidth() for c in closed) < min(s.get_linewidth() for s in simulated)
+    assert _labelled_ticks(ax.xaxis) == ["8", "16", "32", "64"]
+    _assert_readable_axes(fig)
+
+
+def test_every_axis_of_the_cli_plots_has_at_least_two_labelled_ticks(tmp_path, figures, capsys):
+    runs = {
+        "scale": ["scale", "-a", "ring,ps", "-P", "2..8", "-n", "1MB", "--logy"],
+        "transformer": ["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp",
+                        "4", "--topology", "gpu_cluster:machine=dgx_h100", "-P", "64..128"],
+        "nccl": ["collective", "allreduce", "--library", "nccl", "--topology", "dgx1",
+                 "--sizes", "1KiB..1MiB"],
+        "overlap": ["overlap", "--models", "resnet50", "--networks", "100GbE", "-P", "2,4",
+                    "--modes", "none,layerwise"],
+    }
+    for name, argv in runs.items():
+        path = tmp_path / f"{name}.png"
+        assert main(argv + ["--png", str(path), "-q"]) == 0, name
+        _check_png(path)
+        _assert_readable_axes(figures[-1])
+    assert len(figures) == len(runs)
+    capsys.readouterr()
