@@ -5,7 +5,7 @@ other node one row per hop above them (a graph of compute nodes only goes on a
 circle). What a reader needs to see is kept visible:
 
 * each node's name sits beside its marker, never over it (rotated when a row is
-  crowded);
+  crowded; left out, and the title says so, for the spring layout of over 64 ranks);
 * each link is drawn in the colour of its kind and a width growing with its
   bandwidth, and the legend gives both in human units (``NVLink2 x2: 400
   Gbps``); with a replay result the colour is the link's load instead;
@@ -108,12 +108,13 @@ def _drawn_graph(G):
         a, b = group.get(u, u), group.get(v, v)
         if a == b:
             continue
-        if H.has_edge(a, b):
-            H.edges[a, b]["index"].append(i)
-            H.edges[a, b]["count"] += 1
-        else:
-            H.add_edge(a, b, index=[i], count=1, bandwidth=float(d.get("bandwidth", 0.0)),
+        if not H.has_edge(a, b):
+            H.add_edge(a, b, index=[], pairs=set(), bandwidth=float(d.get("bandwidth", 0.0)),
                        link=d.get("link") or d.get("technology"))
+        H.edges[a, b]["index"].append(i)
+        H.edges[a, b]["pairs"].add(frozenset((u, v)))  # a DiGraph's two directions: one link
+    for _, _, d in H.edges(data=True):
+        d["count"] = len(d.pop("pairs"))
     drawn_rows = ({g: rows[m[0]] for g, m in members.items()} | rows) if rows else None
     return H, drawn_rows
 
@@ -291,7 +292,10 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util", title
                            s=_NODE_SIZE * (2 if merged else 1), marker="s" if merged else "o",
                            color=_PALETTE.get(kind, "#17becf"), edgecolor="white",
                            linewidth=0.6, zorder=3, gid=f"nodes:{kind}:{int(merged)}")
-    _label_nodes(ax, fig, H, pos, rows)
+    # A spring layout (over 64 nodes, all ranks) packs nodes too closely to name them all.
+    unnamed = rows is None and H.number_of_nodes() > 64
+    if not unnamed:
+        _label_nodes(ax, fig, H, pos, rows)
     if values is not None:
         label = {"mean_util": "mean utilisation (fraction of capacity)",
                  "peak_util": "peak utilisation (fraction of capacity)",
@@ -313,7 +317,9 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util", title
               title="links (width grows with bandwidth)" + (f"; colour: {metric}" if values
                                                            is not None else ""),
               title_fontsize=8)
-    ax.set_title(title or G.graph.get("name", "topology"), wrap=True)
+    ax.set_title((title or G.graph.get("name", "topology"))
+                 + (f"\n(node names left out: {H.number_of_nodes()} nodes)" if unnamed else ""),
+                 wrap=True)
     ax.margins(0.06, 0.12)
     ax.set_axis_off()
     fig.tight_layout()
