@@ -55,7 +55,8 @@ def _merge(G, rows):
     """Groups of nodes drawn as one: {member: group name}, and each group's members.
 
     Only in rows longer than :data:`MAX_ROW`: nodes of one kind whose neighbours in
-    lower rows (in the bottom row: in upper rows) are the same set share a group.
+    lower rows (in the bottom row: in upper rows) are the same set, and whose links are
+    of the same kinds and bandwidths, share a group.
     """
     by_row = {}
     for n, r in rows.items():
@@ -69,7 +70,10 @@ def _merge(G, rows):
         for n in nodes:
             # the bottom row has nothing below: its nodes group by the node(s) above them
             under = frozenset(m for m in U[n] if (rows[m] < r if r else rows[m] > r))
-            keys.setdefault((G.nodes[n].get("kind", "node"), under), []).append(n)
+            # and the same kinds of link: a merged line stands for links of one kind
+            links = frozenset((d.get("link") or d.get("technology"), d.get("bandwidth"))
+                              for _, _, d in U.edges(n, data=True))
+            keys.setdefault((G.nodes[n].get("kind", "node"), under, links), []).append(n)
         for same in keys.values():
             if len(same) > 1:
                 name = f"{same[0]}..{same[-1]}"
@@ -130,15 +134,21 @@ def _layout(H, rows):
 def _arc_depths(H, pos):
     """Depth below its row of each within-row edge that skips a node (0: straight).
 
-    Arcs are numbered by span and then left end, and the k-th goes 0.22 + 0.09 k rows
-    deep: two arcs never share a depth, so none lies on another."""
+    The arcs of a row are numbered by span and then left end, and the k-th goes
+    0.22 + 0.09 k rows deep: two arcs of a row never share a depth, so none lies on
+    another. Above the bottom row, at most 0.6 rows deep: clear of the row below."""
     order = {}
     for y in sorted({p[1] for p in pos.values()}):
         row = sorted((n for n in pos if pos[n][1] == y), key=lambda n: pos[n][0])
         order.update((n, i) for i, n in enumerate(row))
-    arcs = [(abs(order[u] - order[v]), min(pos[u][0], pos[v][0]), (u, v))
-            for u, v in H.edges if pos[u][1] == pos[v][1] and abs(order[u] - order[v]) > 1]
-    return {e: 0.22 + 0.09 * k for k, (_, _, e) in enumerate(sorted(arcs, key=lambda a: a[:2]))}
+    depths = {}
+    for y in sorted({p[1] for p in pos.values()}):
+        arcs = sorted((abs(order[u] - order[v]), min(pos[u][0], pos[v][0]), (u, v))
+                      for u, v in H.edges if pos[u][1] == pos[v][1] == y
+                      and abs(order[u] - order[v]) > 1)
+        step = 0.09 if y == 0 or len(arcs) < 5 else 0.38 / (len(arcs) - 1)
+        depths.update((e, 0.22 + step * k) for k, (_, _, e) in enumerate(arcs))
+    return depths
 
 
 def _curve(p, q, depth, samples=40):
@@ -180,7 +190,7 @@ def _label_nodes(ax, fig, H, pos, rows):
         for n in H.nodes:
             by_row.setdefault(pos[n][1], []).append(len(texts[n]))
         for y, lengths in by_row.items():
-            slot = fig.get_figwidth() * 0.85 * 72 / len(lengths)  # points of row per node
+            slot = fig.get_figwidth() * 0.7 * 72 / len(lengths)  # points of row per node
             if max(lengths) * 7 * 0.62 + 4 > slot:  # 7 pt characters about 0.62 em wide
                 crowded.add(y)
     for n in H.nodes:
@@ -263,7 +273,7 @@ def draw_topology(G, result=None, path="topology.png", metric="mean_util", title
     pos = _layout(H, rows)
     widest = max(np.unique([p[1] for p in pos.values()], return_counts=True)[1]) if rows else 12
     depth = max(rows.values()) + 1 if rows else 4
-    fig = Figure(figsize=(min(24.0, max(7.0, 0.3 * widest + 2.0)), max(4.5, 1.25 * depth + 2.0)))
+    fig = Figure(figsize=(min(24.0, max(7.0, 0.42 * widest + 2.0)), max(4.5, 1.25 * depth + 2.0)))
     ax = fig.subplots()
     classes = _link_classes(H)
     bws = np.log([max(bw, 1.0) for _, bw in classes])

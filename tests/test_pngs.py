@@ -339,8 +339,8 @@ def _topology_figure(spec, tmp_path, figures, capsys):
     return figures[-1]
 
 
-@pytest.mark.parametrize("spec", ["dgx1", "gpu_cluster:machine=p5,nodes=4", "ring:n=12",
-                                  "two_tier:n=8,per_rack=4"])
+@pytest.mark.parametrize("spec", ["dgx1", "dgx1:nodes=2", "gpu_cluster:machine=p5,nodes=4",
+                                  "ring:n=12", "two_tier:n=8,per_rack=4", "fat_tree:k=8"])
 def test_node_labels_sit_beside_their_markers_not_over_any(spec, tmp_path, figures, capsys):
     fig = _topology_figure(spec, tmp_path, figures, capsys)
     renderer, ax = _drawn(fig)
@@ -413,11 +413,14 @@ def _distance_to(points, poly):
     return np.hypot(*(points[:, None, :] - nearest).transpose(2, 0, 1)).min(axis=1)
 
 
-def test_dgx1_nvlinks_never_lie_on_each_other(tmp_path, figures, capsys):
-    fig = _topology_figure("dgx1", tmp_path, figures, capsys)
+@pytest.mark.parametrize("spec, links", [("dgx1", 29), ("dgx1:nodes=2", 2 * 29 + 2 * 4 * 2 + 4)])
+def test_dgx1_nvlinks_never_lie_on_each_other(spec, links, tmp_path, figures, capsys):
+    fig = _topology_figure(spec, tmp_path, figures, capsys)
     _, ax = _drawn(fig)
     polys = _polylines(ax)
-    assert len(polys) == 29  # 16 NVLink pairs, 8 GPU-PCIe, 4 PCIe-CPU links, 1 QPI
+    # per machine 16 NVLink pairs, 8 GPU-PCIe, 4 PCIe-CPU links, 1 QPI; with two, 4 NICs
+    # per machine each on a PCIe switch and a rail, and 4 rails on the spine
+    assert len(polys) == links
     for i, (ga, a) in enumerate(polys):
         inner = a[6:-6]  # away from the shared end nodes
         for gb, b in polys[i + 1:]:
