@@ -320,11 +320,14 @@ def plot_busbw(records, measured, path, title="", step=2):
     for r in measured:
         sources.setdefault(_source(r), []).append((int(r["bytes"]), float(r["busbw_GBps"])))
     for k, (name, points) in enumerate(sources.items()):
-        marker = "sD^vP*X"[k % 7]
-        for i, run in enumerate(_runs(points, 2)):
-            ax.plot(*zip(*run), marker=marker, ls="-", lw=0.8, ms=7, color="black",
-                    mfc="black" if k == 0 else "none", zorder=3,
-                    label=f"published nccl-tests: {name}" if i == 0 else None)
+        style = dict(marker="sD^vP*X"[k % 7], lw=0.8, ms=7, color="black",
+                     mfc="black" if k == 0 else "none")
+        runs = _runs(points, 2)
+        for run in runs:
+            ax.plot(*zip(*run), ls="-", zorder=3, **style)
+        # the legend shows a line only when some of the source's points are joined
+        ax.plot([], [], ls="-" if max(map(len, runs)) > 1 else "", **style,
+                label=f"published nccl-tests: {name}")
     from matplotlib.ticker import FuncFormatter, LogLocator
 
     ax.set_xscale("log", base=2)

@@ -206,6 +206,11 @@ def test_busbw_png_of_the_cli_has_a_marker_at_every_size(tmp_path, figures, caps
         x = np.asarray(line.get_xdata(), float)
         if line.get_linestyle() not in ("None", "") and len(x) > 1:
             assert np.all(x[1:] / x[:-1] <= 2 * (1 + 1e-9)), x
+    # The DGX-1 source measured 8 B, 64 KiB, 1 MiB, 16 MiB, 128 MiB (16x apart or more): no
+    # two of its points are joined, and its legend key is a marker without a line.
+    legend = ax.get_legend()
+    keys = dict(zip([t.get_text() for t in legend.get_texts()], legend.legend_handles))
+    assert keys["published nccl-tests: github.com/konnase"].get_linestyle() == "None"
     capsys.readouterr()
 
 
