@@ -1,4 +1,4 @@
-"""Pictures: topologies coloured by link load, and time against P.
+"""Pictures: time against P, and (from :mod:`netsim.topology_drawing`) topologies.
 
 matplotlib is imported inside each function, so the core never needs it. The
 figures are plain :class:`matplotlib.figure.Figure` objects, not pyplot's: no
@@ -7,13 +7,11 @@ left open. Each function writes its PNG and returns the figure, which a notebook
 shows under its cell.
 """
 
-import networkx as nx
 import numpy as np
 
-from .errors import NetsimError
-from .network import compute_nodes
+from .topology_drawing import draw_topology
 
-__all__ = ["draw_topology", "plot_series"]
+__all__ = ["draw_topology", "plot_series", "coincident", "label_log_axis"]
 
 
 def _figure(**kwargs):
@@ -30,122 +28,39 @@ def _line(**kwargs):
     return Line2D([], [], **kwargs)
 
 
-def _layout(G):
-    """Compute nodes on the bottom row, each other node one row per hop above them."""
-    ranks = compute_nodes(G)
-    if len(ranks) == G.number_of_nodes() or not ranks:
-        return nx.circular_layout(G) if G.number_of_nodes() <= 64 else nx.spring_layout(G, seed=0)
-    U = G.to_undirected(as_view=True)
-    dist = nx.multi_source_dijkstra_path_length(U, ranks, weight=None)
-    far = max(dist.values(), default=0) + 1
-    layers = {}
-    for node in G.nodes:
-        layers.setdefault(dist.get(node, far), []).append(node)
-    pos = {}
-    for depth in sorted(layers):
-        nodes = layers[depth]
-        if depth:  # order each upper row by where its lower neighbours sit
-            nodes.sort(key=lambda n: np.mean([pos[m][0] for m in U[n] if m in pos] or [0.5]))
-        for i, node in enumerate(nodes):
-            pos[node] = ((i + 0.5) / len(nodes), float(depth))
-    return pos
+def label_log_axis(axis, fmt="{:g}"):
+    """Label a log axis at enough places to read it: at least two labelled ticks.
 
-
-def draw_topology(G, result=None, path="topology.png", metric="mean_util", title=None):
-    """Draw a topology to PNG; with a result, colour and widen links by load.
+    Decades alone leave one label, or none, on an axis spanning less than a
+    few decades; this labels 1, 2, 5 times each decade over up to three
+    decades, and every integer multiple over less than one.
 
     Parameters
     ----------
-    G : networkx.Graph or DiGraph
-    result : Result, optional
-        Links are coloured by ``metric`` (the larger of a link's two directions).
-    path : str or file
-        Where to write the PNG.
-    metric : str
-        A per-link column of ``result.links``: ``mean_util``, ``peak_util``,
-        ``bytes``, ``busy`` or ``saturated``.
-    title : str, optional
-        The picture's title (default: the graph's ``name``, else "topology").
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The figure, already written (a notebook shows it under its cell).
+    axis : matplotlib.axis.XAxis or YAxis
+        The axis, already on a log scale and with its data drawn (its limits
+        decide the ticks).
+    fmt : str or callable, optional
+        A format string, or a function of the tick value, giving its label.
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> import networkx as nx  # a star: hosts on one switch
-    >>> G = nx.Graph()
-    >>> G.add_nodes_from([f"host{i}" for i in range(4)], kind="host")
-    >>> G.add_edges_from([(h, "switch") for h in list(G)], bandwidth=1.25e9, latency=1e-6)
-    >>> p = os.path.join(tempfile.mkdtemp(), "star.png")
-    >>> _ = draw_topology(G, path=p)
-    >>> os.path.getsize(p) > 0
-    True
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().subplots()
+    >>> _ = ax.plot([0.4, 6.0], [1.0, 2.0]); ax.set_xscale("log")
+    >>> label_log_axis(ax.xaxis)
+    >>> [f"{x:g}" for x in ax.get_xticks() if 0.4 <= x <= 6.0]
+    ['0.5', '1', '2', '5']
     """
-    import matplotlib
-    from matplotlib.cm import ScalarMappable
-    from matplotlib.colors import Normalize
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    pos = _layout(G)
-    fig = _figure(figsize=(max(6, min(16, G.number_of_nodes() * 0.4)), 5))
-    ax = fig.subplots()
-    plasma = matplotlib.colormaps["plasma"]
-    edges = list(G.edges())
-    values = None
-    if result is not None:
-        # Result links are in Network order: edge i of G.edges() is link direction i of a
-        # DiGraph, and directions 2i and 2i+1 (u->v, v->u) of an undirected graph.
-        values = np.asarray(result.links[metric], np.float64)
-        per_edge = 1 if G.is_directed() else 2
-        if len(values) != per_edge * len(edges):
-            raise NetsimError(f"the result has {len(values)} link directions but the topology "
-                              f"has {per_edge * len(edges)}: simulate on this topology")
-        if per_edge == 2:
-            values = values.reshape(-1, 2).max(axis=1)
-    kinds = [G.nodes[n].get("kind", "node") for n in G.nodes]
-    palette = {"gpu": "#2ca02c", "host": "#1f77b4", "cpu": "#9467bd", "pcie_switch": "#8c564b",
-               "nvswitch": "#e377c2", "nic": "#bcbd22", "switch": "#7f7f7f"}
-    nx.draw_networkx_nodes(G, pos, ax=ax, node_size=160,
-                           node_color=[palette.get(k, "#17becf") for k in kinds])
-    if G.number_of_nodes() <= 40:
-        nx.draw_networkx_labels(G, pos, ax=ax, font_size=6)
-    if values is None:
-        top, colors, widths = 1.0, ["#999999"] * len(edges), [1.0] * len(edges)
-    else:
-        top = values.max() if len(values) and values.max() > 0 else 1.0
-        colors, widths = values, 0.5 + 4.0 * values / top
-    # Links within one row (NVLinks between GPUs, ring and torus neighbours) are drawn as
-    # arcs, so that a link to a farther node does not hide behind the nearer ones.
-    row = [i for i, (u, v) in enumerate(edges) if pos[u][1] == pos[v][1]]
-    rest = [i for i in range(len(edges)) if pos[edges[i][0]][1] != pos[edges[i][1]][1]]
-    for idx, curved in ((rest, False), (row, True)):
-        if not idx:
-            continue
-        style = dict(arrows=True, arrowstyle="-", connectionstyle="arc3,rad=0.3") if curved else {}
-        nx.draw_networkx_edges(
-            G, pos, ax=ax, edgelist=[edges[i] for i in idx],
-            edge_color=[colors[i] for i in idx], width=[widths[i] for i in idx],
-            edge_cmap=plasma if values is not None else None,
-            edge_vmin=0.0, edge_vmax=top, **style)
-    if values is not None:
-        scale = ScalarMappable(cmap=plasma, norm=Normalize(0.0, top))
-        label = {"mean_util": "mean utilisation (fraction of capacity)",
-                 "peak_util": "peak utilisation (fraction of capacity)",
-                 "bytes": "bytes carried (B)", "busy": "busy time (s)",
-                 "saturated": "time at >= 99 % of capacity (s)"}.get(metric, metric)
-        fig.colorbar(scale, ax=ax, label=label)
-    handles = [_line(marker="o", ls="", color=palette.get(k, "#17becf"), label=k)
-               for k in sorted(set(kinds))]
-    # Below the drawing: clear of the nodes and of the colour bar on the right.
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8,
-              frameon=False, ncol=len(handles))
-    ax.set_title(title or G.graph.get("name", "topology"), wrap=True)
-    ax.set_axis_off()
-    fig.tight_layout()
-    fig.savefig(path, format="png", dpi=110, bbox_inches="tight", pad_inches=0.15)
-    return fig
+    lo, hi = sorted(axis.axes.get_xlim() if axis.axis_name == "x" else axis.axes.get_ylim())
+    span = np.log10(hi / lo) if lo > 0 else np.inf
+    subs = (1.0,) if span > 3 else (1.0, 2.0, 5.0) if span > 1 else tuple(range(1, 10))
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    label = fmt if callable(fmt) else fmt.format
+    axis.set_major_formatter(FuncFormatter(lambda x, _pos: label(x)))
+    axis.set_minor_formatter(NullFormatter())
 
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
@@ -166,11 +81,58 @@ def _colors(n):
     return [matplotlib.colormaps["turbo"](i / (n - 1)) for i in range(n)]
 
 
+def _same(a, b, rtol=0.01):
+    """Whether two curves (lists of values, None for no curve) lie on top of each other:
+    within ``rtol`` of each other at every point, less than a marker's width on either axis."""
+    if a is None or b is None or len(a) != len(b):
+        return False
+    return bool(np.allclose(np.asarray(a, float), np.asarray(b, float), rtol=rtol, atol=0.0))
+
+
+def coincident(series):
+    """For each series, the label of the first earlier series it lies on (else None).
+
+    Two series coincide when they have the same P values and their simulated
+    times, and their closed forms when both have one, are within 1 % at every
+    P: drawn, one marker hides the other (on a log axis of two decades, 1 % is
+    under a pixel), so the legend has to say so.
+
+    Parameters
+    ----------
+    series : list of dict
+        As for :func:`plot_series`.
+
+    Returns
+    -------
+    list of str or None
+
+    Examples
+    --------
+    >>> coincident([{"label": "ring", "P": [2, 4], "simulated": [1.0, 2.0]},
+    ...             {"label": "be", "P": [2, 4], "simulated": [1.0, 2.0]},
+    ...             {"label": "ps", "P": [2, 4], "simulated": [1.0, 3.0]}])
+    [None, 'ring', None]
+    """
+    out = []
+    for i, s in enumerate(series):
+        under = None
+        for t in series[:i]:
+            if list(t["P"]) != list(s["P"]) or not _same(t["simulated"], s["simulated"]):
+                continue
+            a, b = t.get("closed_form"), s.get("closed_form")
+            if a is None or b is None or _same(a, b):
+                under = t["label"]
+                break
+        out.append(under)
+    return out
+
+
 def _panel(ax, series, marks, logy, saturation_label, xlabel, ylabel):
     """Draw one panel; return its legend handles."""
     handles = []
     colors = _colors(len(series))
     circled = None
+    under = coincident(series)
     for i, s in enumerate(series):
         color, marker, ls = colors[i], MARKERS[i % len(MARKERS)], LINESTYLES[i % len(LINESTYLES)]
         # The first series is filled and large, the others hollow, of other shapes and
@@ -181,9 +143,12 @@ def _panel(ax, series, marks, logy, saturation_label, xlabel, ylabel):
                 **face)
         has_closed = s.get("closed_form") is not None
         if has_closed:
-            ax.plot(s["P"], s["closed_form"], ls=ls, color=color, lw=1.4, alpha=0.8, zorder=2)
+            # Earlier lines wider, drawn first: a later line on top leaves their edges showing.
+            ax.plot(s["P"], s["closed_form"], ls=ls, color=color, lw=max(1.2, 3.0 - 0.6 * i),
+                    alpha=0.85, zorder=2 + 0.01 * i)
+        label = s["label"] if under[i] is None else f"{s['label']} (on {under[i]}'s curve, within 1 %)"
         handles.append(_line(marker=marker, ms=7, color=color, ls=ls if has_closed else "",
-                             label=s["label"], **face))
+                             label=label, **face))
         if s.get("saturation") is not None and s["saturation"] in s["P"]:
             y = s["simulated"][list(s["P"]).index(s["saturation"])]
             circled = ax.plot([s["saturation"]], [y], "o", ms=16, mfc="none", mec="red", mew=1.5,

@@ -247,8 +247,42 @@ def format_sweep(records, measured=()):
     return "\n".join(lines)
 
 
-def plot_busbw(records, measured, path, title=""):
+def _runs(points, step):
+    """Split (size, value) points, sorted by size, where the next size is more than ``step``
+    times the last: each run is drawn as one line, so no line crosses a size not computed."""
+    runs = []
+    for size, value in sorted(points):
+        if runs and size <= runs[-1][-1][0] * step * (1 + 1e-9):
+            runs[-1].append((size, value))
+        else:
+            runs.append([(size, value)])
+    return runs
+
+
+def _source(row):
+    """A short name of a measured row's source: the host and owner of its URL, and its
+    NCCL version when the row names one."""
+    parts = row.get("source_url", "").split("/")
+    name = "/".join(parts[2:4]) if len(parts) > 3 else row.get("source_url", "")
+    return name + (f", NCCL {row['nccl_version']}" if row.get("nccl_version") else "")
+
+
+def _binary_size(x, _pos=None):
+    """A tick label of a power-of-two size axis: ``8 B``, ``64 KiB``, ``1 GiB``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if x < 1024 or unit == "TiB":
+            return f"{x:g} {unit}"
+        x /= 1024
+
+
+def plot_busbw(records, measured, path, title="", step=2):
     """PNG of busbw against size: the model's line and the measured points.
+
+    The model is drawn as markers at the sizes it computed, joined only between
+    neighbouring sizes (at most ``step`` times apart); each published source as
+    its own markers, joined only between sizes it measured ``step`` apart
+    (nccl-tests' default ``-f 2``), so no line crosses a size nobody computed or
+    measured.
 
     Parameters
     ----------
@@ -258,6 +292,8 @@ def plot_busbw(records, measured, path, title=""):
         :func:`measured_rows` rows (may be empty).
     path : str or path-like
     title : str, optional
+    step : int, optional
+        Ratio of neighbouring sizes of the sweep (the ``--factor``, default 2).
 
     Returns
     -------
@@ -274,19 +310,34 @@ def plot_busbw(records, measured, path, title=""):
     """
     from matplotlib.figure import Figure  # no pyplot: the session's backend stays as it is
 
-    fig = Figure(figsize=(7, 4.5))
+    fig = Figure(figsize=(7.5, 4.5), layout="constrained")
     ax = fig.add_subplot()
-    ax.plot([r["bytes"] for r in records], [r["busbw"] / 1e9 for r in records], "o-",
-            ms=3, label="netsim NCCL model")
-    if measured:
-        ax.plot([int(r["bytes"]) for r in measured], [float(r["busbw_GBps"]) for r in measured],
-                "s", color="black", label="published nccl-tests")
+    model = [(r["bytes"], r["busbw"] / 1e9) for r in records]
+    for i, run in enumerate(_runs(model, step)):
+        ax.plot(*zip(*run), "o-", ms=4, color="C0", zorder=4,  # over the measured squares
+                label="netsim NCCL model" if i == 0 else None)
+    sources = {}
+    for r in measured:
+        sources.setdefault(_source(r), []).append((int(r["bytes"]), float(r["busbw_GBps"])))
+    for k, (name, points) in enumerate(sources.items()):
+        style = dict(marker="sD^vP*X"[k % 7], lw=0.8, ms=7, color="black",
+                     mfc="black" if k == 0 else "none")
+        runs = _runs(points, 2)
+        for run in runs:
+            ax.plot(*zip(*run), ls="-", zorder=3, **style)
+        # the legend shows a line only when some of the source's points are joined
+        ax.plot([], [], ls="-" if max(map(len, runs)) > 1 else "", **style,
+                label=f"published nccl-tests: {name}")
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("size (bytes)")
+    ax.xaxis.set_major_locator(LogLocator(base=8))  # every third power of two: 8 B, 64 B, ...
+    ax.xaxis.set_major_formatter(FuncFormatter(_binary_size))
+    ax.set_xlabel("size")
     ax.set_ylabel("bus bandwidth (GB/s)")
     ax.set_title(title, fontsize=9)
     ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, format="png", dpi=100)  # PATH as given: no ".png" appended
+    ax.legend(fontsize=7.5, loc="upper left")
+    # PATH as given: no ".png" appended
+    fig.savefig(path, format="png", dpi=100, bbox_inches="tight", pad_inches=0.15)
     return str(path)

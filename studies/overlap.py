@@ -202,8 +202,12 @@ def format_speedups(records):
 
 
 def plot_overlap(records, path=None):
-    """Time per iteration against P, one panel per (model, network), a line per mode,
-    with the closed form dashed; returns the matplotlib figure (saved to ``path``).
+    """Time per iteration against P, one panel per (model, network), one colour and marker
+    per mode: simulated solid with markers, its closed form dashed, compute dotted.
+
+    Every line has its legend entry (one legend for all panels, to the right). Modes
+    whose curves lie on an earlier mode's (within 1 %, :func:`netsim.plot.coincident`)
+    are drawn narrower and smaller over it, and the panel names them under its title.
 
     Parameters
     ----------
@@ -212,6 +216,11 @@ def plot_overlap(records, path=None):
     path : str, optional
         Where to save the figure (PNG).
 
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Outside pyplot: no backend is selected, a notebook shows it under its cell.
+
     Examples
     --------
     >>> recs = overlap_study(models=("resnet50",), networks=("100GbE",), workers=(2,),
@@ -219,28 +228,49 @@ def plot_overlap(records, path=None):
     >>> len(plot_overlap(recs).axes)
     1
     """
-    import matplotlib
-    if path is not None:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
+
+    from netsim.plot import MARKERS, coincident
 
     panels = sorted({(r["model"], r["network"]) for r in records})
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.6), squeeze=False)
-    for ax, (model, net) in zip(axes[0], panels):
+    modes = list(dict.fromkeys(r["overlap"] for r in records))
+    ncols = min(len(panels), 2)
+    nrows = -(-len(panels) // ncols)
+    fig = Figure(figsize=(5.0 * ncols + 2.6, 3.9 * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for ax, (model, net) in zip(axes.flat, panels):
         rows = [r for r in records if (r["model"], r["network"]) == (model, net)]
-        for k, mode in enumerate(dict.fromkeys(r["overlap"] for r in rows)):
-            sel = [r for r in rows if r["overlap"] == mode]
-            P = [r["P"] for r in sel]
-            line, = ax.plot(P, [r["time"] for r in sel], "o-", label=mode)
-            ax.plot(P, [r["closed_time"] for r in sel], "--", color=line.get_color(),
-                    label="closed form" if k == 0 else None)
-        ax.plot(P, [r["compute"] for r in sel], ":", color="gray", label="compute")
+        series = [{"label": mode, "P": [r["P"] for r in rows if r["overlap"] == mode],
+                   "simulated": [r["time"] for r in rows if r["overlap"] == mode],
+                   "closed_form": [r["closed_time"] for r in rows if r["overlap"] == mode]}
+                  for mode in modes]
+        under = coincident(series)
+        for s in series:
+            k = modes.index(s["label"])
+            color, lw = f"C{k}", max(1.6, 3.0 - 0.6 * k)  # earlier wider: later ones on top
+            ax.plot(s["P"], s["simulated"], ls="-", marker=MARKERS[k % len(MARKERS)],
+                    ms=max(4.0, 9.0 - 1.5 * k), lw=lw, color=color, zorder=3 + k,
+                    label=f"{s['label']}: simulated")
+            # Thin, white-gapped and above every simulated line: on a curve it matches, the
+            # dashes still show inside the wider solid line.
+            ax.plot(s["P"], s["closed_form"], ls=(0, (3, 2)), lw=1.0, gapcolor="white",
+                    color=color, zorder=10 + k, label=f"{s['label']}: closed form (dashed)")
+        P = sorted({r["P"] for r in rows})
+        compute = {r["P"]: r["compute"] for r in rows}
+        ax.plot(P, [compute[p] for p in P], ":", color="gray", label="compute alone (dotted)")
         ax.set_xscale("log", base=2)
+        ax.set_xticks(P, [str(p) for p in P])
+        ax.minorticks_off()
         ax.set_xlabel("workers P")
         ax.set_ylabel("seconds per iteration")
-        ax.set_title(f"{model}, {net}")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+        same = [f"{s['label']} on {u}" for s, u in zip(series, under) if u is not None]
+        ax.set_title(f"{model}, {net}" + ("\ncurves within 1 %: " + ", ".join(same) if same
+                                          else ""), fontsize=9)
+        ax.grid(True, alpha=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right upper", fontsize=8)
     if path is not None:
-        fig.savefig(path, dpi=120)
+        fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.15)
     return fig

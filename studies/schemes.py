@@ -19,6 +19,7 @@ Examples
 
 from netsim import costmodel
 from netsim.result import simulate
+from netsim.units import format_bytes
 from topologies import pcie_tree, star
 from topologies.specs import ETHERNET
 from workloads import schemes
@@ -165,6 +166,15 @@ def format_table(rows, target=None):
     return "\n".join(lines)
 
 
+def _same_point(earlier, r, topo, rtol=0.01):
+    """The label of the first earlier row drawn at r's point on ``topo`` (within 1 % in time
+    and bytes: less than a marker apart on these log axes), else None."""
+    for e in earlier:
+        if all(abs(e[k] - r[k]) <= rtol * abs(r[k]) for k in (f"time_{topo}", "bytes")):
+            return f"{e['scheme']} / {e['architecture']}"
+    return None
+
+
 def plot(rows, path, title=None):
     """Bytes against simulated time to the target, one panel per topology, one marker per
     combination (the closed form as an open marker beside it).
@@ -191,23 +201,40 @@ def plot(rows, path, title=None):
     True
     """
     from matplotlib.figure import Figure  # outside pyplot: no backend, no global state
-    from matplotlib.ticker import NullFormatter
+
+    from netsim.plot import label_log_axis
 
     done = [r for r in rows if not r["reason"]]
     topos = [k[5:] for k in done[0] if k.startswith("time_")] if done else []
     fig = Figure(figsize=(5.2 * max(len(topos), 1) + 2, 4.2), layout="constrained")
     axes = fig.subplots(1, max(len(topos), 1), squeeze=False)
     markers = "osD^vP*X"
+    labels = []
+    for i, r in enumerate(done):
+        label = f"{r['scheme']} / {r['architecture']}" + ("" if r["reached"] else " (not reached)")
+        over = {t: _same_point(done[:i], r, t) for t in topos}
+        hidden = sorted({e for e in over.values() if e is not None})
+        for e in hidden:  # drawn smaller, over it: say so, and where
+            where = [t for t in topos if over[t] == e]
+            label += f" (same point as {e}" + ("" if len(where) == len(topos)
+                                               else " on " + ", ".join(where)) + ")"
+        labels.append(label)
     for ax, topo in zip(axes[0], topos):
         for i, r in enumerate(done):
-            label = f"{r['scheme']} / {r['architecture']}" + ("" if r["reached"] else " (not reached)")
+            # A combination on an earlier one's point is drawn smaller and above it.
+            size = 40.0 if _same_point(done[:i], r, topo) else 100.0
             ax.scatter(r[f"time_{topo}"] * 1e3, r["bytes"], marker=markers[i % len(markers)],
-                       color=f"C{i}", s=60, edgecolor="black", linewidth=0.5, label=label)
+                       color=f"C{i}", s=size, edgecolor="black", linewidth=0.5, label=labels[i],
+                       zorder=3 + i)
             ax.scatter(r[f"closed_{topo}"] * 1e3, r["bytes"], marker=markers[i % len(markers)],
-                       facecolor="none", edgecolor=f"C{i}", s=140, linewidth=1.0)
+                       facecolor="none", edgecolor=f"C{i}", s=2.2 * size, linewidth=1.0,
+                       zorder=2)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.xaxis.set_minor_formatter(NullFormatter())   # minor labels overprint on a decade
+        ax.margins(0.12)
+        label_log_axis(ax.xaxis)
+        label_log_axis(ax.yaxis, lambda b: format_bytes(b))
+        ax.grid(True, which="both", alpha=0.3)
         ax.set_xlabel("simulated time to the target (ms, log); open: closed form")
         ax.set_ylabel("bytes sent to the target (log)")
         ax.set_title(topo)

@@ -266,14 +266,12 @@ def plot(records, out, title=""):
     >>> buf = io.BytesIO(); plot(rs, buf); buf.getvalue()[:4]
     b'\x89PNG'
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
 
     labels = [f"P={r['P']}\n{r['tp']}x{r['pp']}x{r['dp']}" for r in records]
     x = np.arange(len(records))
-    fig, (ax, mfu) = plt.subplots(1, 2, figsize=(10, 4.2), gridspec_kw={"width_ratios": [3, 2]})
+    fig = Figure(figsize=(10, 4.2))
+    ax, mfu = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     bottom = np.zeros(len(records))
     for key, name in _PARTS:
         v = np.array([r[key] for r in records])
@@ -292,4 +290,3 @@ def plot(records, out, title=""):
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(out, format="png", dpi=100)
-    plt.close(fig)

@@ -248,7 +248,8 @@ def _run_nccl(args):
         print(nccl_tests_format.table(args.algorithm, records, measured))
     if args.png:
         title = f"{args.algorithm}, {G.graph.get('name', spec)}"
-        nccl_report.plot_busbw(records, measured, args.png, title)
+        nccl_report.plot_busbw(records, measured, args.png, title,
+                                step=2 if args.factor is None else args.factor)
         if not getattr(args, "quiet", False):
             import sys
 
