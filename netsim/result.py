@@ -7,6 +7,9 @@ functions over those columns.
 Definitions
 -----------
 * ``compute`` time of a rank: the length of the union of its compute intervals.
+  Compute ops tagged ``idle`` are not counted: they stand for the host time between
+  a profile's kernels (:mod:`netsim.kineto`), when the GPU is idle, and count as
+  ``idle`` as HTA's temporal breakdown counts them.
 * ``communication`` time: the union of the intervals of the messages it sends or
   receives, from the moment each becomes ready (latency included) to its last byte,
   and of its parts of collectives (from when the collective's dependencies on
@@ -186,7 +189,9 @@ class Result:
         # Ranks.
         P = tr.ranks
         msg = tr.is_message
-        comp = tr.kind == 0   # compute ops
+        comp = tr.kind == 0   # compute ops, but for the host gaps of an imported profile
+        if "idle" in tr.tags:
+            comp &= tr.tag != tr.tags.index("idle")
         start, end = record.start, record.end
         computing = (start[comp], end[comp], tr.rank[comp])
         compute = _union_length_parts([computing], P)
