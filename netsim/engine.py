@@ -176,54 +176,53 @@ class _Replay:
             self._at(t, ops[order[bounds[i]:bounds[i + 1]]])
 
     def _due(self, event):
-        """A timeout fired: note its ops and make sure the instant gets settled."""
+        """A timeout fired: have its ops settled at this instant."""
         item = event.value
         del self.pending[item[0]]
-        # _note, inlined for speed: every timeout of an op comes through here (see _note).
-        self.due.append(item)
-        if not self.settling:
-            env = self.env
-            if env.peek() > env.now:
-                self._settle(None)
-            else:
-                self.settling = True
-                env.timeout(0).callbacks.append(self._settle)
+        self._note(item)
 
     def _note(self, item):
-        """Queue ``(time, [ops, ...])`` for this instant's settle step, scheduling it once."""
+        """Have ``(time, [ops, ...])`` settled at this instant, in one settle step with the rest."""
+        if self.settling:
+            self.due.append(item)
+            return
+        env = self.env
+        if env.peek() > env.now:
+            # Nothing else is scheduled at this instant: settle now, as the zero
+            # delay timeout below would, one SimPy event sooner.
+            self._instant(*item)
+            return
+        # A zero delay timeout created now comes after every event already scheduled
+        # at this instant (SimPy orders equal times by creation), so the settle step
+        # sees them all.
         self.due.append(item)
-        if not self.settling:
-            env = self.env
-            if env.peek() > env.now:
-                # Nothing else is scheduled at this instant: settle now, as the zero
-                # delay timeout below would, one SimPy event sooner.
-                self._settle(None)
-                return
-            # A zero delay timeout created now comes after every event already scheduled
-            # at this instant (SimPy orders equal times by creation), so the settle step
-            # sees them all.
-            self.settling = True
-            env.timeout(0).callbacks.append(self._settle)
+        self.settling = True
+        env.timeout(0).callbacks.append(self._settle)
 
     def _wake(self, event):
         """The flow-completion wake-up fired: settle if it is still the current one."""
         token, t = event.value
         if token == self.wake_token:
             self.wake_time = np.inf
-            self._note((t, []))
+            self._note((t, ()))
 
     # -- one instant ---------------------------------------------------------------------
     def _settle(self, _event):
-        """Process one instant: end finished flows, run what they release, re-rate, wake up."""
+        """The zero-delay timeout of an instant with several events: settle them together."""
         self.settling = False
+        items, self.due = self.due, []
+        if len(items) == 1:
+            self._instant(*items[0])
+        else:
+            self._instant(max(t for t, _ in items), [ops for _, lists in items for ops in lists])
+
+    def _instant(self, now, due):
+        """Process one instant: end finished flows, run what they release, re-rate, wake up.
+
+        ``now`` is its exact time, ``due`` the lists of ops whose wait ends then.
+        """
         self.settles += 1
         flows = self.flows
-        items, self.due = self.due, []
-        if len(items) == 1:  # one timeout or wake-up at this instant, the usual case
-            now, due = items[0]
-        else:
-            now = max(t for t, _ in items)
-            due = [ops for _, lists in items for ops in lists]
         if self.now > now:
             now = self.now
         self.now = flows.now = now
@@ -382,7 +381,7 @@ class _Replay:
                     if waiting[s] == 0:
                         ready.append(s)
             ready.sort()
-            later = {}
+            timed = []
             for op in ready:
                 start[op] = now
                 msg = is_msg[op]
@@ -390,9 +389,15 @@ class _Replay:
                 if wait == 0:
                     (entering if msg else completed).append(op)
                 else:
-                    later.setdefault(now + wait, []).append(op)
-            for t in sorted(later):
-                self._at(t, later[t])
+                    timed.append((now + wait, op))
+            if len(timed) == 1:  # the usual desynchronised case: one op, one time
+                self._at(timed[0][0], [timed[0][1]])
+            elif timed:  # grouped by time, ascending; ops of one time in ready order
+                later = {}
+                for t, op in timed:
+                    later.setdefault(t, []).append(op)
+                for t in sorted(later):
+                    self._at(t, later[t])
         return added, routes
 
     def _hold(self, ops):

@@ -119,6 +119,9 @@ class FlowTable:
         # views are one tuple, as _rerate_small unpacks it: one attribute load.
         self._views = tuple(memoryview(a) for a in (self.cap, self.load, self.link_t, self.busy,
                                                    self.saturated, self.peak_util, self.peak_flows))
+        # A link direction is saturated at loads of at least this (the product
+        # SATURATION * capacity that apply_rates computes, once per link).
+        self._full = memoryview(SATURATION * self.cap)
         self._mark = np.zeros(L + 1, bool)
         self._pos = np.zeros(L + 1, np.int64)  # scratch: a link's position in `changed`
         # Predicted flow ends as a heap of (time, slot), valid where end_of[slot] == time;
@@ -347,7 +350,14 @@ class FlowTable:
             self.ends = None
             self._rerate_batch(*self._component_scan(np.asarray(added, np.int64),
                                                      np.asarray(removed, np.int64)))
-        self.first_finish = self._first_finish()
+        ends = self.ends
+        if ends is None:
+            self.first_finish = self._first_finish()
+            return
+        end_of = self.end_of  # _first_finish with a heap, inlined for speed
+        while ends and end_of.get(ends[0][1]) != ends[0][0]:
+            heapq.heappop(ends)  # stale: the flow was re-rated or has ended
+        self.first_finish = ends[0][0] if ends else np.inf
 
     def _index(self):
         """The flows crossing each link direction, and each active flow's links.
@@ -377,6 +387,21 @@ class FlowTable:
         on_link, route = self.on_link, self.route
         if on_link is None:
             on_link, route = self._index()
+        if routes is not None and len(added) == 1 and not finished:
+            # One flow starts, none ends (a message's latency is over): if it is alone
+            # on its links, it is the component, its links the changed ones.
+            slot, links = added[0], routes[0]
+            route[slot] = links
+            alone = True
+            for k in links:
+                flows = on_link[k]
+                flows.add(slot)
+                if len(flows) != 1:  # holds the slot: alone if nothing else
+                    alone = False
+            if alone:
+                return added, sorted(set(links))
+            marked = set(links)
+            return self._search(marked)
         L = self.L
         marked = set(removed)
         marked.discard(L)
@@ -407,6 +432,14 @@ class FlowTable:
                     break
             else:
                 return added, sorted(marked)
+        return self._search(marked)
+
+    def _search(self, marked):
+        """The flows on links ``marked``, transitively, and their links (sorted lists).
+
+        ``marked`` (a set of links) grows to every link of the component.
+        """
+        on_link, route = self.on_link, self.route
         comp = set()
         stack = list(marked)
         while stack:
@@ -465,36 +498,33 @@ class FlowTable:
     def _rerate_small(self, comp, changed):
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
         now = self.now
-        new_load, new_count = {}, {}  # of the links of comp; the other changed links go to 0
         views = self._views  # one attribute load for all the memoryviews
+        route = self.route
+        if len(comp) == 1 and len(set(route[comp[0]])) == len(route[comp[0]]):
+            # One flow, no link twice (the usual desynchronised event): its smallest
+            # capacity, which is what _fill_small's no-shared-link case computes (min is
+            # exact), and its load 0.0 + r on each of its links, as the sum below.
+            slot = comp[0]
+            links = route[slot]
+            r = min(map(views[0].__getitem__, links))
+            if self.bounded:
+                r = min(r, float(self.fl_bound[slot]))
+            self.rate_solves += 1
+            self._set_rate(slot, r)
+            if self.ends is None:
+                self._push_ends(())  # rebuilds the heap from every active flow
+            self._set_loads(changed, dict.fromkeys(links, 0.0 + r))
+            return
+        new_load, new_count = {}, {}  # of the links of comp; the other changed links go to 0
         if comp:
             # map() rather than comprehensions: a comprehension is a function call in 3.11
-            routes = list(map(self.route.__getitem__, comp))
-            cap = views[0]
-            if len(comp) == 1 and len(set(routes[0])) == len(routes[0]):
-                # One flow, no link twice: its smallest capacity, which is what
-                # _fill_small's no-shared-link case computes (min is exact).
-                rates = [min(map(cap.__getitem__, routes[0]))]
-                if self.bounded:
-                    rates[0] = min(rates[0], float(self.fl_bound[comp[0]]))
-            else:
-                prio = [int(self.fl_prio[slot]) for slot in comp] if self.by_class else None
-                bound = self.fl_bound[comp].tolist() if self.bounded else None
-                rates = max_min_rates_small(routes, cap, prio, bound)
+            routes = list(map(route.__getitem__, comp))
+            prio = [int(self.fl_prio[slot]) for slot in comp] if self.by_class else None
+            bound = self.fl_bound[comp].tolist() if self.bounded else None
+            rates = max_min_rates_small(routes, views[0], prio, bound)
             self.rate_solves += 1
-            _, _, _, fl_rem, fl_t, fl_rate, fl_finish = self._flow_views
-            heap, end_of = self.ends, self.end_of  # _push_ends inlined for speed
-            push = heapq.heappush
             for slot, links, r in zip(comp, routes, rates):
-                rem = fl_rem[slot] - fl_rate[slot] * (now - fl_t[slot])
-                rem = max(rem, 0.0)
-                fl_rem[slot] = rem
-                fl_t[slot] = now
-                fl_rate[slot] = r
-                fl_finish[slot] = end = now + rem / r if r > 0 else np.inf
-                if heap is not None:
-                    end_of[slot] = end
-                    push(heap, (end, slot))
+                self._set_rate(slot, r)
                 for k in links:  # summed from 0.0 in slot order, as _rerate_batch sums
                     if k in new_load:
                         new_load[k] += r
@@ -502,33 +532,59 @@ class FlowTable:
                     else:
                         new_load[k] = 0.0 + r
                         new_count[k] = 1
-            if heap is None:
+            if self.ends is None:
                 self._push_ends(())  # rebuilds the heap from every active flow
-        # One pass over the links (_account then _set_loads): busy and saturated time
-        # up to now at the old load, then the new load, its peaks and series.
-        cap, load, link_t, busy, saturated, peak_util, peak_flows = views
+        self._set_loads(changed, new_load, new_count)
+
+    def _set_rate(self, slot, r):
+        """Bring the flow in ``slot`` to now at its old rate, give it rate ``r``, predict its end."""
+        now = self.now
+        _, _, _, fl_rem, fl_t, fl_rate, fl_finish = self._flow_views
+        rem = fl_rem[slot] - fl_rate[slot] * (now - fl_t[slot])
+        if rem < 0.0:  # max(rem, 0.0) without the call: a NaN or -0.0 stays as it is
+            rem = 0.0
+        fl_rem[slot] = rem
+        fl_t[slot] = now
+        fl_rate[slot] = r
+        fl_finish[slot] = end = now + rem / r if r > 0 else np.inf
+        ends = self.ends
+        if ends is not None:  # _push_ends inlined for speed
+            self.end_of[slot] = end
+            heapq.heappush(ends, (end, slot))
+
+    def _set_loads(self, changed, new_load, new_count=None):
+        """Account links ``changed`` up to now at their old load, then give them their new one.
+
+        ``new_load`` and ``new_count`` hold the links that keep flows (None: one flow
+        each); the others go to 0. One pass (:func:`kernels.apply_rates`' accounting, then the loads): busy
+        and saturated time at the old load, then the new load, its peaks and series.
+        """
+        now = self.now
+        cap, load, link_t, busy, saturated, peak_util, peak_flows = self._views
+        full = self._full  # SATURATION * cap, per link
+        track = self.series is not None
         moved = []
         for k in changed:
             dt = now - link_t[k]
             x = load[k]
             if x > 0:
                 busy[k] += dt
-            if x >= SATURATION * cap[k]:
+            if x >= full[k]:
                 saturated[k] += dt
             link_t[k] = now
             if k in new_load:
-                y = new_load[k]
-                if new_count[k] > peak_flows[k]:
-                    peak_flows[k] = new_count[k]
-            else:
-                y = 0.0
-            if y != x:
+                y = load[k] = new_load[k]
+                count = 1 if new_count is None else new_count[k]
+                if count > peak_flows[k]:
+                    peak_flows[k] = count
+                util = y / cap[k]
+                if util > peak_util[k]:
+                    peak_util[k] = util
+            else:  # no flow left: utilisation 0 (or NaN), never above its peak
+                y = load[k] = 0.0
+            if track and y != x:
                 moved.append(k)
-            load[k] = y
-            util = y / cap[k]
-            if util > peak_util[k]:
-                peak_util[k] = util
-        if self.series is not None and moved:
+        if moved:
             self.series.append((np.full(len(moved), now), np.array(moved, np.int64),
                                 np.array([new_load.get(k, 0.0) for k in moved])))
 
