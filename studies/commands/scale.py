@@ -19,7 +19,7 @@ from ..options import (add_force_argument, add_library_argument, add_perturb_arg
                        add_transport_argument, paradigm_options, perturb_label, perturb_options)
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
-from ..report import format_study, table
+from ..report import format_study, speedup_hint, table
 from ..trace_size import check_fits
 from . import scale_transformer
 
@@ -252,7 +252,13 @@ def _run_paradigm(args, perturbation=None):
     if args.json:
         print(json.dumps(st))
         return
-    print(format_study(st))
+    # The hint goes to stderr right under the per-P table; stdout stays the study's text.
+    table_text, _, rest = format_study(st).partition("\n\n")
+    print(table_text, flush=True)
+    hint = speedup_hint(st)
+    if hint:
+        log(args, hint)
+    print("\n" + rest)
     if perturbation:
         print(f"\nperturbed at replay: {perturb_label(perturbation)} (seed {perturbation['seed']}); "
               f"closed forms unperturbed")
