@@ -137,7 +137,8 @@ def run(args):
         check_int(args.ranks, "--ranks")
         if not args.force:  # before the projection: it grows with the ranks, and the replay more
             check_ops(projection_ops(trace, args.ranks), f"the replay at {args.ranks} ranks",
-                      instead="fewer --ranks")
+                      instead="fewer --ranks", topology=args.topology,
+                      ranks=args.ranks)
         trace = reproject(trace, args.ranks)
     if args.compute_scale is not None or args.host_gaps != "keep":
         from netsim.whatif import whatif

@@ -159,12 +159,13 @@ def run(args, title=None):
             raise NetsimError(f"unknown algorithm {name!r}; known: {', '.join(COLLECTIVES)}")
     workers = parse_workers(args.workers)
     nbytes = parse_bytes(args.bytes)
-    if not getattr(args, "force", False):  # every algorithm at every P, before any is simulated
-        for name in algorithms:
-            for P in workers:
-                # LP without -k: k >= 1, so the count is a lower bound, as in `collective`.
-                check_fits(name, P, segments=args.segments or 1)
     make = topology_factory(args.topology)
+    if not getattr(args, "force", False):  # every algorithm at every P, before any is simulated
+        for topology in (None, make):  # every trace's memory, then with the topology and time
+            for name in algorithms:
+                for P in workers:
+                    # LP without -k: k >= 1, so the count is a lower bound, as in `collective`.
+                    check_fits(name, P, segments=args.segments or 1, topology=topology)
     segments = args.segments  # None: k* tuned to each P (analysis.compare)
     pipelined = any(takes_segments(name) for name in algorithms)
     records = []
