@@ -86,8 +86,14 @@ def run(args):
                 check_fits(name, max(config["P"]), segments=opts.get("segments", 1),
                            servers=opts.get("servers", 1), topology=spec)
         largest = max(config["P"])  # each paradigm point at the largest P, recorded small
+        checked = set()
         for point in sweep_points(config):
-            if point["kind"] == "paradigm" and point["P"] == largest:
+            # a straggler, jitter or library changes the replay, not the size: one check each
+            key = (point["name"], point["hidden"], point["topology"], point["options"] and
+                   json.dumps({k: v for k, v in json.loads(point["options"]).items()
+                               if k not in ("straggler", "jitter", "library")}, sort_keys=True))
+            if point["kind"] == "paradigm" and point["P"] == largest and key not in checked:
+                checked.add(key)
                 check_sweep_point(point, point["topology"])
     keys = {point_key(p) for p in sweep_points(config)}
     runners = {"paradigm": sweep_point} if config["paradigms"] else {}
