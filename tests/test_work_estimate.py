@@ -110,3 +110,15 @@ def test_a_sweep_paradigm_point_too_large_is_refused_before_the_cluster(capsys, 
                       "P: [2, 2000000]\n")
     one_line_error(capsys, ["sweep", str(config), "--threads"],
                    "ps-sync at P = 2000000 (grown from its recordings", "--force")
+
+
+def test_a_sweep_config_with_a_huge_p_is_checked_without_building_its_topology(capsys,
+                                                                                tmp_path):
+    # The config check validates a topology spec on a small graph; the estimate refuses P.
+    config = tmp_path / "s.yaml"
+    config.write_text("topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\n"
+                      "P: [100000000000]\n")
+    t = time.process_time()
+    one_line_error(capsys, ["sweep", str(config), "--threads", "-o", str(tmp_path / "s.csv")],
+                   "ring on P = 100000000000 would be", "--force")
+    assert time.process_time() - t < 20
