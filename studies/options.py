@@ -128,7 +128,7 @@ def paradigm_options(name, entry, items):
         if key in options:
             raise NetsimError(f"--set {key}= given twice; give each option once")
         options[key] = check_option(key, option_value(key, value, entry.options[key][0],
-                                                      (entry.words or {}).get(key, ())))
+                                                      (entry.words or {}).get(key, ())), name)
     return options
 
 

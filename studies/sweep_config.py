@@ -364,7 +364,7 @@ def _paradigm_values(name, opts):
             raise NetsimError(f"option {key} takes a value such as {entry.options[key][0]!r}, "
                               f"got {value!r}")
         typed = check_option(key, option_value(key, text, entry.options[key][0],
-                                               (entry.words or {}).get(key, ())))
+                                               (entry.words or {}).get(key, ())), name)
         if isinstance(typed, (int, float)) and not isinstance(typed, bool) and not (
                 math.isfinite(typed) and typed >= 0):
             raise NetsimError(f"option {key} must be a finite number >= 0, got {value!r}")

@@ -195,3 +195,16 @@ def test_round_two_cases_are_refused_in_one_line(argv, needle, capsys, monkeypat
 
     monkeypatch.chdir(tmp_path)
     one_line_error(capsys, argv, needle)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["demo", "--png", "/proc/x.png"], "cannot write /proc/x.png"),    # no header line first
+    (["scale", "-a", ",", "-P", "2,4"], "--algorithms ',' names none"),  # was two empty tables
+])
+def test_round_two_fixes_give_one_line(argv, needle, capsys, monkeypatch, tmp_path):
+    from conftest import one_line_error
+
+    monkeypatch.chdir(tmp_path)
+    one_line_error(capsys, argv, needle)
+    if argv[0] == "demo":
+        one_line_error(capsys, ["demo", "--png", str(tmp_path)], "Is a directory")

@@ -67,3 +67,19 @@ def test_momentum_just_below_one_is_accepted():
 
 def _started(*args, **kwargs):
     raise AssertionError("the recording started")
+
+
+@pytest.mark.parametrize("name, key, value, known", [
+    ("allreduce", "collective", "foo", "known collectives: ring, mst, be, lp"),
+    ("ringtmp", "partition", "blah", "known partitions: layer, neuron"),
+    ("ps-partitioned", "partition", "blah", "known partitions: metis, random"),
+])
+def test_a_text_option_out_of_its_choices_is_refused_alike(name, key, value, known, capsys):
+    message = f"unknown {key} {value!r}; {known}"
+    raw = {"topologies": ["star"], "paradigms": [name], "P": [2], "options": {name: {key: value}}}
+    with pytest.raises(NetsimError, match=message):
+        check_config(raw)  # before the first point: not an error row
+    with pytest.raises(WorkloadError, match=message):
+        workloads.record(name, dataset="iris", workers=2, epochs=1, **{key: value})
+    assert main(["record", name, "--set", f"{key}={value}"]) == 2
+    assert capsys.readouterr().err.strip() == f"netsim: error: {message}"

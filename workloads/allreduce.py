@@ -51,7 +51,6 @@ from netsim.traceops import concat, repeat
 
 from . import mlp
 from .closed import Asymptotic, terms
-from .errors import WorkloadError
 from .option_ranges import check_option
 from .frontier import Frontier, cols, one_row
 from .overlap import DDP_BUCKET_BYTES, check_overlap, iterate, pieces, pieces_of
@@ -96,9 +95,7 @@ HINTS = {"ring": None, "mst": "mst", "be": "be", "lp": "lp"}
 
 
 def _check_collective(name, segments):
-    if name not in COLLECTIVES:
-        raise WorkloadError(f"unknown collective {name!r}; "
-                            f"known collectives: {', '.join(COLLECTIVES)}")
+    check_option("collective", name, "allreduce")
     check_option("segments", segments)
 
 

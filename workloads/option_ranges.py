@@ -21,7 +21,7 @@ from netsim import checks
 
 from .errors import WorkloadError
 
-__all__ = ["RANGES", "check_option", "check_options"]
+__all__ = ["RANGES", "CHOICES", "check_option", "check_options"]
 
 _INT, _REAL = "int", "real"
 
@@ -58,7 +58,15 @@ RANGES = {
 """Option name -> its kind and bounds (an option not listed here has no numeric range)."""
 
 
-def check_option(key, value):
+CHOICES = {
+    ("allreduce", "collective"): ("allreduce", "COLLECTIVES"),
+    ("ringtmp", "partition"): ("ringtmp", "PARTITIONS"),
+    ("ps-partitioned", "partition"): ("ps_partitioned", "PARTITIONS"),
+}
+"""(paradigm, option) -> the module and the name of its tuple of the values the option takes."""
+
+
+def check_option(key, value, paradigm=None):
     """``value`` of paradigm option ``key`` checked against :data:`RANGES`.
 
     Parameters
@@ -66,6 +74,9 @@ def check_option(key, value):
     key : str
     value : object
         None passes (the option's default: not set).
+    paradigm : str, optional
+        The paradigm whose option it is: a text option of :data:`CHOICES` is checked
+        against the values its module lists.
 
     Returns
     -------
@@ -85,11 +96,23 @@ def check_option(key, value):
     Traceback (most recent call last):
     ...
     workloads.errors.WorkloadError: momentum must be a number in [0, 1), got 2
+    >>> check_option("collective", "tree", "allreduce")
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: unknown collective 'tree'; known collectives: ring, mst, be, lp
     >>> check_option("servers", 0)
     Traceback (most recent call last):
     ...
     workloads.errors.WorkloadError: servers must be an integer >= 1, got 0
     """
+    if paradigm is not None and (paradigm, key) in CHOICES:
+        import importlib
+
+        module, name = CHOICES[(paradigm, key)]
+        known = getattr(importlib.import_module(f"workloads.{module}"), name)
+        if value not in known:
+            raise WorkloadError(f"unknown {key} {value!r}; known {key}s: {', '.join(known)}")
+        return value
     if value is None or key not in RANGES:
         return value
     kind, bounds = RANGES[key]
@@ -99,8 +122,8 @@ def check_option(key, value):
     return checks.check_real(value, key, lo, hi, strict=strict, error=WorkloadError)
 
 
-def check_options(options):
-    """Every value of ``options`` (name -> value) checked by :func:`check_option`.
+def check_options(options, paradigm=None):
+    """Every value of ``options`` (name -> value) of ``paradigm`` checked by :func:`check_option`.
 
     Returns
     -------
@@ -117,5 +140,5 @@ def check_options(options):
     workloads.errors.WorkloadError: lr must be a finite number > 0, got nan
     """
     for key, value in options.items():
-        check_option(key, value)
+        check_option(key, value, paradigm)
     return options

@@ -216,9 +216,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     ...
     workloads.errors.PartitionError: neuron-wise partition over 4 ring nodes leaves node 3 without a neuron in layer 1 (3 output neurons); every layer needs at least 4 neurons
     """
-    if partition not in PARTITIONS:
-        raise WorkloadError(f"unknown partition {partition!r}; known partitions: "
-                            f"{', '.join(PARTITIONS)}")
+    check_option("partition", partition, "ringtmp")
     check_workers(workers)
     check_option("microbatches", microbatches)
     if deepen and (hidden is not None or partition != "layer"):

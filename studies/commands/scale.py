@@ -154,6 +154,8 @@ def run(args, title=None):
         raise NetsimError(f"{paradigm_only[0]} applies to a PARADIGM's scaling, not to "
                           f"collectives (--algorithms)")
     algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
+    if not algorithms:
+        raise NetsimError(f"--algorithms {args.algorithms!r} names none; give at least one")
     for name in algorithms:
         if name not in COLLECTIVES:
             raise NetsimError(f"unknown algorithm {name!r}; known: {', '.join(COLLECTIVES)}")
