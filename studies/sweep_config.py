@@ -29,6 +29,7 @@ from workloads import DATASETS
 from workloads.option_ranges import check_option
 
 from netsim.library import LIBRARIES
+from netsim.network import Network
 from netsim.tcp import TRANSPORTS
 
 from .registry import COLLECTIVES, PARADIGMS, topology_factory
@@ -261,7 +262,8 @@ def check_config(raw, where="sweep config"):
         try:
             # Unknown names and options fail here; built small (a P of 10^11 is refused for its
             # size by the command's estimate, not built here to be checked).
-            topology_factory(spec)(min(out["P"][0], 16))
+            # Network() checks every edge (a graph file with a negative bandwidth fails here).
+            Network(topology_factory(spec)(min(out["P"][0], 16)))
         except NetsimError as exc:
             _fail(where, f"topology {spec!r}: {exc}")
         out["topologies"].append(spec)

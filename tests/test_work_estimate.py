@@ -122,3 +122,19 @@ def test_a_sweep_config_with_a_huge_p_is_checked_without_building_its_topology(c
     one_line_error(capsys, ["sweep", str(config), "--threads", "-o", str(tmp_path / "s.csv")],
                    "ring on P = 100000000000 would be", "--force")
     assert time.process_time() - t < 20
+
+
+def test_a_sweep_topology_file_with_a_bad_edge_is_refused_before_the_first_point(tmp_path):
+    import json
+
+    from netsim.errors import NetsimError
+    from studies.sweep_config import check_config
+
+    graph = tmp_path / "g.json"
+    graph.write_text(json.dumps({"directed": False, "multigraph": False, "graph": {},
+                                 "nodes": [{"id": "a", "kind": "host"}, {"id": "b", "kind": "host"}],
+                                 "links": [{"source": "a", "target": "b", "bandwidth": -1e9,
+                                            "latency": 1e-6}]}))
+    with pytest.raises(NetsimError, match="has bandwidth -1000000000.0"):
+        check_config({"topologies": [str(graph)], "collectives": ["ring"], "bytes": ["1MB"],
+                      "P": [2]})
