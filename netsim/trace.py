@@ -11,9 +11,10 @@ kind       uint8   ``COMPUTE`` (0), ``MESSAGE`` (1) or ``COLLECTIVE`` (2)
 rank       int32   the rank that computes, the message's source rank, or the
                    collective's owner (its root, else its group's first rank)
 peer       int32   the message's destination rank (-1 for compute and collectives)
-size       float64 message or collective bytes (0 for compute); 0 or at least 1
-                   (sub-byte sizes such as denormals are refused: they carry no
-                   byte and their transfer time underflows); need not be a whole
+size       float64 message or collective bytes (0 for compute); 0 or in
+                   [1, 2^53] (sub-byte sizes such as denormals are refused: they carry no
+                   byte and their transfer time underflows; 2^53 is
+                   :data:`netsim.units.MAX_BYTES`); need not be a whole
                    number (NCCL's model refuses fractional bytes at replay)
 duration   float64 compute seconds; NaN when the op is given in FLOPs instead
 flops      float64 compute FLOPs (0 when given as a duration)
@@ -68,6 +69,7 @@ from .collop import owner as spec_owner
 from .collop import spec as make_spec
 from .errors import TraceError
 from .tracegraph import check_acyclic, ranges, successors
+from .units import MAX_BYTES
 
 __all__ = [
     "COMPUTE",
@@ -369,6 +371,8 @@ class Trace:
         _first_bad(~np.isfinite(self.size) | (self.size < 0), "has invalid bytes", self.size)
         _first_bad((self.size > 0) & (self.size < 1), "has a size between 0 and 1 byte (a "
                    "message carries 0 or at least 1 byte)", self.size)
+        _first_bad(self.size > MAX_BYTES, "has a size over 2^53 bytes (~9 PB, the largest whose "
+                   "whole bytes a float holds exactly)", self.size)
         comp = self.kind == COMPUTE
         _first_bad(comp & (self.size != 0), "is a compute op with non-zero bytes", self.size)
         dur_nan = np.isnan(self.duration)

@@ -20,6 +20,7 @@ import re
 from .errors import UnitError
 
 __all__ = [
+    "MAX_BYTES",
     "parse_bytes",
     "parse_bandwidth",
     "parse_time",
@@ -47,6 +48,15 @@ _PREFIX = {
     "Ti": 2.0**40,
     "Pi": 2.0**50,
 }
+MAX_BYTES = 2.0**53
+"""The largest message or collective size accepted, 2^53 bytes (about 9.007 PB).
+
+Every whole number of bytes up to 2^53 is exact in a float64 (IEEE 754 binary64
+has a 53-bit significand), so byte counts, their sums over a run's messages and
+the whole-byte checks made to 1e-9 relative stay exact; beyond it a size is
+refused (:func:`parse_bytes`, and :class:`netsim.trace.Trace` for traces built or
+loaded otherwise) rather than silently rounded."""
+
 _NUMBER = r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
 _QUANTITY = re.compile(_NUMBER + r"(Ki|Mi|Gi|Ti|Pi|k|K|M|G|T|P)?(.*?)\s*$")
 _TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12}
@@ -83,7 +93,7 @@ def parse_bytes(text):
     Raises
     ------
     UnitError
-        If the text is not a size or is negative.
+        If the text is not a size, is negative, or exceeds :data:`MAX_BYTES`.
 
     Examples
     --------
@@ -91,13 +101,21 @@ def parse_bytes(text):
     64000000.0
     >>> parse_bytes("1KiB")
     1024.0
-    >>> parse_bytes(12)
-    12.0
+    >>> parse_bytes(12), parse_bytes("9PB")
+    (12.0, 9000000000000000.0)
+    >>> parse_bytes("1e300")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: size '1e300' is 1e+300 bytes, over the largest accepted, 2^53 = 9.007e+15 bytes (~9 PB: whole bytes stay exact in a float)
     """
     value, prefix, unit = _split(text, "size")
     if unit not in ("", "B", "bytes", "byte"):
         raise UnitError(f"unknown size unit {unit!r} in {text!r}; use B, kB, MB, GB, KiB, MiB, ...")
-    return _checked(value * _PREFIX[prefix], text, "size")
+    nbytes = _checked(value * _PREFIX[prefix], text, "size")
+    if nbytes > MAX_BYTES:
+        raise UnitError(f"size {text!r} is {nbytes:.4g} bytes, over the largest accepted, "
+                        f"2^53 = {MAX_BYTES:.4g} bytes (~9 PB: whole bytes stay exact in a float)")
+    return nbytes
 
 
 def parse_bandwidth(text):

@@ -8,6 +8,7 @@ from netsim.library import LIBRARIES
 from netsim.tcp import TRANSPORTS
 from netsim.errors import NetsimError
 from netsim.units import parse_jitter, parse_shape, parse_straggler
+from workloads.option_ranges import check_option
 
 __all__ = ["option_value", "paradigm_options", "add_perturb_arguments", "perturb_options",
            "perturb_label", "add_force_argument"]
@@ -108,7 +109,9 @@ def paradigm_options(name, entry, items):
     Raises
     ------
     NetsimError
-        For an option the paradigm does not have (listing its options), or one given twice.
+        For an option the paradigm does not have (listing its options), one given twice,
+        or a value out of the option's range (:func:`workloads.option_ranges.check_option`,
+        the check the paradigm and a sweep config make).
 
     Examples
     --------
@@ -124,7 +127,8 @@ def paradigm_options(name, entry, items):
             raise NetsimError(f"--set {item!r}: {known}")
         if key in options:
             raise NetsimError(f"--set {key}= given twice; give each option once")
-        options[key] = option_value(key, value, entry.options[key][0], (entry.words or {}).get(key, ()))
+        options[key] = check_option(key, option_value(key, value, entry.options[key][0],
+                                                      (entry.words or {}).get(key, ())), name)
     return options
 
 

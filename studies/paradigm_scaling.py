@@ -58,7 +58,7 @@ from .trace_size import PROBE, check_ops, grown_ops, projection_ops
 from .throughput import throughput
 from .windows import combine, plan_windows, sampled_windows
 
-__all__ = ["study", "sweep_point", "plot_study", "tuned_segments", "closed_terms",
+__all__ = ["study", "sweep_point", "check_sweep_point", "plot_study", "tuned_segments", "closed_terms",
            "nccl_closed_form"]
 
 
@@ -248,6 +248,70 @@ def nccl_closed_form(cf, result, trace):
             "formula": f"{cf['formula']}; communication: NCCL's tuning model"}
 
 
+def _point_options(point):
+    """A sweep point's paradigm options, perturbation, library and transport."""
+    import json
+
+    opts = json.loads(point["options"]) if point.get("options") else {}
+    perturbation = {k: opts.pop(k) for k in ("straggler", "jitter") if k in opts}
+    if perturbation:
+        perturbation["seed"] = int(point["seed"])
+    library = opts.pop("library", "auto")
+    transport = opts.pop("transport", "fluid")
+    if point.get("hidden"):
+        opts["hidden"] = parse_shape(str(point["hidden"]), "hidden")
+    return opts, perturbation, library, transport
+
+
+def _record_point(point, opts, workers):
+    """The recording a sweep point's paradigm makes at ``workers`` workers."""
+    import workloads
+
+    return workloads.record(point["name"], dataset=point["dataset"], workers=workers,
+                            epochs=int(point["epochs"]), seed=int(point["seed"]), **opts)
+
+
+def check_sweep_point(point, topology):
+    """Refuse, before a sweep starts, a paradigm point too large to record and replay.
+
+    As :func:`study` does beyond :data:`studies.trace_size.PROBE`: the point's
+    paradigm is recorded at the probe worker counts, its ops (collectives
+    expanded) grown to the point's P (:func:`studies.trace_size.grown_ops`) and
+    checked with the topology (:func:`studies.trace_size.check_ops`: memory and
+    CPU time). A point within the probe sizes passes unchecked.
+
+    Parameters
+    ----------
+    point : dict
+        A paradigm point of :func:`studies.sweep_config.sweep_points`.
+    topology : str
+        The point's topology spec.
+
+    Raises
+    ------
+    NetsimError
+        With the estimate, when the point would not fit or take too long.
+
+    Examples
+    --------
+    >>> pt = {"name": "ps-sync", "P": 2**21, "hidden": None, "dataset": "iris", "epochs": 1,
+    ...       "seed": 0, "options": None}
+    >>> check_sweep_point(pt, "star")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: ps-sync at P = 2097152 (grown from its recordings at P = 8, 16) would take at least ...
+    """
+    P = int(point["P"])
+    if P <= PROBE[-1]:
+        return
+    opts = _point_options(point)[0]
+    probe = [_record_point(point, opts, p).trace for p in PROBE]
+    counts = [projection_ops(t, t.ranks) for t in probe]
+    check_ops(grown_ops(counts, P), f"{point['name']} at P = {P} (grown from its recordings at "
+              f"P = {', '.join(map(str, PROBE))})", instead="a smaller P", topology=topology,
+              ranks=P + probe[-1].ranks - PROBE[-1])
+
+
 def sweep_point(point, topology):
     """Run one paradigm point of a sweep (:mod:`studies.sweep`): record, simulate, measure.
 
@@ -286,20 +350,8 @@ def sweep_point(point, topology):
     >>> row["ranks"], row["simulated"] == row["makespan"] / row["iterations"]
     (3, True)
     """
-    import json
-
-    import workloads
-
-    opts = json.loads(point["options"]) if point.get("options") else {}
-    perturbation = {k: opts.pop(k) for k in ("straggler", "jitter") if k in opts}
-    if perturbation:
-        perturbation["seed"] = int(point["seed"])
-    library = opts.pop("library", "auto")
-    transport = opts.pop("transport", "fluid")
-    if point.get("hidden"):
-        opts["hidden"] = parse_shape(str(point["hidden"]), "hidden")
-    run = workloads.record(point["name"], dataset=point["dataset"], workers=int(point["P"]),
-                           epochs=int(point["epochs"]), seed=int(point["seed"]), **opts)
+    opts, perturbation, library, transport = _point_options(point)
+    run = _record_point(point, opts, int(point["P"]))
     trace = run.trace
     G = topology(trace.ranks)
     k = tuned_segments(trace, G) if "segments" not in opts else None
@@ -379,7 +431,9 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         Go on past the memory estimate: by default a P beyond
         :data:`studies.trace_size.PROBE` is refused before any simulation when the
         trace, grown from the paradigm's traces at the probe P
-        (:func:`studies.trace_size.grown_ops`), would not fit in the memory available.
+        (:func:`studies.trace_size.grown_ops`), and the topology would not fit in the
+        memory available, or the replay would take more than
+        :data:`studies.trace_size.TIME_LIMIT` of CPU (:func:`studies.trace_size.check_ops`).
 
     Returns
     -------
@@ -469,10 +523,12 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
                        seed=seed, dataset=dataset, model=model, batch=batch,
                        base_workers=base_workers, start=windows[0][0], **options)
         counts = [projection_ops(t, t.ranks) for t in probe]
+        extra = probe[-1].ranks - PROBE[-1]  # server ranks beside the workers
         for P in workers:
             if P > PROBE[-1]:
                 check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its traces at "
-                          f"P = {', '.join(map(str, PROBE))})", instead="a smaller P")
+                          f"P = {', '.join(map(str, PROBE))})", instead="a smaller P",
+                          topology=topology, ranks=P + extra)
     figures = {}
     for start, n in windows:
         ts = traces(base if base is not None else source, workers, iterations=n, seed=seed,

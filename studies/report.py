@@ -11,7 +11,8 @@ from netsim.units import format_bandwidth, format_bytes, format_time
 
 from .throughput import ASYNCHRONOUS
 
-__all__ = ["table", "summary", "link_table", "format_study", "region_summary", "format_claims"]
+__all__ = ["table", "summary", "link_table", "format_study", "speedup_hint", "region_summary",
+           "format_claims"]
 
 
 def table(headers, rows):
@@ -227,6 +228,49 @@ def format_study(st):
         lines.append(f"collectives (library {st.get('library', 'auto')}): " + "; ".join(
             f"{plan} at P = {', '.join(map(str, Ps))}" for plan, Ps in by_plan.items()))
     return "\n".join(lines)
+
+
+def speedup_hint(st):
+    """Why a study's speed-up prints as 0.00, in one sentence (None when none does).
+
+    The weak-scaling speed-up is ``S(P) = P T(1) / T(P)`` (module
+    :mod:`studies.paradigm_scaling`): with a recording's small model, one worker's
+    compute per iteration ``T(1)`` (its FLOPs at the device's rate) is nanoseconds,
+    while an iteration waits microseconds for its messages through the busiest link
+    (a parameter server's), so ``S`` is below 0.005 and the two-decimal table shows
+    0.00 at every P. The sentence gives the two times and the link.
+
+    Parameters
+    ----------
+    st : dict
+        A :func:`studies.paradigm_scaling.study`.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> st = {"T1": 3.6e-9, "strong": False, "records": [
+    ...     {"P": 2, "speedup": 3.7e-4, "time": 1.95e-5, "top_link": "host2<->switch"}]}
+    >>> print(speedup_hint(st))  # doctest: +NORMALIZE_WHITESPACE
+    speed-up 0.00: one worker's compute per iteration, T(1) = 3.6 ns, is 5.4e+03x shorter
+    than an iteration at P = 2 (19.5 us, bound by link host2<->switch), so P T(1)/T(P) rounds
+    to 0.00; give --model (e.g. resnet50) or a slower --device-flops for a model whose compute
+    counts
+    >>> speedup_hint({"T1": 1.0, "strong": False, "records": [{"P": 2, "speedup": 1.5}]}) is None
+    True
+    """
+    low = [r for r in st["records"] if abs(r["speedup"]) < 0.005]
+    if not low or not st.get("T1"):
+        return None
+    r = low[0]
+    link = f", bound by link {r['top_link']}" if r.get("top_link") else ""
+    formula = "T(1)/T(P)" if st.get("strong") else "P T(1)/T(P)"
+    return (f"speed-up 0.00: one worker's compute per iteration, T(1) = {format_time(st['T1'])}, "
+            f"is {r['time'] / st['T1']:.2g}x shorter than an iteration at P = {r['P']} "
+            f"({format_time(r['time'])}{link}), so {formula} rounds to 0.00; give --model "
+            f"(e.g. resnet50) or a slower --device-flops for a model whose compute counts")
 
 
 def region_summary(region):

@@ -26,8 +26,10 @@ import os
 from netsim.errors import NetsimError, UnitError
 from netsim.units import parse_bytes, parse_jitter, parse_shape, parse_straggler, parse_workers
 from workloads import DATASETS
+from workloads.option_ranges import check_option
 
 from netsim.library import LIBRARIES
+from netsim.network import Network
 from netsim.tcp import TRANSPORTS
 
 from .registry import COLLECTIVES, PARADIGMS, topology_factory
@@ -258,7 +260,10 @@ def check_config(raw, where="sweep config"):
             _fail(where, f"a topology is a spec string such as star:bandwidth=10Gbps, got {spec!r}")
         spec = spec.strip()
         try:
-            topology_factory(spec)(out["P"][0])  # unknown names and options fail here
+            # Unknown names and options fail here; built small (a P of 10^11 is refused for its
+            # size by the command's estimate, not built here to be checked).
+            # Network() checks every edge (a graph file with a negative bandwidth fails here).
+            Network(topology_factory(spec)(min(out["P"][0], 16)))
         except NetsimError as exc:
             _fail(where, f"topology {spec!r}: {exc}")
         out["topologies"].append(spec)
@@ -341,8 +346,9 @@ def _collective_values(opts):
 def _paradigm_values(name, opts):
     """A paradigm's sweep options typed as ``--set KEY=VALUE`` types them (its defaults' types).
 
-    A number must also be finite and >= 0, as every default is; the paradigm checks its own
-    ranges (``servers`` in 1..131) when a point runs, where a bad one is an error row.
+    A number must also be finite and >= 0, as every default is, and within the option's range
+    (:func:`workloads.option_ranges.check_option`, the check of ``--set`` and of the paradigm
+    itself), before the first point runs.
     """
     import math
 
@@ -359,7 +365,8 @@ def _paradigm_values(name, opts):
         else:
             raise NetsimError(f"option {key} takes a value such as {entry.options[key][0]!r}, "
                               f"got {value!r}")
-        typed = option_value(key, text, entry.options[key][0], (entry.words or {}).get(key, ()))
+        typed = check_option(key, option_value(key, text, entry.options[key][0],
+                                               (entry.words or {}).get(key, ())), name)
         if isinstance(typed, (int, float)) and not isinstance(typed, bool) and not (
                 math.isfinite(typed) and typed >= 0):
             raise NetsimError(f"option {key} must be a finite number >= 0, got {value!r}")

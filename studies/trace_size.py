@@ -11,20 +11,50 @@ count: ``scale -P`` (each algorithm at each P), a sweep's points,
 :func:`check_ops`), and a paradigm's scaling study, whose size at a large P is
 grown from its traces at the small P of :data:`PROBE` (:func:`grown_ops`);
 ``--force`` goes on anyway.
+
+The trace is not all a replay holds or does: given the topology (a builder sized
+to the ranks, as the commands make it), :func:`check_ops` also adds the graph's
+own memory (:func:`topology_size`: its nodes and edges at the probe rank counts,
+grown to the ranks) and refuses work whose CPU time, at the fastest costs
+measured in ``benchmarks/`` (:data:`MESSAGE_SECONDS` per message,
+:data:`ROUTE_SECONDS` per route-search step, :func:`replay_seconds`), exceeds
+:data:`TIME_LIMIT`. ``netsim scale ps-sync -P 1048576`` holds 4.3e6 ops, which
+fit, but its routes alone are 2^20 Dijkstra searches over a star of 2^20 hosts.
 """
 
 import math
 
-from netsim.analysis import ALGORITHMS, takes_segments
+from netsim.analysis import ALGORITHMS, ranks_for, takes_segments
 from netsim.errors import NetsimError
 from netsim.units import format_bytes
 
 __all__ = ["message_count", "bytes_per_op", "available_memory", "check_fits", "check_ops",
-           "projection_ops", "grown_ops", "PROBE"]
+           "projection_ops", "grown_ops", "topology_size", "replay_seconds", "PROBE",
+           "MESSAGE_SECONDS", "ROUTE_SECONDS", "TIME_LIMIT"]
 
 PROBE = (8, 16)
 """The rank counts a paradigm's traces are built at to estimate their size at a larger P
 (:func:`grown_ops`)."""
+
+
+MESSAGE_SECONDS = 0.5e-6
+"""CPU seconds per message of a replay at its fastest: the synchronous ring on a star at
+P = 4096, 0.5 us per message (``benchmarks/README.md``, "Third round (2026-11-25)", row
+"synchronous ring, star, 4096"); desynchronised traffic costs 18-27 us per message
+(same page), so a time from this figure is a lower bound."""
+
+ROUTE_SECONDS = 2.5e-9
+"""CPU seconds per step of the route search, the steps counted as sources x (nodes + edges):
+one Dijkstra per message source (:meth:`netsim.network.Network.routes`) over up to the whole
+graph. The lowest of ``benchmarks/routing.py``'s figures (``benchmarks/README.md``,
+"Routing", 2026-11-26: 17-27 ns on a star, 41-47 ns for a parameter server on a two-tier
+cluster, 2.5-3.9 ns for a ring there, whose searches stop one rack away), so the time
+it gives errs low, by up to 10x on a star."""
+
+TIME_LIMIT = 3600.0
+"""CPU seconds of estimated work (:func:`replay_seconds`) above which a command is refused
+before it starts (``--force`` goes on): an hour, a policy of this project, not a measurement.
+The estimate is built from the fastest costs measured, so work refused would take longer."""
 
 
 def _pow2_split(P):
@@ -139,7 +169,7 @@ def available_memory():
         return None
 
 
-def check_fits(algorithm, P, segments=1, servers=1, limit=None):
+def check_fits(algorithm, P, segments=1, servers=1, limit=None, topology=None):
     """Refuse, in one line, a collective whose trace would not fit in memory.
 
     Parameters
@@ -149,11 +179,16 @@ def check_fits(algorithm, P, segments=1, servers=1, limit=None):
         As for :func:`message_count`.
     limit : int, optional
         Bytes allowed (default :func:`available_memory`; None there: no check).
+    topology : str or callable or networkx.Graph, optional
+        What the collective runs on (a builder is called with its ranks,
+        :func:`netsim.analysis.ranks_for`): its memory and the replay's time count
+        too (:func:`check_ops`).
 
     Returns
     -------
     dict
-        ``messages`` and ``bytes`` (the trace's columns), and ``limit``.
+        As :func:`check_ops`: ``messages``, ``bytes``, ``limit`` (with a topology,
+        ``topology`` and ``seconds``).
 
     Raises
     ------
@@ -170,10 +205,12 @@ def check_fits(algorithm, P, segments=1, servers=1, limit=None):
     netsim.errors.NetsimError: ring on P = 2000000 would be 8e+12 messages, a trace of 440 TB ...
     """
     messages = message_count(algorithm, P, segments, servers)
-    return check_ops(messages, f"{algorithm} on P = {P}", "messages", "a smaller P", limit)
+    return check_ops(messages, f"{algorithm} on P = {P}", "messages", "a smaller P", limit,
+                     topology, ranks_for(algorithm, P, servers))
 
 
-def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None):
+def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology=None,
+              ranks=None, time_limit=TIME_LIMIT):
     """Refuse, in one line, ``ops`` trace ops that would not fit in memory.
 
     Parameters
@@ -188,16 +225,28 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None):
         What to try instead, for the message.
     limit : int, optional
         Bytes allowed (default :func:`available_memory`; None there: no check).
+    topology : str or callable or networkx.Graph, optional
+        What the work replays on: a spec (``star:bandwidth=10Gbps``, built by
+        :func:`studies.registry.topology_factory` only once the trace fits) or a builder,
+        called with the rank count (its size and memory from :func:`topology_size`), or a
+        graph; None: the trace alone is counted.
+    ranks : int, optional
+        Ranks of the work (the builder's argument and the message sources); with ``topology``.
+    time_limit : float, optional
+        CPU seconds allowed (:data:`TIME_LIMIT`); None: no time check.
 
     Returns
     -------
     dict
-        ``messages`` (the ops), ``bytes`` (at :func:`bytes_per_op` each) and ``limit``.
+        ``messages`` (the ops), ``bytes`` (at :func:`bytes_per_op` each, plus the
+        topology's), ``limit``, and with a topology ``topology`` (of
+        :func:`topology_size`) and ``seconds`` (:func:`replay_seconds`).
 
     Raises
     ------
     NetsimError
-        Naming the count, the bytes and the limit, when bytes > limit.
+        Naming the count, the bytes and the limit, when bytes > limit; naming the
+        seconds, their parts and the costs, when seconds > time_limit.
 
     Examples
     --------
@@ -210,13 +259,122 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None):
     """
     nbytes = ops * bytes_per_op()
     limit = available_memory() if limit is None else limit
-    if limit is not None and nbytes > limit:
+    # The trace alone first: a refusal then builds nothing, not even the small probe graphs.
+    topo = (topology_size(topology, ranks) if topology is not None and ranks
+            and (limit is None or nbytes <= limit) else None)
+    if limit is not None and nbytes + (topo["bytes"] if topo else 0) > limit:
         raise NetsimError(
             f"{what} would be {ops:.3g} {noun}, a trace of "
             f"{format_bytes(nbytes)} ({bytes_per_op()} B per {noun[:-1]} in its columns; the "
-            f"replay needs several times more), over the {format_bytes(limit)} of memory "
-            f"available; use {instead}, or --force to try anyway")
-    return {"messages": ops, "bytes": nbytes, "limit": limit}
+            f"replay needs several times more)"
+            + (f" and a topology of {format_bytes(topo['bytes'])} ({topo['elements']:.3g} "
+               f"nodes and edges)" if topo else "")
+            + f", over the {format_bytes(limit)} of memory available; use {instead}, or "
+              f"--force to try anyway")
+    out = {"messages": ops, "bytes": nbytes + (topo["bytes"] if topo else 0), "limit": limit}
+    if topo:
+        seconds = replay_seconds(ops, ranks, topo["elements"])
+        out.update(topology=topo, seconds=seconds)
+        if time_limit is not None and seconds > time_limit:
+            raise NetsimError(
+                f"{what} would take at least {seconds:.3g} s of CPU, over the "
+                f"{time_limit:.0f} s allowed: {ops:.3g} {noun} at {MESSAGE_SECONDS * 1e6:g} us "
+                f"each and route searches from {ranks} sources over {topo['elements']:.3g} nodes "
+                f"and edges at {ROUTE_SECONDS * 1e9:g} ns a step (the fastest figures of "
+                f"benchmarks/README.md); use {instead}, or --force to try anyway")
+    return out
+
+
+def replay_seconds(messages, sources, elements):
+    """CPU seconds a replay takes at least: messages and route searches at their fastest costs.
+
+    ``messages`` x :data:`MESSAGE_SECONDS` + ``sources`` x ``elements`` x
+    :data:`ROUTE_SECONDS` (one route search per message source over the topology's
+    nodes and edges).
+
+    Parameters
+    ----------
+    messages : int
+        Messages (or ops) replayed.
+    sources : int
+        Ranks that send (at most the ranks).
+    elements : int
+        Nodes plus edges of the topology.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(replay_seconds(4.3e6, 2**20 + 1, 2**21 + 1))  # ps-sync at P = 2^20 on a star
+    5500
+    """
+    return messages * MESSAGE_SECONDS + sources * elements * ROUTE_SECONDS
+
+
+def topology_size(topology, ranks, probe=(64, 128)):
+    """Nodes plus edges, and bytes, of the topology a command would build for ``ranks`` ranks.
+
+    A builder is called once untraced (its imports and caches), then at the two rank
+    counts of ``probe`` (small, cheap) with the allocations traced (:mod:`tracemalloc`);
+    nodes + edges and bytes are each extended to ``ranks`` along the line through the
+    two points (a builder's graph has a + b P nodes and edges; a graph read from a file
+    keeps its size), never below the larger probe's. A graph given as such is counted as
+    it is (its memory is already spent). A builder that refuses a probe size (a fixed
+    machine) is called at ``ranks`` itself: such builders are small.
+
+    Parameters
+    ----------
+    topology : str or callable or networkx.Graph
+        ``topology(ranks)`` builds the graph, as :func:`studies.registry.topology_factory`
+        makes (a spec string is turned into its builder).
+    ranks : int
+    probe : (int, int), optional
+
+    Returns
+    -------
+    dict
+        ``elements`` (nodes + edges, int) and ``bytes`` (int).
+
+    Examples
+    --------
+    >>> from topologies import star
+    >>> topology_size(star, 2**20)["elements"]   # 2^20 hosts, a switch, 2^20 links
+    2097153
+    """
+    import tracemalloc
+
+    if isinstance(topology, str):
+        from .registry import topology_factory
+
+        topology = topology_factory(topology)
+    if not callable(topology):
+        return {"elements": topology.number_of_nodes() + topology.number_of_edges(), "bytes": 0}
+    points = []
+    try:
+        topology(probe[0])
+    except NetsimError:
+        return topology_size(topology(ranks), ranks)
+    for p in probe:
+        started = not tracemalloc.is_tracing()
+        if started:
+            tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        try:
+            G = topology(p)
+        finally:
+            used = tracemalloc.get_traced_memory()[0] - before
+            if started:
+                tracemalloc.stop()
+        points.append((G.number_of_nodes() + G.number_of_edges(), max(used, 0)))
+        del G
+    (p0, p1), ((e0, b0), (e1, b1)) = probe, points
+
+    def affine(c0, c1):  # through both points: exact for a graph of a + b P nodes and edges
+        return max(c1, int(round(c1 + (c1 - c0) * (ranks - p1) / (p1 - p0))))
+
+    return {"elements": affine(e0, e1), "bytes": affine(b0, b1)}
 
 
 def projection_ops(trace, ranks, expanded=True):
@@ -266,7 +424,7 @@ def projection_ops(trace, ranks, expanded=True):
     return ops
 
 
-def grown_ops(counts, P, probe=PROBE):
+def grown_ops(counts, P, probe=PROBE, least=1.0):
     """Ops of a paradigm's trace at ``P``, grown from its counts at the rank counts ``probe``.
 
     A paradigm's trace holds a polynomial in P of ops (compute and messages per
@@ -286,6 +444,9 @@ def grown_ops(counts, P, probe=PROBE):
         Ops (messages expanded, :func:`projection_ops`) at each rank count of ``probe``.
     P : int
     probe : sequence of int, optional
+    least : float, optional
+        The smallest exponent b taken (1: a trace grows at least with its workers;
+        :func:`topology_size` takes 0).
 
     Returns
     -------
@@ -299,5 +460,5 @@ def grown_ops(counts, P, probe=PROBE):
     3145728
     """
     (p0, p1), (c0, c1) = probe[-2:], counts[-2:]
-    b = max(1.0, math.log(c1 / c0) / math.log(p1 / p0)) if c0 > 0 and c1 > 0 else 1.0
+    b = max(least, math.log(c1 / c0) / math.log(p1 / p0)) if c0 > 0 and c1 > 0 else 1.0
     return int(round(c1 * (P / p1) ** b))

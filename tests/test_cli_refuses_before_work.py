@@ -154,7 +154,7 @@ def test_sweep_refuses_a_point_too_big_before_the_cluster(capsys, tmp_path):
     ("topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\nP: [2]\n"
      "options: {ring: {gamma: .nan}}\n", "gamma must be a finite number >= 0, got nan"),
     ("topologies: [star]\nparadigms: [ps-sync]\nP: [2]\noptions: {ps-sync: {lr: .nan}}\n",
-     "options of ps-sync: option lr must be a finite number >= 0, got nan"),
+     "options of ps-sync: lr must be a finite number > 0, got nan"),
     ("topologies: [star]\nparadigms: [ps-sync]\nP: [2]\noptions: {ps-sync: {servers: two}}\n",
      "option servers takes a int, got 'two'"),
 ])

@@ -167,3 +167,44 @@ def test_random_sweep_config_files_are_refused_before_any_point(monkeypatch, cap
     binary = tmp_path / "b.yaml"
     binary.write_bytes(bytes(rng.integers(0, 256, 512, dtype=np.uint8)))
     assert main(["sweep", str(binary)]) == 2
+
+
+# Cases of the second adversarial round (a few hundred tried by hand-written lists; these are
+# the refusals that involve this round's rules: one range per paradigm option, sizes up to
+# 2^53 bytes, the estimate counting the topology and the replay's time).
+ROUND_TWO = [
+    (["record", "ps-sync", "--set", "momentum=2"], "momentum must be a number in [0, 1)"),
+    (["record", "ps-sync", "--set", "batch_size=0"], "batch_size must be an integer >= 1"),
+    (["record", "ps-sync", "--set", "device_flops=0"], "device_flops must be a finite number > 0"),
+    (["record", "dgc", "--set", "final_sparsity=1"], "final_sparsity must be a number in [0, 1)"),
+    (["record", "dgc", "--set", "lr_warmup_epochs=-2"], "lr_warmup_epochs must be an integer >= 0"),
+    (["record", "ps-async", "--set", "ssp=-1"], "ssp must be an integer >= 0"),
+    (["record", "slimdp", "--set", "beta=1.5"], "beta must be a number in [0, 1]"),
+    (["record", "pf", "--set", "a=0"], "a must be a finite number > 0"),
+    (["collective", "ring", "-P", "4", "-n", "1e300"], "over the largest accepted, 2^53"),
+    (["collective", "ring", "-P", "4", "-n", "10PB"], "over the largest accepted, 2^53"),
+    (["collective", "mst", "-P", "1000000", "-n", "1MB"], "s of CPU"),
+    (["collective", "ps", "-P", "4", "-n", "1MB", "--servers", "100000000"], "8e+08 messages"),
+    (["scale", "-a", "mst", "-P", "1048576", "-n", "1MB"], "s of CPU"),
+]
+
+
+@pytest.mark.parametrize("argv, needle", ROUND_TWO)
+def test_round_two_cases_are_refused_in_one_line(argv, needle, capsys, monkeypatch, tmp_path):
+    from conftest import one_line_error
+
+    monkeypatch.chdir(tmp_path)
+    one_line_error(capsys, argv, needle)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["demo", "--png", "/proc/x.png"], "cannot write /proc/x.png"),    # no header line first
+    (["scale", "-a", ",", "-P", "2,4"], "--algorithms ',' names none"),  # was two empty tables
+])
+def test_round_two_fixes_give_one_line(argv, needle, capsys, monkeypatch, tmp_path):
+    from conftest import one_line_error
+
+    monkeypatch.chdir(tmp_path)
+    one_line_error(capsys, argv, needle)
+    if argv[0] == "demo":
+        one_line_error(capsys, ["demo", "--png", str(tmp_path)], "Is a directory")

@@ -93,3 +93,37 @@ def test_parse_shape_accepts(value, expected):
 def test_parse_shape_refuses(value):
     with pytest.raises(UnitError, match=r"^dims must look like 64,32 or 64x32 \(integers >= 1\)"):
         parse_shape(value, "dims")
+
+
+def test_sizes_up_to_two_to_the_53_bytes_are_exact_and_beyond_refused():
+    """2^53 bytes (~9 PB) is the largest size at which every whole byte count is a float64
+    (a 53-bit significand): accepted there, refused one whole byte later, in units and traces."""
+    from netsim import TraceBuilder
+    from netsim.errors import TraceError
+    from netsim.units import MAX_BYTES
+
+    assert MAX_BYTES == 2**53 and float(2**53 - 1) == 2**53 - 1  # exact just below
+    assert parse_bytes(str(2**53)) == 2**53 and parse_bytes("1PB") == 1e15
+    for text in (str(2**53 + 2), "10PB", "1e300", "8PiB"):  # 8 PiB = 2^53 exactly: accepted
+        if text == "8PiB":
+            assert parse_bytes(text) == MAX_BYTES
+            continue
+        with pytest.raises(UnitError, match="over the largest accepted, 2\\^53"):
+            parse_bytes(text)
+    b = TraceBuilder(2)
+    b.message(0, 1, float(2**53))
+    assert b.build().size[0] == 2**53
+    b = TraceBuilder(2)
+    b.message(0, 1, float(2**53 + 2))
+    with pytest.raises(TraceError, match="over 2\\^53 bytes"):
+        b.build()
+
+
+def test_a_ring_of_9_pb_gives_the_closed_form():
+    """At the bound the replay still matches Patarasuk & Yuan's ring 2 (P-1)/P n / B + 2 (P-1) a."""
+    from netsim import collectives, simulate
+    from topologies import star
+
+    P, n, B = 4, float(2**53), 1.25e9
+    r = simulate(collectives.ring_allreduce(P, n), star(P, bandwidth=B, latency=0.0))
+    assert r.makespan == pytest.approx(2 * (P - 1) / P * n / B, rel=1e-9)

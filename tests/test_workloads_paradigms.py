@@ -139,8 +139,11 @@ def test_record_validates_inputs():
         workloads.record("allreduce", colective="ring")
     with pytest.raises(WorkloadError, match="known collectives"):
         workloads.record("allreduce", collective="tree")
-    with pytest.raises(WorkloadError, match="servers must be an integer in 1..131"):
+    # The option's range (the words --set and a sweep config use), then the model's bound.
+    with pytest.raises(WorkloadError, match="servers must be an integer >= 1, got 0"):
         workloads.record("ps-sync", servers=0)
+    with pytest.raises(WorkloadError, match="servers must be an integer in 1..131, got 200"):
+        workloads.record("ps-sync", servers=200)
 
 
 def test_bad_ringtmp_partitions():

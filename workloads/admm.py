@@ -22,12 +22,12 @@ The model scored on the test set is ``z``.
 
 import numpy as np
 
-from netsim import checks
 from netsim.trace import COMPUTE
 
 from . import mlp, model_averaging
 from .closed import Asymptotic
 from .errors import WorkloadError
+from .option_ranges import check_option
 from .frontier import Frontier
 from .model_averaging import average_flops
 from .plan import Recording, finish, plan, tag_mask
@@ -105,8 +105,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, rho=0.1, local_steps=4, hi
     >>> r.iterations, r.messages
     (2, 8)
     """
-    checks.check_real(rho, "rho", lo=0, strict=True, error=WorkloadError)
-    checks.check_int(local_steps, "local_steps", error=WorkloadError)
+    check_option("rho", rho)
+    check_option("local_steps", local_steps)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers

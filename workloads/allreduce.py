@@ -45,13 +45,13 @@ forward op of a layer waits only for the updates of the pieces it touches.
 
 import numpy as np
 
-from netsim import checks, costmodel, mpich
+from netsim import costmodel, mpich
 from netsim.trace import TraceBuilder
 from netsim.traceops import concat, repeat
 
 from . import mlp
 from .closed import Asymptotic, terms
-from .errors import WorkloadError
+from .option_ranges import check_option
 from .frontier import Frontier, cols, one_row
 from .overlap import DDP_BUCKET_BYTES, check_overlap, iterate, pieces, pieces_of
 from .plan import Recording, finish, plan, recording
@@ -95,10 +95,8 @@ HINTS = {"ring": None, "mst": "mst", "be": "be", "lp": "lp"}
 
 
 def _check_collective(name, segments):
-    if name not in COLLECTIVES:
-        raise WorkloadError(f"unknown collective {name!r}; "
-                            f"known collectives: {', '.join(COLLECTIVES)}")
-    checks.check_int(segments, "segments", error=WorkloadError)
+    check_option("collective", name, "allreduce")
+    check_option("segments", segments)
 
 
 def collective_trace(name, P, nbytes, segments=4, element=mlp.BYTES_PER_VALUE):

@@ -54,6 +54,7 @@ from netsim.trace import COMPUTE
 from . import mlp
 from .closed import per_iteration, terms, worker_mask
 from .errors import WorkloadError
+from .option_ranges import check_option
 from .frontier import Frontier, merge, one
 from .phases import Phases
 from .plan import Recording, finish, plan, recording, steps_per_epoch, tag_mask, train_samples
@@ -119,7 +120,7 @@ def warmup_sparsity(epoch, warmup_epochs=4, final_sparsity=0.999):
     """
     checks.check_real(final_sparsity, "final_sparsity", 0, 1, strict=(False, True),
                       error=WorkloadError)
-    checks.check_int(warmup_epochs, "warmup_epochs", 0, error=WorkloadError)
+    check_option("warmup_epochs", warmup_epochs)
     if epoch < warmup_epochs:
         return min(1.0 - 0.25 ** (epoch + 1), float(final_sparsity))
     return float(final_sparsity)
@@ -156,7 +157,7 @@ def warmup_lr(epoch, lr, P, warmup_epochs=4):
     >>> [round(warmup_lr(e, 0.4, 4, 4), 4) for e in (0, 1, 2, 3.5, 4, 9)]
     [0.1, 0.175, 0.25, 0.3625, 0.4, 0.4]
     """
-    checks.check_int(warmup_epochs, "lr_warmup_epochs", 0, error=WorkloadError)
+    check_option("lr_warmup_epochs", warmup_epochs)
     if epoch >= warmup_epochs:
         return float(lr)
     return float(lr) * (epoch * (P - 1) / warmup_epochs + 1.0) / P
@@ -298,7 +299,7 @@ def run(dataset="iris", workers=4, epochs=60, seed=0, final_sparsity=0.999, warm
     lr_warmup_epochs = warmup_epochs if lr_warmup_epochs is None else lr_warmup_epochs
     warmup_lr(0.0, lr, workers, lr_warmup_epochs)
     if clip_norm is not None:
-        checks.check_real(clip_norm, "clip_norm", lo=0, strict=True, error=WorkloadError)
+        check_option("clip_norm", clip_norm)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers

@@ -13,11 +13,10 @@ Descent"; Lin et al. 2020, "Don't Use Large Mini-Batches, Use Local SGD").
 
 import numpy as np
 
-from netsim import checks
-
 from . import mlp
 from .closed import Asymptotic
 from .errors import WorkloadError
+from .option_ranges import check_option
 from .frontier import Frontier
 from .phases import Phases
 from .plan import Recording, dense_bpv, finish, plan, recording
@@ -86,7 +85,7 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, period=4, hidden=(16,), ba
     >>> r.extra["averagings"], r.messages, r.total_bytes == r.messages * r.extra["model_bytes"]
     (3, 12, True)
     """
-    checks.check_int(period, "period", error=WorkloadError)
+    check_option("period", period)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers

@@ -62,6 +62,7 @@ from netsim import checks
 
 from . import mlp
 from .errors import WorkloadError
+from .option_ranges import check_option
 from .frontier import Frontier
 from .phases import Phases
 from .plan import Recording, finish, grad_deps, plan
@@ -127,8 +128,8 @@ def threshold(t, tau0, a):
     ...
     workloads.errors.WorkloadError: tau0 must be a finite number >= 0, got -0.1
     """
-    tau0 = checks.check_real(tau0, "tau0", lo=0, error=WorkloadError)
-    a = checks.check_real(a, "a", lo=0, strict=True, error=WorkloadError)
+    tau0 = check_option("tau0", tau0)
+    a = check_option("a", a)
     checks.check_int(t, "the step t", error=WorkloadError)
     return tau0 / float(t) ** (1.0 / a)
 

@@ -25,6 +25,7 @@ from netsim.collectives.schedule import split
 from . import mlp
 from .closed import per_iteration, terms, worker_mask
 from .errors import ProjectionError, WorkloadError
+from .option_ranges import check_option
 from .plan import (bytes_by, dense_bpv, recorded_index, recording, steps_per_epoch, tag_mask,
                    train_samples)
 
@@ -55,7 +56,9 @@ def shard_bounds(n, servers):
     >>> shard_bounds(131, 3).tolist()
     [0, 44, 88, 131]
     """
-    # The upper bound is the number of parameters: every server needs a value.
+    # The option's range first (the words of --set and of a sweep config), then the upper
+    # bound, the number of parameters: every server needs a value.
+    check_option("servers", servers)
     servers = checks.check_int(servers, "servers", 1, n, WorkloadError)
     # The collectives' whole-element cut, one value per element.
     sizes = split(n, servers, element=1).astype(np.int64)

@@ -51,12 +51,12 @@ import math
 
 import numpy as np
 
-from netsim import checks
 from netsim.trace import COMPUTE, MESSAGE
 
 from . import mlp, ps
 from .closed import Asymptotic
 from .errors import WorkloadError
+from .option_ranges import check_option
 from .frontier import Frontier, cols, interleave, merge, one
 from .phases import Phases
 from .plan import Recording, finish, plan
@@ -137,8 +137,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, servers=1, n_fetch=1, n_pu
     >>> r.extra["updates"], r.extra["max_staleness"]
     (9, 2)
     """
-    n_fetch = checks.check_int(n_fetch, "n_fetch", error=WorkloadError)
-    n_push = checks.check_int(n_push, "n_push", error=WorkloadError)
+    n_fetch = check_option("n_fetch", n_fetch)
+    n_push = check_option("n_push", n_push)
     ssp = _check_ssp(ssp, n_fetch, n_push)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
@@ -215,7 +215,7 @@ def _check_ssp(ssp, n_fetch, n_push):
     """The SSP bound (None or an int >= 0); SSP needs a fetch and a push every step."""
     if ssp is None or (isinstance(ssp, str) and ssp.lower() == "none"):
         return None
-    ssp = checks.check_int(ssp, "ssp", 0, error=WorkloadError)
+    ssp = check_option("ssp", ssp)
     if n_fetch != 1 or n_push != 1:
         raise WorkloadError(f"ssp={ssp} needs n_fetch=1 and n_push=1 (a read and a write "
                             f"every step), got n_fetch={n_fetch}, n_push={n_push}")

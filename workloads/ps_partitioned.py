@@ -66,6 +66,7 @@ from netsim import checks
 
 from . import mlp
 from .datasets import shards as _random_shards
+from .option_ranges import check_option
 from .errors import PartitionError, ProjectionError, WorkloadError
 from .ps import closed_form
 from .recorder import V100_FP32_FLOPS, Recorder
@@ -286,8 +287,7 @@ def run(dataset="sparse", workers=4, epochs=20, seed=0, servers=2, partition="me
     >>> r.total_bytes == sum(r.extra["bytes_by_tag"].values())
     True
     """
-    if partition not in PARTITIONS:
-        raise WorkloadError(f"unknown partition {partition!r}; known: {', '.join(PARTITIONS)}")
+    check_option("partition", partition, "ps-partitioned")
     servers = checks.check_int(servers, "servers", error=WorkloadError)
     setup = prepare(dataset, workers, seed, (), data_path, dataset_options, epochs=epochs, lr=lr)
     data = setup.data

@@ -38,11 +38,11 @@ runs RingTMP next to ps-sync and single on the same data over several seeds.
 
 import numpy as np
 
-from netsim import checks
 from netsim.trace import COMPUTE
 
 from . import mlp
 from .errors import PartitionError, ProjectionError, WorkloadError
+from .option_ranges import check_option
 from .frontier import Frontier, cols, merge, one, pipeline, rows
 from .closed import terms
 from .plan import Recording, finish, plan, recording, tag_mask
@@ -216,11 +216,9 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     ...
     workloads.errors.PartitionError: neuron-wise partition over 4 ring nodes leaves node 3 without a neuron in layer 1 (3 output neurons); every layer needs at least 4 neurons
     """
-    if partition not in PARTITIONS:
-        raise WorkloadError(f"unknown partition {partition!r}; known partitions: "
-                            f"{', '.join(PARTITIONS)}")
+    check_option("partition", partition, "ringtmp")
     check_workers(workers)
-    checks.check_int(microbatches, "microbatches", error=WorkloadError)
+    check_option("microbatches", microbatches)
     if deepen and (hidden is not None or partition != "layer"):
         raise WorkloadError("deepen=True gives the layer partition one hidden layer per node; "
                             f"it takes no hidden widths (got {hidden!r}) and no "

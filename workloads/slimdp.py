@@ -49,10 +49,9 @@ this project's brief; the per-worker core is our reading.
 
 import numpy as np
 
-from netsim import checks
-
 from . import mlp
 from .errors import WorkloadError
+from .option_ranges import check_option
 from .frontier import Frontier
 from .phases import Phases
 from .plan import Recording, finish, plan
@@ -116,8 +115,8 @@ def subset_sizes(d, alpha, beta):
     ...
     workloads.errors.WorkloadError: alpha must be a number in (0, 1], got 0
     """
-    alpha = checks.check_real(alpha, "alpha", 0, 1, strict=(True, False), error=WorkloadError)
-    beta = checks.check_real(beta, "beta", 0, 1, error=WorkloadError)
+    alpha = check_option("alpha", alpha)
+    beta = check_option("beta", beta)
     K = max(1, int(round(alpha * d)))
     return K, int(round(beta * K))
 
@@ -257,8 +256,8 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, alpha=0.3, beta=0.5, lam=1
     True
     """
     subset_sizes(1, alpha, beta)  # validate before any work
-    checks.check_int(q, "q", error=WorkloadError)
-    checks.check_real(lam, "lam", lo=0, error=WorkloadError)
+    check_option("q", q)
+    check_option("lam", lam)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers = setup.data, setup.layers

@@ -22,6 +22,7 @@ from netsim import checks
 
 from . import datasets, mlp
 from .errors import WorkloadError
+from .option_ranges import check_option
 
 __all__ = ["Setup", "check_workers", "prepare", "worker_batches", "epochs_of", "first_nonfinite"]
 
@@ -116,7 +117,8 @@ def prepare(dataset, workers, seed, hidden=(16,), data_path=None, dataset_option
     lr : float, optional
         Learning rate, checked to be a finite number > 0.
     momentum : float, optional
-        Checked to be a finite number >= 0.
+        Checked to be in [0, 1): heavy-ball SGD diverges for momentum >= 1
+        (:mod:`workloads.option_ranges`).
 
     Returns
     -------
@@ -139,11 +141,11 @@ def prepare(dataset, workers, seed, hidden=(16,), data_path=None, dataset_option
     """
     workers = check_workers(workers)
     if epochs is not None:
-        checks.check_int(epochs, "epochs", error=WorkloadError)
+        check_option("epochs", epochs)
     if lr is not None:
-        checks.check_real(lr, "lr", lo=0, strict=True, error=WorkloadError)
+        check_option("lr", lr)
     if momentum is not None:
-        checks.check_real(momentum, "momentum", lo=0, error=WorkloadError)
+        check_option("momentum", momentum)
     hidden = (hidden,) if np.ndim(hidden) == 0 else tuple(hidden)
     hidden = tuple(checks.check_int(h, "hidden width", error=WorkloadError) for h in hidden)
     if isinstance(dataset, datasets.Dataset):
@@ -185,7 +187,7 @@ def worker_batches(shards, batch_size, rng):
     >>> len(b), [len(x) for x in b[0]]
     (3, [2, 2])
     """
-    checks.check_int(batch_size, "batch_size", error=WorkloadError)
+    check_option("batch_size", batch_size)
     perms = [rng.permutation(s) for s in shards]
     steps = max(math.ceil(len(s) / batch_size) for s in shards)
     out = []

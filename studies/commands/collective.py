@@ -163,7 +163,7 @@ def run(args):
     if not args.force:  # before the topology or the trace is built: both grow with P
         # LP without -k: k >= 1, so the count is a lower bound (k* is known only on the topology).
         check_fits(args.algorithm, args.workers, segments=args.segments or 1,
-                   servers=args.servers)
+                   servers=args.servers, topology=args.topology)
     G = topology_factory(args.topology)(ranks_for(args.algorithm, args.workers, args.servers))
     rec = compare(args.algorithm, G, args.workers, parse_bytes(args.bytes), segments=args.segments,
                   gamma=args.gamma, servers=args.servers)

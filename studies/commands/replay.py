@@ -146,7 +146,8 @@ def run(args):
         check_int(args.ranks, "--ranks")
         if not args.force:  # before the projection: it grows with the ranks, and the replay more
             check_ops(projection_ops(trace, args.ranks), f"the replay at {args.ranks} ranks",
-                      instead="fewer --ranks")
+                      instead="fewer --ranks", topology=args.topology,
+                      ranks=args.ranks)
         trace = reproject(trace, args.ranks)
     scale, device = _device_scale(args, trace), None
     if scale is not None:

@@ -19,7 +19,7 @@ from ..options import (add_force_argument, add_library_argument, add_perturb_arg
                        add_transport_argument, paradigm_options, perturb_label, perturb_options)
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
-from ..report import format_study, table
+from ..report import format_study, speedup_hint, table
 from ..trace_size import check_fits
 from . import scale_transformer
 
@@ -154,17 +154,20 @@ def run(args, title=None):
         raise NetsimError(f"{paradigm_only[0]} applies to a PARADIGM's scaling, not to "
                           f"collectives (--algorithms)")
     algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
+    if not algorithms:
+        raise NetsimError(f"--algorithms {args.algorithms!r} names none; give at least one")
     for name in algorithms:
         if name not in COLLECTIVES:
             raise NetsimError(f"unknown algorithm {name!r}; known: {', '.join(COLLECTIVES)}")
     workers = parse_workers(args.workers)
     nbytes = parse_bytes(args.bytes)
-    if not getattr(args, "force", False):  # every algorithm at every P, before any is simulated
-        for name in algorithms:
-            for P in workers:
-                # LP without -k: k >= 1, so the count is a lower bound, as in `collective`.
-                check_fits(name, P, segments=args.segments or 1)
     make = topology_factory(args.topology)
+    if not getattr(args, "force", False):  # every algorithm at every P, before any is simulated
+        for topology in (None, make):  # every trace's memory, then with the topology and time
+            for name in algorithms:
+                for P in workers:
+                    # LP without -k: k >= 1, so the count is a lower bound, as in `collective`.
+                    check_fits(name, P, segments=args.segments or 1, topology=topology)
     segments = args.segments  # None: k* tuned to each P (analysis.compare)
     pipelined = any(takes_segments(name) for name in algorithms)
     records = []
@@ -252,7 +255,13 @@ def _run_paradigm(args, perturbation=None):
     if args.json:
         print(json.dumps(st))
         return
-    print(format_study(st))
+    # The hint goes to stderr right under the per-P table; stdout stays the study's text.
+    table_text, _, rest = format_study(st).partition("\n\n")
+    print(table_text, flush=True)
+    hint = speedup_hint(st)
+    if hint:
+        log(args, hint)
+    print("\n" + rest)
     if perturbation:
         print(f"\nperturbed at replay: {perturb_label(perturbation)} (seed {perturbation['seed']}); "
               f"closed forms unperturbed")

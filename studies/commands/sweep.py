@@ -12,7 +12,7 @@ from netsim.units import format_bytes, format_time
 
 from ..console import check_writable, log, progress, write
 from ..options import add_force_argument, perturb_label
-from ..paradigm_scaling import sweep_point
+from ..paradigm_scaling import check_sweep_point, sweep_point
 from ..report import table
 from ..sweep import plot_sweep, read_rows, run_sweep
 from ..sweep_config import load_config, point_key, sweep_points
@@ -79,10 +79,22 @@ def run(args):
         raise NetsimError(f"--jobs must be >= 1, got {args.jobs}")
     check_writable(output, png)
     if not args.force:  # every collective at the largest P, before the cluster starts
-        for name in config["collectives"]:
-            opts = config["options"].get(name, {})
-            check_fits(name, max(config["P"]), segments=opts.get("segments", 1),
-                       servers=opts.get("servers", 1))
+        # every trace's memory first, then on each topology with the replay's time
+        for spec in [None] + config["topologies"]:
+            for name in config["collectives"]:
+                opts = config["options"].get(name, {})
+                check_fits(name, max(config["P"]), segments=opts.get("segments", 1),
+                           servers=opts.get("servers", 1), topology=spec)
+        largest = max(config["P"])  # each paradigm point at the largest P, recorded small
+        checked = set()
+        for point in sweep_points(config):
+            # a straggler, jitter or library changes the replay, not the size: one check each
+            key = (point["name"], point["hidden"], point["topology"], point["options"] and
+                   json.dumps({k: v for k, v in json.loads(point["options"]).items()
+                               if k not in ("straggler", "jitter", "library")}, sort_keys=True))
+            if point["kind"] == "paradigm" and point["P"] == largest and key not in checked:
+                checked.add(key)
+                check_sweep_point(point, point["topology"])
     keys = {point_key(p) for p in sweep_points(config)}
     runners = {"paradigm": sweep_point} if config["paradigms"] else {}
     with progress(args, len(keys), "sweep", unit="point") as bar:

@@ -1,0 +1,140 @@
+"""The one up-front estimate counts the topology and the replay's time, not the trace alone.
+
+``netsim scale ps-sync -P 1048576`` holds 4.3e6 ops, which fit in memory, but its routes are
+2^20 Dijkstra searches over a star of 2^20 hosts: refused at once with the figure, and
+``--force`` goes on. The topology's size is counted from the builder at two small rank counts
+(checked against the graph itself); the time is a lower bound (checked against a measured
+route search).
+"""
+
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from conftest import one_line_error
+from netsim.network import Network
+from studies.trace_size import (ROUTE_SECONDS, TIME_LIMIT, check_fits, check_ops,
+                                replay_seconds, topology_size)
+from topologies import star, two_tier
+
+
+class _WorkStarted(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("make, spec", [(star, "star"), (lambda n: two_tier(n, per_rack=4),
+                                                         "two_tier:per_rack=4")])
+def test_topology_size_is_the_graphs_own(make, spec):
+    tracemalloc.start()
+    G = make(4096)
+    used = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    for topology in (make, spec):
+        size = topology_size(topology, 4096)
+        assert size["elements"] == G.number_of_nodes() + G.number_of_edges()  # affine in n
+        assert 0.5 * used <= size["bytes"] <= 2 * used
+
+
+def test_a_star_of_a_million_hosts_is_counted_without_building_it():
+    t = time.process_time()
+    size = topology_size("star", 2**20)
+    assert size["elements"] == 2 * 2**20 + 1  # 2^20 hosts and links, one switch
+    assert time.process_time() - t < 5
+
+
+def test_the_routing_time_is_below_a_measured_route_search():
+    # Each of P hosts of a star to the next: P searches, each through the switch's P ports.
+    P = 2048
+    G = star(P)
+    net = Network(G)
+    ranks = net.placement(P)
+    t = time.process_time()
+    net.routes(ranks, np.roll(ranks, -1))
+    measured = time.process_time() - t
+    estimate = replay_seconds(0, P, G.number_of_nodes() + G.number_of_edges())
+    assert estimate == P * (2 * P + 1) * ROUTE_SECONDS
+    assert estimate <= measured
+
+
+def test_ps_sync_at_a_million_workers_is_refused_before_any_simulation(capsys, monkeypatch,
+                                                                      tmp_path):
+    import studies.paradigm_scaling as ps
+
+    def boom(*a, **k):
+        raise AssertionError("simulated before the estimate refused it")
+    monkeypatch.setattr(ps, "_point", boom)
+    t = time.process_time()
+    err = one_line_error(capsys, ["scale", "ps-sync", "-P", "1048576", "--png",
+                                  str(tmp_path / "s.png")],
+                         "ps-sync at P = 1048576", "s of CPU", f"over the {TIME_LIMIT:.0f} s",
+                         "1048577 sources", "--force")
+    assert time.process_time() - t < 30
+    seconds = float(err.split("at least ")[1].split()[0])
+    assert seconds > TIME_LIMIT
+
+
+def test_force_goes_on_past_the_estimate(monkeypatch, tmp_path):
+    import studies.paradigm_scaling as ps
+    from studies.cli import main
+
+    def started(source, workers, **k):
+        if max(workers) == 2**20:
+            raise _WorkStarted
+        return real(source, workers, **k)
+    real = ps.traces
+    monkeypatch.setattr(ps, "traces", started)
+    with pytest.raises(_WorkStarted):
+        main(["scale", "ps-sync", "-P", "1048576", "--force", "--png", str(tmp_path / "s.png")])
+
+
+def test_collectives_are_refused_for_time_where_the_trace_fits(capsys):
+    # MST on 4e6 ranks: 4e6 messages (220 MB of columns) but 4e6 searches over 8e6 elements.
+    assert check_fits("mst", 4_000_000)["bytes"] < 2**30
+    one_line_error(capsys, ["collective", "mst", "-P", "4000000", "-n", "1MB"],
+                   "mst on P = 4000000 would take at least", "s of CPU", "--force")
+    with pytest.raises(Exception, match="nodes and edges"):
+        check_ops(10, "x", topology="star", ranks=10, limit=600)  # 550 B of trace fit, not a graph
+
+
+def test_a_sweep_paradigm_point_too_large_is_refused_before_the_cluster(capsys, monkeypatch,
+                                                                         tmp_path):
+    import studies.commands.sweep as command
+
+    def boom(*a, **k):
+        raise AssertionError("the sweep started")
+    monkeypatch.setattr(command, "run_sweep", boom)
+    config = tmp_path / "s.yaml"
+    config.write_text("topologies: [star]\nparadigms: [ps-sync]\ndataset: iris\n"
+                      "P: [2, 2000000]\n")
+    one_line_error(capsys, ["sweep", str(config), "--threads"],
+                   "ps-sync at P = 2000000 (grown from its recordings", "--force")
+
+
+def test_a_sweep_config_with_a_huge_p_is_checked_without_building_its_topology(capsys,
+                                                                                tmp_path):
+    # The config check validates a topology spec on a small graph; the estimate refuses P.
+    config = tmp_path / "s.yaml"
+    config.write_text("topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\n"
+                      "P: [100000000000]\n")
+    t = time.process_time()
+    one_line_error(capsys, ["sweep", str(config), "--threads", "-o", str(tmp_path / "s.csv")],
+                   "ring on P = 100000000000 would be", "--force")
+    assert time.process_time() - t < 20
+
+
+def test_a_sweep_topology_file_with_a_bad_edge_is_refused_before_the_first_point(tmp_path):
+    import json
+
+    from netsim.errors import NetsimError
+    from studies.sweep_config import check_config
+
+    graph = tmp_path / "g.json"
+    graph.write_text(json.dumps({"directed": False, "multigraph": False, "graph": {},
+                                 "nodes": [{"id": "a", "kind": "host"}, {"id": "b", "kind": "host"}],
+                                 "links": [{"source": "a", "target": "b", "bandwidth": -1e9,
+                                            "latency": 1e-6}]}))
+    with pytest.raises(NetsimError, match="has bandwidth -1000000000.0"):
+        check_config({"topologies": [str(graph)], "collectives": ["ring"], "bytes": ["1MB"],
+                      "P": [2]})
