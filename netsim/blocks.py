@@ -41,6 +41,8 @@ _COLUMNS = (("kind", np.uint8), ("rank", np.int64), ("peer", np.int64), ("size",
             ("flops", np.float64), ("iteration", np.int64), ("tag", np.int16),
             ("priority", np.int16), ("spec", np.int32), ("queue", np.int32),
             ("duration", np.float64))
+# What build() hands over to the trace (the dependency lists too); ``extra`` columns stay.
+_TRACE_COLUMNS = frozenset(name for name, _ in _COLUMNS) | {"counts", "idx"}
 
 
 def one(ops):
@@ -190,8 +192,10 @@ class BlockBuilder:
         self.ranks = int(ranks)
         self.n = 0
         self._blocks = []
+        self._sizes = []         # ops per block
         self._tags = {}
         self._specs = {}
+        self._built = False
 
     def __len__(self):
         return self.n
@@ -302,6 +306,7 @@ class BlockBuilder:
         for name, value in extra.items():
             block[name] = _fill(value, None, m)
         self._blocks.append(block)
+        self._sizes.append(m)
         ids = np.arange(self.n, self.n + m, dtype=np.int64)
         self.n += m
         return ids
@@ -332,6 +337,8 @@ class BlockBuilder:
         ...
         KeyError: "column 'lo' is missing from block 2"
         """
+        if self._built and name in _TRACE_COLUMNS:
+            raise KeyError(f"column {name!r} went into the trace this builder built")
         parts = []
         for i, block in enumerate(self._blocks):
             if name not in block:
@@ -340,10 +347,10 @@ class BlockBuilder:
         if not parts:
             return np.zeros(0, dtype or dict(_COLUMNS).get(name, np.float64))
         if all(p.ndim == 0 for p in parts):   # one value per block
-            out = np.repeat(np.array(parts), [len(b["rank"]) for b in self._blocks])
+            out = np.repeat(np.array(parts), self._sizes)
         else:
-            out = np.concatenate([np.full(len(b["rank"]), p) if p.ndim == 0 else p
-                                  for b, p in zip(self._blocks, parts)])
+            out = np.concatenate([np.full(m, p) if p.ndim == 0 else p
+                                  for m, p in zip(self._sizes, parts)])
         return out if dtype is None else out.astype(dtype, copy=False)
 
     def build(self, metadata=None):
@@ -365,22 +372,40 @@ class BlockBuilder:
         ------
         netsim.errors.TraceError
             Naming the first bad op (a dependency on a missing op, a cycle, ...).
+        RuntimeError
+            On a second call: the first one handed the blocks' trace columns over
+            to its trace (each freed once copied, so that a trace of 10^7 ops is not
+            held twice while it is built); ``extra`` columns stay readable.
 
         Examples
         --------
-        >>> BlockBuilder(2).build().num_ops
+        >>> b = BlockBuilder(2)
+        >>> b.build().num_ops
         0
+        >>> b.build()
+        Traceback (most recent call last):
+        ...
+        RuntimeError: this builder already built its trace; start a new one
         """
-        c = {name: self.column(name, dtype) for name, dtype in _COLUMNS}
+        if self._built:
+            raise RuntimeError("this builder already built its trace; start a new one")
+        c = {}
+        for name, dtype in _COLUMNS + (("counts", np.int64), ("idx", np.int64)):
+            c[name] = self.column(name, dtype)
+            for block in self._blocks:      # handed over: the blocks' copy is freed
+                del block[name]
+        self._built = True
         kind = c["kind"]
         # Only a compute op with FLOPs is timed by the device rate (NaN duration).
         untimed = np.isnan(c["duration"]) & ~((kind == COMPUTE) & (c["flops"] > 0))
         c["duration"][untimed] = 0.0
         ptr = np.zeros(self.n + 1, np.int64)
-        np.cumsum(self.column("counts", np.int64), out=ptr[1:])
+        np.cumsum(c.pop("counts"), out=ptr[1:])
+        peer = c.pop("peer")
+        peer[kind != MESSAGE] = -1
         specs = Specs.from_rows(list(self._specs)) if self._specs else None
-        return Trace(self.ranks, kind, c["rank"], np.where(kind == MESSAGE, c["peer"], -1),
+        return Trace(self.ranks, kind, c["rank"], peer,
                      c["size"], c["duration"], c["flops"], c["iteration"], c["tag"], ptr,
-                     self.column("idx", np.int64),
+                     c.pop("idx"),
                      tags=list(self._tags), metadata=dict(metadata or {}),
                      priority=c["priority"], spec=c["spec"], specs=specs, queue=c["queue"])

@@ -452,9 +452,9 @@ def release(done, ptr, succ, waiting):
     ----------
     done : ndarray of int64
         Ops that completed.
-    ptr, succ : ndarray of int64
+    ptr, succ : ndarray of int64 (``succ`` also int32)
         Successors in CSR form: op ``i``'s are ``succ[ptr[i]:ptr[i + 1]]``.
-    waiting : ndarray of int64
+    waiting : ndarray of int64 or int32
         How many ops each op still waits for (updated in place).
 
     Returns

@@ -395,16 +395,23 @@ class Trace:
         self._validate_collectives()
         self._validate_queues(msg)
         if len(self.dep_idx):
-            owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.dep_ptr))
             bad = (self.dep_idx < 0) | (self.dep_idx >= n)
             if bad.any():
                 k = int(np.flatnonzero(bad)[0])
-                raise TraceError(f"op {owner[k]} depends on missing op {self.dep_idx[k]}")
-            selfdep = self.dep_idx == owner
-            if selfdep.any():
-                k = int(np.flatnonzero(selfdep)[0])
-                raise TraceError(f"op {owner[k]} depends on itself")
-            if np.any(self.dep_idx > owner):
+                raise TraceError(f"op {_owner(self.dep_ptr, k)} depends on missing op "
+                                 f"{self.dep_idx[k]}")
+            del bad
+            forward = False
+            for lo in range(0, n, _CHUNK):   # in chunks of ops: no owner array of every entry
+                hi = min(n, lo + _CHUNK)
+                a, b = self.dep_ptr[lo], self.dep_ptr[hi]
+                owner = np.repeat(np.arange(lo, hi, dtype=np.int64), np.diff(self.dep_ptr[lo:hi + 1]))
+                deps = self.dep_idx[a:b]
+                selfdep = np.flatnonzero(deps == owner)[:1]
+                if len(selfdep):
+                    raise TraceError(f"op {owner[selfdep[0]]} depends on itself")
+                forward = forward or bool(np.any(deps > owner))
+            if forward:
                 check_acyclic(self)
 
 
@@ -461,6 +468,15 @@ class Trace:
             same = self.queue[order[1:]] == self.queue[order[:-1]]
             prev[order[1:][same]] = order[:-1][same]
         return prev
+
+
+#: Ops per chunk of the dependency checks (bounds their memory on traces of 10^7 ops).
+_CHUNK = 1 << 20
+
+
+def _owner(dep_ptr, k):
+    """The op whose dependency list holds entry ``k``."""
+    return int(np.searchsorted(dep_ptr, k, side="right")) - 1
 
 
 def _column(values, n, dtype, default, name):
