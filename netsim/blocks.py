@@ -338,7 +338,7 @@ class BlockBuilder:
         KeyError: "column 'lo' is missing from block 2"
         """
         if self._built and name in _TRACE_COLUMNS:
-            raise KeyError(f"column {name!r} went into the trace this builder built")
+            raise KeyError(f"column {name!r} went into the trace this builder released")
         parts = []
         for i, block in enumerate(self._blocks):
             if name not in block:
@@ -353,7 +353,7 @@ class BlockBuilder:
                                   for m, p in zip(self._sizes, parts)])
         return out if dtype is None else out.astype(dtype, copy=False)
 
-    def build(self, metadata=None):
+    def build(self, metadata=None, release=False):
         """The :class:`netsim.Trace` of every op added, in order.
 
         A compute op given in FLOPs takes its seconds from the device rate; one
@@ -363,6 +363,12 @@ class BlockBuilder:
         ----------
         metadata : dict, optional
             Stored on the trace.
+        release : bool, optional
+            Hand the blocks' trace columns over to the trace, each freed once
+            copied, so that a trace of 10^7 ops is not held twice while it is
+            built; the builder cannot build again (its ``extra`` columns stay
+            readable). Default False: the builder keeps its ops and may go on
+            adding and building (a recording's trace so far).
 
         Returns
         -------
@@ -373,28 +379,28 @@ class BlockBuilder:
         netsim.errors.TraceError
             Naming the first bad op (a dependency on a missing op, a cycle, ...).
         RuntimeError
-            On a second call: the first one handed the blocks' trace columns over
-            to its trace (each freed once copied, so that a trace of 10^7 ops is not
-            held twice while it is built); ``extra`` columns stay readable.
+            After a build with ``release``.
 
         Examples
         --------
         >>> b = BlockBuilder(2)
-        >>> b.build().num_ops
-        0
+        >>> b.build().num_ops, b.build(release=True).num_ops
+        (0, 0)
         >>> b.build()
         Traceback (most recent call last):
         ...
-        RuntimeError: this builder already built its trace; start a new one
+        RuntimeError: this builder released its ops to the trace it built; start a new one
         """
         if self._built:
-            raise RuntimeError("this builder already built its trace; start a new one")
+            raise RuntimeError("this builder released its ops to the trace it built; "
+                               "start a new one")
         c = {}
         for name, dtype in _COLUMNS + (("counts", np.int64), ("idx", np.int64)):
             c[name] = self.column(name, dtype)
-            for block in self._blocks:      # handed over: the blocks' copy is freed
-                del block[name]
-        self._built = True
+            if release:
+                for block in self._blocks:      # handed over: the blocks' copy is freed
+                    del block[name]
+        self._built = bool(release)
         kind = c["kind"]
         # Only a compute op with FLOPs is timed by the device rate (NaN duration).
         untimed = np.isnan(c["duration"]) & ~((kind == COMPUTE) & (c["flops"] > 0))

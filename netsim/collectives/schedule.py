@@ -223,7 +223,8 @@ class Schedule(BlockBuilder):
         return msg
 
     def trace(self):
-        """The schedule as a validated Trace.
+        """The schedule as a validated Trace, once: the blocks' columns go into it
+        (``BlockBuilder.build(release=True)``, so a schedule of 10^7 ops is not held twice).
 
         Examples
         --------
@@ -232,7 +233,8 @@ class Schedule(BlockBuilder):
         >>> dict(s.trace().metadata)
         {'collective': 'demo', 'ranks': 2, 'nbytes': 8.0}
         """
-        return self.build({"collective": self.name, "ranks": self.ranks, **self.params})
+        return self.build({"collective": self.name, "ranks": self.ranks, **self.params},
+                          release=True)
 
     def payload(self):
         """What each op carries (see :func:`netsim.collectives.payloads`).
