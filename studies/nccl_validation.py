@@ -237,6 +237,11 @@ def summary():
         errors = [abs(e) for row, _, e in report if keep(row)]
         if errors:
             lines.append(f"  - {label}: {_figures(errors)}")
+    from .gloo_validation import load as load_gloo, validate as validate_gloo
+
+    gloo = [abs(e) for row, _, e in validate_gloo(load_gloo()) if not row["problem"]]
+    lines.append(f"- the counted rows and the counted gloo rows ({len(gloo)}, "
+                 f"gloo_measurements.csv): {_figures([abs(e) for _, _, e in report] + gloo)}")
     lines.append(f"- all rows of the {len(BLOCKS)} files, the reported ones included: "
                  f"{_figures([abs(e) for _, _, e in every])}")
     return "\n".join(lines)
