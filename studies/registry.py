@@ -187,10 +187,77 @@ def parse_topology(spec):
         example = ",".join(f"{k}={_EXAMPLES.get(k, 8)}" for k in missing)
         raise TopologyError(f"topology {name} needs {', '.join(missing)} (e.g. {name}:{example}"
                             f"{',' + rest if rest else ''})")
+    _check_size(name, builder, kwargs)
     try:
         return builder(**kwargs)
     except TypeError as exc:
         raise TopologyError(f"{name}: {exc}") from None
+
+
+#: An integer option at least this large has the graph's size estimated before it is built.
+LARGE_OPTION = 64
+
+
+def _check_size(name, builder, kwargs, limit=None):
+    """Refuse, before building, a graph whose integer options make it larger than memory.
+
+    For the integer options of at least :data:`LARGE_OPTION` (a host count, a fat
+    tree's ``k``, a number of machines), the builder is called with each of them at
+    16, then with each in turn at 8, the other options as given; the graph's nodes
+    and edges are extended to the options' values along the power law through the
+    two points of each (a graph of ``a + b v`` elements comes out at most 2x low,
+    one of ``v^3`` exactly), at the bytes per element of the graph at 16 (traced
+    with :mod:`tracemalloc`). A builder that refuses the probe values is not checked.
+
+    Examples
+    --------
+    >>> _check_size("star", topologies.star, {"n": 10**11}, limit=24 * 2**30)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TopologyError: topology star with n=100000000000 would hold about 7.8e+10 nodes and edges, ... over the 25.8 GB of memory available; use a smaller n
+    >>> _check_size("star", topologies.star, {"n": 5000}, limit=24 * 2**30)   # 10 kB x 300
+    """
+    import math
+    import tracemalloc
+
+    from netsim.units import format_bytes
+
+    from .trace_size import available_memory
+
+    large = {k: v for k, v in kwargs.items()
+             if isinstance(v, int) and not isinstance(v, bool) and v >= LARGE_OPTION}
+    if not large:
+        return
+    limit = available_memory() if limit is None else limit
+    if limit is None:
+        return
+    base = {k: 16 for k in large}
+    sizes = {}
+    nested = tracemalloc.is_tracing()      # a caller traces already: measure within its trace
+    for key, value in (("", None),) + tuple(large.items()):
+        if not nested:
+            tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        try:        # every large option at 16, then each in turn at 8
+            G = builder(**{**kwargs, **base, **({key: 8} if key else {})})
+            used = tracemalloc.get_traced_memory()[0] - before
+        except (TopologyError, TypeError, ValueError):
+            return
+        finally:
+            if not nested:
+                tracemalloc.stop()
+        sizes[key] = (G.number_of_nodes() + G.number_of_edges(), max(used, 1))
+    e16, b16 = sizes[""]
+    elements = float(e16)
+    for key, value in large.items():
+        elements *= (e16 / max(sizes[key][0], 1)) ** (math.log(value / 16) / math.log(2))
+    nbytes = elements * b16 / max(e16, 1)          # bytes per element of the graph at 16
+    if nbytes > limit:
+        options = ", ".join(f"{k}={v}" for k, v in large.items())
+        raise TopologyError(
+            f"topology {name} with {options} would hold about {elements:.2g} nodes and edges, "
+            f"{format_bytes(nbytes)} (extended from the graphs built at 8 and 16), over the "
+            f"{format_bytes(limit)} of memory available; use a smaller {' or '.join(large)}")
 
 
 def parse_placement(text, G, ranks):
