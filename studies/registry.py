@@ -222,7 +222,7 @@ def _check_size(name, builder, kwargs, limit=None):
 
     from netsim.units import format_bytes
 
-    from .trace_size import available_memory
+    from .memory import available_memory
 
     large = {k: v for k, v in kwargs.items()
              if isinstance(v, int) and not isinstance(v, bool) and v >= LARGE_OPTION}

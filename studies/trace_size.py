@@ -28,6 +28,8 @@ from netsim.analysis import ALGORITHMS, ranks_for, takes_segments
 from netsim.errors import NetsimError
 from netsim.units import format_bytes
 
+from .memory import available_memory
+
 __all__ = ["message_count", "bytes_per_op", "available_memory", "check_fits", "check_ops",
            "projection_ops", "grown_ops", "topology_size", "replay_seconds", "PROBE",
            "MESSAGE_SECONDS", "ROUTE_SECONDS", "TIME_LIMIT"]
@@ -141,32 +143,6 @@ def bytes_per_op(deps=1):
     t = b.build()
     columns = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "dep_ptr")
     return sum(getattr(t, c).dtype.itemsize for c in columns) + deps * t.dep_idx.dtype.itemsize
-
-
-def available_memory():
-    """Bytes of memory available to a new allocation: MemAvailable of /proc/meminfo.
-
-    Falls back to the physical memory (``os.sysconf``) where there is no
-    /proc/meminfo, and to None where neither is known.
-
-    Examples
-    --------
-    >>> m = available_memory(); m is None or m > 0
-    True
-    """
-    import os
-
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def check_fits(algorithm, P, segments=1, servers=1, limit=None, topology=None):
