@@ -6,7 +6,7 @@ topology spec's size (:func:`studies.registry.parse_topology`) can read it witho
 import circle.
 """
 
-__all__ = ["available_memory"]
+__all__ = ["available_memory", "graph_size"]
 
 
 def available_memory():
@@ -33,3 +33,34 @@ def available_memory():
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def graph_size(build):
+    """Nodes plus edges, and the bytes allocated, of the graph ``build()`` returns.
+
+    The bytes are the allocations traced with :mod:`tracemalloc` while it builds (within a
+    caller's own tracing, if one is running). The estimates of how large a topology would
+    grow (:func:`studies.trace_size.topology_size` along the ranks,
+    :func:`studies.registry.parse_topology` along a builder's options) measure their small
+    probe graphs with it.
+
+    Examples
+    --------
+    >>> from topologies import star
+    >>> elements, nbytes = graph_size(lambda: star(8))
+    >>> elements, nbytes > 0          # 9 nodes and 8 links
+    (17, True)
+    """
+    import tracemalloc
+
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    try:
+        G = build()
+    finally:
+        used = tracemalloc.get_traced_memory()[0] - before
+        if started:
+            tracemalloc.stop()
+    return G.number_of_nodes() + G.number_of_edges(), max(used, 0)

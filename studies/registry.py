@@ -218,11 +218,10 @@ def _check_size(name, builder, kwargs, limit=None):
     >>> _check_size("star", topologies.star, {"n": 5000}, limit=24 * 2**30)   # 10 kB x 300
     """
     import math
-    import tracemalloc
 
     from netsim.units import format_bytes
 
-    from .memory import available_memory
+    from .memory import available_memory, graph_size
 
     large = {k: v for k, v in kwargs.items()
              if isinstance(v, int) and not isinstance(v, bool) and v >= LARGE_OPTION}
@@ -233,25 +232,17 @@ def _check_size(name, builder, kwargs, limit=None):
         return
     base = {k: 16 for k in large}
     sizes = {}
-    nested = tracemalloc.is_tracing()      # a caller traces already: measure within its trace
-    for key, value in (("", None),) + tuple(large.items()):
-        if not nested:
-            tracemalloc.start()
-        before = tracemalloc.get_traced_memory()[0]
-        try:        # every large option at 16, then each in turn at 8
-            G = builder(**{**kwargs, **base, **({key: 8} if key else {})})
-            used = tracemalloc.get_traced_memory()[0] - before
+    for key in ("",) + tuple(large):      # every large option at 16, then each in turn at 8
+        try:
+            probe = {**kwargs, **base, **({key: 8} if key else {})}
+            sizes[key] = graph_size(lambda: builder(**probe))
         except (TopologyError, TypeError, ValueError):
             return
-        finally:
-            if not nested:
-                tracemalloc.stop()
-        sizes[key] = (G.number_of_nodes() + G.number_of_edges(), max(used, 1))
     e16, b16 = sizes[""]
     elements = float(e16)
     for key, value in large.items():
         elements *= (e16 / max(sizes[key][0], 1)) ** (math.log(value / 16) / math.log(2))
-    nbytes = elements * b16 / max(e16, 1)          # bytes per element of the graph at 16
+    nbytes = elements * max(b16, 1) / max(e16, 1)          # bytes per element of the graph at 16
     if nbytes > limit:
         options = ", ".join(f"{k}={v}" for k, v in large.items())
         raise TopologyError(

@@ -28,7 +28,7 @@ from netsim.analysis import ALGORITHMS, ranks_for, takes_segments
 from netsim.errors import NetsimError
 from netsim.units import format_bytes
 
-from .memory import available_memory
+from .memory import available_memory, graph_size
 
 __all__ = ["message_count", "bytes_per_op", "available_memory", "check_fits", "check_ops",
            "projection_ops", "grown_ops", "topology_size", "replay_seconds", "PROBE",
@@ -319,8 +319,6 @@ def topology_size(topology, ranks, probe=(64, 128)):
     >>> topology_size(star, 2**20)["elements"]   # 2^20 hosts, a switch, 2^20 links
     2097153
     """
-    import tracemalloc
-
     if isinstance(topology, str):
         from .registry import topology_factory
 
@@ -333,18 +331,7 @@ def topology_size(topology, ranks, probe=(64, 128)):
     except NetsimError:
         return topology_size(topology(ranks), ranks)
     for p in probe:
-        started = not tracemalloc.is_tracing()
-        if started:
-            tracemalloc.start()
-        before = tracemalloc.get_traced_memory()[0]
-        try:
-            G = topology(p)
-        finally:
-            used = tracemalloc.get_traced_memory()[0] - before
-            if started:
-                tracemalloc.stop()
-        points.append((G.number_of_nodes() + G.number_of_edges(), max(used, 0)))
-        del G
+        points.append(graph_size(lambda: topology(p)))
     (p0, p1), ((e0, b0), (e1, b1)) = probe, points
 
     def affine(c0, c1):  # through both points: exact for a graph of a + b P nodes and edges
