@@ -84,6 +84,7 @@ from .kineto_ranks import check_sequences
 from .kineto_streams import kernel_table, place_of
 from .profile_steps import compared_steps
 from .programs import ALGORITHMS, assemble
+from .trace import HOST_GAP
 from .step_split import profile_split
 
 __all__ = ["load_kineto", "assemble", "DTYPE_BYTES", "ALGORITHMS"]
@@ -407,7 +408,7 @@ def _program(prof, kept, algorithm, gaps, pg_seq_prefix=""):
             ready = ends[k][0]
         if gaps and op["ts"] > ready:
             recs.append({"op": "compute", "seconds": (op["ts"] - ready) / 1e6, "deps": deps,
-                         "iteration": op["it"], "tag": "idle"})
+                         "iteration": op["it"], "tag": HOST_GAP})
             deps = [len(recs) - 1]
         if op["comm"] is None:
             rec = {"op": "compute", "seconds": op["dur"] / 1e6, "tag": op["cat"]}
@@ -568,7 +569,7 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
                 kernel.setdefault(rec["key"], []).append(rec["measured"])
     comm = [rec for rec in progs[min(progs)] if rec["op"] in ("coll", "send", "recv")]
     launched = np.bincount([rec["iteration"] for rec in progs[first["rank"]]
-                            if rec.get("tag") != "idle"], minlength=len(k0))[:len(k0)]
+                            if rec.get("tag") != HOST_GAP], minlength=len(k0))[:len(k0)]
     compared, note = compared_steps(launched, selected=steps is not None,
                                     numbers=[n for n, _, _ in k0])
     coll = [{"kind": rec["tag"], "bytes": rec["nbytes"], "group": list(rec.get("group", []))}

@@ -50,7 +50,7 @@ from .errors import NetsimError
 from .kineto_streams import kernel_places
 from .library import fold
 from .timeline import _lanes
-from .trace import COMPUTE
+from .trace import COMPUTE, HOST_GAP
 
 __all__ = ["kernels", "write_kineto"]
 
@@ -130,12 +130,12 @@ def _placed(trace, out, places):
 
     Host gaps (compute ops tagged ``idle``) are GPU idle time, not kernels: left out.
     """
-    idle = trace.tags.index("idle") if "idle" in trace.tags else -2
+    gap = (trace.kind == COMPUTE) & trace.tagged(HOST_GAP)
     keep, where = [], []
     for i, (op, r) in enumerate(zip(out["op"].tolist(), out["rank"].tolist())):
         place = places.get((op, r))
         if place is None:
-            if trace.kind[op] == COMPUTE and trace.tag[op] == idle:
+            if gap[op]:
                 continue
             raise NetsimError(f"op {op} on rank {r} has no kernel in the trace's "
                               "profile_kernels metadata")

@@ -17,6 +17,7 @@ import numpy as np
 
 from .errors import TraceError
 from .step_split import PARTS, replayed_split
+from .trace import HOST_GAP
 
 __all__ = ["compare"]
 
@@ -122,6 +123,7 @@ def compare(trace, result):
     keep = md.get("compared_steps")
     tags = np.array(list(trace.tags) + [""])[trace.tag]
     comp = trace.kind == 0
+    gaps = trace.tagged(HOST_GAP)
     rows = []
     for r in sorted(steps, key=int):
         rk = int(r)
@@ -130,8 +132,8 @@ def compare(trace, result):
         meas = float(np.mean(mine_steps)) if mine_steps else float("nan")
         rep = float(np.mean(replayed[rk] if keep is None else replayed[rk][keep]))
         rows.append({"rank": rk, "measured": meas, "replayed": rep, "error": rep / meas - 1,
-                     "compute": float(trace.duration[mine & (tags != "idle")].sum() / niter),
-                     "host_gaps": float(trace.duration[mine & (tags == "idle")].sum() / niter)})
+                     "compute": float(trace.duration[mine & ~gaps].sum() / niter),
+                     "host_gaps": float(trace.duration[mine & gaps].sum() / niter)})
     _add_split(rows, md.get("measured_split"), replayed_split(trace, result), keep)
     errs = np.abs([x["error"] for x in rows])
     classes = {}

@@ -52,7 +52,7 @@ from .collop import Specs
 from .collop import spec as make_spec
 from .errors import TraceError
 from .programs import ALGORITHMS, SCHEDULE_SPECS
-from .trace import COLLECTIVE, COMPUTE, Trace, ranges
+from .trace import COLLECTIVE, COMPUTE, HOST_GAP, Trace, ranges
 
 __all__ = ["check_data_parallel", "reproject"]
 
@@ -288,9 +288,8 @@ def reproject(trace, ranks, batch_scale=1.0, algorithm=None, grid=None):
         spec[j] = rows.setdefault(key, len(rows))
         groups[j] = group
         new_rank[j] = group[0]
-    tags = np.array(list(trace.tags) + [""])
     comp = trace.kind == COMPUTE
-    idle = tags[trace.tag[orig]] == "idle"
+    idle = trace.tagged(HOST_GAP)[orig]
     duration = trace.duration[orig] * np.where(comp[orig] & ~idle, batch_scale, 1.0)
     md.update(world_size=ranks, algorithm=algorithm,
               collectives=_listed(md["collectives"], trace, orig, groups),

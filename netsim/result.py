@@ -34,6 +34,7 @@ import numpy as np
 from . import engine
 from . import library as _library
 from .network import as_network
+from .trace import HOST_GAP
 from .traceops import touches
 
 __all__ = ["Result", "simulate", "union_length", "active_idle"]
@@ -189,9 +190,7 @@ class Result:
         # Ranks.
         P = tr.ranks
         msg = tr.is_message
-        comp = tr.kind == 0   # compute ops, but for the host gaps of an imported profile
-        if "idle" in tr.tags:
-            comp &= tr.tag != tr.tags.index("idle")
+        comp = (tr.kind == 0) & ~tr.tagged(HOST_GAP)   # compute ops, but for host gaps
         start, end = record.start, record.end
         computing = (start[comp], end[comp], tr.rank[comp])
         compute = _union_length_parts([computing], P)

@@ -35,6 +35,7 @@ import numpy as np
 
 from .kineto_timeline import kernels
 from .result import union_length
+from .trace import HOST_GAP
 
 __all__ = ["split", "replayed_split", "profile_split", "PARTS"]
 
@@ -124,8 +125,7 @@ def replayed_split(trace, result):
     [[2.0, 1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0, 0.0]]
     """
     k = kernels(trace, result)
-    tags = np.array(list(trace.tags) + [""])[trace.tag[k["op"]]]
-    keep = k["comm"] | (tags != "idle")          # host gaps replayed are GPU idle
+    keep = k["comm"] | ~trace.tagged(HOST_GAP)[k["op"]]   # host gaps replayed are GPU idle
     k = {name: v[keep] for name, v in k.items()}
     call = np.where(k["comm"], k["op"], -1)
     return split(k["rank"], trace.iteration[k["op"]], k["start"], k["end"], call,

@@ -78,6 +78,7 @@ __all__ = [
     "Trace",
     "TraceBuilder",
     "MAX_RANKS",
+    "HOST_GAP",
     "deps_csr",
     "ranges",
     "successors",
@@ -290,6 +291,19 @@ class Trace:
         """Number of iterations (1 + the largest iteration index; 0 for an empty trace)."""
         return int(self.iteration.max()) + 1 if self.num_ops else 0
 
+    def tagged(self, name):
+        """Whether each op carries the tag ``name`` (all False when no op does).
+
+        Examples
+        --------
+        >>> b = TraceBuilder(1); _ = b.compute(0, 1.0, tag="idle"); _ = b.compute(0, 1.0)
+        >>> t = b.build(); t.tagged("idle").tolist(), t.tagged("push").tolist()
+        ([True, False], [False, False])
+        """
+        if name not in self.tags:
+            return np.zeros(self.num_ops, bool)
+        return self.tag == self.tags.index(name)
+
     def deps(self, op):
         """The ops that ``op`` waits for, as an array of op indices.
 
@@ -469,6 +483,10 @@ class Trace:
             prev[order[1:][same]] = order[:-1][same]
         return prev
 
+
+#: The tag of a compute op that stands for host time between a profile's kernels (GPU idle):
+#: :mod:`netsim.kineto` writes it; results, timelines, splits and what-ifs count it as idle.
+HOST_GAP = "idle"
 
 #: Ops per chunk of the dependency checks (bounds their memory on traces of 10^7 ops).
 _CHUNK = 1 << 20

@@ -18,7 +18,7 @@ Collectives are untouched: the replay's library plans them on the graph.
 import numpy as np
 
 from .errors import TraceError
-from .trace import COMPUTE
+from .trace import COMPUTE, HOST_GAP
 
 __all__ = ["whatif"]
 
@@ -60,9 +60,8 @@ def whatif(trace, compute_scale=1.0, host_gaps="keep"):
         raise TraceError(f"host gaps must be 'keep' or 'drop', got {host_gaps!r}")
     if compute_scale == 1.0 and host_gaps == "keep":
         return trace
-    tags = np.array(list(trace.tags) + [""])[trace.tag]
     comp = trace.kind == COMPUTE
-    idle = comp & (tags == "idle")
+    idle = comp & trace.tagged(HOST_GAP)
     duration = trace.duration.copy()
     duration[comp & ~idle] *= compute_scale
     if host_gaps == "drop":

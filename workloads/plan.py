@@ -243,9 +243,7 @@ def tag_mask(trace, name, kind=MESSAGE):
     >>> tag_mask(b.build(), "push").tolist()
     [True, False]
     """
-    if name not in trace.tags:
-        return np.zeros(trace.num_ops, bool)
-    return (trace.kind == kind) & (trace.tag == trace.tags.index(name))
+    return (trace.kind == kind) & trace.tagged(name)
 
 
 def dense_bpv(trace, tag, values, fallback):
