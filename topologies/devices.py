@@ -48,7 +48,7 @@ from netsim.errors import TopologyError
 
 __all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops",
            "COMPUTE_CAPABILITY", "compute_capability", "LAUNCH_LATENCY", "launch_latency",
-           "HOST_MEMORY_BANDWIDTH", "HBM_BANDWIDTH", "hbm_bandwidth", "HOST_CPUS", "host_cpu"]
+           "HBM_BANDWIDTH", "hbm_bandwidth", "HOST_CPUS", "host_cpu"]
 
 
 class DeviceError(TopologyError):
@@ -231,13 +231,6 @@ def launch_latency(model):
     return _by_model(LAUNCH_LATENCY, model)
 
 
-#: Memory bandwidth of one CPU socket, bytes/s (reads and writes together), by CPU family:
-#: the vendor's per-socket figure, eight DDR4-3200 channels x 8 bytes x 3.2 GT/s =
-#: 204.8 GB/s for second-generation AMD EPYC ("Rome", EPYC 7002: AMD's product pages,
-#: e.g. EPYC 7542, "Per Socket Mem BW 204.8 GB/s"). A peak: STREAM reaches a share of it.
-HOST_MEMORY_BANDWIDTH = MappingProxyType({"EPYC-7002": 204.8e9})
-
-
 #: Peak bandwidth of a GPU's own memory (HBM), bytes/s, by GPU model and memory size, from
 #: NVIDIA's datasheets: "GPU Memory Bandwidth" of the A100 datasheet (2021): 1,555 GB/s for
 #: the 40 GB SXM and PCIe parts, 2,039 GB/s for the 80 GB SXM part, 1,935 GB/s for the
@@ -282,10 +275,16 @@ def hbm_bandwidth(model):
     return _by_model(HBM_BANDWIDTH, model)
 
 
-#: Host CPUs a CPU collective (:mod:`netsim.gloo`) runs on: per part, the socket's memory
-#: bandwidth (the vendor's figure, reads and writes together) and what one core moves to and
-#: from memory (bytes/s, reads and writes counted as STREAM counts them).
+#: Host CPUs, by part or family: the attributes of their graph nodes. ``memory_bandwidth`` is
+#: one socket's (the vendor's figure, reads and writes together: a peak, STREAM reaches a share
+#: of it), which SHM staging (:mod:`netsim.nccl.staging`) and CPU collectives
+#: (:mod:`netsim.gloo`) share; ``core_bandwidth``, where a source gives it, what one core moves
+#: to and from memory (bytes/s, reads and writes counted as STREAM counts them), which bounds a
+#: CPU collective's copies and sums.
 #:
+#: * ``EPYC-7002`` (second-generation AMD EPYC, "Rome"): eight DDR4-3200 channels x 8 bytes x
+#:   3.2 GT/s = 204.8 GB/s per socket (AMD's product pages, e.g. EPYC 7542, "Per Socket Mem
+#:   BW 204.8 GB/s"); no per-core figure.
 #: * ``Xeon-E5-2620-v4`` (Broadwell-EP, 8 cores, four DDR4-2133 channels): 68.3 GB/s per
 #:   socket, Intel ARK "Max Memory Bandwidth" (quoted in spdk/spdk#321, 2018). One core:
 #:   11.1 GB/s, a published single-thread ``memcpy`` of 25,000,000-byte blocks taking 4.5 ms
@@ -296,11 +295,14 @@ def hbm_bandwidth(model):
 #:   found, and the question's answer notes that many-core Xeons move less per core than
 #:   the desktop parts (higher uncore latency), so this figure may be high for the server
 #:   part (an assumption, named as one).
-HOST_CPUS = MappingProxyType({"Xeon-E5-2620-v4": (68.3e9, 11.1e9)})
+HOST_CPUS = MappingProxyType({
+    "EPYC-7002": MappingProxyType({"memory_bandwidth": 204.8e9}),
+    "Xeon-E5-2620-v4": MappingProxyType({"memory_bandwidth": 68.3e9, "core_bandwidth": 11.1e9}),
+})
 
 
 def host_cpu(part):
-    """A host CPU's attributes for graph nodes: ``memory_bandwidth`` and ``core_bandwidth``.
+    """A host CPU's attributes for graph nodes: ``memory_bandwidth`` (and ``core_bandwidth``).
 
     Parameters
     ----------
@@ -320,6 +322,7 @@ def host_cpu(part):
     --------
     >>> host_cpu("xeon-e5-2620-v4")
     {'memory_bandwidth': 68300000000.0, 'core_bandwidth': 11100000000.0}
+    >>> host_cpu("EPYC-7002")
+    {'memory_bandwidth': 204800000000.0}
     """
-    memory, core = _by_model(HOST_CPUS, part, "CPU part")
-    return {"memory_bandwidth": memory, "core_bandwidth": core}
+    return dict(_by_model(HOST_CPUS, part, "CPU part"))

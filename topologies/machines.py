@@ -32,7 +32,7 @@ from netsim.checks import check_int, check_real
 from netsim.errors import TopologyError
 
 from . import _validate as _check
-from .devices import HOST_MEMORY_BANDWIDTH, COMPUTE_CAPABILITY, compute_capability, launch_latency
+from .devices import COMPUTE_CAPABILITY, compute_capability, host_cpu, launch_latency
 from .links import (
     CPU_INTERCONNECT,
     NVLINK,
@@ -513,7 +513,7 @@ def pcie_box(gpus=8, gpu="RTX4090", gen="gen4", p2p=False, sockets=2, interconne
     GPU peer-to-peer (``p2p=False``: GeForce drivers disable it, so a library
     stages every transfer through host memory). The sockets of an xGMI box are
     second-generation EPYC and carry their ``memory_bandwidth``
-    (:data:`topologies.devices.HOST_MEMORY_BANDWIDTH`, 204.8 GB/s each); a
+    (:data:`topologies.devices.HOST_CPUS`, 204.8 GB/s each); a
     UPI/QPI box names no CPU part and carries none.
 
     Parameters
@@ -572,7 +572,7 @@ def pcie_box(gpus=8, gpu="RTX4090", gen="gen4", p2p=False, sockets=2, interconne
                  f"{interconnect} x{socket_links}, {'P2P' if p2p else 'no P2P'})")
     for i in range(gpus):
         G.add_node(f"gpu{i}", kind="gpu", socket=i * sockets // gpus, **attrs)
-    host = ({"vendor": "amd", "memory_bandwidth": HOST_MEMORY_BANDWIDTH["EPYC-7002"]}
+    host = ({"vendor": "amd", **host_cpu("EPYC-7002")}
             if interconnect == "xGMI" else {"vendor": "intel"})
     G.add_nodes_from((f"cpu{s}" for s in range(sockets)), kind="cpu", node=0, **host)
     for i in range(gpus):
