@@ -16,7 +16,7 @@ scales at all; the ratio is an upper bound on the speed-up of every kernel.
 """
 
 from netsim.errors import NetsimError
-from topologies.devices import PRECISIONS, device_flops
+from topologies.devices import PRECISIONS, device_flops, model_key
 
 __all__ = ["device_scale", "profile_precision"]
 
@@ -93,13 +93,9 @@ def device_scale(metadata, device_from, device_to, precision=None):
         why = f"{precision} as asked"
     lo, hi = device_flops(device_from, precision), device_flops(device_to, precision)
     recorded = metadata.get("device")
-    if recorded and _key(device_from) not in _key(recorded):
+    if recorded and model_key(device_from) not in model_key(recorded):
         raise NetsimError(f"--device-from {device_from}: the profile was recorded on "
                           f"{recorded!r}")
     scale = lo / hi
     return scale, (f"compute x {scale:.3g}: {device_from} -> {device_to} at peak {precision} "
                    f"({lo / 1e12:g} -> {hi / 1e12:g} TFLOP/s; {why})")
-
-
-def _key(name):
-    return "".join(ch for ch in str(name).casefold() if ch.isalnum())

@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 from netsim.errors import TopologyError
 
-__all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops",
+__all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops", "model_key",
            "COMPUTE_CAPABILITY", "compute_capability", "LAUNCH_LATENCY", "launch_latency",
            "HBM_BANDWIDTH", "hbm_bandwidth", "HOST_CPUS", "host_cpu"]
 
@@ -103,14 +103,22 @@ DEVICES = MappingProxyType({
 def _by_model(table, model, what="GPU model"):
     """``table``'s value for a GPU model (or ``what``), named in any case and with any dashes."""
     for key, value in table.items():
-        if _key(key) == _key(model):
+        if model_key(key) == model_key(model):
             return value
     raise DeviceError(f"unknown {what} {model!r}; known: {', '.join(table)}")
 
 
-def _key(name):
-    # Same rule as workloads.models._key; copied because workloads/ and topologies/ do not
-    # import each other (ARCHITECTURE.md).
+def model_key(name):
+    """A device or part name as the tables here match it: case, dashes and spaces dropped.
+
+    The same rule as ``workloads.models._key``, copied there because workloads/ and
+    topologies/ do not import each other (ARCHITECTURE.md).
+
+    Examples
+    --------
+    >>> model_key("A100-PCIe 80GB")
+    'a100pcie80gb'
+    """
     return "".join(ch for ch in str(name).casefold() if ch.isalnum())
 
 
@@ -144,7 +152,7 @@ def device_flops(name, precision="fp32"):
     topologies.devices.DeviceError: unknown device 'TPU'; known devices: V100, V100-PCIe, A100, A100-PCIe, H100, H100-PCIe
     """
     for key, dev in DEVICES.items():
-        if _key(key) == _key(name):
+        if model_key(key) == model_key(name):
             break
     else:
         raise DeviceError(f"unknown device {name!r}; known devices: {', '.join(DEVICES)}")
