@@ -254,7 +254,7 @@ MODELS = MappingProxyType({
 
 
 def _key(name):
-    # Same rule as topologies.devices._key; copied because workloads/ and topologies/ do not
+    # Same rule as topologies.devices.model_key; copied because workloads/ and topologies/ do not
     # import each other (ARCHITECTURE.md).
     return "".join(ch for ch in str(name).casefold() if ch.isalnum())
 
