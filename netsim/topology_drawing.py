@@ -14,9 +14,10 @@ circle). What a reader needs to see is kept visible:
   the hosts of one edge switch) are drawn as one square
   marker labelled with their count, and the links they share as one line
   labelled ``x k``;
-* links within a row (NVLinks between GPUs) are arcs below it, each of its own
-  depth, so that two arcs never lie on each other; neighbours are joined by a
-  straight line.
+* links within a row (NVLinks between GPUs) are arcs, split between the two
+  sides of the row so that as few cross as the row's order allows, nested by
+  span so that none lies on another or passes through a node's marker
+  (:mod:`netsim.row_arcs`); neighbours are joined by a straight line.
 
 matplotlib is imported inside the function: the core never needs it.
 """
@@ -26,6 +27,7 @@ import numpy as np
 
 from .errors import NetsimError
 from .network import compute_nodes
+from .row_arcs import arc_depths, arc_sides, interleaving
 from .units import format_bandwidth
 
 __all__ = ["draw_topology", "MAX_ROW"]
@@ -82,11 +84,43 @@ def _merge(G, rows):
     return group, members
 
 
+def _interleaved_links(H, row):
+    """How many pairs of links within ``row`` (a node list) interleave: arcs that may cross."""
+    slot = {n: i for i, n in enumerate(row)}
+    return len(interleaving([(slot[u], slot[v]) for u, v in H.subgraph(row).edges
+                             if abs(slot[u] - slot[v]) > 1]))
+
+
+def _untangle(H, rows, bottom):
+    """The bottom row reordered, without tangling the tree above it, so that fewer of its
+    within-row links interleave: the block of ranks under one upper node is reversed
+    (the GPUs of a PCIe switch, a socket's switches) when that lowers the count."""
+    if not H.subgraph(bottom).number_of_edges():
+        return bottom
+    below = {}  # each upper node's ranks: reached by steps down a row at a time
+    for n in sorted(H.nodes, key=lambda n: rows[n]):
+        if rows[n]:
+            below[n] = set().union(*({m} if rows[m] == 0 else below.get(m, set())
+                                     for m in H[n] if rows[m] == rows[n] - 1))
+    best, count = list(bottom), _interleaved_links(H, bottom)
+    # from the top down, and right to left in a row: the left end keeps its order
+    for n in sorted(below, key=lambda n: (-rows[n], -min(bottom.index(m) for m in below[n]))):
+        slots = [i for i, m in enumerate(best) if m in below[n]]
+        if len(slots) < 2 or slots[-1] - slots[0] + 1 != len(slots):
+            continue  # not one block of the row: reversing it would cross the tree
+        trial = best[:slots[0]] + best[slots[0]:slots[-1] + 1][::-1] + best[slots[-1] + 1:]
+        if (c := _interleaved_links(H, trial)) < count:
+            best, count = trial, c
+    return best
+
+
 def _positions(H, rows):
     """Bottom row first, each upper row ordered by where its lower neighbours sit."""
     layers = {}
     for node in H.nodes:
         layers.setdefault(rows[node], []).append(node)
+    if 0 in layers:
+        layers[0] = _untangle(H, rows, layers[0])
     pos = {}
     for depth in sorted(layers):
         nodes = layers[depth]
@@ -131,31 +165,41 @@ def _layout(H, rows):
     return _positions(H, {n: rows[n] for n in H.nodes})
 
 
-def _arc_depths(H, pos):
-    """Depth below its row of each within-row edge that skips a node (0: straight).
-
-    The arcs of a row are numbered by span and then left end, and the k-th goes
-    0.22 + 0.09 k rows deep: two arcs of a row never share a depth, so none lies on
-    another. Above the bottom row, at most 0.6 rows deep: clear of the row below."""
+def _row_order(H, pos):
+    """{node: slot in its row}, rows left to right."""
     order = {}
     for y in sorted({p[1] for p in pos.values()}):
         row = sorted((n for n in pos if pos[n][1] == y), key=lambda n: pos[n][0])
         order.update((n, i) for i, n in enumerate(row))
+    return order
+
+
+def _arc_depths(H, pos):
+    """Signed depth (rows; negative below) of each within-row edge that skips a node.
+
+    :mod:`netsim.row_arcs` splits a row's arcs between its two sides so that as few
+    as the order allows cross, and sets their depths by span. The bottom row's arcs
+    go down to 0.9 rows below it and the top row's 0.9 above; elsewhere at most 0.42
+    rows, so that the arcs of two neighbouring rows stay apart."""
+    order = _row_order(H, pos)
+    ys = sorted({p[1] for p in pos.values()})
     depths = {}
-    for y in sorted({p[1] for p in pos.values()}):
-        arcs = sorted((abs(order[u] - order[v]), min(pos[u][0], pos[v][0]), (u, v))
-                      for u, v in H.edges if pos[u][1] == pos[v][1] == y
-                      and abs(order[u] - order[v]) > 1)
-        step = 0.09 if y == 0 or len(arcs) < 5 else 0.38 / (len(arcs) - 1)
-        depths.update((e, 0.22 + step * k) for k, (_, _, e) in enumerate(arcs))
+    for y in ys:
+        edges = [(u, v) for u, v in H.edges if pos[u][1] == pos[v][1] == y
+                 and abs(order[u] - order[v]) > 1]
+        arcs = [(order[u], order[v]) for u, v in edges]
+        sides = arc_sides(arcs)
+        deep = arc_depths(arcs, sides, below=0.9 if y == ys[0] else 0.42,
+                          above=0.9 if y == ys[-1] else 0.42)
+        depths.update(zip(edges, deep))
     return depths
 
 
 def _curve(p, q, depth, samples=40):
-    """Points of a quadratic Bezier from p to q bulging ``depth`` below the row."""
+    """Points of a quadratic Bezier from p to q bulging ``depth`` rows (negative: below)."""
     t = np.linspace(0.0, 1.0, samples)[:, None]
     p, q = np.asarray(p, float), np.asarray(q, float)
-    c = (p + q) / 2 - np.array([0.0, 2.0 * depth])  # the curve's apex is half the control's
+    c = (p + q) / 2 + np.array([0.0, 2.0 * depth])  # the curve's apex is half the control's
     return (1 - t) ** 2 * p + 2 * (1 - t) * t * c + t ** 2 * q
 
 
