@@ -19,13 +19,15 @@ Run ``python -m studies.nccl_validation`` to print the tables of every file, wit
 import pathlib
 import statistics
 
+import numpy as np
+
 from netsim import nccl
 
 from .nccl_report import measurements
 from topologies import dgx1, dgx_a100, dgx_h100, gpu_cluster, pcie_box
 
-__all__ = ["PAGE", "BLOCKS", "CLASSES", "COUNTED", "MACHINES", "load", "machine", "predict",
-           "validate", "table", "summary", "update_page"]
+__all__ = ["PAGE", "BLOCKS", "CLASSES", "COUNTED", "FIGURE", "MACHINES", "load", "machine",
+           "predict", "validate", "table", "summary", "plot", "update_page"]
 
 PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "validation.md"
 """The documentation page that shows the tables (in a checkout; not installed)."""
@@ -245,6 +247,93 @@ def summary():
     lines.append(f"- all rows of the {len(BLOCKS)} files, the reported ones included: "
                  f"{_figures([abs(e) for _, _, e in every])}")
     return "\n".join(lines)
+
+
+FIGURE = "nccl_validation.png"
+"""The validation page's figure (under ``docs/``), drawn by :func:`plot`."""
+
+
+def plot(path, title="netsim's NCCL model against published nccl-tests runs"):
+    """PNG of predicted against measured time, one point per measured row, by machine.
+
+    Log-log, with the line y = x (no error) and the band within 30 % of it. Every
+    point is one row of the files of :data:`BLOCKS` and its :func:`predict`: the
+    counted, hold-out and other-op rows filled, the rows their sources report as a
+    problem hollow. Nothing is fitted and no curve joins the points.
+
+    Parameters
+    ----------
+    path : str or path-like
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, already written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "v.png")
+    >>> fig = plot(path)
+    >>> os.path.getsize(path) > 0, fig.axes[0].get_xscale(), fig.axes[0].get_yscale()
+    (True, 'log', 'log')
+    """
+    from matplotlib.figure import Figure  # no pyplot: the session's backend stays as it is
+    from matplotlib.lines import Line2D
+
+    from netsim.plot import MARKERS, label_log_axis
+
+    points = []  # (machine, measured us, predicted us, reported as a problem)
+    for _, file in BLOCKS:
+        for row, res, _ in validate(load(file))[0]:
+            points.append((row["machine"], float(row["time_us"]), res.makespan * 1e6,
+                           "origin" in row))
+    machines = sorted({p[0] for p in points})
+    fig = Figure(figsize=(7.5, 8.0), layout="constrained")
+    ax = fig.add_subplot()
+    xs = np.array([p[1] for p in points] + [p[2] for p in points])
+    lo, hi = xs.min() / 1.6, xs.max() * 1.6
+    line = np.geomspace(lo, hi, 50)
+    ax.fill_between(line, line * 0.7, line * 1.3, color="0.88", lw=0, zorder=0,
+                    label="within 30 % of the measured time")
+    ax.plot(line, line, color="black", lw=0.9, zorder=1, label="predicted = measured")
+    import matplotlib
+
+    colors = matplotlib.colormaps["tab10"]
+    for k, name in enumerate(machines):
+        # colour and marker each cycle over 10; the marker moves on by one every round, so
+        # no two machines share both
+        style = dict(marker=MARKERS[(k + k // 10) % len(MARKERS)], color=colors(k % 10),
+                     ms=6, ls="")
+        labelled = False
+        for problem in (False, True):
+            mine = [p for p in points if p[0] == name and p[3] == problem]
+            if mine:
+                ax.plot([p[1] for p in mine], [p[2] for p in mine], zorder=3, alpha=0.9,
+                        mfc="none" if problem else style["color"], mew=1.2, **style,
+                        label=None if labelled else name)
+                labelled = True
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_aspect("equal")
+    label_log_axis(ax.xaxis)
+    label_log_axis(ax.yaxis)
+    ax.set_xlabel("measured time (us), published nccl-tests row")
+    ax.set_ylabel("predicted time (us), netsim.nccl.simulate")
+    ax.grid(True, which="major", alpha=0.3)
+    counted = sum(1 for p in points if not p[3])
+    ax.set_title(f"{title}\n{counted} rows (filled) and {len(points) - counted} rows their "
+                 "sources report as a problem (hollow, not counted)", fontsize=9)
+    hollow = Line2D([], [], marker="o", ls="", color="gray", mfc="none", mew=1.2,
+                    label="hollow: reported as a problem")
+    handles, _ = ax.get_legend_handles_labels()
+    fig.legend(handles=handles + [hollow], loc="outside lower center", ncol=4, fontsize=7.5,
+               frameon=False)
+    fig.savefig(path, format="png", dpi=100, bbox_inches="tight", pad_inches=0.15)
+    return fig
 
 
 def update_page(path):

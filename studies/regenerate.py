@@ -163,6 +163,8 @@ def _nccl(docs, draw):
 
     out = {name: v.table(v.load(file)) for name, file in v.BLOCKS}
     out["nccl-summary"] = v.summary()
+    if draw:
+        v.plot(docs / v.FIGURE)
     return out
 
 
@@ -198,7 +200,7 @@ JOBS = MappingProxyType({
                     "(studies.megatron_table), seconds"),
     "claims": Job("claims.md", ("claims-table", "claims-regions"), (), _claims,
                   "netsim claims --seeds 0..4 --quick --markdown, about a minute or more"),
-    "nccl": Job("validation.md", _nccl_blocks(), (), _nccl,
+    "nccl": Job("validation.md", _nccl_blocks(), ("nccl_validation.png",), _nccl,
                 "NCCL model against published nccl-tests rows (studies.nccl_validation)"),
     "gloo": Job("validation.md", ("gloo-table",), (), _gloo,
                 "gloo model against published gloo benchmark rows (studies.gloo_validation)"),

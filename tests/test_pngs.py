@@ -607,3 +607,42 @@ def test_arcs_of_a_row_cross_only_where_the_rows_order_forces_it(spec, forced, t
     assert fewest == forced
     assert crossings == fewest
     capsys.readouterr()
+
+
+def test_the_nccl_validation_figure_is_every_measured_row_and_nothing_fitted(tmp_path):
+    import csv
+    import pathlib
+
+    from studies.nccl_validation import BLOCKS, plot
+
+    data = pathlib.Path(__file__).resolve().parent.parent / "studies" / "data"
+    rows = [row for _, file in BLOCKS for row in csv.DictReader(open(data / file))]
+    fig = plot(tmp_path / "v.png")
+    _check_png(tmp_path / "v.png")
+    (ax,) = fig.axes
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    lines = ax.get_lines()
+    identity = [line for line in lines if line.get_label() == "predicted = measured"]
+    (diag,) = identity
+    assert np.allclose(diag.get_xdata(), diag.get_ydata())  # the line y = x
+    # the band: 0.7 x to 1.3 x, the +-30 % around y = x
+    (band,) = [c for c in ax.collections if "30 %" in c.get_label()]
+    verts = band.get_paths()[0].vertices
+    x, y = verts[:, 0], verts[:, 1]
+    ratio = y[x > 0] / x[x > 0]
+    assert np.isclose(ratio.min(), 0.7) and np.isclose(ratio.max(), 1.3)
+    points = [line for line in lines if line is not diag]
+    assert all(line.get_linestyle() == "None" for line in points)  # no curve joins the points
+    measured = sorted(x for line in points for x in line.get_xdata())
+    assert measured == sorted(float(row["time_us"]) for row in rows)  # one point per row
+    # by machine: one legend entry per machine key of the files, each a style of its own
+    machines = sorted({row["machine"] for row in rows})
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert [t for t in labels if t in machines] == machines
+    styles = {line.get_label(): (_style(line)[0], line.get_marker()) for line in points
+              if not line.get_label().startswith("_")}
+    assert len(set(styles.values())) == len(machines)
+    hollow = sum(len(line.get_xdata()) for line in points if line.get_markerfacecolor() == "none")
+    reported = list(csv.DictReader(open(data / "nccl_measurements_reported.csv")))
+    assert hollow == len(reported) > 0  # the rows their sources report as a problem
+    _assert_readable_axes(fig)
