@@ -246,3 +246,16 @@ def test_a_shape_option_without_a_default_takes_a_list():
     assert PARADIGMS["ringtmp"].options["hidden"][0] is None
     assert paradigm_options("ringtmp", PARADIGMS["ringtmp"], ["hidden=256,256"]) == {
         "hidden": (256, 256)}
+
+
+def test_a_ringtmp_model_too_shallow_for_the_ring_is_refused_before_the_data_loads(
+        capsys, monkeypatch):
+    # --set hidden=256,256 is 3 dense layers (input-256-256-output): a layer-wise partition
+    # over 4 ring nodes leaves one without a layer, which the layer count alone decides.
+    import workloads.ringtmp
+
+    def loaded(*args, **kwargs):
+        raise AssertionError("the data was loaded before the refusal")
+    monkeypatch.setattr(workloads.ringtmp, "prepare", loaded)
+    one_line_error(capsys, ["scale", "ringtmp", "--set", "hidden=256,256", "-P", "2,4"],
+                   "layer-wise partition of 3 dense layers over 4 ring nodes")

@@ -226,6 +226,12 @@ def run(dataset="iris", workers=4, epochs=30, seed=0, partition="layer", hidden=
     if hidden is None:
         hidden = ((DEFAULT_WIDTH,) * (workers - 1) if deepen else DEFAULT_LAYER_HIDDEN) \
             if partition == "layer" else (DEFAULT_WIDTH,)
+    widths = (hidden,) if isinstance(hidden, int) else hidden
+    if partition == "layer" and isinstance(widths, (list, tuple)) and all(
+            isinstance(w, int) and w >= 1 for w in widths):
+        # the layer count alone decides it: refused before the data is loaded (the input
+        # and output widths, 1 here, come from the data and do not change the count)
+        partition_layers((1, *widths, 1), workers)
     setup = prepare(dataset, workers, seed, hidden, data_path, epochs=epochs, lr=lr,
                     momentum=momentum)
     data, layers, params = setup.data, setup.layers, setup.params
