@@ -11,7 +11,9 @@ counted by the engine:
 * One compute op charges NCCL's latency for the call (``baseLat`` plus the
   per-step ``hwLat`` of every step, :func:`netsim.nccl.tuning.latency`, with the
   network plugin's reported latency on every inter-node step,
-  :data:`netsim.nccl.hardware.NET_PLUGIN_LATENCY`), and, when one host thread
+  :data:`netsim.nccl.hardware.NET_PLUGIN_LATENCY`, and for Simple once more, the
+  GPUDirect RDMA flush, on GPUs before compute capability 90 only: NCCL's runtime
+  does not flush from Hopper on, though its tuning charges it), and, when one host thread
   launches on every GPU of a machine in turn, the wait for those launches
   (:mod:`netsim.nccl.launch`); every flow waits for it.
 * NCCL pipelines each channel in small chunks, so in the fluid limit every
@@ -286,7 +288,21 @@ def _latency(comm, hw, op, algorithm, protocol):
         p = tuning.PROTOCOLS.index(protocol)
         net = comm.graphs["ring"].latency_inter if len(hw.machines) > 1 else 0.0
         return (tuning.BASE_LAT_US[ring][p] + tuning.HW_LAT_US[hw_index][ring][p]) * 1e-6 + net
-    return tuning.latency(comm, op, algorithm, protocol)
+    return tuning.latency(comm, op, algorithm, protocol, flush=_runtime_flush(hw))
+
+
+def _runtime_flush(hw):
+    """Whether NCCL's runtime flushes a GPUDirect RDMA receive (charged as time, not chosen by).
+
+    NCCL v2.30.7-1 src/graph/paths.cc ``ncclTopoNeedFlush``: "Flush is required on
+    Ampere and earlier"; from compute capability 90 the flush is none unless the
+    plugin or ``NCCL_NET_FORCE_FLUSH`` (default 0) forces it, or a DataDirect NIC
+    sits behind a C2C CPU link (not modelled: no graph here has one). tuning.cc
+    charges the flush for every Simple inter-node step whatever the GPU (NVIDIA/nccl#2274
+    asks about that gap), so NCCL's choice keeps it; the time charged for the call
+    leaves it out where the runtime does not flush.
+    """
+    return hw.compcap < 90
 
 
 def _channel_caps(hw, comm, op, algorithm, protocol, channels):

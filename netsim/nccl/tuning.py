@@ -413,7 +413,7 @@ def bandwidth(comm, op, algorithm, protocol):
     return bus * ratio * _GB
 
 
-def latency(comm, op, algorithm, protocol):
+def latency(comm, op, algorithm, protocol, flush=True):
     """Latency NCCL's model gives an (op, algorithm, protocol), in seconds.
 
     ``comm->latencies`` of ``ncclTopoTuneModel`` (v2.30.7-1): ``baseLat`` plus,
@@ -432,6 +432,11 @@ def latency(comm, op, algorithm, protocol):
     ----------
     comm : Comm
     op, algorithm, protocol : str
+    flush : bool, optional
+        Charge the GPUDirect RDMA flush (a second network latency per
+        inter-node Simple step), as tuning.cc always does (the default, used
+        for NCCL's choice). ``False`` leaves it out, for a receive path on
+        which NCCL's runtime does not flush (:func:`netsim.nccl.model.plan`).
 
     Returns
     -------
@@ -445,6 +450,11 @@ def latency(comm, op, algorithm, protocol):
     15.0
     >>> round(latency(c, "allreduce", "ring", "Simple") * 1e6, 6)  # 8.4 + 14 * 3.4
     56.0
+    >>> t = Comm(16, 2, 90, {"tree": Graph(4, 20e9, 20e9, latency_inter=75e-6)})
+    >>> round(latency(t, "allreduce", "tree", "Simple") * 1e6, 1)    # 8.4 + 2 (7 x 4 + 14 + 2 x 75)
+    392.4
+    >>> round(latency(t, "allreduce", "tree", "Simple", flush=False) * 1e6, 1)  # one 75 fewer per side
+    242.4
     """
     _, a, p = _check(comm, op, algorithm, protocol)
     graph_key = "tree" if algorithm == "pat" else algorithm
@@ -458,7 +468,7 @@ def latency(comm, op, algorithm, protocol):
     intra = HW_LAT_US[intra_hw][a][p]
     net_lat = g.latency_inter / _US
     inter = HW_LAT_US[_HW["net"]][0 if n == nodes else a][p]
-    inter += net_lat + (net_lat if protocol == "Simple" else 0)
+    inter += net_lat + (net_lat if protocol == "Simple" and flush else 0)
     lat = BASE_LAT_US[a][p]
     if algorithm == "ring":
         hop = HW_LAT_US[hw][a][p]
