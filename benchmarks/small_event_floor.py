@@ -29,7 +29,7 @@ time (``time.process_time``; ``resource`` for the children's):
   registries import for BLAS (``scipy.linalg.cython_blas``), the rest of numba's
   registries, and the load of every batch-path kernel from numba's cache, each in CPU
   seconds: what a compiled small-event path would add to the first call of a process;
-* with ``--aot``, one kernel (``kernels.release``'s loop) compiled ahead of time with
+* with ``--aot``, one kernel, ``netsim.kernels.release`` itself, compiled ahead of time with
   ``numba.pycc`` into an extension module, and its import and first call in a fresh
   process (needs a C compiler; ``numba.pycc`` is pending deprecation in numba);
 * SimGrid's C++ core (S4U, ``simgrid_desync.cpp``, as ``desync.py`` builds and runs it)
@@ -277,29 +277,15 @@ from topologies import star
 netsim.simulate(ring_allreduce(16, 1e6), star(16))
 """
 
-# One kernel's loop (netsim.kernels.release) for numba.pycc, compiled ahead of time.
+# netsim.kernels.release (with the merge sort it calls) compiled ahead of time by numba.pycc.
 _AOT_BUILD = r"""
 import sys, warnings
 warnings.simplefilter("ignore")
-import numpy as np
 from numba.pycc import CC
+from netsim.kernels import release
 cc = CC("netsim_aot_release")
 cc.output_dir = sys.argv[1]
-@cc.export("release", "i8[:](i8[:], i8[:], i4[:], i4[:])")
-def release(done, ptr, succ, waiting):
-    n = 0
-    for op in done:
-        n += ptr[op + 1] - ptr[op]
-    ready = np.empty(n, np.int64)
-    m = 0
-    for op in done:
-        for i in range(ptr[op], ptr[op + 1]):
-            s = succ[i]
-            waiting[s] -= 1
-            if waiting[s] == 0:
-                ready[m] = s
-                m += 1
-    return ready[:m].copy()
+cc.export("release", "i8[:](i8[:], i8[:], i4[:], i4[:])")(release.py_func)
 cc.compile()
 """
 
@@ -391,8 +377,11 @@ def main(argv=None):
             print(f"  {what:<64}{cpu:>9.3f}")
         print(f"  {'total':<64}{sum(parts.values()):>9.3f}")
     if args.aot:
+        root = os.path.dirname(HERE)
         subprocess.run([sys.executable, "-c", _AOT_BUILD, workdir], check=True,
-                       capture_output=True)
+                       capture_output=True, cwd=root,
+                       env={**os.environ, "PYTHONPATH": root + os.pathsep
+                            + os.environ.get("PYTHONPATH", "")})
         print(f"{'kernels.release compiled ahead of time (numba.pycc), fresh process':<66}"
               f"{'s':>9}")
         for what, cpu in fresh(_AOT_LOAD, workdir).items():
