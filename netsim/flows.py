@@ -30,13 +30,14 @@ import heapq
 
 import numpy as np
 
-from .maxmin import max_min_rates, max_min_rates_small
+from .maxmin import SHARE_CUT, max_min_rates, max_min_rates_small
 
 __all__ = ["SATURATION", "FlowTable"]
 
 SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
 _SMALL_SOLVE = 16  # components of at most this many flows are solved in plain Python
 _NONE = np.zeros(0, np.int64)
+_NO_BOUND = np.zeros(0)  # kernels.fill_bounded's 'no flow bounded'
 
 
 def _as_list(x):
@@ -329,7 +330,8 @@ class FlowTable:
     def _first_finish(self):
         """The earliest predicted end of an active flow (inf if none)."""
         if self.ends is None:
-            return float(self.fl_finish.min())  # never empty: there are always flow slots
+            # never empty: there are always flow slots (ndarray.min, without its Python wrapper)
+            return float(np.minimum.reduce(self.fl_finish))
         ends, end_of = self.ends, self.end_of
         while ends and end_of.get(ends[0][1]) != ends[0][0]:
             heapq.heappop(ends)  # stale: the flow was re-rated or has ended
@@ -485,14 +487,20 @@ class FlowTable:
         ``comp`` is sorted by slot and ``changed`` by link; every link of ``comp``
         is in ``changed``.
         """
+        kernels = self.kernels()
         if len(comp):
-            rates = max_min_rates(self.fl_links.take(comp, axis=0), self.cap, pad=self.L,
-                                  priority=self.fl_prio[comp] if self.by_class else None,
-                                  bound=self.fl_bound[comp] if self.bounded else None)
+            links = self.fl_links.take(comp, axis=0)
+            bound = self.fl_bound[comp] if self.bounded else None
+            if self.by_class:
+                rates = max_min_rates(links, self.cap, pad=self.L, priority=self.fl_prio[comp],
+                                      bound=bound)
+            else:  # max_min_rates' one class, without its conversions (a few us per solve)
+                rates = kernels.fill_bounded(links, self.cap, self.L, SHARE_CUT,
+                                             _NO_BOUND if bound is None else bound)
             self.rate_solves += 1
         else:
             rates = np.zeros(0)
-        moved, moved_load = self.kernels().apply_rates(
+        moved, moved_load = kernels.apply_rates(
             comp, rates, changed, self.now, self.fl_rem, self.fl_rate, self.fl_t, self.fl_finish,
             self.fl_links, self.cap, self.load, self.link_t, self.busy, self.saturated,
             self.peak_util, self.peak_flows, self._pos, SATURATION, self.L, self.series is not None)
