@@ -19,17 +19,18 @@ says so.
 
 Each kernel is compiled on first use and cached on disk (numba's ``cache=True``:
 beside this file, or in the user's cache directory where that is read-only), so
-only the first run of a fresh install pays the compilation: about 3.1 s of CPU
+only the first run of a fresh install pays the compilation: 3.1-3.5 s of CPU
 for the first replay that takes the batch path (5.2-5.3 s before the kernels
 stopped using numba's ``np.argsort``, ``np.zeros``, ``np.full`` and ``np.ones``,
 whose implementations numba compiles anew for each kernel), measured with an empty
 ``NUMBA_CACHE_DIR`` on the 2-core development machine (AMD EPYC, numba 0.68.1,
 2026-11-26, ``benchmarks/startup.py --compile``); a loaded machine stretches it in
-wall time. Every later process pays about 0.45 s once, on its first batch instant:
-importing numba (0.2 s) and loading the kernels from the cache. This module is
-imported only there (``netsim.maxmin``, ``netsim.flows``, ``netsim.engine`` import
-it inside the functions of the batch path), so ``import netsim`` and replays that
-stay on the small-event path never load numba.
+wall time. Every later process pays about 0.5 s of CPU once, on its first batch
+instant: importing numba (0.14 s), numba's registries (0.37 s, 0.17 s of it
+``scipy.linalg`` for numba's BLAS check) and loading the kernels from the cache
+(0.02 s). This module is imported only there (``FlowTable.kernels`` in
+:mod:`netsim.flows` and ``netsim.maxmin`` import it on the batch path's first use),
+so ``import netsim`` and replays that stay on the small-event path never load numba.
 ``NUMBA_DISABLE_JIT=1`` runs them as the plain Python they are.
 """
 
