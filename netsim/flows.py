@@ -30,13 +30,14 @@ import heapq
 
 import numpy as np
 
-from .maxmin import max_min_rates, max_min_rates_small
+from .maxmin import SHARE_CUT, max_min_rates, max_min_rates_small
 
 __all__ = ["SATURATION", "FlowTable"]
 
 SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
 _SMALL_SOLVE = 16  # components of at most this many flows are solved in plain Python
 _NONE = np.zeros(0, np.int64)
+_NO_BOUND = np.zeros(0)  # kernels.fill_bounded's 'no flow bounded'
 
 
 def _as_list(x):
@@ -135,6 +136,7 @@ class FlowTable:
         # kernels.index_add), kept by add and pop_finished; None when the incremental
         # path has changed flows since, until the next batch search rebuilds them.
         self._lists = None
+        self._kernels = None  # netsim.kernels, once the batch path first needs it
 
     def add(self, ops, sizes, links, priority=0, bound=np.inf):
         """Put messages ``ops`` of ``sizes`` bytes on routes ``links`` in the lowest free slots,
@@ -144,8 +146,9 @@ class FlowTable:
         Returns the slots, in the order of ``ops``.
         """
         self._free = None  # add_one's heap of free slots is rebuilt when next needed
-        if np.ndim(bound) or bound != np.inf:
-            self.bounded = self.bounded or bool(np.any(np.asarray(bound) < np.inf))
+        if not (isinstance(bound, float) and bound == np.inf):  # np.ndim costs a call
+            if np.ndim(bound) or bound != np.inf:
+                self.bounded = self.bounded or bool(np.any(np.asarray(bound) < np.inf))
         if len(ops) == 1:
             slot = int(self.fl_active.argmin())  # the first free slot, if there is one
             if not self.fl_active[slot]:
@@ -153,12 +156,12 @@ class FlowTable:
                            priority if np.ndim(priority) == 0 else priority[0],
                            bound if np.ndim(bound) == 0 else bound[0])
                 return np.array([slot], np.int64)
-        if np.ndim(priority) == 0:
-            priority = np.full(len(ops), priority, np.int64)
-        free = np.flatnonzero(~self.fl_active)
+        # A scalar priority is assigned to every slot as it is (no np.full); free slots
+        # by nonzero (np.flatnonzero adds two Python calls around it).
+        free = (~self.fl_active).nonzero()[0]
         if len(free) < len(ops):
             self._alloc(max(2 * len(self.fl_active), len(self.fl_active) + len(ops)))
-            free = np.flatnonzero(~self.fl_active)
+            free = (~self.fl_active).nonzero()[0]
         slots = free[:len(ops)]
         self._fill(slots, ops, sizes, links, priority, bound)
         return slots
@@ -211,9 +214,7 @@ class FlowTable:
         self.fl_rate[slots] = 0.0
         self.fl_links[slots] = links
         if self._lists is not None:
-            from .kernels import index_add  # imported here: see maxmin._fill
-
-            index_add(np.atleast_1d(slots), self.fl_links, self.L, *self._lists)
+            self.kernels().index_add(np.atleast_1d(slots), self.fl_links, self.L, *self._lists)
 
     def pop_finished(self, limit):
         """End the flows predicted to end by ``limit``.
@@ -226,9 +227,7 @@ class FlowTable:
             return finished, finished, finished
         self._free = None  # add_one's heap of free slots is rebuilt when next needed
         if self._lists is not None:
-            from .kernels import index_remove  # imported here: see maxmin._fill
-
-            index_remove(finished, self.fl_links, self.L, *self._lists)
+            self.kernels().index_remove(finished, self.fl_links, self.L, *self._lists)
         removed = self.fl_links[finished].ravel()
         ended = self.fl_op[finished]
         self.fl_active[finished] = False
@@ -271,6 +270,20 @@ class FlowTable:
                 heapq.heappush(free, slot)
         return ended, finished, removed
 
+    def kernels(self):
+        """The compiled loops, :mod:`netsim.kernels`, imported on the first batch instant.
+
+        Not at import: numba's import and the kernels' load from its cache cost a few
+        tenths of a second that replays without a large batch never need. Kept here
+        rather than imported in each function: a relative import costs about 1 us per
+        call, and a large replay makes millions of kernel calls.
+        """
+        if self._kernels is None:
+            from . import kernels
+
+            self._kernels = kernels
+        return self._kernels
+
     def _alloc(self, size):
         """Grow the flow slots to ``size``."""
         old = getattr(self, "fl_active", None)
@@ -304,7 +317,7 @@ class FlowTable:
         if limit < self.first_finish:
             return _NONE
         if self.ends is None:
-            return np.flatnonzero(self.fl_finish <= limit)
+            return (self.fl_finish <= limit).nonzero()[0]  # np.flatnonzero, two calls fewer
         ends, end_of = self.ends, self.end_of
         found = set()
         while ends and ends[0][0] <= limit:
@@ -317,7 +330,8 @@ class FlowTable:
     def _first_finish(self):
         """The earliest predicted end of an active flow (inf if none)."""
         if self.ends is None:
-            return float(self.fl_finish.min())  # never empty: there are always flow slots
+            # never empty: there are always flow slots (ndarray.min, without its Python wrapper)
+            return float(np.minimum.reduce(self.fl_finish))
         ends, end_of = self.ends, self.end_of
         while ends and end_of.get(ends[0][1]) != ends[0][0]:
             heapq.heappop(ends)  # stale: the flow was re-rated or has ended
@@ -455,21 +469,17 @@ class FlowTable:
     def _link_lists(self):
         """The batch path's per-link lists of the active flows, rebuilt if stale."""
         if self._lists is None:
-            from .kernels import index_build  # imported here: see maxmin._fill
-
             n = self.fl_links.size
             head = np.empty(self.L + 1, np.int64)
             self._lists = (head, np.empty(n, np.int64), np.empty(n, np.int64))
-            index_build(self.fl_active, self.fl_links, self.L, *self._lists)
+            self.kernels().index_build(self.fl_active, self.fl_links, self.L, *self._lists)
         return self._lists
 
     def _component_scan(self, added, removed):
         """:meth:`_component` for large batches: a compiled search over the per-link lists."""
-        from .kernels import component  # imported here: see maxmin._fill
-
         head, nxt, _ = self._link_lists()
-        return component(head, nxt, self.fl_links, self._mark, self._sel, added, removed,
-                         self.L)
+        return self.kernels().component(head, nxt, self.fl_links, self._mark, self._sel, added,
+                                        removed, self.L)
 
     def _rerate_batch(self, comp, changed):
         """Solve the rates of flows ``comp`` and set the loads of ``changed`` links (compiled).
@@ -477,16 +487,20 @@ class FlowTable:
         ``comp`` is sorted by slot and ``changed`` by link; every link of ``comp``
         is in ``changed``.
         """
-        from .kernels import apply_rates  # imported here: see maxmin._fill
-
+        kernels = self.kernels()
         if len(comp):
-            rates = max_min_rates(self.fl_links.take(comp, axis=0), self.cap, pad=self.L,
-                                  priority=self.fl_prio[comp] if self.by_class else None,
-                                  bound=self.fl_bound[comp] if self.bounded else None)
+            links = self.fl_links.take(comp, axis=0)
+            bound = self.fl_bound[comp] if self.bounded else None
+            if self.by_class:
+                rates = max_min_rates(links, self.cap, pad=self.L, priority=self.fl_prio[comp],
+                                      bound=bound)
+            else:  # max_min_rates' one class, without its conversions (a few us per solve)
+                rates = kernels.fill_bounded(links, self.cap, self.L, SHARE_CUT,
+                                             _NO_BOUND if bound is None else bound)
             self.rate_solves += 1
         else:
             rates = np.zeros(0)
-        moved, moved_load = apply_rates(
+        moved, moved_load = kernels.apply_rates(
             comp, rates, changed, self.now, self.fl_rem, self.fl_rate, self.fl_t, self.fl_finish,
             self.fl_links, self.cap, self.load, self.link_t, self.busy, self.saturated,
             self.peak_util, self.peak_flows, self._pos, SATURATION, self.L, self.series is not None)

@@ -19,15 +19,18 @@ says so.
 
 Each kernel is compiled on first use and cached on disk (numba's ``cache=True``:
 beside this file, or in the user's cache directory where that is read-only), so
-only the first run of a fresh install pays the compilation: 5.0-5.2 s (wall and
-CPU) for the first replay that takes the batch path, measured with an empty
+only the first run of a fresh install pays the compilation: 3.1-3.5 s of CPU
+for the first replay that takes the batch path (5.2-5.3 s before the kernels
+stopped using numba's ``np.argsort``, ``np.zeros``, ``np.full`` and ``np.ones``,
+whose implementations numba compiles anew for each kernel), measured with an empty
 ``NUMBA_CACHE_DIR`` on the 2-core development machine (AMD EPYC, numba 0.68.1,
-2026-11-26, ``benchmarks/startup.py --compile``); 10-13 s was measured on a busier
-machine. Every later process pays about 0.45 s once, on its first batch instant:
-importing numba (0.2 s) and loading the kernels from the cache. This module is
-imported only there (``netsim.maxmin``, ``netsim.flows``, ``netsim.engine`` import
-it inside the functions of the batch path), so ``import netsim`` and replays that
-stay on the small-event path never load numba.
+2026-11-26, ``benchmarks/startup.py --compile``); a loaded machine stretches it in
+wall time. Every later process pays about 0.5 s of CPU once, on its first batch
+instant: importing numba (0.14 s), numba's registries (0.37 s, 0.17 s of it
+``scipy.linalg`` for numba's BLAS check) and loading the kernels from the cache
+(0.02 s). This module is imported only there (``FlowTable.kernels`` in
+:mod:`netsim.flows` and ``netsim.maxmin`` import it on the batch path's first use),
+so ``import netsim`` and replays that stay on the small-event path never load numba.
 ``NUMBA_DISABLE_JIT=1`` runs them as the plain Python they are.
 """
 
@@ -101,14 +104,20 @@ def fill_bounded(links, capacity, pad, cut, bound):
     [2.0, 3.0, 2.0]
     """
     n, hops = links.shape
-    local = np.full(capacity.shape[0], -1, np.int64)  # link id -> its index among `ids`
+    # Arrays are made with np.empty and filled by loops here and in every kernel:
+    # np.zeros, np.full, np.ones and slice assignment each add 0.05-0.25 s to the
+    # one-time compilation (measured with numba 0.68.1).
+    local = np.empty(capacity.shape[0], np.int64)  # link id -> its index among `ids`
+    for k in range(capacity.shape[0]):
+        local[k] = -1
     ids = np.empty(n * hops, np.int64)
-    lk = np.full((n, hops), -1, np.int64)  # each entry's local link index (-1: pad)
+    lk = np.empty((n, hops), np.int64)  # each entry's local link index (-1: pad)
     nl = 0
     entries = 0
     for f in range(n):
         for h in range(hops):
             k = links[f, h]
+            lk[f, h] = -1
             if k == pad:
                 continue
             entries += 1
@@ -119,7 +128,9 @@ def fill_bounded(links, capacity, pad, cut, bound):
                 ids[j] = k
                 nl += 1
             lk[f, h] = j
-    rates = np.zeros(n)
+    rates = np.empty(n)
+    for f in range(n):
+        rates[f] = 0.0
     bounded = bound.shape[0] > 0
     if nl == entries:
         # No link is shared: each flow gets its own bottleneck (or its bound).
@@ -136,13 +147,16 @@ def fill_bounded(links, capacity, pad, cut, bound):
     left = np.empty(nl)
     for j in range(nl):
         left[j] = capacity[ids[j]]
-    count = np.zeros(nl, np.int64)
-    frozen = np.zeros(nl, np.int64)
+    count = np.empty(nl, np.int64)
+    frozen = np.empty(nl, np.int64)
     share = np.empty(nl)
-    live = np.ones(n, np.bool_)
+    live = np.empty(n, np.bool_)
+    for f in range(n):
+        live[f] = True
     nlive = n
     while nlive > 0:
-        count[:] = 0
+        for j in range(nl):
+            count[j] = 0
         for f in range(n):
             if live[f]:
                 for h in range(hops):
@@ -159,7 +173,8 @@ def fill_bounded(links, capacity, pad, cut, bound):
                 if live[f] and bound[f] < level:
                     level = bound[f]
         top = level * cut
-        frozen[:] = 0
+        for j in range(nl):
+            frozen[j] = 0
         for f in range(n):
             if not live[f]:
                 continue
@@ -189,9 +204,15 @@ def index_build(active, links, pad, head, nxt, prv):
 
     ``head`` is reset first; ``nxt`` and ``prv`` need one place per (slot, hop).
     """
-    head[:] = -1
-    slots = np.flatnonzero(active)
-    index_add(slots, links, pad, head, nxt, prv)
+    for k in range(head.shape[0]):
+        head[k] = -1
+    slots = np.empty(active.shape[0], np.int64)
+    m = 0
+    for s in range(active.shape[0]):
+        if active[s]:
+            slots[m] = s
+            m += 1
+    index_add(slots[:m], links, pad, head, nxt, prv)
 
 
 @njit(cache=True)
@@ -320,12 +341,11 @@ def component(head, nxt, links, mark, sel, added, removed, pad):
 def _ascending(items, flag):
     """``items`` (distinct, each flagged in ``flag``) in ascending order; clears their flags.
 
-    A merge sort when they are few (numba's default quicksort is slow on the patterned
-    orders of a search), else a scan of ``flag``, which is cheaper than the sort once
-    they are more than about one in sixteen.
+    A merge sort (:func:`_sorted`) when they are few, else a scan of ``flag``, which
+    is cheaper than the sort once they are more than about one in sixteen.
     """
     if items.shape[0] * 16 < flag.shape[0]:
-        items = items[np.argsort(items, kind="mergesort")]
+        items = _sorted(items)
         for x in items:
             flag[x] = False
         return items
@@ -409,8 +429,11 @@ def apply_rates(comp, rates, changed, now, rem, rate, since, finish, links, cap,
         link_t[k] = now
     for p in range(ncl):
         pos[changed[p]] = p
-    new_load = np.zeros(ncl)
-    new_count = np.zeros(ncl, np.int64)
+    new_load = np.empty(ncl)
+    new_count = np.empty(ncl, np.int64)
+    for p in range(ncl):
+        new_load[p] = 0.0
+        new_count[p] = 0
     for i in range(comp.shape[0]):
         s = comp[i]
         r = rates[i]
@@ -425,8 +448,8 @@ def apply_rates(comp, rates, changed, now, rem, rate, since, finish, links, cap,
                 p = pos[k]
                 new_load[p] += r
                 new_count[p] += 1
-    moved = np.zeros(ncl if series else 0, np.int64)
-    moved_load = np.zeros(ncl if series else 0)
+    moved = np.empty(ncl if series else 0, np.int64)
+    moved_load = np.empty(ncl if series else 0)
     m = 0
     for p in range(ncl):
         k = changed[p]
@@ -484,6 +507,35 @@ def release(done, ptr, succ, waiting):
             if waiting[s] == 0:
                 ready[m] = s
                 m += 1
-    ready = ready[:m]
-    # A merge sort: numba's default quicksort is slow on the patterned orders of a replay.
-    return ready[np.argsort(ready, kind="mergesort")]
+    return _sorted(ready[:m])
+
+
+@njit(cache=True)
+def _sorted(items):
+    """A sorted copy of ``items`` (int64), by a bottom-up merge sort.
+
+    Not numba's ``np.argsort``: its default quicksort is slow on the patterned orders of
+    a replay, and its merge sort takes about 0.9 s to compile, this one 0.1 s. Any
+    correct sort gives the same array.
+    """
+    n = items.shape[0]
+    a = items.copy()
+    b = np.empty(n, np.int64)
+    width = 1
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j = lo, mid
+            for k in range(lo, hi):
+                if j < hi and (i >= mid or a[j] < a[i]):
+                    b[k] = a[j]
+                    j += 1
+                else:
+                    b[k] = a[i]
+                    i += 1
+            lo = hi
+        a, b = b, a
+        width *= 2
+    return a

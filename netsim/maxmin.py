@@ -142,13 +142,14 @@ def _fill(flow_links, capacity, pad, bound=None):
     """Progressive filling of one class (see :func:`max_min_rates`), compiled."""
     # Imported here: numba's import and the kernels' load from cache cost a few tenths
     # of a second that runs without a large batch never need.
-    from .kernels import fill, fill_bounded
+    from .kernels import fill_bounded
 
     links = np.ascontiguousarray(flow_links, np.int64)
     capacity = np.ascontiguousarray(capacity, np.float64)
-    if bound is None:
-        return fill(links, capacity, int(pad), SHARE_CUT)
-    return fill_bounded(links, capacity, int(pad), SHARE_CUT, np.ascontiguousarray(bound))
+    # An empty bound runs fill's float operations exactly; calling fill_bounded alone
+    # compiles one kernel instead of two on the first run after installing.
+    bound = np.empty(0) if bound is None else np.ascontiguousarray(bound, np.float64)
+    return fill_bounded(links, capacity, int(pad), SHARE_CUT, bound)
 
 
 def max_min_rates_small(routes, capacity, priority=None, bound=None):
