@@ -332,6 +332,10 @@ def check_config(raw, where="sweep config"):
             if not isinstance(raw[key], str) or not raw[key]:
                 _fail(where, f"{key} must be a file name, got {raw[key]!r}")
             out[key] = raw[key]
+    if out["paradigms"] and any(out["straggler"]):
+        from .sweep_ranks import check_straggler_ranks
+
+        check_straggler_ranks(sweep_points(out), where)
     return out
 
 
