@@ -99,10 +99,13 @@ The estimate counts what the replay will do at measured unit costs; ``benchmarks
 "The work estimate", shows it against the CPU measured on 15 commands."""
 
 
-def _pow2_split(P):
-    """``(p, r)``: the largest power of two p <= P and the r = P - p ranks MPICH folds in."""
-    p = 1 << (P.bit_length() - 1)
-    return p, P - p
+def _pow2_split(algorithm, P):
+    """``(p, lg, r)``: the largest power of two p <= P, log2 p and the r = P - p ranks MPICH
+    folds in, for a known ``algorithm``."""
+    if algorithm not in ALGORITHMS:
+        raise NetsimError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    p = 1 << (max(P, 1).bit_length() - 1)
+    return p, p.bit_length() - 1, P - p
 
 
 def message_count(algorithm, P, segments=1, servers=1):
@@ -137,14 +140,11 @@ def message_count(algorithm, P, segments=1, servers=1):
     >>> message_count("rabenseifner", 12)
     56
     """
-    if algorithm not in ALGORITHMS:
-        raise NetsimError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    p, lg, r = _pow2_split(algorithm, P)
     if algorithm == "ps":
         return 2 * P * servers
     if P < 2:
         return 0
-    p, r = _pow2_split(P)
-    lg = p.bit_length() - 1
     k = segments if takes_segments(algorithm) else 1
     counts = {
         "mst": P - 1, "mst_reduce": P - 1,
@@ -184,14 +184,11 @@ def pair_count(algorithm, P, servers=1):
     >>> pair_count("ring", 1024), pair_count("alltoall", 4), pair_count("be", 12)
     (1024, 12, 28)
     """
-    if algorithm not in ALGORITHMS:
-        raise NetsimError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    p, lg, r = _pow2_split(algorithm, P)
     if algorithm == "ps":
         return 2 * P * servers
     if P < 2:
         return 0
-    p, r = _pow2_split(P)
-    lg = p.bit_length() - 1
     doubling = p * lg + 2 * r
     return {"mst": P - 1, "mst_reduce": P - 1, "lp": P - 1, "lp_reduce": P - 1,
             "lp_allreduce": 2 * (P - 1), "be": p * lg + r, "ring": P, "ring_allgather": P,
