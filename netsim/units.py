@@ -23,6 +23,7 @@ __all__ = [
     "MAX_BYTES",
     "MIN_BANDWIDTH",
     "MAX_LATENCY",
+    "MAX_SEEDS",
     "parse_bytes",
     "parse_bandwidth",
     "parse_time",
@@ -79,6 +80,12 @@ at 1e4 s the conversion overflowed (a numpy ``RuntimeWarning`` and a wrong laten
 An hour stays below that with room, and above any earthly link (a geostationary
 satellite hop is about 0.25 s). Checked by :func:`parse_time` for latencies and by
 :class:`netsim.network.Network` for every edge."""
+
+MAX_SEEDS = 100_000
+"""The most seeds a range ``A..B`` may hold (:func:`parse_seeds`): each seed is at least one
+training run, and the list is built in memory (36 bytes a seed as Python ints), so a range
+such as ``0..4294967295`` took 150 GB before anything ran. What a command then does with
+its seeds is priced by its own estimate (``studies.run_length``)."""
 
 _NUMBER = r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
 _QUANTITY = re.compile(_NUMBER + r"(Ki|Mi|Gi|Ti|Pi|k|K|M|G|T|P)?(.*?)\s*$")
@@ -342,6 +349,9 @@ def parse_seeds(text):
     text = str(text).strip()
     ends, out = _range_or_list(text, "seed", "0..4 or 0,3,7", 0)
     if ends is not None:
+        if ends[1] - ends[0] + 1 > MAX_SEEDS:
+            raise UnitError(f"seeds {text!r} are {ends[1] - ends[0] + 1} seeds, over the "
+                            f"{MAX_SEEDS} accepted (each seed is a run of its own)")
         out = list(range(ends[0], ends[1] + 1))
     if out[-1] > 2**32 - 1:
         raise UnitError(f"seeds must be at most 2**32 - 1 = {2**32 - 1}, got {text!r}")
