@@ -15,7 +15,7 @@ from netsim.errors import NetsimError
 from netsim.units import format_bytes
 
 from .memory import available_memory
-from .trace_size import TIME_LIMIT
+from .trace_size import TIME_LIMIT, check_ops
 
 __all__ = ["EPOCH_SECONDS", "WEIGHT_SECONDS", "SAMPLES", "SEED_SECONDS", "check_count", "check_widths", "check_training"]
 
@@ -135,7 +135,7 @@ def check_widths(widths, what="hidden", limit=None, inputs=4, outputs=3, copies=
     return weights
 
 
-def check_training(options, iterations=None, runs=1):
+def check_training(options, iterations=None, runs=1, workers=2):
     """A paradigm's ``epochs`` and ``hidden`` options and a projection's ``iterations`` checked.
 
     Parameters
@@ -146,6 +146,10 @@ def check_training(options, iterations=None, runs=1):
         Iterations a scaling study projects at each P (``--iterations``).
     runs : int, optional
         Runs of ``epochs`` each (a sweep's paradigm points).
+    workers : int, optional
+        Workers of a run: a pipelined allreduce of ``segments`` k sends at least
+        2 (workers - 1) k messages an epoch, whose trace must fit in memory
+        (:func:`studies.trace_size.check_ops`).
 
     Raises
     ------
@@ -155,6 +159,10 @@ def check_training(options, iterations=None, runs=1):
     Examples
     --------
     >>> check_training({"epochs": 5, "hidden": (64, 64)}, iterations=10)
+    >>> check_training({"segments": 10**9}, workers=4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: segments 1000000000 on 4 workers would be 6e+09 messages, a trace of 330 GB ...
     >>> check_training({"epochs": 1000, "hidden": (100000, 1000)})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -174,3 +182,7 @@ def check_training(options, iterations=None, runs=1):
         check_count(epochs * runs, epoch, what, "epoch")
     if iterations:
         check_count(int(iterations), epoch, f"--iterations {iterations}", "iteration")
+    segments = options.get("segments")
+    if segments:
+        check_ops(2 * max(int(workers) - 1, 1) * int(segments) * epochs * runs,
+                  f"segments {segments} on {workers} workers", "messages", "fewer segments")

@@ -77,3 +77,20 @@ def test_the_estimate_is_count_times_unit():
     # a wide model: 4 x 1000 + 1000 x 3 = 7000 weights x 150 samples x 0.8 ns
     assert 7000 * SAMPLES * WEIGHT_SECONDS < EPOCH_SECONDS   # the epoch floor decides
     assert SEED_SECONDS * 5 < TIME_LIMIT                      # the default five seeds pass
+
+
+def test_lp_segments_of_a_paradigm_are_counted_as_messages(no_work, capsys, tmp_path,
+                                                           monkeypatch):
+    # allreduce over LP with k = 1e8 segments: at least 2 (4 - 1) 1e8 messages an epoch
+    monkeypatch.chdir(tmp_path)
+    one_line_error(capsys, ["record", "allreduce", "--set", "collective=lp",
+                            "--set", "segments=100000000"], "6e+08 messages", "--force")
+
+
+def test_an_allocation_that_fails_is_one_line(monkeypatch, capsys):
+    import studies.commands.record as record
+
+    def huge(*a, **k):
+        raise MemoryError("Unable to allocate 47.7 GiB for an array")
+    monkeypatch.setattr(record, "record", huge)
+    one_line_error(capsys, ["record", "single", "--epochs", "1"], "out of memory: Unable")

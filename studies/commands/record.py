@@ -90,7 +90,7 @@ def run(args):
         options["epochs"] = args.epochs
     options.update(paradigm_options(args.paradigm, entry, args.options))
     if not args.force:  # a count chosen by an option: priced before the run
-        check_training(options)
+        check_training(options, workers=args.workers or _default_workers()[args.paradigm])
     check_writable(args.output)
     with progress(args, None, f"recording {args.paradigm}", unit="epoch") as bar:
         rec = record(args.paradigm, dataset=args.dataset, workers=args.workers,
