@@ -24,6 +24,7 @@ def no_work(monkeypatch):
     import studies.claims as claims
     import studies.commands.record as record
     import studies.commands.scale as scale
+    import studies.commands.overlap as overlap
     import studies.commands.sweep as sweep
 
     monkeypatch.setattr(record, "record", _stub)
@@ -31,6 +32,7 @@ def no_work(monkeypatch):
     monkeypatch.setattr(sweep, "run_sweep", _stub)
     monkeypatch.setattr(sweep, "check_sweep_point", _stub)
     monkeypatch.setattr(claims, "run_claim_seeds", _stub)
+    monkeypatch.setattr(overlap, "overlap_study", _stub)
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -41,6 +43,7 @@ def no_work(monkeypatch):
     (["scale", "ps-sync", "-P", "2,4", "--iterations", "100000000"], "--iterations 100000000"),
     (["claims", "--seeds", "0..1000"], "--seeds 0..1000 would take at least"),
     (["claims", "--seeds", "0..100000000"], "over the 100000 accepted"),
+    (["overlap", "--workers", "2..1048576"], "overlap at P = "),
 ])
 def test_a_long_run_is_refused_before_it_starts(argv, needle, no_work, capsys, tmp_path,
                                                 monkeypatch):
