@@ -236,7 +236,7 @@ def _check_size(name, builder, kwargs, limit=None):
         options = ", ".join(f"{k}={v}" for k, v in large.items())
         raise TopologyError(
             f"topology {name} with {options} would hold about {elements:.2g} nodes and edges, "
-            f"{format_bytes(nbytes)} (extended from the graphs built at 8 and 16), over the "
+            f"{format_bytes(nbytes)} (extended from small graphs built with them), over the "
             f"{format_bytes(limit)} of memory available; use a smaller {' or '.join(large)}")
 
 
@@ -281,6 +281,9 @@ def _extended_size(builder, kwargs):
 
     large = {k: v for k, v in kwargs.items()
              if isinstance(v, int) and not isinstance(v, bool) and v >= LARGE_OPTION}
+    shapes = {k: v for k, v in kwargs.items() if _is_shape(v) and math.prod(v) >= LARGE_OPTION}
+    if shapes and not large:   # a torus's dims: the graph grows with their product
+        return _extended_shape(builder, kwargs, shapes)
     if not large:
         return None
     base = {k: 16 for k in large}
@@ -297,6 +300,35 @@ def _extended_size(builder, kwargs):
         elements *= (e16 / max(sizes[key][0], 1)) ** (math.log(value / 16) / math.log(2))
     nbytes = elements * max(b16, 1) / max(e16, 1)          # bytes per element of the graph at 16
     return elements, nbytes, large
+
+
+def _is_shape(v):
+    return (isinstance(v, tuple) and 0 < len(v) <= 4
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in v))
+
+
+def _extended_shape(builder, kwargs, shapes):
+    """As :func:`_extended_size` for shape options (``dims``): probes with every entry at 4
+    and at 8, extended along the power law in the shape's product."""
+    import math
+
+    from .memory import graph_size
+
+    sizes = []
+    for side in (4, 8):
+        probe = {**kwargs, **{k: (side,) * len(v) for k, v in shapes.items()}}
+        try:
+            sizes.append(graph_size(lambda: builder(**probe)))
+        except (TopologyError, TypeError, ValueError):
+            return None
+    (e4, _), (e8, b8) = sizes
+    grow = 1.0
+    for v in shapes.values():
+        grow *= math.prod(v) / 8 ** len(v)
+    exponent = math.log(max(e8, 1) / max(e4, 1)) / math.log(2 ** sum(map(len, shapes.values())))
+    elements = e8 * grow ** exponent
+    return elements, elements * max(b8, 1) / max(e8, 1), {k: "x".join(map(str, v))
+                                                           for k, v in shapes.items()}
 
 
 def parse_placement(text, G, ranks):

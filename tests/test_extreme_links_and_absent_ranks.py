@@ -75,3 +75,12 @@ def test_a_sweep_straggler_on_an_absent_rank_is_refused_with_the_point(tmp_path,
                     "straggler: ['7:10x']\n")
     one_line_error(capsys, ["sweep", str(path), "-o", str(tmp_path / "s.csv")], "rank 7")
     assert not (tmp_path / "s.csv").exists()  # refused before the first point
+
+
+def test_a_torus_too_large_and_a_deeply_nested_config_are_one_line(capsys, tmp_path):
+    # dims=100000x100000: 1e10 nodes, extended from tori of 4x4 and 8x8 (never built)
+    one_line_error(capsys, ["topology", "torus:dims=100000x100000"], "dims=100000x100000",
+                   "over the")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    one_line_error(capsys, ["sweep", str(deep)], "nested too deeply")
