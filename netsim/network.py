@@ -47,6 +47,7 @@ from .errors import TopologyError
 from .multipath import (ECMP, check_ecmp, ecmp_hash, equal_cost_dag, path_counts, route_loads,
                         unrank_path)
 from .placement import compute_nodes, leaves
+from .units import MAX_LATENCY, MIN_BANDWIDTH
 
 __all__ = ["Network", "as_network", "compute_nodes", "leaves", "check_topology", "route_loads",
            "ECMP", "check_ecmp"]
@@ -117,13 +118,15 @@ class Network:
             b = data.get("bandwidth")
             if b is None:
                 raise TopologyError(f"edge ({u!r}, {v!r}) has no 'bandwidth' attribute")
-            if not is_real(b) or not math.isfinite(b) or b <= 0:
+            if not is_real(b) or not math.isfinite(b) or b < MIN_BANDWIDTH:
                 raise TopologyError(f"edge ({u!r}, {v!r}) has bandwidth {b!r}: it must be a "
-                                    f"finite number > 0 bytes/s")
+                                    f"finite number >= {MIN_BANDWIDTH:g} bytes/s "
+                                    f"(netsim.units.MIN_BANDWIDTH)")
             lt = data.get("latency", 0.0)
-            if not is_real(lt) or not math.isfinite(lt) or lt < 0:
+            if not is_real(lt) or not math.isfinite(lt) or not 0 <= lt <= MAX_LATENCY:
                 raise TopologyError(f"edge ({u!r}, {v!r}) has latency {lt!r}: it must be a "
-                                    f"finite number >= 0 seconds")
+                                    f"finite number of seconds in [0, {MAX_LATENCY:g}] "
+                                    f"(netsim.units.MAX_LATENCY)")
             if u == v:
                 raise TopologyError(f"edge ({u!r}, {v!r}) is a self-loop")
             b = float(b) * _scale(u, v, data)

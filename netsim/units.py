@@ -21,6 +21,9 @@ from .errors import UnitError
 
 __all__ = [
     "MAX_BYTES",
+    "MIN_BANDWIDTH",
+    "MAX_LATENCY",
+    "MAX_SEEDS",
     "parse_bytes",
     "parse_bandwidth",
     "parse_time",
@@ -56,6 +59,33 @@ has a 53-bit significand), so byte counts, their sums over a run's messages and
 the whole-byte checks made to 1e-9 relative stay exact; beyond it a size is
 refused (:func:`parse_bytes`, and :class:`netsim.trace.Trace` for traces built or
 loaded otherwise) rather than silently rounded."""
+
+MIN_BANDWIDTH = 1e-3
+"""The slowest link accepted, 1e-3 bytes/s (1/125 of 1 bit/s, the slowest speed a user has
+asked to model).
+
+A policy with an arithmetic reason: the largest message (:data:`MAX_BYTES`) then takes
+at most 9e18 s on one link, so any run's times (sums of at most 2^53 such transfers)
+stay far inside float64's range (1.8e308); at 1e-300 bytes/s a 1 GB message took
+1e309 s, infinite, and its ops were reported as never able to run. Checked by
+:func:`parse_bandwidth` and, for graphs built or read otherwise, by
+:class:`netsim.network.Network`."""
+
+MAX_LATENCY = 3600.0
+"""The longest link latency accepted, an hour (3600 s).
+
+The route search compares path latencies exactly as whole femtoseconds in 64-bit
+integers (:class:`netsim.network.Network`), which hold at most 2^63 fs, about 9223 s;
+at 1e4 s the conversion overflowed (a numpy ``RuntimeWarning`` and a wrong latency).
+An hour stays below that with room, and above any earthly link (a geostationary
+satellite hop is about 0.25 s). Checked by :func:`parse_time` for latencies and by
+:class:`netsim.network.Network` for every edge."""
+
+MAX_SEEDS = 100_000
+"""The most seeds a range ``A..B`` may hold (:func:`parse_seeds`): each seed is at least one
+training run, and the list is built in memory (36 bytes a seed as Python ints), so a range
+such as ``0..4294967295`` took 150 GB before anything ran. What a command then does with
+its seeds is priced by its own estimate (``studies.run_length``)."""
 
 _NUMBER = r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
 _QUANTITY = re.compile(_NUMBER + r"(Ki|Mi|Gi|Ti|Pi|k|K|M|G|T|P)?(.*?)\s*$")
@@ -138,6 +168,10 @@ def parse_bandwidth(text):
     1250000000.0
     >>> parse_bandwidth("12.5GB/s")
     12500000000.0
+    >>> parse_bandwidth("1e-300Bps")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: bandwidth '1e-300Bps' is 1e-300 bytes/s, under the slowest accepted, 0.001 bytes/s (times must stay finite)
     """
     value, prefix, unit = _split(text, "bandwidth")
     if unit in ("bps", "b/s", "bit/s"):
@@ -146,11 +180,25 @@ def parse_bandwidth(text):
         scale = 1.0
     else:
         raise UnitError(f"unknown bandwidth unit {unit!r} in {text!r}; use Gbps, Gb/s, GB/s, ...")
-    return _checked(value * _PREFIX[prefix] * scale, text, "bandwidth")
+    bandwidth = _checked(value * _PREFIX[prefix] * scale, text, "bandwidth")
+    if bandwidth < MIN_BANDWIDTH:
+        raise UnitError(f"bandwidth {text!r} is {bandwidth:.4g} bytes/s, under the slowest "
+                        f"accepted, {MIN_BANDWIDTH:g} bytes/s (times must stay finite)")
+    return bandwidth
 
 
-def parse_time(text):
+def parse_time(text, limit=MAX_LATENCY):
     """Parse a duration such as ``"1.5us"``, ``"2ms"`` or ``3e-6`` into seconds.
+
+    Parameters
+    ----------
+    text : str or number
+    limit : float, optional
+        The longest accepted (default :data:`MAX_LATENCY`, a link latency's bound).
+
+    Returns
+    -------
+    float
 
     Examples
     --------
@@ -158,12 +206,19 @@ def parse_time(text):
     1.5e-06
     >>> parse_time("2ms")
     0.002
+    >>> parse_time("1e300s")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: time '1e300s' is 1e+300 s, over the longest accepted, 3600 s
     """
     value, prefix, unit = _split(text, "time")
     unit = prefix + unit
     if unit not in _TIME_UNITS:
         raise UnitError(f"unknown time unit {unit!r} in {text!r}; use s, ms, us, ns")
-    return _checked(value * _TIME_UNITS[unit], text, "time")
+    seconds = _checked(value * _TIME_UNITS[unit], text, "time")
+    if seconds > limit:
+        raise UnitError(f"time {text!r} is {seconds:.4g} s, over the longest accepted, {limit:g} s")
+    return seconds
 
 
 def _format(value, unit, steps):
@@ -294,6 +349,9 @@ def parse_seeds(text):
     text = str(text).strip()
     ends, out = _range_or_list(text, "seed", "0..4 or 0,3,7", 0)
     if ends is not None:
+        if ends[1] - ends[0] + 1 > MAX_SEEDS:
+            raise UnitError(f"seeds {text!r} are {ends[1] - ends[0] + 1} seeds, over the "
+                            f"{MAX_SEEDS} accepted (each seed is a run of its own)")
         out = list(range(ends[0], ends[1] + 1))
     if out[-1] > 2**32 - 1:
         raise UnitError(f"seeds must be at most 2**32 - 1 = {2**32 - 1}, got {text!r}")

@@ -195,6 +195,12 @@ def _main(parser, argv):
     except KeyboardInterrupt:
         print("netsim: interrupted", file=sys.stderr)
         return 130
+    except MemoryError as exc:
+        # What the estimates did not foresee (numpy's allocation of an activation array, say)
+        # still ends in one line, not a traceback.
+        what = str(exc).splitlines()[0] if str(exc) else "an allocation failed"
+        print(f"netsim: error: out of memory: {what}; use smaller inputs", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader (say `| head`) closed the pipe: stop quietly, as Unix tools do.
         import os

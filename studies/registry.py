@@ -163,6 +163,16 @@ def parse_topology(spec):
         from netsim.graphio import read_topology
 
         return read_topology(spec)
+    name, builder, kwargs = _spec(spec)
+    _check_size(name, builder, kwargs)
+    try:
+        return builder(**kwargs)
+    except TypeError as exc:
+        raise TopologyError(f"{name}: {exc}") from None
+
+
+def _spec(spec):
+    """``(name, builder, kwargs)`` of a builder spec, its options checked and converted."""
     name, _, rest = spec.partition(":")
     if name not in TOPOLOGIES:
         raise TopologyError(f"unknown topology {name!r}; known: {', '.join(sorted(TOPOLOGIES))}")
@@ -187,11 +197,7 @@ def parse_topology(spec):
         example = ",".join(f"{k}={_EXAMPLES.get(k, 8)}" for k in missing)
         raise TopologyError(f"topology {name} needs {', '.join(missing)} (e.g. {name}:{example}"
                             f"{',' + rest if rest else ''})")
-    _check_size(name, builder, kwargs)
-    try:
-        return builder(**kwargs)
-    except TypeError as exc:
-        raise TopologyError(f"{name}: {exc}") from None
+    return name, builder, kwargs
 
 
 #: An integer option at least this large has the graph's size estimated before it is built.
@@ -217,19 +223,69 @@ def _check_size(name, builder, kwargs, limit=None):
     netsim.errors.TopologyError: topology star with n=100000000000 would hold about 7.8e+10 nodes and edges, ... over the 25.8 GB of memory available; use a smaller n
     >>> _check_size("star", topologies.star, {"n": 5000}, limit=24 * 2**30)   # 10 kB x 300
     """
-    import math
-
     from netsim.units import format_bytes
 
-    from .memory import available_memory, graph_size
+    from .memory import available_memory
+
+    limit = available_memory() if limit is None else limit
+    size = _extended_size(builder, kwargs) if limit is not None else None
+    if size is None:
+        return
+    elements, nbytes, large = size
+    if nbytes > limit:
+        options = ", ".join(f"{k}={v}" for k, v in large.items())
+        raise TopologyError(
+            f"topology {name} with {options} would hold about {elements:.2g} nodes and edges, "
+            f"{format_bytes(nbytes)} (extended from small graphs built with them), over the "
+            f"{format_bytes(limit)} of memory available; use a smaller {' or '.join(large)}")
+
+
+def spec_size(spec):
+    """Nodes plus edges, and bytes, of a builder spec's graph, estimated without building it.
+
+    As :func:`_check_size` extends them from the graphs built with the spec's large
+    integer options at 8 and 16; None for a spec without one (a small graph) or a
+    graph file.
+
+    Parameters
+    ----------
+    spec : str
+
+    Returns
+    -------
+    dict or None
+        ``elements`` and ``bytes``.
+
+    Examples
+    --------
+    >>> spec_size("dgx_h100:nodes=100000")["elements"] > 4e6   # 8 GPUs, NICs, switches each
+    True
+    >>> spec_size("star:n=8") is None
+    True
+    """
+    if spec.endswith((".json", ".graphml")):
+        return None
+    try:
+        parts = _spec(spec)
+    except TopologyError:   # a size option left to the ranks (star without n): not fixed
+        return None
+    size = _extended_size(*parts[1:])
+    return None if size is None else {"elements": int(size[0]), "bytes": int(size[1])}
+
+
+def _extended_size(builder, kwargs):
+    """``(elements, bytes, large options)`` extended from probes at 8 and 16, or None."""
+    import math
+
+    from .memory import graph_size
 
     large = {k: v for k, v in kwargs.items()
              if isinstance(v, int) and not isinstance(v, bool) and v >= LARGE_OPTION}
+    shapes = {k: v for k, v in kwargs.items() if _is_shape(v) and math.prod(v) >= LARGE_OPTION}
+    if shapes and not large:   # a torus's dims: the graph grows with their product
+        return _extended_shape(builder, kwargs, shapes)
     if not large:
-        return
-    limit = available_memory() if limit is None else limit
-    if limit is None:
-        return
+        return None
     base = {k: 16 for k in large}
     sizes = {}
     for key in ("",) + tuple(large):      # every large option at 16, then each in turn at 8
@@ -237,18 +293,42 @@ def _check_size(name, builder, kwargs, limit=None):
             probe = {**kwargs, **base, **({key: 8} if key else {})}
             sizes[key] = graph_size(lambda: builder(**probe))
         except (TopologyError, TypeError, ValueError):
-            return
+            return None
     e16, b16 = sizes[""]
     elements = float(e16)
     for key, value in large.items():
         elements *= (e16 / max(sizes[key][0], 1)) ** (math.log(value / 16) / math.log(2))
     nbytes = elements * max(b16, 1) / max(e16, 1)          # bytes per element of the graph at 16
-    if nbytes > limit:
-        options = ", ".join(f"{k}={v}" for k, v in large.items())
-        raise TopologyError(
-            f"topology {name} with {options} would hold about {elements:.2g} nodes and edges, "
-            f"{format_bytes(nbytes)} (extended from the graphs built at 8 and 16), over the "
-            f"{format_bytes(limit)} of memory available; use a smaller {' or '.join(large)}")
+    return elements, nbytes, large
+
+
+def _is_shape(v):
+    return (isinstance(v, tuple) and 0 < len(v) <= 4
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in v))
+
+
+def _extended_shape(builder, kwargs, shapes):
+    """As :func:`_extended_size` for shape options (``dims``): probes with every entry at 4
+    and at 8, extended along the power law in the shape's product."""
+    import math
+
+    from .memory import graph_size
+
+    sizes = []
+    for side in (4, 8):
+        probe = {**kwargs, **{k: (side,) * len(v) for k, v in shapes.items()}}
+        try:
+            sizes.append(graph_size(lambda: builder(**probe)))
+        except (TopologyError, TypeError, ValueError):
+            return None
+    (e4, _), (e8, b8) = sizes
+    grow = 1.0
+    for v in shapes.values():
+        grow *= math.prod(v) / 8 ** len(v)
+    exponent = math.log(max(e8, 1) / max(e4, 1)) / math.log(2 ** sum(map(len, shapes.values())))
+    elements = e8 * grow ** exponent
+    return elements, elements * max(b8, 1) / max(e8, 1), {k: "x".join(map(str, v))
+                                                           for k, v in shapes.items()}
 
 
 def parse_placement(text, G, ranks):

@@ -139,6 +139,8 @@ def load_config(path):
         raise NetsimError(f"{path}: not valid YAML{at}: {problem}") from None
     except ValueError as exc:  # a YAML scalar that does not convert (a date such as 2024-13-01)
         raise NetsimError(f"{path}: not valid YAML: {exc}") from None
+    except RecursionError:  # [[[[...]]]] deeper than Python's stack
+        raise NetsimError(f"{path}: not a sweep config: nested too deeply") from None
     config = check_config(raw, where=str(path))
     if "output" not in config:
         config["output"] = os.path.splitext(str(path))[0] + ".csv"
@@ -332,6 +334,10 @@ def check_config(raw, where="sweep config"):
             if not isinstance(raw[key], str) or not raw[key]:
                 _fail(where, f"{key} must be a file name, got {raw[key]!r}")
             out[key] = raw[key]
+    if out["paradigms"] and any(out["straggler"]):
+        from .sweep_ranks import check_straggler_ranks
+
+        check_straggler_ranks(sweep_points(out), where)
     return out
 
 

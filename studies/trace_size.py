@@ -15,11 +15,17 @@ grown from its traces at the small P of :data:`PROBE` (:func:`grown_ops`);
 The trace is not all a replay holds or does: given the topology (a builder sized
 to the ranks, as the commands make it), :func:`check_ops` also adds the graph's
 own memory (:func:`topology_size`: its nodes and edges at the probe rank counts,
-grown to the ranks) and refuses work whose CPU time, at the fastest costs
-measured in ``benchmarks/`` (:data:`MESSAGE_SECONDS` per message,
-:data:`ROUTE_SECONDS` per route-search step, :func:`replay_seconds`), exceeds
-:data:`TIME_LIMIT`. ``netsim scale ps-sync -P 1048576`` holds 4.3e6 ops, which
-fit, but its routes alone are 2^20 Dijkstra searches over a star of 2^20 hosts.
+grown to the ranks) and refuses work whose CPU time exceeds :data:`TIME_LIMIT`. The
+time counts what the command will do, each at a unit cost measured in
+``benchmarks/`` (:func:`replay_seconds`): its messages (:data:`MESSAGE_SECONDS`, or
+:data:`SMALL_MESSAGE_SECONDS` when a pipeline runs them a few at a time), their
+distinct pairs of ranks (:func:`pair_count`, :data:`PAIR_SECONDS`), a parameter
+server's P^2 S dependencies (:func:`fan_in_dependencies`, :data:`DEP_SECONDS`), one
+route search per sending rank over the whole graph (:data:`ROUTE_SECONDS`) and the
+topology's build (:data:`BUILD_SECONDS`). ``netsim scale ps-sync -P 1048576``
+holds 4.3e6 ops, which fit, but its routes alone are 2^20 Dijkstra searches over a
+star of 2^20 hosts. ``benchmarks/estimate.py`` sets the estimate beside the measured
+CPU of 15 commands.
 """
 
 import math
@@ -30,39 +36,76 @@ from netsim.units import format_bytes
 
 from .memory import available_memory, graph_size
 
-__all__ = ["message_count", "bytes_per_op", "available_memory", "check_fits", "check_ops",
-           "projection_ops", "grown_ops", "topology_size", "replay_seconds", "PROBE",
-           "MESSAGE_SECONDS", "ROUTE_SECONDS", "TIME_LIMIT"]
+__all__ = ["message_count", "pair_count", "fan_in_dependencies", "bytes_per_op",
+           "available_memory", "check_fits", "check_ops", "projection_ops", "grown_ops",
+           "topology_size", "replay_seconds", "PROBE", "MESSAGE_SECONDS",
+           "SMALL_MESSAGE_SECONDS", "BATCH_OPS", "PAIR_SECONDS", "DEP_SECONDS", "BUILD_SECONDS",
+           "ROUTE_SECONDS", "TIME_LIMIT"]
 
 PROBE = (8, 16)
 """The rank counts a paradigm's traces are built at to estimate their size at a larger P
 (:func:`grown_ops`)."""
 
 
-MESSAGE_SECONDS = 0.5e-6
-"""CPU seconds per message of a replay at its fastest: the synchronous ring on a star at
-P = 4096, 0.5 us per message (``benchmarks/README.md``, "Third round (2026-11-25)", row
-"synchronous ring, star, 4096"); desynchronised traffic costs 18-27 us per message
-(same page), so a time from this figure is a lower bound."""
+MESSAGE_SECONDS = 2.9e-6
+"""CPU seconds per message of a command that replays a collective, when the steps run many
+messages at once (the engine's compiled batch path): the trace built, replayed and analysed
+(closed form, link saturation). ``benchmarks/README.md``, "The work estimate", calibration
+row "ring, star, P = 512" (2.86 and 3.44 us per message in two runs, the lower taken;
+``benchmarks/estimate.py --calibrate``)."""
 
-ROUTE_SECONDS = 2.5e-9
+SMALL_MESSAGE_SECONDS = 16.7e-6
+"""CPU seconds per message (or op) when at most :data:`BATCH_OPS` run at once (a linear
+pipeline on 9 ranks or fewer; a paradigm's trace, whose compute ops desynchronise the
+ranks): each instant takes the engine's plain-Python small-event path). ``benchmarks/README.md``, "The work estimate", calibration row "lp, star, P = 8,
+k = 10000" (16.7 and 16.9 us); the desynchronised ring of the same page costs 17.8-21.5 us."""
+
+BATCH_OPS = 8
+"""Ops an instant must start or end, beyond which the engine takes its compiled batch path
+(``benchmarks/README.md``, "Third round (2026-11-25)", "What changed": "any instant starting
+or ending more than 8 ops and flows")."""
+
+PAIR_SECONDS = 6.5e-6
+"""CPU seconds per distinct (source, destination) pair of ranks, over the per-message cost:
+a path extracted from the route search, and the pair's share of the closed form's alpha and
+beta. ``benchmarks/README.md``, "The work estimate", calibration row "alltoall, star,
+P = 300" (every message a distinct pair: 6.55 and 6.91 us per pair beyond the message's
+:data:`MESSAGE_SECONDS` as it then stood, 3.5 us)."""
+
+DEP_SECONDS = 0.15e-6
+"""CPU seconds per dependency beyond the few each message has: a parameter server's pulls
+each wait for every push (P^2 S dependencies, :func:`fan_in_dependencies`), which are sorted,
+inverted and counted down at replay. ``benchmarks/README.md``, "The work estimate",
+calibration row "ps, star, P = 4096" (0.150 and 0.152 us)."""
+
+BUILD_SECONDS = 17.4e-6
+"""CPU seconds per node or edge of a topology the command builds, compiles to a
+:class:`netsim.network.Network` and places ranks on. ``benchmarks/README.md``, "The work
+estimate", calibration row "ring, P = 8, dgx_h100:nodes=4000" (17.4 and 19.5 us per node
+or edge: a machine's graph carries many attributes per element)."""
+
+ROUTE_SECONDS = 17.4e-9
 """CPU seconds per step of the route search, the steps counted as sources x (nodes + edges):
-one Dijkstra per message source (:meth:`netsim.network.Network.routes`) over up to the whole
-graph. The lowest of ``benchmarks/routing.py``'s figures (``benchmarks/README.md``,
-"Routing", 2026-11-26: 17-27 ns on a star, 41-47 ns for a parameter server on a two-tier
-cluster, 2.5-3.9 ns for a ring there, whose searches stop one rack away), so the time
-it gives errs low, by up to 10x on a star."""
+one Dijkstra per message source (:meth:`netsim.network.Network.routes`) over the whole
+graph. The lowest of ``benchmarks/routing.py``'s figures for searches that cover the graph
+(``benchmarks/README.md``, "Routing", 2026-11-26: 17.4-27 ns on a star, 41-47 ns for a
+parameter server on a two-tier cluster); a ring on a two-tier cluster stops one rack away
+(2.5-3.9 ns), where the messages cost far more than the routes."""
 
 TIME_LIMIT = 3600.0
 """CPU seconds of estimated work (:func:`replay_seconds`) above which a command is refused
 before it starts (``--force`` goes on): an hour, a policy of this project, not a measurement.
-The estimate is built from the fastest costs measured, so work refused would take longer."""
+The estimate counts what the replay will do at measured unit costs; ``benchmarks/README.md``,
+"The work estimate", shows it against the CPU measured on 15 commands."""
 
 
-def _pow2_split(P):
-    """``(p, r)``: the largest power of two p <= P and the r = P - p ranks MPICH folds in."""
-    p = 1 << (P.bit_length() - 1)
-    return p, P - p
+def _pow2_split(algorithm, P):
+    """``(p, lg, r)``: the largest power of two p <= P, log2 p and the r = P - p ranks MPICH
+    folds in, for a known ``algorithm``."""
+    if algorithm not in ALGORITHMS:
+        raise NetsimError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    p = 1 << (max(P, 1).bit_length() - 1)
+    return p, p.bit_length() - 1, P - p
 
 
 def message_count(algorithm, P, segments=1, servers=1):
@@ -97,14 +140,11 @@ def message_count(algorithm, P, segments=1, servers=1):
     >>> message_count("rabenseifner", 12)
     56
     """
-    if algorithm not in ALGORITHMS:
-        raise NetsimError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    p, lg, r = _pow2_split(algorithm, P)
     if algorithm == "ps":
         return 2 * P * servers
     if P < 2:
         return 0
-    p, r = _pow2_split(P)
-    lg = p.bit_length() - 1
     k = segments if takes_segments(algorithm) else 1
     counts = {
         "mst": P - 1, "mst_reduce": P - 1,
@@ -117,6 +157,70 @@ def message_count(algorithm, P, segments=1, servers=1):
         "rabenseifner": 2 * p * lg + 2 * r,
     }
     return counts[algorithm]
+
+
+def pair_count(algorithm, P, servers=1):
+    """Distinct (source, destination) pairs of ranks among a collective's messages on P ranks.
+
+    With p and r as for :func:`message_count`: a ring's each rank to the next, P; a
+    pipeline's P - 1 (twice for allreduce); binomial trees P - 1; recursive doubling
+    and halving p log2 p + 2 r (every message its own pair), as Rabenseifner, whose
+    halving and doubling share them; BE p log2 p + r (its scatter within the
+    doubling's pairs); all-to-all P (P - 1); a parameter server 2 P S.
+    ``tests/test_work_estimate.py`` checks every formula against the generated traces.
+
+    Parameters
+    ----------
+    algorithm : str
+    P : int
+    servers : int, optional
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> pair_count("ring", 1024), pair_count("alltoall", 4), pair_count("be", 12)
+    (1024, 12, 28)
+    """
+    p, lg, r = _pow2_split(algorithm, P)
+    if algorithm == "ps":
+        return 2 * P * servers
+    if P < 2:
+        return 0
+    doubling = p * lg + 2 * r
+    return {"mst": P - 1, "mst_reduce": P - 1, "lp": P - 1, "lp_reduce": P - 1,
+            "lp_allreduce": 2 * (P - 1), "be": p * lg + r, "ring": P, "ring_allgather": P,
+            "ring_reduce_scatter": P, "alltoall": P * (P - 1), "rd": doubling,
+            "rd_allgather": doubling, "rh_reduce_scatter": doubling,
+            "rabenseifner": doubling}[algorithm]
+
+
+def fan_in_dependencies(algorithm, P, servers=1):
+    """Dependencies beyond the few per message: a parameter server's pulls wait for every push.
+
+    Each of a server's P pulls waits for all P pushes to it: P^2 S dependencies
+    (:func:`netsim.collectives.ps_push_pull` without a reduction cost). Every other
+    schedule has at most 2 + log2(P) / 2 dependencies per message (BE's and Rabenseifner's
+    grow so; 3.6 at P = 129), priced within :data:`MESSAGE_SECONDS`: 0 here.
+
+    Parameters
+    ----------
+    algorithm : str
+    P : int
+    servers : int, optional
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> fan_in_dependencies("ps", 4096), fan_in_dependencies("ring", 4096)
+    (16777216, 0)
+    """
+    return P * P * servers if algorithm == "ps" else 0
 
 
 def bytes_per_op(deps=1):
@@ -164,7 +268,9 @@ def check_fits(algorithm, P, segments=1, servers=1, limit=None, topology=None):
     -------
     dict
         As :func:`check_ops`: ``messages``, ``bytes``, ``limit`` (with a topology,
-        ``topology`` and ``seconds``).
+        ``topology`` and ``seconds``), counting the schedule's distinct pairs
+        (:func:`pair_count`) and fan-in dependencies (:func:`fan_in_dependencies`), and a
+        pipeline of at most :data:`BATCH_OPS` + 1 ranks at :data:`SMALL_MESSAGE_SECONDS`.
 
     Raises
     ------
@@ -182,11 +288,25 @@ def check_fits(algorithm, P, segments=1, servers=1, limit=None, topology=None):
     """
     messages = message_count(algorithm, P, segments, servers)
     return check_ops(messages, f"{algorithm} on P = {P}", "messages", "a smaller P", limit,
-                     topology, ranks_for(algorithm, P, servers))
+                     topology, ranks_for(algorithm, P, servers),
+                     pairs=pair_count(algorithm, P, servers),
+                     deps=fan_in_dependencies(algorithm, P, servers),
+                     small=_few_at_a_time(algorithm, P))
+
+
+def _few_at_a_time(algorithm, P):
+    """Whether a collective's messages run a few at a time (the engine's small-event path).
+
+    A linear pipeline of at most :data:`BATCH_OPS` + 1 ranks moves at most that many
+    segments at once; a pipelined allreduce at any P, whose reduction and broadcast
+    pipelines end their segments at different instants (``benchmarks/README.md``, "The
+    work estimate": 11.3 and 11.8 us per message at P = 16 and 64, the small path's cost).
+    """
+    return algorithm == "lp_allreduce" or (takes_segments(algorithm) and P - 1 <= BATCH_OPS)
 
 
 def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology=None,
-              ranks=None, time_limit=TIME_LIMIT):
+              ranks=None, time_limit=TIME_LIMIT, pairs=None, deps=0, small=False, passes=1):
     """Refuse, in one line, ``ops`` trace ops that would not fit in memory.
 
     Parameters
@@ -210,13 +330,24 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
         Ranks of the work (the builder's argument and the message sources); with ``topology``.
     time_limit : float, optional
         CPU seconds allowed (:data:`TIME_LIMIT`); None: no time check.
+    pairs : int, optional
+        Distinct (source, destination) pairs of the messages (default: none counted).
+    deps : int, optional
+        Dependencies beyond the few per message (:func:`fan_in_dependencies`); their
+        int64 ``dep_idx`` entries count in the bytes too.
+    small : bool, optional
+        The messages run a few at a time (:data:`SMALL_MESSAGE_SECONDS` each).
+    passes : int, optional
+        Route searches per source: a paradigm's scaling point searches twice (its replay
+        and its closed form each compile the topology).
 
     Returns
     -------
     dict
-        ``messages`` (the ops), ``bytes`` (at :func:`bytes_per_op` each, plus the
-        topology's), ``limit``, and with a topology ``topology`` (of
-        :func:`topology_size`) and ``seconds`` (:func:`replay_seconds`).
+        ``messages`` (the ops), ``bytes`` (at :func:`bytes_per_op` each, the fan-in
+        dependencies, plus the topology's), ``limit``, and with a topology ``topology``
+        (of :func:`topology_size`) and ``seconds`` (:func:`replay_seconds`, plus the
+        topology's build at :data:`BUILD_SECONDS` per node or edge).
 
     Raises
     ------
@@ -233,7 +364,7 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
     ...
     netsim.errors.NetsimError: replay at 1000000 ranks would be 1e+09 ops, a trace of 55 GB ...
     """
-    nbytes = ops * bytes_per_op()
+    nbytes = ops * bytes_per_op() + deps * (bytes_per_op(1) - bytes_per_op(0))
     limit = available_memory() if limit is None else limit
     # The trace alone first: a refusal then builds nothing, not even the small probe graphs.
     topo = (topology_size(topology, ranks) if topology is not None and ranks
@@ -249,24 +380,31 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
               f"--force to try anyway")
     out = {"messages": ops, "bytes": nbytes + (topo["bytes"] if topo else 0), "limit": limit}
     if topo:
-        seconds = replay_seconds(ops, ranks, topo["elements"])
+        seconds = (replay_seconds(ops, ranks, topo["elements"], pairs or 0, deps, small, passes)
+                   + topo["elements"] * BUILD_SECONDS)
         out.update(topology=topo, seconds=seconds)
         if time_limit is not None and seconds > time_limit:
+            each = SMALL_MESSAGE_SECONDS if small else MESSAGE_SECONDS
             raise NetsimError(
-                f"{what} would take at least {seconds:.3g} s of CPU, over the "
-                f"{time_limit:.0f} s allowed: {ops:.3g} {noun} at {MESSAGE_SECONDS * 1e6:g} us "
-                f"each and route searches from {ranks} sources over {topo['elements']:.3g} nodes "
-                f"and edges at {ROUTE_SECONDS * 1e9:g} ns a step (the fastest figures of "
-                f"benchmarks/README.md); use {instead}, or --force to try anyway")
+                f"{what} would take about {seconds:.3g} s of CPU, over the "
+                f"{time_limit:.0f} s allowed: {ops:.3g} {noun} at {each * 1e6:g} us each"
+                + (f", {pairs:.3g} distinct pairs at {PAIR_SECONDS * 1e6:g} us" if pairs else "")
+                + (f", {deps:.3g} fan-in dependencies at {DEP_SECONDS * 1e6:g} us" if deps else "")
+                + f", route searches from {ranks} sources"
+                + (f" ({passes} times)" if passes > 1 else "")
+                + f" over {topo['elements']:.3g} nodes and edges at {ROUTE_SECONDS * 1e9:g} ns "
+                  f"a step and their build at {BUILD_SECONDS * 1e6:g} us each (figures of "
+                  f"benchmarks/README.md); use {instead}, or --force to try anyway")
     return out
 
 
-def replay_seconds(messages, sources, elements):
-    """CPU seconds a replay takes at least: messages and route searches at their fastest costs.
+def replay_seconds(messages, sources, elements, pairs=0, deps=0, small=False, passes=1):
+    """CPU seconds a replay takes: messages, pairs, dependencies and route searches at their costs.
 
-    ``messages`` x :data:`MESSAGE_SECONDS` + ``sources`` x ``elements`` x
-    :data:`ROUTE_SECONDS` (one route search per message source over the topology's
-    nodes and edges).
+    ``messages`` x :data:`MESSAGE_SECONDS` (:data:`SMALL_MESSAGE_SECONDS` when ``small``)
+    + ``pairs`` x :data:`PAIR_SECONDS` + ``deps`` x :data:`DEP_SECONDS` + ``passes`` x
+    ``sources`` x ``elements`` x :data:`ROUTE_SECONDS` (one route search per message source
+    over the topology's nodes and edges).
 
     Parameters
     ----------
@@ -276,6 +414,14 @@ def replay_seconds(messages, sources, elements):
         Ranks that send (at most the ranks).
     elements : int
         Nodes plus edges of the topology.
+    pairs : int, optional
+        Distinct (source, destination) pairs (:func:`pair_count`).
+    deps : int, optional
+        Fan-in dependencies (:func:`fan_in_dependencies`).
+    small : bool, optional
+        The messages run a few at a time.
+    passes : int, optional
+        Route searches per source.
 
     Returns
     -------
@@ -284,9 +430,11 @@ def replay_seconds(messages, sources, elements):
     Examples
     --------
     >>> round(replay_seconds(4.3e6, 2**20 + 1, 2**21 + 1))  # ps-sync at P = 2^20 on a star
-    5500
+    38276
     """
-    return messages * MESSAGE_SECONDS + sources * elements * ROUTE_SECONDS
+    return (messages * (SMALL_MESSAGE_SECONDS if small else MESSAGE_SECONDS)
+            + pairs * PAIR_SECONDS + deps * DEP_SECONDS
+            + passes * sources * elements * ROUTE_SECONDS)
 
 
 def topology_size(topology, ranks, probe=(64, 128)):
@@ -320,8 +468,11 @@ def topology_size(topology, ranks, probe=(64, 128)):
     2097153
     """
     if isinstance(topology, str):
-        from .registry import topology_factory
+        from .registry import spec_size, topology_factory
 
+        fixed = spec_size(topology)   # a spec whose own options size it: counted, not built
+        if fixed is not None:
+            return fixed
         topology = topology_factory(topology)
     if not callable(topology):
         return {"elements": topology.number_of_nodes() + topology.number_of_edges(), "bytes": 0}

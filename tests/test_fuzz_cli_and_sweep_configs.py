@@ -208,3 +208,27 @@ def test_round_two_fixes_give_one_line(argv, needle, capsys, monkeypatch, tmp_pa
     one_line_error(capsys, argv, needle)
     if argv[0] == "demo":
         one_line_error(capsys, ["demo", "--png", str(tmp_path)], "Is a directory")
+
+
+# Cases of the third adversarial round (248 tried by a hand-written list against a fresh clone;
+# these are the ones that hung, printed a warning or a traceback, and are refused now).
+ROUND_THREE = [
+    (["collective", "ring", "-P", "4", "-n", "1MB", "--topology", "star:latency=1e300s"],
+     "over the longest accepted"),
+    (["collective", "ring", "-P", "4", "-n", "1GB", "--topology", "star:bandwidth=1e-300Bps"],
+     "under the slowest accepted"),
+    (["record", "allreduce", "--set", "collective=lp", "--set", "segments=100000000"],
+     "6e+08 messages"),
+    (["record", "ps-sync", "--epochs", "100000000"], "--force"),
+    (["claims", "--seeds", "0..4294967295"], "over the 100000 accepted"),
+    (["overlap", "--workers", "2..1048576"], "overlap at P = "),
+    (["topology", "torus:dims=100000x100000"], "dims=100000x100000"),
+]
+
+
+@pytest.mark.parametrize("argv, needle", ROUND_THREE)
+def test_round_three_cases_are_refused_in_one_line(argv, needle, capsys, monkeypatch, tmp_path):
+    from conftest import one_line_error
+
+    monkeypatch.chdir(tmp_path)
+    one_line_error(capsys, argv, needle)

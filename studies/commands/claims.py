@@ -19,6 +19,8 @@ from .. import claims
 from ..claim_regions import format_region, plot_regions
 from ..claim_verdicts import format_claims_over_seeds, format_counts, over_seeds, seeds_label
 from ..console import UsageError, check_options, check_writable, log, progress, write
+from ..options import add_force_argument
+from ..run_length import SEED_SECONDS, check_count
 
 HELP = ("the seed papers' claims in their own settings over seeds: PASS, marginal, FAIL or by "
         "construction, holds in k of N seeds, and the region of their knobs where they hold "
@@ -67,6 +69,7 @@ def add_arguments(p):
                    help="print the rows as JSON, each with its per-seed values (per_seed)")
     p.add_argument("--quick", action="store_true", help="coarser region maps (fewer cells)")
     p.add_argument("--png", metavar="FILE", help="also draw the regions as maps (PNG)")
+    add_force_argument(p)
 
 
 def _experiments(text):
@@ -102,6 +105,8 @@ def run(args):
         seeds = parse_seeds(args.seeds)
     except UnitError as exc:
         raise UnitError(f"--seeds: {exc}") from None
+    if not args.force:
+        check_count(len(seeds), SEED_SECONDS, f"--seeds {args.seeds}", "seed")
     only = _experiments(getattr(args, "only", None))
     png = getattr(args, "png", None)
     check_writable(png)

@@ -14,9 +14,10 @@ from netsim.units import format_time, parse_bytes, parse_workers
 from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP
 
 from ..console import check_options, check_writable, log, progress, write, write_csv
-from ..options import add_library_argument
+from ..options import add_force_argument, add_library_argument
 from ..overlap import PARTITION_BYTES, overlap_study, plot_overlap
 from ..report import table
+from ..trace_size import check_ops, message_count
 
 HELP = ("overlap study: time per iteration against P for no overlap, layer-wise, DDP buckets "
         "and partitions with priorities, next to closed forms")
@@ -65,6 +66,7 @@ def add_arguments(p):
     p.add_argument("--iterations", type=int, default=2,
                    help="iterations simulated; the last one is reported (default 2)")
     p.add_argument("--csv", default=None, help="write the records as CSV")
+    add_force_argument(p)
     p.add_argument("--png", default=None, help="plot time per iteration against P")
     add_library_argument(p)
     p.add_argument("--json", action="store_true", help="print the records as JSON")
@@ -95,6 +97,15 @@ def run(args):
     workers = parse_workers(args.workers)
     runs = len(split(args.models)) * len(split(args.networks)) * len(workers) * len(
         split(args.modes))
+    if not args.force:  # each run replays at least one ring allreduce an iteration on a star
+        for P in workers:  # one run's trace in memory; the time of every run at this P
+            each = args.iterations * message_count("ring", P)
+            check_ops(each, f"overlap at P = {P} (a ring allreduce an iteration at least)",
+                      "messages", "a smaller P")
+            count = runs // len(workers)
+            check_ops(count * each, f"overlap at P = {P} ({count} runs of {args.iterations} "
+                      f"iterations, a ring allreduce each at least)", "messages", "a smaller P",
+                      limit=float("inf"), topology="star", ranks=P, pairs=count * P)
     with progress(args, runs, "overlap", unit="run") as bar:  # 17-60 s showed nothing
         records = overlap_study(models=split(args.models), networks=split(args.networks),
                                 workers=workers, modes=split(args.modes),

@@ -10,9 +10,10 @@ from netsim.errors import NetsimError
 from workloads import describe, record
 
 from ..console import UsageError, check_options, check_writable, log, progress
-from ..options import paradigm_options
+from ..options import add_force_argument, paradigm_options
 from ..registry import PARADIGMS
 from ..report import table
+from ..run_length import check_training
 
 HELP = "train a paradigm for real and record its message trace"
 """One line for ``netsim --help``."""
@@ -52,6 +53,7 @@ def add_arguments(p):
                    help="a paradigm option, e.g. --set servers=2 --set hidden=32,16 (repeatable)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the trace (.npz or .json)")
     p.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    add_force_argument(p)
 
 
 def run(args):
@@ -87,6 +89,8 @@ def run(args):
     if args.epochs is not None:
         options["epochs"] = args.epochs
     options.update(paradigm_options(args.paradigm, entry, args.options))
+    if not args.force:  # a count chosen by an option: priced before the run
+        check_training(options, workers=args.workers or _default_workers()[args.paradigm])
     check_writable(args.output)
     with progress(args, None, f"recording {args.paradigm}", unit="epoch") as bar:
         rec = record(args.paradigm, dataset=args.dataset, workers=args.workers,

@@ -20,6 +20,7 @@ from ..options import (add_force_argument, add_library_argument, add_perturb_arg
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, speedup_hint, table
+from ..run_length import check_training
 from ..trace_size import check_fits
 from . import scale_transformer
 
@@ -239,6 +240,8 @@ def _run_paradigm(args, perturbation=None):
         flops = _device_flops(args.device)
     if args.model:
         get_model(args.model)  # an unknown name fails here, before any work
+    if not args.force:
+        check_training(options, iterations=args.iterations)
     note(args, f"simulating {args.paradigm} at P = {', '.join(map(str, workers))} ...")
     st = study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
                        device_flops=flops, iterations=args.iterations, seed=args.seed,

@@ -8,12 +8,13 @@ import json
 import os
 
 from netsim.errors import NetsimError
-from netsim.units import format_bytes, format_time
+from netsim.units import format_bytes, format_time, parse_shape
 
 from ..console import check_writable, log, progress, write
 from ..options import add_force_argument, perturb_label
 from ..paradigm_scaling import check_sweep_point, sweep_point
 from ..report import table
+from ..run_length import check_training
 from ..sweep import plot_sweep, read_rows, run_sweep
 from ..sweep_config import load_config, point_key, sweep_points
 from ..trace_size import check_fits
@@ -79,6 +80,12 @@ def run(args):
         raise NetsimError(f"--jobs must be >= 1, got {args.jobs}")
     check_writable(output, png)
     if not args.force:  # every collective at the largest P, before the cluster starts
+        # the training each paradigm point does (epochs, layer widths) before it is recorded
+        runs = sum(p["kind"] == "paradigm" for p in sweep_points(config))
+        if runs:
+            check_training({"epochs": config["epochs"]}, runs=runs)
+            for hidden in filter(None, config["hidden"]):
+                check_training({"hidden": parse_shape(hidden, "hidden")})
         # every trace's memory first, then on each topology with the replay's time
         for spec in [None] + config["topologies"]:
             for name in config["collectives"]:

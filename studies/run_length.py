@@ -1,0 +1,188 @@
+"""Long runs chosen by a count option, refused before any work: work = unit cost x count.
+
+``netsim record ps-sync --epochs 100000000``, a sweep config's ``epochs:``,
+``netsim scale PARADIGM --iterations``, ``netsim claims --seeds 0..100000000`` and
+a layer width ``--set hidden=100000000`` each choose how much work a command does
+with one number. :func:`check_count` prices the count at the cheapest unit measured
+(``benchmarks/README.md``, "The work estimate", long-run rows; an epoch of a wide model
+at :data:`WEIGHT_SECONDS` per weight and sample) and refuses it above
+:data:`studies.trace_size.TIME_LIMIT` of CPU, with the figure; ``--force`` goes on.
+:func:`check_widths` refuses layer widths whose weights alone exceed the memory
+available (:func:`studies.memory.available_memory`).
+"""
+
+from netsim.errors import NetsimError
+from netsim.units import format_bytes
+
+from .memory import available_memory
+from .trace_size import TIME_LIMIT, check_ops
+
+__all__ = ["EPOCH_SECONDS", "WEIGHT_SECONDS", "SAMPLES", "SEED_SECONDS", "check_count", "check_widths", "check_training"]
+
+EPOCH_SECONDS = 1.8e-3
+"""CPU seconds of one training epoch at its cheapest: ``single`` on Iris with 2 workers,
+1.86 ms an epoch over 200 epochs (``benchmarks/README.md``, "The work estimate", row "one
+epoch"); larger models, datasets and worker counts cost more, so a time from this figure
+is a lower bound. Also the cost of one iteration of a projected paradigm at its
+cheapest (an iteration is at most an epoch's work)."""
+
+WEIGHT_SECONDS = 0.8e-9
+"""CPU seconds per weight, per training sample, per epoch, at its cheapest: ``single`` on
+Iris with hidden = 2000,2000 (4.0e6 weights) took 0.82 ns and hidden = 200000 1.9 ns
+(``benchmarks/README.md``, "The work estimate", rows "one epoch of a wide model"). Iris
+has 150 samples (:data:`SAMPLES`), the fewest of the datasets."""
+
+SAMPLES = 150
+"""Training samples of an epoch at the fewest: Iris's 150 (Fisher 1936; UCI Machine Learning
+Repository), the smallest built-in dataset."""
+
+SEED_SECONDS = 15.0
+"""CPU seconds of one seed of ``netsim claims --quick``: the command with ``--seeds 0``
+took 18.8 s of CPU, the process's start included (``benchmarks/README.md``, "The work
+estimate", row "one claims seed"); 15 s is below it, a lower bound of a seed's cost
+with or without ``--quick``."""
+
+
+def check_count(count, unit_seconds, what, unit, time_limit=TIME_LIMIT):
+    """Refuse ``count`` units of ``unit_seconds`` each above ``time_limit`` CPU seconds.
+
+    Parameters
+    ----------
+    count : int
+    unit_seconds : float
+    what : str
+        The option and its value, for the message (``--epochs 100000000``).
+    unit : str
+        What one unit is (``epoch``).
+    time_limit : float, optional
+
+    Returns
+    -------
+    float
+        The estimated CPU seconds.
+
+    Raises
+    ------
+    NetsimError
+        With the count, the unit's cost and the total.
+
+    Examples
+    --------
+    >>> check_count(10, EPOCH_SECONDS, "--epochs 10", "epoch")
+    0.018
+    >>> check_count(10**8, EPOCH_SECONDS, "--epochs 100000000", "epoch")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --epochs 100000000 would take at least 1.8e+05 s of CPU (1e+08 epochs at 1.8 ms each, the cheapest measured in benchmarks/README.md), over the 3600 s allowed; use fewer, or --force to try anyway
+    """
+    seconds = count * unit_seconds
+    if time_limit is not None and seconds > time_limit:
+        raise NetsimError(
+            f"{what} would take at least {seconds:.3g} s of CPU ({count:.3g} {unit}s at "
+            f"{unit_seconds * 1e3:.3g} ms each, the cheapest measured in benchmarks/README.md), "
+            f"over the {time_limit:.0f} s allowed; use fewer, or --force to try anyway")
+    return seconds
+
+
+def check_widths(widths, what="hidden", limit=None, inputs=4, outputs=3, copies=2):
+    """Refuse layer widths whose weights alone would not fit in memory.
+
+    Consecutive widths ``h_i, h_(i+1)`` hold ``h_i h_(i+1)`` float64 weights, and the
+    first and last ``inputs h_1`` and ``h_n outputs`` more (Iris, the smallest dataset:
+    4 features, 3 classes); each of ``copies`` (a model and its gradient, the least any
+    paradigm holds) takes them all.
+
+    Parameters
+    ----------
+    widths : sequence of int
+    what : str, optional
+        The option, for the message.
+    limit : int, optional
+        Bytes allowed (default :func:`studies.memory.available_memory`; None there: no check).
+    inputs, outputs, copies : int, optional
+
+    Returns
+    -------
+    int
+        The weights counted (0 for no widths).
+
+    Raises
+    ------
+    NetsimError
+
+    Examples
+    --------
+    >>> check_widths((64, 64), limit=2**30)   # 4 x 64 + 64 x 64 + 64 x 3
+    4544
+    >>> check_widths((100000000,), limit=3e9)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: hidden=100000000 would hold at least 7e+08 weights, 11.2 GB in 2 copies (a model and its gradient), over the 3 GB of memory available; use narrower layers
+    """
+    widths = [int(w) for w in widths]
+    if not widths:
+        return 0
+    weights = (sum(a * b for a, b in zip(widths, widths[1:])) + inputs * widths[0]
+               + widths[-1] * outputs)
+    nbytes = 8 * weights * copies
+    limit = available_memory() if limit is None else limit
+    if limit is not None and nbytes > limit:
+        raise NetsimError(
+            f"{what}={','.join(map(str, widths))} would hold at least {weights:.3g} weights, "
+            f"{format_bytes(nbytes)} in {copies} copies (a model and its gradient), over the "
+            f"{format_bytes(limit)} "
+            f"of memory available; use narrower layers")
+    return weights
+
+
+def check_training(options, iterations=None, runs=1, workers=2):
+    """A paradigm's ``epochs`` and ``hidden`` options and a projection's ``iterations`` checked.
+
+    Parameters
+    ----------
+    options : dict
+        Paradigm options (``epochs``, ``hidden``), as ``--set`` and a sweep give them.
+    iterations : int, optional
+        Iterations a scaling study projects at each P (``--iterations``).
+    runs : int, optional
+        Runs of ``epochs`` each (a sweep's paradigm points).
+    workers : int, optional
+        Workers of a run: a pipelined allreduce of ``segments`` k sends at least
+        2 (workers - 1) k messages an epoch, whose trace must fit in memory
+        (:func:`studies.trace_size.check_ops`).
+
+    Raises
+    ------
+    NetsimError
+        From :func:`check_count` or :func:`check_widths`.
+
+    Examples
+    --------
+    >>> check_training({"epochs": 5, "hidden": (64, 64)}, iterations=10)
+    >>> check_training({"segments": 10**9}, workers=4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: segments 1000000000 on 4 workers would be 6e+09 messages, a trace of 330 GB ...
+    >>> check_training({"epochs": 1000, "hidden": (100000, 1000)})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: epochs 1000 of 1e+08 weights would take at least 1.2e+04 s ...
+    >>> check_training({"epochs": 10**6}, runs=40)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: epochs 1000000 over 40 runs would take at least 7.2e+04 s ...
+    """
+    hidden = options.get("hidden")
+    weights = check_widths([hidden] if isinstance(hidden, int) else hidden) if hidden else 0
+    epoch = max(EPOCH_SECONDS, weights * SAMPLES * WEIGHT_SECONDS)
+    epochs = int(options.get("epochs") or 1)
+    if epochs > 1 or runs > 1 or epoch > EPOCH_SECONDS:
+        what = (f"epochs {epochs}" + (f" over {runs} runs" if runs > 1 else "")
+                + (f" of {weights:.3g} weights" if weights else ""))
+        check_count(epochs * runs, epoch, what, "epoch")
+    if iterations:
+        check_count(int(iterations), epoch, f"--iterations {iterations}", "iteration")
+    segments = options.get("segments")
+    if segments:
+        check_ops(2 * max(int(workers) - 1, 1) * int(segments) * epochs * runs,
+                  f"segments {segments} on {workers} workers", "messages", "fewer segments")

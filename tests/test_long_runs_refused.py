@@ -1,0 +1,99 @@
+"""Counts chosen by an option are priced before any work: unit cost x count (studies.run_length).
+
+The work each would start is replaced by a stub: a refusal must come first, in one line with
+the figure and --force; with --force the work starts.
+"""
+
+import pytest
+
+from conftest import one_line_error
+from studies.run_length import EPOCH_SECONDS, SAMPLES, SEED_SECONDS, WEIGHT_SECONDS, check_training
+from studies.trace_size import TIME_LIMIT
+
+
+class _WorkStarted(BaseException):
+    pass
+
+
+def _stub(*a, **k):
+    raise _WorkStarted
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    import studies.claims as claims
+    import studies.commands.record as record
+    import studies.commands.scale as scale
+    import studies.commands.overlap as overlap
+    import studies.commands.sweep as sweep
+
+    monkeypatch.setattr(record, "record", _stub)
+    monkeypatch.setattr(scale, "study", _stub)
+    monkeypatch.setattr(sweep, "run_sweep", _stub)
+    monkeypatch.setattr(sweep, "check_sweep_point", _stub)
+    monkeypatch.setattr(claims, "run_claim_seeds", _stub)
+    monkeypatch.setattr(overlap, "overlap_study", _stub)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["record", "ps-sync", "--epochs", "100000000"], "epochs 100000000 would take at least"),
+    (["record", "ps-sync", "--set", "epochs=100000000"], "epochs 100000000 would take at least"),
+    (["record", "ringtmp", "--set", "hidden=100000,100000"], "over the"),
+    (["record", "ps-sync", "--set", "hidden=100000000", "--epochs", "100"], "of 7e+08 weights"),
+    (["scale", "ps-sync", "-P", "2,4", "--iterations", "100000000"], "--iterations 100000000"),
+    (["claims", "--seeds", "0..1000"], "--seeds 0..1000 would take at least"),
+    (["claims", "--seeds", "0..100000000"], "over the 100000 accepted"),
+    (["overlap", "--workers", "2..1048576"], "overlap at P = "),
+])
+def test_a_long_run_is_refused_before_it_starts(argv, needle, no_work, capsys, tmp_path,
+                                                monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    one_line_error(capsys, argv, needle)
+
+
+@pytest.mark.parametrize("argv", [
+    ["record", "ps-sync", "--epochs", "100000000", "--force"],
+    ["claims", "--seeds", "0..1000", "--force"],
+    ["scale", "ps-sync", "-P", "2,4", "--iterations", "100000000", "--force"],
+])
+def test_force_goes_on(argv, no_work, tmp_path, monkeypatch):
+    from studies.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(_WorkStarted):
+        main(argv)
+
+
+def test_a_sweep_of_long_epochs_is_refused_before_its_first_point(no_work, capsys, tmp_path):
+    config = tmp_path / "e.yaml"
+    config.write_text("topologies: [star]\nparadigms: [ps-sync]\nP: [2, 4]\nepochs: 100000000\n")
+    one_line_error(capsys, ["sweep", str(config), "-o", str(tmp_path / "e.csv")],
+                   "epochs 100000000 over 2 runs")
+
+
+def test_the_estimate_is_count_times_unit():
+    # the boundary: exactly TIME_LIMIT passes, one more epoch does not
+    epochs = int(TIME_LIMIT / EPOCH_SECONDS)
+    check_training({"epochs": epochs})
+    with pytest.raises(Exception, match=f"epochs {epochs + 1} would take"):
+        check_training({"epochs": epochs + 1})
+    # a wide model: 4 x 1000 + 1000 x 3 = 7000 weights x 150 samples x 0.8 ns
+    assert 7000 * SAMPLES * WEIGHT_SECONDS < EPOCH_SECONDS   # the epoch floor decides
+    assert SEED_SECONDS * 5 < TIME_LIMIT                      # the default five seeds pass
+
+
+def test_lp_segments_of_a_paradigm_are_counted_as_messages(no_work, capsys, tmp_path,
+                                                           monkeypatch):
+    # allreduce over LP with k = 1e8 segments: at least 2 (4 - 1) 1e8 messages an epoch
+    monkeypatch.chdir(tmp_path)
+    one_line_error(capsys, ["record", "allreduce", "--set", "collective=lp",
+                            "--set", "segments=100000000"], "6e+08 messages", "--force")
+
+
+def test_an_allocation_that_fails_is_one_line(monkeypatch, capsys):
+    import studies.commands.record as record
+
+    def huge(*a, **k):
+        raise MemoryError("Unable to allocate 47.7 GiB for an array")
+    monkeypatch.setattr(record, "record", huge)
+    one_line_error(capsys, ["record", "single", "--epochs", "1"], "out of memory: Unable")
