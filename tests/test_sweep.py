@@ -198,13 +198,14 @@ def test_ctrl_c_during_a_sweep_prints_one_line(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     cfg = tmp_path / "s.yaml"
     cfg.write_text("topologies: [star]\ncollectives: [ring, rabenseifner]\n"
-                   "bytes: [1MB, 2MB, 3MB, 64MB]\nP: [64, 100, 120, 127, 128, 129, 200]\n")
+                   "bytes: [1MB, 2MB, 3MB, 64MB, 128MB, 256MB]\n"
+                   "P: [64, 100, 120, 127, 128, 129, 200, 255, 256, 257]\n")
     p = subprocess.Popen([sys.executable, "-m", "studies.cli", "sweep", str(cfg), "-j", "2"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          cwd=tmp_path, start_new_session=True,
                          env={**os.environ, "PYTHONPATH": root})
     first = p.stderr.readline()  # logged once the cluster is up and the points are submitted
-    assert first.startswith("sweep: 56 points"), first
+    assert first.startswith("sweep: 120 points"), first
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=120)
     assert p.returncode == 130
