@@ -164,7 +164,7 @@ class Network:
         Examples
         --------
         >>> import networkx as nx
-        >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9)
+        >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9, latency=1e-6)
         >>> Network(G).link_name(1)
         'b->a'
         """
@@ -176,7 +176,7 @@ class Network:
         Examples
         --------
         >>> import networkx as nx
-        >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9)
+        >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9, latency=1e-6)
         >>> Network(G).node_of("b")
         1
         """
@@ -213,6 +213,7 @@ class Network:
         --------
         >>> import networkx as nx
         >>> G = nx.path_graph(3); nx.set_edge_attributes(G, 1e9, "bandwidth")
+        >>> nx.set_edge_attributes(G, 1e-6, "latency")
         >>> net = Network(G)
         >>> links = net.route(0, 2)
         >>> links, [net.link_name(k) for k in links]
@@ -335,6 +336,7 @@ class Network:
         --------
         >>> import networkx as nx
         >>> G = nx.path_graph(3); nx.set_edge_attributes(G, 1e9, "bandwidth")
+        >>> nx.set_edge_attributes(G, 1e-6, "latency")
         >>> pair, links, lat = Network(G).routes([0, 2, 0], [2, 0, 2])
         >>> pair.tolist(), links.tolist()
         ([0, 1, 0], [[0, 2], [3, 1]])
@@ -413,6 +415,7 @@ class Network:
         --------
         >>> import networkx as nx
         >>> G = nx.cycle_graph(4); nx.set_edge_attributes(G, 1e9, "bandwidth")
+        >>> nx.set_edge_attributes(G, 1e-6, "latency")
         >>> Network(G).num_paths(0, 2), Network(G).num_paths(0, 1)
         (2, 1)
         """
@@ -440,6 +443,7 @@ class Network:
         --------
         >>> import networkx as nx
         >>> G = nx.cycle_graph(4); nx.set_edge_attributes(G, 1e9, "bandwidth")
+        >>> nx.set_edge_attributes(G, 1e-6, "latency")
         >>> net = Network(G)
         >>> [net.path(0, 2, c) for c in (0, 1, 2)]
         [[0, 1, 2], [0, 3, 2], [0, 1, 2]]
@@ -483,7 +487,8 @@ class Network:
         --------
         >>> import networkx as nx
         >>> G = nx.Graph()
-        >>> G.add_edge("h0", "s", bandwidth=1e9); G.add_edge("h1", "s", bandwidth=1e9)
+        >>> G.add_edge("h0", "s", bandwidth=1e9, latency=1e-6)
+        >>> G.add_edge("h1", "s", bandwidth=1e9, latency=1e-6)
         >>> nx.set_node_attributes(G, {"h0": "host", "h1": "host", "s": "switch"}, "kind")
         >>> net = Network(G)
         >>> net.placement(2).tolist(), net.placement(2, ["h1", "h0"]).tolist()
@@ -542,7 +547,7 @@ def as_network(topology):
     Examples
     --------
     >>> import networkx as nx
-    >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9)
+    >>> G = nx.Graph(); G.add_edge("a", "b", bandwidth=1e9, latency=1e-6)
     >>> net = as_network(G)
     >>> as_network(net) is net, net.num_links
     (True, 2)
