@@ -10,7 +10,7 @@ import sys
 from netsim.errors import NetsimError
 
 __all__ = ["UsageError", "PROGRESS_MESSAGES", "progress", "note", "log", "write", "write_csv",
-           "check_writable", "check_options"]
+           "check_writable", "check_png", "check_options"]
 
 
 class UsageError(Exception):
@@ -187,6 +187,41 @@ def check_writable(*paths):
             raise NetsimError(f"cannot write {path}: {exc.strerror or exc}") from None
         if not existed:
             os.remove(path)
+
+
+def check_png(*paths):
+    """:func:`check_writable` for pictures: each path (None is skipped) also ends in ``.png``.
+
+    Every picture netsim draws is a PNG, written under the name given: a name with
+    another ending (``--png x.txt``, ``--png busbw``) would hold a PNG that its name
+    says is something else, so it is refused with the other reasons a path cannot be
+    written. The case of the ending does not matter (``X.PNG``); the null device
+    (:data:`os.devnull`) is taken too, as the way to draw and discard.
+
+    Parameters
+    ----------
+    *paths : str or path-like or None
+
+    Raises
+    ------
+    NetsimError
+        ``cannot write PATH: REASON`` for the first path that is not a PNG's name or
+        cannot be written.
+
+    Examples
+    --------
+    >>> check_png(None, "/nonexistent/dir/x.txt")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: cannot write /nonexistent/dir/x.txt: a picture is a PNG, its file name must end in .png
+    """
+    import os
+
+    for path in paths:
+        if path is not None and path != os.devnull and not os.fspath(path).lower().endswith(".png"):
+            raise NetsimError(f"cannot write {path}: a picture is a PNG, its file name must end "
+                              f"in .png")
+    check_writable(*paths)
 
 
 def check_options(args, **bounds):

@@ -11,7 +11,7 @@ from netsim.units import parse_jitter, parse_shape, parse_straggler
 from workloads.option_ranges import check_option
 
 __all__ = ["option_value", "paradigm_options", "add_perturb_arguments", "perturb_options",
-           "perturb_label", "add_force_argument"]
+           "perturb_label", "add_force_argument", "refuse_with_list"]
 
 
 def _number_or_text(text):
@@ -271,3 +271,50 @@ def add_force_argument(p):
     (False, True)
     """
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
+
+
+def refuse_with_list(args, add_arguments, what):
+    """Refuse ``--list`` given with another option or argument: ``--list`` ignores them all.
+
+    An option counts as given when its value differs from the default of the parser
+    that ``add_arguments`` fills (so ``--png`` given as its own default passes, as it
+    changes nothing); ``--list`` and ``--quiet`` themselves are not counted.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The command's parsed arguments.
+    add_arguments : callable
+        The command's ``add_arguments(parser)``.
+    what : str
+        What ``--list`` lists, for the message (``every paradigm``).
+
+    Raises
+    ------
+    NetsimError
+        ``--list lists WHAT; it takes no OPTION``, naming the first given (a positional
+        argument by its name in capitals).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> def add(p):
+    ...     p.add_argument("name", nargs="?"); p.add_argument("--list", action="store_true")
+    ...     p.add_argument("--epochs", type=int)
+    >>> refuse_with_list(argparse.Namespace(name=None, list=True, epochs=None), add, "all")
+    >>> refuse_with_list(argparse.Namespace(name=None, list=True, epochs=3), add, "all")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --list lists all; it takes no --epochs
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(add_help=False)
+    add_arguments(parser)
+    for action in parser._actions:
+        if action.dest in ("list", "quiet") or not hasattr(args, action.dest):
+            continue
+        if getattr(args, action.dest) != action.default:
+            name = (max(action.option_strings, key=len) if action.option_strings
+                    else action.dest.upper())
+            raise NetsimError(f"--list lists {what}; it takes no {name}")

@@ -195,13 +195,72 @@ def test_nccl_png_that_cannot_be_written_is_refused_before_the_table(capsys, tmp
 
 
 def test_nccl_png_is_written_where_named(capsys, tmp_path):
-    # A name without .png was written as NAME.png while "wrote NAME" was reported.
-    png = tmp_path / "busbw"
+    # A name without .png was written as NAME.png while "wrote NAME" was reported; such a
+    # name is refused now, and a .png name (any case) is written exactly there.
+    png = tmp_path / "busbw.PNG"
     assert main(["collective", "allreduce", "--library", "nccl", "-n", "1MB",
                  "--png", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert not (tmp_path / "busbw.png").exists()
     assert f"wrote {png}" in capsys.readouterr().err
+
+
+PNG_COMMANDS = [
+    ["collective", "allreduce", "--library", "nccl", "-n", "1MB"],
+    ["scale", "-a", "ring", "-P", "2,4", "-n", "1MB"],
+    ["topology", "star:n=4"],
+    ["demo"],
+    ["overlap", "--workers", "2"],
+    ["schemes"],
+    ["claims", "--quick", "--seeds", "0"],
+]
+
+
+@pytest.mark.parametrize("argv", PNG_COMMANDS, ids=lambda argv: argv[0])
+@pytest.mark.parametrize("name", ["x.txt", "busbw", "x.png.txt", "x.pn"])
+def test_a_png_name_without_png_is_refused_before_work(capsys, tmp_path, argv, name):
+    # The picture would be a PNG under a name that says otherwise: refused in the same line
+    # as an unwritable path, nothing printed on stdout and no file left behind.
+    png = tmp_path / name
+    one_line_error(capsys, argv + ["--png", str(png)],
+                   f"cannot write {png}: a picture is a PNG, its file name must end in .png")
+    assert capsys.readouterr().out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_png_without_png_is_refused_before_work(capsys, tmp_path):
+    config = tmp_path / "s.yaml"
+    grid = "topologies: [star]\ncollectives: [ring]\nP: [2]\nbytes: [1MB]\n"
+    config.write_text(grid)
+    one_line_error(capsys, ["sweep", str(config), "-o", str(tmp_path / "r.csv"),
+                            "--png", str(tmp_path / "plot.txt")],
+                   "a picture is a PNG, its file name must end in .png")
+    config.write_text(grid + f"png: {tmp_path}/p.jpg\n")
+    one_line_error(capsys, ["sweep", str(config), "-o", str(tmp_path / "r.csv")],
+                   f"cannot write {tmp_path}/p.jpg")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["record", "--list", "--epochs", "3"], "--list lists every paradigm; it takes no --epochs"),
+    (["record", "--list", "--set", "lr=0.1"], "it takes no --set"),
+    (["record", "--list", "-o", "t.npz"], "it takes no --output"),
+    (["record", "--list", "--force"], "it takes no --force"),
+    (["record", "ps-sync", "--list"], "it takes no PARADIGM"),
+    (["record", "--list", "--dataset", "digits"], "it takes no --dataset"),
+    (["topology", "--list", "--png", "x.png"], "--list lists every builder; it takes no --png"),
+    (["topology", "--list", "--metric", "bytes"], "it takes no --metric"),
+    (["topology", "--list", "--json"], "it takes no --json"),
+])
+def test_list_with_an_option_it_ignores_is_refused(capsys, monkeypatch, tmp_path, argv, needle):
+    monkeypatch.chdir(tmp_path)
+    one_line_error(capsys, argv, needle)
+    assert capsys.readouterr().out == "" and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["record", "--list", "-q"], ["topology", "--list", "-q"]])
+def test_list_alone_still_lists(capsys, argv):
+    assert main(argv) == 0
+    assert len(capsys.readouterr().out.splitlines()) > 5
 
 
 @pytest.mark.parametrize("argv, needle", [

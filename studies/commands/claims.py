@@ -18,7 +18,7 @@ from netsim.units import parse_seeds
 from .. import claims
 from ..claim_regions import format_region, plot_regions
 from ..claim_verdicts import format_claims_over_seeds, format_counts, over_seeds, seeds_label
-from ..console import UsageError, check_options, check_writable, log, progress, write
+from ..console import UsageError, check_options, check_png, log, progress, write
 from ..options import add_force_argument
 from ..run_length import SEED_SECONDS, check_count
 
@@ -109,7 +109,7 @@ def run(args):
         check_count(len(seeds), SEED_SECONDS, f"--seeds {args.seeds}", "seed")
     only = _experiments(getattr(args, "only", None))
     png = getattr(args, "png", None)
-    check_writable(png)
+    check_png(png)
     t0 = time.perf_counter()
     quick = getattr(args, "quick", False)
     with contextlib.ExitStack() as stack:

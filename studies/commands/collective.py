@@ -18,7 +18,7 @@ from netsim.nccl.search import MAX_CHANNELS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
 from .. import nccl_report, nccl_tests_format
-from ..console import check_options, check_writable
+from ..console import check_options, check_png
 from ..registry import COLLECTIVES, parse_topology, topology_factory
 from ..trace_size import check_fits
 from ..report import table
@@ -204,7 +204,7 @@ def _run_nccl(args):
         raise NetsimError("--factor applies to a --sizes LO..HI range")
     if args.channels is not None:  # NCCL's MAXCHANNELS (netsim.nccl.search.MAX_CHANNELS)
         check_int(args.channels, "--channels", maximum=MAX_CHANNELS)
-    check_writable(args.png)  # before the sweep: a directory or /proc/x.png fails now
+    check_png(args.png)  # before the sweep: a directory or /proc/x.png fails now
     sizes = ([parse_bytes(args.bytes)] if args.sizes is None
              else nccl_report.parse_sizes(args.sizes, 2 if args.factor is None else args.factor))
     if min(sizes) < 1:

@@ -6,7 +6,7 @@ gradient on a 10 GbE star, P = 2..64.
 
 import argparse
 
-from ..console import check_writable, log
+from ..console import check_png, log
 from . import scale
 
 HELP = "the main job on a built-in default: gradient exchange vs P on 10 GbE, table + PNG"
@@ -46,7 +46,7 @@ def run(args):
     It simulates P = 2..64 for three algorithms (a few seconds);
     ``tests/test_cli_collectives.py`` runs it.
     """
-    check_writable(args.png)  # before the header: a bad path is the one line on stderr
+    check_png(args.png)  # before the header: a bad path is the one line on stderr
     log(args, "netsim demo: allreduce of a 100 MB gradient (ResNet-50 size) on a 10 GbE star, "
               "ring vs Rabenseifner vs one parameter server, P = 2..64")
     ns = argparse.Namespace(algorithms="ring,rabenseifner,ps", workers="2..64", bytes="100MB",

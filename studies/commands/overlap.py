@@ -13,7 +13,7 @@ from netsim.errors import NetsimError
 from netsim.units import format_time, parse_bytes, parse_workers
 from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP
 
-from ..console import check_options, check_writable, log, progress, write, write_csv
+from ..console import check_options, check_png, check_writable, log, progress, write, write_csv
 from ..options import add_force_argument, add_library_argument
 from ..overlap import PARTITION_BYTES, overlap_study, plot_overlap
 from ..report import table
@@ -85,7 +85,8 @@ def run(args):
     ``tests/test_overlap_study.py`` runs it on one model, network and P.
     """
     check_options(args, batch_size=(1, None), iterations=(1, None))
-    check_writable(args.png, args.csv)
+    check_png(args.png)
+    check_writable(args.csv)
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()]
     for flag in ("models", "networks", "modes"):
         if not split(getattr(args, flag)):

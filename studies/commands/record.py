@@ -10,7 +10,7 @@ from netsim.errors import NetsimError
 from workloads import describe, record
 
 from ..console import UsageError, check_options, check_writable, log, progress
-from ..options import add_force_argument, paradigm_options
+from ..options import add_force_argument, paradigm_options, refuse_with_list
 from ..registry import PARADIGMS
 from ..report import table
 from ..run_length import check_training
@@ -73,6 +73,7 @@ def run(args):
     {"paradigm": "single", "dataset": "iris", "workers": 1, ..., "messages": 0, ...}
     """
     if args.list:
+        refuse_with_list(args, add_arguments, "every paradigm")
         defaults = _default_workers()
         print("\n".join(f"{describe(name)}\n    workers={defaults[name]}  (--workers)"
                         for name in PARADIGMS))

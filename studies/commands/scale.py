@@ -14,7 +14,7 @@ from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from topologies.devices import device_flops
 from workloads.models import get_model
 
-from ..console import check_options, check_writable, log, note, write, write_csv
+from ..console import check_options, check_png, check_writable, log, note, write, write_csv
 from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
                        add_transport_argument, paradigm_options, perturb_label, perturb_options)
 from ..paradigm_scaling import plot_study, study
@@ -136,7 +136,8 @@ def run(args, title=None):
                   batch=(1, None))
     if getattr(args, "device_flops", None) is not None:
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
-    check_writable(args.png, args.csv)
+    check_png(args.png)
+    check_writable(args.csv)
     perturbation = perturb_options(args)
     if getattr(args, "paradigm", None) == "transformer":
         return scale_transformer.run(args)

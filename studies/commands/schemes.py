@@ -9,7 +9,7 @@ import json
 from netsim.checks import check_real
 
 from .. import schemes
-from ..console import check_options, check_writable, note, progress, write
+from ..console import check_options, check_png, note, progress, write
 from ..options import add_library_argument
 
 HELP = ("sync schemes (BSP, SSP, async, local SGD) x architectures (PS, allreduce): bytes and "
@@ -86,7 +86,7 @@ def run(args):
     check_options(args, workers=(1, None), max_epochs=(1, None), seed=(0, 2**32 - 1),
                   servers=(1, None), staleness=(0, None), period=(1, None))
     check_real(args.target, "--target", lo=0, hi=1, strict=(True, False))
-    check_writable(args.png)
+    check_png(args.png)
     note(args, f"training every scheme x architecture on {args.dataset} to accuracy "
                f"{args.target} ...")
     with progress(args, None, "schemes", unit="combination") as bar:  # ~20 s, one line before

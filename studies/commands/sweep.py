@@ -10,7 +10,7 @@ import os
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_shape
 
-from ..console import check_writable, log, progress, write
+from ..console import check_png, check_writable, log, progress, write
 from ..options import add_force_argument, perturb_label
 from ..paradigm_scaling import check_sweep_point, sweep_point
 from ..report import table
@@ -78,7 +78,8 @@ def run(args):
     png = args.png or config.get("png") or os.path.splitext(output)[0] + ".png"
     if args.jobs is not None and args.jobs < 1:
         raise NetsimError(f"--jobs must be >= 1, got {args.jobs}")
-    check_writable(output, png)
+    check_writable(output)
+    check_png(png)
     if not args.force:  # every collective at the largest P, before the cluster starts
         # the training each paradigm point does (epochs, layer widths) before it is recorded
         runs = sum(p["kind"] == "paradigm" for p in sweep_points(config))

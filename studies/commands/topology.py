@@ -13,7 +13,8 @@ import warnings
 from netsim.errors import NetsimError
 from netsim.units import format_bandwidth, format_time
 
-from ..console import PROGRESS_MESSAGES, check_writable, log, progress, write
+from ..console import PROGRESS_MESSAGES, check_png, log, progress, write
+from ..options import refuse_with_list
 from ..registry import TOPOLOGIES, parse_topology, topology_factory
 from ..report import link_table, table
 
@@ -80,15 +81,12 @@ def run(args):
     from netsim.network import Network, compute_nodes
 
     if args.list:
-        given = [flag for flag, on in (("NAME", args.name), ("--result", args.result),
-                                       ("--json", args.json)) if on]
-        if given:
-            raise NetsimError(f"--list lists every builder; it takes no {given[0]}")
+        refuse_with_list(args, add_arguments, "every builder")
         print(describe_builders())
         return
     if not args.name:
         raise NetsimError("topology: give NAME[:k=v,...] or a graph file, or --list")
-    check_writable(args.png)
+    check_png(args.png)
     trace = None
     if args.result:
         from netsim.traceio import load_trace
