@@ -327,6 +327,8 @@ def check_config(raw, where="sweep config"):
         try:
             out["options"][name] = (_collective_values(opts) if name in out["collectives"]
                                     else _paradigm_values(name, opts))
+            if name in out["paradigms"]:
+                _check_run_bounds(name, out, out["options"][name])
         except NetsimError as exc:
             _fail(where, f"options of {name}: {exc}")
     for key in ("output", "png"):
@@ -339,6 +341,26 @@ def check_config(raw, where="sweep config"):
 
         check_straggler_ranks(sweep_points(out), where)
     return out
+
+
+def _check_run_bounds(name, config, opts):
+    """A paradigm's options checked against the run of every point (its epochs, samples and
+    steps at each P: :func:`workloads.paradigms.check_run_options`), as ``netsim record`` does."""
+    from workloads.option_ranges import RUN_BOUNDS
+    from workloads.paradigms import check_run_options
+
+    if not any(key in RUN_BOUNDS for key in opts):
+        return
+    data = config["dataset"]
+    if any(RUN_BOUNDS[key][0] != "epochs" for key in opts if key in RUN_BOUNDS):
+        from workloads.datasets import load
+
+        data = load(data)  # once for every P
+    for P in config["P"]:
+        try:
+            check_run_options(name, data, workers=P, epochs=config["epochs"], **opts)
+        except NetsimError as exc:
+            raise NetsimError(f"at P = {P}: {exc}") from None
 
 
 def _collective_values(opts):

@@ -232,3 +232,26 @@ def test_round_three_cases_are_refused_in_one_line(argv, needle, capsys, monkeyp
 
     monkeypatch.chdir(tmp_path)
     one_line_error(capsys, argv, needle)
+
+
+# Cases of the fourth adversarial round: accepted and ignored before, refused now.
+ROUND_FOUR = [
+    (["record", "--list", "--epochs", "3"], "--list lists every paradigm; it takes no --epochs"),
+    (["topology", "--list", "--png", "x.png"], "--list lists every builder; it takes no --png"),
+    (["demo", "--png", "x.txt"], "cannot write x.txt: a picture is a PNG"),
+    (["topology", "star:n=4", "--png", "x.PNG.gz"], "its file name must end in .png"),
+    (["record", "ps-async", "--set", "ssp=100000"], "ssp must be at most steps - 1 = 119"),
+    (["record", "model-averaging", "--set", "period=100000"], "period must be at most steps"),
+    (["record", "dgc", "--epochs", "2", "--set", "warmup_epochs=5"],
+     "warmup_epochs must be at most epochs = 2"),
+    (["record", "ps-sync", "--set", "batch_size=1000000"], "batch_size must be at most samples"),
+]
+
+
+@pytest.mark.parametrize("argv, needle", ROUND_FOUR)
+def test_round_four_cases_are_refused_in_one_line(argv, needle, capsys, monkeypatch, tmp_path):
+    from conftest import one_line_error
+
+    monkeypatch.chdir(tmp_path)
+    one_line_error(capsys, argv, needle)
+    assert list(tmp_path.iterdir()) == []

@@ -83,3 +83,72 @@ def test_a_text_option_out_of_its_choices_is_refused_alike(name, key, value, kno
         workloads.record(name, dataset="iris", workers=2, epochs=1, **{key: value})
     assert main(["record", name, "--set", f"{key}={value}"]) == 2
     assert capsys.readouterr().err.strip() == f"netsim: error: {message}"
+
+
+# Options bounded by the run itself (workloads.option_ranges.RUN_BOUNDS). Iris has 150
+# samples (Fisher 1936), 120 of them for training (the 20 % test split); with P workers a
+# shard holds ceil(120 / P) samples and an epoch is ceil(shard / batch_size) steps
+# (workloads.training.worker_batches). At P = 2, batch 8: 60 samples, 8 steps an epoch.
+RUN_BAD = [  # paradigm, option, the largest value the run takes, the count named, epochs
+    ("dgc", "warmup_epochs", 3, "epochs = 3", 3),
+    ("dgc", "lr_warmup_epochs", 3, "epochs = 3", 3),
+    ("ps-sync", "batch_size", 120, "samples = 120", 1),
+    ("model-averaging", "period", 16, "steps = 16", 2),        # 2 epochs x 8 steps
+    ("ps-async", "n_fetch", 16, "steps = 16", 2),
+    ("ps-async", "n_push", 16, "steps = 16", 2),
+    ("ps-async", "ssp", 15, "steps - 1 = 15", 2),               # a bound of 16 never waits
+    ("admm", "local_steps", 16, "steps = 16", 2),
+    ("slimdp", "q", 16, "steps = 16", 2),
+]
+
+
+@pytest.mark.parametrize("name,key,limit,count,epochs", RUN_BAD)
+def test_an_option_past_the_run_is_refused_by_record_before_training(
+        name, key, limit, count, epochs, capsys, monkeypatch):
+    import studies.commands.record as command
+
+    monkeypatch.setattr(command, "record", _started)
+    argv = ["record", name, "--workers", "2", "--epochs", str(epochs), "-q"]
+    assert main(argv + ["--set", f"{key}={limit + 1}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        f"netsim: error: {key} must be at most {count} of this run, got {limit + 1}: "), err
+    with pytest.raises(AssertionError, match="the recording started"):  # the limit goes on
+        main(argv + ["--set", f"{key}={limit}"])
+
+
+@pytest.mark.parametrize("name,key,limit,count,epochs", RUN_BAD)
+def test_an_option_past_the_run_is_refused_by_a_sweep_config(name, key, limit, count, epochs):
+    raw = {"topologies": ["star"], "paradigms": [name], "P": [2], "epochs": epochs,
+           "options": {name: {key: limit + 1}}}
+    with pytest.raises(NetsimError) as e:
+        check_config(raw)
+    assert f"at P = 2: {key} must be at most {count} of this run" in str(e.value)
+    raw["options"][name][key] = limit
+    check_config(raw)
+
+
+def test_a_sweep_is_checked_at_its_largest_p():
+    # At P = 4 a shard is 30 samples, 4 steps an epoch: period 5 fits P = 2 (8 steps), not 4.
+    raw = {"topologies": ["star"], "paradigms": ["model-averaging"], "P": [2, 4],
+           "options": {"model-averaging": {"period": 5}}}
+    with pytest.raises(NetsimError, match=r"at P = 4: period must be at most steps = 4 "):
+        check_config(raw)
+
+
+def test_a_default_past_a_short_run_is_not_refused():
+    # DGC's default 4 warm-up epochs in a 1-epoch run are its documented default, not input.
+    from workloads.paradigms import check_run_options
+
+    check_run_options("dgc", epochs=1)
+    with pytest.raises(WorkloadError, match="warmup_epochs must be at most epochs = 1"):
+        check_run_options("dgc", epochs=1, warmup_epochs=4)
+
+
+def test_the_step_count_is_the_recorded_iterations():
+    from workloads.training import run_steps
+
+    for workers, batch_size, epochs in ((2, 8, 2), (3, 7, 1), (4, 50, 3)):
+        rec = workloads.record("model-averaging", workers=workers, epochs=epochs,
+                               batch_size=batch_size)
+        assert rec.iterations == run_steps(120, workers, batch_size, epochs)

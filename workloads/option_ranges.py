@@ -15,13 +15,21 @@ momentum >= 1 makes the velocity grow without bound whatever the step size
 USSR Comput. Math. Math. Phys. 4(5), 1964; Goh, "Why Momentum Really
 Works", Distill 2017, section "The dynamics of momentum": convergence needs
 ``0 <= beta < 1``).
+
+Some options count something of the run itself (epochs, samples, steps), and a value
+past the run's own count does nothing that a smaller one would not: a warm-up longer
+than the run, a batch larger than the training set, a period of more steps than the
+run has. :data:`RUN_BOUNDS` lists them with the reason and :func:`check_run_bounds`
+refuses them, with the run's count in the message: the epoch bounds before any work
+(``--set``, ``record``, a sweep config: the epochs are known there), the sample and
+step bounds by the paradigm once the data is loaded, before the first step.
 """
 
 from netsim import checks
 
 from .errors import WorkloadError
 
-__all__ = ["RANGES", "CHOICES", "check_option", "check_options"]
+__all__ = ["RANGES", "CHOICES", "RUN_BOUNDS", "check_option", "check_options", "check_run_bounds"]
 
 _INT, _REAL = "int", "real"
 
@@ -64,6 +72,78 @@ CHOICES = {
     ("ps-partitioned", "partition"): ("ps_partitioned", "PARTITIONS"),
 }
 """(paradigm, option) -> the module and the name of its tuple of the values the option takes."""
+
+
+RUN_BOUNDS = {
+    # option: (the run's count bounding it, subtracted from that count, why)
+    "warmup_epochs": ("epochs", 0, "the warm-up is counted in epochs of the run: a longer one "
+                      "never reaches its final sparsity (Lin et al., DGC, ICLR 2018, sec. 3.3)"),
+    "lr_warmup_epochs": ("epochs", 0, "the learning-rate warm-up is counted in epochs of the "
+                         "run: a longer one never reaches the full rate"),
+    "batch_size": ("samples", 0, "a mini-batch is drawn from the training samples: a larger "
+                   "one is the whole training set, as batch_size = samples is"),
+    "period": ("steps", 0, "the models are averaged every period steps and after the last "
+               "one: a longer period averages only at the end, as period = steps does"),
+    "n_fetch": ("steps", 0, "a longer interval fetches only at the start, as n_fetch = steps "
+                "does"),
+    "n_push": ("steps", 0, "a longer interval pushes only after the last step, as n_push = "
+               "steps does"),
+    "local_steps": ("steps", 0, "a round of more local steps than the run has is the whole "
+                    "run, as local_steps = steps is"),
+    "q": ("steps", 0, "the core is refreshed every q rounds from round 0: a longer interval "
+          "refreshes once, as q = steps does"),
+    "ssp": ("steps", 1, "a staleness bound of the run's steps or more never makes a worker "
+            "wait: that is fully asynchronous, which giving no ssp says"),
+}
+"""Option name -> (the count of the run it is at most: ``epochs``, training ``samples`` or a
+worker's ``steps`` over the whole run; how much less than that count; why)."""
+
+
+def check_run_bounds(options, **counts):
+    """Refuse options of :data:`RUN_BOUNDS` past the count of the run they are bounded by.
+
+    Parameters
+    ----------
+    options : dict
+        Option name -> value (None or an option without a run bound passes).
+    **counts : int
+        The run's counts known so far: ``epochs``, ``samples`` (training samples),
+        ``steps`` (a worker's steps over the whole run); a bound whose count is not
+        given is not checked.
+
+    Returns
+    -------
+    dict
+        The same options.
+
+    Raises
+    ------
+    WorkloadError
+        Naming the option, its value, the run's count and the reason.
+
+    Examples
+    --------
+    >>> check_run_bounds({"warmup_epochs": 4, "period": 100}, epochs=30)
+    {'warmup_epochs': 4, 'period': 100}
+    >>> check_run_bounds({"warmup_epochs": 40}, epochs=30)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: warmup_epochs must be at most epochs = 30 of this run, got 40: the warm-up is counted in epochs of the run: a longer one never reaches its final sparsity (Lin et al., DGC, ICLR 2018, sec. 3.3)
+    >>> check_run_bounds({"ssp": 60}, steps=60)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: ssp must be at most steps - 1 = 59 of this run, got 60: ...
+    """
+    for key, value in options.items():
+        if value is None or key not in RUN_BOUNDS or RUN_BOUNDS[key][0] not in counts:
+            continue
+        count, less, why = RUN_BOUNDS[key]
+        limit = counts[count] - less
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit:
+            what = f"{count} - {less}" if less else count
+            raise WorkloadError(f"{key} must be at most {what} = {limit} of this run, got "
+                                f"{value}: {why}")
+    return options
 
 
 def check_option(key, value, paradigm=None):

@@ -20,8 +20,9 @@ from typing import NamedTuple
 from . import phases, training
 from .datasets import NAMES as DATASETS
 from .errors import DatasetError, WorkloadError
+from .option_ranges import RUN_BOUNDS, check_run_bounds
 
-__all__ = ["PARADIGMS", "Paradigm", "record", "describe"]
+__all__ = ["PARADIGMS", "Paradigm", "record", "describe", "check_run_options"]
 
 # CLI name -> module name, in the order `netsim record --list` shows them.
 _MODULES = (
@@ -167,3 +168,57 @@ def record(name, dataset="iris", workers=None, progress=None, **options):
     if progress is not None:
         options["progress"] = progress
     return p.run(dataset=dataset, **options)
+
+
+def check_run_options(name, dataset="iris", workers=None, **options):
+    """Refuse the options given to paradigm ``name`` past the run's own counts.
+
+    Only the options given are checked (a default is never refused: DGC's 4 warm-up
+    epochs in a 1-epoch run are its documented default), against the counts of the run
+    they set: epochs (given or the paradigm's default), the dataset's training samples
+    and a worker's steps over the run (:func:`workloads.training.run_steps`), by
+    :func:`workloads.option_ranges.check_run_bounds`. The dataset is loaded only when a
+    sample or step bound is to be checked.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PARADIGMS`.
+    dataset : str or workloads.datasets.Dataset, optional
+    workers : int, optional
+        The paradigm's default if None.
+    **options
+        The options given (``data_path`` and ``dataset_options`` are read for the data).
+
+    Raises
+    ------
+    WorkloadError
+        Saying the option, the run's count and why (:data:`workloads.option_ranges.RUN_BOUNDS`).
+
+    Examples
+    --------
+    >>> check_run_options("model-averaging", period=8, epochs=2)  # 2 x 4 steps on iris
+    >>> check_run_options("model-averaging", period=9, epochs=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: period must be at most steps = 8 of this run, got 9: ...
+    """
+    p = _get(name)
+    given = {k: v for k, v in options.items() if k in RUN_BOUNDS and k in p.options}
+    if not given:
+        return
+    def default(key):  # the value given, else the paradigm's default
+        return options.get(key, p.options[key][0] if key in p.options else None)
+
+    counts = {"epochs": default("epochs")}
+    if default("batch_size") is not None and any(RUN_BOUNDS[k][0] != "epochs" for k in given):
+        from . import datasets
+
+        data = dataset if isinstance(dataset, datasets.Dataset) else datasets.load(
+            dataset, path=options.get("data_path"), **(options.get("dataset_options") or {}))
+        if workers is None:
+            workers = inspect.signature(p.run).parameters["workers"].default
+        counts["samples"] = data.n_train
+        batch = min(default("batch_size"), data.n_train)
+        counts["steps"] = training.run_steps(data.n_train, workers, batch, counts["epochs"])
+    check_run_bounds(given, **counts)

@@ -8,6 +8,7 @@ import json
 
 from netsim.errors import NetsimError
 from workloads import describe, record
+from workloads.paradigms import check_run_options
 
 from ..console import UsageError, check_options, check_writable, log, progress
 from ..options import add_force_argument, paradigm_options, refuse_with_list
@@ -90,6 +91,8 @@ def run(args):
     if args.epochs is not None:
         options["epochs"] = args.epochs
     options.update(paradigm_options(args.paradigm, entry, args.options))
+    # an option past the run's own epochs, samples or steps (the data is loaded if needed)
+    check_run_options(args.paradigm, args.dataset, workers=args.workers, **options)
     if not args.force:  # a count chosen by an option: priced before the run
         check_training(options, workers=args.workers or _default_workers()[args.paradigm])
     check_writable(args.output)
