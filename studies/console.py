@@ -205,23 +205,24 @@ def check_png(*paths):
     Raises
     ------
     NetsimError
-        ``cannot write PATH: REASON`` for the first path that is not a PNG's name or
-        cannot be written.
+        ``cannot write PATH: REASON`` for the first path that cannot be written, else the
+        first that is not a PNG's name.
 
     Examples
     --------
-    >>> check_png(None, "/nonexistent/dir/x.txt")
+    >>> import os, tempfile
+    >>> check_png(None, os.path.join(tempfile.mkdtemp(), "x.txt"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    netsim.errors.NetsimError: cannot write /nonexistent/dir/x.txt: a picture is a PNG, its file name must end in .png
+    netsim.errors.NetsimError: cannot write .../x.txt: a picture is a PNG, its file name must end in .png
     """
     import os
 
+    check_writable(*paths)  # first: a directory or a missing one is the plainer reason
     for path in paths:
         if path is not None and path != os.devnull and not os.fspath(path).lower().endswith(".png"):
             raise NetsimError(f"cannot write {path}: a picture is a PNG, its file name must end "
                               f"in .png")
-    check_writable(*paths)
 
 
 def check_options(args, **bounds):
