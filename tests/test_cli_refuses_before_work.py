@@ -318,3 +318,18 @@ def test_a_ringtmp_model_too_shallow_for_the_ring_is_refused_before_the_data_loa
     monkeypatch.setattr(workloads.ringtmp, "prepare", loaded)
     one_line_error(capsys, ["scale", "ringtmp", "--set", "hidden=256,256", "-P", "2,4"],
                    "layer-wise partition of 3 dense layers over 4 ring nodes")
+
+
+def test_a_topology_too_large_to_read_is_not_drawn_by_default(tmp_path, monkeypatch, capsys):
+    # star:n=2500 has 2501 nodes, over DRAW_NODES: the default picture is skipped with one note
+    # (the drawing would take seconds and show no readable label), the description still prints.
+    from studies.commands.topology import DEFAULT_PNG, DRAW_NODES
+
+    assert 2501 > DRAW_NODES
+    monkeypatch.chdir(tmp_path)
+    assert main(["topology", "star:n=2500", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert '"nodes": 2501' in out
+    assert err.startswith("not drawn: 2501 nodes") and "--png" in err, err
+    assert err.count("\n") == 1
+    assert not (tmp_path / DEFAULT_PNG).exists()
