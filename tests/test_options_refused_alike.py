@@ -146,9 +146,9 @@ def test_a_default_past_a_short_run_is_not_refused():
 
 
 def test_the_step_count_is_the_recorded_iterations():
-    from workloads.training import run_steps
+    from workloads.plan import steps_per_epoch
 
     for workers, batch_size, epochs in ((2, 8, 2), (3, 7, 1), (4, 50, 3)):
         rec = workloads.record("model-averaging", workers=workers, epochs=epochs,
                                batch_size=batch_size)
-        assert rec.iterations == run_steps(120, workers, batch_size, epochs)
+        assert rec.iterations == epochs * steps_per_epoch(120, workers, batch_size)

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from . import phases, training
+from .plan import steps_per_epoch
 from .datasets import NAMES as DATASETS
 from .errors import DatasetError, WorkloadError
 from .option_ranges import RUN_BOUNDS, check_run_bounds
@@ -176,7 +177,7 @@ def check_run_options(name, dataset="iris", workers=None, **options):
     Only the options given are checked (a default is never refused: DGC's 4 warm-up
     epochs in a 1-epoch run are its documented default), against the counts of the run
     they set: epochs (given or the paradigm's default), the dataset's training samples
-    and a worker's steps over the run (:func:`workloads.training.run_steps`), by
+    and a worker's steps over the run (epochs x :func:`workloads.plan.steps_per_epoch`), by
     :func:`workloads.option_ranges.check_run_bounds`. The dataset is loaded only when a
     sample or step bound is to be checked.
 
@@ -220,5 +221,5 @@ def check_run_options(name, dataset="iris", workers=None, **options):
             workers = inspect.signature(p.run).parameters["workers"].default
         counts["samples"] = data.n_train
         batch = min(default("batch_size"), data.n_train)
-        counts["steps"] = training.run_steps(data.n_train, workers, batch, counts["epochs"])
+        counts["steps"] = counts["epochs"] * steps_per_epoch(data.n_train, workers, batch)
     check_run_bounds(given, **counts)

@@ -24,8 +24,7 @@ from . import datasets, mlp
 from .errors import WorkloadError
 from .option_ranges import check_option
 
-__all__ = ["Setup", "check_workers", "prepare", "worker_batches", "run_steps", "epochs_of",
-           "first_nonfinite"]
+__all__ = ["Setup", "check_workers", "prepare", "worker_batches", "epochs_of", "first_nonfinite"]
 
 
 @dataclass
@@ -199,33 +198,6 @@ def worker_batches(shards, batch_size, rng):
             row.append(p[(t * b + np.arange(b)) % len(p)])
         out.append(row)
     return out
-
-
-def run_steps(samples, workers, batch_size, epochs):
-    """A worker's steps over a whole run: ``epochs x ceil(ceil(samples / workers) / batch_size)``.
-
-    The count :func:`worker_batches` makes per epoch (``ceil(max shard size /
-    batch_size)``) times the epochs, the largest of the :func:`workloads.datasets.shards`
-    of ``samples`` over ``workers`` holding ``ceil(samples / workers)`` samples
-    (``numpy.array_split``).
-
-    Parameters
-    ----------
-    samples : int
-        Training samples.
-    workers : int
-    batch_size : int
-    epochs : int
-
-    Examples
-    --------
-    >>> run_steps(120, 4, 8, 2)  # shards of 30: 4 steps an epoch
-    8
-    >>> b = worker_batches(datasets.shards(120, 4, 0), 8, np.random.default_rng(0))
-    >>> len(b) * 2
-    8
-    """
-    return epochs * math.ceil(math.ceil(samples / workers) / batch_size)
 
 
 def epochs_of(steps, epochs, progress=None):
