@@ -22,6 +22,19 @@ HELP = "describe a topology and draw it to PNG"
 """One line for ``netsim --help``."""
 
 
+DEFAULT_PNG = "netsim-topology.png"
+
+DRAW_NODES = 2000
+"""Graphs of more nodes are drawn only when ``--png`` names a file: a policy of this project.
+A 256-machine DGX H100 cluster (5,385 nodes) draws in 17 s of CPU and shows no readable
+label; 64 machines (1,353 nodes) still do."""
+
+DRAW_SECONDS = 3e-3
+"""CPU seconds a drawing takes per node, for the note before a large one: the slope between
+``dgx_h100:nodes=64`` and ``=256`` (1,353 and 5,385 nodes, 5.4 and 16.9 s of CPU on the
+2-core development machine, 2026-11-26)."""
+
+
 def add_arguments(p):
     """Add the command's arguments to ``p``, its ``argparse`` parser.
 
@@ -62,14 +75,6 @@ def add_arguments(p):
 
 _LINK_METRICS = ("mean_util", "peak_util", "bytes", "busy", "saturated")
 
-DEFAULT_PNG = "netsim-topology.png"
-
-DRAW_NODES = 2000
-"""Graphs of more nodes are drawn only when ``--png`` names a file: a policy of this project.
-A 256-machine DGX H100 cluster (5,385 nodes) draws in 17 s of CPU and shows no readable
-label; 64 machines (1,353 nodes) still do. The drawing costs about 3 ms a node
-(``dgx_h100:nodes=64`` and ``=256``, 5.4 and 16.9 s of CPU on the 2-core development
-machine, 2026-11-26)."""
 
 
 def run(args):
@@ -131,7 +136,7 @@ def run(args):
             result = simulate(trace, net, progress=bar)
         desc["bottlenecks"] = result.bottlenecks(5)
     if args.png and G.number_of_nodes() > DRAW_NODES:
-        seconds = 3e-3 * G.number_of_nodes()
+        seconds = DRAW_SECONDS * G.number_of_nodes()
         if args.png == DEFAULT_PNG:
             log(args, f"not drawn: {G.number_of_nodes()} nodes, more than the {DRAW_NODES} a "
                       f"drawing shows readably; name the file with --png to draw it anyway "
