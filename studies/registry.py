@@ -297,9 +297,21 @@ def _extended_size(builder, kwargs):
     e16, b16 = sizes[""]
     elements = float(e16)
     for key, value in large.items():
-        elements *= (e16 / max(sizes[key][0], 1)) ** (math.log(value / 16) / math.log(2))
+        elements = _power_law(elements, sizes[key][0], e16, 2, value / 16)
     nbytes = elements * max(b16, 1) / max(e16, 1)          # bytes per element of the graph at 16
     return elements, nbytes, large
+
+
+def _power_law(elements, small, large, step, ratio):
+    """``elements`` times the growth of a power law through two probe sizes, out to ``ratio``.
+
+    The probes hold ``small`` and ``large`` elements, the second built with its
+    option(s) ``step`` times the first's; the option's value is ``ratio`` times the
+    second probe's.
+    """
+    import math
+
+    return elements * (large / max(small, 1)) ** (math.log(ratio) / math.log(step))
 
 
 def _is_shape(v):
@@ -325,8 +337,7 @@ def _extended_shape(builder, kwargs, shapes):
     grow = 1.0
     for v in shapes.values():
         grow *= math.prod(v) / 8 ** len(v)
-    exponent = math.log(max(e8, 1) / max(e4, 1)) / math.log(2 ** sum(map(len, shapes.values())))
-    elements = e8 * grow ** exponent
+    elements = _power_law(e8, e4, e8, 2 ** sum(map(len, shapes.values())), grow)
     return elements, elements * max(b8, 1) / max(e8, 1), {k: "x".join(map(str, v))
                                                            for k, v in shapes.items()}
 
