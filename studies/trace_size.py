@@ -338,8 +338,8 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
     small : bool, optional
         The messages run a few at a time (:data:`SMALL_MESSAGE_SECONDS` each).
     passes : int, optional
-        Route searches per source: a paradigm's scaling point searches twice (its replay
-        and its closed form each compile the topology).
+        Route searches per source (default one: a command's replay and closed form share
+        one compiled topology and its route cache).
 
     Returns
     -------
