@@ -3,8 +3,9 @@
 ``netsim scale ps-sync -P 1048576`` holds 4.3e6 ops, which fit in memory, but its routes are
 2^20 Dijkstra searches over a star of 2^20 hosts: refused at once with the figure, and
 ``--force`` goes on. The topology's size is counted from the builder at two small rank counts
-(checked against the graph itself); the time is a lower bound (checked against a measured
-route search).
+(checked against the graph itself); the time is each count the replay will make times its
+unit cost from benchmarks/README.md (the counts checked against the built traces; unit tests
+count, they do not time).
 """
 
 import math
