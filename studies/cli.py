@@ -16,6 +16,21 @@ Examples
 2
 """
 
+if __name__ == "__main__":
+    # `python -m studies.cli` runs this file before its imports below (numpy, the commands):
+    # import it under its own name inside a try, so that a Ctrl-C while they load is one
+    # line and status 130, as the console script (studies.entry) makes it.
+    import sys
+
+    try:
+        from studies.cli import main as _main
+
+        _status = _main()
+    except KeyboardInterrupt:
+        print("netsim: interrupted", file=sys.stderr)
+        _status = 130
+    sys.exit(_status)
+
 import argparse
 import importlib
 import re
@@ -208,7 +223,3 @@ def _main(parser, argv):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

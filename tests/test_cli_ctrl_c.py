@@ -1,5 +1,6 @@
 """A Ctrl-C at any moment of any command is one line, `netsim: interrupted`, and exit 130."""
 
+import json
 import os
 import signal
 import subprocess
@@ -36,6 +37,35 @@ def test_ctrl_c_while_the_command_line_is_imported():
     assert p.returncode == 130, p.stderr
     assert p.stderr == "netsim: interrupted\n"
     assert p.stdout == ""
+
+
+def test_ctrl_c_while_python_m_studies_cli_imports():
+    # `python -m studies.cli` runs the module as __main__: its own imports (numpy among them)
+    # ran before main() and a Ctrl-C there printed a traceback.
+    code = _DURING_IMPORT.replace(
+        "from studies.entry import main\nsys.exit(main([\"collective\", \"ring\", \"-P\", "
+        "\"4\", \"-n\", \"1MB\"]))",
+        "import runpy\nsys.argv = [\"studies.cli\", \"collective\", \"ring\", \"-P\", \"4\", "
+        "\"-n\", \"1MB\"]\nrunpy.run_module(\"studies.cli\", run_name=\"__main__\", "
+        "alter_sys=True)")
+    assert "runpy" in code
+    p = _run(code)
+    assert p.returncode == 130, p.stderr
+    assert p.stderr == "netsim: interrupted\n"
+    assert p.stdout == ""
+
+
+def test_python_m_studies_cli_runs_a_command():
+    p = subprocess.run([sys.executable, "-m", "studies.cli", "collective", "ring", "-P", "2",
+                        "-n", "1MB", "--json"], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": ROOT})
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["algorithm"] == "ring"
+    p = subprocess.run([sys.executable, "-m", "studies.cli", "collective", "ring", "-P", "2",
+                        "-n", "-1MB"], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": ROOT})
+    assert p.returncode == 2 and p.stderr.startswith("netsim: error: ")
+    assert len(p.stderr.splitlines()) == 1
 
 
 def test_ctrl_c_while_the_parser_is_built(monkeypatch, capsys):
