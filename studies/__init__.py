@@ -14,6 +14,7 @@ options           command-line values: worker ranges, typed paradigm options
 report            plain-text tables and the text reports of results, studies and claims
 paradigm_traces   a paradigm's trace at each P: recorded or projected, any window of its run
 windows           the window of a run a study measures, from the paradigm's declared phases
+study_run         the run a scaling study stands for; paradigm options bounded by it
 closed_forms      the alpha-beta closed form of one iteration of a paradigm's trace
 paradigm_scaling  a paradigm's time per iteration against P, its saturation point and fits
 claims            the seed papers' claims reproduced: PASS or FAIL

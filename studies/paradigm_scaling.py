@@ -55,6 +55,7 @@ from workloads.phases import Phases
 from .closed_forms import closed_form
 from .paradigm_traces import base_recording, check_workers, traces
 from .registry import PARADIGMS
+from .study_run import check_study_options
 from .trace_size import PROBE, check_ops, grown_ops, projection_ops
 from .throughput import throughput
 from .windows import combine, plan_windows, sampled_windows
@@ -414,6 +415,9 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         to hold its window.
     seed, dataset, base_workers, batch, **options
         See :func:`studies.paradigm_traces.traces`.
+        An option bounded by the run (:data:`workloads.option_ranges.RUN_BOUNDS`) past
+        the run the study stands for is refused before any recording
+        (:func:`studies.study_run.check_study_options`).
     strong : bool
         Strong scaling (see the module docstring); weak by default.
     level : float
@@ -491,6 +495,9 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
     (16, ['warm-up', 'steady'])
     """
     workers = check_workers(workers)
+    # an option past the run the study stands for, as `netsim record` refuses it
+    check_study_options(source, workers, iterations, dataset, model, batch, base_workers,
+                        **options)
     if device_flops is not None and not (isinstance(device_flops, (int, float))
                                          and math.isfinite(device_flops) and device_flops > 0):
         raise WorkloadError(f"device_flops must be a number > 0, got {device_flops!r}")

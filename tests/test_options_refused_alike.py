@@ -108,7 +108,13 @@ def test_an_option_past_the_run_is_refused_by_record_before_training(
     import studies.commands.record as command
 
     monkeypatch.setattr(command, "record", _started)
-    argv = ["record", name, "--workers", "2", "--epochs", str(epochs), "-q"]
+    _refused_past_the_limit(["record", name, "--workers", "2", "--epochs", str(epochs), "-q"],
+                            key, limit, count, capsys)
+
+
+def _refused_past_the_limit(argv, key, limit, count, capsys):
+    """``argv --set key=limit+1`` is refused in one line naming ``count``; ``limit`` goes on
+    to the recording (which the test has replaced by one raising AssertionError)."""
     assert main(argv + ["--set", f"{key}={limit + 1}"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
@@ -152,3 +158,53 @@ def test_the_step_count_is_the_recorded_iterations():
         rec = workloads.record("model-averaging", workers=workers, epochs=epochs,
                                batch_size=batch_size)
         assert rec.iterations == epochs * steps_per_epoch(120, workers, batch_size)
+
+
+# `netsim scale PARADIGM` stands for a run of its own: one epoch, or as many as hold its
+# window (studies.windows). On Iris at the study's base of 4 workers a shard is 30 samples,
+# 4 steps an epoch at batch 8. The default window is 3 iterations (1 epoch) unless a period
+# or a warm-up asks for more: DGC's sparsity warm-up reaches 0.999 in its 5th epoch
+# (density 4^-5 < 0.001, Lin et al. 2018), so its window is iterations 16-18 of a 5-epoch run.
+SCALE_BAD = [  # paradigm, option, the largest value the run takes, the count named, extra flags
+    ("ps-async", "ssp", 3, "steps - 1 = 3", []),
+    ("admm", "local_steps", 4, "steps = 4", []),
+    ("ps-sync", "batch_size", 120, "samples = 120", []),
+    ("ps-partitioned", "batch_size", 120, "samples = 120", []),  # recorded at every P
+    ("dgc", "warmup_epochs", 5, "epochs = 5", []),
+    ("dgc", "lr_warmup_epochs", 5, "epochs = 5", []),
+    ("model-averaging", "period", 4, "steps = 4", ["--iterations", "4"]),
+]
+
+
+@pytest.mark.parametrize("name,key,limit,count,extra", SCALE_BAD)
+def test_an_option_past_the_run_is_refused_by_scale_before_recording(
+        name, key, limit, count, extra, capsys, monkeypatch):
+    import studies.paradigm_scaling as ps
+
+    monkeypatch.setattr(ps, "base_recording", _started)
+    _refused_past_the_limit(["scale", name, "-P", "2,4", "--dataset", "iris", "-q"] + extra,
+                            key, limit, count, capsys)
+
+
+def test_scale_bounds_a_period_by_the_run_its_window_needs(monkeypatch):
+    # A period of 100 steps gets a window of one whole period, 100 iterations: a run of 25
+    # epochs of 4 steps, which the period fits (a 1-epoch bound would refuse it).
+    import studies.paradigm_scaling as ps
+    from studies.study_run import run_epochs
+
+    assert run_epochs("model-averaging", {"period": 100}, dataset="iris") == 25
+    monkeypatch.setattr(ps, "base_recording", _started)
+    with pytest.raises(AssertionError, match="the recording started"):
+        main(["scale", "model-averaging", "-P", "2,4", "--dataset", "iris", "-q",
+              "--set", "period=100"])
+
+
+def test_the_study_records_the_run_it_is_bounded_by():
+    # Slim-DP (not alike) records again for its window: q = 10 is a window of 10 iterations,
+    # 3 epochs of 4 steps, which run_epochs foresees.
+    from studies.paradigm_traces import base_recording
+    from studies.study_run import run_epochs
+
+    rec = base_recording("slimdp", dataset="iris", iterations=10, q=10)
+    assert rec.num_iterations == 3 * 4
+    assert run_epochs("slimdp", {"q": 10}, dataset="iris") == 3
