@@ -133,6 +133,10 @@ def parse_bytes(text):
     1024.0
     >>> parse_bytes(12), parse_bytes("9PB")
     (12.0, 9000000000000000.0)
+    >>> parse_bytes("9007199254740993")  # 2^53 + 1, which a float rounds to 2^53
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: size '9007199254740993' is 9007199254740993 bytes, over the largest accepted, 2^53 = 9.007e+15 bytes (~9 PB: whole bytes stay exact in a float)
     >>> parse_bytes("1e300")
     Traceback (most recent call last):
     ...
@@ -142,9 +146,16 @@ def parse_bytes(text):
     if unit not in ("", "B", "bytes", "byte"):
         raise UnitError(f"unknown size unit {unit!r} in {text!r}; use B, kB, MB, GB, KiB, MiB, ...")
     nbytes = _checked(value * _PREFIX[prefix], text, "size")
-    if nbytes > MAX_BYTES:
-        raise UnitError(f"size {text!r} is {nbytes:.4g} bytes, over the largest accepted, "
-                        f"2^53 = {MAX_BYTES:.4g} bytes (~9 PB: whole bytes stay exact in a float)")
+    if nbytes >= MAX_BYTES:  # 2^53 + 1 rounds to 2^53 as a float: compare the exact value
+        from decimal import Decimal
+
+        number = str(text) if isinstance(text, numbers.Number) else _QUANTITY.match(
+            str(text)).group(1)
+        exact = Decimal(number) * int(_PREFIX[prefix])  # exact: 28 digits hold any such size
+        if exact > MAX_BYTES:
+            shown = f"{exact.normalize():f}" if nbytes == MAX_BYTES else f"{nbytes:.4g}"
+            raise UnitError(f"size {text!r} is {shown} bytes, over the largest accepted, 2^53 = "
+                            f"{MAX_BYTES:.4g} bytes (~9 PB: whole bytes stay exact in a float)")
     return nbytes
 
 

@@ -104,7 +104,9 @@ def test_sizes_up_to_two_to_the_53_bytes_are_exact_and_beyond_refused():
 
     assert MAX_BYTES == 2**53 and float(2**53 - 1) == 2**53 - 1  # exact just below
     assert parse_bytes(str(2**53)) == 2**53 and parse_bytes("1PB") == 1e15
-    for text in (str(2**53 + 2), "10PB", "1e300", "8PiB"):  # 8 PiB = 2^53 exactly: accepted
+    # 2^53 + 1 is no float64: it rounded to 2^53 and passed; its exact value is compared now
+    for text in (str(2**53 + 1), f"{2**53 + 1}B", "9.0071992547409921PB", str(2**53 + 2),
+                 "10PB", "1e300", "8PiB"):  # 8 PiB = 2^53 exactly: accepted
         if text == "8PiB":
             assert parse_bytes(text) == MAX_BYTES
             continue
