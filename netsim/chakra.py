@@ -527,7 +527,8 @@ def check_prefix(prefix):
     ------
     TraceError
         For an empty prefix (``.<rank>.et``: hidden files), one starting with
-        a dot, or one holding a path separator (``../../x`` leaves ``DIR``).
+        a dot, one holding a path separator (``../../x`` leaves ``DIR``) or a
+        control character (a newline, a tab, NUL).
 
     Examples
     --------
@@ -536,13 +537,15 @@ def check_prefix(prefix):
     >>> check_prefix("../../x")
     Traceback (most recent call last):
     ...
-    netsim.errors.TraceError: prefix must be a plain file name (no /, not empty, not starting with '.'), got '../../x'
+    netsim.errors.TraceError: prefix must be a plain file name (no /, no control characters, not empty, not starting with '.'), got '../../x'
     """
     seps = {os.sep, os.altsep} - {None}
+    # isprintable(): no NUL, newline, tab or other control character (a newline in a file
+    # name splits every line that names it, the log's "wrote ..." among them)
     if not isinstance(prefix, str) or not prefix or prefix.startswith(".") or \
-            any(s in prefix for s in seps) or "\0" in prefix:
-        raise TraceError(f"prefix must be a plain file name (no /, not empty, not starting "
-                         f"with '.'), got {prefix!r}")
+            any(s in prefix for s in seps) or not prefix.isprintable():
+        raise TraceError(f"prefix must be a plain file name (no /, no control characters, not "
+                         f"empty, not starting with '.'), got {prefix!r}")
     return prefix
 
 

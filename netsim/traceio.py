@@ -34,7 +34,7 @@ from .collop import Specs
 from .errors import TraceError
 from .trace import COLLECTIVE, MAX_RANKS, MESSAGE, Trace, TraceBuilder
 
-__all__ = ["SCHEMA", "load_trace", "save_trace"]
+__all__ = ["SCHEMA", "load_trace", "save_trace", "check_trace_name"]
 
 SCHEMA = "netsim-trace/3"
 _COLUMNS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag",
@@ -52,6 +52,40 @@ def _version():
     from . import __version__
 
     return __version__
+
+
+def check_trace_name(path):
+    """The format a trace file's name asks for, ``"npz"`` or ``"json"``, or why there is none.
+
+    Checked before the work that makes a trace (a recording, an import), so that a
+    name :func:`save_trace` cannot write is refused before it, not after.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TraceError
+        For a name ending in neither ``.json`` nor ``.npz``.
+
+    Examples
+    --------
+    >>> check_trace_name("run.npz")
+    'npz'
+    >>> check_trace_name("run.txt")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: unknown trace format for 'run.txt': use .json or .npz
+    """
+    path = str(path)
+    if not path.endswith((".npz", ".json")):
+        raise TraceError(f"unknown trace format for {path!r}: use .json or .npz")
+    return path.rsplit(".", 1)[1]
 
 
 def save_trace(trace, path):
@@ -80,8 +114,7 @@ def save_trace(trace, path):
     8.0
     """
     path = str(path)
-    if not path.endswith((".npz", ".json")):
-        raise TraceError(f"unknown trace format for {path!r}: use .json or .npz")
+    check_trace_name(path)
     header = {"schema": SCHEMA, "ranks": trace.ranks, "tags": trace.tags,
               "metadata": {**trace.metadata, "netsim_version": _version()}}
     try:

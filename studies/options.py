@@ -11,7 +11,7 @@ from netsim.units import parse_jitter, parse_shape, parse_straggler
 from workloads.option_ranges import check_option
 
 __all__ = ["option_value", "paradigm_options", "add_perturb_arguments", "perturb_options",
-           "perturb_label", "add_force_argument", "refuse_with_list"]
+           "perturb_label", "add_force_argument", "given_options", "refuse_with_list"]
 
 
 def _number_or_text(text):
@@ -273,6 +273,45 @@ def add_force_argument(p):
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
 
 
+def given_options(args, add_arguments):
+    """The options of parsed ``args`` given on the command line, in the parser's order.
+
+    An option counts as given when its value differs from the default of the parser
+    that ``add_arguments`` fills (one given as its own default changes nothing); an
+    option ``args`` does not hold is not counted.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    add_arguments : callable
+        ``add_arguments(parser)`` of a command (or of part of one).
+
+    Returns
+    -------
+    dict
+        Destination -> the option's longest flag (a positional argument: its name in
+        capitals).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> def add(p):
+    ...     p.add_argument("name", nargs="?"); p.add_argument("--epochs", "-e", type=int)
+    >>> given_options(argparse.Namespace(name="x", epochs=None), add)
+    {'name': 'NAME'}
+    >>> given_options(argparse.Namespace(name=None, epochs=3), add)
+    {'epochs': '--epochs'}
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(add_help=False)
+    add_arguments(parser)
+    return {action.dest: (max(action.option_strings, key=len) if action.option_strings
+                          else action.dest.upper())
+            for action in parser._actions
+            if hasattr(args, action.dest) and getattr(args, action.dest) != action.default}
+
+
 def refuse_with_list(args, add_arguments, what):
     """Refuse ``--list`` given with another option or argument: ``--list`` ignores them all.
 
@@ -307,14 +346,6 @@ def refuse_with_list(args, add_arguments, what):
     ...
     netsim.errors.NetsimError: --list lists all; it takes no --epochs
     """
-    import argparse
-
-    parser = argparse.ArgumentParser(add_help=False)
-    add_arguments(parser)
-    for action in parser._actions:
-        if action.dest in ("list", "quiet") or not hasattr(args, action.dest):
-            continue
-        if getattr(args, action.dest) != action.default:
-            name = (max(action.option_strings, key=len) if action.option_strings
-                    else action.dest.upper())
+    for dest, name in given_options(args, add_arguments).items():
+        if dest not in ("list", "quiet"):
             raise NetsimError(f"--list lists {what}; it takes no {name}")

@@ -335,6 +335,9 @@ def check_config(raw, where="sweep config"):
         if key in raw:
             if not isinstance(raw[key], str) or not raw[key]:
                 _fail(where, f"{key} must be a file name, got {raw[key]!r}")
+            if key == "png" and not raw[key].lower().endswith(".png"):  # even if --png is given
+                _fail(where, f"png: cannot write {raw[key]}: a picture is a PNG, its file name "
+                             f"must end in .png")
             out[key] = raw[key]
     if out["paradigms"] and any(out["straggler"]):
         from .sweep_ranks import check_straggler_ranks

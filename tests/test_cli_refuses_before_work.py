@@ -173,7 +173,7 @@ def test_a_binary_sweep_config_is_refused(capsys, tmp_path):
     one_line_error(capsys, ["sweep", str(cfg)], "not a text file")
 
 
-@pytest.mark.parametrize("prefix", ["../../x", "", ".hidden", "a/b", "/tmp/x"])
+@pytest.mark.parametrize("prefix", ["../../x", "", ".hidden", "a/b", "/tmp/x", "a\nb", "a\tb"])
 def test_export_prefix_that_leaves_the_directory_is_refused(capsys, tmp_path, prefix):
     from netsim import TraceBuilder, save_trace
 
@@ -237,6 +237,9 @@ def test_a_sweep_png_without_png_is_refused_before_work(capsys, tmp_path):
     config.write_text(grid + f"png: {tmp_path}/p.jpg\n")
     one_line_error(capsys, ["sweep", str(config), "-o", str(tmp_path / "r.csv")],
                    f"cannot write {tmp_path}/p.jpg")
+    # also when --png stands in for it: the config's bad value was accepted unread
+    one_line_error(capsys, ["sweep", str(config), "-o", str(tmp_path / "r.csv"), "--png",
+                            str(tmp_path / "ok.png")], f"png: cannot write {tmp_path}/p.jpg")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
 
 
@@ -282,9 +285,104 @@ def test_list_alone_still_lists(capsys, argv):
      "--partition applies to the priority mode"),
     (["overlap", "--modes", "none,priority", "--bucket", "1MB"],
      "--bucket applies to the bucketed mode"),
+    # netsim scale has three modes: collectives (--algorithms), a PARADIGM, and transformer;
+    # an option of one was accepted and ignored by the others.
+    (["scale", "-a", "ring", "-P", "2,4", "-k", "4"],
+     "--segments applies to the LP family (lp, lp_reduce, lp_allreduce), not ring"),
+    (["scale", "ps-sync", "-P", "2,4", "-n", "1MB"],
+     "--bytes applies to collectives (--algorithms), not to ps-sync"),
+    (["scale", "ps-sync", "-P", "2,4", "-k", "3"],
+     "--segments applies to collectives (--algorithms), not to ps-sync"),
+    (["scale", "ps-sync", "-P", "2,4", "--logy"],
+     "--logy applies to collectives (--algorithms), not to ps-sync"),
+    (["scale", "ps-sync", "-P", "2,4", "--tp", "4"],
+     "--tp applies to PARADIGM transformer, not to ps-sync"),
+    (["scale", "-a", "ring", "-P", "2,4", "--sweep"],
+     "--sweep applies to PARADIGM transformer, not to collectives (--algorithms)"),
+    (["scale", "transformer", "-P", "64", "--model", "resnet50"],
+     "--model applies to a PARADIGM's scaling, not to PARADIGM transformer"),
+    (["scale", "transformer", "-P", "64", "-n", "1MB"],
+     "--bytes applies to collectives (--algorithms), not to PARADIGM transformer"),
+    (["scale", "transformer", "-P", "64", "--transport", "tcp"],
+     "--transport applies to collectives (--algorithms) or a PARADIGM's scaling, not to "
+     "PARADIGM transformer"),
+    (["scale", "transformer", "-P", "64", "--force"], "--force applies to collectives"),
+    (["scale", "transformer", "-P", "64", "--library", "nccl"], "--library applies with --simulate"),
+    (["scale", "transformer", "-P", "64", "--memory", "80GB"], "--memory applies with --sweep"),
+    (["scale", "transformer", "-P", "64", "--simulate", "--sweep"],
+     "--sweep ranks the layouts of the largest P by the closed form alone: give one"),
+    (["scale", "ps-sync", "-P", "2,4", "--set", "epochs=2"],
+     "--set epochs= does not apply to a scaling study"),  # was a TypeError traceback
+    (["scale", "ps-sync", "-P", "2,4", "--set", "seed=2"], "--set seed= is --seed"),
+    (["record", "ps-sync", "--epochs", "3", "--set", "epochs=5"],
+     "--epochs and --set epochs= both given; give one"),  # --set kept 5 silently
+    (["record", "ps-sync", "--seed", "1", "--set", "seed=2"],
+     "--seed and --set seed= both given; give one"),
+    (["overlap", "--models", "resnet50,resnet50", "-P", "2"],
+     "--models names resnet50 twice; give each once"),
 ])
-def test_options_that_do_not_apply_are_refused(capsys, argv, needle):
+def test_options_that_do_not_apply_are_refused(capsys, argv, needle, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
     one_line_error(capsys, argv, needle)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_scale_transformer_takes_its_own_options(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    assert main(["scale", "transformer", "-P", "64", "--topology",
+                 "gpu_cluster:machine=dgx_h100", "--sweep", "--memory", "80GB", "--json",
+                 "-q"]) == 0
+    assert '"records"' in capsys.readouterr().out
+
+
+def _trace(tmp_path):
+    from netsim import TraceBuilder, save_trace
+
+    b = TraceBuilder(2)
+    b.compute(0, seconds=1e-3)
+    b.message(0, 1, 1e6)
+    save_trace(b.build(), tmp_path / "t.npz")
+    return str(tmp_path / "t.npz")
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--seed", "5"], "--seed applies with --jitter or a p=P:Kx --straggler"),
+    (["--seed", "5", "--straggler", "0:2x"], "--seed applies with --jitter"),  # no draw
+    (["--timeline", "x.txt"], "--timeline x.txt: a Chrome trace is JSON; its file name must end"),
+    (["--host-gaps", "drop"], "has no host gaps to drop"),  # a recorded trace: a no-op
+])
+def test_replay_options_that_change_nothing_are_refused(capsys, monkeypatch, tmp_path, extra,
+                                                         needle):
+    path = _trace(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    one_line_error(capsys, ["replay", path, "--topology", "star"] + extra, needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.npz"]
+
+
+def test_replay_seed_with_a_draw_is_taken(capsys, tmp_path):
+    path = _trace(tmp_path)
+    assert main(["replay", path, "--topology", "star", "--seed", "5", "--jitter",
+                 "lognormal:0.1", "-q"]) == 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["record", "ps-sync", "-o", "run.txt"],
+    ["import", "chakra", "et", "-o", "run.csv"],
+])
+def test_a_trace_name_without_a_format_is_refused_before_the_work(capsys, monkeypatch, tmp_path,
+                                                                    argv):
+    # record trained for 2 s and then refused the name; import read every file first.
+    import studies.commands.record as record
+    import netsim.chakra
+
+    def started(*args, **kwargs):
+        raise AssertionError("the work started")
+    monkeypatch.setattr(record, "record", started)
+    monkeypatch.setattr(netsim.chakra, "load_chakra", started)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "et").mkdir()
+    one_line_error(capsys, argv, f"unknown trace format for {argv[-1]!r}: use .json or .npz")
+    assert [p.name for p in tmp_path.iterdir()] == ["et"]
 
 
 def test_ecmp_seed_without_hash_is_refused(capsys, tmp_path):

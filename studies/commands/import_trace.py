@@ -138,6 +138,9 @@ def run(args):
     for flag, given in (("--batch-scale", args.batch_scale is not None), ("--force", args.force)):
         if given and args.ranks is None:
             raise UsageError(f"{flag} applies with --ranks")
+    from netsim.traceio import check_trace_name
+
+    check_trace_name(args.output)  # before the import, not after
     check_writable(args.output)
     if args.format == "kineto":
         from netsim.kineto import load_kineto

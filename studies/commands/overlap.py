@@ -89,8 +89,12 @@ def run(args):
     check_writable(args.csv)
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()]
     for flag in ("models", "networks", "modes"):
-        if not split(getattr(args, flag)):
+        names = split(getattr(args, flag))
+        if not names:
             raise NetsimError(f"--{flag} {getattr(args, flag)!r} names none; give at least one")
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:  # the same runs again, rows repeated
+            raise NetsimError(f"--{flag} names {twice} twice; give each once")
     for flag, mode, default in (("partition", "priority", f"{PARTITION_BYTES:g}B"),
                                 ("bucket", "bucketed", f"{DDP_BUCKET_BYTES}B")):
         if getattr(args, flag) != default and mode not in split(args.modes):

@@ -90,11 +90,19 @@ def run(args):
     options = {"seed": args.seed}
     if args.epochs is not None:
         options["epochs"] = args.epochs
-    options.update(paradigm_options(args.paradigm, entry, args.options))
+    given = paradigm_options(args.paradigm, entry, args.options)
+    for key, flag, default in (("epochs", "--epochs", None), ("seed", "--seed", 0)):
+        if key in given and getattr(args, key) != default:  # --set would override the flag
+            raise NetsimError(f"{flag} and --set {key}= both given; give one")
+    options.update(given)
     # an option past the run's own epochs, samples or steps (the data is loaded if needed)
     check_run_options(args.paradigm, args.dataset, workers=args.workers, **options)
     if not args.force:  # a count chosen by an option: priced before the run
         check_training(options, workers=args.workers or _default_workers()[args.paradigm])
+    if args.output is not None:
+        from netsim.traceio import check_trace_name
+
+        check_trace_name(args.output)  # before the recording, not after
     check_writable(args.output)
     with progress(args, None, f"recording {args.paradigm}", unit="epoch") as bar:
         rec = record(args.paradigm, dataset=args.dataset, workers=args.workers,

@@ -122,6 +122,7 @@ def run(args):
     """
     from netsim.checks import check_int, check_real
     from netsim.result import simulate
+    from netsim.trace import HOST_GAP
     from netsim.traceio import load_trace
 
     if args.device_flops is not None:
@@ -132,14 +133,23 @@ def run(args):
     if args.ecmp_seed is not None and args.ecmp != "hash":
         raise NetsimError("--ecmp-seed applies with --ecmp hash (the seed of its hash)")
     perturbation = perturb_options(args)
+    if args.seed and not (perturbation.get("jitter") or "p=" in perturbation.get("straggler", "")):
+        raise UsageError("--seed applies with --jitter or a p=P:Kx --straggler (the seed of "
+                         "their draws)")
     kineto = getattr(args, "timeline_format", "perfetto") == "kineto"
     if kineto and not args.timeline:
         raise UsageError("--timeline-format kineto needs --timeline DIR (the files' directory)")
+    if args.timeline and not kineto and not str(args.timeline).endswith(".json"):
+        raise UsageError(f"--timeline {args.timeline}: a Chrome trace is JSON; its file name "
+                         f"must end in .json")
     check_writable(args.csv, None if kineto else args.timeline)   # kineto: a directory
     trace = load_trace(args.trace)
     if getattr(args, "compare", False) and not trace.metadata.get("measured_rank_step_times"):
         raise UsageError(f"--compare: {args.trace} holds no measurements to compare with "
                          "(import a PyTorch profile with netsim import kineto)")
+    if args.host_gaps == "drop" and HOST_GAP not in trace.tags:
+        raise UsageError(f"--host-gaps drop: {args.trace} has no host gaps to drop (compute ops "
+                         f"tagged {HOST_GAP!r}, which an imported PyTorch profile has)")
     if args.ranks is not None:
         from netsim.reproject import reproject
 

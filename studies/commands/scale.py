@@ -16,7 +16,8 @@ from workloads.models import get_model
 
 from ..console import check_options, check_png, check_writable, log, note, write, write_csv
 from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
-                       add_transport_argument, paradigm_options, perturb_label, perturb_options)
+                       add_transport_argument, given_options, paradigm_options, perturb_label,
+                       perturb_options)
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, speedup_hint, table
@@ -72,7 +73,7 @@ def add_arguments(p):
     p.add_argument("--workers", "-P", default="2..64",
                    help="P values: 2..64 (the powers of two from 2 to 64; both ends must be "
                         "powers of two) or a list 2,3,5 (default 2..64)")
-    p.add_argument("--bytes", "-n", default="64MB", help="message size (default 64MB)")
+    p.add_argument("--bytes", "-n", default=None, help="message size (default 64MB)")
     p.add_argument("--topology", default="star", metavar="NAME[:k=v,...]",
                    help="topology (default star; builders with n are sized to each P)")
     p.add_argument("--segments", "-k", type=int, default=None,
@@ -132,6 +133,7 @@ def run(args, title=None):
     ring       4  1.21 ms    1.21 ms      0    -
     ...
     """
+    _refuse_other_modes(args)
     check_options(args, segments=(1, None), seed=(0, 2**32 - 1), iterations=(1, None),
                   batch=(1, None))
     if getattr(args, "device_flops", None) is not None:
@@ -143,26 +145,17 @@ def run(args, title=None):
         return scale_transformer.run(args)
     if getattr(args, "paradigm", None):
         return _run_paradigm(args, perturbation)
-    if perturbation:
-        raise NetsimError("--straggler and --jitter perturb a paradigm's compute; give a PARADIGM")
-    defaults = {"dataset": "digits", "seed": 0, "library": "auto", "options": []}
-    paradigm_only = [flag for flag, name in (
-        ("--model", "model"), ("--batch", "batch"), ("--device", "device"),
-        ("--device-flops", "device_flops"), ("--iterations", "iterations"), ("--set", "options"),
-        ("--strong", "strong"), ("--dataset", "dataset"), ("--seed", "seed"),
-        ("--library", "library")) if getattr(args, name, None) not in (
-            None, False, defaults.get(name))]
-    if paradigm_only:
-        raise NetsimError(f"{paradigm_only[0]} applies to a PARADIGM's scaling, not to "
-                          f"collectives (--algorithms)")
     algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
     if not algorithms:
         raise NetsimError(f"--algorithms {args.algorithms!r} names none; give at least one")
     for name in algorithms:
         if name not in COLLECTIVES:
             raise NetsimError(f"unknown algorithm {name!r}; known: {', '.join(COLLECTIVES)}")
+    if args.segments is not None and not any(takes_segments(name) for name in algorithms):
+        raise NetsimError(f"--segments applies to the LP family (lp, lp_reduce, lp_allreduce), "
+                          f"not {', '.join(algorithms)}")
     workers = parse_workers(args.workers)
-    nbytes = parse_bytes(args.bytes)
+    nbytes = parse_bytes("64MB" if args.bytes is None else args.bytes)
     make = topology_factory(args.topology)
     if not getattr(args, "force", False):  # every algorithm at every P, before any is simulated
         for topology in (None, make):  # every trace's memory, then with the topology and time
@@ -228,12 +221,57 @@ def run(args, title=None):
     print(f"\n{footer}; wrote {args.png}")
 
 
+_MODES = {"collectives": "collectives (--algorithms)", "paradigm": "a PARADIGM's scaling",
+          "transformer": "PARADIGM transformer"}
+"""The three modes of ``netsim scale`` -> how a message names them."""
+
+_APPLIES = {
+    **dict.fromkeys(("algorithms", "bytes", "segments", "logy"), ("collectives",)),
+    **dict.fromkeys(("model", "batch", "device", "device_flops", "dataset", "iterations", "seed",
+                     "options", "strong", "straggler", "jitter"), ("paradigm",)),
+    "library": ("paradigm", "transformer"), "transport": ("collectives", "paradigm"),
+    "force": ("collectives", "paradigm"),
+}
+"""Option destination -> the modes it applies to (the transformer's own options: transformer;
+any other option: every mode). A paradigm's plot has a logarithmic time axis already, and the
+transformer's closed form has no size estimate to pass (``--force``) and no TCP model."""
+
+
+def _refuse_other_modes(args):
+    """Refuse an option given for a mode of ``netsim scale`` other than the one chosen."""
+    paradigm = getattr(args, "paradigm", None)
+    mode = ("collectives" if not paradigm else
+            "transformer" if paradigm == "transformer" else "paradigm")
+    if mode == "paradigm" and getattr(args, "algorithms", None):
+        raise NetsimError("--algorithms is for collectives; give either a PARADIGM or --algorithms")
+    if mode == "collectives" and (getattr(args, "straggler", None) or getattr(args, "jitter", None)):
+        raise NetsimError("--straggler and --jitter perturb a paradigm's compute; give a PARADIGM")
+    given = given_options(args, add_arguments)
+    for dest, flag in given.items():
+        modes = ("transformer",) if dest in given_options(
+            args, scale_transformer.add_arguments) else _APPLIES.get(dest, tuple(_MODES))
+        if mode not in modes:
+            raise NetsimError(f"{flag} applies to {' or '.join(_MODES[m] for m in modes)}, not "
+                              f"to {_MODES[mode] if mode != 'paradigm' else paradigm}")
+    if mode == "transformer":
+        for dest, flag, needs in (("library", "--library", "simulate"),
+                                  ("memory", "--memory", "sweep")):
+            if dest in given and not getattr(args, needs):
+                raise NetsimError(f"{flag} applies with --{needs}")
+        if args.simulate and args.sweep:
+            raise NetsimError("--simulate replays each P's layout; --sweep ranks the layouts of "
+                              "the largest P by the closed form alone: give one")
+
+
 def _run_paradigm(args, perturbation=None):
     """``netsim scale PARADIGM``: :func:`studies.paradigm_scaling.study` at each P."""
-    if args.algorithms:
-        raise NetsimError("--algorithms is for collectives; give either a PARADIGM or --algorithms")
     workers = parse_workers(args.workers)
     options = paradigm_options(args.paradigm, PARADIGMS.get(args.paradigm), args.options)
+    if "epochs" in options:
+        raise NetsimError("--set epochs= does not apply to a scaling study: it records the "
+                          "epochs its window needs (--iterations sets the window)")
+    if "seed" in options:
+        raise NetsimError("--set seed= is --seed in a scaling study; give --seed")
     flops = args.device_flops
     if args.device:
         if flops is not None:
