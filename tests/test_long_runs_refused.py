@@ -97,3 +97,44 @@ def test_an_allocation_that_fails_is_one_line(monkeypatch, capsys):
         raise MemoryError("Unable to allocate 47.7 GiB for an array")
     monkeypatch.setattr(record, "record", huge)
     one_line_error(capsys, ["record", "single", "--epochs", "1"], "out of memory: Unable")
+
+
+def test_schemes_prices_its_worst_case_epochs(no_work, capsys, tmp_path, monkeypatch):
+    # A combination trains 1, 2, ... E epochs afresh until the target: E (E + 1) / 2 epochs
+    # each, 6 combinations offered; --target 1 --max-epochs 100000000 ran until killed.
+    from workloads.schemes import combinations
+
+    import studies.schemes as schemes
+
+    monkeypatch.setattr(schemes, "study", _stub)
+    monkeypatch.chdir(tmp_path)
+    offered = sum(1 for _, _, why in combinations() if not why)
+    E = 10**8
+    err = one_line_error(capsys, ["schemes", "--target", "1", "--max-epochs", str(E)],
+                         f"{offered} combinations x 1 + 2 + ... + {E} epochs", "--force")
+    assert f"{offered * E * (E + 1) // 2:.3g} epochs at 1.8 ms each" in err
+    largest = int((2 * TIME_LIMIT / EPOCH_SECONDS / offered) ** 0.5) - 1  # E (E+1)/2 under it
+    for argv in (["schemes", "--max-epochs", str(largest)],
+                 ["schemes", "--max-epochs", str(E), "--force"]):
+        with pytest.raises(_WorkStarted):
+            from studies.cli import main
+
+            main(argv)
+
+
+def test_a_sweep_grid_is_priced_over_all_its_collective_points(no_work, capsys, tmp_path):
+    # 2,998 ring allreduces at P = 2..2999 on a star passed each point's check and ran until
+    # killed: together they are sum 2 P (P - 1) messages (Patarasuk & Yuan's ring).
+    config = tmp_path / "g.yaml"
+    config.write_text("topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\nP: "
+                      + str(list(range(2, 3000))) + "\n")
+    total = sum(2 * P * (P - 1) for P in range(2, 3000))
+    err = one_line_error(capsys, ["sweep", str(config), "-o", str(tmp_path / "g.csv")],
+                         "the sweep's 2998 collective points on star would take")
+    assert f"{total:.2g} messages" in err, err
+    config.write_text("topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\nP: [2, 4, 8]\n")
+    from studies.cli import main
+
+    with pytest.raises(_WorkStarted):  # a small grid goes on
+        main(["sweep", str(config), "-o", str(tmp_path / "g.csv")])
+

@@ -178,21 +178,23 @@ SCALE_BAD = [  # paradigm, option, the largest value the run takes, the count na
 
 @pytest.mark.parametrize("name,key,limit,count,extra", SCALE_BAD)
 def test_an_option_past_the_run_is_refused_by_scale_before_recording(
-        name, key, limit, count, extra, capsys, monkeypatch):
+        name, key, limit, count, extra, capsys, monkeypatch, tmp_path):
     import studies.paradigm_scaling as ps
 
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(ps, "base_recording", _started)
     _refused_past_the_limit(["scale", name, "-P", "2,4", "--dataset", "iris", "-q"] + extra,
                             key, limit, count, capsys)
 
 
-def test_scale_bounds_a_period_by_the_run_its_window_needs(monkeypatch):
+def test_scale_bounds_a_period_by_the_run_its_window_needs(monkeypatch, tmp_path):
     # A period of 100 steps gets a window of one whole period, 100 iterations: a run of 25
     # epochs of 4 steps, which the period fits (a 1-epoch bound would refuse it).
     import studies.paradigm_scaling as ps
     from studies.study_run import run_epochs
 
     assert run_epochs("model-averaging", {"period": 100}, dataset="iris") == 25
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(ps, "base_recording", _started)
     with pytest.raises(AssertionError, match="the recording started"):
         main(["scale", "model-averaging", "-P", "2,4", "--dataset", "iris", "-q",
@@ -208,3 +210,21 @@ def test_the_study_records_the_run_it_is_bounded_by():
     rec = base_recording("slimdp", dataset="iris", iterations=10, q=10)
     assert rec.num_iterations == 3 * 4
     assert run_epochs("slimdp", {"q": 10}, dataset="iris") == 3
+
+
+@pytest.mark.parametrize("flag, value, count", [("--period", 9, "steps = 8"),
+                                                ("--staleness", 8, "steps - 1 = 7")])
+def test_schemes_bounds_period_and_staleness_by_its_longest_run(capsys, monkeypatch, tmp_path,
+                                                                  flag, value, count):
+    # --max-epochs 2 on Iris at 4 workers: 2 x ceil(30 / 8) = 8 steps (as for record).
+    import studies.schemes as schemes
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(schemes, "study", _started)
+    argv = ["schemes", "--dataset", "iris", "--max-epochs", "2", "-q", "--png", "x.png"]
+    assert main(argv + [flag, str(value)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"netsim: error: {flag} {value}: ") and f"{count} of this run" in err
+    with pytest.raises(AssertionError, match="the recording started"):
+        main(argv + [flag, str(value - 1)])
+

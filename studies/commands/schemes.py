@@ -7,10 +7,11 @@
 import json
 
 from netsim.checks import check_real
+from netsim.errors import NetsimError
 
 from .. import schemes
 from ..console import check_options, check_png, note, progress, write
-from ..options import add_library_argument
+from ..options import add_force_argument, add_library_argument, given_options
 
 HELP = ("sync schemes (BSP, SSP, async, local SGD) x architectures (PS, allreduce): bytes and "
         "simulated time to an accuracy, next to each scheme's closed form")
@@ -60,6 +61,7 @@ def add_arguments(p):
                    help="plot file (default netsim-schemes.png)")
     add_library_argument(p)
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    add_force_argument(p)
 
 
 def run(args):
@@ -86,6 +88,9 @@ def run(args):
     check_options(args, workers=(1, None), max_epochs=(1, None), seed=(0, 2**32 - 1),
                   servers=(1, None), staleness=(0, None), period=(1, None))
     check_real(args.target, "--target", lo=0, hi=1, strict=(True, False))
+    _check_run_bounds(args)
+    if not args.force:
+        _check_epochs(args.max_epochs)
     check_png(args.png)
     note(args, f"training every scheme x architecture on {args.dataset} to accuracy "
                f"{args.target} ...")
@@ -101,3 +106,38 @@ def run(args):
     print(schemes.format_table(rows, args.target))
     print(f"\ntarget accuracy {args.target} on {args.dataset}, {args.workers} workers; "
           f"wrote {args.png}")
+
+
+def _check_run_bounds(args):
+    """``--period`` and ``--staleness`` given past the longest run (``--max-epochs``), refused as
+    ``netsim record`` refuses the paradigms' ``period`` and ``ssp`` (their defaults never are)."""
+    from workloads.paradigms import check_run_options
+
+    given = given_options(args, add_arguments)
+    for flag, name, key, value in (("--period", "model-averaging", "period", args.period),
+                                   ("--staleness", "ps-async", "ssp", args.staleness)):
+        if flag[2:] not in given:
+            continue
+        try:
+            check_run_options(name, args.dataset, workers=args.workers, epochs=args.max_epochs,
+                              **{key: value})
+        except NetsimError as exc:
+            raise NetsimError(f"{flag} {value}: {exc}") from None
+
+
+def _check_epochs(max_epochs):
+    """Refuse a ``--max-epochs`` whose worst case, a target never reached, takes too long.
+
+    A combination trains 1, 2, ... epochs afresh until it reaches the target
+    (:func:`studies.schemes.study`): ``1 + 2 + ... + E = E (E + 1) / 2`` epochs at most,
+    for each combination offered, each epoch at least
+    :data:`studies.run_length.EPOCH_SECONDS` (:func:`studies.run_length.check_count`).
+    """
+    from workloads.schemes import combinations
+
+    from ..run_length import EPOCH_SECONDS, check_count
+
+    offered = sum(1 for _, _, why in combinations() if not why)
+    check_count(offered * max_epochs * (max_epochs + 1) // 2, EPOCH_SECONDS,
+                f"--max-epochs {max_epochs} (if the target is never reached: {offered} "
+                f"combinations x 1 + 2 + ... + {max_epochs} epochs)", "epoch")

@@ -17,7 +17,7 @@ from ..report import table
 from ..run_length import check_training
 from ..sweep import plot_sweep, read_rows, run_sweep
 from ..sweep_config import load_config, point_key, sweep_points
-from ..trace_size import check_fits
+from ..trace_size import check_fits, check_ops, message_count
 
 HELP = ("a grid of topologies x collectives or paradigms x P x sizes, in parallel on Dask, "
         "to one resumable CSV")
@@ -61,6 +61,31 @@ def add_arguments(p):
     add_force_argument(p)
 
 
+def _check_grid(config):
+    """Refuse a grid whose collective points together would replay too long.
+
+    Each point is priced alone by :func:`studies.trace_size.check_fits` (its memory, its time);
+    here the messages of every collective point on a topology are summed (LP at one segment:
+    a lower bound) and priced as one replay's time on its largest P
+    (:func:`studies.trace_size.check_ops`; points run one after another, so their memory is
+    not summed). A 2,998-point grid of ring allreduces at P = 2..2999 passed every point's
+    check and ran until killed.
+    """
+    points = [p for p in sweep_points(config) if p["kind"] == "collective"]
+    for spec in config["topologies"]:
+        on = [p for p in points if p["topology"] == spec]
+        if len(on) < 2:
+            continue
+        total = 0
+        for p in on:
+            opts = config["options"].get(p["name"], {})
+            total += message_count(p["name"], p["P"], segments=opts.get("segments", 1),
+                                   servers=opts.get("servers", 1))
+        check_ops(total, f"the sweep's {len(on)} collective points on {spec}", "messages",
+                  "fewer points", limit=float("inf"), topology=spec,
+                  ranks=max(p["P"] for p in on))
+
+
 def run(args):
     """Run the command on its parsed arguments: the report on stdout, notes on stderr.
 
@@ -93,6 +118,7 @@ def run(args):
                 opts = config["options"].get(name, {})
                 check_fits(name, max(config["P"]), segments=opts.get("segments", 1),
                            servers=opts.get("servers", 1), topology=spec)
+        _check_grid(config)
         largest = max(config["P"])  # each paradigm point at the largest P, recorded small
         checked = set()
         for point in sweep_points(config):
