@@ -238,6 +238,10 @@ def test_cli_claims_exits_0_with_fails(monkeypatch, capsys):
     assert (row["claim"], row["value"], row["verdict"], row["holds"], row["n"]) == (
         "x", 2.0, "FAIL", 0, 1)
     assert seen[0] == {"seeds": [0], "quick": False, "jobs": 2, "only": None}
+    # --quiet: the counts line is a note for people, and a success leaves stderr empty
+    assert main(["claims", "--seeds", "0", "-q"]) == 0
+    out = capsys.readouterr()
+    assert "FAIL" in out.out and out.err == ""
 
 
 def test_cli_claims_over_seeds_counts_each_verdict_apart(monkeypatch, capsys):

@@ -431,3 +431,20 @@ def test_a_topology_too_large_to_read_is_not_drawn_by_default(tmp_path, monkeypa
     assert err.startswith("not drawn: 2501 nodes") and "--png" in err, err
     assert err.count("\n") == 1
     assert not (tmp_path / DEFAULT_PNG).exists()
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--timeout", "-1"], "--timeout applies with --scheduler"),   # ignored without one
+    (["--scheduler", "notaurl"], "--scheduler 'notaurl' is not a scheduler's address"),
+    (["--scheduler", "tcp://127.0.0.1:8786", "--threads"], "--threads starts a local cluster"),
+    (["--scheduler", "tcp://127.0.0.1:8786", "-j", "2"], "--jobs starts a local cluster"),
+    (["--scheduler", "tcp://127.0.0.1:8786", "--timeout", "nan"],
+     "--timeout must be a finite number > 0, got nan"),
+])
+def test_sweep_cluster_options_are_refused_where_they_do_not_apply(capsys, tmp_path, extra,
+                                                                    needle):
+    config = tmp_path / "s.yaml"
+    config.write_text("topologies: [star]\ncollectives: [ring]\nP: [2]\nbytes: [1MB]\n")
+    one_line_error(capsys, ["sweep", str(config), "-o", str(tmp_path / "r.csv")] + extra, needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+

@@ -6,6 +6,7 @@ parallel (:func:`studies.sweep.run_sweep`) and the output is resumable.
 
 import json
 import os
+import re
 
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_shape
@@ -61,6 +62,30 @@ def add_arguments(p):
     add_force_argument(p)
 
 
+_ADDRESS = re.compile(r"^([a-z]+://)?(\[[0-9a-fA-F:]+\]|[^\s/:\[\]]+):\d{1,5}$")
+"""A Dask scheduler's address: ``[PROTOCOL://]HOST:PORT`` (``tcp://10.0.0.1:8786``)."""
+
+
+def _check_cluster_options(args):
+    """--scheduler, --jobs, --threads and --timeout: each only where it applies, each valid."""
+    from netsim.checks import check_real
+
+    if args.jobs is not None and args.jobs < 1:
+        raise NetsimError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.scheduler is None:
+        if args.timeout != 10.0:
+            raise NetsimError("--timeout applies with --scheduler (the wait for it)")
+        return
+    if not _ADDRESS.match(args.scheduler):
+        raise NetsimError(f"--scheduler {args.scheduler!r} is not a scheduler's address, "
+                          f"tcp://HOST:PORT")
+    for flag, given in (("--jobs", args.jobs is not None), ("--threads", args.threads)):
+        if given:
+            raise NetsimError(f"{flag} starts a local cluster; --scheduler runs on its own "
+                              f"workers: give one")
+    check_real(args.timeout, "--timeout", lo=0, strict=True)
+
+
 def _check_grid(config):
     """Refuse a grid whose collective points together would replay too long.
 
@@ -98,11 +123,10 @@ def run(args):
     -----
     It starts a Dask cluster; ``tests/test_sweep.py`` runs it on a small grid.
     """
+    _check_cluster_options(args)
     config = load_config(args.config)
     output = args.output or config["output"]
     png = args.png or config.get("png") or os.path.splitext(output)[0] + ".png"
-    if args.jobs is not None and args.jobs < 1:
-        raise NetsimError(f"--jobs must be >= 1, got {args.jobs}")
     check_writable(output)
     check_png(png)
     if not args.force:  # every collective at the largest P, before the cluster starts
