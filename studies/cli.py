@@ -190,8 +190,9 @@ def _main(parser, argv):
     """:func:`main` inside its warning filter."""
     try:
         args = parser.parse_args(argv)
-        if args.command is None:
+        if args.command is None:  # the commands on stdout, and the one error line
             parser.print_help()
+            print(f"netsim: error: give a COMMAND: {', '.join(COMMANDS)}", file=sys.stderr)
             return 2
         command(args.command).run(args)
     except UsageError as exc:

@@ -448,3 +448,11 @@ def test_sweep_cluster_options_are_refused_where_they_do_not_apply(capsys, tmp_p
     one_line_error(capsys, ["sweep", str(config), "-o", str(tmp_path / "r.csv")] + extra, needle)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
 
+
+
+def test_no_command_lists_them_and_says_so_in_one_line(capsys):
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert "collective" in out and "sweep" in out   # the help, as before
+    assert err == ("netsim: error: give a COMMAND: replay, topology, record, collective, scale, "
+                   "overlap, claims, schemes, demo, sweep, import, export\n")
