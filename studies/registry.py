@@ -342,6 +342,10 @@ def _extended_shape(builder, kwargs, shapes):
                                                            for k, v in shapes.items()}
 
 
+_COMPUTE_KINDS = ("gpu", "host", "cpu")
+"""Node kinds a rank may run on (the others, switch, nvswitch, pcie_switch, nic, forward)."""
+
+
 def parse_placement(text, G, ranks):
     """``--placement NODE,NODE,...``: the node of each rank, in rank order.
 
@@ -363,7 +367,8 @@ def parse_placement(text, G, ranks):
     Raises
     ------
     TopologyError
-        For a node not in the graph, a node named twice or a wrong count.
+        For a node not in the graph or of a kind that runs no rank (a switch, a NIC), a
+        node named twice or a wrong count.
 
     Examples
     --------
@@ -386,6 +391,10 @@ def parse_placement(text, G, ranks):
             nodes.append(int(name))
         else:
             raise TopologyError(f"--placement: no node {name!r} in the topology")
+        kind = G.nodes[nodes[-1]].get("kind")
+        if kind is not None and kind not in _COMPUTE_KINDS:  # a switch or a NIC only forwards
+            raise TopologyError(f"--placement: node {name!r} is a {kind}, which runs no rank; "
+                                f"name {', '.join(_COMPUTE_KINDS)} nodes")
     if len(set(nodes)) != len(nodes):
         raise TopologyError(f"--placement names a node twice: {text!r}")
     if len(nodes) != ranks:

@@ -158,6 +158,7 @@ def test_replay_placement(trace_file, capsys):
     ("host0,host9", "no node 'host9'"),
     ("host0,host0", "twice"),
     ("host0", "1 nodes for a trace of 2 ranks"),
+    ("host0,switch", "node 'switch' is a switch, which runs no rank"),  # was replayed there
 ])
 def test_bad_placements(trace_file, capsys, placement, needle):
     one_line_error(capsys, ["replay", trace_file, "--topology", "star:n=4",
