@@ -27,7 +27,7 @@ from workloads.option_ranges import RUN_BOUNDS
 from .registry import PARADIGMS
 from .windows import plan_windows, sampled_windows
 
-__all__ = ["run_epochs", "check_study_options"]
+__all__ = ["run_epochs", "window_iterations", "check_study_options"]
 
 
 def _declared(name, options, workers, samples):
@@ -78,6 +78,37 @@ def run_epochs(name, options, iterations=None, dataset="digits", workers=4, proj
     >>> run_epochs("ps-sync", {}, dataset="iris"), run_epochs("ps-sync", {}, 12, "iris")
     (1, 3)
     """
+    steps, windows = _windows(name, options, iterations, dataset, workers, projected, data)
+    stop = max(s + n for s, n in windows)
+    return max(1, math.ceil(stop / max(steps, 1)))
+
+
+def window_iterations(name, options, iterations=None, dataset="digits", workers=4):
+    """Iterations a scaling study of paradigm ``name`` simulates at each P: its windows'.
+
+    Parameters
+    ----------
+    name, options, iterations, dataset, workers
+        As for :func:`run_epochs`.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> window_iterations("ps-sync", {}), window_iterations("model-averaging", {"period": 100})
+    (3, 100)
+    """
+    from workloads.projection import PROJECTABLE
+
+    _, windows = _windows(name, options, iterations, dataset, workers, name in PROJECTABLE)
+    return sum(n for _, n in windows)
+
+
+def _windows(name, options, iterations, dataset, workers, projected, data=None):
+    """A worker's steps in an epoch of the recording, and the study's ``(start, iterations)``
+    windows (:func:`studies.windows.sampled_windows`)."""
     from workloads import datasets
     from workloads.phases import Phases
     from workloads.plan import steps_per_epoch
@@ -88,8 +119,7 @@ def run_epochs(name, options, iterations=None, dataset="digits", workers=4, proj
     batch = options.get("batch_size", PARADIGMS[name].options["batch_size"][0])
     steps = steps_per_epoch(data.n_train, workers, min(int(batch), data.n_train))
     declared = _declared(name, options, workers, data.n_train) if projected else Phases()
-    stop = max(s + n for s, n in sampled_windows(plan_windows(declared, iterations, steps)))
-    return max(1, math.ceil(stop / max(steps, 1)))
+    return steps, sampled_windows(plan_windows(declared, iterations, steps))
 
 
 def check_study_options(name, workers, iterations=None, dataset="digits", model=None,

@@ -311,6 +311,10 @@ def test_list_alone_still_lists(capsys, argv):
     (["scale", "transformer", "-P", "64", "--memory", "80GB"], "--memory applies with --sweep"),
     (["scale", "transformer", "-P", "64", "--simulate", "--sweep"],
      "--sweep ranks the layouts of the largest P by the closed form alone: give one"),
+    (["scale", "t.npz", "-P", "2,4", "--dataset", "iris"],
+     "--dataset applies to a PARADIGM's recordings, not to the trace file t.npz"),
+    (["scale", "t.npz", "-P", "2,4", "--seed", "3"],
+     "--seed applies to a PARADIGM's recordings, not to the trace file t.npz"),
     (["scale", "ps-sync", "-P", "2,4", "--set", "epochs=2"],
      "--set epochs= does not apply to a scaling study"),  # was a TypeError traceback
     (["scale", "ps-sync", "-P", "2,4", "--set", "seed=2"], "--set seed= is --seed"),

@@ -138,3 +138,20 @@ def test_a_sweep_grid_is_priced_over_all_its_collective_points(no_work, capsys, 
     with pytest.raises(_WorkStarted):  # a small grid goes on
         main(["sweep", str(config), "-o", str(tmp_path / "g.csv")])
 
+
+@pytest.mark.parametrize("argv, iterations", [
+    # model averaging's window is one whole period H; Downpour's lcm(n_fetch, n_push)
+    (["scale", "model-averaging", "-P", "2,4", "--set", "period=10000000"], 10**7),
+    (["scale", "ps-async", "-P", "2,4", "--set", "n_fetch=99991", "--set", "n_push=99989"],
+     99991 * 99989),  # two primes: lcm = product
+])
+def test_a_window_that_options_make_long_is_priced_as_iterations(argv, iterations, no_work,
+                                                                  capsys, tmp_path, monkeypatch):
+    import studies.paradigm_scaling as ps
+
+    monkeypatch.setattr(ps, "base_recording", _stub)
+    monkeypatch.chdir(tmp_path)
+    err = one_line_error(capsys, argv, f"the window of {iterations} iterations in whole periods",
+                         "--force")
+    assert f"would take at least {iterations * EPOCH_SECONDS:.3g} s of CPU" in err
+

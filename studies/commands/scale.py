@@ -21,7 +21,8 @@ from ..options import (add_force_argument, add_library_argument, add_perturb_arg
 from ..paradigm_scaling import plot_study, study
 from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, speedup_hint, table
-from ..run_length import check_training
+from ..run_length import EPOCH_SECONDS, check_count, check_training
+from ..study_run import window_iterations
 from ..trace_size import check_fits
 from . import scale_transformer
 
@@ -253,6 +254,12 @@ def _refuse_other_modes(args):
         if mode not in modes:
             raise NetsimError(f"{flag} applies to {' or '.join(_MODES[m] for m in modes)}, not "
                               f"to {_MODES[mode] if mode != 'paradigm' else paradigm}")
+    if mode == "paradigm" and paradigm not in PARADIGMS:  # a trace file: recorded already
+        draws = getattr(args, "jitter", None) or "p=" in (getattr(args, "straggler", None) or "")
+        for dest, flag in given.items():
+            if dest == "dataset" or dest == "seed" and not draws:
+                raise NetsimError(f"{flag} applies to a PARADIGM's recordings, not to the trace "
+                                  f"file {paradigm} (recorded already)")
     if mode == "transformer":
         for dest, flag, needs in (("library", "--library", "simulate"),
                                   ("memory", "--memory", "sweep")):
@@ -281,6 +288,10 @@ def _run_paradigm(args, perturbation=None):
         get_model(args.model)  # an unknown name fails here, before any work
     if not args.force:
         check_training(options, iterations=args.iterations)
+        if args.iterations is None and args.paradigm in PARADIGMS:  # as --iterations would be
+            n = window_iterations(args.paradigm, options, dataset=args.dataset)
+            check_count(n, EPOCH_SECONDS, f"the window of {n} iterations in whole periods "
+                        f"that {args.paradigm}'s options ask for", "iteration")
     note(args, f"simulating {args.paradigm} at P = {', '.join(map(str, workers))} ...")
     st = study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
