@@ -382,7 +382,7 @@ def _fit(P, values):
 
 def study(source, workers, topology, model=None, device_flops=None, iterations=None, seed=0,
           dataset="digits", strong=False, level=0.5, base_workers=4, batch=None, perturbation=None,
-          library="auto", transport="fluid", force=False, **options):
+          library="auto", transport="fluid", force=False, expect=None, **options):
     """Simulate a paradigm at each P beside its closed form; find where it saturates.
 
     Time per iteration is measured over the window of the run that represents it
@@ -436,6 +436,10 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         (:func:`studies.trace_size.grown_ops`), and the topology would not fit in the
         memory available, or the replay would take more than
         :data:`studies.trace_size.TIME_LIMIT` of CPU (:func:`studies.trace_size.check_ops`).
+    expect : callable, optional
+        Called once as ``expect(seconds)`` with the CPU seconds those checks priced (the
+        points beyond the probe P, summed) after every one of them passed and before any
+        is simulated: how a command announces long work (:func:`studies.console.expect`).
 
     Returns
     -------
@@ -526,12 +530,15 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
                        base_workers=base_workers, start=windows[0][0], **options)
         counts = [projection_ops(t, t.ranks) for t in probe]
         extra = probe[-1].ranks - PROBE[-1]  # server ranks beside the workers
+        seconds = 0.0
         for P in workers:
             if P > PROBE[-1]:
-                check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its traces at "
-                          f"P = {', '.join(map(str, PROBE))})", instead="a smaller P",
-                          topology=topology, ranks=P + extra,
-                          small=True)  # compute ops desynchronise the messages
+                seconds += check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its "
+                                     f"traces at P = {', '.join(map(str, PROBE))})",
+                                     instead="a smaller P", topology=topology, ranks=P + extra,
+                                     small=True)["seconds"]  # compute ops desynchronise them
+        if expect is not None:
+            expect(seconds)
     figures = {}
     for start, n in windows:
         ts = traces(base if base is not None else source, workers, iterations=n, seed=seed,

@@ -151,6 +151,12 @@ def check_training(options, iterations=None, runs=1, workers=2):
         2 (workers - 1) k messages an epoch, whose trace must fit in memory
         (:func:`studies.trace_size.check_ops`).
 
+    Returns
+    -------
+    float
+        The CPU seconds priced: the epochs of every run and the iterations (0 when
+        neither is chosen above one epoch of the default width).
+
     Raises
     ------
     NetsimError
@@ -158,7 +164,11 @@ def check_training(options, iterations=None, runs=1, workers=2):
 
     Examples
     --------
-    >>> check_training({"epochs": 5, "hidden": (64, 64)}, iterations=10)
+    Five epochs and ten iterations at :data:`EPOCH_SECONDS` each (64 x 64 weights price
+    below it):
+
+    >>> round(check_training({"epochs": 5, "hidden": (64, 64)}, iterations=10), 6)
+    0.027
     >>> check_training({"segments": 10**9}, workers=4)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -176,13 +186,15 @@ def check_training(options, iterations=None, runs=1, workers=2):
     weights = check_widths([hidden] if isinstance(hidden, int) else hidden) if hidden else 0
     epoch = max(EPOCH_SECONDS, weights * SAMPLES * WEIGHT_SECONDS)
     epochs = int(options.get("epochs") or 1)
+    seconds = 0.0
     if epochs > 1 or runs > 1 or epoch > EPOCH_SECONDS:
         what = (f"epochs {epochs}" + (f" over {runs} runs" if runs > 1 else "")
                 + (f" of {weights:.3g} weights" if weights else ""))
-        check_count(epochs * runs, epoch, what, "epoch")
+        seconds += check_count(epochs * runs, epoch, what, "epoch")
     if iterations:
-        check_count(int(iterations), epoch, f"--iterations {iterations}", "iteration")
+        seconds += check_count(int(iterations), epoch, f"--iterations {iterations}", "iteration")
     segments = options.get("segments")
     if segments:
         check_ops(2 * max(int(workers) - 1, 1) * int(segments) * epochs * runs,
                   f"segments {segments} on {workers} workers", "messages", "fewer segments")
+    return seconds

@@ -9,8 +9,8 @@ adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 
 from netsim.errors import NetsimError
 
-from ..console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, log,
-                       progress, write)
+from ..console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, expect,
+                       log, progress, write)
 from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
                        add_transport_argument, perturb_label, perturb_options)
 from ..trace_size import check_ops, projection_ops
@@ -140,14 +140,15 @@ def run(args):
     if getattr(args, "compare", False) and not trace.metadata.get("measured_rank_step_times"):
         raise UsageError(f"--compare: {args.trace} holds no measurements to compare with "
                          "(import a PyTorch profile with netsim import kineto)")
+    seconds = None  # the replay's CPU priced at --ranks, announced once all checks passed
     if args.ranks is not None:
         from netsim.reproject import reproject
 
         check_int(args.ranks, "--ranks")
         if not args.force:  # before the projection: it grows with the ranks, and the replay more
-            check_ops(projection_ops(trace, args.ranks), f"the replay at {args.ranks} ranks",
-                      instead="fewer --ranks", topology=args.topology,
-                      ranks=args.ranks)
+            seconds = check_ops(projection_ops(trace, args.ranks),
+                                f"the replay at {args.ranks} ranks", instead="fewer --ranks",
+                                topology=args.topology, ranks=args.ranks).get("seconds")
         trace = reproject(trace, args.ranks)
     scale, device = _device_scale(args, trace), None
     if scale is not None:
@@ -164,6 +165,7 @@ def run(args):
         trace = perturb(trace, **perturbation)
     G = topology_factory(args.topology)(trace.ranks)
     placement = parse_placement(args.placement, G, trace.ranks)
+    expect(args, seconds, f"the replay at {args.ranks} ranks")
     # A bar only for long replays: on a terminal, without --quiet, from 10^5 messages.
     # Collectives expand at replay into ops not counted in advance: no total then.
     with progress(args, None if trace.num_collectives else trace.num_ops, "replay", unit="op",
