@@ -55,7 +55,7 @@ from workloads.phases import Phases
 from .closed_forms import closed_form
 from .paradigm_traces import base_recording, check_workers, traces
 from .registry import PARADIGMS
-from .trace_size import PROBE, check_ops, grown_ops, projection_ops
+from .trace_size import PROBE, check_ops, grown_ops, grown_ranks, projection_ops
 from .throughput import throughput
 from .windows import combine, plan_windows, sampled_windows
 
@@ -311,7 +311,7 @@ def check_sweep_point(point, topology):
     counts = [projection_ops(t, t.ranks) for t in probe]
     check_ops(grown_ops(counts, P), f"{point['name']} at P = {P} (grown from its recordings at "
               f"P = {', '.join(map(str, PROBE))})", instead="a smaller P", topology=topology,
-              ranks=P + probe[-1].ranks - PROBE[-1], small=True)
+              ranks=grown_ranks([t.ranks for t in probe], P), small=True)
 
 
 def sweep_point(point, topology):
@@ -529,13 +529,13 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
                        seed=seed, dataset=dataset, model=model, batch=batch,
                        base_workers=base_workers, start=windows[0][0], **options)
         counts = [projection_ops(t, t.ranks) for t in probe]
-        extra = probe[-1].ranks - PROBE[-1]  # server ranks beside the workers
         seconds = 0.0
         for P in workers:
             if P > PROBE[-1]:
                 seconds += check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its "
                                      f"traces at P = {', '.join(map(str, PROBE))})",
-                                     instead="a smaller P", topology=topology, ranks=P + extra,
+                                     instead="a smaller P", topology=topology,
+                                     ranks=grown_ranks([t.ranks for t in probe], P),
                                      small=True)["seconds"]  # compute ops desynchronise them
         if expect is not None:
             expect(seconds)

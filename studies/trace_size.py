@@ -38,7 +38,7 @@ from .memory import available_memory, graph_size
 
 __all__ = ["message_count", "pair_count", "fan_in_dependencies", "bytes_per_op",
            "available_memory", "check_fits", "check_ops", "projection_ops", "grown_ops",
-           "topology_size", "replay_seconds", "PROBE", "MESSAGE_SECONDS",
+           "grown_ranks", "topology_size", "replay_seconds", "PROBE", "MESSAGE_SECONDS",
            "SMALL_MESSAGE_SECONDS", "BATCH_OPS", "PAIR_SECONDS", "DEP_SECONDS", "BUILD_SECONDS",
            "ROUTE_SECONDS", "TIME_LIMIT"]
 
@@ -536,6 +536,33 @@ def projection_ops(trace, ranks, expanded=True):
         name = short.get(family.get(trace.specs.row(int(trace.spec[i])).op))
         ops += message_count(name, ranks) if name else ranks - 1
     return ops
+
+
+def grown_ranks(ranks, P, probe=PROBE):
+    """Ranks of a paradigm's trace at ``P`` workers, from its rank counts at two worker counts.
+
+    A paradigm's trace holds ``a P + c`` ranks: its workers (a = 1) and ``c`` servers or a
+    coordinator fixed by its options, or one rank whatever P (a = 0, ``single``). The
+    line through the counts at the two largest ``probe`` worker counts gives it exactly.
+
+    Parameters
+    ----------
+    ranks : sequence of int
+        The trace's ranks at each worker count of ``probe``.
+    P : int
+    probe : sequence of int, optional
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> grown_ranks([9, 17], 1024), grown_ranks([1, 1], 1024), grown_ranks([5, 6], 1000, (2, 3))
+    (1025, 1, 1003)
+    """
+    (p0, p1), (r0, r1) = probe[-2:], ranks[-2:]
+    return r1 + (r1 - r0) * (P - p1) // (p1 - p0)
 
 
 def grown_ops(counts, P, probe=PROBE, least=1.0):
