@@ -173,71 +173,110 @@ def plain_callbacks(rp):
     is_msg, op_pair, pair_lat, dur, size, start, end, xfer, ptr, succ, waiting = rp._views[:11]
     cap, load, link_t, busy, saturated, peak_util, peak_flows = flows._views
     full = flows._full
-    general_due, general_wake, proceed = rp._due, rp._wake, rp._proceed
-    peek, Timeout, heappush, heappop, inf = env.peek, simpy.Timeout, heapq.heappush, \
-        heapq.heappop, math.inf
+    general_due, general_wake, proceed, instant = rp._due, rp._wake, rp._proceed, rp._instant
+    Timeout, heappush, heappop, inf = simpy.Timeout, heapq.heappush, heapq.heappop, math.inf
     lone = {}  # route -> (padded row, links, sorted links), or None: empty or a link twice
+    links_of = [None, None]  # FlowTable.fl_links and a flat memoryview of it
+    track = flows.series is not None
+
+    def at(t, ops, now):
+        """:meth:`_Replay._at`: ``ops`` due at exact time ``t``, joining its timeout if any."""
+        event = pending.get(t)
+        if event is None:
+            event = pending[t] = Timeout(env, t - now, (t, [ops]))
+            event.callbacks.append(on_due)
+        else:
+            event._value[1].append(ops)
 
     def release(op, now):
-        """Count ``op`` off its successors' waits: the ops it makes ready, as ``(time,
-        op)`` ascending by op, each waiting a time; None (nothing changed) otherwise."""
+        """Count ``op`` off its successors' waits and schedule the ops it makes ready, if
+        each waits a time (True); otherwise change nothing (False), as the general path
+        runs an op that waits nothing at once."""
         lo, hi = ptr[op], ptr[op + 1]
-        if hi - lo == 1:
+        if hi - lo == 1:  # a compute op's message, a message in a chain
             s = succ[lo]
-            if waiting[s] != 1:
-                waiting[s] -= 1
-                return []
+            w = waiting[s]
+            if w != 1:
+                waiting[s] = w - 1
+                return True
             wait = pair_lat[op_pair[s]] if is_msg[s] else dur[s]
             if wait == 0:
-                return None
+                return False
             waiting[s] = 0
             start[s] = now
-            return [(now + wait, s)]
+            t = now + wait
+            event = pending.get(t)  # _Replay._at, inlined
+            if event is None:
+                event = pending[t] = Timeout(env, t - now, (t, [[s]]))
+                event.callbacks.append(on_due)
+            else:
+                event._value[1].append([s])
+            return True
+        if hi - lo == 2:  # a message in a ring: its sender's next op and its receiver's
+            a, b = succ[lo], succ[lo + 1]
+            if b < a:
+                a, b = b, a  # ready ops ascending, as the general path sorts them
+            wa, wb = waiting[a], waiting[b]
+            if a != b and wa != 1 and wb != 1:
+                waiting[a] = wa - 1
+                waiting[b] = wb - 1
+                return True
+            if a != b:
+                ta = tb = 1.0
+                if wa == 1:
+                    ta = pair_lat[op_pair[a]] if is_msg[a] else dur[a]
+                if wb == 1:
+                    tb = pair_lat[op_pair[b]] if is_msg[b] else dur[b]
+                if ta == 0 or tb == 0 or ta != ta or tb != tb:
+                    return False  # waits nothing (or NaN: the general path's grouping)
+                waiting[a] = wa - 1
+                waiting[b] = wb - 1
+                if wa != 1:
+                    start[b] = now
+                    at(now + tb, [b], now)
+                elif wb != 1:
+                    start[a] = now
+                    at(now + ta, [a], now)
+                else:  # both: grouped by time, ascending
+                    start[a] = start[b] = now
+                    ta, tb = now + ta, now + tb
+                    if ta == tb:
+                        at(ta, [a, b], now)
+                    elif ta < tb:
+                        at(ta, [a], now)
+                        at(tb, [b], now)
+                    else:
+                        at(tb, [b], now)
+                        at(ta, [a], now)
+                return True
         after = [succ[i] for i in range(lo, hi)]
         if len(set(after)) != len(after):
-            return None  # an op listed twice among the waits of another
+            return False  # an op listed twice among the waits of another
         ready = sorted(s for s in after if waiting[s] == 1)
         timed = []
         for s in ready:
             wait = pair_lat[op_pair[s]] if is_msg[s] else dur[s]
             if wait == 0:
-                return None
+                return False
             timed.append((now + wait, s))
         for s in after:
             waiting[s] -= 1
         for s in ready:
             start[s] = now
-        return timed
-
-    def at(timed, now):
-        """:meth:`_Replay._at` for the ops of ``timed``, grouped by time as the general path."""
-        if len(timed) != 1:
+        if len(timed) == 1:
+            rp._at(timed[0][0], [timed[0][1]])
+        elif timed:  # grouped by time, ascending; ops of one time in ready order
             later = {}
-            for t, op in timed:
-                later.setdefault(t, []).append(op)
+            for t, s in timed:
+                later.setdefault(t, []).append(s)
             for t in sorted(later):
                 rp._at(t, later[t])
-            return
-        t, op = timed[0]
-        event = pending.get(t)
-        if event is None:
-            event = pending[t] = Timeout(env, t - now, (t, [[op]]))
-            event.callbacks.append(on_due)
-        else:
-            event.value[1].append([op])
-
-    def wake(now):
-        """The wake-up for the next flow completion, as the end of the engine's instant."""
-        nxt = flows.first_finish
-        if nxt < inf and nxt != rp.wake_time:
-            rp.wake_token += 1
-            rp.wake_time = nxt
-            Timeout(env, max(nxt - now, 0.0), (rp.wake_token, nxt)).callbacks.append(on_wake)
+        return True
 
     def set_loads(changed, now, y, flow):
         """FlowTable._set_loads for links ``changed`` (ascending) that each now carry one
         ``flow`` at load ``y``, or none (``y`` 0.0)."""
-        moved = []
+        moved = [] if track else None
         for k in changed:  # accounted to now at the old load, then the new one
             dt = now - link_t[k]
             x = load[k]
@@ -253,65 +292,78 @@ def plain_callbacks(rp):
                 util = y / cap[k]
                 if util > peak_util[k]:
                     peak_util[k] = util
-            if y != x:
+            if track and y != x:
                 moved.append(k)
-        if moved and flows.series is not None:  # the series' chunk, as _set_loads appends it
+        if moved:  # the series' chunk, as _set_loads appends it
             flows.series.append((np.full(len(moved), now), np.array(moved, np.int64),
                                  np.full(len(moved), y)))
 
-    def first_finish():
-        """The heap's first valid end (stale entries dropped), as FlowTable.rerate ends."""
+    def wake(now):
+        """The heap's first valid end as FlowTable.rerate finds it, then the wake-up for it
+        as the end of the engine's instant sets it."""
         ends, end_of = flows.ends, flows.end_of
-        while ends and end_of.get(ends[0][1]) != ends[0][0]:
-            heappop(ends)  # stale: the flow was re-rated or has ended
-        flows.first_finish = ends[0][0] if ends else inf
+        if ends is None:  # (a batch re-rate left no heap: it set first_finish)
+            nxt = flows.first_finish
+        else:
+            while ends and end_of.get(ends[0][1]) != ends[0][0]:
+                heappop(ends)  # stale: the flow was re-rated or has ended
+            flows.first_finish = nxt = ends[0][0] if ends else inf
+        if nxt < inf and nxt != rp.wake_time:
+            rp.wake_token += 1
+            rp.wake_time = nxt
+            Timeout(env, max(nxt - now, 0.0), (rp.wake_token, nxt)).callbacks.append(on_wake)
 
     def on_due(event):
-        t, lists = event.value
-        if rp.settling or peek() <= env.now or len(lists) != 1:
+        t, lists = event._value
+        queue = env._queue  # env.peek() > env.now, as _Replay._note tests it (SimPy 4's
+        # Environment.peek and .now inlined: a call each): then _note would call _instant
+        if rp.settling or not (queue[0][0] if queue else inf) > env._now or len(lists) != 1:
             return general_due(event)
+        del pending[t]  # (first: an op released now may be due at t again, in a new timeout)
         ops = lists[0]
         if len(ops) != 1:
-            return general_due(event)
+            return instant(t, lists)
         op = ops[0] if type(ops) is list else int(ops[0])  # an array from the batch path
         now = rp.now if rp.now > t else t  # the engine's clamp
         if not now + FINISH_RTOL * now < flows.first_finish:
-            return general_due(event)  # a flow ends now too
+            return instant(t, lists)  # a flow ends now too
+        # (the clock may move before a fallback: the general path's clamp finds the same now)
+        rp.now = flows.now = now
         if not is_msg[op]:  # a compute op ends
-            timed = release(op, now)
-            if timed is None:
-                return general_due(event)
-            del pending[t]
+            if not release(op, now):
+                return instant(t, lists)
             rp.settles += 1
-            rp.now = flows.now = now
             end[op] = now
-            at(timed, now)
-            return wake(now)
+            nxt = flows.first_finish  # no flow changed: the wake-up stays unless it was inf
+            if nxt < inf and nxt != rp.wake_time:
+                wake(now)
+            return None
         pair = op_pair[op]
         known = lone.get(pair, False)
         if known is False:
             row, links, empty = rp._route_of.get(pair) or route(rp, pair)
             known = lone[pair] = None if empty or len(set(links)) != len(links) else \
-                (row, links, sorted(links))
+                (memoryview(row), links, sorted(links))
         on_link, free, sz = flows.on_link, flows._free, size[op]
         if known is None or sz == 0 or on_link is None or not free or flows.ends is None:
-            return general_due(event)
+            return instant(t, lists)
         row, links, changed = known
         for k in links:
             if on_link[k]:
-                return general_due(event)  # shares a link: the general re-rate
+                return instant(t, lists)  # shares a link: the general re-rate
         # A message goes on the wire alone on its links: FlowTable.add_one, then rerate's
         # lone flow (its smallest capacity) and _set_loads' one flow per link.
-        del pending[t]
         rp.settles += 1
-        rp.now = flows.now = now
         xfer[op] = now
         slot = heappop(free)
         flows._lists = None  # the batch path's lists: rebuilt when next needed
         active, op_of, _, rem_v, since, rate, finish = flows._flow_views
         active[slot] = True
         op_of[slot] = op  # (its priority class is 0 and its bound inf: plain configuration)
-        flows.fl_links[slot] = row
+        if links_of[0] is not flows.fl_links:  # replaced when the slots grow
+            links_of[:] = flows.fl_links, memoryview(flows.fl_links.reshape(-1))
+        hops = len(row)
+        links_of[1][slot * hops:slot * hops + hops] = row  # fl_links[slot] = row
         flows.route[slot] = links
         for k in links:
             on_link[k].add(slot)
@@ -327,15 +379,16 @@ def plain_callbacks(rp):
         flows.end_of[slot] = e
         heappush(flows.ends, (e, slot))
         set_loads(changed, now, 0.0 + r, True)
-        first_finish()
         wake(now)
+        return None
 
     def on_wake(event):
-        token, t = event.value
+        token, t = event._value
         if token != rp.wake_token:
             return None
-        ends = flows.ends
-        if rp.settling or peek() <= env.now or ends is None or flows.on_link is None:
+        ends, queue = flows.ends, env._queue  # then as on_due
+        if rp.settling or not (queue[0][0] if queue else inf) > env._now or ends is None or \
+                flows.on_link is None:
             return general_wake(event)
         now = rp.now if rp.now > t else t
         limit = now + FINISH_RTOL * now
@@ -367,11 +420,9 @@ def plain_callbacks(rp):
         if len(finished) != 1:
             return proceed((), ended, finished, removed)
         op = ended[0]
-        timed = release(op, now)
-        if timed is None:
+        if not release(op, now):
             return proceed((), ended, finished, removed)
         end[op] = now
-        at(timed, now)
         slot = finished[0]
         on_link = flows.on_link
         for k in removed:
@@ -383,7 +434,6 @@ def plain_callbacks(rp):
         for k in removed:
             on_link[k].discard(slot)
         set_loads(sorted(set(removed)), now, 0.0, False)
-        first_finish()
         return wake(now)
 
     return on_due, on_wake
