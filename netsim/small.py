@@ -178,6 +178,7 @@ def plain_callbacks(rp):
     lone = {}  # route -> (padded row, links, sorted links), or None: empty or a link twice
     links_of = [None, None]  # FlowTable.fl_links and a flat memoryview of it
     track = flows.series is not None
+    order = {}  # a route's links -> its distinct links, ascending
 
     def at(t, ops, now):
         """:meth:`_Replay._at`: ``ops`` due at exact time ``t``, joining its timeout if any."""
@@ -309,9 +310,12 @@ def plain_callbacks(rp):
                 heappop(ends)  # stale: the flow was re-rated or has ended
             flows.first_finish = nxt = ends[0][0] if ends else inf
         if nxt < inf and nxt != rp.wake_time:
-            rp.wake_token += 1
+            rp.wake_token = token = rp.wake_token + 1
             rp.wake_time = nxt
-            Timeout(env, max(nxt - now, 0.0), (rp.wake_token, nxt)).callbacks.append(on_wake)
+            delay = nxt - now
+            if 0.0 > delay:  # max(delay, 0.0) without the call
+                delay = 0.0
+            Timeout(env, delay, (token, nxt)).callbacks.append(on_wake)
 
     def on_due(event):
         t, lists = event._value
@@ -425,15 +429,19 @@ def plain_callbacks(rp):
         end[op] = now
         slot = finished[0]
         on_link = flows.on_link
-        for k in removed:
+        removed_route = route_map[slot]  # (the links of removed)
+        for k in removed_route:
             if len(on_link[k]) != 1:  # others stay on its links: the general re-rate
                 flows.rerate([], finished, removed, [])
                 return wake(now)
         # FlowTable.rerate's lone finished flow: no rate to solve, its links' loads to 0.
         del route_map[slot]
-        for k in removed:
+        for k in removed_route:
             on_link[k].discard(slot)
-        set_loads(sorted(set(removed)), now, 0.0, False)
+        changed = order.get(removed_route)
+        if changed is None:
+            changed = order[removed_route] = sorted(set(removed_route))
+        set_loads(changed, now, 0.0, False)
         return wake(now)
 
     return on_due, on_wake
