@@ -9,16 +9,18 @@ bit-identical to each other and to the batch path:
   the engine calls it from its settle step, then re-rates through
   :meth:`netsim.flows.FlowTable.rerate`.
 * :func:`plain_callbacks`, the *fused* one, for the plain configuration (none of
-  those features but the link series): the SimPy callbacks of the engine's two kinds of timeout
-  (ops due at an exact time, the network's wake-up) that run the usual
-  desynchronised instant in one pass, without the layers of the general path. It
+  those features but the link series): the SimPy callbacks of the engine's two
+  kinds of timeout (ops due at an exact time, the network's wake-up) that run the
+  usual desynchronised instant in one pass, without the layers of the general
+  path. It
   handles three instants: a compute op ends and releases ops that wait a time;
   a message's latency ends and it goes on the wire alone on its links; a flow
   ends, its links become empty and what it releases waits a time. Anything else
   (several ops or flows at one instant, an op that waits nothing, a flow sharing
   a link, a stale heap after a batch, a zero delay settle step pending) it hands
-  to the general path before changing any state, or, once a wake-up has ended
-  its flows, to :meth:`netsim.engine._Replay._proceed` with what it popped.
+  to the general path before changing any state (but the clock, which the
+  general path's clamp sets to the same value), or, once a wake-up has ended its
+  flows, to the engine's ``_Replay._proceed`` with what it popped.
 
 The fused form does the same float operations in the same order as the general
 one (the same clock and clamp, the same rate as the smallest capacity, the same
@@ -43,8 +45,9 @@ FINISH_RTOL = 1e-12
 
 
 def advance_small(rp, due, ended):
-    """:meth:`netsim.engine._Replay._advance_batch` for a few ops, in plain Python, in the same order.
+    """The engine's ``_Replay._advance_batch`` for a few ops, in plain Python, in the same order.
 
+    ``rp`` is the replay (:mod:`netsim.engine`'s state).
     ``ended`` is a list of ops. Returns the flow slots of the messages that began
     transferring and their routes (links without padding), as lists.
     """
@@ -144,8 +147,9 @@ def route(rp, pair):
 def plain_callbacks(rp):
     """The fused instants of replay ``rp``: its SimPy callbacks ``(on_due, on_wake)``.
 
-    ``on_due`` runs a timeout of :meth:`netsim.engine._Replay._at` (value ``(t,
-    [ops, ...])``), ``on_wake`` the network's wake-up (value ``(token, t)``). Each
+    ``on_due`` runs a timeout of the engine's ``_Replay._at``, whose value is the
+    exact time and the lists of ops due then; ``on_wake`` the network's wake-up,
+    whose value is its token and exact time. Each
     runs the usual instant itself, as the general path would (see the module
     docstring) and hands anything else to ``rp._due`` / ``rp._wake``, or, after a
     wake-up popped its flows, to ``rp._proceed``. Only for the plain configuration:
