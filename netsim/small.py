@@ -412,39 +412,43 @@ def plain_callbacks(rp):
             if end_of.get(slot) == te:
                 del end_of[slot]
                 finished.append(slot)
-        finished.sort()
         flows._lists = None  # (finished is never empty: limit >= first_finish)
-        ended, removed = [], []
         route_map, free = flows.route, flows._free
         active, op_of, _, _, _, rate, finish = flows._flow_views
-        for slot in finished:
-            ended.append(op_of[slot])
-            removed.extend(route_map[slot])
-            active[slot] = False
-            finish[slot] = inf
-            rate[slot] = 0.0
-            if free is not None:
-                heappush(free, slot)
-        if len(finished) != 1:
+        if len(finished) != 1:  # pop_few's lists, for the general path
+            finished.sort()
+            ended, removed = [], []
+            for slot in finished:
+                ended.append(op_of[slot])
+                removed.extend(route_map[slot])
+                active[slot] = False
+                finish[slot] = inf
+                rate[slot] = 0.0
+                if free is not None:
+                    heappush(free, slot)
             return proceed((), ended, finished, removed)
-        op = ended[0]
-        if not release(op, now):
-            return proceed((), ended, finished, removed)
-        end[op] = now
         slot = finished[0]
+        op, links = op_of[slot], route_map[slot]
+        active[slot] = False
+        finish[slot] = inf
+        rate[slot] = 0.0
+        if free is not None:
+            heappush(free, slot)
+        if not release(op, now):
+            return proceed((), [op], finished, list(links))
+        end[op] = now
         on_link = flows.on_link
-        removed_route = route_map[slot]  # (the links of removed)
-        for k in removed_route:
+        for k in links:
             if len(on_link[k]) != 1:  # others stay on its links: the general re-rate
-                flows.rerate([], finished, removed, [])
+                flows.rerate([], finished, list(links), [])
                 return wake(now)
         # FlowTable.rerate's lone finished flow: no rate to solve, its links' loads to 0.
         del route_map[slot]
-        for k in removed_route:
+        for k in links:
             on_link[k].discard(slot)
-        changed = order.get(removed_route)
+        changed = order.get(links)
         if changed is None:
-            changed = order[removed_route] = sorted(set(removed_route))
+            changed = order[links] = sorted(set(links))
         set_loads(changed, now, 0.0, False)
         return wake(now)
 
