@@ -149,11 +149,21 @@ def plain_callbacks(rp):
 
     ``on_due`` runs a timeout of the engine's ``_Replay._at``, whose value is the
     exact time and the lists of ops due then; ``on_wake`` the network's wake-up,
-    whose value is its token and exact time. Each
-    runs the usual instant itself, as the general path would (see the module
-    docstring) and hands anything else to ``rp._due`` / ``rp._wake``, or, after a
-    wake-up popped its flows, to ``rp._proceed``. Only for the plain configuration:
-    no TCP, priority classes, rate bounds, send queues or progress.
+    whose value is its token and exact time. Each runs the usual instant itself,
+    as the general path would (see the module docstring), and hands anything else
+    to ``rp._due`` / ``rp._wake`` / ``rp._instant``, or, after a wake-up popped its
+    flows, to ``rp._proceed``. Only for the plain configuration: no TCP, priority
+    classes, rate bounds, send queues or progress.
+
+    Parameters
+    ----------
+    rp : netsim.engine._Replay
+        The replay's state, with its flow table and views set up.
+
+    Returns
+    -------
+    tuple of callable
+        ``(on_due, on_wake)``.
 
     Examples
     --------
