@@ -42,7 +42,7 @@ def _chain(steps, gap=1e-3, nbytes=1e6):
     return G, b.build()
 
 
-def test_a_desynchronised_chain_runs_every_instant_fused(monkeypatch):
+def test_a_desynchronised_chain_runs_all_but_its_first_wire_entry_fused(monkeypatch):
     # Each message is three instants (its gap ends; its latency ends and it goes on the
     # wire alone; its last byte arrives and its link empties), each one the fused form
     # handles, but for the first wire entry: the flow table builds its per-link index and
