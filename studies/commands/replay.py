@@ -170,7 +170,8 @@ def run(args):
     # Collectives expand at replay into ops not counted in advance: no total then.
     with progress(args, None if trace.num_collectives else trace.num_ops, "replay", unit="op",
                   show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
-        result = simulate(trace, G, placement=placement, device_flops=args.device_flops, progress=bar,
+        result = simulate(trace, G, placement=placement, device_flops=args.device_flops,
+                          progress=bar if bar.drawn else None,
                           link_series=bool(args.timeline) and not kineto,
                           ecmp=None if args.ecmp == "off" else args.ecmp, ecmp_seed=args.ecmp_seed or 0,
                           sharing=getattr(args, "sharing", "maxmin"),
