@@ -34,7 +34,10 @@ already scheduled at that instant): it ends finished flows, releases dependent
 ops and does one rate recomputation (:mod:`netsim.flows`). An instant touching
 at most ``small_event`` ops and flows (:data:`SMALL_EVENT` by default) runs in
 plain Python, a larger one with compiled loops over the batch
-(:mod:`netsim.kernels`); both give bit-identical results. :func:`replay` returns
+(:mod:`netsim.kernels`); both give bit-identical results. The plain-Python path
+(:mod:`netsim.small`) runs the usual desynchronised instant (one op due, or one
+flow ending, alone on its links) in one pass from SimPy's callback, the general
+form everything else. :func:`replay` returns
 a :class:`Record`, the interface a second engine implements too: the plain
 reference engine :func:`netsim.reference.replay` returns the same record (and a
 packet-level engine, say, would).
@@ -54,13 +57,13 @@ from .errors import DeadlockError, NetsimError, TraceError
 from .flows import SATURATION, FlowTable
 from .maxmin import check_sharing
 from .network import route_loads
+from .small import FINISH_RTOL, advance_small, plain_callbacks
 from . import transport as _transport
 from .tcp import check_transport, tcp_options
 from .trace import successors
 
 __all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
 
-FINISH_RTOL = 1e-12
 #: Instants ending or starting at most this many ops and flows run in plain Python (the
 #: incremental path); larger ones with compiled loops over the batch. The default of
 #: :func:`replay`'s ``small_event``.
@@ -72,7 +75,8 @@ class _Replay:
     """State of one replay: ops, their dependencies, SimPy events. Use :func:`replay`."""
 
     def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None,
-                 seed=0, priority=None, small_event=SMALL_EVENT, bound=None, tcp=None):
+                 seed=0, priority=None, small_event=SMALL_EVENT, bound=None, tcp=None,
+                 fused=True):
         n = trace.num_ops
         self.small_event = small_event
         self.priority = None if priority is None else np.asarray(priority, np.int64)
@@ -122,7 +126,7 @@ class _Replay:
         # The small path reads and writes single ops. Memoryviews of the numpy columns give
         # plain Python floats and ints at about half numpy's cost per element, on the same
         # memory (every array below is updated in place, never replaced). One tuple, as
-        # _advance_small unpacks it: one attribute load instead of twelve.
+        # netsim.small unpacks it: one attribute load instead of twelve.
         self._views = tuple(memoryview(a) for a in (
             self.is_msg, self.op_pair, self.pair_lat, self.dur, self.size, self.start, self.end,
             self.xfer, self.succ_ptr, self.succ, self.waiting,
@@ -137,6 +141,12 @@ class _Replay:
             qprev = trace.queue_predecessors()
             self.qprev = qprev if (qprev >= 0).any() else None
         self.parked = {}
+        # The SimPy callbacks of ops due and of the wake-up: the general path's, or in the
+        # plain configuration the fused instants (netsim.small), which fall back to them.
+        self.on_due, self.on_wake = self._due, self._wake
+        if fused and small_event >= 1 and self.tcp is None and self.priority is None and \
+                self.bound is None and self.qprev is None and progress is None:
+            self.on_due, self.on_wake = plain_callbacks(self)
 
     def _add_flows(self, ops):
         """Put messages ``ops`` on the wire; return their flow slots."""
@@ -165,7 +175,7 @@ class _Replay:
         if event is None:
             # simpy.Timeout(env, ...) is env.timeout(...) without its per-call bound class.
             event = self.pending[t] = simpy.Timeout(self.env, t - self.now, (t, [ops]))
-            event.callbacks.append(self._due)
+            event.callbacks.append(self.on_due)
         else:
             event.value[1].append(ops)
 
@@ -246,6 +256,15 @@ class _Replay:
             ended = finished = removed = ()
         else:
             ended, finished, removed = flows.pop_few(limit)
+        self._proceed(due, ended, finished, removed)
+
+    def _proceed(self, due, ended, finished, removed):
+        """The rest of :meth:`_instant` once the clock is set and flows ``finished`` popped:
+        complete and release ops, re-rate, set the wake-up.
+
+        ``ended`` are the finished flows' ops and ``removed`` the links they crossed.
+        """
+        flows, now = self.flows, self.now
         rebound = ()
         if self.tcp is not None:
             self.tcp.ended(ended, now)
@@ -254,7 +273,7 @@ class _Replay:
         if len(finished) + sum(map(len, due)) <= self.small_event:
             if isinstance(finished, np.ndarray):  # a batch left the heap stale: arrays
                 ended, finished, removed = ended.tolist(), finished.tolist(), removed.tolist()
-            added, routes = self._advance_small(due, ended)
+            added, routes = advance_small(self, due, ended)
             if rebound:
                 added = added + rebound
                 routes = routes + [flows.fl_links[slot][flows.fl_links[slot] < self.L].tolist()
@@ -277,7 +296,7 @@ class _Replay:
             self.wake_token += 1
             self.wake_time = nxt
             simpy.Timeout(self.env, max(nxt - now, 0.0), (self.wake_token, nxt)).callbacks.append(
-                self._wake)
+                self.on_wake)
 
     def _advance_batch(self, due, ended):
         """Complete the ops due now and the messages of flows ``ended``; start what they release.
@@ -333,93 +352,6 @@ class _Replay:
                 self._schedule(ready[later], now + wait[later])
         return np.concatenate(added) if added else np.zeros(0, np.int64)
 
-    def _advance_small(self, due, ended):
-        """:meth:`_advance_batch` for a few ops, in plain Python, in the same order.
-
-        ``ended`` is a list of ops. Returns the flow slots of the messages that began
-        transferring and their routes (links without padding), as lists.
-        """
-        now, flows, route_of = self.now, self.flows, self._route_of
-        (is_msg, op_pair, pair_lat, dur, size, start, end, xfer, ptr, succ, waiting,
-         priority, bound) = self._views
-        tcp, unbound = self.tcp, self.bound is None
-        one_class = self.priority is None
-        qprev = self.qprev
-        completed, entering = list(ended), []
-        for ops in due:
-            for op in (ops if type(ops) is list else ops.tolist()):
-                (entering if is_msg[op] else completed).append(op)
-        added, routes = [], []
-        while completed or entering:
-            if entering:
-                ops, entering = entering, []
-                for op in ops:
-                    if qprev is not None:   # held until the one before it is delivered
-                        q = int(qprev[op])
-                        if q >= 0 and end[q] != end[q]:
-                            self.parked[q] = op
-                            continue
-                    xfer[op] = now
-                    pair = op_pair[op]
-                    known = route_of.get(pair) or self._route(pair)
-                    if size[op] == 0 or known[2]:
-                        completed.append(op)  # instant on the wire
-                    else:  # on the wire, in the lowest free slot
-                        prio = 0 if one_class else priority[op]
-                        b = np.inf if unbound else bound[op]
-                        rtt = None
-                        if tcp is not None:
-                            later, tb, rtt = tcp.enter(op, now)
-                            if later is not None:  # still shaking hands
-                                self._at(later, [op])
-                                continue
-                            b = min(b, tb)
-                        slot = flows.add_one(op, size[op], known[0], prio, b)
-                        added.append(slot)
-                        routes.append(known[1])
-                        if rtt is not None:
-                            tcp.slot_of[op] = slot
-                            _transport.tick_at(self, now + rtt, op)
-            if not completed:
-                continue
-            done, completed = completed, []
-            for op in done:
-                end[op] = now
-            if self.parked:
-                for op in done:
-                    if op in self.parked:
-                        entering.append(self.parked.pop(op))
-            if self.progress is not None:
-                self.done += len(done)
-                self.progress(self.done)
-            # _release_small, inlined for speed: count done off their successors' waits.
-            ready = []
-            for op in done:
-                for i in range(ptr[op], ptr[op + 1]):
-                    s = succ[i]
-                    waiting[s] -= 1
-                    if waiting[s] == 0:
-                        ready.append(s)
-            ready.sort()
-            timed = []
-            for op in ready:
-                start[op] = now
-                msg = is_msg[op]
-                wait = pair_lat[op_pair[op]] if msg else dur[op]  # as _wait
-                if wait == 0:
-                    (entering if msg else completed).append(op)
-                else:
-                    timed.append((now + wait, op))
-            if len(timed) == 1:  # the usual desynchronised case: one op, one time
-                self._at(timed[0][0], [timed[0][1]])
-            elif timed:  # grouped by time, ascending; ops of one time in ready order
-                later = {}
-                for t, op in timed:
-                    later.setdefault(t, []).append(op)
-                for t in sorted(later):
-                    self._at(t, later[t])
-        return added, routes
-
     def _hold(self, ops):
         """The messages of ``ops`` free to go on the wire; the rest wait for their queue."""
         q = self.qprev[ops]
@@ -434,15 +366,6 @@ class _Replay:
         keys = np.fromiter(self.parked, np.int64, len(self.parked))
         hit = done[np.isin(done, keys)].tolist()
         return np.array([self.parked.pop(op) for op in hit], np.int64)
-
-    def _route(self, pair):
-        """Route ``pair``'s padded link row, its links without padding and whether it
-        crosses no link (as :meth:`_advance_batch` tests it), cached."""
-        row = self.pair_links[pair]
-        links = row.tolist()
-        known = self._route_of[pair] = (row, tuple(k for k in links if k != self.L),
-                                       links[0] == self.L)
-        return known
 
     def _wait(self, ops):
         """What ops wait once ready: a compute op its duration, a message its path latency."""
@@ -543,7 +466,7 @@ class Record(NamedTuple):
 
 def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None, seed=0,
            sharing="maxmin", priority=None, small_event=SMALL_EVENT, bound=None,
-           transport="fluid", tcp=None):
+           transport="fluid", tcp=None, fused=True):
     """Replay ``trace`` on ``net`` and return its :class:`Record`.
 
     ``sharing="maxmin"`` (the default) shares every link direction max-min fairly
@@ -593,6 +516,12 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
         changed at round-trip instants, persistent connections.
     tcp : dict, optional
         The TCP options (:func:`netsim.tcp.tcp_options`), with ``transport="tcp"``.
+    fused : bool
+        In the plain configuration (no TCP, priority classes, rate bounds, send
+        queues or progress), run the usual one-op instants in one
+        pass (:func:`netsim.small.plain_callbacks`). Bit-identical either way, so
+        this changes only the speed; False runs every small instant through the
+        general path (the tests compare the two that way).
 
     Returns
     -------
@@ -627,5 +556,5 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
         raise NetsimError("TCP options need transport='tcp'")
     options = tcp_options(tcp) if transport == "tcp" else None
     return _Replay(trace, net, nodes, seconds, progress, link_series, ecmp, seed, prio,
-                   small_event, _transport.check_bound(bound, trace), options).run()
+                   small_event, _transport.check_bound(bound, trace), options, fused).run()
 

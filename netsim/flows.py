@@ -30,6 +30,7 @@ import heapq
 
 import numpy as np
 
+from . import flow_index
 from .maxmin import SHARE_CUT, max_min_rates, max_min_rates_small
 
 __all__ = ["SATURATION", "FlowTable"]
@@ -130,7 +131,8 @@ class FlowTable:
         self.ends = None
         self.end_of = {}
         self.first_finish = np.inf
-        self.on_link = None  # per-link sets of flow slots, see _index
+        self.on_link = None  # per-link sets of flow slots (netsim.flow_index); None: stale
+        self.link_sets = None  # those sets kept for reuse while on_link is stale
         self.route = {}
         # The batch path's per-link lists of flows (head, next, previous: see
         # kernels.index_add), kept by add and pop_finished; None when the incremental
@@ -354,7 +356,7 @@ class FlowTable:
         if len(added) + len(finished) <= self.small:
             if routes is None:  # arrays, unless from the engine's small path
                 added, finished, removed = _as_list(added), _as_list(finished), _as_list(removed)
-            comp, changed = self._component(added, finished, removed, routes)
+            comp, changed = flow_index.component(self, added, finished, removed, routes)
             if len(comp) <= _SMALL_SOLVE:
                 self._rerate_small(comp, changed)
             else:
@@ -373,99 +375,6 @@ class FlowTable:
             heapq.heappop(ends)  # stale: the flow was re-rated or has ended
         self.first_finish = ends[0][0] if ends else np.inf
 
-    def _index(self):
-        """The flows crossing each link direction, and each active flow's links.
-
-        Kept incrementally by small events; rebuilt from the active flows after a
-        batch invalidated it.
-        """
-        if self.on_link is None:
-            L = self.L
-            self.on_link = [set() for _ in range(L)]
-            self.route = {}
-            active = np.flatnonzero(self.fl_active)
-            for slot, links in zip(active.tolist(), self.fl_links[active].tolist()):
-                route = self.route[slot] = tuple(k for k in links if k != L)
-                for k in route:
-                    self.on_link[k].add(slot)
-        return self.on_link, self.route
-
-    def _component(self, added, finished, removed, routes=None):
-        """Flows sharing a link, transitively, with an added or finished flow; their links.
-
-        Updates the per-link index with ``added`` and ``finished`` first; ``removed``
-        are the links of the finished flows, ``routes`` (optional) those of the added
-        ones. Returns two sorted lists: flow slots whose rates may change, and the link
-        directions whose load may change.
-        """
-        on_link, route = self.on_link, self.route
-        if on_link is None:
-            on_link, route = self._index()
-        if routes is not None and len(added) == 1 and not finished:
-            # One flow starts, none ends (a message's latency is over): if it is alone
-            # on its links, it is the component, its links the changed ones.
-            slot, links = added[0], routes[0]
-            route[slot] = links
-            alone = True
-            for k in links:
-                flows = on_link[k]
-                flows.add(slot)
-                if len(flows) != 1:  # holds the slot: alone if nothing else
-                    alone = False
-            if alone:
-                return added, sorted(set(links))
-            marked = set(links)
-            return self._search(marked)
-        L = self.L
-        marked = set(removed)
-        marked.discard(L)
-        for slot in finished:
-            for k in route.pop(slot, ()):
-                on_link[k].discard(slot)
-        for i, slot in enumerate(added):
-            if routes is None:
-                links = tuple(k for k in self.fl_links[slot].tolist() if k != L)
-            else:
-                links = routes[i]
-            route[slot] = links
-            for k in links:
-                on_link[k].add(slot)
-            marked.update(links)
-        # The usual desynchronised event touches a flow alone on its links: no search
-        # (explicit loops: a generator in all() costs more than the test).
-        if not added:
-            for k in marked:
-                if on_link[k]:
-                    break
-            else:
-                return [], sorted(marked)
-        elif len(added) == 1:
-            alone = set(added)
-            for k in marked:
-                if on_link[k] != alone:
-                    break
-            else:
-                return added, sorted(marked)
-        return self._search(marked)
-
-    def _search(self, marked):
-        """The flows on links ``marked``, transitively, and their links (sorted lists).
-
-        ``marked`` (a set of links) grows to every link of the component.
-        """
-        on_link, route = self.on_link, self.route
-        comp = set()
-        stack = list(marked)
-        while stack:
-            for slot in on_link[stack.pop()]:
-                if slot not in comp:
-                    comp.add(slot)
-                    for k in route[slot]:
-                        if k not in marked:
-                            marked.add(k)
-                            stack.append(k)
-        return sorted(comp), sorted(marked)
-
     def _link_lists(self):
         """The batch path's per-link lists of the active flows, rebuilt if stale."""
         if self._lists is None:
@@ -476,7 +385,8 @@ class FlowTable:
         return self._lists
 
     def _component_scan(self, added, removed):
-        """:meth:`_component` for large batches: a compiled search over the per-link lists."""
+        """:func:`netsim.flow_index.component` for large batches: a compiled search over the
+        per-link lists."""
         head, nxt, _ = self._link_lists()
         return self.kernels().component(head, nxt, self.fl_links, self._mark, self._sel, added,
                                         removed, self.L)

@@ -70,8 +70,8 @@ class Progress:
     >>> import io
     >>> with Progress(10, "points", stream=io.StringIO()) as bar:
     ...     bar(4); bar(7, 12)
-    >>> bar.done, bar.total
-    (7, 12)
+    >>> bar.done, bar.total, bar.drawn
+    (7, 12, False)
     """
 
     def __init__(self, total, desc="", show=None, initial=0, unit="it", delay=0.0, stream=None):
@@ -89,6 +89,12 @@ class Progress:
             if tqdm is not None:
                 self._bar = tqdm(total=total, desc=desc, initial=initial, unit=unit,
                                  delay=delay, file=stream, leave=False, dynamic_ncols=True)
+
+    @property
+    def drawn(self):
+        """Whether a bar is drawn: a caller may skip the hook otherwise (``simulate``
+        replays the usual desynchronised instant faster without a progress hook)."""
+        return self._bar is not None
 
     def __call__(self, done, total=None):
         """Record that ``done`` units are finished (of ``total``, if it changed)."""

@@ -33,8 +33,9 @@ import numpy as np
 
 from . import engine
 from . import library as _library
+from .errors import NetsimError
 from .network import as_network
-from .trace import HOST_GAP
+from .trace import HOST_GAP, check_trace
 from .traceops import touches
 
 __all__ = ["Result", "simulate", "union_length", "active_idle"]
@@ -400,6 +401,10 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     >>> simulate(b.build(), G, transport="tcp").makespan > simulate(b.build(), G).makespan
     True
     """
+    check_trace(trace)
+    if progress is not None and not callable(progress):
+        raise NetsimError(f"progress must be callable as progress(ops_done), got "
+                          f"{type(progress).__name__} {progress!r:.40}")
     _library.check_library(library)
     net = as_network(topology)
     if not trace.num_collectives:

@@ -63,7 +63,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .checks import check_int, is_real
+from .checks import check_int, check_real, is_real
 from .collop import Specs
 from .collop import owner as spec_owner
 from .collop import spec as make_spec
@@ -77,6 +77,7 @@ __all__ = [
     "COLLECTIVE",
     "Trace",
     "TraceBuilder",
+    "check_trace",
     "MAX_RANKS",
     "HOST_GAP",
     "deps_csr",
@@ -90,6 +91,25 @@ COLLECTIVE = 2
 MAX_RANKS = 2**31 - 1  # ranks are int32
 _ARRAYS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "channel",
            "priority", "spec", "queue", "dep_ptr", "dep_idx")
+
+
+def check_trace(value, name="trace"):
+    """``value`` if it is a :class:`Trace`; else a :class:`TraceError` naming what it is.
+
+    What every function taking a trace checks first, so that ``simulate(None, G)`` says
+    what it needs instead of failing on a missing attribute deep inside.
+
+    Examples
+    --------
+    >>> check_trace("t.npz")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: trace must be a netsim Trace (TraceBuilder(...).build(), load_trace(path)), got str 't.npz'
+    """
+    if not isinstance(value, Trace):
+        raise TraceError(f"{name} must be a netsim Trace (TraceBuilder(...).build(), "
+                         f"load_trace(path)), got {type(value).__name__} {value!r:.40}")
+    return value
 
 
 class Trace:
@@ -351,6 +371,8 @@ class Trace:
         >>> b.build().compute_seconds().tolist()
         [0.003, 0.0]
         """
+        if device_flops is not None:  # given: valid whether or not an op needs it
+            check_real(device_flops, "device_flops", lo=0, strict=True, error=TraceError)
         seconds = np.where(self.kind == COMPUTE, self.duration, 0.0)
         need = np.isnan(seconds)
         if need.any():
@@ -573,6 +595,9 @@ class TraceBuilder:
         c["priority"].append(priority)
         c["spec"].append(spec)
         c["queue"].append(queue)
+        if isinstance(deps, (str, bytes)) or not hasattr(deps, "__iter__"):
+            raise TraceError(f"deps must be a sequence of op ids (deps=[{deps!r}]), got "
+                             f"{type(deps).__name__} {deps!r:.40}")
         self._deps.append(list(deps))
         return len(self._deps) - 1
 

@@ -32,7 +32,7 @@ import numpy as np
 from .checks import check_int
 from .collop import Specs
 from .errors import TraceError
-from .trace import COLLECTIVE, MAX_RANKS, MESSAGE, Trace, TraceBuilder
+from .trace import COLLECTIVE, MAX_RANKS, MESSAGE, Trace, TraceBuilder, check_trace
 
 __all__ = ["SCHEMA", "load_trace", "save_trace", "check_trace_name"]
 
@@ -113,6 +113,7 @@ def save_trace(trace, path):
     >>> save_trace(t, p); load_trace(p).total_bytes
     8.0
     """
+    check_trace(trace)
     path = str(path)
     check_trace_name(path)
     header = {"schema": SCHEMA, "ranks": trace.ranks, "tags": trace.tags,

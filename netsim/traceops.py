@@ -7,7 +7,7 @@ import numpy as np
 
 from .checks import check_int
 from .errors import TraceError
-from .trace import Trace, ranges
+from .trace import Trace, check_trace, ranges
 
 __all__ = ["concat", "repeat", "terminal_ops", "touches"]
 
@@ -236,6 +236,8 @@ def concat(first, second, iteration_offset=0):
     >>> both.num_messages, both.deps(1).tolist()
     (2, [0])
     """
+    check_trace(first, "first")
+    check_trace(second, "second")
     return _joined(first, second, 1, 0, iteration_offset)
 
 
@@ -262,6 +264,7 @@ def repeat(trace, iterations):
     >>> r.num_iterations, r.deps(2).tolist()
     (3, [1])
     """
+    check_trace(trace)
     iterations = check_int(iterations, "iterations", error=TraceError)
     if iterations == 1:
         return trace

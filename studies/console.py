@@ -9,8 +9,8 @@ import sys
 
 from netsim.errors import NetsimError
 
-__all__ = ["UsageError", "PROGRESS_MESSAGES", "progress", "note", "log", "write", "write_csv",
-           "check_writable", "check_png", "check_options"]
+__all__ = ["UsageError", "PROGRESS_MESSAGES", "EXPECT_SECONDS", "progress", "note", "expect",
+           "log", "write", "write_csv", "check_writable", "check_png", "check_options"]
 
 
 class UsageError(Exception):
@@ -73,6 +73,57 @@ def note(args, message):
 
     if show_progress(getattr(args, "quiet", False)):
         print(message, file=sys.stderr)
+
+
+EXPECT_SECONDS = 1.0
+"""Accepted work priced at this many CPU seconds or more is announced before it starts
+(:func:`expect`): the estimate errs by up to 2x either way (``benchmarks/README.md``, "The
+work estimate") and a loaded machine doubles wall time, so work priced at a second can keep
+a user waiting several seconds, longer than a command should stay silent; far below the
+hour that :data:`studies.trace_size.TIME_LIMIT` refuses without ``--force``."""
+
+
+def expect(args, seconds, what):
+    """Announce accepted long work before it starts: its CPU time by the work estimate.
+
+    A command calls it once, after every check of its input has passed, with the sum of
+    what those checks priced (:func:`studies.trace_size.check_ops`' ``seconds``,
+    :func:`studies.run_length.check_count`'s return): a refusal is never preceded by a
+    note, and work refused for a larger P prints none for the smaller ones. Shown as
+    :func:`note` is (a terminal, not ``--quiet``) and only from :data:`EXPECT_SECONDS` on.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The command's arguments (``quiet`` is read if present).
+    seconds : float or None
+        The estimated CPU seconds (None: not priced, nothing shown).
+    what : str
+        The work, for the note (``ring on P = 4096``).
+
+    Returns
+    -------
+    str or None
+        The note's text when the work is long enough to announce (whether or not a
+        terminal shows it), else None.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> quiet = argparse.Namespace(quiet=True)
+    >>> expect(quiet, 310.0, "ps-sync at P = 65536")
+    'ps-sync at P = 65536: about 5 min of CPU by the work estimate (benchmarks/README.md); Ctrl-C stops it'
+    >>> expect(quiet, 0.2, "ring on P = 64") is None
+    True
+    """
+    if seconds is None or not seconds >= EXPECT_SECONDS:
+        return None
+    about = (f"{seconds:.0f} s" if seconds < 100 else f"{seconds / 60:.0f} min"
+             if seconds < 6000 else f"{seconds / 3600:.1f} h")
+    message = (f"{what}: about {about} of CPU by the work estimate (benchmarks/README.md); "
+               f"Ctrl-C stops it")
+    note(args, message)
+    return message
 
 
 def log(args, message):

@@ -12,8 +12,9 @@ the validation page (``docs/validation.md``, "NCCL against published nccl-tests 
 here is fitted to a row: every number comes from ``topologies`` (which cites its sources)
 or from NCCL's source (``netsim.nccl.tuning``).
 
-Run ``python -m studies.nccl_validation`` to print the tables of every file, with
-``--write`` to rewrite them in ``docs/validation.md`` as well.
+Run ``python -m studies.nccl_validation`` to print the tables of every file and the
+summary; ``python -m studies.regenerate nccl`` rewrites them in ``docs/validation.md``
+and draws its figure.
 """
 
 import pathlib
@@ -27,7 +28,7 @@ from .nccl_report import measurements
 from topologies import dgx1, dgx_a100, dgx_h100, gpu_cluster, pcie_box
 
 __all__ = ["PAGE", "BLOCKS", "CLASSES", "COUNTED", "FIGURE", "MACHINES", "load", "machine",
-           "predict", "validate", "table", "summary", "plot", "update_page"]
+           "predict", "validate", "validated", "table", "summary", "plot"]
 
 PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "validation.md"
 """The documentation page that shows the tables (in a checkout; not installed)."""
@@ -137,8 +138,28 @@ def validate(rows):
         res = predict(row)
         measured = float(row["time_us"]) * 1e-6
         report.append((row, res, (res.makespan - measured) / measured))
+    return (report, *_spread(report))
+
+
+def _spread(report):
+    # The median and worst absolute error of a report of validate.
     errors = [abs(e) for _, _, e in report]
-    return report, statistics.median(errors), max(errors)
+    return statistics.median(errors), max(errors)
+
+
+def validated():
+    """Every file of :data:`BLOCKS` validated once: file name -> :func:`validate`'s report.
+
+    What :func:`table`, :func:`summary` and :func:`plot` take to share one prediction of
+    each row (about a second a pass) instead of each predicting them again.
+
+    Examples
+    --------
+    >>> reports = validated()
+    >>> sorted(reports) == sorted(file for _, file in BLOCKS), len(reports[COUNTED])
+    (True, 51)
+    """
+    return {file: validate(load(file))[0] for _, file in BLOCKS}
 
 
 def _source(url):
@@ -156,11 +177,12 @@ def _origin(row):
     return short.lstrip("_") or "main"
 
 
-def table(rows):
+def table(rows, report=None):
     """The validation table: source, machine, size, measured and predicted time, error, plan.
 
     Rows of ``nccl_measurements_reported.csv`` (with an ``origin`` column) get a last
-    column naming the file each came from.
+    column naming the file each came from. ``report``, if given, is :func:`validate`'s
+    report of ``rows`` (from :func:`validated`), not computed again.
 
     Examples
     --------
@@ -169,7 +191,8 @@ def table(rows):
     >>> print(table(load("nccl_measurements_reported.csv")[:1]).splitlines()[2][-42:])
     | tree/Simple/4 | NVIDIA/nccl#527 | main |
     """
-    report, median, worst = validate(rows)
+    report = validate(rows)[0] if report is None else report
+    median, worst = _spread(report)
     origin = any("origin" in row for row in rows)
     head = ("| machine | GPUs | size (B) | measured (us) | predicted (us) | error | NCCL plan "
             "| source |")
@@ -215,8 +238,10 @@ def _figures(errors):
             f"over {len(errors)} rows ({within[0]} within 10 %, {within[1]} within 30 %)")
 
 
-def summary():
+def summary(reports=None):
     r"""The validation page's figures: the counted rows' error, and every file's rows'.
+
+    ``reports``: :func:`validated`'s, if already computed.
 
     Returns
     -------
@@ -232,8 +257,9 @@ def summary():
     >>> first.startswith("- counted rows (nccl_measurements.csv): median"), "over 51 rows" in first
     (True, True)
     """
-    report = validate(load(COUNTED))[0]
-    every = validate([row for _, file in BLOCKS for row in load(file)])[0]
+    reports = validated() if reports is None else reports
+    report = reports[COUNTED]
+    every = [checked for _, file in BLOCKS for checked in reports[file]]
     lines = [f"- counted rows ({COUNTED}): {_figures([abs(e) for _, _, e in report])}"]
     for label, keep in CLASSES:
         errors = [abs(e) for row, _, e in report if keep(row)]
@@ -253,7 +279,7 @@ FIGURE = "nccl_validation.png"
 """The validation page's figure (under ``docs/``), drawn by :func:`plot`."""
 
 
-def plot(path, title="netsim's NCCL model against published nccl-tests runs"):
+def plot(path, title="netsim's NCCL model against published nccl-tests runs", reports=None):
     """PNG of predicted against measured time, one point per measured row, by machine.
 
     Log-log, with the line y = x (no error) and the band within 30 % of it. Every
@@ -265,6 +291,8 @@ def plot(path, title="netsim's NCCL model against published nccl-tests runs"):
     ----------
     path : str or path-like
     title : str, optional
+    reports : dict, optional
+        :func:`validated`'s, if already computed.
 
     Returns
     -------
@@ -284,9 +312,10 @@ def plot(path, title="netsim's NCCL model against published nccl-tests runs"):
 
     from netsim.plot import MARKERS, label_log_axis
 
+    reports = validated() if reports is None else reports
     points = []  # (machine, measured us, predicted us, reported as a problem)
     for _, file in BLOCKS:
-        for row, res, _ in validate(load(file))[0]:
+        for row, res, _ in reports[file]:
             points.append((row["machine"], float(row["time_us"]), res.makespan * 1e6,
                            "origin" in row))
     machines = sorted({p[0] for p in points})
@@ -336,39 +365,8 @@ def plot(path, title="netsim's NCCL model against published nccl-tests runs"):
     return fig
 
 
-def update_page(path):
-    r"""Rewrite the table blocks (:data:`BLOCKS`) and the ``nccl-summary`` block of a page.
-
-    Parameters
-    ----------
-    path : str or pathlib.Path
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "validation.md"
-    >>> _ = p.write_text("<!-- nccl-table:start -->\nold\n<!-- nccl-table:end -->\n")
-    >>> update_page(p)
-    >>> p.read_text().splitlines()[1].startswith("| machine |")
-    True
-    """
-    path = pathlib.Path(path)
-    text = path.read_text()
-    fresh = [(name, lambda file=file: table(load(file))) for name, file in BLOCKS]
-    for name, make in fresh + [("nccl-summary", summary)]:
-        start, end = f"<!-- {name}:start -->\n", f"\n<!-- {name}:end -->"
-        if start in text:
-            head, rest = text.split(start, 1)
-            text = head + start + make() + end + rest.split(end, 1)[1]
-    path.write_text(text)
-
-
 if __name__ == "__main__":
-    import sys
-
-    if sys.argv[1:] == ["--write"]:
-        update_page(PAGE)
-    for name, file in BLOCKS:
-        print(file)
-        print(table(load(file)))
-    print(summary())
+    checked = validated()
+    for _, file in BLOCKS:
+        print(f"{file}\n\n{table(load(file), checked[file])}\n")
+    print(summary(checked))

@@ -56,7 +56,7 @@ from .closed_forms import closed_form
 from .paradigm_traces import base_recording, check_workers, traces
 from .registry import PARADIGMS
 from .study_run import check_study_options
-from .trace_size import PROBE, check_ops, grown_ops, projection_ops
+from .trace_size import PROBE, check_ops, grown_ops, grown_ranks, projection_ops
 from .throughput import throughput
 from .windows import combine, plan_windows, sampled_windows
 
@@ -312,7 +312,7 @@ def check_sweep_point(point, topology):
     counts = [projection_ops(t, t.ranks) for t in probe]
     check_ops(grown_ops(counts, P), f"{point['name']} at P = {P} (grown from its recordings at "
               f"P = {', '.join(map(str, PROBE))})", instead="a smaller P", topology=topology,
-              ranks=P + probe[-1].ranks - PROBE[-1], small=True)
+              ranks=grown_ranks([t.ranks for t in probe], P), small=True)
 
 
 def sweep_point(point, topology):
@@ -383,7 +383,7 @@ def _fit(P, values):
 
 def study(source, workers, topology, model=None, device_flops=None, iterations=None, seed=0,
           dataset="digits", strong=False, level=0.5, base_workers=4, batch=None, perturbation=None,
-          library="auto", transport="fluid", force=False, **options):
+          library="auto", transport="fluid", force=False, expect=None, **options):
     """Simulate a paradigm at each P beside its closed form; find where it saturates.
 
     Time per iteration is measured over the window of the run that represents it
@@ -440,6 +440,10 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         (:func:`studies.trace_size.grown_ops`), and the topology would not fit in the
         memory available, or the replay would take more than
         :data:`studies.trace_size.TIME_LIMIT` of CPU (:func:`studies.trace_size.check_ops`).
+    expect : callable, optional
+        Called once as ``expect(seconds)`` with the CPU seconds those checks priced (the
+        points beyond the probe P, summed) after every one of them passed and before any
+        is simulated: how a command announces long work (:func:`studies.console.expect`).
 
     Returns
     -------
@@ -532,13 +536,16 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
                        seed=seed, dataset=dataset, model=model, batch=batch,
                        base_workers=base_workers, start=windows[0][0], **options)
         counts = [projection_ops(t, t.ranks) for t in probe]
-        extra = probe[-1].ranks - PROBE[-1]  # server ranks beside the workers
+        seconds = 0.0
         for P in workers:
             if P > PROBE[-1]:
-                check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its traces at "
-                          f"P = {', '.join(map(str, PROBE))})", instead="a smaller P",
-                          topology=topology, ranks=P + extra,
-                          small=True)  # compute ops desynchronise the messages
+                seconds += check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its "
+                                     f"traces at P = {', '.join(map(str, PROBE))})",
+                                     instead="a smaller P", topology=topology,
+                                     ranks=grown_ranks([t.ranks for t in probe], P),
+                                     small=True)["seconds"]  # compute ops desynchronise them
+        if expect is not None:
+            expect(seconds)
     figures = {}
     for start, n in windows:
         ts = traces(base if base is not None else source, workers, iterations=n, seed=seed,

@@ -7,12 +7,13 @@ with one number. :func:`check_count` prices the count at the cheapest unit measu
 (``benchmarks/README.md``, "The work estimate", long-run rows; an epoch of a wide model
 at :data:`WEIGHT_SECONDS` per weight and sample) and refuses it above
 :data:`studies.trace_size.TIME_LIMIT` of CPU, with the figure; ``--force`` goes on.
-:func:`check_widths` refuses layer widths whose weights alone exceed the memory
+:func:`check_widths` refuses layer widths whose parameters alone exceed the memory
 available (:func:`studies.memory.available_memory`).
 """
 
 from netsim.errors import NetsimError
 from netsim.units import format_bytes
+from workloads.mlp import num_params
 
 from .memory import available_memory
 from .trace_size import TIME_LIMIT, check_ops
@@ -85,12 +86,12 @@ def check_count(count, unit_seconds, what, unit, time_limit=TIME_LIMIT):
 
 
 def check_widths(widths, what="hidden", limit=None, inputs=4, outputs=3, copies=2):
-    """Refuse layer widths whose weights alone would not fit in memory.
+    """Refuse layer widths whose parameters alone would not fit in memory.
 
-    Consecutive widths ``h_i, h_(i+1)`` hold ``h_i h_(i+1)`` float64 weights, and the
-    first and last ``inputs h_1`` and ``h_n outputs`` more (Iris, the smallest dataset:
-    4 features, 3 classes); each of ``copies`` (a model and its gradient, the least any
-    paradigm holds) takes them all.
+    The model is the paradigms' MLP from ``inputs`` features through ``widths`` to
+    ``outputs`` classes (Iris, the smallest dataset: 4 features, 3 classes), its float64
+    weights and biases counted by :func:`workloads.mlp.num_params`; each of ``copies`` (a
+    model and its gradient, the least any paradigm holds) takes them all.
 
     Parameters
     ----------
@@ -104,7 +105,7 @@ def check_widths(widths, what="hidden", limit=None, inputs=4, outputs=3, copies=
     Returns
     -------
     int
-        The weights counted (0 for no widths).
+        The parameters counted (0 for no widths).
 
     Raises
     ------
@@ -112,23 +113,24 @@ def check_widths(widths, what="hidden", limit=None, inputs=4, outputs=3, copies=
 
     Examples
     --------
-    >>> check_widths((64, 64), limit=2**30)   # 4 x 64 + 64 x 64 + 64 x 3
-    4544
+    Weights 4 x 64 + 64 x 64 + 64 x 3, biases 64 + 64 + 3:
+
+    >>> check_widths((64, 64), limit=2**30)
+    4675
     >>> check_widths((100000000,), limit=3e9)
     Traceback (most recent call last):
     ...
-    netsim.errors.NetsimError: hidden=100000000 would hold at least 7e+08 weights, 11.2 GB in 2 copies (a model and its gradient), over the 3 GB of memory available; use narrower layers
+    netsim.errors.NetsimError: hidden=100000000 would hold 8e+08 parameters, 12.8 GB in 2 copies (a model and its gradient), over the 3 GB of memory available; use narrower layers
     """
     widths = [int(w) for w in widths]
     if not widths:
         return 0
-    weights = (sum(a * b for a, b in zip(widths, widths[1:])) + inputs * widths[0]
-               + widths[-1] * outputs)
+    weights = num_params((inputs, *widths, outputs))
     nbytes = 8 * weights * copies
     limit = available_memory() if limit is None else limit
     if limit is not None and nbytes > limit:
         raise NetsimError(
-            f"{what}={','.join(map(str, widths))} would hold at least {weights:.3g} weights, "
+            f"{what}={','.join(map(str, widths))} would hold {weights:.3g} parameters, "
             f"{format_bytes(nbytes)} in {copies} copies (a model and its gradient), over the "
             f"{format_bytes(limit)} "
             f"of memory available; use narrower layers")
@@ -151,6 +153,12 @@ def check_training(options, iterations=None, runs=1, workers=2):
         2 (workers - 1) k messages an epoch, whose trace must fit in memory
         (:func:`studies.trace_size.check_ops`).
 
+    Returns
+    -------
+    float
+        The CPU seconds priced: the epochs of every run and the iterations (0 when
+        neither is chosen above one epoch of the default width).
+
     Raises
     ------
     NetsimError
@@ -158,7 +166,11 @@ def check_training(options, iterations=None, runs=1, workers=2):
 
     Examples
     --------
-    >>> check_training({"epochs": 5, "hidden": (64, 64)}, iterations=10)
+    Five epochs and ten iterations at :data:`EPOCH_SECONDS` each (64 x 64 parameters price
+    below it):
+
+    >>> round(check_training({"epochs": 5, "hidden": (64, 64)}, iterations=10), 6)
+    0.027
     >>> check_training({"segments": 10**9}, workers=4)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -166,7 +178,7 @@ def check_training(options, iterations=None, runs=1, workers=2):
     >>> check_training({"epochs": 1000, "hidden": (100000, 1000)})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    netsim.errors.NetsimError: epochs 1000 of 1e+08 weights would take at least 1.2e+04 s ...
+    netsim.errors.NetsimError: epochs 1000 of 1.01e+08 parameters would take at least 1.21e+04 s ...
     >>> check_training({"epochs": 10**6}, runs=40)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -176,13 +188,15 @@ def check_training(options, iterations=None, runs=1, workers=2):
     weights = check_widths([hidden] if isinstance(hidden, int) else hidden) if hidden else 0
     epoch = max(EPOCH_SECONDS, weights * SAMPLES * WEIGHT_SECONDS)
     epochs = int(options.get("epochs") or 1)
+    seconds = 0.0
     if epochs > 1 or runs > 1 or epoch > EPOCH_SECONDS:
         what = (f"epochs {epochs}" + (f" over {runs} runs" if runs > 1 else "")
-                + (f" of {weights:.3g} weights" if weights else ""))
-        check_count(epochs * runs, epoch, what, "epoch")
+                + (f" of {weights:.3g} parameters" if weights else ""))
+        seconds += check_count(epochs * runs, epoch, what, "epoch")
     if iterations:
-        check_count(int(iterations), epoch, f"--iterations {iterations}", "iteration")
+        seconds += check_count(int(iterations), epoch, f"--iterations {iterations}", "iteration")
     segments = options.get("segments")
     if segments:
         check_ops(2 * max(int(workers) - 1, 1) * int(segments) * epochs * runs,
                   f"segments {segments} on {workers} workers", "messages", "fewer segments")
+    return seconds

@@ -215,8 +215,11 @@ def _client(scheduler, jobs, processes, timeout):
         with ctrl_c_deferred():
             # Workers log CRITICAL only: a point's error is its row's error column, and a worker
             # still busy when a Ctrl-C closes the scheduler logged an ERROR per failed heartbeat.
+            # The dashboard on a free port (":0"): distributed 2026.8 serves one even with
+            # dashboard_address=None, on 8787 first, and warned "Port 8787 is already in use"
+            # whenever another sweep (or any Dask cluster) ran on the machine.
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes,
-                                   dashboard_address=None, silence_logs=logging.CRITICAL)
+                                   dashboard_address=":0", silence_logs=logging.CRITICAL)
         return Client(cluster), cluster
     except BaseException:
         if cluster is not None:

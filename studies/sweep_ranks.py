@@ -15,6 +15,8 @@ the count at any P follows from two recordings at P = 2 and 3 of one epoch
 from netsim.errors import NetsimError
 from netsim.units import parse_straggler
 
+from .trace_size import grown_ranks
+
 __all__ = ["point_ranks", "check_straggler_ranks"]
 
 _SMALL = (2, 3)
@@ -53,8 +55,7 @@ def point_ranks(name, P, options=None, hidden=None, dataset="iris"):
         opts["hidden"] = hidden
     counts = [workloads.record(name, dataset=dataset, workers=p, epochs=1, seed=0,
                                **opts).trace.ranks for p in _SMALL]
-    (p0, p1), (r0, r1) = _SMALL, counts
-    return r1 + (r1 - r0) * (P - p1) // (p1 - p0)
+    return grown_ranks(counts, P, _SMALL)
 
 
 def check_straggler_ranks(points, where="sweep config"):

@@ -38,8 +38,8 @@ from .memory import available_memory, graph_size
 
 __all__ = ["message_count", "pair_count", "fan_in_dependencies", "bytes_per_op",
            "available_memory", "check_fits", "check_ops", "projection_ops", "grown_ops",
-           "topology_size", "replay_seconds", "PROBE", "MESSAGE_SECONDS",
-           "SMALL_MESSAGE_SECONDS", "BATCH_OPS", "PAIR_SECONDS", "DEP_SECONDS", "BUILD_SECONDS",
+           "grown_ranks", "topology_size", "unequal_paths", "replay_seconds", "PROBE",
+           "MESSAGE_SECONDS", "SMALL_MESSAGE_SECONDS", "BATCH_OPS", "PAIR_SECONDS", "DEP_SECONDS", "BUILD_SECONDS",
            "ROUTE_SECONDS", "TIME_LIMIT"]
 
 PROBE = (8, 16)
@@ -336,7 +336,8 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
         Dependencies beyond the few per message (:func:`fan_in_dependencies`); their
         int64 ``dep_idx`` entries count in the bytes too.
     small : bool, optional
-        The messages run a few at a time (:data:`SMALL_MESSAGE_SECONDS` each).
+        The messages run a few at a time (:data:`SMALL_MESSAGE_SECONDS` each); also taken
+        when the topology's ranks lie at unequal latencies (:func:`unequal_paths`).
     passes : int, optional
         Route searches per source (default one: a command's replay and closed form share
         one compiled topology and its route cache).
@@ -380,6 +381,7 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
               f"--force to try anyway")
     out = {"messages": ops, "bytes": nbytes + (topo["bytes"] if topo else 0), "limit": limit}
     if topo:
+        small = small or topo.get("unequal", False)  # desynchronised by unequal paths
         seconds = (replay_seconds(ops, ranks, topo["elements"], pairs or 0, deps, small, passes)
                    + topo["elements"] * BUILD_SECONDS)
         out.update(topology=topo, seconds=seconds)
@@ -459,13 +461,16 @@ def topology_size(topology, ranks, probe=(64, 128)):
     Returns
     -------
     dict
-        ``elements`` (nodes + edges, int) and ``bytes`` (int).
+        ``elements`` (nodes + edges, int), ``bytes`` (int) and ``unequal``
+        (:func:`unequal_paths` on the smaller probe, or on the graph given; False for a
+        spec sized without a build).
 
     Examples
     --------
-    >>> from topologies import star
-    >>> topology_size(star, 2**20)["elements"]   # 2^20 hosts, a switch, 2^20 links
-    2097153
+    >>> from topologies import fat_tree, star
+    >>> size = topology_size(star, 2**20)   # 2^20 hosts, a switch, 2^20 links
+    >>> size["elements"], size["unequal"], topology_size(fat_tree(16), 256)["unequal"]
+    (2097153, False, True)
     """
     if isinstance(topology, str):
         from .registry import spec_size, topology_factory
@@ -475,7 +480,8 @@ def topology_size(topology, ranks, probe=(64, 128)):
             return fixed
         topology = topology_factory(topology)
     if not callable(topology):
-        return {"elements": topology.number_of_nodes() + topology.number_of_edges(), "bytes": 0}
+        return {"elements": topology.number_of_nodes() + topology.number_of_edges(), "bytes": 0,
+                "unequal": unequal_paths(topology, ranks)}
     points = []
     try:
         topology(probe[0])
@@ -488,7 +494,47 @@ def topology_size(topology, ranks, probe=(64, 128)):
     def affine(c0, c1):  # through both points: exact for a graph of a + b P nodes and edges
         return max(c1, int(round(c1 + (c1 - c0) * (ranks - p1) / (p1 - p0))))
 
-    return {"elements": affine(e0, e1), "bytes": affine(b0, b1)}
+    return {"elements": affine(e0, e1), "bytes": affine(b0, b1),
+            "unequal": unequal_paths(topology(p0), p0)}
+
+
+def unequal_paths(G, ranks):
+    """Whether the first ``ranks`` rank nodes of ``G`` lie at unequal latencies from the first.
+
+    A synchronous collective's messages of one step end together only when every rank's
+    path takes as long: on a star they do, and the engine moves a step as one batch. On a
+    fat-tree, a two-tier cluster or several machines the paths differ (same switch, same
+    pod, across the core), the steps desynchronise and the engine runs the messages a few
+    at a time (``benchmarks/README.md``, "The work estimate": a ring on a fat-tree ran
+    13,600 instants for 32,512 messages at P = 128), which :func:`check_fits` prices at
+    :data:`SMALL_MESSAGE_SECONDS`.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+    ranks : int
+        Ranks placed on the graph's compute nodes in order (:func:`netsim.compute_nodes`).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from topologies import star, two_tier
+    >>> unequal_paths(star(8), 8), unequal_paths(two_tier(8, per_rack=4), 8)
+    (False, True)
+    """
+    import networkx as nx
+
+    from netsim import compute_nodes
+
+    nodes = compute_nodes(G)[:ranks]
+    if len(nodes) < 3:
+        return False
+    far = nx.single_source_dijkstra_path_length(G, nodes[0],
+                                                weight=lambda u, v, d: d.get("latency", 0.0))
+    return len({far.get(n) for n in nodes[1:]}) > 1
 
 
 def projection_ops(trace, ranks, expanded=True):
@@ -536,6 +582,33 @@ def projection_ops(trace, ranks, expanded=True):
         name = short.get(family.get(trace.specs.row(int(trace.spec[i])).op))
         ops += message_count(name, ranks) if name else ranks - 1
     return ops
+
+
+def grown_ranks(ranks, P, probe=PROBE):
+    """Ranks of a paradigm's trace at ``P`` workers, from its rank counts at two worker counts.
+
+    A paradigm's trace holds ``a P + c`` ranks: its workers (a = 1) and ``c`` servers or a
+    coordinator fixed by its options, or one rank whatever P (a = 0, ``single``). The
+    line through the counts at the two largest ``probe`` worker counts gives it exactly.
+
+    Parameters
+    ----------
+    ranks : sequence of int
+        The trace's ranks at each worker count of ``probe``.
+    P : int
+    probe : sequence of int, optional
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> grown_ranks([9, 17], 1024), grown_ranks([1, 1], 1024), grown_ranks([5, 6], 1000, (2, 3))
+    (1025, 1, 1003)
+    """
+    (p0, p1), (r0, r1) = probe[-2:], ranks[-2:]
+    return r1 + (r1 - r0) * (P - p1) // (p1 - p0)
 
 
 def grown_ops(counts, P, probe=PROBE, least=1.0):

@@ -331,7 +331,9 @@ def test_ring_allreduce_1024_counts():
 # -- bad input --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: C.ring_allreduce(0, 1e6), "P must be an integer >= 1, got 0$"),
+    (lambda: C.ring_allreduce(0, 1e6), "P must be an integer in 1..2147483647, got 0$"),
+    # Ranks are int32 (netsim.trace.MAX_RANKS): refused before any allocation (a MemoryError).
+    (lambda: C.ring_allreduce(2**40, 1e6), "P must be an integer in 1..2147483647, got 1099511627776$"),
     (lambda: C.ring_allreduce(2.5, 1e6), "P must be an integer"),
     (lambda: C.ring_allreduce(True, 1e6), "P must be an integer"),
     (lambda: C.binomial_broadcast(4, -1), "nbytes must be a finite number >= 0"),

@@ -39,7 +39,7 @@ def no_work(monkeypatch):
     (["record", "ps-sync", "--epochs", "100000000"], "epochs 100000000 would take at least"),
     (["record", "ps-sync", "--set", "epochs=100000000"], "epochs 100000000 would take at least"),
     (["record", "ringtmp", "--set", "hidden=100000,100000"], "over the"),
-    (["record", "ps-sync", "--set", "hidden=100000000", "--epochs", "100"], "of 7e+08 weights"),
+    (["record", "ps-sync", "--set", "hidden=100000000", "--epochs", "100"], "of 8e+08 parameters"),
     (["scale", "ps-sync", "-P", "2,4", "--iterations", "100000000"], "--iterations 100000000"),
     (["claims", "--seeds", "0..1000"], "--seeds 0..1000 would take at least"),
     (["claims", "--seeds", "0..100000000"], "over the 100000 accepted"),

@@ -108,6 +108,25 @@ def test_cli_sweep_json_table_and_png(tmp_path, config_file, capsys):
     assert json.loads(cap.out)["ran"] == 0 and cap.err == ""
 
 
+def test_a_sweep_beside_another_dask_cluster_says_nothing_of_ports(tmp_path, config_file, capsys):
+    # Dask's dashboard tried port 8787 and warned "Port 8787 is already in use" on stderr when
+    # another sweep (any Dask cluster) held it: here a socket holds it, as a cluster would.
+    holder = socket.socket()
+    try:
+        holder.bind(("", 8787))
+        holder.listen()
+    except OSError:  # already held by something else: the same situation
+        pass
+    try:
+        out = tmp_path / "s.csv"
+        assert main(["sweep", str(config_file), "-o", str(out), "--threads", "-j", "1",
+                     "--png", "/dev/null"]) == 0
+    finally:
+        holder.close()
+    err = capsys.readouterr().err
+    assert "8787" not in err and "in use" not in err and "16 to simulate" in err
+
+
 def test_unknown_key_lists_the_known_ones(tmp_path, capsys):
     path = tmp_path / "bad.yaml"
     path.write_text(CONFIG + "topolgies: [star]\n")

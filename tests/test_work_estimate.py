@@ -16,9 +16,10 @@ import pytest
 
 from conftest import one_line_error
 from netsim.network import Network
-from studies.trace_size import (ROUTE_SECONDS, TIME_LIMIT, check_fits, check_ops,
-                                replay_seconds, topology_size)
-from topologies import star, two_tier
+from studies.trace_size import (BUILD_SECONDS, MESSAGE_SECONDS, PAIR_SECONDS, ROUTE_SECONDS,
+                                SMALL_MESSAGE_SECONDS, TIME_LIMIT, check_fits, check_ops,
+                                replay_seconds, topology_size, unequal_paths)
+from topologies import fat_tree, star, two_tier
 
 
 class _WorkStarted(BaseException):
@@ -224,3 +225,19 @@ def test_a_topology_slow_to_build_is_priced_without_building_it():
     with pytest.raises(Exception, match=r"their build at 17.4 us each.*--force"):
         check_ops(112, "ring on P = 8", topology="dgx_h100:nodes=100000", ranks=8,
                   time_limit=10)
+
+
+@pytest.mark.parametrize("spec, graph, each", [
+    ("fat_tree:k=16", lambda P: fat_tree(16), SMALL_MESSAGE_SECONDS),   # edge, pod, core: unequal
+    ("star", star, MESSAGE_SECONDS),                                    # every path two links
+])
+def test_a_ring_on_unequal_paths_is_priced_a_few_messages_at_a_time(spec, graph, each):
+    # ring_allreduce: 2 (P - 1) steps of P messages, P distinct (rank, rank + 1) pairs, one
+    # route search per rank over the graph's nodes and edges, and the graph's build.
+    P = 256
+    G = graph(P)
+    elements = G.number_of_nodes() + G.number_of_edges()
+    expected = (2 * (P - 1) * P * each + P * PAIR_SECONDS + P * elements * ROUTE_SECONDS
+                + elements * BUILD_SECONDS)
+    assert check_fits("ring", P, topology=spec)["seconds"] == pytest.approx(expected, rel=1e-12)
+    assert unequal_paths(G, P) == (each == SMALL_MESSAGE_SECONDS)

@@ -14,7 +14,7 @@ import numpy as np
 from ..blocks import BlockBuilder
 from ..checks import check_int, check_real
 from ..errors import TraceError
-from ..trace import COMPUTE, MESSAGE
+from ..trace import COMPUTE, MAX_RANKS, MESSAGE
 
 __all__ = ["Schedule", "build", "split", "pof2", "fold_core", "fold", "unfold", "halving",
            "doubling", "identity", "chunk_start"]
@@ -486,7 +486,11 @@ def build(schedule, P, nbytes, **options):
     >>> build(one_message, 0, 8)
     Traceback (most recent call last):
     ...
-    netsim.errors.TraceError: P must be an integer >= 1, got 0
+    netsim.errors.TraceError: P must be an integer in 1..2147483647, got 0
+    >>> build(one_message, 2**40, 8)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: P must be an integer in 1..2147483647, got 1099511627776
     >>> build(one_message, 2, 6, element=4)
     Traceback (most recent call last):
     ...
@@ -498,4 +502,5 @@ def build(schedule, P, nbytes, **options):
     if element is not None and (nbytes != int(nbytes) or int(nbytes) % element):
         raise TraceError(f"nbytes must be a whole number of {element}-byte elements, "
                          f"got {nbytes!r}")
-    return schedule(check_int(P, "P", error=TraceError), nbytes, **args)
+    # Ranks are int32 in a trace (MAX_RANKS): a larger P is refused before any allocation.
+    return schedule(check_int(P, "P", maximum=MAX_RANKS, error=TraceError), nbytes, **args)

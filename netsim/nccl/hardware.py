@@ -297,6 +297,10 @@ def describe(G, ranks=None):
         raise NcclModelError(f"topology must be a networkx graph, got {type(G).__name__}")
     if ranks is None:
         gpus = [n for n, k in G.nodes(data="kind") if k == "gpu"]
+    elif isinstance(ranks, (str, bytes)) or not hasattr(ranks, "__iter__"):
+        raise NcclModelError(f"ranks must be a sequence of gpu nodes (e.g. the first 8: "
+                             f"[g for g, k in G.nodes(data='kind') if k == 'gpu'][:8]), got "
+                             f"{type(ranks).__name__} {ranks!r:.40}")
     else:
         gpus = list(ranks)
     for g in gpus:

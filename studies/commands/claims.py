@@ -17,7 +17,7 @@ from netsim.units import parse_seeds
 from .. import claims
 from ..claim_regions import format_region, plot_regions
 from ..claim_verdicts import format_claims_over_seeds, format_counts, over_seeds, seeds_label
-from ..console import UsageError, check_options, check_png, log, progress, write
+from ..console import UsageError, check_options, check_png, expect, log, progress, write
 from ..options import add_force_argument
 from ..run_length import SEED_SECONDS, check_count
 
@@ -104,11 +104,12 @@ def run(args):
         seeds = parse_seeds(args.seeds)
     except UnitError as exc:
         raise UnitError(f"--seeds: {exc}") from None
-    if not args.force:
-        check_count(len(seeds), SEED_SECONDS, f"--seeds {args.seeds}", "seed")
+    seconds = None if args.force else check_count(len(seeds), SEED_SECONDS,
+                                                  f"--seeds {args.seeds}", "seed")
     only = _experiments(getattr(args, "only", None))
     png = getattr(args, "png", None)
     check_png(png)
+    expect(args, seconds, f"claims over {len(seeds)} seeds")
     t0 = time.perf_counter()
     quick = getattr(args, "quick", False)
     with contextlib.ExitStack() as stack:

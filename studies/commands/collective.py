@@ -18,7 +18,7 @@ from netsim.nccl.search import MAX_CHANNELS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
 from .. import nccl_report, nccl_tests_format
-from ..console import check_options, check_png
+from ..console import check_options, check_png, expect
 from ..registry import COLLECTIVES, parse_topology, topology_factory
 from ..trace_size import check_fits
 from ..report import table
@@ -162,8 +162,9 @@ def run(args):
     check_real(args.gamma, "--gamma", lo=0)
     if not args.force:  # before the topology or the trace is built: both grow with P
         # LP without -k: k >= 1, so the count is a lower bound (k* is known only on the topology).
-        check_fits(args.algorithm, args.workers, segments=args.segments or 1,
-                   servers=args.servers, topology=args.topology)
+        fits = check_fits(args.algorithm, args.workers, segments=args.segments or 1,
+                          servers=args.servers, topology=args.topology)
+        expect(args, fits.get("seconds"), f"{args.algorithm} on P = {args.workers}")
     G = topology_factory(args.topology)(ranks_for(args.algorithm, args.workers, args.servers))
     rec = compare(args.algorithm, G, args.workers, parse_bytes(args.bytes), segments=args.segments,
                   gamma=args.gamma, servers=args.servers)

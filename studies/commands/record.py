@@ -10,7 +10,7 @@ from netsim.errors import NetsimError
 from workloads import describe, record
 from workloads.paradigms import check_run_options
 
-from ..console import UsageError, check_options, check_writable, log, progress
+from ..console import UsageError, check_options, check_writable, expect, log, progress
 from ..options import add_force_argument, paradigm_options, refuse_with_list
 from ..registry import PARADIGMS
 from ..report import table
@@ -97,13 +97,16 @@ def run(args):
     options.update(given)
     # an option past the run's own epochs, samples or steps (the data is loaded if needed)
     check_run_options(args.paradigm, args.dataset, workers=args.workers, **options)
+    seconds = None
     if not args.force:  # a count chosen by an option: priced before the run
-        check_training(options, workers=args.workers or _default_workers()[args.paradigm])
+        seconds = check_training(options,
+                                 workers=args.workers or _default_workers()[args.paradigm])
     if args.output is not None:
         from netsim.traceio import check_trace_name
 
         check_trace_name(args.output)  # before the recording, not after
     check_writable(args.output)
+    expect(args, seconds, f"recording {args.paradigm}")
     with progress(args, None, f"recording {args.paradigm}", unit="epoch") as bar:
         rec = record(args.paradigm, dataset=args.dataset, workers=args.workers,
                      progress=bar, **options)

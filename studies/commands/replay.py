@@ -9,8 +9,8 @@ adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 
 from netsim.errors import NetsimError
 
-from ..console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, log,
-                       progress, write)
+from ..console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, expect,
+                       log, progress, write)
 from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
                        add_transport_argument, perturb_label, perturb_options)
 from ..trace_size import check_ops, projection_ops
@@ -150,14 +150,15 @@ def run(args):
     if args.host_gaps == "drop" and HOST_GAP not in trace.tags:
         raise UsageError(f"--host-gaps drop: {args.trace} has no host gaps to drop (compute ops "
                          f"tagged {HOST_GAP!r}, which an imported PyTorch profile has)")
+    seconds = None  # the replay's CPU priced at --ranks, announced once all checks passed
     if args.ranks is not None:
         from netsim.reproject import reproject
 
         check_int(args.ranks, "--ranks")
         if not args.force:  # before the projection: it grows with the ranks, and the replay more
-            check_ops(projection_ops(trace, args.ranks), f"the replay at {args.ranks} ranks",
-                      instead="fewer --ranks", topology=args.topology,
-                      ranks=args.ranks)
+            seconds = check_ops(projection_ops(trace, args.ranks),
+                                f"the replay at {args.ranks} ranks", instead="fewer --ranks",
+                                topology=args.topology, ranks=args.ranks).get("seconds")
         trace = reproject(trace, args.ranks)
     scale, device = _device_scale(args, trace), None
     if scale is not None:
@@ -174,11 +175,13 @@ def run(args):
         trace = perturb(trace, **perturbation)
     G = topology_factory(args.topology)(trace.ranks)
     placement = parse_placement(args.placement, G, trace.ranks)
+    expect(args, seconds, f"the replay at {args.ranks} ranks")
     # A bar only for long replays: on a terminal, without --quiet, from 10^5 messages.
     # Collectives expand at replay into ops not counted in advance: no total then.
     with progress(args, None if trace.num_collectives else trace.num_ops, "replay", unit="op",
                   show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
-        result = simulate(trace, G, placement=placement, device_flops=args.device_flops, progress=bar,
+        result = simulate(trace, G, placement=placement, device_flops=args.device_flops,
+                          progress=bar if bar.drawn else None,
                           link_series=bool(args.timeline) and not kineto,
                           ecmp=None if args.ecmp == "off" else args.ecmp, ecmp_seed=args.ecmp_seed or 0,
                           sharing=getattr(args, "sharing", "maxmin"),

@@ -14,7 +14,8 @@ from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from topologies.devices import device_flops
 from workloads.models import get_model
 
-from ..console import check_options, check_png, check_writable, log, note, write, write_csv
+from ..console import (check_options, check_png, check_writable, expect, log, note, write,
+                       write_csv)
 from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
                        add_transport_argument, given_options, paradigm_options, perturb_label,
                        perturb_options)
@@ -159,11 +160,14 @@ def run(args, title=None):
     nbytes = parse_bytes("64MB" if args.bytes is None else args.bytes)
     make = topology_factory(args.topology)
     if not getattr(args, "force", False):  # every algorithm at every P, before any is simulated
+        seconds = 0.0
         for topology in (None, make):  # every trace's memory, then with the topology and time
             for name in algorithms:
                 for P in workers:
                     # LP without -k: k >= 1, so the count is a lower bound, as in `collective`.
-                    check_fits(name, P, segments=args.segments or 1, topology=topology)
+                    fits = check_fits(name, P, segments=args.segments or 1, topology=topology)
+                    seconds += fits.get("seconds", 0.0)
+        expect(args, seconds, f"{', '.join(algorithms)} at P = {', '.join(map(str, workers))}")
     segments = args.segments  # None: k* tuned to each P (analysis.compare)
     pipelined = any(takes_segments(name) for name in algorithms)
     records = []
@@ -298,7 +302,9 @@ def _run_paradigm(args, perturbation=None):
                        dataset=args.dataset, strong=args.strong, batch=args.batch,
                        perturbation=perturbation or None, library=args.library,
                        transport=getattr(args, "transport", "fluid"),
-                       force=getattr(args, "force", False), **options)
+                       force=getattr(args, "force", False),
+                       expect=lambda s: expect(args, s, f"{args.paradigm} at P = "
+                                               f"{', '.join(map(str, workers))}"), **options)
     for warning in st["warnings"]:
         log(args, f"warning: {warning}")
     records = st["records"]

@@ -133,7 +133,7 @@ def run(args):
 
         with progress(args, trace.num_ops, "replay", unit="op",
                       show=trace.num_messages >= PROGRESS_MESSAGES) as bar:
-            result = simulate(trace, net, progress=bar)
+            result = simulate(trace, net, progress=bar if bar.drawn else None)
         desc["bottlenecks"] = result.bottlenecks(5)
     if args.png and G.number_of_nodes() > DRAW_NODES:
         seconds = DRAW_SECONDS * G.number_of_nodes()
