@@ -18,7 +18,8 @@ from workloads.mlp import num_params
 from .memory import available_memory
 from .trace_size import TIME_LIMIT, check_ops
 
-__all__ = ["EPOCH_SECONDS", "WEIGHT_SECONDS", "SAMPLES", "SEED_SECONDS", "check_count", "check_widths", "check_training"]
+__all__ = ["EPOCH_SECONDS", "WEIGHT_SECONDS", "SAMPLES", "SEED_SECONDS", "check_count",
+           "model_copies", "check_widths", "check_training"]
 
 EPOCH_SECONDS = 1.8e-3
 """CPU seconds of one training epoch at its cheapest: ``single`` on Iris with 2 workers,
@@ -85,13 +86,35 @@ def check_count(count, unit_seconds, what, unit, time_limit=TIME_LIMIT):
     return seconds
 
 
+def model_copies(workers):
+    """Copies of the model a paradigm's run of ``workers`` workers holds at its peak, at most.
+
+    Each worker holds up to four vectors of the model's size (its weights, its gradient, a
+    momentum or ADMM's dual variable, and a copy received or averaged), and the server or
+    coordinator two more: 4 workers + 2. Checked against the peaks measured on Iris with 4
+    workers, one epoch, in copies of the weights (tracemalloc, 2026-11-26, issue 33's fifth
+    round): single (one worker) 6.0, allreduce 8.9, ps-async 12.9, model-averaging 13.4,
+    ps-sync and DGC 14.6, ADMM 17.4; the rule gives 6 and 18.
+
+    Examples
+    --------
+    >>> model_copies(1), model_copies(4)
+    (6, 18)
+    """
+    return 4 * max(int(workers), 1) + 2
+
+
+_COPIES = ("models, gradients and optimiser state of the run's workers",
+           "a model and its gradient")  # what the copies are, for the message
+
+
 def check_widths(widths, what="hidden", limit=None, inputs=4, outputs=3, copies=2):
     """Refuse layer widths whose parameters alone would not fit in memory.
 
     The model is the paradigms' MLP from ``inputs`` features through ``widths`` to
     ``outputs`` classes (Iris, the smallest dataset: 4 features, 3 classes), its float64
-    weights and biases counted by :func:`workloads.mlp.num_params`; each of ``copies`` (a
-    model and its gradient, the least any paradigm holds) takes them all.
+    weights and biases counted by :func:`workloads.mlp.num_params`; each of ``copies``
+    (:func:`model_copies` of a run; 2 by default, a model and its gradient) takes them all.
 
     Parameters
     ----------
@@ -131,9 +154,8 @@ def check_widths(widths, what="hidden", limit=None, inputs=4, outputs=3, copies=
     if limit is not None and nbytes > limit:
         raise NetsimError(
             f"{what}={','.join(map(str, widths))} would hold {weights:.3g} parameters, "
-            f"{format_bytes(nbytes)} in {copies} copies (a model and its gradient), over the "
-            f"{format_bytes(limit)} "
-            f"of memory available; use narrower layers")
+            f"{format_bytes(nbytes)} in {copies} copies ({_COPIES[copies == 2]}), over the "
+            f"{format_bytes(limit)} of memory available; use narrower layers")
     return weights
 
 
@@ -149,9 +171,9 @@ def check_training(options, iterations=None, runs=1, workers=2):
     runs : int, optional
         Runs of ``epochs`` each (a sweep's paradigm points).
     workers : int, optional
-        Workers of a run: a pipelined allreduce of ``segments`` k sends at least
-        2 (workers - 1) k messages an epoch, whose trace must fit in memory
-        (:func:`studies.trace_size.check_ops`).
+        Workers of a run: its layer widths must fit :func:`model_copies` times in memory,
+        and a pipelined allreduce of ``segments`` k sends at least 2 (workers - 1) k
+        messages an epoch, whose trace must fit too (:func:`studies.trace_size.check_ops`).
 
     Returns
     -------
@@ -185,7 +207,8 @@ def check_training(options, iterations=None, runs=1, workers=2):
     netsim.errors.NetsimError: epochs 1000000 over 40 runs would take at least 7.2e+04 s ...
     """
     hidden = options.get("hidden")
-    weights = check_widths([hidden] if isinstance(hidden, int) else hidden) if hidden else 0
+    weights = (check_widths([hidden] if isinstance(hidden, int) else hidden,
+                            copies=model_copies(workers)) if hidden else 0)
     epoch = max(EPOCH_SECONDS, weights * SAMPLES * WEIGHT_SECONDS)
     epochs = int(options.get("epochs") or 1)
     seconds = 0.0

@@ -126,3 +126,13 @@ def test_scale_announces_the_sum_once(monkeypatch, capsys, argv):
                 for P in (8, 16))
     assert code == 0 and err.count(NOTE) == 1
     assert calls == [(pytest.approx(total, rel=1e-12), "ring, mst at P = 8, 16")]
+
+
+def test_record_prices_the_paradigms_default_epochs(monkeypatch, capsys):
+    # No --epochs: ps-sync's default run of 30 epochs (workloads.PARADIGMS), each at
+    # studies.run_length.EPOCH_SECONDS; it was priced as one epoch.
+    monkeypatch.setattr(console, "EXPECT_SECONDS", 0.0)
+    calls = spy(monkeypatch, "record")
+    code, _ = run_cli(monkeypatch, capsys, ["record", "ps-sync", "--json"])
+    assert code == 0
+    assert calls == [(pytest.approx(30 * EPOCH_SECONDS, rel=1e-12), "recording ps-sync")]

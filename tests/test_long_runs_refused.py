@@ -39,7 +39,11 @@ def no_work(monkeypatch):
     (["record", "ps-sync", "--epochs", "100000000"], "epochs 100000000 would take at least"),
     (["record", "ps-sync", "--set", "epochs=100000000"], "epochs 100000000 would take at least"),
     (["record", "ringtmp", "--set", "hidden=100000,100000"], "over the"),
-    (["record", "ps-sync", "--set", "hidden=100000000", "--epochs", "100"], "of 8e+08 parameters"),
+    (["record", "ps-sync", "--set", "hidden=100000000", "--epochs", "100"], "8e+08 parameters"),
+    # The memory of the run's models: 4 workers hold 4 x 4 + 2 = 18 copies of 8e+08 float64
+    # parameters (4e8 + 1e8 + 3e8 weights, 1e8 + 3 biases): 115 GB. It was checked at 2 copies
+    # (12.8 GB), passed on a 24 GB machine and was killed by the kernel after 70 s.
+    (["record", "ps-sync", "--set", "hidden=100000000"], "115 GB in 18 copies"),
     (["scale", "ps-sync", "-P", "2,4", "--iterations", "100000000"], "--iterations 100000000"),
     (["claims", "--seeds", "0..1000"], "--seeds 0..1000 would take at least"),
     (["claims", "--seeds", "0..100000000"], "over the 100000 accepted"),
@@ -84,9 +88,12 @@ def test_the_estimate_is_count_times_unit():
 
 def test_lp_segments_of_a_paradigm_are_counted_as_messages(no_work, capsys, tmp_path,
                                                            monkeypatch):
-    # allreduce over LP with k = 1e8 segments: at least 2 (4 - 1) 1e8 messages an epoch
+    # allreduce over LP with k = 1e8 segments: at least 2 (4 - 1) 1e8 messages an epoch,
+    # over allreduce's default run of 30 epochs (workloads.PARADIGMS) 1.8e10; one epoch 6e8
     monkeypatch.chdir(tmp_path)
     one_line_error(capsys, ["record", "allreduce", "--set", "collective=lp",
+                            "--set", "segments=100000000"], "1.8e+10 messages", "--force")
+    one_line_error(capsys, ["record", "allreduce", "--set", "collective=lp", "--epochs", "1",
                             "--set", "segments=100000000"], "6e+08 messages", "--force")
 
 

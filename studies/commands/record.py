@@ -98,8 +98,9 @@ def run(args):
     # an option past the run's own epochs, samples or steps (the data is loaded if needed)
     check_run_options(args.paradigm, args.dataset, workers=args.workers, **options)
     seconds = None
-    if not args.force:  # a count chosen by an option: priced before the run
-        seconds = check_training(options,
+    if not args.force:  # a count chosen by an option, or the paradigm's default: priced first
+        run = {"epochs": entry.options["epochs"][0]} if "epochs" in entry.options else {}
+        seconds = check_training({**run, **options},
                                  workers=args.workers or _default_workers()[args.paradigm])
     if args.output is not None:
         from netsim.traceio import check_trace_name

@@ -24,7 +24,7 @@ from ..registry import COLLECTIVES, PARADIGMS, topology_factory
 from ..report import format_study, speedup_hint, table
 from ..run_length import EPOCH_SECONDS, check_count, check_training
 from ..study_run import window_iterations
-from ..trace_size import check_fits
+from ..trace_size import PROBE, check_fits
 from . import scale_transformer
 
 HELP = ("time per iteration against P for a paradigm, or collectives: simulation, "
@@ -291,7 +291,10 @@ def _run_paradigm(args, perturbation=None):
     if args.model:
         get_model(args.model)  # an unknown name fails here, before any work
     if not args.force:
-        check_training(options, iterations=args.iterations)
+        # recorded at 4 workers (study's base_workers), and at the probe sizes up to
+        # PROBE[-1] when a P lies beyond them
+        check_training(options, iterations=args.iterations,
+                       workers=PROBE[-1] if max(workers) > PROBE[-1] else 4)
         if args.iterations is None and args.paradigm in PARADIGMS:  # as --iterations would be
             n = window_iterations(args.paradigm, options, dataset=args.dataset)
             check_count(n, EPOCH_SECONDS, f"the window of {n} iterations in whole periods "

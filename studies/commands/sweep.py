@@ -135,7 +135,8 @@ def run(args):
         if runs:
             check_training({"epochs": config["epochs"]}, runs=runs)
             for hidden in filter(None, config["hidden"]):
-                check_training({"hidden": parse_shape(hidden, "hidden")})
+                check_training({"hidden": parse_shape(hidden, "hidden")},
+                               workers=max(config["P"]))
         # every trace's memory first, then on each topology with the replay's time
         for spec in [None] + config["topologies"]:
             for name in config["collectives"]:
