@@ -110,10 +110,13 @@ def test_paradigm_scaling_announces_points_beyond_the_probe(monkeypatch, capsys)
                                               "1", "--png", "/dev/null"])
     assert code == 0 and err.count(NOTE) == 1 and "ps-sync at P = 32: about" in err
     assert len(calls) == 1 and calls[0][0] > 0
-    # Within the probe sizes nothing is priced, so nothing is announced.
+    # Within the probe sizes only the training is priced (one iteration at
+    # studies.run_length.EPOCH_SECONDS, the least priced unit), and announced once.
+    calls.clear()
     code, err = run_cli(monkeypatch, capsys, ["scale", "ps-sync", "-P", "4", "--iterations", "1",
                                               "--png", "/dev/null"])
-    assert code == 0 and NOTE not in err
+    assert code == 0 and err.count(NOTE) == 1 and "ps-sync at P = 4: about 0 s" in err
+    assert len(calls) == 1 and calls[0][0] >= EPOCH_SECONDS
 
 
 @pytest.mark.parametrize("argv", [["scale", "-a", "ring,mst", "-P", "8,16", "-n", "1MB",

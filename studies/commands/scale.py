@@ -290,24 +290,27 @@ def _run_paradigm(args, perturbation=None):
         flops = _device_flops(args.device)
     if args.model:
         get_model(args.model)  # an unknown name fails here, before any work
+    priced = 0.0  # the training and the window; the points beyond the probe sizes by study()
     if not args.force:
         # recorded at 4 workers (study's base_workers), and at the probe sizes up to
         # PROBE[-1] when a P lies beyond them
-        check_training(options, iterations=args.iterations,
-                       workers=PROBE[-1] if max(workers) > PROBE[-1] else 4)
+        priced += check_training(options, iterations=args.iterations,
+                                 workers=PROBE[-1] if max(workers) > PROBE[-1] else 4)
         if args.iterations is None and args.paradigm in PARADIGMS:  # as --iterations would be
             n = window_iterations(args.paradigm, options, dataset=args.dataset)
-            check_count(n, EPOCH_SECONDS, f"the window of {n} iterations in whole periods "
-                        f"that {args.paradigm}'s options ask for", "iteration")
-    note(args, f"simulating {args.paradigm} at P = {', '.join(map(str, workers))} ...")
+            priced += check_count(n, EPOCH_SECONDS, f"the window of {n} iterations in whole "
+                                  f"periods that {args.paradigm}'s options ask for", "iteration")
+    what = f"{args.paradigm} at P = {', '.join(map(str, workers))}"
+    if max(workers) <= PROBE[-1] or args.force:  # study() prices and announces no point
+        expect(args, priced or None, what)
+    note(args, f"simulating {what} ...")
     st = study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
                        dataset=args.dataset, strong=args.strong, batch=args.batch,
                        perturbation=perturbation or None, library=args.library,
                        transport=getattr(args, "transport", "fluid"),
                        force=getattr(args, "force", False),
-                       expect=lambda s: expect(args, s, f"{args.paradigm} at P = "
-                                               f"{', '.join(map(str, workers))}"), **options)
+                       expect=lambda s: expect(args, s + priced, what), **options)
     for warning in st["warnings"]:
         log(args, f"warning: {warning}")
     records = st["records"]
