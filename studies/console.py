@@ -224,12 +224,18 @@ def check_writable(*paths):
     Traceback (most recent call last):
     ...
     netsim.errors.NetsimError: cannot write /nonexistent/dir/x.png: No such file or directory
+    >>> check_writable("")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: cannot write '': the file name is empty
     """
     import os
 
     for path in paths:
         if path is None:
             continue
+        if not str(path).strip():  # open("") says "No such file or directory" of nothing
+            raise NetsimError(f"cannot write {str(path)!r}: the file name is empty")
         existed = os.path.exists(path)
         try:
             with open(path, "ab"):

@@ -460,3 +460,25 @@ def test_no_command_lists_them_and_says_so_in_one_line(capsys):
     assert "collective" in out and "sweep" in out   # the help, as before
     assert err == ("netsim: error: give a COMMAND: replay, topology, record, collective, scale, "
                    "overlap, claims, schemes, demo, sweep, import, export\n")
+
+
+@pytest.mark.parametrize("argv", [
+    ["replay", "TRACE", "--topology", "star", "--csv", ""],
+    ["overlap", "--csv", " "],
+    ["scale", "-a", "ring", "-P", "2,4", "-n", "1MB", "--csv", ""],
+])
+def test_an_empty_output_name_is_named_so(capsys, tmp_path, argv):
+    # open("") fails with "No such file or directory", which said "cannot write : No such ..."
+    import os
+
+    trace = tmp_path / "t.npz"
+    b = netsim.TraceBuilder(2)
+    b.message(0, 1, 1e6)
+    netsim.save_trace(b.build(), trace)
+    argv = [str(trace) if a == "TRACE" else a for a in argv]
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        one_line_error(capsys, argv, "the file name is empty")
+    finally:
+        os.chdir(cwd)
