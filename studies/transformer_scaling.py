@@ -76,7 +76,8 @@ def peak_of(G, precision="fp16"):
     """
     gpus = gpus_of(G)
     if not gpus:
-        raise NetsimError("the topology has no gpu nodes")
+        raise NetsimError("the topology has no gpu nodes: a transformer's training runs on GPUs "
+                          "(try --topology gpu_cluster:machine=dgx_h100, dgx_h100:nodes=2)")
     model = G.nodes[gpus[0]].get("model")
     if model is None:
         raise NetsimError("the topology's GPUs name no model; give --device")
