@@ -39,10 +39,11 @@ def graph_size(build):
     """Nodes plus edges, and the bytes allocated, of the graph ``build()`` returns.
 
     The bytes are the allocations traced with :mod:`tracemalloc` while it builds (within a
-    caller's own tracing, if one is running), with earlier garbage collected first and the
-    collector paused meanwhile: a collection during the build freed other objects' memory
-    and made a graph look a few kB (a star's 2^20-host estimate fell from 458 MB to 10 kB
-    once a probe graph with reference cycles had been dropped before). The estimates of how large a topology would
+    caller's own tracing, if one is running), with the garbage collector paused meanwhile: a
+    collection during the build freed other objects' memory and made a graph look a few kB
+    (a star's 2^20-host estimate fell from 458 MB to 10 kB once a probe graph with reference
+    cycles had been dropped before). Nothing is collected first: a full collection costs
+    20 ms or more in a large process, and these probes run several times per command. The estimates of how large a topology would
     grow (:func:`studies.trace_size.topology_size` along the ranks,
     :func:`studies.registry.parse_topology` along a builder's options) measure their small
     probe graphs with it.
@@ -60,7 +61,6 @@ def graph_size(build):
     started = not tracemalloc.is_tracing()
     if started:
         tracemalloc.start()
-    gc.collect()
     paused = gc.isenabled()
     gc.disable()
     before = tracemalloc.get_traced_memory()[0]
