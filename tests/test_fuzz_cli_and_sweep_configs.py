@@ -217,8 +217,9 @@ ROUND_THREE = [
      "over the longest accepted"),
     (["collective", "ring", "-P", "4", "-n", "1GB", "--topology", "star:bandwidth=1e-300Bps"],
      "under the slowest accepted"),
+    # 2 (4 - 1) x 1e8 messages an epoch over allreduce's default 30 epochs
     (["record", "allreduce", "--set", "collective=lp", "--set", "segments=100000000"],
-     "6e+08 messages"),
+     "1.8e+10 messages"),
     (["record", "ps-sync", "--epochs", "100000000"], "--force"),
     (["claims", "--seeds", "0..4294967295"], "over the 100000 accepted"),
     (["overlap", "--workers", "2..1048576"], "overlap at P = "),
