@@ -550,6 +550,12 @@ def _first_bad(mask, what, values):
         raise TraceError(f"op {op} {what}: {values[op].item()!r}")  # 0.875, not np.float64(0.875)
 
 
+def _not_deps(deps):
+    """The error for ``deps`` that are not a sequence of op ids (:meth:`TraceBuilder.message`)."""
+    return TraceError(f"deps must be a sequence of op ids (deps=[{deps!r}]), got "
+                      f"{type(deps).__name__} {deps!r:.40}")
+
+
 class TraceBuilder:
     """Build a trace one op at a time; ``build()`` turns the lists into columns.
 
@@ -582,6 +588,14 @@ class TraceBuilder:
 
     def _add(self, kind, rank, peer, size, duration, flops, deps, iteration, tag, channel=0,
              priority=0, spec=-1, queue=-1):
+        # deps first, so that a refused op leaves no column longer than the rest; a type test
+        # and list()'s own TypeError cost a fraction of a test for iterability (once per op)
+        if type(deps) is str or type(deps) is bytes:   # iterable, but of characters or bytes
+            raise _not_deps(deps)
+        try:
+            deps = list(deps)
+        except TypeError:
+            raise _not_deps(deps) from None
         c = self._cols
         c["kind"].append(kind)
         c["rank"].append(rank)
@@ -595,10 +609,7 @@ class TraceBuilder:
         c["priority"].append(priority)
         c["spec"].append(spec)
         c["queue"].append(queue)
-        if isinstance(deps, (str, bytes)) or not hasattr(deps, "__iter__"):
-            raise TraceError(f"deps must be a sequence of op ids (deps=[{deps!r}]), got "
-                             f"{type(deps).__name__} {deps!r:.40}")
-        self._deps.append(list(deps))
+        self._deps.append(deps)
         return len(self._deps) - 1
 
     def message(self, src, dst, nbytes, deps=(), iteration=0, tag=None, channel=0, priority=0,

@@ -62,3 +62,14 @@ def test_good_calls_still_work():
     first = b.message(0, 1, 1e6)
     b.message(1, 0, 1e6, deps=[first])
     assert simulate(b.build(), G).makespan == pytest.approx(2 * 1.001e-3, rel=1e-12)
+
+
+def test_a_refused_op_leaves_the_builder_as_it_was():
+    # The check runs before any column grows: the ops added before and after still line up.
+    b = TraceBuilder(2)
+    first = b.message(0, 1, 1e6)
+    with pytest.raises(TraceError):
+        b.message(1, 0, 1e6, deps=5)
+    b.message(1, 0, 1e6, deps=[first])
+    trace = b.build()
+    assert trace.num_ops == 2 and trace.deps(1).tolist() == [0]
