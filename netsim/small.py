@@ -122,15 +122,21 @@ def advance_small(rp, due, ended):
                 (entering if msg else completed).append(op)
             else:
                 timed.append((now + wait, op))
-        if len(timed) == 1:  # the usual desynchronised case: one op, one time
-            rp._at(timed[0][0], [timed[0][1]])
-        elif timed:  # grouped by time, ascending; ops of one time in ready order
-            later = {}
-            for t, op in timed:
-                later.setdefault(t, []).append(op)
-            for t in sorted(later):
-                rp._at(t, later[t])
+        at_times(rp, timed)
     return added, routes
+
+
+def at_times(rp, timed):
+    """The engine's ``_Replay._schedule`` for the small path: ``timed`` are ``(time, op)``
+    pairs; one ``_Replay._at`` per distinct time, ascending, its ops in the order given."""
+    if len(timed) == 1:  # the usual desynchronised case: one op, one time
+        rp._at(timed[0][0], [timed[0][1]])
+    elif timed:
+        later = {}
+        for t, op in timed:
+            later.setdefault(t, []).append(op)
+        for t in sorted(later):
+            rp._at(t, later[t])
 
 
 def route(rp, pair):
@@ -278,14 +284,7 @@ def plain_callbacks(rp):
             waiting[s] -= 1
         for s in ready:
             start[s] = now
-        if len(timed) == 1:
-            rp._at(timed[0][0], [timed[0][1]])
-        elif timed:  # grouped by time, ascending; ops of one time in ready order
-            later = {}
-            for t, s in timed:
-                later.setdefault(t, []).append(s)
-            for t in sorted(later):
-                rp._at(t, later[t])
+        at_times(rp, timed)
         return True
 
     def set_loads(changed, now, y, flow):
