@@ -441,9 +441,10 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         memory available, or the replay would take more than
         :data:`studies.trace_size.TIME_LIMIT` of CPU (:func:`studies.trace_size.check_ops`).
     expect : callable, optional
-        Called once as ``expect(seconds)`` with the CPU seconds those checks priced (the
-        points beyond the probe P, summed) after every one of them passed and before any
-        is simulated: how a command announces long work (:func:`studies.console.expect`).
+        Called once (unless ``force``) as ``expect(seconds)`` with the CPU seconds those
+        checks priced (the points beyond the probe P, summed; 0 when there are none) after
+        every one of them passed and before any point is simulated: how a command announces
+        long work (:func:`studies.console.expect`).
 
     Returns
     -------
@@ -531,12 +532,12 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
             plan["warnings"].append(
                 f"the window ends at iteration {stop}, beyond the {base.num_iterations} "
                 "iterations recorded: the projection repeats the recording's last epoch")
+    seconds = 0.0  # of the points beyond the probe sizes, priced here
     if not force and workers[-1] > PROBE[-1]:
         probe = traces(base if base is not None else source, list(PROBE), iterations=windows[0][1],
                        seed=seed, dataset=dataset, model=model, batch=batch,
                        base_workers=base_workers, start=windows[0][0], **options)
         counts = [projection_ops(t, t.ranks) for t in probe]
-        seconds = 0.0
         for P in workers:
             if P > PROBE[-1]:
                 seconds += check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its "
@@ -544,8 +545,8 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
                                      instead="a smaller P", topology=topology,
                                      ranks=grown_ranks([t.ranks for t in probe], P),
                                      small=True)["seconds"]  # compute ops desynchronise them
-        if expect is not None:
-            expect(seconds)
+    if expect is not None and not force:
+        expect(seconds)
     figures = {}
     for start, n in windows:
         ts = traces(base if base is not None else source, workers, iterations=n, seed=seed,

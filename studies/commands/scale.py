@@ -290,7 +290,7 @@ def _run_paradigm(args, perturbation=None):
         flops = _device_flops(args.device)
     if args.model:
         get_model(args.model)  # an unknown name fails here, before any work
-    priced = 0.0  # the training and the window; the points beyond the probe sizes by study()
+    priced = 0.0  # the training and the window; study() adds its points and announces the sum
     if not args.force:
         # recorded at 4 workers (study's base_workers), and at the probe sizes up to
         # PROBE[-1] when a P lies beyond them
@@ -301,8 +301,6 @@ def _run_paradigm(args, perturbation=None):
             priced += check_count(n, EPOCH_SECONDS, f"the window of {n} iterations in whole "
                                   f"periods that {args.paradigm}'s options ask for", "iteration")
     what = f"{args.paradigm} at P = {', '.join(map(str, workers))}"
-    if max(workers) <= PROBE[-1] or args.force:  # study() prices and announces no point
-        expect(args, priced or None, what)
     note(args, f"simulating {what} ...")
     st = study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
                        device_flops=flops, iterations=args.iterations, seed=args.seed,
