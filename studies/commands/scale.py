@@ -252,16 +252,17 @@ def _refuse_other_modes(args):
     if mode == "collectives" and (getattr(args, "straggler", None) or getattr(args, "jitter", None)):
         raise NetsimError("--straggler and --jitter perturb a paradigm's compute; give a PARADIGM")
     given = given_options(args, add_arguments)
+    transformer_own = given_options(args, scale_transformer.add_arguments)
     for dest, flag in given.items():
-        modes = ("transformer",) if dest in given_options(
-            args, scale_transformer.add_arguments) else _APPLIES.get(dest, tuple(_MODES))
+        modes = (("transformer",) if dest in transformer_own
+                 else _APPLIES.get(dest, tuple(_MODES)))
         if mode not in modes:
             raise NetsimError(f"{flag} applies to {' or '.join(_MODES[m] for m in modes)}, not "
                               f"to {_MODES[mode] if mode != 'paradigm' else paradigm}")
     if mode == "paradigm" and paradigm not in PARADIGMS:  # a trace file: recorded already
         draws = getattr(args, "jitter", None) or "p=" in (getattr(args, "straggler", None) or "")
         for dest, flag in given.items():
-            if dest == "dataset" or dest == "seed" and not draws:
+            if dest == "dataset" or (dest == "seed" and not draws):
                 raise NetsimError(f"{flag} applies to a PARADIGM's recordings, not to the trace "
                                   f"file {paradigm} (recorded already)")
     if mode == "transformer":
