@@ -109,13 +109,11 @@ def window_iterations(name, options, iterations=None, dataset="digits", workers=
 def _windows(name, options, iterations, dataset, workers, projected, data=None):
     """A worker's steps in an epoch of the recording, and the study's ``(start, iterations)``
     windows (:func:`studies.windows.sampled_windows`)."""
-    from workloads import datasets
+    from workloads.paradigms import run_dataset
     from workloads.phases import Phases
     from workloads.plan import steps_per_epoch
 
-    if data is None:
-        data = datasets.load(dataset, path=options.get("data_path"),
-                             **(options.get("dataset_options") or {}))
+    data = run_dataset(dataset if data is None else data, options)
     batch = options.get("batch_size", PARADIGMS[name].options["batch_size"][0])
     steps = steps_per_epoch(data.n_train, workers, min(int(batch), data.n_train))
     declared = _declared(name, options, workers, data.n_train) if projected else Phases()
@@ -154,15 +152,13 @@ def check_study_options(name, workers, iterations=None, dataset="digits", model=
     ...
     workloads.errors.WorkloadError: period must be at most steps = 4 of this run, got 100: ...
     """
-    from workloads import datasets
-    from workloads.paradigms import check_run_options
+    from workloads.paradigms import check_run_options, run_dataset
     from workloads.projection import PROJECTABLE
 
     if not (isinstance(name, str) and name in PARADIGMS) or not any(
             key in RUN_BOUNDS for key in options):
         return
-    data = datasets.load(dataset, path=options.get("data_path"),
-                         **(options.get("dataset_options") or {}))
+    data = run_dataset(dataset, options)
     projected = name in PROJECTABLE or model is not None or batch is not None
     for P in [base_workers] if projected else workers:
         epochs = run_epochs(name, options, iterations, dataset, P, projected, data)

@@ -23,7 +23,7 @@ from .datasets import NAMES as DATASETS
 from .errors import DatasetError, WorkloadError
 from .option_ranges import RUN_BOUNDS, check_run_bounds
 
-__all__ = ["PARADIGMS", "Paradigm", "record", "describe", "check_run_options"]
+__all__ = ["PARADIGMS", "Paradigm", "record", "describe", "run_dataset", "check_run_options"]
 
 # CLI name -> module name, in the order `netsim record --list` shows them.
 _MODULES = (
@@ -171,6 +171,23 @@ def record(name, dataset="iris", workers=None, progress=None, **options):
     return p.run(dataset=dataset, **options)
 
 
+def run_dataset(dataset, options):
+    """The dataset a run with paradigm ``options`` trains on: ``dataset`` itself if loaded,
+    else loaded by name with the options' ``data_path`` and ``dataset_options``.
+
+    Examples
+    --------
+    >>> run_dataset("iris", {}).n_train
+    120
+    """
+    from . import datasets
+
+    if isinstance(dataset, datasets.Dataset):
+        return dataset
+    return datasets.load(dataset, path=options.get("data_path"),
+                         **(options.get("dataset_options") or {}))
+
+
 def check_run_options(name, dataset="iris", workers=None, **options):
     """Refuse the options given to paradigm ``name`` past the run's own counts.
 
@@ -213,10 +230,7 @@ def check_run_options(name, dataset="iris", workers=None, **options):
 
     counts = {"epochs": default("epochs")}
     if default("batch_size") is not None and any(RUN_BOUNDS[k][0] != "epochs" for k in given):
-        from . import datasets
-
-        data = dataset if isinstance(dataset, datasets.Dataset) else datasets.load(
-            dataset, path=options.get("data_path"), **(options.get("dataset_options") or {}))
+        data = run_dataset(dataset, options)
         if workers is None:
             workers = inspect.signature(p.run).parameters["workers"].default
         counts["samples"] = data.n_train
