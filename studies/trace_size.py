@@ -484,7 +484,7 @@ def topology_size(topology, ranks, probe=(64, 128)):
                 "unequal": unequal_paths(topology, ranks)}
     points = []
     try:
-        topology(probe[0])
+        first = topology(probe[0])  # untraced: the builder's imports and caches
     except NetsimError:
         return topology_size(topology(ranks), ranks)
     for p in probe:
@@ -495,7 +495,7 @@ def topology_size(topology, ranks, probe=(64, 128)):
         return max(c1, int(round(c1 + (c1 - c0) * (ranks - p1) / (p1 - p0))))
 
     return {"elements": affine(e0, e1), "bytes": affine(b0, b1),
-            "unequal": unequal_paths(topology(p0), p0)}
+            "unequal": unequal_paths(first, p0)}
 
 
 def unequal_paths(G, ranks):
