@@ -20,12 +20,12 @@ Chakra reader and writer (and with them protobuf), the Kineto reader, and
 
 import importlib
 
-from .errors import DeadlockError, NetsimError, TopologyError, TraceError, UnitError
-from .network import Network, check_topology, compute_nodes
-from .result import Result, simulate
-from .trace import COMPUTE, MESSAGE, Trace, TraceBuilder
-from .traceio import load_trace, save_trace
-from .traceops import concat, repeat
+from netsim.errors import DeadlockError, NetsimError, TopologyError, TraceError, UnitError
+from netsim.network import Network, check_topology, compute_nodes
+from netsim.result import Result, simulate
+from netsim.trace import COMPUTE, MESSAGE, Trace, TraceBuilder
+from netsim.traceio import load_trace, save_trace
+from netsim.traceops import concat, repeat
 
 __version__ = "0.1.0"
 

@@ -40,15 +40,15 @@ import inspect
 import math
 from types import MappingProxyType
 
-from . import collectives, costmodel
-from .checks import check_choice, check_int, check_real
-from .costmodel import alpha_beta, busiest_link, optimal_segments
-from .errors import NetsimError, TraceError
-from .network import as_network
-from .result import simulate
-from .saturation import saturation_label, saturation_point, top_link
-from .scaling_laws import CURVE_LAWS as LAWS
-from .scaling_laws import REL_TOL, collective_terms, fit_scaling, fit_terms
+from netsim import collectives, costmodel
+from netsim.checks import check_choice, check_int, check_real
+from netsim.costmodel import alpha_beta, busiest_link, optimal_segments
+from netsim.errors import NetsimError, TraceError
+from netsim.network import as_network
+from netsim.result import simulate
+from netsim.saturation import saturation_label, saturation_point, top_link
+from netsim.scaling_laws import CURVE_LAWS as LAWS
+from netsim.scaling_laws import REL_TOL, collective_terms, fit_scaling, fit_terms
 
 __all__ = [
     "ALGORITHMS",
@@ -463,7 +463,7 @@ def plot_scale(records, path, title=None, logy=False, level=0.5):
     >>> os.path.getsize(out) > 0
     True
     """
-    from .plot import plot_series
+    from netsim.plot import plot_series
 
     names = list(dict.fromkeys(r["algorithm"] for r in records))
     series = []

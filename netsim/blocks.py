@@ -30,9 +30,9 @@ Examples
 
 import numpy as np
 
-from .collop import Specs
-from .errors import TraceError
-from .trace import COMPUTE, MESSAGE, Trace, deps_csr, ranges
+from netsim.collop import Specs
+from netsim.errors import TraceError
+from netsim.trace import COMPUTE, MESSAGE, Trace, deps_csr, ranges
 
 __all__ = ["BlockBuilder", "one", "one_row", "cols", "merge", "interleave", "rows"]
 

@@ -87,10 +87,10 @@ import re
 import networkx as nx
 import numpy as np
 
-from .checks import check_choice
-from .errors import TraceError
-from .kineto import ALGORITHMS, assemble
-from .trace import COLLECTIVE, COMPUTE, MESSAGE
+from netsim.checks import check_choice
+from netsim.errors import TraceError
+from netsim.kineto import ALGORITHMS, assemble
+from netsim.trace import COLLECTIVE, COMPUTE, MESSAGE
 
 __all__ = ["load_chakra", "save_chakra", "check_prefix", "read_et", "write_et"]
 
@@ -108,7 +108,7 @@ _INT32_MAX = 2 ** 31 - 1
 
 def _pb():
     try:
-        from . import et_def_pb2
+        from netsim import et_def_pb2
     except ImportError as exc:  # protobuf missing or too old for the generated code
         raise TraceError(f"Chakra traces need the protobuf package (>= 7.35): {exc}") from None
     return et_def_pb2

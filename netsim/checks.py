@@ -11,7 +11,7 @@ builder's name goes into ``name`` (``"star: n"``).
 import math
 import numbers
 
-from .errors import NetsimError
+from netsim.errors import NetsimError
 
 __all__ = ["check_choice", "check_int", "check_real", "is_real"]
 

@@ -35,8 +35,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import check_choice
-from .errors import TraceError
+from netsim.checks import check_choice
+from netsim.errors import TraceError
 
 __all__ = ["OPS", "ROOTED", "HINTS", "MPICH_HINTS", "MPICH_ONLY", "NCCL_HINTS", "Spec", "Specs",
            "spec", "owner"]

@@ -53,14 +53,14 @@ from typing import NamedTuple, Optional
 import numpy as np
 import simpy
 
-from .errors import DeadlockError, NetsimError, TraceError
-from .flows import SATURATION, FlowTable
-from .maxmin import check_sharing
-from .network import route_loads
-from .small import FINISH_RTOL, advance_small, plain_callbacks
-from . import transport as _transport
-from .tcp import check_transport, tcp_options
-from .trace import successors
+from netsim.errors import DeadlockError, NetsimError, TraceError
+from netsim.flows import SATURATION, FlowTable
+from netsim.maxmin import check_sharing
+from netsim.network import route_loads
+from netsim.small import FINISH_RTOL, advance_small, plain_callbacks
+from netsim import transport as _transport
+from netsim.tcp import check_transport, tcp_options
+from netsim.trace import successors
 
 __all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
 

@@ -30,8 +30,8 @@ import heapq
 
 import numpy as np
 
-from . import flow_index
-from .maxmin import SHARE_CUT, max_min_rates, max_min_rates_small
+from netsim import flow_index
+from netsim.maxmin import SHARE_CUT, max_min_rates, max_min_rates_small
 
 __all__ = ["SATURATION", "FlowTable"]
 
@@ -281,7 +281,7 @@ class FlowTable:
         call, and a large replay makes millions of kernel calls.
         """
         if self._kernels is None:
-            from . import kernels
+            from netsim import kernels
 
             self._kernels = kernels
         return self._kernels

@@ -56,8 +56,8 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from .checks import check_choice
-from .errors import TraceError
+from netsim.checks import check_choice
+from netsim.errors import TraceError
 
 __all__ = ["ALGORITHMS", "DEFAULT", "MEMORY_SUFFIX", "Call", "traffic", "plan"]
 

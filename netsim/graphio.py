@@ -8,7 +8,7 @@ import json
 
 import networkx as nx
 
-from .errors import TopologyError
+from netsim.errors import TopologyError
 
 __all__ = ["read_topology", "write_topology"]
 

@@ -73,15 +73,15 @@ from bisect import bisect_right
 
 import numpy as np
 
-from .checks import check_choice
-from .errors import TraceError
-from .kineto_file import DTYPE_BYTES, read_profile
-from .kineto_ranks import check_sequences
-from .kineto_streams import kernel_table, place_of
-from .profile_steps import compared_steps
-from .programs import ALGORITHMS, assemble
-from .trace import HOST_GAP
-from .step_split import profile_split
+from netsim.checks import check_choice
+from netsim.errors import TraceError
+from netsim.kineto_file import DTYPE_BYTES, read_profile
+from netsim.kineto_ranks import check_sequences
+from netsim.kineto_streams import kernel_table, place_of
+from netsim.profile_steps import compared_steps
+from netsim.programs import ALGORITHMS, assemble
+from netsim.trace import HOST_GAP
+from netsim.step_split import profile_split
 
 __all__ = ["load_kineto", "assemble", "DTYPE_BYTES", "ALGORITHMS"]
 

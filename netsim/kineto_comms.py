@@ -40,7 +40,7 @@ from bisect import bisect_right
 
 import numpy as np
 
-from .errors import TraceError
+from netsim.errors import TraceError
 
 __all__ = ["operator_index", "launcher", "from_operator", "CPU_DTYPE_BYTES"]
 

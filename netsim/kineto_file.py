@@ -25,9 +25,9 @@ import re
 
 import numpy as np
 
-from .errors import TraceError
-from .kineto_comms import CPU_DTYPE_BYTES, from_operator, launcher, operator_index
-from .kineto_formats import modern
+from netsim.errors import TraceError
+from netsim.kineto_comms import CPU_DTYPE_BYTES, from_operator, launcher, operator_index
+from netsim.kineto_formats import modern
 
 __all__ = ["read_profile", "DTYPE_BYTES", "STEP_MARK"]
 

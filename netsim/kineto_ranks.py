@@ -9,7 +9,7 @@ compares every rank's sequence with its group's and names the first
 difference.
 """
 
-from .errors import TraceError
+from netsim.errors import TraceError
 
 __all__ = ["check_sequences"]
 

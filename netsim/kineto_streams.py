@@ -25,7 +25,7 @@ import zlib
 
 import numpy as np
 
-from .errors import NetsimError
+from netsim.errors import NetsimError
 
 __all__ = ["place_of", "kernel_table", "kernel_places"]
 

@@ -46,11 +46,11 @@ import types
 
 import numpy as np
 
-from .errors import NetsimError
-from .kineto_streams import kernel_places
-from .library import fold
-from .timeline import _lanes
-from .trace import COMPUTE, HOST_GAP
+from netsim.errors import NetsimError
+from netsim.kineto_streams import kernel_places
+from netsim.library import fold
+from netsim.timeline import _lanes
+from netsim.trace import COMPUTE, HOST_GAP
 
 __all__ = ["kernels", "write_kineto"]
 

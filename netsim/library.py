@@ -47,13 +47,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import mpich
-from .collop import MPICH_ONLY, ROOTED
-from .checks import check_choice
-from .errors import NcclModelError, TraceError
-from .network import as_network
-from .trace import COMPUTE, MESSAGE, Trace, ranges
-from .traceops import touches
+from netsim import mpich
+from netsim.collop import MPICH_ONLY, ROOTED
+from netsim.checks import check_choice
+from netsim.errors import NcclModelError, TraceError
+from netsim.network import as_network
+from netsim.trace import COMPUTE, MESSAGE, Trace, ranges
+from netsim.traceops import touches
 
 __all__ = ["LIBRARIES", "Expansion", "check_library", "choose", "expand", "fold", "mpich_wire",
            "plan_names"]
@@ -130,7 +130,7 @@ def choose(library, spec, kinds, op=None):
                                  f"rank {off[0]} sits on a {kinds[spec.group.index(off[0])]!r} "
                                  f"node")
         if spec.algorithm in MPICH_ONLY:
-            from . import nccl
+            from netsim import nccl
 
             raise NcclModelError(f"{where}NCCL has no algorithm {spec.algorithm!r} (it has "
                                  f"{', '.join(nccl.ALGORITHMS)}); use library 'mpich'")
@@ -227,7 +227,7 @@ def _mpich_block(a, i, spec, nbytes, cache):
 def _nccl_block(a, i, spec, nbytes, setups, cache, options):
     # Imported here: the NCCL model (and networkx's algorithms with it) loads with the first
     # call it runs, not with `import netsim`.
-    from . import nccl
+    from netsim import nccl
 
     nodes = tuple(a.names[r] for r in mpich.local_order(spec))
     key = (nodes, spec.op, nbytes, spec.algorithm)
@@ -261,7 +261,7 @@ def _nccl_block(a, i, spec, nbytes, setups, cache, options):
 
 def _gloo_block(a, i, spec, nbytes, state, options):
     """gloo's allreduce (:mod:`netsim.gloo`): its latency, its flows with their bounds."""
-    from . import gloo
+    from netsim import gloo
 
     if spec.op != "allreduce":
         raise TraceError(f"op {i}: the gloo model runs allreduce ({', '.join(gloo.ALGORITHMS)}),"

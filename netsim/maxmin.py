@@ -28,8 +28,8 @@ with no finite bound takes exactly the unbounded float operations.
 
 import numpy as np
 
-from .checks import check_choice
-from .errors import NetsimError
+from netsim.checks import check_choice
+from netsim.errors import NetsimError
 
 __all__ = ["SHARING", "check_sharing", "max_min_rates", "max_min_rates_small"]
 
@@ -142,7 +142,7 @@ def _fill(flow_links, capacity, pad, bound=None):
     """Progressive filling of one class (see :func:`max_min_rates`), compiled."""
     # Imported here: numba's import and the kernels' load from cache cost a few tenths
     # of a second that runs without a large batch never need.
-    from .kernels import fill_bounded
+    from netsim.kernels import fill_bounded
 
     links = np.ascontiguousarray(flow_links, np.int64)
     capacity = np.ascontiguousarray(capacity, np.float64)

@@ -15,9 +15,9 @@ the simulated time (from when the last member was ready to the call's end,
 
 import numpy as np
 
-from .errors import TraceError
-from .step_split import PARTS, replayed_split
-from .trace import HOST_GAP
+from netsim.errors import TraceError
+from netsim.step_split import PARTS, replayed_split
+from netsim.trace import HOST_GAP
 
 __all__ = ["compare"]
 

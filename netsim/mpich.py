@@ -32,11 +32,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import collectives
-from .collop import ROOTED
-from .errors import TraceError
-from .trace import TraceBuilder
-from .traceops import concat, terminal_ops
+from netsim import collectives
+from netsim.collop import ROOTED
+from netsim.errors import TraceError
+from netsim.trace import TraceBuilder
+from netsim.traceops import concat, terminal_ops
 
 __all__ = ["SCHEDULES", "DEFAULT", "Block", "schedule", "block", "local_order"]
 

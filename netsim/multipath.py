@@ -20,8 +20,8 @@ import heapq
 
 import numpy as np
 
-from .checks import check_int
-from .errors import TopologyError
+from netsim.checks import check_int
+from netsim.errors import TopologyError
 
 __all__ = ["ECMP", "check_ecmp", "equal_cost_dag", "path_counts", "unrank_path", "ecmp_hash",
            "route_loads"]

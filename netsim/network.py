@@ -42,12 +42,12 @@ import math
 
 import numpy as np
 
-from .checks import check_int, is_real
-from .errors import TopologyError
-from .multipath import (ECMP, check_ecmp, ecmp_hash, equal_cost_dag, path_counts, route_loads,
+from netsim.checks import check_int, is_real
+from netsim.errors import TopologyError
+from netsim.multipath import (ECMP, check_ecmp, ecmp_hash, equal_cost_dag, path_counts, route_loads,
                         unrank_path)
-from .placement import compute_nodes, leaves
-from .units import MAX_LATENCY, MIN_BANDWIDTH
+from netsim.placement import compute_nodes, leaves
+from netsim.units import MAX_LATENCY, MIN_BANDWIDTH
 
 __all__ = ["Network", "as_network", "compute_nodes", "leaves", "check_topology", "route_loads",
            "ECMP", "check_ecmp"]

@@ -36,10 +36,10 @@ Examples
 
 import numpy as np
 
-from .checks import check_int
-from .errors import UnitError
-from .trace import COMPUTE
-from .units import parse_jitter, parse_straggler
+from netsim.checks import check_int
+from netsim.errors import UnitError
+from netsim.trace import COMPUTE
+from netsim.units import parse_jitter, parse_straggler
 
 __all__ = ["compute_factors", "jitter_factors", "perturb", "scale_compute"]
 

@@ -9,7 +9,7 @@ shows under its cell.
 
 import numpy as np
 
-from .topology_drawing import draw_topology
+from netsim.topology_drawing import draw_topology
 
 __all__ = ["draw_topology", "plot_series", "coincident", "label_log_axis"]
 

@@ -13,12 +13,12 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .collop import Specs
-from .collop import owner as spec_owner
-from .collop import spec as make_spec
-from .errors import TraceError
-from .mpich import DEFAULT, SCHEDULES
-from .trace import COLLECTIVE, COMPUTE, MESSAGE, Trace
+from netsim.collop import Specs
+from netsim.collop import owner as spec_owner
+from netsim.collop import spec as make_spec
+from netsim.errors import TraceError
+from netsim.mpich import DEFAULT, SCHEDULES
+from netsim.trace import COLLECTIVE, COMPUTE, MESSAGE, Trace
 
 __all__ = ["assemble", "ALGORITHMS", "SCHEDULE_SPECS"]
 

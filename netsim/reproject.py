@@ -47,12 +47,12 @@ op of another rank (not a per-rank program).
 
 import numpy as np
 
-from . import checks
-from .collop import Specs
-from .collop import spec as make_spec
-from .errors import TraceError
-from .programs import ALGORITHMS, SCHEDULE_SPECS
-from .trace import COLLECTIVE, COMPUTE, HOST_GAP, Trace, ranges
+from netsim import checks
+from netsim.collop import Specs
+from netsim.collop import spec as make_spec
+from netsim.errors import TraceError
+from netsim.programs import ALGORITHMS, SCHEDULE_SPECS
+from netsim.trace import COLLECTIVE, COMPUTE, HOST_GAP, Trace, ranges
 
 __all__ = ["check_data_parallel", "reproject"]
 

@@ -31,12 +31,12 @@ import time
 
 import numpy as np
 
-from . import engine
-from . import library as _library
-from .errors import NetsimError
-from .network import as_network
-from .trace import HOST_GAP, check_trace
-from .traceops import touches
+from netsim import engine
+from netsim import library as _library
+from netsim.errors import NetsimError
+from netsim.network import as_network
+from netsim.trace import HOST_GAP, check_trace
+from netsim.traceops import touches
 
 __all__ = ["Result", "simulate", "union_length", "active_idle"]
 

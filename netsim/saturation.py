@@ -33,9 +33,9 @@ import math
 
 import numpy as np
 
-from .engine import SATURATION
-from .errors import NetsimError
-from .result import union_length
+from netsim.engine import SATURATION
+from netsim.errors import NetsimError
+from netsim.result import union_length
 
 __all__ = [
     "link_saturation",
@@ -398,7 +398,7 @@ def plot_scaling(P, series, path, saturation=None, title="", logy=False):
     >>> os.path.getsize(p) > 0
     True
     """
-    from .plot import plot_series
+    from netsim.plot import plot_series
 
     marks = []
     if saturation and saturation.get("P") is not None:

@@ -50,8 +50,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .costmodel import optimal_segments
-from .errors import NetsimError
+from netsim.costmodel import optimal_segments
+from netsim.errors import NetsimError
 
 __all__ = ["LAWS", "CURVE_LAWS", "REL_TOL", "NOISE", "K_LIMIT", "fit_law", "fit_terms", "fit_scaling",
            "collective_terms"]

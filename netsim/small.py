@@ -35,7 +35,7 @@ import math
 import numpy as np
 import simpy
 
-from . import transport as _transport
+from netsim import transport as _transport
 
 __all__ = ["FINISH_RTOL", "advance_small", "plain_callbacks", "route"]
 

@@ -33,9 +33,9 @@ call's kernel time counts as exposed communication.
 
 import numpy as np
 
-from .kineto_timeline import kernels
-from .result import union_length
-from .trace import HOST_GAP
+from netsim.kineto_timeline import kernels
+from netsim.result import union_length
+from netsim.trace import HOST_GAP
 
 __all__ = ["split", "replayed_split", "profile_split", "PARTS"]
 

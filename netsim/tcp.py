@@ -54,8 +54,8 @@ import math
 
 import numpy as np
 
-from .checks import check_choice
-from .errors import NetsimError
+from netsim.checks import check_choice
+from netsim.errors import NetsimError
 
 __all__ = ["DEFAULT_MTU", "INITIAL_WINDOW", "MIN_RTO", "TCP_IPV4_HEADERS", "TRANSPORTS", "Tcp",
            "check_transport", "path_timing", "tcp_options"]

@@ -35,9 +35,9 @@ import json
 
 import numpy as np
 
-from .errors import NetsimError
-from .trace import COMPUTE
-from .traceops import touches
+from netsim.errors import NetsimError
+from netsim.trace import COMPUTE
+from netsim.traceops import touches
 
 __all__ = ["timeline_events", "write_timeline"]
 

@@ -25,10 +25,10 @@ matplotlib is imported inside the function: the core never needs it.
 import networkx as nx
 import numpy as np
 
-from .errors import NetsimError
-from .network import compute_nodes
-from .row_arcs import arc_depths, arc_sides, interleaving
-from .units import format_bandwidth
+from netsim.errors import NetsimError
+from netsim.network import compute_nodes
+from netsim.row_arcs import arc_depths, arc_sides, interleaving
+from netsim.units import format_bandwidth
 
 __all__ = ["draw_topology", "MAX_ROW"]
 

@@ -63,13 +63,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .checks import check_int, check_real, is_real
-from .collop import Specs
-from .collop import owner as spec_owner
-from .collop import spec as make_spec
-from .errors import TraceError
-from .tracegraph import check_acyclic, ranges, successors
-from .units import MAX_BYTES
+from netsim.checks import check_int, check_real, is_real
+from netsim.collop import Specs
+from netsim.collop import owner as spec_owner
+from netsim.collop import spec as make_spec
+from netsim.errors import TraceError
+from netsim.tracegraph import check_acyclic, ranges, successors
+from netsim.units import MAX_BYTES
 
 __all__ = [
     "COMPUTE",

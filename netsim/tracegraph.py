@@ -6,7 +6,7 @@ Kept apart from :mod:`netsim.trace` (which re-exports :func:`successors` and
 
 import numpy as np
 
-from .errors import TraceError
+from netsim.errors import TraceError
 
 __all__ = ["check_acyclic", "ranges", "successors"]
 

@@ -29,10 +29,10 @@ import zipfile
 
 import numpy as np
 
-from .checks import check_int
-from .collop import Specs
-from .errors import TraceError
-from .trace import COLLECTIVE, MAX_RANKS, MESSAGE, Trace, TraceBuilder, check_trace
+from netsim.checks import check_int
+from netsim.collop import Specs
+from netsim.errors import TraceError
+from netsim.trace import COLLECTIVE, MAX_RANKS, MESSAGE, Trace, TraceBuilder, check_trace
 
 __all__ = ["SCHEMA", "load_trace", "save_trace", "check_trace_name"]
 
@@ -49,7 +49,7 @@ _SCHEMA_COLUMNS = {"netsim-trace/1": frozenset(_COLUMNS) - {"channel", "priority
 
 
 def _version():
-    from . import __version__
+    from netsim import __version__
 
     return __version__
 

@@ -5,9 +5,9 @@ Each returns a new :class:`~netsim.trace.Trace`; none changes its input.
 
 import numpy as np
 
-from .checks import check_int
-from .errors import TraceError
-from .trace import Trace, check_trace, ranges
+from netsim.checks import check_int
+from netsim.errors import TraceError
+from netsim.trace import Trace, check_trace, ranges
 
 __all__ = ["concat", "repeat", "terminal_ops", "touches"]
 

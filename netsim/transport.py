@@ -11,8 +11,8 @@ recomputation over the flows connected to any of them.
 import numpy as np
 import simpy
 
-from .errors import NetsimError
-from .tcp import Tcp, path_timing
+from netsim.errors import NetsimError
+from netsim.tcp import Tcp, path_timing
 
 __all__ = ["check_bound", "enter", "retick", "setup", "tick_at"]
 

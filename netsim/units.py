@@ -17,7 +17,7 @@ import math
 import numbers
 import re
 
-from .errors import UnitError
+from netsim.errors import UnitError
 
 __all__ = [
     "MAX_BYTES",

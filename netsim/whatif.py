@@ -17,8 +17,8 @@ Collectives are untouched: the replay's library plans them on the graph.
 
 import numpy as np
 
-from .errors import TraceError
-from .trace import COMPUTE, HOST_GAP
+from netsim.errors import TraceError
+from netsim.trace import COMPUTE, HOST_GAP
 
 __all__ = ["whatif"]
 

@@ -46,7 +46,7 @@ from topologies import star
 from topologies.specs import ETHERNET, ETHERNET_LATENCY
 from workloads import dgc, mlp, pf, slimdp
 
-from . import metis_vs_random
+from studies import metis_vs_random
 
 __all__ = ["pipelining_claims", "lp_be_region", "ringtmp_byte_ratio", "ringtmp_region", "pf_region",
            "partition_region", "partition_peak_region",
@@ -380,7 +380,7 @@ def format_region(r):
     >>> print(format_region(ringtmp_region(quick=True)).splitlines()[0])
     RingTMP bytes <= 1/8 of the parameter server's: PS/RingTMP >= 8x (closed form)
     """
-    from .report import table
+    from studies.report import table
 
     seed = "" if r.get("seed") is None else f", seed {r['seed']}"
     head = f"{r['claim']}: {r['threshold']} ({r['how']}{seed})"

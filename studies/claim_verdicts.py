@@ -34,7 +34,7 @@ import statistics
 
 from netsim.errors import NetsimError
 
-from .report import format_claims, region_summary, table
+from studies.report import format_claims, region_summary, table
 
 __all__ = ["VERDICTS", "over_seeds", "count_verdicts", "format_counts", "seeds_label",
            "format_claims_over_seeds"]

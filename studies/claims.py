@@ -87,10 +87,10 @@ from topologies.machines import pcie_tree
 from topologies.specs import ETHERNET, ETHERNET_LATENCY
 from workloads import allreduce, dgc, pf, ps_partitioned, ps_sync, slimdp
 
-from . import claim_regions, metis_vs_random, partition_cost, ringtmp_vs_ps
-from .claim_regions import pipelining_claims
-from .closed_forms import closed_form
-from .parallel import run_jobs
+from studies import claim_regions, metis_vs_random, partition_cost, ringtmp_vs_ps
+from studies.claim_regions import pipelining_claims
+from studies.closed_forms import closed_form
+from studies.parallel import run_jobs
 
 __all__ = [
     "STAR_10GBE",

@@ -41,7 +41,7 @@ from types import MappingProxyType
 from netsim import __version__
 from netsim.errors import DeadlockError, NetsimError
 
-from .console import UsageError
+from studies.console import UsageError
 
 __all__ = ["COMMANDS", "build_parser", "command", "main"]
 

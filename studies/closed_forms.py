@@ -13,7 +13,7 @@ from netsim import costmodel
 from netsim.library import mpich_wire
 from workloads.closed import worker_compute, worker_mask
 
-from .registry import PARADIGMS
+from studies.registry import PARADIGMS
 
 __all__ = ["NO_CLOSED_FORM", "ASYMPTOTIC_ROWS", "worker_mask", "worker_compute", "closed_form",
            "asymptotic_table"]

@@ -18,7 +18,7 @@ from netsim import TraceBuilder, simulate
 from topologies import star
 from topologies.links import ETHERNET
 
-from .nccl_report import measurements
+from studies.nccl_report import measurements
 
 __all__ = ["FILE", "load", "machine", "predict", "validate", "table"]
 

@@ -14,8 +14,8 @@ import sys
 
 from netsim.units import format_time
 
-from .paradigm_scaling import study
-from .registry import topology_factory
+from studies.paradigm_scaling import study
+from studies.registry import topology_factory
 
 __all__ = ["CASE", "compare", "format_table", "plot", "main"]
 

@@ -124,7 +124,7 @@ def table(op, records, measured=()):
     >>> out[6]
     '# Avg bus bandwidth    : 0.00056 '
     """
-    from .nccl_report import format_sweep
+    from studies.nccl_report import format_sweep
 
     head = ("# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
             "in-place          " % ("", "", "", "", ""))

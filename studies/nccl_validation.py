@@ -24,7 +24,7 @@ import numpy as np
 
 from netsim import nccl
 
-from .nccl_report import measurements
+from studies.nccl_report import measurements
 from topologies import dgx1, dgx_a100, dgx_h100, gpu_cluster, pcie_box
 
 __all__ = ["PAGE", "BLOCKS", "CLASSES", "COUNTED", "FIGURE", "MACHINES", "load", "machine",
@@ -265,7 +265,7 @@ def summary(reports=None):
         errors = [abs(e) for row, _, e in report if keep(row)]
         if errors:
             lines.append(f"  - {label}: {_figures(errors)}")
-    from .gloo_validation import load as load_gloo, validate as validate_gloo
+    from studies.gloo_validation import load as load_gloo, validate as validate_gloo
 
     gloo = [abs(e) for row, _, e in validate_gloo(load_gloo()) if not row["problem"]]
     lines.append(f"- the counted rows and the counted gloo rows ({len(gloo)}, "

@@ -52,13 +52,13 @@ from workloads.closed import worker_compute, worker_mask
 from workloads.errors import WorkloadError
 from workloads.phases import Phases
 
-from .closed_forms import closed_form
-from .paradigm_traces import base_recording, check_workers, traces
-from .registry import PARADIGMS
-from .study_run import check_study_options
-from .trace_size import PROBE, check_ops, grown_ops, grown_ranks, projection_ops
-from .throughput import throughput
-from .windows import combine, plan_windows, sampled_windows
+from studies.closed_forms import closed_form
+from studies.paradigm_traces import base_recording, check_workers, traces
+from studies.registry import PARADIGMS
+from studies.study_run import check_study_options
+from studies.trace_size import PROBE, check_ops, grown_ops, grown_ranks, projection_ops
+from studies.throughput import throughput
+from studies.windows import combine, plan_windows, sampled_windows
 
 __all__ = ["study", "sweep_point", "check_sweep_point", "plot_study", "tuned_segments", "closed_terms",
            "nccl_closed_form"]

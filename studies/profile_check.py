@@ -1,6 +1,6 @@
 """The text of a replay checked against its profile (``netsim replay --compare``)."""
 
-from .report import table
+from studies.report import table
 
 __all__ = ["compare_text"]
 

@@ -86,13 +86,13 @@ def blocks_of(text):
 
 
 def _asymptotic(docs, draw):
-    from .closed_forms import asymptotic_table
+    from studies.closed_forms import asymptotic_table
 
     return {"asymptotic-table": asymptotic_table()}
 
 
 def _gpu_scaling(docs, draw):
-    from . import library_scaling as ls
+    from studies import library_scaling as ls
 
     c = dict(ls.CASE)
     studies = ls.compare(c.pop("source"), c.pop("workers"), c.pop("topology"), **c)
@@ -103,28 +103,28 @@ def _gpu_scaling(docs, draw):
 
 
 def _overlap(docs, draw):
-    from .overlap import format_speedups, overlap_study
+    from studies.overlap import format_speedups, overlap_study
 
     return {"overlap-table": format_speedups(overlap_study())}
 
 
 def _ringtmp(docs, draw):
-    from . import ringtmp_vs_ps
+    from studies import ringtmp_vs_ps
 
     return {"ringtmp-table": ringtmp_vs_ps.format_table(ringtmp_vs_ps.compare())}
 
 
 def _tcp_startup(docs, draw):
-    from .tcp_startup import format_startup, startup_rows
+    from studies.tcp_startup import format_startup, startup_rows
 
     return {"tcp-startup-table": format_startup(startup_rows(sizes=[1e6, 100e6],
                                                              workers=[4, 64]))}
 
 
 def _megatron(docs, draw):
-    from .megatron_table import markdown, predictions, sensitivity
+    from studies.megatron_table import markdown, predictions, sensitivity
     if draw:
-        from .cli import main as cli
+        from studies.cli import main as cli
         cli(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
              "--topology", "gpu_cluster:machine=dgx_h100", "-P", "64..1024",
              "--png", str(docs / "transformer_scaling.png")])
@@ -134,7 +134,7 @@ def _megatron(docs, draw):
 
 
 def _schemes(docs, draw):
-    from . import schemes
+    from studies import schemes
 
     rows = schemes.study()
     if draw:
@@ -143,9 +143,9 @@ def _schemes(docs, draw):
 
 
 def _claims(docs, draw):
-    from .claim_regions import format_region
-    from .claim_verdicts import format_claims_over_seeds, over_seeds
-    from .claims import run_claim_seeds
+    from studies.claim_regions import format_region
+    from studies.claim_verdicts import format_claims_over_seeds, over_seeds
+    from studies.claims import run_claim_seeds
 
     seeds = [0, 1, 2, 3, 4]
     rows = over_seeds(run_claim_seeds(seeds, quick=True))
@@ -159,7 +159,7 @@ def _claims(docs, draw):
 
 
 def _nccl(docs, draw):
-    from . import nccl_validation as v
+    from studies import nccl_validation as v
 
     reports = v.validated()  # each row predicted once for the tables, the summary and the figure
     out = {name: v.table(v.load(file), reports[file]) for name, file in v.BLOCKS}
@@ -170,13 +170,13 @@ def _nccl(docs, draw):
 
 
 def _gloo(docs, draw):
-    from . import gloo_validation as g
+    from studies import gloo_validation as g
 
     return {"gloo-table": g.table(g.load())}
 
 
 def _nccl_blocks():
-    from .nccl_validation import BLOCKS
+    from studies.nccl_validation import BLOCKS
 
     return tuple(name for name, _ in BLOCKS) + ("nccl-summary",)
 

@@ -27,7 +27,7 @@ from netsim.errors import TopologyError, UnitError
 from netsim.units import parse_bandwidth, parse_shape, parse_time
 from workloads.models import MODELS
 
-from .options import option_value
+from studies.options import option_value
 
 __all__ = ["TOPOLOGIES", "PARADIGMS", "COLLECTIVES", "MODELS", "REGISTRY", "parse_topology",
            "topology_factory", "parse_placement"]
@@ -225,7 +225,7 @@ def _check_size(name, builder, kwargs, limit=None):
     """
     from netsim.units import format_bytes
 
-    from .memory import available_memory
+    from studies.memory import available_memory
 
     limit = available_memory() if limit is None else limit
     size = _extended_size(builder, kwargs) if limit is not None else None
@@ -277,7 +277,7 @@ def _extended_size(builder, kwargs):
     """``(elements, bytes, large options)`` extended from probes at 8 and 16, or None."""
     import math
 
-    from .memory import graph_size
+    from studies.memory import graph_size
 
     large = {k: v for k, v in kwargs.items()
              if isinstance(v, int) and not isinstance(v, bool) and v >= LARGE_OPTION}
@@ -324,7 +324,7 @@ def _extended_shape(builder, kwargs, shapes):
     and at 8, extended along the power law in the shape's product."""
     import math
 
-    from .memory import graph_size
+    from studies.memory import graph_size
 
     sizes = []
     for side in (4, 8):

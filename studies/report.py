@@ -9,7 +9,7 @@ import numpy as np
 from netsim.library import plan_names
 from netsim.units import format_bandwidth, format_bytes, format_time
 
-from .throughput import ASYNCHRONOUS
+from studies.throughput import ASYNCHRONOUS
 
 __all__ = ["table", "summary", "link_table", "format_study", "speedup_hint", "region_summary",
            "format_claims"]

@@ -15,8 +15,8 @@ from netsim.errors import NetsimError
 from netsim.units import format_bytes
 from workloads.mlp import num_params
 
-from .memory import available_memory
-from .trace_size import TIME_LIMIT, check_ops
+from studies.memory import available_memory
+from studies.trace_size import TIME_LIMIT, check_ops
 
 __all__ = ["EPOCH_SECONDS", "WEIGHT_SECONDS", "SAMPLES", "SEED_SECONDS", "check_count",
            "model_copies", "check_widths", "check_training"]

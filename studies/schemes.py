@@ -26,7 +26,7 @@ from workloads import schemes
 from workloads.allreduce import COLLECTIVES
 from workloads.errors import WorkloadError
 
-from .paradigm_scaling import nccl_closed_form
+from studies.paradigm_scaling import nccl_closed_form
 
 __all__ = ["TOPOLOGIES", "TARGET", "study", "format_table", "plot"]
 

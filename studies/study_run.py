@@ -24,8 +24,8 @@ import math
 
 from workloads.option_ranges import RUN_BOUNDS
 
-from .registry import PARADIGMS
-from .windows import plan_windows, sampled_windows
+from studies.registry import PARADIGMS
+from studies.windows import plan_windows, sampled_windows
 
 __all__ = ["run_epochs", "window_iterations", "check_study_options"]
 

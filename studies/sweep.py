@@ -35,10 +35,10 @@ from netsim.network import Network
 from netsim.saturation import saturation_label, saturation_point
 from netsim.units import format_bytes
 
-from .options import perturb_label
-from .parallel import ctrl_c_deferred
-from .registry import topology_factory
-from .sweep_config import COLUMNS, INPUTS, RESULTS, point_key, sweep_points
+from studies.options import perturb_label
+from studies.parallel import ctrl_c_deferred
+from studies.registry import topology_factory
+from studies.sweep_config import COLUMNS, INPUTS, RESULTS, point_key, sweep_points
 
 __all__ = [
     "run_point",

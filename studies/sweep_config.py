@@ -32,7 +32,7 @@ from netsim.library import LIBRARIES
 from netsim.network import Network
 from netsim.tcp import TRANSPORTS
 
-from .registry import COLLECTIVES, PARADIGMS, topology_factory
+from studies.registry import COLLECTIVES, PARADIGMS, topology_factory
 
 __all__ = [
     "INPUTS",
@@ -340,7 +340,7 @@ def check_config(raw, where="sweep config"):
                              f"must end in .png")
             out[key] = raw[key]
     if out["paradigms"] and any(out["straggler"]):
-        from .sweep_ranks import check_straggler_ranks
+        from studies.sweep_ranks import check_straggler_ranks
 
         check_straggler_ranks(sweep_points(out), where)
     return out
@@ -383,7 +383,7 @@ def _paradigm_values(name, opts):
     """
     import math
 
-    from .options import option_value
+    from studies.options import option_value
 
     entry, out = PARADIGMS[name], {}
     for key, value in opts.items():

@@ -15,7 +15,7 @@ the count at any P follows from two recordings at P = 2 and 3 of one epoch
 from netsim.errors import NetsimError
 from netsim.units import parse_straggler
 
-from .trace_size import grown_ranks
+from studies.trace_size import grown_ranks
 
 __all__ = ["point_ranks", "check_straggler_ranks"]
 

@@ -34,7 +34,7 @@ from netsim.analysis import ALGORITHMS, ranks_for, takes_segments
 from netsim.errors import NetsimError
 from netsim.units import format_bytes
 
-from .memory import available_memory, graph_size
+from studies.memory import available_memory, graph_size
 
 __all__ = ["message_count", "pair_count", "fan_in_dependencies", "bytes_per_op",
            "available_memory", "check_fits", "check_ops", "projection_ops", "grown_ops",
@@ -473,7 +473,7 @@ def topology_size(topology, ranks, probe=(64, 128)):
     (2097153, False, True)
     """
     if isinstance(topology, str):
-        from .registry import spec_size, topology_factory
+        from studies.registry import spec_size, topology_factory
 
         fixed = spec_size(topology)   # a spec whose own options size it: counted, not built
         if fixed is not None:

@@ -49,7 +49,7 @@ from workloads.transformer_flops import iteration_flops
 from workloads.transformer_memory import memory_per_gpu
 from workloads.transformer_moe import iteration_flops_delta
 
-from .megatron_table import REFERENCE, ROWS, efficiency_from
+from studies.megatron_table import REFERENCE, ROWS, efficiency_from
 
 __all__ = ["gpus_of", "peak_of", "links_of", "default_efficiency", "point", "study", "sweep",
            "plot"]

@@ -19,12 +19,12 @@ Examples
 'star(8 hosts, 100 Gbps)'
 """
 
-from . import links, specs
-from .clusters import fat_tree, leaf_spine, ring, star, torus, two_tier
-from .devices import DEVICES, DeviceError, device_flops
-from .gpu_clusters import gpu_cluster
-from .machines import dgx1, dgx_a100, dgx_h100, hgx_h200, pcie_box, pcie_tree
-from .specs import *  # noqa: F403 -- link speeds and latencies: the names of specs.__all__
+from topologies import links, specs
+from topologies.clusters import fat_tree, leaf_spine, ring, star, torus, two_tier
+from topologies.devices import DEVICES, DeviceError, device_flops
+from topologies.gpu_clusters import gpu_cluster
+from topologies.machines import dgx1, dgx_a100, dgx_h100, hgx_h200, pcie_box, pcie_tree
+from topologies.specs import *  # noqa: F403 -- link speeds and latencies: the names of specs.__all__
 
 # Names of the builders, for the CLI's name -> builder table.
 BUILDERS = (

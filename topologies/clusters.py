@@ -37,10 +37,10 @@ from netsim.checks import check_int, check_real
 from netsim.errors import TopologyError
 from netsim.units import format_bandwidth
 
-from . import _validate as _check
-from .devices import host_cpu
-from .links import payload_efficiency
-from .specs import ETHERNET, ETHERNET_LATENCY
+from topologies import _validate as _check
+from topologies.devices import host_cpu
+from topologies.links import payload_efficiency
+from topologies.specs import ETHERNET, ETHERNET_LATENCY
 
 __all__ = ["star", "two_tier", "leaf_spine", "fat_tree", "ring", "torus"]
 

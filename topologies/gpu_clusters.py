@@ -7,9 +7,9 @@ networks and the sources of every NIC count and rate are in
 
 from netsim.errors import TopologyError
 
-from . import _validate as _check
-from . import machines
-from .rails import MACHINES, cluster_of
+from topologies import _validate as _check
+from topologies import machines
+from topologies.rails import MACHINES, cluster_of
 
 __all__ = ["gpu_cluster"]
 

@@ -31,9 +31,9 @@ import networkx as nx
 from netsim.checks import check_int, check_real
 from netsim.errors import TopologyError
 
-from . import _validate as _check
-from .devices import COMPUTE_CAPABILITY, compute_capability, host_cpu, launch_latency
-from .links import (
+from topologies import _validate as _check
+from topologies.devices import COMPUTE_CAPABILITY, compute_capability, host_cpu, launch_latency
+from topologies.links import (
     CPU_INTERCONNECT,
     NVLINK,
     NVLINK_LATENCY,
@@ -43,7 +43,7 @@ from .links import (
     SOCKET_LATENCY,
     technology,
 )
-from .rails import cluster_of
+from topologies.rails import cluster_of
 
 __all__ = ["pcie_tree", "pcie_box", "dgx1", "dgx_a100", "dgx_h100", "hgx_h200"]
 

@@ -79,8 +79,8 @@ import networkx as nx
 from netsim.checks import check_int
 from netsim.errors import TopologyError
 
-from . import _validate as _check
-from .links import PCIE_X16, technology
+from topologies import _validate as _check
+from topologies.links import PCIE_X16, technology
 
 __all__ = ["MachineKind", "MACHINES", "NETWORKS", "cluster_of"]
 

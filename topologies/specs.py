@@ -11,7 +11,7 @@ Examples
 True
 """
 
-from .links import (
+from topologies.links import (
     CPU_INTERCONNECT,
     ETHERNET,
     ETHERNET_LATENCY,

@@ -45,12 +45,12 @@ True
 (0, 'single')
 """
 
-from . import datasets, mlp, phases, recorder, training
-from .datasets import NAMES as DATASETS
-from .datasets import Dataset, load
-from .errors import DatasetError, PartitionError, ProjectionError, WorkloadError
-from .paradigms import PARADIGMS, Paradigm, describe, record
-from .recorder import V100_FP32_FLOPS, Recorder, RunResult
+from workloads import datasets, mlp, phases, recorder, training
+from workloads.datasets import NAMES as DATASETS
+from workloads.datasets import Dataset, load
+from workloads.errors import DatasetError, PartitionError, ProjectionError, WorkloadError
+from workloads.paradigms import PARADIGMS, Paradigm, describe, record
+from workloads.recorder import V100_FP32_FLOPS, Recorder, RunResult
 
 __all__ = [
     "PARADIGMS",

@@ -24,16 +24,16 @@ import numpy as np
 
 from netsim.trace import COMPUTE
 
-from . import mlp, model_averaging
-from .closed import Asymptotic
-from .errors import WorkloadError
-from .option_ranges import check_option
-from .frontier import Frontier
-from .model_averaging import average_flops
-from .plan import Recording, finish, plan, tag_mask
-from .ps import closed_form
-from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
-from .training import epochs_of, first_nonfinite, prepare, worker_batches
+from workloads import mlp, model_averaging
+from workloads.closed import Asymptotic
+from workloads.errors import WorkloadError
+from workloads.option_ranges import check_option
+from workloads.frontier import Frontier
+from workloads.model_averaging import average_flops
+from workloads.plan import Recording, finish, plan, tag_mask
+from workloads.ps import closed_form
+from workloads.recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
+from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC",
            "local_update_flops", "dual_flops", "SERVERS",

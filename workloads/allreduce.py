@@ -49,14 +49,14 @@ from netsim import costmodel, mpich
 from netsim.trace import TraceBuilder
 from netsim.traceops import concat, repeat
 
-from . import mlp
-from .closed import Asymptotic, terms
-from .option_ranges import check_option
-from .frontier import Frontier, cols, one_row
-from .overlap import DDP_BUCKET_BYTES, check_overlap, iterate, pieces, pieces_of
-from .plan import Recording, finish, plan, recording
-from .recorder import V100_FP32_FLOPS, payload_bytes, run_result
-from .training import epochs_of, first_nonfinite, prepare, worker_batches
+from workloads import mlp
+from workloads.closed import Asymptotic, terms
+from workloads.option_ranges import check_option
+from workloads.frontier import Frontier, cols, one_row
+from workloads.overlap import DDP_BUCKET_BYTES, check_overlap, iterate, pieces, pieces_of
+from workloads.plan import Recording, finish, plan, recording
+from workloads.recorder import V100_FP32_FLOPS, payload_bytes, run_result
+from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC", "COLLECTIVES", "collective_trace",
            "collective_op", "HINTS", "SERVERS", "DESCRIPTION", "OPTIONS"]

@@ -33,7 +33,7 @@ import numpy as np
 
 from netsim import checks
 
-from .errors import DatasetError
+from workloads.errors import DatasetError
 
 __all__ = [
     "NAMES",

@@ -51,16 +51,16 @@ import numpy as np
 from netsim import checks, costmodel
 from netsim.trace import COMPUTE
 
-from . import mlp
-from .closed import per_iteration, terms, worker_mask
-from .errors import WorkloadError
-from .option_ranges import check_option
-from .frontier import Frontier, merge, one
-from .phases import Phases
-from .plan import Recording, finish, plan, recording, steps_per_epoch, tag_mask, train_samples
-from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
+from workloads import mlp
+from workloads.closed import per_iteration, terms, worker_mask
+from workloads.errors import WorkloadError
+from workloads.option_ranges import check_option
+from workloads.frontier import Frontier, merge, one
+from workloads.phases import Phases
+from workloads.plan import Recording, finish, plan, recording, steps_per_epoch, tag_mask, train_samples
+from workloads.recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
-from .training import epochs_of, first_nonfinite, prepare, worker_batches
+from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "phases", "recorded_epoch",
            "warmup_sparsity", "warmup_lr", "values_per_layer", "top_k",

@@ -217,7 +217,7 @@ class Frontier(BlockBuilder):
         >>> t = b.build(); [t.tags[k] for k in t.tag], t.flops.tolist()
         (['forward', 'forward', 'forward', 'backward', 'backward', 'backward'], [128.0, 256.0, 96.0, 192.0, 512.0, 256.0])
         """
-        from .mlp import Model, model_of
+        from workloads.mlp import Model, model_of
 
         model = model if isinstance(model, Model) else model_of(model)
         ranks = np.asarray(ranks, np.int64).ravel()

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from netsim.checks import check_int
 
-from .errors import WorkloadError
+from workloads.errors import WorkloadError
 
 __all__ = ["Layout", "layout", "ep_group", "expert_dp_group"]
 

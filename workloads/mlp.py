@@ -33,7 +33,7 @@ import numpy as np
 
 from netsim import checks
 
-from .errors import WorkloadError
+from workloads.errors import WorkloadError
 
 __all__ = [
     "DTYPE",

@@ -13,16 +13,16 @@ Descent"; Lin et al. 2020, "Don't Use Large Mini-Batches, Use Local SGD").
 
 import numpy as np
 
-from . import mlp
-from .closed import Asymptotic
-from .errors import WorkloadError
-from .option_ranges import check_option
-from .frontier import Frontier
-from .phases import Phases
-from .plan import Recording, dense_bpv, finish, plan, recording
-from .ps import closed_form
-from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
-from .training import epochs_of, first_nonfinite, prepare, worker_batches
+from workloads import mlp
+from workloads.closed import Asymptotic
+from workloads.errors import WorkloadError
+from workloads.option_ranges import check_option
+from workloads.frontier import Frontier
+from workloads.phases import Phases
+from workloads.plan import Recording, dense_bpv, finish, plan, recording
+from workloads.ps import closed_form
+from workloads.recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
+from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "phases", "ASYMPTOTIC",
            "average_flops", "SERVERS", "DESCRIPTION", "OPTIONS"]

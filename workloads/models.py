@@ -75,12 +75,12 @@ from types import MappingProxyType
 
 from netsim import checks
 
-from . import mlp, projection
-from .errors import WorkloadError
-from .mlp import Layer, Model
+from workloads import mlp, projection
+from workloads.errors import WorkloadError
+from workloads.mlp import Layer, Model
 # The workloads.mlp model of given widths, under the name this catalogue has always
 # offered: workloads.mlp.model_of itself (its docstring and example).
-from .mlp import model_of as mlp_model
+from workloads.mlp import model_of as mlp_model
 
 __all__ = [
     "Layer",

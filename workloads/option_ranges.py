@@ -27,7 +27,7 @@ step bounds by the paradigm once the data is loaded, before the first step.
 
 from netsim import checks
 
-from .errors import WorkloadError
+from workloads.errors import WorkloadError
 
 __all__ = ["RANGES", "CHOICES", "RUN_BOUNDS", "check_option", "check_options", "check_run_bounds"]
 

@@ -37,9 +37,9 @@ import numpy as np
 
 from netsim import checks
 
-from . import mlp
-from .errors import WorkloadError
-from .frontier import cols, merge, one
+from workloads import mlp
+from workloads.errors import WorkloadError
+from workloads.frontier import cols, merge, one
 
 __all__ = ["OVERLAP", "DDP_BUCKET_BYTES", "Pieces", "check_overlap", "pieces", "pieces_of", "iterate", "unit_deps", "embed",
            "touching", "exposed_communication", "piece_segments"]

@@ -17,11 +17,11 @@ import inspect
 from types import MappingProxyType
 from typing import NamedTuple
 
-from . import phases, training
-from .plan import steps_per_epoch
-from .datasets import NAMES as DATASETS
-from .errors import DatasetError, WorkloadError
-from .option_ranges import RUN_BOUNDS, check_run_bounds
+from workloads import phases, training
+from workloads.plan import steps_per_epoch
+from workloads.datasets import NAMES as DATASETS
+from workloads.errors import DatasetError, WorkloadError
+from workloads.option_ranges import RUN_BOUNDS, check_run_bounds
 
 __all__ = ["PARADIGMS", "Paradigm", "record", "describe", "run_dataset", "check_run_options"]
 
@@ -180,7 +180,7 @@ def run_dataset(dataset, options):
     >>> run_dataset("iris", {}).n_train
     120
     """
-    from . import datasets
+    from workloads import datasets
 
     if isinstance(dataset, datasets.Dataset):
         return dataset

@@ -60,17 +60,17 @@ import numpy as np
 
 from netsim import checks
 
-from . import mlp
-from .errors import WorkloadError
-from .option_ranges import check_option
-from .frontier import Frontier
-from .phases import Phases
-from .plan import Recording, finish, grad_deps, plan
-from .ps import (closed_form, measure_sparse, shard_bounds, shard_layout, sparse_sizes,
+from workloads import mlp
+from workloads.errors import WorkloadError
+from workloads.option_ranges import check_option
+from workloads.frontier import Frontier
+from workloads.phases import Phases
+from workloads.plan import Recording, finish, grad_deps, plan
+from workloads.ps import (closed_form, measure_sparse, shard_bounds, shard_layout, sparse_sizes,
                       sparse_stats)
-from .recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
+from workloads.recorder import (SPARSE_BYTES_PER_VALUE, V100_FP32_FLOPS, payload_bytes, run_result,
                        sparse_payload)
-from .training import epochs_of, first_nonfinite, prepare, worker_batches
+from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "phases",
            "threshold", "value_filter", "aggregate_flops",

@@ -51,7 +51,7 @@ References
    clusters using Megatron-LM", SC'21, arXiv:2104.04473.
 """
 
-from .errors import WorkloadError
+from workloads.errors import WorkloadError
 
 __all__ = ["SCHEDULES", "order", "source", "target", "check_chunks", "bubble_fraction",
            "iteration_time", "timeline"]

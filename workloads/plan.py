@@ -23,9 +23,9 @@ import numpy as np
 from netsim import checks
 from netsim.trace import MESSAGE
 
-from . import datasets, mlp
-from .errors import ProjectionError
-from .frontier import one
+from workloads import datasets, mlp
+from workloads.errors import ProjectionError
+from workloads.frontier import one
 
 __all__ = ["Recording", "Plan", "recording", "plan", "finish", "tag_mask", "dense_bpv",
            "bytes_by", "recorded_index", "steps_per_epoch", "train_samples", "grad_deps"]

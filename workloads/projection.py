@@ -34,8 +34,8 @@ Examples
 from netsim import checks
 from netsim.trace import Trace
 
-from .errors import ProjectionError
-from .paradigms import PARADIGMS
+from workloads.errors import ProjectionError
+from workloads.paradigms import PARADIGMS
 
 __all__ = ["project", "ProjectionError", "PROJECTABLE"]
 

@@ -22,11 +22,11 @@ import numpy as np
 from netsim import checks, costmodel
 from netsim.collectives.schedule import split
 
-from . import mlp
-from .closed import per_iteration, terms, worker_mask
-from .errors import ProjectionError, WorkloadError
-from .option_ranges import check_option
-from .plan import (bytes_by, dense_bpv, recorded_index, recording, steps_per_epoch, tag_mask,
+from workloads import mlp
+from workloads.closed import per_iteration, terms, worker_mask
+from workloads.errors import ProjectionError, WorkloadError
+from workloads.option_ranges import check_option
+from workloads.plan import (bytes_by, dense_bpv, recorded_index, recording, steps_per_epoch, tag_mask,
                    train_samples)
 
 __all__ = ["shard_bounds", "shard_layout", "init_servers", "server_update_flops",

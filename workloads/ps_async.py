@@ -53,16 +53,16 @@ import numpy as np
 
 from netsim.trace import COMPUTE, MESSAGE
 
-from . import mlp, ps
-from .closed import Asymptotic
-from .errors import WorkloadError
-from .option_ranges import check_option
-from .frontier import Frontier, cols, interleave, merge, one
-from .phases import Phases
-from .plan import Recording, finish, plan
-from .ps import init_servers, measure_dense, server_update_flops, shard_layout
-from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
-from .training import epochs_of, first_nonfinite, prepare, worker_batches
+from workloads import mlp, ps
+from workloads.closed import Asymptotic
+from workloads.errors import WorkloadError
+from workloads.option_ranges import check_option
+from workloads.frontier import Frontier, cols, interleave, merge, one
+from workloads.phases import Phases
+from workloads.plan import Recording, finish, plan
+from workloads.ps import init_servers, measure_dense, server_update_flops, shard_layout
+from workloads.recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
+from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "staleness", "closed_form", "phases", "ASYMPTOTIC",
            "SERVERS", "DESCRIPTION", "OPTIONS"]

@@ -64,13 +64,13 @@ import numpy as np
 
 from netsim import checks
 
-from . import mlp
-from .datasets import shards as _random_shards
-from .option_ranges import check_option
-from .errors import PartitionError, ProjectionError, WorkloadError
-from .ps import closed_form
-from .recorder import V100_FP32_FLOPS, Recorder
-from .training import epochs_of, first_nonfinite, prepare, worker_batches
+from workloads import mlp
+from workloads.datasets import shards as _random_shards
+from workloads.option_ranges import check_option
+from workloads.errors import PartitionError, ProjectionError, WorkloadError
+from workloads.ps import closed_form
+from workloads.recorder import V100_FP32_FLOPS, Recorder
+from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "measure", "closed_form", "partition_samples", "partition_features",
            "random_features", "PARTITIONS", "DESCRIPTION", "OPTIONS"]

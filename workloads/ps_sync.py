@@ -34,18 +34,18 @@ shared with the other parameter-server paradigms.
 
 import numpy as np
 
-from . import mlp
-from .closed import Asymptotic
-from .frontier import Frontier, cols, one
-from .plan import Recording, finish, grad_deps, plan
-from .overlap import (DDP_BUCKET_BYTES, OVERLAP, check_overlap, iterate, piece_segments, pieces,
+from workloads import mlp
+from workloads.closed import Asymptotic
+from workloads.frontier import Frontier, cols, one
+from workloads.plan import Recording, finish, grad_deps, plan
+from workloads.overlap import (DDP_BUCKET_BYTES, OVERLAP, check_overlap, iterate, piece_segments, pieces,
                       pieces_of)
-from .ps import closed_form, init_servers, server_update_flops, shard_layout
+from workloads.ps import closed_form, init_servers, server_update_flops, shard_layout
 # ps-sync tags its pushes "push" and its pulls "pull", the defaults of the dense
 # exchange's statistics: its measure is workloads.ps.measure_dense itself.
-from .ps import measure_dense as measure
-from .recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
-from .training import epochs_of, first_nonfinite, prepare, worker_batches
+from workloads.ps import measure_dense as measure
+from workloads.recorder import V100_FP32_FLOPS, bytes_per_value, count_sent, run_result
+from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "ASYMPTOTIC", "SERVERS", "DESCRIPTION",
            "OPTIONS", "WORDS"]

@@ -47,11 +47,11 @@ import numpy as np
 
 from netsim import checks
 
-from . import mlp
-from .errors import WorkloadError
-from .frontier import Frontier
-from .runresult import V100_FP32_FLOPS, RunResult, run_result
-from .training import Setup, check_workers, epochs_of, prepare, worker_batches
+from workloads import mlp
+from workloads.errors import WorkloadError
+from workloads.frontier import Frontier
+from workloads.runresult import V100_FP32_FLOPS, RunResult, run_result
+from workloads.training import Setup, check_workers, epochs_of, prepare, worker_batches
 
 __all__ = [
     "V100_FP32_FLOPS",

@@ -7,9 +7,9 @@ forward, ring reduce-scatters back) and records it op by op.
 
 import numpy as np
 
-from . import mlp
-from .errors import WorkloadError
-from .recorder import count_sent
+from workloads import mlp
+from workloads.errors import WorkloadError
+from workloads.recorder import count_sent
 
 __all__ = ["microbatches", "step_layer", "step_neuron"]
 

@@ -40,16 +40,16 @@ import numpy as np
 
 from netsim.trace import COMPUTE
 
-from . import mlp
-from .errors import PartitionError, ProjectionError, WorkloadError
-from .option_ranges import check_option
-from .frontier import Frontier, cols, merge, one, pipeline, rows
-from .closed import terms
-from .plan import Recording, finish, plan, recording, tag_mask
-from .ps import shard_bounds
-from .recorder import V100_FP32_FLOPS, Recorder, bytes_per_value, run_result
-from .ringsteps import step_layer, step_neuron
-from .training import check_workers, epochs_of, prepare, worker_batches
+from workloads import mlp
+from workloads.errors import PartitionError, ProjectionError, WorkloadError
+from workloads.option_ranges import check_option
+from workloads.frontier import Frontier, cols, merge, one, pipeline, rows
+from workloads.closed import terms
+from workloads.plan import Recording, finish, plan, recording, tag_mask
+from workloads.ps import shard_bounds
+from workloads.recorder import V100_FP32_FLOPS, Recorder, bytes_per_value, run_result
+from workloads.ringsteps import step_layer, step_neuron
+from workloads.training import check_workers, epochs_of, prepare, worker_batches
 
 __all__ = ["run", "closed_form", "partition_layers", "partition_neurons", "DEFAULT_WIDTH",
            "DEFAULT_LAYER_HIDDEN", "DESCRIPTION", "OPTIONS",

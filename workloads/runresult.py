@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from netsim.library import mpich_wire
 from netsim.trace import Trace
 
-from . import mlp
-from .errors import DivergenceWarning
+from workloads import mlp
+from workloads.errors import DivergenceWarning
 
 __all__ = ["V100_FP32_FLOPS", "RunResult", "run_result"]
 

@@ -26,11 +26,11 @@ import numpy as np
 from netsim.library import mpich_wire
 from netsim.traceops import concat, repeat
 
-from . import allreduce, mlp, model_averaging, ps, ps_async, ps_sync
-from .errors import WorkloadError
-from .frontier import Frontier
-from .plan import recording
-from .runresult import RunResult
+from workloads import allreduce, mlp, model_averaging, ps, ps_async, ps_sync
+from workloads.errors import WorkloadError
+from workloads.frontier import Frontier
+from workloads.plan import recording
+from workloads.runresult import RunResult
 
 __all__ = ["SCHEMES", "ARCHITECTURES", "UNSUPPORTED", "combinations", "run", "closed_form",
            "local_sgd_trace"]

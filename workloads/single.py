@@ -9,12 +9,12 @@ compute the same updates, up to float32 rounding).
 
 import numpy as np
 
-from . import mlp
-from .closed import terms
-from .frontier import Frontier
-from .plan import Recording, finish, plan, recording
-from .recorder import V100_FP32_FLOPS, run_result
-from .training import epochs_of, first_nonfinite, prepare, worker_batches
+from workloads import mlp
+from workloads.closed import terms
+from workloads.frontier import Frontier
+from workloads.plan import Recording, finish, plan, recording
+from workloads.recorder import V100_FP32_FLOPS, run_result
+from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "SERVERS", "DESCRIPTION", "OPTIONS"]
 

@@ -49,16 +49,16 @@ this project's brief; the per-worker core is our reading.
 
 import numpy as np
 
-from . import mlp
-from .errors import WorkloadError
-from .option_ranges import check_option
-from .frontier import Frontier
-from .phases import Phases
-from .plan import Recording, finish, plan
-from .ps import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
-from .recorder import SPARSE_BYTES_PER_VALUE, payload_bytes, run_result
-from .recorder import V100_FP32_FLOPS, sparse_payload
-from .training import epochs_of, first_nonfinite, prepare, worker_batches
+from workloads import mlp
+from workloads.errors import WorkloadError
+from workloads.option_ranges import check_option
+from workloads.frontier import Frontier
+from workloads.phases import Phases
+from workloads.plan import Recording, finish, plan
+from workloads.ps import closed_form, measure_sparse, shard_bounds, sparse_sizes, sparse_stats
+from workloads.recorder import SPARSE_BYTES_PER_VALUE, payload_bytes, run_result
+from workloads.recorder import V100_FP32_FLOPS, sparse_payload
+from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
 __all__ = ["run", "schedule", "measure", "closed_form", "phases", "subset_sizes", "core_set",
            "explore_set", "worker_update_flops", "server_flops", "SERVERS", "DESCRIPTION",

@@ -30,7 +30,7 @@ import tempfile
 
 from netsim import checks
 
-from .errors import WorkloadError
+from workloads.errors import WorkloadError
 
 __all__ = ["record", "parameter_bytes"]
 
@@ -65,7 +65,7 @@ def _worker(rank, world, rendezvous, directory, hidden, batch_size, warmup, step
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel
 
-    from .datasets import digits
+    from workloads.datasets import digits
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=rank,

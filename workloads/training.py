@@ -20,9 +20,9 @@ import numpy as np
 
 from netsim import checks
 
-from . import datasets, mlp
-from .errors import WorkloadError
-from .option_ranges import check_option
+from workloads import datasets, mlp
+from workloads.errors import WorkloadError
+from workloads.option_ranges import check_option
 
 __all__ = ["Setup", "check_workers", "prepare", "worker_batches", "epochs_of", "first_nonfinite"]
 

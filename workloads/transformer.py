@@ -50,16 +50,16 @@ closed form: compute, bubble and exposed communication per parallelism.
 from netsim.checks import check_real
 from netsim.trace import TraceBuilder
 
-from . import pipeline as _pipeline
-from .errors import WorkloadError
-from .overlap import DDP_BUCKET_BYTES
-from .transformer_closed import closed_form
-from .transformer_flops import activation_bytes
-from .transformer_moe import (bucket_groups, dense_stages, expert_grads, make_meet, make_mlp,
+from workloads import pipeline as _pipeline
+from workloads.errors import WorkloadError
+from workloads.overlap import DDP_BUCKET_BYTES
+from workloads.transformer_closed import closed_form
+from workloads.transformer_flops import activation_bytes
+from workloads.transformer_moe import (bucket_groups, dense_stages, expert_grads, make_meet, make_mlp,
                               plan, run_jointly)
-from .transformer_stages import buckets, check
-from .transformer_time import memory_seconds
-from .transformer_zero import check_zero, make_gather
+from workloads.transformer_stages import buckets, check
+from workloads.transformer_time import memory_seconds
+from workloads.transformer_zero import check_zero, make_gather
 
 __all__ = ["schedule", "measure", "closed_form", "DESCRIPTION", "TAGS"]
 

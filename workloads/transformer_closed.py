@@ -47,14 +47,14 @@ Collectives cost what MPICH's ring costs (:mod:`netsim.costmodel`:
 
 from netsim import costmodel
 
-from . import pipeline as _pipeline
-from .overlap import DDP_BUCKET_BYTES
-from .transformer_flops import activation_bytes
-from .transformer_moe import (bucket_costs, chunk_alltoall, chunk_delta, dense_stages,
+from workloads import pipeline as _pipeline
+from workloads.overlap import DDP_BUCKET_BYTES
+from workloads.transformer_flops import activation_bytes
+from workloads.transformer_moe import (bucket_costs, chunk_alltoall, chunk_delta, dense_stages,
                               expert_grads, is_moe, layer_delta, plan)
-from .transformer_stages import buckets, check
-from .transformer_time import BLOCKS, memory_seconds
-from .transformer_zero import check_zero, zero3_timeline
+from workloads.transformer_stages import buckets, check
+from workloads.transformer_time import BLOCKS, memory_seconds
+from workloads.transformer_zero import check_zero, zero3_timeline
 
 __all__ = ["closed_form", "TERMS"]
 

@@ -65,7 +65,7 @@ from typing import NamedTuple
 
 from netsim.checks import check_int
 
-from .errors import WorkloadError
+from workloads.errors import WorkloadError
 
 __all__ = ["Config", "CONFIGS", "PRECISION_BYTES", "RECOMPUTE", "config", "get_config",
            "layer_forward_flops", "attention_forward_flops", "mlp_forward_flops",

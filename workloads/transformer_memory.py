@@ -30,10 +30,10 @@ and logit layers' activations, temporary buffers,
 the communication library's buffers and fragmentation.
 """
 
-from .layout import layout as make_layout
-from .transformer_flops import layer_stored_bytes
-from .transformer_moe import stage_parameters_delta
-from .transformer_stages import shard_parameters
+from workloads.layout import layout as make_layout
+from workloads.transformer_flops import layer_stored_bytes
+from workloads.transformer_moe import stage_parameters_delta
+from workloads.transformer_stages import shard_parameters
 
 __all__ = ["OPTIMIZER_BYTES", "zero_state_bytes", "memory_per_gpu"]
 

@@ -66,9 +66,9 @@ from typing import NamedTuple
 from netsim import costmodel
 from netsim.checks import check_int, check_real
 
-from .errors import WorkloadError
-from .layout import ep_group
-from .transformer_stages import shard_parameters
+from workloads.errors import WorkloadError
+from workloads.layout import ep_group
+from workloads.transformer_stages import shard_parameters
 
 __all__ = ["Moe", "moe", "Plan", "plan", "is_moe", "routed_tokens", "router_forward_flops",
            "experts_forward_flops", "mlp_shard_parameters", "expert_parameters",

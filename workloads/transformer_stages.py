@@ -19,10 +19,10 @@ from typing import NamedTuple
 
 from netsim.checks import check_int, check_real
 
-from . import pipeline as _pipeline
-from .errors import WorkloadError
-from .layout import layout
-from .transformer_flops import (RECOMPUTE, attention_forward_flops, logit_forward_flops,
+from workloads import pipeline as _pipeline
+from workloads.errors import WorkloadError
+from workloads.layout import layout
+from workloads.transformer_flops import (RECOMPUTE, attention_forward_flops, logit_forward_flops,
                                 mlp_forward_flops)
 
 __all__ = ["Stage", "stage", "check_fit", "check", "buckets", "shard_parameters"]

@@ -49,8 +49,8 @@ from types import MappingProxyType
 
 from netsim.checks import check_real
 
-from .errors import WorkloadError
-from .transformer_flops import attention_stored_bytes, mlp_stored_bytes
+from workloads.errors import WorkloadError
+from workloads.transformer_flops import attention_stored_bytes, mlp_stored_bytes
 
 __all__ = ["TRAFFIC", "BLOCKS", "memory_seconds"]
 

@@ -28,12 +28,12 @@ import numpy as np
 
 from netsim.trace import TraceBuilder
 
-from . import pipeline as _pipeline
-from . import transformer_toy_moe as _moe
-from .errors import WorkloadError
-from .layout import layout as make_layout
-from .transformer_flops import config
-from .transformer_moe import is_moe, run_jointly
+from workloads import pipeline as _pipeline
+from workloads import transformer_toy_moe as _moe
+from workloads.errors import WorkloadError
+from workloads.layout import layout as make_layout
+from workloads.transformer_flops import config
+from workloads.transformer_moe import is_moe, run_jointly
 
 __all__ = ["init", "run"]
 

@@ -27,9 +27,9 @@ import math
 
 import numpy as np
 
-from .errors import WorkloadError
-from .layout import ep_group
-from .transformer_moe import is_moe
+from workloads.errors import WorkloadError
+from workloads.layout import ep_group
+from workloads.transformer_moe import is_moe
 
 __all__ = ["init_experts", "forward", "backward", "make_meet", "reduce_experts", "assemble"]
 

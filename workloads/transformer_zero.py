@@ -45,7 +45,7 @@ References
 
 from netsim import costmodel
 
-from .errors import WorkloadError
+from workloads.errors import WorkloadError
 
 __all__ = ["ZERO_STAGES", "check_zero", "make_gather", "zero3_timeline"]
 

@@ -70,15 +70,15 @@ neural networks" (linear pipelining), arXiv:1611.04255, 2016.
 import inspect
 from types import MappingProxyType
 
-from . import allreduce, exchange, rooted
-from .allreduce import (rabenseifner_allreduce, recursive_doubling_allgather,
+from netsim.collectives import allreduce, exchange, rooted
+from netsim.collectives.allreduce import (rabenseifner_allreduce, recursive_doubling_allgather,
                         recursive_doubling_allreduce, recursive_halving_reduce_scatter,
                         ring_allgather, ring_allreduce, ring_reduce_scatter)
-from .exchange import alltoall, ps_push_pull
-from .rooted import (be_broadcast, binomial_broadcast, binomial_reduce, pipeline_allreduce,
+from netsim.collectives.exchange import alltoall, ps_push_pull
+from netsim.collectives.rooted import (be_broadcast, binomial_broadcast, binomial_reduce, pipeline_allreduce,
                      pipeline_broadcast, pipeline_reduce)
-from .schedule import build
-from ..errors import TraceError
+from netsim.collectives.schedule import build
+from netsim.errors import TraceError
 
 __all__ = [
     "binomial_broadcast",

@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .schedule import (Schedule, build, chunk_start, doubling, fold, fold_core, halving, identity,
+from netsim.collectives.schedule import (Schedule, build, chunk_start, doubling, fold, fold_core, halving, identity,
                        split,
                        unfold)
 

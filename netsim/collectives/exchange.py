@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .schedule import Schedule, build, split
+from netsim.collectives.schedule import Schedule, build, split
 
 __all__ = ["alltoall", "ps_push_pull", "SCHEDULES"]
 

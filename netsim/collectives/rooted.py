@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .schedule import Schedule, build, doubling, identity, pof2, split
+from netsim.collectives.schedule import Schedule, build, doubling, identity, pof2, split
 
 __all__ = ["binomial_broadcast", "binomial_reduce", "pipeline_broadcast", "pipeline_reduce",
            "pipeline_allreduce", "be_broadcast", "SCHEDULES"]

@@ -11,10 +11,10 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..blocks import BlockBuilder
-from ..checks import check_int, check_real
-from ..errors import TraceError
-from ..trace import COMPUTE, MAX_RANKS, MESSAGE
+from netsim.blocks import BlockBuilder
+from netsim.checks import check_int, check_real
+from netsim.errors import TraceError
+from netsim.trace import COMPUTE, MAX_RANKS, MESSAGE
 
 __all__ = ["Schedule", "build", "split", "pof2", "fold_core", "fold", "unfold", "halving",
            "doubling", "identity", "chunk_start"]

@@ -33,14 +33,14 @@ References
    arXiv:1611.04255, 2016.
 """
 
-from .allreduce import (alltoall, ps_push_pull, rabenseifner_allreduce,
+from netsim.costmodel.allreduce import (alltoall, ps_push_pull, rabenseifner_allreduce,
                         recursive_doubling_allgather, recursive_doubling_allreduce,
                         recursive_halving_reduce_scatter, ring_allgather, ring_allreduce,
                         ring_reduce_scatter)
-from .alphabeta import hockney, patarasuk_yuan_bound
-from .rooted import (be_broadcast, binomial_broadcast, binomial_reduce, linear_pipeline,
+from netsim.costmodel.alphabeta import hockney, patarasuk_yuan_bound
+from netsim.costmodel.rooted import (be_broadcast, binomial_broadcast, binomial_reduce, linear_pipeline,
                      optimal_segments, pipeline_allreduce, pipeline_broadcast, pipeline_reduce)
-from .topology import alpha_beta, busiest_link, contention_bound, link_loads
+from netsim.costmodel.topology import alpha_beta, busiest_link, contention_bound, link_loads
 
 __all__ = [
     "hockney",

@@ -17,10 +17,10 @@ References
    arXiv:1611.04255, 2016.
 """
 
-from ..checks import check_int
-from ..collectives.schedule import pof2
-from ..errors import TraceError
-from .alphabeta import check_args
+from netsim.checks import check_int
+from netsim.collectives.schedule import pof2
+from netsim.errors import TraceError
+from netsim.costmodel.alphabeta import check_args
 
 __all__ = ["recursive_doubling_allreduce", "rabenseifner_allreduce", "ring_allreduce",
            "ring_allgather", "ring_reduce_scatter", "recursive_doubling_allgather",

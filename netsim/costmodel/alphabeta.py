@@ -20,8 +20,8 @@ References
    arXiv:1611.04255, 2016.
 """
 
-from ..checks import check_int, check_real
-from ..errors import NetsimError, TraceError
+from netsim.checks import check_int, check_real
+from netsim.errors import NetsimError, TraceError
 
 __all__ = ["hockney", "patarasuk_yuan_bound", "check_args", "check_time"]
 

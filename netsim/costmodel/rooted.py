@@ -19,10 +19,10 @@ References
 
 import math
 
-from ..checks import check_int
-from ..collectives.schedule import pof2
-from ..errors import NetsimError, TraceError
-from .alphabeta import check_args
+from netsim.checks import check_int
+from netsim.collectives.schedule import pof2
+from netsim.errors import NetsimError, TraceError
+from netsim.costmodel.alphabeta import check_args
 
 __all__ = ["binomial_broadcast", "binomial_reduce", "pipeline_broadcast", "pipeline_reduce",
            "pipeline_allreduce", "linear_pipeline", "optimal_segments", "be_broadcast"]

@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from ..checks import check_int
-from ..errors import TraceError
-from ..library import mpich_wire
-from ..network import as_network, compute_nodes, route_loads
+from netsim.checks import check_int
+from netsim.errors import TraceError
+from netsim.library import mpich_wire
+from netsim.network import as_network, compute_nodes, route_loads
 
 __all__ = ["alpha_beta", "link_loads", "contention_bound", "busiest_link"]
 

@@ -49,10 +49,10 @@ Examples
 ('nvls', 'Simple', 8)
 """
 
-from . import hardware, launch, limits, p2p, search, staging, tuning
-from .model import ALGORITHMS, OPS, WIRE_FACTOR, Plan
-from .call import simulate
-from .tuning import NcclModelError, bus_factor
+from netsim.nccl import hardware, launch, limits, p2p, search, staging, tuning
+from netsim.nccl.model import ALGORITHMS, OPS, WIRE_FACTOR, Plan
+from netsim.nccl.call import simulate
+from netsim.nccl.tuning import NcclModelError, bus_factor
 
 __all__ = ["simulate", "Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",
            "bus_factor", "tuning", "search", "hardware", "p2p", "limits", "launch", "staging"]

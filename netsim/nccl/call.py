@@ -6,14 +6,14 @@ The call is a trace of one collective op among the GPU ranks, expanded by
 a training iteration, so the two cannot drift apart.
 """
 
-from .. import library as _library
-from .. import result as _result
-from ..checks import check_int
-from ..collop import OPS as _TRACE_OPS
-from ..trace import TraceBuilder
-from . import hardware, tuning
-from .model import ALGORITHMS, OPS, Plan
-from .tuning import NcclModelError
+from netsim import library as _library
+from netsim import result as _result
+from netsim.checks import check_int
+from netsim.collop import OPS as _TRACE_OPS
+from netsim.trace import TraceBuilder
+from netsim.nccl import hardware, tuning
+from netsim.nccl.model import ALGORITHMS, OPS, Plan
+from netsim.nccl.tuning import NcclModelError
 
 __all__ = ["simulate"]
 

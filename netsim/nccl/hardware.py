@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from .tuning import CPU_LINK_BW, NcclModelError, nvlink_bw
+from netsim.nccl.tuning import CPU_LINK_BW, NcclModelError, nvlink_bw
 
 __all__ = ["Hardware", "NVLINK_RATE", "PCIE_EFFICIENCY",
            "NET_PLUGIN_LATENCY", "net_latency", "sharp_switches", "link_class",

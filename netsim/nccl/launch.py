@@ -23,8 +23,8 @@ what NCCL's launch costs the thread: NCCL's own host work per GPU (planning the
 kernel, switching device) comes on top and is not modelled.
 """
 
-from ..checks import check_choice
-from .tuning import NcclModelError
+from netsim.checks import check_choice
+from netsim.nccl.tuning import NcclModelError
 
 __all__ = ["LAUNCH_MODES", "check_launch", "launch_delay"]
 

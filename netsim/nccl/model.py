@@ -66,11 +66,11 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from ..network import Network
-from ..checks import check_choice, check_int
-from . import hardware, launch as _launch, limits, p2p, search, staging, tuning
-from .transfers import NVLS_EFFICIENCY, Transfers, lay_out
-from .tuning import NcclModelError
+from netsim.network import Network
+from netsim.checks import check_choice, check_int
+from netsim.nccl import hardware, launch as _launch, limits, p2p, search, staging, tuning
+from netsim.nccl.transfers import NVLS_EFFICIENCY, Transfers, lay_out
+from netsim.nccl.tuning import NcclModelError
 
 __all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "Setup", "Call",
            "setup", "plan"]

@@ -39,8 +39,8 @@ source of NCCL v2.30.7-1 (:data:`netsim.nccl.tuning.NCCL_VERSION`).
   channels x ``NCCL_P2P_LL_THRESHOLD`` (16384), Simple otherwise.
 """
 
-from ..checks import check_int
-from .tuning import NcclModelError
+from netsim.checks import check_int
+from netsim.nccl.tuning import NcclModelError
 
 __all__ = ["MAX_CHANNELS", "P2P_LL_THRESHOLD", "CHUNK_SIZE", "PER_CHANNEL_NET_BW",
            "MAX_P2P_PER_BATCH", "comm_channels", "net_peer_channels", "p2p_channels",

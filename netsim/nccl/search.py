@@ -11,8 +11,8 @@ the ladders are kept in GB/s as the source writes them.
 import math
 import types
 
-from ..checks import check_int, check_real
-from ..errors import NcclModelError
+from netsim.checks import check_int, check_real
+from netsim.errors import NcclModelError
 
 __all__ = ["SPEEDS", "MAX_CHANNELS", "MAX_RING_CHANNELS", "search_channels", "raise_tree_intra"]
 

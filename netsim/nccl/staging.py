@@ -21,7 +21,7 @@ together use the whole, and every staged transfer on that socket shares it. A
 cpu node without ``memory_bandwidth`` stages with no memory limit.
 """
 
-from .tuning import NcclModelError
+from netsim.nccl.tuning import NcclModelError
 
 __all__ = ["MEMORY_SUFFIX", "add_host_memory"]
 

@@ -14,7 +14,7 @@ by NCCL's transport. :mod:`netsim.nccl.model` chooses the plan and calls this
 import math
 import types
 
-from . import hardware, limits
+from netsim.nccl import hardware, limits
 
 __all__ = ["NVLS_EFFICIENCY", "Transfers", "lay_out"]
 

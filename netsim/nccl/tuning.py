@@ -51,10 +51,10 @@ import math
 import types
 from typing import Mapping, NamedTuple
 
-from ..checks import check_int
-from ..errors import NcclModelError
-from .search import SPEEDS, raise_tree_intra, search_channels
-from .limits import (LL_MAX_BW, NVLS_EFFICIENCY, PER_CH_MAX_NVLS_TREE_BW,
+from netsim.checks import check_int
+from netsim.errors import NcclModelError
+from netsim.nccl.search import SPEEDS, raise_tree_intra, search_channels
+from netsim.nccl.limits import (LL_MAX_BW, NVLS_EFFICIENCY, PER_CH_MAX_NVLS_TREE_BW,
                      PER_CH_MAX_RING_LL128_BW, PER_CH_MAX_TREE_BW, PER_CH_MAX_TREE_LL128_BW,
                      table_indices)
 

@@ -14,12 +14,12 @@ import time
 from netsim.errors import UnitError
 from netsim.units import parse_seeds
 
-from .. import claims
-from ..claim_regions import format_region, plot_regions
-from ..claim_verdicts import format_claims_over_seeds, format_counts, over_seeds, seeds_label
-from ..console import UsageError, check_options, check_png, expect, log, progress, write
-from ..options import add_force_argument
-from ..run_length import SEED_SECONDS, check_count
+from studies import claims
+from studies.claim_regions import format_region, plot_regions
+from studies.claim_verdicts import format_claims_over_seeds, format_counts, over_seeds, seeds_label
+from studies.console import UsageError, check_options, check_png, expect, log, progress, write
+from studies.options import add_force_argument
+from studies.run_length import SEED_SECONDS, check_count
 
 HELP = ("the seed papers' claims in their own settings over seeds: PASS, marginal, FAIL or by "
         "construction, holds in k of N seeds, and the region of their knobs where they hold "

@@ -17,11 +17,11 @@ from netsim.errors import NetsimError
 from netsim.nccl.search import MAX_CHANNELS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
-from .. import nccl_report, nccl_tests_format
-from ..console import check_options, check_png, expect
-from ..registry import COLLECTIVES, parse_topology, topology_factory
-from ..trace_size import check_fits
-from ..report import table
+from studies import nccl_report, nccl_tests_format
+from studies.console import check_options, check_png, expect
+from studies.registry import COLLECTIVES, parse_topology, topology_factory
+from studies.trace_size import check_fits
+from studies.report import table
 
 HELP = "one collective: simulated time next to its closed form, and why they differ"
 """One line for ``netsim --help``."""
@@ -136,7 +136,7 @@ def run(args):
     if args.library == "nccl":
         return _run_nccl(args)
     if args.library == "gloo":
-        from .collective_gloo import run_gloo
+        from studies.commands.collective_gloo import run_gloo
 
         return run_gloo(args)
     nccl_only = [flag for flag, value in (("--sizes", args.sizes), ("--png", args.png),

@@ -10,8 +10,8 @@ from netsim import TraceBuilder, simulate
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes
 
-from ..registry import topology_factory
-from ..report import table
+from studies.registry import topology_factory
+from studies.report import table
 
 __all__ = ["run_gloo"]
 

@@ -6,8 +6,8 @@ gradient on a 10 GbE star, P = 2..64.
 
 import argparse
 
-from ..console import check_png, log
-from . import scale
+from studies.console import check_png, log
+from studies.commands import scale
 
 HELP = "the main job on a built-in default: gradient exchange vs P on 10 GbE, table + PNG"
 """One line for ``netsim --help``."""

@@ -4,7 +4,7 @@
 :func:`netsim.chakra.save_chakra`), for ASTRA-sim and other Chakra consumers.
 """
 
-from ..console import log
+from studies.console import log
 
 HELP = "export a netsim trace as Chakra execution traces (one .et per rank)"
 """One line for ``netsim --help``."""

@@ -13,9 +13,9 @@ import re
 
 from netsim.checks import check_int
 
-from ..console import UsageError, check_writable, log
-from ..options import add_force_argument
-from ..trace_size import check_ops, projection_ops
+from studies.console import UsageError, check_writable, log
+from studies.options import add_force_argument
+from studies.trace_size import check_ops, projection_ops
 
 HELP = "import a PyTorch profiler (Kineto) or Chakra ET trace as a netsim trace"
 """One line for ``netsim --help``."""

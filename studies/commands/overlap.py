@@ -13,11 +13,11 @@ from netsim.errors import NetsimError
 from netsim.units import format_time, parse_bytes, parse_workers
 from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP
 
-from ..console import check_options, check_png, check_writable, log, progress, write, write_csv
-from ..options import add_force_argument, add_library_argument
-from ..overlap import PARTITION_BYTES, overlap_study, plot_overlap
-from ..report import table
-from ..trace_size import check_ops, message_count
+from studies.console import check_options, check_png, check_writable, log, progress, write, write_csv
+from studies.options import add_force_argument, add_library_argument
+from studies.overlap import PARTITION_BYTES, overlap_study, plot_overlap
+from studies.report import table
+from studies.trace_size import check_ops, message_count
 
 HELP = ("overlap study: time per iteration against P for no overlap, layer-wise, DDP buckets "
         "and partitions with priorities, next to closed forms")

@@ -10,11 +10,11 @@ from netsim.errors import NetsimError
 from workloads import describe, record
 from workloads.paradigms import check_run_options
 
-from ..console import UsageError, check_options, check_writable, expect, log, progress
-from ..options import add_force_argument, paradigm_options, refuse_with_list
-from ..registry import PARADIGMS
-from ..report import table
-from ..run_length import check_training
+from studies.console import UsageError, check_options, check_writable, expect, log, progress
+from studies.options import add_force_argument, paradigm_options, refuse_with_list
+from studies.registry import PARADIGMS
+from studies.report import table
+from studies.run_length import check_training
 
 HELP = "train a paradigm for real and record its message trace"
 """One line for ``netsim --help``."""

@@ -9,14 +9,14 @@ adds the staleness of its updates (:func:`workloads.ps_async.staleness`).
 
 from netsim.errors import NetsimError
 
-from ..console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, expect,
+from studies.console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, expect,
                        log, progress, write)
-from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
+from studies.options import (add_force_argument, add_library_argument, add_perturb_arguments,
                        add_transport_argument, perturb_label, perturb_options)
-from ..trace_size import check_ops, projection_ops
-from ..registry import parse_placement, topology_factory
-from ..profile_check import compare_text
-from ..report import summary
+from studies.trace_size import check_ops, projection_ops
+from studies.registry import parse_placement, topology_factory
+from studies.profile_check import compare_text
+from studies.report import summary
 
 HELP = "replay a trace on a topology and report times and link loads"
 """One line for ``netsim --help``."""
@@ -244,7 +244,7 @@ def _device_scale(args, trace):
     if args.compute_scale is not None:
         raise UsageError("--device-from/--device-to and --compute-scale both scale the "
                          "kernels: give one")
-    from ..device_scale import device_scale
+    from studies.device_scale import device_scale
 
     factor, note = device_scale(trace.metadata, *given, precision=args.precision)
     return factor, {"from": given[0], "to": given[1], "factor": factor, "note": note}

@@ -14,18 +14,18 @@ from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from topologies.devices import device_flops
 from workloads.models import get_model
 
-from ..console import (check_options, check_png, check_writable, expect, log, note, write,
+from studies.console import (check_options, check_png, check_writable, expect, log, note, write,
                        write_csv)
-from ..options import (add_force_argument, add_library_argument, add_perturb_arguments,
+from studies.options import (add_force_argument, add_library_argument, add_perturb_arguments,
                        add_transport_argument, given_options, paradigm_options, perturb_label,
                        perturb_options)
-from ..paradigm_scaling import plot_study, study
-from ..registry import COLLECTIVES, PARADIGMS, topology_factory
-from ..report import format_study, speedup_hint, table
-from ..run_length import EPOCH_SECONDS, check_count, check_training
-from ..study_run import window_iterations
-from ..trace_size import PROBE, check_fits
-from . import scale_transformer
+from studies.paradigm_scaling import plot_study, study
+from studies.registry import COLLECTIVES, PARADIGMS, topology_factory
+from studies.report import format_study, speedup_hint, table
+from studies.run_length import EPOCH_SECONDS, check_count, check_training
+from studies.study_run import window_iterations
+from studies.trace_size import PROBE, check_fits
+from studies.commands import scale_transformer
 
 HELP = ("time per iteration against P for a paradigm, or collectives: simulation, "
         "closed forms, saturation, fits, PNG")

@@ -13,11 +13,11 @@ from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from workloads.transformer_flops import CONFIGS, get_config
 from workloads.transformer_moe import moe
 
-from ..console import check_options, write, write_csv
-from ..options import option_value
-from ..registry import topology_factory
-from ..report import table
-from ..transformer_scaling import default_efficiency, plot, study, sweep
+from studies.console import check_options, write, write_csv
+from studies.options import option_value
+from studies.registry import topology_factory
+from studies.report import table
+from studies.transformer_scaling import default_efficiency, plot, study, sweep
 
 __all__ = ["add_arguments", "parse_config", "parse_experts", "run"]
 

@@ -9,9 +9,9 @@ import json
 from netsim.checks import check_real
 from netsim.errors import NetsimError
 
-from .. import schemes
-from ..console import check_options, check_png, note, progress, write
-from ..options import add_force_argument, add_library_argument, given_options
+from studies import schemes
+from studies.console import check_options, check_png, note, progress, write
+from studies.options import add_force_argument, add_library_argument, given_options
 
 HELP = ("sync schemes (BSP, SSP, async, local SGD) x architectures (PS, allreduce): bytes and "
         "simulated time to an accuracy, next to each scheme's closed form")
@@ -135,7 +135,7 @@ def _check_epochs(max_epochs):
     """
     from workloads.schemes import combinations
 
-    from ..run_length import EPOCH_SECONDS, check_count
+    from studies.run_length import EPOCH_SECONDS, check_count
 
     offered = sum(1 for _, _, why in combinations() if not why)
     check_count(offered * max_epochs * (max_epochs + 1) // 2, EPOCH_SECONDS,

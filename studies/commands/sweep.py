@@ -11,14 +11,14 @@ import re
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_shape
 
-from ..console import check_png, check_writable, log, progress, write
-from ..options import add_force_argument, perturb_label
-from ..paradigm_scaling import check_sweep_point, sweep_point
-from ..report import table
-from ..run_length import check_training
-from ..sweep import plot_sweep, read_rows, run_sweep
-from ..sweep_config import load_config, point_key, sweep_points
-from ..trace_size import check_fits, check_ops, message_count
+from studies.console import check_png, check_writable, log, progress, write
+from studies.options import add_force_argument, perturb_label
+from studies.paradigm_scaling import check_sweep_point, sweep_point
+from studies.report import table
+from studies.run_length import check_training
+from studies.sweep import plot_sweep, read_rows, run_sweep
+from studies.sweep_config import load_config, point_key, sweep_points
+from studies.trace_size import check_fits, check_ops, message_count
 
 HELP = ("a grid of topologies x collectives or paradigms x P x sizes, in parallel on Dask, "
         "to one resumable CSV")

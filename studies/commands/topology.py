@@ -13,10 +13,10 @@ import warnings
 from netsim.errors import NetsimError
 from netsim.units import format_bandwidth, format_time
 
-from ..console import PROGRESS_MESSAGES, check_png, log, progress, write
-from ..options import refuse_with_list
-from ..registry import TOPOLOGIES, parse_topology, topology_factory
-from ..report import link_table, table
+from studies.console import PROGRESS_MESSAGES, check_png, log, progress, write
+from studies.options import refuse_with_list
+from studies.registry import TOPOLOGIES, parse_topology, topology_factory
+from studies.report import link_table, table
 
 HELP = "describe a topology and draw it to PNG"
 """One line for ``netsim --help``."""
