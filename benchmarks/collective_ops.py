@@ -7,7 +7,7 @@ Run:  python benchmarks/collective_ops.py            (P = 64, 256; about two min
 
 One training-shaped trace per case: every rank computes, then one ring allreduce of
 100 MB, then an update, three iterations. "prebuilt" builds the allreduce with
-``netsim.collectives.ring_allreduce`` and joins it with ``concat``/``repeat`` (how the
+``netsim.comm.collectives.ring_allreduce`` and joins it with ``concat``/``repeat`` (how the
 paradigms built their traces before collective ops); "collective op" builds one
 collective op per iteration and lets ``simulate(..., library="mpich")`` expand it.
 Both replay on a 10 GbE star. Each case runs in a fresh process (its peak RSS is its
@@ -24,8 +24,9 @@ import sys
 _CHILD = r"""
 import json, resource, sys, time
 import netsim
-from netsim import TraceBuilder, collectives
-from netsim.traceops import concat, repeat
+from netsim import TraceBuilder
+from netsim.comm import collectives
+from netsim.trace.ops import concat, repeat
 from topologies import star
 
 how, P, n = sys.argv[1], int(sys.argv[2]), 100e6

@@ -11,12 +11,12 @@ Patterns (100 MB on a 10 GbE star, 1 us links, fixed seeds):
 * ``chains``: every rank sends ``2 (P - 1)`` messages of ``nbytes / P`` to its right
   neighbour, each after the previous one and a random compute gap, with no
   dependency between ranks;
-* ``sync-ring``: the synchronous ring allreduce (``netsim.collectives.ring_allreduce``),
+* ``sync-ring``: the synchronous ring allreduce (``netsim.comm.collectives.ring_allreduce``),
   in SimGrid the ``desync-ring`` program with every gap 0;
 * ``ps-async`` and ``ps-async-straggler``: the asynchronous parameter server's
-  trace (:func:`workloads.ps_async.schedule`, P workers and one server, 100
+  trace (:func:`workloads.paradigms.ps_async.schedule`, P workers and one server, 100
   iterations, from the statistics of a 4-worker run recorded on digits), as
-  scheduled and with worker 0 ten times slower (``netsim.perturb``,
+  scheduled and with worker 0 ten times slower (``netsim.trace.perturb``,
   ``straggler="0:10x"``).
 
 Each case runs in a fresh process so that its peak RSS is its own. ``--transport tcp``
@@ -43,7 +43,7 @@ def desync_trace(P, nbytes=100e6, pattern="desync-ring", seed=0, gap=1e-3):
 
     Op ``2 (s P + r)`` is rank r's gap before step s, op ``2 (s P + r) + 1`` its message.
     """
-    from netsim.trace import COMPUTE, MESSAGE, Trace, deps_csr
+    from netsim.trace.core import COMPUTE, MESSAGE, Trace, deps_csr
 
     steps = 2 * (P - 1)
     rng = np.random.default_rng(seed)
@@ -80,7 +80,7 @@ def desync_trace(P, nbytes=100e6, pattern="desync-ring", seed=0, gap=1e-3):
 
 def jittered(trace, seed=0, lo=0.5, hi=1.5):
     """``trace`` with every compute op's duration and FLOPs scaled by U(lo, hi) from ``seed``."""
-    from netsim.trace import Trace
+    from netsim.trace.core import Trace
 
     factor = np.random.default_rng(seed).uniform(lo, hi, trace.num_ops)
     factor[trace.is_message] = 1.0
@@ -92,7 +92,7 @@ def jittered(trace, seed=0, lo=0.5, hi=1.5):
 
 def case(kind, P, nbytes=100e6):
     """(trace, graph) of one benchmark case."""
-    from netsim import collectives
+    from netsim.comm import collectives
     from topologies import fat_tree, leaf_spine, star
 
     def ten_gbe_star():
@@ -107,13 +107,13 @@ def case(kind, P, nbytes=100e6):
     if kind == "ring-leaf-spine":  # 32 leaves of 32 hosts, 16 spines
         return collectives.ring_allreduce(P, nbytes), leaf_spine(32, 16, 32)
     if kind in ("dgc", "dgc-jitter"):
-        from studies.paradigm_traces import record_at
+        from studies.scaling.traces import record_at
 
         trace = record_at("dgc", P, iterations=3)
         return (jittered(trace) if kind == "dgc-jitter" else trace), ten_gbe_star()
     if kind in ("ps-async", "ps-async-straggler"):
-        from netsim.perturb import perturb
-        from workloads import ps_async
+        from netsim.trace.perturb import perturb
+        from workloads.paradigms import ps_async
 
         stats = ps_async.measure(ps_async.run(workers=4, epochs=1, dataset="digits").trace)
         trace = ps_async.schedule(P, stats, iterations=100)
@@ -133,7 +133,7 @@ trace, G = case(sys.argv[2], int(sys.argv[3]))
 transport = sys.argv[5]
 w1, c1 = time.perf_counter(), time.process_time()
 # The first replay of the process pays whatever it loads on first use (numba and the compiled
-# kernels, netsim.kernels, if the replay takes the batch path); a second one is warm.
+# kernels, netsim.engine.kernels, if the replay takes the batch path); a second one is warm.
 r = simulate(trace, G, transport=transport)
 w2, c2 = time.perf_counter(), time.process_time()
 out = {"messages": trace.num_messages, "build": w1 - w0, "first_wall": w2 - w1,
@@ -221,7 +221,7 @@ def run_simgrid(kind, P, workdir, s4u=None):
     the wall seconds of the whole program (start to exit, reading the gaps and platform).
     """
     # The synchronous ring is the desynchronised one with every gap 0 (the same messages and
-    # dependencies as netsim.collectives.ring_allreduce).
+    # dependencies as netsim.comm.collectives.ring_allreduce).
     pattern, gap = ("desync-ring", 0.0) if kind == "sync-ring" else (kind, 1e-3)
     trace = desync_trace(P, pattern=pattern, gap=gap)
     gaps = trace.duration[~trace.is_message]  # in (step, rank) order, as the programs read them

@@ -32,7 +32,8 @@ ANCHOR = {64: 2.1, 128: 6.7, 256: 33.6}
 
 _CHILD = r"""
 import json, resource, sys, time
-from netsim import simulate, collectives
+from netsim import simulate
+from netsim.comm import collectives
 from topologies import star, two_tier
 kind, P, nbytes = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 t0 = time.perf_counter()

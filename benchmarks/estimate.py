@@ -1,7 +1,7 @@
 """The up-front work estimate against the CPU the work then takes, command by command.
 
 Every command that replays a trace grown with a rank count first prices its work
-(studies.trace_size.check_ops: messages at their traffic shape's cost, route searches,
+(studies.scaling.trace_size.check_ops: messages at their traffic shape's cost, route searches,
 the topology's build) and refuses it above an hour. This runs each case of CASES in a
 fresh process: imports and a small replay first (the once-per-process costs of
 benchmarks/startup.py, not part of the estimate), then the command with its estimates
@@ -9,7 +9,7 @@ recorded (the sum over every check the command makes) and its CPU seconds
 (time.process_time) measured around it. The last column is measured / estimated.
 
     python benchmarks/estimate.py            # every case
-    python benchmarks/estimate.py --calibrate  # the unit costs studies.trace_size cites
+    python benchmarks/estimate.py --calibrate  # the unit costs studies.scaling.trace_size cites
     python benchmarks/estimate.py --case 3   # one case (what each child process runs)
 """
 
@@ -52,7 +52,7 @@ CALIBRATION = [  # (name, command, the unit it prices): each case dominated by i
 
 def _terms(argv):
     """The counts the estimate prices for a collective command line (P, k, servers, topology)."""
-    from studies import trace_size as ts
+    from studies.scaling import trace_size as ts
 
     alg, P = argv[1], int(argv[argv.index("-P") + 1])
     k = int(argv[argv.index("-k") + 1]) if "-k" in argv else 1
@@ -65,7 +65,7 @@ def _terms(argv):
 
 def calibrate():
     """Each calibration case's CPU, less the terms priced already, over its unit count."""
-    from studies import trace_size as ts
+    from studies.scaling import trace_size as ts
 
     print("| case | CPU s | unit | count | CPU per unit |")
     print("|---|---|---|---|---|")
@@ -97,9 +97,9 @@ def _child(argv):
 
 def run_case(argv):
     """In this process: warm up, then run ``argv`` with its estimates recorded; a JSON line."""
-    import studies.paradigm_scaling as ps
-    import studies.trace_size as ts
-    from studies.cli import main
+    import studies.scaling.paradigm as ps
+    import studies.scaling.trace_size as ts
+    from studies.cli.parser import main
 
     main(["collective", "ring", "-P", "4", "-n", "1MB", "-q"])   # numba, imports
     main(["scale", "allreduce", "-P", "2,4", "-q"])

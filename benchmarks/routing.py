@@ -1,13 +1,13 @@
-"""Routing cost: CPU seconds per (source x (nodes + edges)) of netsim.network.Network.routes.
+"""Routing cost: CPU seconds per (source x (nodes + edges)) of netsim.network.compiled.Network.routes.
 
-A replay solves one Dijkstra per distinct message source (netsim.network.Network._solve),
+A replay solves one Dijkstra per distinct message source (netsim.network.compiled.Network._solve),
 each over up to every node and link of the topology, so routing work grows as
 sources x (nodes + edges): quadratic in P when every rank sends (a parameter server's
 workers, a ring). This prints, for a star and a two-tier cluster with one server rank and
 P workers, two patterns (server: each worker sends to the server, the server to each
 worker, as ps-sync does; ring: each worker to the next, one target per search), the CPU
 seconds of the routes and that time over sources x (nodes + edges), the figure
-studies.trace_size.ROUTE_SECONDS cites.
+studies.scaling.trace_size.ROUTE_SECONDS cites.
 
     python benchmarks/routing.py [--P 1024 --P 4096]
 """
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from netsim.network import Network
+from netsim.network.compiled import Network
 from topologies import star, two_tier
 
 

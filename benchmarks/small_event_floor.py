@@ -29,7 +29,7 @@ time (``time.process_time``; ``resource`` for the children's):
   registries import for BLAS (``scipy.linalg.cython_blas``), the rest of numba's
   registries, and the load of every batch-path kernel from numba's cache, each in CPU
   seconds: what a compiled small-event path would add to the first call of a process;
-* with ``--aot``, one kernel, ``netsim.kernels.release`` itself, compiled ahead of time with
+* with ``--aot``, one kernel, ``netsim.engine.kernels.release`` itself, compiled ahead of time with
   ``numba.pycc`` into an extension module, and its import and first call in a fresh
   process (needs a C compiler; ``numba.pycc`` is pending deprecation in numba);
 * SimGrid's C++ core (S4U, ``simgrid_desync.cpp``, as ``desync.py`` builds and runs it)
@@ -83,7 +83,7 @@ def ring_lists(P):
     """
     sys.path.insert(0, HERE)
     from desync import case
-    from netsim.trace import successors
+    from netsim.trace.core import successors
 
     trace, G = case("desync-ring", P)
     hosts = [n for n, d in G.nodes(data=True) if d.get("kind") == "host"][:P]
@@ -251,7 +251,7 @@ c = T()
 from numba.core.registry import cpu_target
 cpu_target.target_context.refresh(); cpu_target.typing_context.refresh()
 r = T() - c
-import netsim.kernels as K
+import netsim.engine.kernels as K
 from numba import types as t
 A = lambda dt, nd=1: t.Array(dt, nd, "C")
 i1, f1, b1, i2, i4 = A(t.int64), A(t.float64), A(t.boolean), A(t.int64, 2), A(t.int32)
@@ -272,17 +272,17 @@ print(json.dumps({"import numba": a, "scipy.linalg.cython_blas (numba's BLAS che
 
 _WARM_CACHE = r"""
 import netsim
-from netsim.collectives import ring_allreduce
+from netsim.comm.collectives import ring_allreduce
 from topologies import star
 netsim.simulate(ring_allreduce(16, 1e6), star(16))
 """
 
-# netsim.kernels.release (with the merge sort it calls) compiled ahead of time by numba.pycc.
+# netsim.engine.kernels.release (with the merge sort it calls) compiled ahead of time by numba.pycc.
 _AOT_BUILD = r"""
 import sys, warnings
 warnings.simplefilter("ignore")
 from numba.pycc import CC
-from netsim.kernels import release
+from netsim.engine.kernels import release
 cc = CC("netsim_aot_release")
 cc.output_dir = sys.argv[1]
 cc.export("release", "i8[:](i8[:], i8[:], i4[:], i4[:])")(release.py_func)

@@ -11,7 +11,7 @@ less than wall time.
 "fresh" is the first call of a process, "warm" the same call again in it. ``--compile`` adds
 the first batch-path replay with an empty numba cache (``NUMBA_CACHE_DIR`` pointed at a new
 directory), in wall and CPU seconds: what the first run after installing pays once to compile
-``netsim.kernels``.
+``netsim.engine.kernels``.
 """
 
 import argparse
@@ -46,7 +46,7 @@ import json, sys, time
 t0 = time.perf_counter()
 import networkx as nx
 import netsim
-from netsim.collectives import ring_allreduce
+from netsim.comm.collectives import ring_allreduce
 G = nx.Graph()
 G.add_nodes_from(f"h{i}" for i in range(16))
 G.add_edges_from(((f"h{i}", "s") for i in range(16)), bandwidth=1.25e9, latency=1e-6)
@@ -62,7 +62,7 @@ t3 = time.perf_counter()
 assert warm.makespan == first.makespan
 print(json.dumps({"imports and trace": t1 - t0, "fresh": t2 - t1, "warm": t3 - t2,
                   "fresh cpu": c2 - c1,
-                  "kernels": "netsim.kernels" in sys.modules}))
+                  "kernels": "netsim.engine.kernels" in sys.modules}))
 """
 
 
@@ -122,7 +122,7 @@ def main(argv=None):
         subprocess.run([sys.executable, "-c", "import netsim, sys; b = netsim.TraceBuilder(2); "
                         "b.message(0, 1, 1e6); netsim.save_trace(b.build(), sys.argv[1])", trace],
                        check=True, env={**os.environ, "PYTHONPATH": ROOT})
-        cli = median_of(n, ["-m", "studies.cli", "replay", trace, "--topology", "star"])
+        cli = median_of(n, ["-m", "studies.cli.parser", "replay", trace, "--topology", "star"])
         rows.append(("netsim replay of a two-rank trace (CLI)", "", "", f"{cli['process']:.3f}",
                      f"{cli['cpu']:.3f}"))
         if args.compile:

@@ -1,9 +1,9 @@
 """A small packet-level TCP simulator: the independent reference for ``transport="tcp"``.
 
 ns-3 is not installed here, so this is a per-packet, per-ACK simulation written
-from the protocol rules, sharing no code with :mod:`netsim.tcp` (it reads only a
+from the protocol rules, sharing no code with :mod:`netsim.engine.tcp` (it reads only a
 trace's columns). It replays a message-level trace (compute ops and messages
-with their dependencies, as :mod:`netsim.collectives` builds them) on a star of
+with their dependencies, as :mod:`netsim.comm.collectives` builds them) on a star of
 hosts around one switch:
 
 * **Links.** Every host has a full-duplex link to the switch of line rate

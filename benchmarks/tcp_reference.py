@@ -7,9 +7,9 @@ The patterns, on a star of hosts at 10 and 100 Gb/s with 1 us links:
 
 * ``lone``: one transfer of 10 kB .. 100 MB, at MTU 1500 and 9000;
 * ``incast``: 2, 4 or 8 senders of 100 kB .. 10 MB each into one host;
-* ``ring``: MPICH's ring allreduce (``netsim.collectives.ring_allreduce``) at
+* ``ring``: MPICH's ring allreduce (``netsim.comm.collectives.ring_allreduce``) at
   P = 4 and 8, 1 MB .. 32 MB;
-* ``ps``: a parameter-server round (``netsim.collectives.ps_push_pull``: every
+* ``ps``: a parameter-server round (``netsim.comm.collectives.ps_push_pull``: every
   worker pushes the model to one server, which sends it back to each), P = 4, 8.
 
 The packet simulator's makespans are stored in ``data/tcp_reference.json`` with
@@ -54,7 +54,8 @@ def cases():
 
 def trace_of(case):
     """The message-level trace of a case and the hosts it needs."""
-    from netsim import TraceBuilder, collectives
+    from netsim import TraceBuilder
+    from netsim.comm import collectives
 
     P, n = case["P"], case["bytes"]
     if case["pattern"] == "lone":

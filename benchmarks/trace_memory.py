@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import netsim
-from netsim.trace import MESSAGE, Trace
+from netsim.trace.core import MESSAGE, Trace
 from topologies import star
 
 
@@ -31,7 +31,7 @@ def shift_rounds(P, rounds, nbytes):
     op = np.arange(n, dtype=np.int64)
     prev_send = np.where(op >= P, op - P, -1)
     prev_recv = np.where(op >= P, op - P - 1 + np.where(rank == 0, P, 0), -1)
-    ptr, idx = netsim.trace.deps_csr(prev_send, prev_recv)
+    ptr, idx = netsim.trace.core.deps_csr(prev_send, prev_recv)
     return Trace(P, np.full(n, MESSAGE, np.uint8), rank, peer, np.full(n, float(nbytes)),
                  dep_ptr=ptr, dep_idx=idx, metadata={"pattern": "shift rounds"})
 

@@ -10,7 +10,7 @@ The core takes a trace (what each rank computes and sends) and a networkx graph
 0.001
 
 ``import netsim`` loads the replay path only. What only some runs need loads on
-first use (PEP 562's module ``__getattr__``): the NCCL model ``netsim.nccl``, the
+first use (PEP 562's module ``__getattr__``): the NCCL model ``netsim.nccl`` (:mod:`netsim.comm.nccl`), the
 Chakra reader and writer (and with them protobuf), the Kineto reader, and
 ``netsim.nx`` (networkx, whose import loads all its algorithms).
 
@@ -21,11 +21,11 @@ Chakra reader and writer (and with them protobuf), the Kineto reader, and
 import importlib
 
 from netsim.errors import DeadlockError, NetsimError, TopologyError, TraceError, UnitError
-from netsim.network import Network, check_topology, compute_nodes
+from netsim.network.compiled import Network, check_topology, compute_nodes
 from netsim.result import Result, simulate
-from netsim.trace import COMPUTE, MESSAGE, Trace, TraceBuilder
-from netsim.traceio import load_trace, save_trace
-from netsim.traceops import concat, repeat
+from netsim.trace.core import COMPUTE, MESSAGE, Trace, TraceBuilder
+from netsim.formats.tracefile import load_trace, save_trace
+from netsim.trace.ops import concat, repeat
 
 __version__ = "0.1.0"
 
@@ -39,10 +39,10 @@ __all__ = [
 # Loaded on first access, not at import (see the module docstring): name -> (module, attribute
 # or None for the module itself).
 _LAZY = {
-    "nccl": (".nccl", None),
-    "load_chakra": (".chakra", "load_chakra"),
-    "save_chakra": (".chakra", "save_chakra"),
-    "load_kineto": (".kineto", "load_kineto"),
+    "nccl": (".comm.nccl", None),
+    "load_chakra": (".formats.chakra", "load_chakra"),
+    "save_chakra": (".formats.chakra", "save_chakra"),
+    "load_kineto": (".formats.kineto", "load_kineto"),
     "nx": ("networkx", None),
 }
 

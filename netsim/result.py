@@ -8,12 +8,12 @@ Definitions
 -----------
 * ``compute`` time of a rank: the length of the union of its compute intervals.
   Compute ops tagged ``idle`` are not counted: they stand for the host time between
-  a profile's kernels (:mod:`netsim.kineto`), when the GPU is idle, and count as
+  a profile's kernels (:mod:`netsim.formats.kineto.load`), when the GPU is idle, and count as
   ``idle`` as HTA's temporal breakdown counts them.
 * ``communication`` time: the union of the intervals of the messages it sends or
   receives, from the moment each becomes ready (latency included) to its last byte,
   and of its parts of collectives (from when the collective's dependencies on
-  the rank are done to the end of its part, :mod:`netsim.library`).
+  the rank are done to the end of its part, :mod:`netsim.comm.library`).
 * ``exposed_communication``: communication not overlapped by the rank's compute.
 * ``idle``: makespan minus the union of both.
 * Per link direction: ``bytes`` carried, ``busy`` time (at least one message
@@ -31,12 +31,12 @@ import time
 
 import numpy as np
 
-from netsim import engine
-from netsim import library as _library
+from netsim.engine import replay as engine
+from netsim.comm import library as _library
 from netsim.errors import NetsimError
-from netsim.network import as_network
-from netsim.trace import HOST_GAP, check_trace
-from netsim.traceops import touches
+from netsim.network.compiled import as_network
+from netsim.trace.core import HOST_GAP, check_trace
+from netsim.trace.ops import touches
 
 __all__ = ["Result", "simulate", "union_length", "active_idle"]
 
@@ -117,7 +117,7 @@ def _union_into(out, starts, ends, groups, ngroups):
 
 
 class Result:
-    """Flat records of one simulated run, built from an engine's :class:`~netsim.engine.Record`.
+    """Flat records of one simulated run, built from an engine's :class:`~netsim.engine.replay.Record`.
 
     Attributes
     ----------
@@ -144,8 +144,8 @@ class Result:
     metadata : dict
         The trace's metadata.
     plan : object or None
-        What a library model decided before the replay (``netsim.nccl.simulate``
-        puts its read-only :class:`~netsim.nccl.Plan` here: algorithm, protocol,
+        What a library model decided before the replay (``netsim.comm.nccl.simulate``
+        puts its read-only :class:`~netsim.comm.nccl.Plan` here: algorithm, protocol,
         channels, bus bandwidth); None for a plain replay.
     collectives : dict of ndarray
         One row per collective op of the trace: ``op``, ``library`` (``"mpich"``,
@@ -154,7 +154,7 @@ class Result:
         ``tuning_time`` (NCCL's own prediction, s), ``start`` (its first member
         may start), ``ready`` (its last member may start) and ``end`` (s).
         Empty columns for a trace without collectives.
-    expanded : netsim.library.Expansion or None
+    expanded : netsim.comm.library.Expansion or None
         The trace actually replayed (collectives expanded) and its network, with
         ``expanded_ops`` its ops' times; None without collectives.
     """
@@ -312,7 +312,7 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         The ops to replay.
     topology : networkx.Graph, networkx.DiGraph or Network
         Edges carry ``bandwidth`` (bytes/s) and ``latency`` (s). Pass a
-        :class:`~netsim.network.Network` to reuse its route cache across runs.
+        :class:`~netsim.network.compiled.Network` to reuse its route cache across runs.
     placement : sequence or dict, optional
         ``placement[r]`` is the node hosting rank ``r``. By default the compute
         nodes (gpus, else hosts) in graph order.
@@ -327,31 +327,31 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         None (default): a message on channel c takes equal-cost path c mod k, so
         channel-0 traffic keeps one deterministic route per pair. ``"hash"``:
         each (source, destination, channel) flow takes the path its hash under
-        ``ecmp_seed`` picks, as ECMP switches do (see :mod:`netsim.network`).
+        ``ecmp_seed`` picks, as ECMP switches do (see :mod:`netsim.network.compiled`).
     ecmp_seed : int, optional
         Seed of the ECMP hash (ignored without ``ecmp``).
     sharing : {"maxmin", "priority"}, optional
         Bandwidth sharing on every link direction: max-min fair (default), or
         strict priority between the messages' priority classes, each class
         max-min among itself on what the classes above left
-        (:func:`netsim.engine.replay`).
+        (:func:`netsim.engine.replay.replay`).
     priority : sequence of int, optional
         Priority of each op (larger = more urgent) for ``sharing="priority"``;
         the trace's ``priority`` column by default. A collective's flows take
         its priority.
     library : {"auto", "mpich", "nccl", "gloo"}, optional
         The communication library that expands the trace's collective ops
-        (:mod:`netsim.library`): ``"auto"`` (default) runs NCCL's plan for a
+        (:mod:`netsim.comm.library`): ``"auto"`` (default) runs NCCL's plan for a
         collective whose members all sit on gpu nodes and MPICH's schedules
         otherwise. A trace without collectives replays the same under any.
     transport : {"fluid", "tcp"}, optional
         ``"fluid"`` (default): a message moves at its max-min share from its
         first byte. ``"tcp"``: each message is a TCP transfer over its path
-        (:mod:`netsim.tcp`): store-and-forward of the first segment, slow start
+        (:mod:`netsim.engine.tcp`): store-and-forward of the first segment, slow start
         from 10 segments as a rate bound doubling every round trip until the
         flow reaches its share, connections kept per rank pair and channel.
     tcp : dict, optional
-        TCP options with ``transport="tcp"`` (:func:`netsim.tcp.tcp_options`):
+        TCP options with ``transport="tcp"`` (:func:`netsim.engine.tcp.tcp_options`):
         ``initial_window``, ``restart_after_idle``, ``handshake``, ``rto``, ``mtu``.
 
     Returns
@@ -422,10 +422,10 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
 
 def replay_expansion(trace, x, device_flops=None, progress=None, link_series=False, ecmp=None,
                      ecmp_seed=0, sharing="maxmin", priority=None, transport="fluid", tcp=None):
-    """Replay an :class:`~netsim.library.Expansion` of ``trace``; its :class:`Result`.
+    """Replay an :class:`~netsim.comm.library.Expansion` of ``trace``; its :class:`Result`.
 
     The one replay path of a trace with collectives (:func:`simulate`) and of a
-    lone library call (:func:`netsim.nccl.simulate`). Arguments as for
+    lone library call (:func:`netsim.comm.nccl.simulate`). Arguments as for
     :func:`simulate`; ``priority`` is per op of ``trace`` and reaches its
     collectives' flows.
 
@@ -433,7 +433,7 @@ def replay_expansion(trace, x, device_flops=None, progress=None, link_series=Fal
     --------
     >>> import networkx as nx
     >>> from netsim import TraceBuilder
-    >>> from netsim.library import expand
+    >>> from netsim.comm.library import expand
     >>> G = nx.Graph(); G.add_edges_from([("h0", "s"), ("h1", "s")], bandwidth=1e9, latency=0)
     >>> b = TraceBuilder(2); _ = b.collective("allgather", [0, 1], 2e6); t = b.build()
     >>> replay_expansion(t, expand(t, G, ["h0", "h1"])).makespan

@@ -6,7 +6,7 @@ Everything inside netsim is bytes, seconds and bytes per second. Strings such as
 given as text -- worker counts (``"2..64"``, ``"2,4,8"``), seeds (``"0..4"``,
 ``"0,3,7"``), layer widths and dimensions (``"64,32"``, ``"4x4"``) -- are parsed
 here too, as are the specs of compute perturbations (``"lognormal:0.1"``,
-``"0:10x"``, :mod:`netsim.perturb`).
+``"0:10x"``, :mod:`netsim.trace.perturb`).
 
 Decimal prefixes (k, M, G, T, P) are powers of 1000 and binary prefixes (Ki, Mi,
 Gi, Ti) powers of 1024, as in IEC 80000-13. A lower-case ``b`` is a bit, an
@@ -57,7 +57,7 @@ MAX_BYTES = 2.0**53
 Every whole number of bytes up to 2^53 is exact in a float64 (IEEE 754 binary64
 has a 53-bit significand), so byte counts, their sums over a run's messages and
 the whole-byte checks made to 1e-9 relative stay exact; beyond it a size is
-refused (:func:`parse_bytes`, and :class:`netsim.trace.Trace` for traces built or
+refused (:func:`parse_bytes`, and :class:`netsim.trace.core.Trace` for traces built or
 loaded otherwise) rather than silently rounded."""
 
 MIN_BANDWIDTH = 1e-3
@@ -69,23 +69,23 @@ at most 9e18 s on one link, so any run's times (sums of at most 2^53 such transf
 stay far inside float64's range (1.8e308); at 1e-300 bytes/s a 1 GB message took
 1e309 s, infinite, and its ops were reported as never able to run. Checked by
 :func:`parse_bandwidth` and, for graphs built or read otherwise, by
-:class:`netsim.network.Network`."""
+:class:`netsim.network.compiled.Network`."""
 
 MAX_LATENCY = 3600.0
 """The longest link latency accepted, an hour (3600 s).
 
 The route search compares path latencies exactly as whole femtoseconds in 64-bit
-integers (:class:`netsim.network.Network`), which hold at most 2^63 fs, about 9223 s;
+integers (:class:`netsim.network.compiled.Network`), which hold at most 2^63 fs, about 9223 s;
 at 1e4 s the conversion overflowed (a numpy ``RuntimeWarning`` and a wrong latency).
 An hour stays below that with room, and above any earthly link (a geostationary
 satellite hop is about 0.25 s). Checked by :func:`parse_time` for latencies and by
-:class:`netsim.network.Network` for every edge."""
+:class:`netsim.network.compiled.Network` for every edge."""
 
 MAX_SEEDS = 100_000
 """The most seeds a range ``A..B`` may hold (:func:`parse_seeds`): each seed is at least one
 training run, and the list is built in memory (36 bytes a seed as Python ints), so a range
 such as ``0..4294967295`` took 150 GB before anything ran. What a command then does with
-its seeds is priced by its own estimate (``studies.run_length``)."""
+its seeds is priced by its own estimate (``studies.scaling.run_length``)."""
 
 _NUMBER = r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
 _QUANTITY = re.compile(_NUMBER + r"(Ki|Mi|Gi|Ti|Pi|k|K|M|G|T|P)?(.*?)\s*$")
@@ -443,7 +443,7 @@ def parse_shape(value, name="shape"):
     return tuple(int(d) for d in shape)
 
 
-#: Jitter distributions and the parameters each takes (see :mod:`netsim.perturb`).
+#: Jitter distributions and the parameters each takes (see :mod:`netsim.trace.perturb`).
 _JITTERS = {"lognormal": ("sigma",), "uniform": ("lo", "hi")}
 
 

@@ -4,8 +4,8 @@ The only package that imports all three below it (``netsim``, ``workloads``,
 ``topologies``): it turns names into builders and paradigms (one read-only
 registry, :mod:`studies.registry`), runs the scaling studies, sweeps and the
 seed papers' claims, formats the text reports, and holds the ``netsim``
-command line (:mod:`studies.cli`, one module per command in
-:mod:`studies.commands`).
+command line (:mod:`studies.cli.parser`, one module per command in
+:mod:`studies.cli.commands`).
 
 Modules
 -------

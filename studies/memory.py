@@ -1,6 +1,6 @@
 """The memory this machine has available, for the estimates that refuse work up front.
 
-Kept apart from :mod:`studies.trace_size` (the trace and replay estimates, which build
+Kept apart from :mod:`studies.scaling.trace_size` (the trace and replay estimates, which build
 topologies through :mod:`studies.registry`) so that the registry's own check of a
 topology spec's size (:func:`studies.registry.parse_topology`) can read it without an
 import circle.
@@ -44,7 +44,7 @@ def graph_size(build):
     (a star's 2^20-host estimate fell from 458 MB to 10 kB once a probe graph with reference
     cycles had been dropped before). Nothing is collected first: a full collection costs
     20 ms or more in a large process, and these probes run several times per command. The estimates of how large a topology would
-    grow (:func:`studies.trace_size.topology_size` along the ranks,
+    grow (:func:`studies.scaling.trace_size.topology_size` along the ranks,
     :func:`studies.registry.parse_topology` along a builder's options) measure their small
     probe graphs with it.
 

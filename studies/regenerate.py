@@ -86,13 +86,13 @@ def blocks_of(text):
 
 
 def _asymptotic(docs, draw):
-    from studies.closed_forms import asymptotic_table
+    from studies.scaling.closed_forms import asymptotic_table
 
     return {"asymptotic-table": asymptotic_table()}
 
 
 def _gpu_scaling(docs, draw):
-    from studies import library_scaling as ls
+    from studies.scaling import library as ls
 
     c = dict(ls.CASE)
     studies = ls.compare(c.pop("source"), c.pop("workers"), c.pop("topology"), **c)
@@ -103,28 +103,28 @@ def _gpu_scaling(docs, draw):
 
 
 def _overlap(docs, draw):
-    from studies.overlap import format_speedups, overlap_study
+    from studies.scaling.overlap import format_speedups, overlap_study
 
     return {"overlap-table": format_speedups(overlap_study())}
 
 
 def _ringtmp(docs, draw):
-    from studies import ringtmp_vs_ps
+    from studies.claims import ringtmp_vs_ps
 
     return {"ringtmp-table": ringtmp_vs_ps.format_table(ringtmp_vs_ps.compare())}
 
 
 def _tcp_startup(docs, draw):
-    from studies.tcp_startup import format_startup, startup_rows
+    from studies.claims.tcp_startup import format_startup, startup_rows
 
     return {"tcp-startup-table": format_startup(startup_rows(sizes=[1e6, 100e6],
                                                              workers=[4, 64]))}
 
 
 def _megatron(docs, draw):
-    from studies.megatron_table import markdown, predictions, sensitivity
+    from studies.validation.megatron import markdown, predictions, sensitivity
     if draw:
-        from studies.cli import main as cli
+        from studies.cli.parser import main as cli
         cli(["scale", "transformer", "--config", "gpt3-13b", "--tp", "8", "--pp", "4",
              "--topology", "gpu_cluster:machine=dgx_h100", "-P", "64..1024",
              "--png", str(docs / "transformer_scaling.png")])
@@ -134,7 +134,7 @@ def _megatron(docs, draw):
 
 
 def _schemes(docs, draw):
-    from studies import schemes
+    from studies.claims import schemes
 
     rows = schemes.study()
     if draw:
@@ -143,9 +143,9 @@ def _schemes(docs, draw):
 
 
 def _claims(docs, draw):
-    from studies.claim_regions import format_region
-    from studies.claim_verdicts import format_claims_over_seeds, over_seeds
-    from studies.claims import run_claim_seeds
+    from studies.claims.regions import format_region
+    from studies.claims.verdicts import format_claims_over_seeds, over_seeds
+    from studies.claims.reproduce import run_claim_seeds
 
     seeds = [0, 1, 2, 3, 4]
     rows = over_seeds(run_claim_seeds(seeds, quick=True))
@@ -159,7 +159,7 @@ def _claims(docs, draw):
 
 
 def _nccl(docs, draw):
-    from studies import nccl_validation as v
+    from studies.validation import nccl as v
 
     reports = v.validated()  # each row predicted once for the tables, the summary and the figure
     out = {name: v.table(v.load(file), reports[file]) for name, file in v.BLOCKS}
@@ -170,41 +170,41 @@ def _nccl(docs, draw):
 
 
 def _gloo(docs, draw):
-    from studies import gloo_validation as g
+    from studies.validation import gloo as g
 
     return {"gloo-table": g.table(g.load())}
 
 
 def _nccl_blocks():
-    from studies.nccl_validation import BLOCKS
+    from studies.validation.nccl import BLOCKS
 
     return tuple(name for name, _ in BLOCKS) + ("nccl-summary",)
 
 
 JOBS = MappingProxyType({
     "asymptotic": Job("studies.md", ("asymptotic-table",), (), _asymptotic,
-                      "each paradigm's ASYMPTOTIC cost (studies.closed_forms), seconds"),
+                      "each paradigm's ASYMPTOTIC cost (studies.scaling.closed_forms), seconds"),
     "gpu-scaling": Job("studies.md", ("gpu-scaling-table",), ("gpu_scaling.png",), _gpu_scaling,
-                       "NCCL vs MPICH ring on 1-8 DGX H100 (studies.library_scaling)"),
+                       "NCCL vs MPICH ring on 1-8 DGX H100 (studies.scaling.library)"),
     "overlap": Job("studies.md", ("overlap-table",), (), _overlap,
-                   "overlap modes' speed-ups (studies.overlap), about 20 s"),
+                   "overlap modes' speed-ups (studies.scaling.overlap), about 20 s"),
     "ringtmp": Job("studies.md", ("ringtmp-table",), (), _ringtmp,
-                   "RingTMP vs ps-sync vs single over 5 seeds (studies.ringtmp_vs_ps), minutes"),
+                   "RingTMP vs ps-sync vs single over 5 seeds (studies.claims.ringtmp_vs_ps), minutes"),
     "tcp-startup": Job("studies.md", ("tcp-startup-table",), (), _tcp_startup,
-                       "ring and PS over TCP vs fluid (studies.tcp_startup), about 10 s"),
+                       "ring and PS over TCP vs fluid (studies.claims.tcp_startup), about 10 s"),
     "schemes": Job("studies.md", ("schemes-table",), ("schemes.png",), _schemes,
-                   "schemes x architectures to 0.92 accuracy (studies.schemes), about 10 s"),
+                   "schemes x architectures to 0.92 accuracy (studies.claims.schemes), about 10 s"),
     "megatron": Job("transformer.md", ("megatron-table", "megatron-sensitivity",
                                        "megatron-table-flops", "megatron-sensitivity-flops"),
                     ("transformer_scaling.png",), _megatron,
                     "Narayanan et al. SC'21 Table 1 against the transformer closed form "
-                    "(studies.megatron_table), seconds"),
+                    "(studies.validation.megatron), seconds"),
     "claims": Job("claims.md", ("claims-table", "claims-regions"), (), _claims,
                   "netsim claims --seeds 0..4 --quick --markdown, about a minute or more"),
     "nccl": Job("validation.md", _nccl_blocks(), ("nccl_validation.png",), _nccl,
-                "NCCL model against published nccl-tests rows (studies.nccl_validation)"),
+                "NCCL model against published nccl-tests rows (studies.validation.nccl)"),
     "gloo": Job("validation.md", ("gloo-table",), (), _gloo,
-                "gloo model against published gloo benchmark rows (studies.gloo_validation)"),
+                "gloo model against published gloo benchmark rows (studies.validation.gloo)"),
 })
 """Job name -> :class:`Job`, in the order :func:`run` runs them (read-only).
 

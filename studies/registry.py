@@ -8,7 +8,7 @@ registry        name -> what                               from
 =============== ========================================== ==============================
 ``topologies``  builder ``f(n, ..., bandwidth, latency)``  :data:`topologies.BUILDERS`
 ``paradigms``   :class:`workloads.Paradigm` (run, options) :data:`workloads.PARADIGMS`
-``collectives`` trace generator of the collective          :data:`netsim.analysis.ALGORITHMS`
+``collectives`` trace generator of the collective          :data:`netsim.analysis.collectives.ALGORITHMS`
 ``models``      :class:`workloads.models.Model`            :data:`workloads.models.MODELS`
 =============== ========================================== ==============================
 
@@ -22,12 +22,12 @@ from types import MappingProxyType
 
 import topologies
 import workloads
-from netsim.analysis import ALGORITHMS
+from netsim.analysis.collectives import ALGORITHMS
 from netsim.errors import TopologyError, UnitError
 from netsim.units import parse_bandwidth, parse_shape, parse_time
 from workloads.models import MODELS
 
-from studies.options import option_value
+from studies.cli.options import option_value
 
 __all__ = ["TOPOLOGIES", "PARADIGMS", "COLLECTIVES", "MODELS", "REGISTRY", "parse_topology",
            "topology_factory", "parse_placement"]
@@ -39,7 +39,7 @@ PARADIGMS = workloads.PARADIGMS
 """Paradigm name -> :class:`workloads.Paradigm` (read-only: the registry itself)."""
 
 COLLECTIVES = ALGORITHMS
-"""Collective algorithm name -> trace generator (read-only; see :mod:`netsim.analysis`)."""
+"""Collective algorithm name -> trace generator (read-only; see :mod:`netsim.analysis.collectives`)."""
 
 REGISTRY = MappingProxyType({"topologies": TOPOLOGIES, "paradigms": PARADIGMS,
                              "collectives": COLLECTIVES, "models": MODELS})
@@ -61,7 +61,7 @@ def _convert(key, text, default=None):
 
     Bandwidths and latencies take human units and ``dims`` a shape; any other
     value is parsed to the type of the option's ``default`` (see
-    :func:`studies.options.option_value`: a bool takes true or false), or to a
+    :func:`studies.cli.options.option_value`: a bool takes true or false), or to a
     number or the text itself when the option has no default.
     """
     if "bandwidth" in key:
@@ -130,7 +130,7 @@ def parse_topology(spec):
     ----------
     spec : str
         A name of :data:`TOPOLOGIES` with options, or a graph file
-        (:func:`netsim.graphio.read_topology`).
+        (:func:`netsim.formats.graphio.read_topology`).
 
     Returns
     -------
@@ -160,7 +160,7 @@ def parse_topology(spec):
     netsim.errors.TopologyError: topology star needs n (e.g. star:n=8,bandwidth=10Gbps)
     """
     if spec.endswith((".json", ".graphml")):
-        from netsim.graphio import read_topology
+        from netsim.formats.graphio import read_topology
 
         return read_topology(spec)
     name, builder, kwargs = _spec(spec)

@@ -16,7 +16,7 @@ settings.load_profile("ci")
 
 def one_line_error(capsys, argv, *needles):
     """Run the CLI: exit status 2, one stderr line "netsim: error: ..." holding every needle."""
-    from studies.cli import main
+    from studies.cli.parser import main
 
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()

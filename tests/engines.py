@@ -1,12 +1,13 @@
 """Either engine behind one call: a :class:`~netsim.Result` built from the :class:`Record`
-that :func:`netsim.engine.replay` or :func:`netsim.reference.replay` returns.
+that :func:`netsim.engine.replay.replay` or :func:`netsim.engine.reference.replay` returns.
 
 ``simulate`` always runs the main engine; the tests that hold it against the plain-Python
 specification, or its small-event path against its batch path, build both results here
 from the same network, placement and durations.
 """
 
-from netsim import Network, engine
+from netsim import Network
+from netsim.engine import replay as engine
 from netsim.result import Result
 
 

@@ -2,8 +2,8 @@
 
 from collections import Counter
 
-from netsim.library import mpich_wire
-from workloads import allreduce
+from netsim.comm.library import mpich_wire
+from workloads.paradigms import allreduce
 
 
 def test_recorded_and_projected_messages_carry_whole_float32_values():

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-pytest.importorskip("netsim.et_def_pb2", reason="Chakra traces need the protobuf package")
+pytest.importorskip("netsim.formats.et_def_pb2", reason="Chakra traces need the protobuf package")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "astra_sim"))
 
 import astra  # noqa: E402

@@ -1,5 +1,5 @@
 """True asynchrony in ps-async (Downpour) and SSP: independence of the workers' chains, a
-straggler applied at replay time (netsim.perturb), staleness from the replay's op times."""
+straggler applied at replay time (netsim.trace.perturb), staleness from the replay's op times."""
 
 import networkx as nx
 import numpy as np
@@ -7,10 +7,10 @@ import pytest
 
 import netsim
 import workloads
-from netsim.perturb import perturb
+from netsim.trace.perturb import perturb
 from netsim.result import active_idle
 from topologies import star
-from workloads import ps_async, ps_sync
+from workloads.paradigms import ps_async, ps_sync
 from workloads.errors import WorkloadError
 
 P, K, STEPS, BATCH, FLOPS = 4, 10, 10, 256, 1e9

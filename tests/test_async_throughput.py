@@ -9,9 +9,9 @@ import networkx as nx
 import pytest
 
 from netsim import TraceBuilder, simulate
-from studies.paradigm_scaling import study
-from studies.report import format_study
-from studies.throughput import throughput
+from studies.scaling.paradigm import study
+from studies.reports.text import format_study
+from studies.scaling.throughput import throughput
 from topologies import star
 
 C, N_BYTES, BW, LAT = 2e-3, 2.5e6, 1.25e9, 1e-4   # compute, push/fetch bytes, link, latency

@@ -1,4 +1,4 @@
-"""The block builder (netsim.blocks) against the one-op-at-a-time TraceBuilder.
+"""The block builder (netsim.trace.blocks) against the one-op-at-a-time TraceBuilder.
 
 The reference is :class:`netsim.TraceBuilder`, separate code (Python lists, one op per call):
 any sequence of blocks, each column given as one value for the block or one value per op,
@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from netsim import TraceBuilder
-from netsim.blocks import BlockBuilder
-from netsim.collectives.schedule import Schedule
-from netsim.trace import COMPUTE, MESSAGE
+from netsim.trace.blocks import BlockBuilder
+from netsim.comm.collectives.schedule import Schedule
+from netsim.trace.core import COMPUTE, MESSAGE
 
 RANKS = 4
 TAGS = (None, "push", "pull", "forward")

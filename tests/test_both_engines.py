@@ -1,5 +1,5 @@
 """The same checks through both engines: the main engine (SimPy-ordered, compiled batch path)
-and the plain-Python reference engine return the same :class:`~netsim.engine.Record`, so one
+and the plain-Python reference engine return the same :class:`~netsim.engine.replay.Record`, so one
 :class:`~netsim.Result` is built from either and held to the same expectations.
 
 Hand-computed cases (a lone message, the parking lot, incast, a ring allreduce on a star
@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from engines import result
-from netsim import TraceBuilder, engine, reference
-from netsim.collectives import ps_push_pull, ring_allreduce
+from netsim import TraceBuilder
+from netsim.engine import replay as engine, reference
+from netsim.comm.collectives import ps_push_pull, ring_allreduce
 from netsim.costmodel import ring_allreduce as ring_closed_form
-from netsim.engine import Record
+from netsim.engine.replay import Record
 from random_cases import random_case
 from topologies import star, two_tier
 

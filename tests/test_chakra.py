@@ -12,10 +12,10 @@ from hypothesis import given, settings
 pytest.importorskip("google.protobuf", reason="Chakra traces need the protobuf package")
 
 import netsim  # noqa: E402
-from netsim.library import mpich_wire  # noqa: E402
-from netsim import collectives  # noqa: E402
-from netsim import et_def_pb2 as pb  # noqa: E402
-from netsim.chakra import load_chakra, read_et, save_chakra, write_et  # noqa: E402
+from netsim.comm.library import mpich_wire  # noqa: E402
+from netsim.comm import collectives  # noqa: E402
+from netsim.formats import et_def_pb2 as pb  # noqa: E402
+from netsim.formats.chakra import load_chakra, read_et, save_chakra, write_et  # noqa: E402
 from netsim.errors import TraceError  # noqa: E402
 from strategies import cases  # noqa: E402
 
@@ -56,7 +56,7 @@ def test_round_trip_every_collective(name, P, tmp_path):
 
 @pytest.mark.parametrize("paradigm", PARADIGMS)
 def test_round_trip_every_recorded_paradigm(paradigm, tmp_path):
-    module = importlib.import_module(f"workloads.{paradigm}")
+    module = importlib.import_module(f"workloads.paradigms.{paradigm}")
     trace = module.run(epochs=1).trace
     a, b, back = _round_trip(trace, tmp_path)
     assert b.makespan == pytest.approx(a.makespan, rel=1e-9)
@@ -114,7 +114,7 @@ def test_file_written_from_the_schema_by_hand(tmp_path):
 
 
 def _converter_graph(nodes):
-    """The rule of netsim.chakra's docstring, worked independently: data_deps always, a
+    """The rule of netsim.formats.chakra's docstring, worked independently: data_deps always, a
     ctrl_deps entry unless its node is outside the file or the edge closes a cycle (its head
     reaches its tail)."""
     ids = {n.id for n in nodes}
@@ -211,7 +211,7 @@ def test_export_refuses_a_dependency_chakra_cannot_express(tmp_path):
 
 
 def test_imported_profile_round_trips(tmp_path):
-    from netsim.kineto import load_kineto
+    from netsim.formats.kineto.load import load_kineto
 
     path = os.path.join(os.path.dirname(__file__), "data", "kineto", "hta_a100_ddp_rank0.json.gz")
     trace = load_kineto(path, symmetric=True, steps=[5])

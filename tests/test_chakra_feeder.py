@@ -14,11 +14,11 @@ import subprocess
 
 import pytest
 
-pb = pytest.importorskip("netsim.et_def_pb2", reason="Chakra traces need the protobuf package")
+pb = pytest.importorskip("netsim.formats.et_def_pb2", reason="Chakra traces need the protobuf package")
 
 import netsim  # noqa: E402
-from netsim.chakra import read_et, save_chakra  # noqa: E402
-from netsim.collectives import ring_allreduce  # noqa: E402
+from netsim.formats.chakra import read_et, save_chakra  # noqa: E402
+from netsim.comm.collectives import ring_allreduce  # noqa: E402
 
 FEEDER = os.environ.get("NETSIM_CHAKRA_FEEDER", "")
 KINETO = os.path.join(os.path.dirname(__file__), "data", "kineto", "hta_a100_ddp_rank0.json.gz")
@@ -30,13 +30,13 @@ def _ring():
 
 
 def _parameter_server():
-    from workloads import ps_sync
+    from workloads.paradigms import ps_sync
 
     return ps_sync.run(epochs=1).trace
 
 
 def _profile():
-    from netsim.kineto import load_kineto
+    from netsim.formats.kineto.load import load_kineto
 
     return load_kineto(KINETO, symmetric=True, steps=[5])
 
@@ -154,7 +154,7 @@ def test_process_groups_are_astra_sims_integers_with_a_group_file(tmp_path):
     be in the --comm-group-configuration file (Workload::extract_comm_group)."""
     import json
 
-    from netsim.chakra import load_chakra
+    from netsim.formats.chakra import load_chakra
 
     b = netsim.TraceBuilder(4)
     a = b.collective("allreduce", [0, 1, 2, 3], 4e6)

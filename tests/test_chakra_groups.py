@@ -4,9 +4,9 @@ import collections
 
 import numpy as np
 
-from netsim.chakra import load_chakra, save_chakra
-from workloads.transformer import schedule
-from workloads.transformer_flops import config
+from netsim.formats.chakra import load_chakra, save_chakra
+from workloads.transformer.iteration import schedule
+from workloads.transformer.flops import config
 
 
 def _collectives(t):

@@ -5,11 +5,11 @@ import os
 
 import pytest
 
-pb = pytest.importorskip("netsim.et_def_pb2", reason="Chakra traces need the protobuf package")
+pb = pytest.importorskip("netsim.formats.et_def_pb2", reason="Chakra traces need the protobuf package")
 
 import netsim  # noqa: E402
-from netsim.chakra import load_chakra  # noqa: E402
-from netsim.library import mpich_wire  # noqa: E402
+from netsim.formats.chakra import load_chakra  # noqa: E402
+from netsim.comm.library import mpich_wire  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "chakra")
 RING = os.path.join(DATA, "astra_msccl_ring_8")
@@ -94,7 +94,7 @@ def test_all_reduce_microbenchmark_from_astra_sim():
 def test_foreign_sends_do_not_wait_for_the_receive(tmp_path):
     """Chakra semantics: a send starts when its own deps are done. Two ranks that each send
     first and then receive (a 2-rank ring) would deadlock as a rendezvous."""
-    from netsim.chakra import write_et
+    from netsim.formats.chakra import write_et
 
     for r in range(2):
         send = pb.Node(id=1, name="s", type=pb.COMM_SEND_NODE)

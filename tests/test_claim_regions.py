@@ -1,10 +1,10 @@
-"""Where each claim holds (studies.claim_regions) and `netsim claims --quick --png`."""
+"""Where each claim holds (studies.claims.regions) and `netsim claims --quick --png`."""
 
 import pytest
 
-from studies import claim_regions as R
-from studies import claims
-from studies.cli import main
+from studies.claims import regions as R
+from studies.claims import reproduce as claims
+from studies.cli.parser import main
 
 
 def test_lp_be_region_tends_to_the_bandwidth_limit():
@@ -31,7 +31,7 @@ def test_ringtmp_region_is_width_over_batch():
 
 
 def test_dgc_ratios_match_a_run():
-    from workloads import dgc
+    from workloads.paradigms import dgc
 
     d = dgc.run(dataset="iris", hidden=(64,), epochs=6, workers=2, seed=0)
     after, whole = R.dgc_ratios(d.trace.metadata["layers"], epochs=6)
@@ -40,7 +40,7 @@ def test_dgc_ratios_match_a_run():
 
 
 def test_pf_region_cut_matches_the_runs():
-    from workloads import pf, ps_sync
+    from workloads.paradigms import pf, ps_sync
 
     r = R.pf_region(quick=True, dataset="iris", hidden=(8,))
     # The cut after 1 epoch at tau0 = 0.05: a 1-epoch PF run sends the first epoch's bytes

@@ -1,4 +1,4 @@
-"""Verdicts over seeds (studies.claim_verdicts): k of N, marginal, by construction, the counts.
+"""Verdicts over seeds (studies.claims.verdicts): k of N, marginal, by construction, the counts.
 
 Every case is hand-built per-seed rows, so each verdict is known before the fold runs.
 """
@@ -6,9 +6,9 @@ Every case is hand-built per-seed rows, so each verdict is known before the fold
 import pytest
 
 from netsim.errors import NetsimError
-from studies.claim_verdicts import (VERDICTS, count_verdicts, format_claims_over_seeds,
+from studies.claims.verdicts import (VERDICTS, count_verdicts, format_claims_over_seeds,
                                     format_counts, over_seeds, seeds_label)
-from studies.report import format_claims
+from studies.reports.text import format_claims
 
 
 def _row(claim, value, passed, seed, verdict=None, threshold=">= 4.1x"):

@@ -1,11 +1,12 @@
-"""The seed papers' claims (studies.claims) and `netsim claims`."""
+"""The seed papers' claims (studies.claims.reproduce) and `netsim claims`."""
 
 import json
 
 import pytest
 
-from studies.cli import main
-from studies import claims, report
+from studies.cli.parser import main
+from studies.claims import reproduce as claims
+from studies.reports import text as report
 
 KEYS = {"claim", "source", "setup", "measured", "threshold", "value", "passed", "seconds",
         "verdict", "region", "seed"}
@@ -38,7 +39,7 @@ def test_lp_claims_on_the_pcie_tree():
     assert "latency term log2 P, bandwidth term log2 P" in mst["measured"]
     # BE's scatter shares the switch uplinks and the QPI link on the tree, so BE / LP
     # exceeds the star's 2 (P - 1) / P = 1.75 at P = 8; the simulation against the formula:
-    from netsim.analysis import compare
+    from netsim.analysis.collectives import compare
 
     G = pcie_tree()
     be = compare("be", G, 8, 1e9, saturation=False)
@@ -65,8 +66,8 @@ def test_lp_claims_fail_when_a_term_grows():
 def test_ringtmp_byte_ratio_closed_form_matches_a_run():
     # The region's closed form n / ((P - 1) batch width) against real runs of both paradigms
     # at another point: digits, width 16, per-worker batch 4, 4 nodes.
-    from studies.claim_regions import ringtmp_byte_ratio
-    from workloads import ps_sync, ringtmp
+    from studies.claims.regions import ringtmp_byte_ratio
+    from workloads.paradigms import ps_sync, ringtmp
 
     common = dict(dataset="digits", workers=4, epochs=1, hidden=(16,) * 3, batch_size=4)
     r = ringtmp.run(partition="layer", **common)
@@ -91,7 +92,7 @@ def test_pf_claims_traffic_and_speedup():
     _check_rows([traffic, speed])
     # ps-sync moves 2 P 4n bytes per step (push + pull of n = 64*64+64 + 64*10+10 = 4810
     # float32 values per worker, P = 4) over the same steps as PF.
-    from workloads import pf
+    from workloads.paradigms import pf
 
     pfr = pf.run(tau0=0.05, dataset="digits", hidden=(64,), epochs=3, workers=4, seed=0)
     ps_bytes = pfr.trace.num_iterations * 2 * 4 * 4 * 4810
@@ -112,8 +113,8 @@ def test_partition_claim_measures_the_favourable_setting():
     rows = claims.partition_claim()
     _check_rows(rows)
     row, speed = rows
-    from studies import metis_vs_random
-    from workloads import ps_partitioned
+    from studies.claims import metis_vs_random
+    from workloads.paradigms import ps_partitioned
 
     c = metis_vs_random.compare(workers=16, servers=4, epochs=20, seed=0,
                                 dataset_options={"locality": 1.0, "n_clusters": 16})
@@ -149,7 +150,7 @@ def test_partition_claim_measures_the_favourable_setting():
 
 
 def test_partition_peak_claim_is_the_greatest_ratio_over_P():
-    from studies import metis_vs_random
+    from studies.claims import metis_vs_random
 
     Ps = (4, 8)
     row, = claims.partition_peak_claim(workers=Ps, clusters=8)
@@ -174,7 +175,7 @@ def test_dgc_claim_after_warmup():
     assert row["verdict"] == "by construction"
     # Over the whole run the four warm-up epochs (25 %, 6.25 %, ... kept) dominate the bytes:
     # the closed form of claim_regions.dgc_ratios, from the layer sizes alone.
-    from studies.claim_regions import dgc_ratios
+    from studies.claims.regions import dgc_ratios
 
     assert whole["value"] == pytest.approx(dgc_ratios((64, 128, 10))[1], rel=1e-12)
     assert whole["value"] < 20 and whole["verdict"] == "FAIL"
@@ -184,7 +185,7 @@ def test_slimdp_claim():
     row, ablation = claims.slimdp_claim()
     _check_rows([row, ablation])
     # The ablation: the same alpha with every value random (beta = 0) or the core alone.
-    from workloads import slimdp
+    from workloads.paradigms import slimdp
 
     common = dict(dataset="digits", hidden=(64,), epochs=3, workers=4, seed=0, alpha=0.3)
     best = max(slimdp.run(beta=0.0, **common).accuracy, slimdp.run(beta=1.0, **common).accuracy)
@@ -341,7 +342,7 @@ def test_ctrl_c_during_claims_prints_one_line():
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    p = subprocess.Popen([sys.executable, "-m", "studies.cli", "claims", "--only", "partition",
+    p = subprocess.Popen([sys.executable, "-m", "studies.cli.parser", "claims", "--only", "partition",
                           "--seeds", "0..5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, start_new_session=True,
                          env={**os.environ, "PYTHONPATH": root})
@@ -363,7 +364,7 @@ def test_cli_claims_help_says_fail_is_not_an_error(capsys):
 @pytest.mark.slow
 def test_netsim_claims_full_run(capsys):
     # Its wall time is printed by the command itself. The default is seeds 0..4.
-    from studies.claim_verdicts import VERDICTS
+    from studies.claims.verdicts import VERDICTS
 
     assert main(["claims", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)

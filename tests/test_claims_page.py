@@ -21,9 +21,9 @@ import re
 import pytest
 
 from doc_pages import block as page_block
-from studies.claim_regions import format_region
-from studies.claim_verdicts import format_claims_over_seeds, over_seeds
-from studies.claims import run_claim_seeds
+from studies.claims.regions import format_region
+from studies.claims.verdicts import format_claims_over_seeds, over_seeds
+from studies.claims.reproduce import run_claim_seeds
 
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 SEEDS = [0, 1, 2, 3, 4]
@@ -183,7 +183,7 @@ def test_claims_section_matches_fresh_runs(fresh):
 @pytest.mark.slow
 def test_claims_section_is_the_documented_command(capsys):
     # The whole table regenerated as the page says (partitioning at every seed too).
-    from studies.cli import main
+    from studies.cli.parser import main
 
 
     assert main(["claims", "--seeds", "0..4", "--quick", "--json"]) == 0

@@ -8,8 +8,8 @@ import networkx as nx
 import pytest
 
 from netsim import TraceBuilder, save_trace
-from studies.cli import main
-from netsim.graphio import write_topology
+from studies.cli.parser import main
+from netsim.formats.graphio import write_topology
 from conftest import one_line_error
 
 
@@ -90,7 +90,7 @@ def test_too_few_compute_nodes_and_usage(capsys, trace_file):
 
 def test_console_script_prints_no_traceback(tmp_path):
     path = write_json(tmp_path, [{"id": 0, "type": "message", "src": 0, "dst": 9, "bytes": 1}])
-    proc = subprocess.run([sys.executable, "-m", "studies.cli", "replay", path, "--topology", "star:n=2"],
+    proc = subprocess.run([sys.executable, "-m", "studies.cli.parser", "replay", path, "--topology", "star:n=2"],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
@@ -111,7 +111,7 @@ def test_cycle_and_blocked_message_are_named_exit_2(tmp_path, capsys):
 
 def test_deadlock_error_lists_stuck_ops_one_per_line(monkeypatch, trace_file, capsys):
     from netsim import DeadlockError
-    from studies import cli
+    from studies.cli import parser as cli
 
     def stuck(*args, **kwargs):
         raise DeadlockError("2 ops can never run: ...", [

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from netsim import TraceBuilder, save_trace
-from studies.cli import main
+from studies.cli.parser import main
 from netsim.units import parse_workers
 from conftest import one_line_error
 
@@ -31,15 +31,15 @@ def trace_file(tmp_path):
 ])
 def test_negative_seed_is_refused_before_any_work(capsys, argv, monkeypatch):
     # Any training or simulation started would fail this test: the checks come first.
-    import studies.claims
-    import studies.commands.record
-    import studies.commands.scale
+    import studies.claims.reproduce
+    import studies.cli.commands.record
+    import studies.cli.commands.scale
 
     def boom(*a, **k):
         raise AssertionError("work started before the options were checked")
-    monkeypatch.setattr(studies.claims, "run_claim_seeds", boom)
-    monkeypatch.setattr(studies.commands.record, "record", boom)
-    monkeypatch.setattr(studies.commands.scale, "study", boom)
+    monkeypatch.setattr(studies.claims.reproduce, "run_claim_seeds", boom)
+    monkeypatch.setattr(studies.cli.commands.record, "record", boom)
+    monkeypatch.setattr(studies.cli.commands.scale, "study", boom)
     one_line_error(capsys, argv, "--seed", "-1")
 
 
@@ -57,14 +57,14 @@ def test_out_of_range_options(capsys, argv, needle):
 
 
 def test_output_paths_are_checked_before_work(capsys, monkeypatch, tmp_path):
-    import studies.commands.record
-    import studies.commands.scale
+    import studies.cli.commands.record
+    import studies.cli.commands.scale
 
     def boom(*a, **k):
         raise AssertionError("work started before the output path was checked")
-    monkeypatch.setattr(studies.commands.record, "record", boom)
-    monkeypatch.setattr(studies.commands.scale, "study", boom)
-    monkeypatch.setattr(studies.commands.scale, "scale", boom)
+    monkeypatch.setattr(studies.cli.commands.record, "record", boom)
+    monkeypatch.setattr(studies.cli.commands.scale, "study", boom)
+    monkeypatch.setattr(studies.cli.commands.scale, "scale", boom)
     bad = str(tmp_path / "missing" / "x")
     one_line_error(capsys, ["record", "single", "-o", bad + ".npz"], "cannot write", bad)
     one_line_error(capsys, ["scale", "ps-sync", "--png", bad + ".png"], "cannot write")
@@ -75,11 +75,11 @@ def test_output_paths_are_checked_before_work(capsys, monkeypatch, tmp_path):
 
 
 def test_sweep_png_path_is_checked_before_simulating(capsys, tmp_path, monkeypatch):
-    import studies.commands.sweep
+    import studies.cli.commands.sweep
 
     def boom(*a, **k):
         raise AssertionError("the sweep ran before its png path was checked")
-    monkeypatch.setattr(studies.commands.sweep, "run_sweep", boom)
+    monkeypatch.setattr(studies.cli.commands.sweep, "run_sweep", boom)
     cfg = tmp_path / "s.yaml"
     cfg.write_text(f"topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\nP: [2]\n"
                    f"png: {tmp_path / 'no' / 's.png'}\n")
@@ -194,12 +194,12 @@ def test_hypothesis_database_stays_out_of_the_checkout():
 
 
 def test_message_counts_match_the_generated_traces():
-    # The closed forms of studies.trace_size against the schedules themselves, powers of two
+    # The closed forms of studies.scaling.trace_size against the schedules themselves, powers of two
     # and folded P alike.
     import inspect
 
-    from netsim.analysis import ALGORITHMS
-    from studies.trace_size import message_count
+    from netsim.analysis.collectives import ALGORITHMS
+    from studies.scaling.trace_size import message_count
 
     for name, gen in ALGORITHMS.items():
         takes_k = "segments" in inspect.signature(gen).parameters
@@ -213,7 +213,7 @@ def test_message_counts_match_the_generated_traces():
 
 def test_bytes_per_op_from_the_column_dtypes():
     from netsim import TraceBuilder
-    from studies.trace_size import bytes_per_op
+    from studies.scaling.trace_size import bytes_per_op
 
     b = TraceBuilder(2)
     for _ in range(1000):
@@ -225,7 +225,7 @@ def test_bytes_per_op_from_the_column_dtypes():
 
 
 def test_collective_too_big_for_memory_is_refused_at_once(capsys, monkeypatch):
-    import studies.commands.collective as command
+    import studies.cli.commands.collective as command
 
     def boom(*a, **k):
         raise AssertionError("the trace was built before its size was checked")
@@ -237,10 +237,10 @@ def test_collective_too_big_for_memory_is_refused_at_once(capsys, monkeypatch):
 
 
 def test_collective_force_skips_the_size_check(capsys, monkeypatch):
-    import studies.trace_size
+    import studies.scaling.trace_size
 
     # A limit of 1 byte would refuse even P = 4; --force goes ahead.
-    monkeypatch.setattr(studies.trace_size, "available_memory", lambda: 1)
+    monkeypatch.setattr(studies.scaling.trace_size, "available_memory", lambda: 1)
     one_line_error(capsys, ["collective", "ring", "-P", "4", "-n", "1MB"], "24 messages")
     assert main(["collective", "ring", "-P", "4", "-n", "1MB", "--force", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["messages"] == 24
@@ -261,7 +261,7 @@ def test_topology_warns_about_disconnected_ranks_and_missing_attributes(tmp_path
     # Two hosts with no path between them, edges without latency, nodes without kind.
     import networkx as nx
 
-    from netsim.graphio import write_topology
+    from netsim.formats.graphio import write_topology
 
     G = nx.Graph()
     G.add_edge("a", "s1", bandwidth=1e9)
@@ -281,7 +281,7 @@ def test_topology_warns_about_disconnected_ranks_and_missing_attributes(tmp_path
 
 
 def test_help_lists_what_a_newcomer_needs(capsys):
-    from studies.cli import build_parser
+    from studies.cli.parser import build_parser
 
     sub = build_parser()._subparsers._group_actions[0].choices
     from studies.registry import COLLECTIVES

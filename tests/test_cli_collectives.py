@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from studies.cli import main
+from studies.cli.parser import main
 from netsim.units import parse_workers
 
 

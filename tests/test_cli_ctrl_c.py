@@ -21,7 +21,7 @@ def spy(name, *args, **kwargs):
         os.kill(os.getpid(), signal.SIGINT)
     return real(name, *args, **kwargs)
 builtins.__import__ = spy
-from studies.entry import main
+from studies.cli.entry import main
 sys.exit(main(["collective", "ring", "-P", "4", "-n", "1MB"]))
 """
 
@@ -40,13 +40,13 @@ def test_ctrl_c_while_the_command_line_is_imported():
 
 
 def test_ctrl_c_while_python_m_studies_cli_imports():
-    # `python -m studies.cli` runs the module as __main__: its own imports (numpy among them)
+    # `python -m studies.cli.parser` runs the module as __main__: its own imports (numpy among them)
     # ran before main() and a Ctrl-C there printed a traceback.
     code = _DURING_IMPORT.replace(
-        "from studies.entry import main\nsys.exit(main([\"collective\", \"ring\", \"-P\", "
+        "from studies.cli.entry import main\nsys.exit(main([\"collective\", \"ring\", \"-P\", "
         "\"4\", \"-n\", \"1MB\"]))",
-        "import runpy\nsys.argv = [\"studies.cli\", \"collective\", \"ring\", \"-P\", \"4\", "
-        "\"-n\", \"1MB\"]\nrunpy.run_module(\"studies.cli\", run_name=\"__main__\", "
+        "import runpy\nsys.argv = [\"studies.cli.parser\", \"collective\", \"ring\", \"-P\", \"4\", "
+        "\"-n\", \"1MB\"]\nrunpy.run_module(\"studies.cli.parser\", run_name=\"__main__\", "
         "alter_sys=True)")
     assert "runpy" in code
     p = _run(code)
@@ -56,12 +56,12 @@ def test_ctrl_c_while_python_m_studies_cli_imports():
 
 
 def test_python_m_studies_cli_runs_a_command():
-    p = subprocess.run([sys.executable, "-m", "studies.cli", "collective", "ring", "-P", "2",
+    p = subprocess.run([sys.executable, "-m", "studies.cli.parser", "collective", "ring", "-P", "2",
                         "-n", "1MB", "--json"], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "PYTHONPATH": ROOT})
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["algorithm"] == "ring"
-    p = subprocess.run([sys.executable, "-m", "studies.cli", "collective", "ring", "-P", "2",
+    p = subprocess.run([sys.executable, "-m", "studies.cli.parser", "collective", "ring", "-P", "2",
                         "-n", "-1MB"], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "PYTHONPATH": ROOT})
     assert p.returncode == 2 and p.stderr.startswith("netsim: error: ")
@@ -69,7 +69,7 @@ def test_python_m_studies_cli_runs_a_command():
 
 
 def test_ctrl_c_while_the_parser_is_built(monkeypatch, capsys):
-    from studies import cli
+    from studies.cli import parser as cli
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -107,7 +107,7 @@ def start(*args, **kwargs):
     os.killpg(os.getpgid(0), signal.SIGINT)
     return real(*args, **kwargs)
 distributed.LocalCluster = start
-from studies.entry import main
+from studies.cli.entry import main
 sys.exit(main(["sweep", {str(cfg)!r}, "-j", "2", "-o", {str(tmp_path / "out.csv")!r}]))
 """
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import one_line_error
 from netsim import TraceBuilder, save_trace
-from studies.cli import main
+from studies.cli.parser import main
 
 TOPO = "leaf_spine:leaves=2,spines=2,hosts_per_leaf=2,bandwidth=8Gbps,uplink_bandwidth=8Gbps,latency=1us"
 SIZE, RATE, LAT = 1e6, 1e9, 1e-6

@@ -1,6 +1,6 @@
 """`netsim collective --library nccl`: one size, size sweeps, the PNG, and bad input.
 
-Expected values come from an independent call of netsim.nccl.simulate on the same
+Expected values come from an independent call of netsim.comm.nccl.simulate on the same
 graph, nccl-tests' bus-bandwidth factors (doc/PERFORMANCE.md) and algbw = size / time.
 """
 
@@ -9,9 +9,9 @@ import pathlib
 
 import pytest
 
-from netsim import nccl
-from studies import nccl_report
-from studies.cli import build_parser, main
+from netsim.comm import nccl
+from studies.reports import nccl as nccl_report
+from studies.cli.parser import build_parser, main
 from studies.registry import parse_topology
 
 
@@ -125,7 +125,7 @@ def test_default_library_is_still_mpich(capsys):
 
 
 def test_help_explains_the_model_and_its_sources():
-    from netsim.nccl.tuning import NCCL_VERSION
+    from netsim.comm.nccl.tuning import NCCL_VERSION
     sub = build_parser()._subparsers._group_actions[0].choices
     text = " ".join(sub["collective"].format_help().split())
     for needle in ("--library", "tuning.cc", NCCL_VERSION, "PERFORMANCE.md", "2(n-1)/n",
@@ -135,7 +135,7 @@ def test_help_explains_the_model_and_its_sources():
 
 def test_readme_names_the_release_the_model_follows():
     from pathlib import Path
-    from netsim.nccl.tuning import NCCL_VERSION
+    from netsim.comm.nccl.tuning import NCCL_VERSION
     readme = Path(__file__).resolve().parents[1] / "README.md"
     assert f"NCCL {NCCL_VERSION}" in readme.read_text()
 

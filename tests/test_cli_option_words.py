@@ -2,7 +2,7 @@
 
 import json
 
-from studies.cli import main
+from studies.cli.parser import main
 from workloads import PARADIGMS
 from workloads.overlap import OVERLAP
 

@@ -7,10 +7,10 @@ import pytest
 
 from conftest import one_line_error
 from netsim import NetsimError, TraceBuilder, save_trace
-from studies.cli import main
-from studies.paradigm_scaling import sweep_point
+from studies.cli.parser import main
+from studies.scaling.paradigm import sweep_point
 from studies.registry import topology_factory
-from studies.sweep_config import check_config, sweep_points
+from studies.sweep.config import check_config, sweep_points
 
 TOPO = "star:n=2,bandwidth=8Gbps,latency=0s"   # 1 GB/s per link direction, no latency
 

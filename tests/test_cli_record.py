@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from netsim import load_trace
-from studies.cli import main
+from studies.cli.parser import main
 
 
 def test_record_writes_a_trace_that_replays(tmp_path, capsys):

@@ -8,11 +8,11 @@ import pytest
 
 import netsim
 from conftest import one_line_error
-from netsim.library import mpich_wire
-from netsim.nccl.search import MAX_CHANNELS
-from netsim.reproject import reproject
-from studies.cli import main
-from studies.trace_size import check_ops, message_count, projection_ops
+from netsim.comm.library import mpich_wire
+from netsim.comm.nccl.search import MAX_CHANNELS
+from netsim.trace.reproject import reproject
+from studies.cli.parser import main
+from studies.scaling.trace_size import check_ops, message_count, projection_ops
 from test_reproject import _profile
 
 GIB = 2**30
@@ -31,7 +31,7 @@ def test_repeated_options_are_refused(capsys, argv, needle):
 
 
 def test_an_option_given_once_still_parses():
-    from studies.cli import build_parser
+    from studies.cli.parser import build_parser
 
     args = build_parser().parse_args(["collective", "ring", "-P", "4", "-n", "1MB"])
     assert (args.workers, args.bytes) == (4, "1MB")
@@ -55,7 +55,7 @@ def test_channels_past_nccls_maxchannels_are_refused(capsys):
 
 
 def test_nccl_model_refuses_channels_past_maxchannels():
-    from netsim.nccl import simulate
+    from netsim.comm.nccl import simulate
     from topologies.machines import dgx_h100
 
     with pytest.raises(netsim.NetsimError, match=r"channels must be an integer in 1\.\.64"):
@@ -91,8 +91,8 @@ def test_grown_ops_follows_the_counts_of_real_paradigm_traces():
     # Independent of the estimate: the traces themselves at P = 32 and 64, against the
     # power law grown from P = 8 and 16 (a ring allreduce paradigm: P (P - 1) terms beside
     # linear ones, so the exponent seen at 8 and 16 is a little low, 1.87).
-    from studies.paradigm_traces import traces
-    from studies.trace_size import PROBE, grown_ops
+    from studies.scaling.traces import traces
+    from studies.scaling.trace_size import PROBE, grown_ops
     ts = traces("allreduce", list(PROBE) + [32, 64], iterations=1, dataset="iris")
     counts = [projection_ops(t, t.ranks) for t in ts]
     for P, true in zip((32, 64), counts[2:]):
@@ -101,7 +101,7 @@ def test_grown_ops_follows_the_counts_of_real_paradigm_traces():
 
 def test_projection_ops_counts_what_reproject_and_the_library_make(tmp_path):
     # Independent of the formula: the projected trace itself, and MPICH's expansion of it.
-    from netsim.kineto import load_kineto
+    from netsim.formats.kineto.load import load_kineto
 
     small = load_kineto(_profile(tmp_path, "r0.json", 0, 2), symmetric=True)
     for ranks in (3, 8, 13):
@@ -376,13 +376,13 @@ def test_replay_seed_with_a_draw_is_taken(capsys, tmp_path):
 def test_a_trace_name_without_a_format_is_refused_before_the_work(capsys, monkeypatch, tmp_path,
                                                                     argv):
     # record trained for 2 s and then refused the name; import read every file first.
-    import studies.commands.record as record
-    import netsim.chakra
+    import studies.cli.commands.record as record
+    import netsim.formats.chakra
 
     def started(*args, **kwargs):
         raise AssertionError("the work started")
     monkeypatch.setattr(record, "record", started)
-    monkeypatch.setattr(netsim.chakra, "load_chakra", started)
+    monkeypatch.setattr(netsim.formats.chakra, "load_chakra", started)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "et").mkdir()
     one_line_error(capsys, argv, f"unknown trace format for {argv[-1]!r}: use .json or .npz")
@@ -401,7 +401,7 @@ def test_ecmp_seed_without_hash_is_refused(capsys, tmp_path):
 
 def test_a_shape_option_without_a_default_takes_a_list():
     # ringtmp's hidden defaults to None: hidden=256,256 was refused as "must be an integer".
-    from studies.options import paradigm_options
+    from studies.cli.options import paradigm_options
     from workloads import PARADIGMS
 
     assert PARADIGMS["ringtmp"].options["hidden"][0] is None
@@ -413,11 +413,11 @@ def test_a_ringtmp_model_too_shallow_for_the_ring_is_refused_before_the_data_loa
         capsys, monkeypatch):
     # --set hidden=256,256 is 3 dense layers (input-256-256-output): a layer-wise partition
     # over 4 ring nodes leaves one without a layer, which the layer count alone decides.
-    import workloads.ringtmp
+    import workloads.paradigms.ringtmp
 
     def loaded(*args, **kwargs):
         raise AssertionError("the data was loaded before the refusal")
-    monkeypatch.setattr(workloads.ringtmp, "prepare", loaded)
+    monkeypatch.setattr(workloads.paradigms.ringtmp, "prepare", loaded)
     one_line_error(capsys, ["scale", "ringtmp", "--set", "hidden=256,256", "-P", "2,4"],
                    "layer-wise partition of 3 dense layers over 4 ring nodes")
 
@@ -425,7 +425,7 @@ def test_a_ringtmp_model_too_shallow_for_the_ring_is_refused_before_the_data_loa
 def test_a_topology_too_large_to_read_is_not_drawn_by_default(tmp_path, monkeypatch, capsys):
     # star:n=2500 has 2501 nodes, over DRAW_NODES: the default picture is skipped with one note
     # (the drawing would take seconds and show no readable label), the description still prints.
-    from studies.commands.topology import DEFAULT_PNG, DRAW_NODES
+    from studies.cli.commands.topology import DEFAULT_PNG, DRAW_NODES
 
     assert 2501 > DRAW_NODES
     monkeypatch.chdir(tmp_path)

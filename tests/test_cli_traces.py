@@ -7,7 +7,7 @@ import re
 import pytest
 
 from netsim import TraceBuilder, load_trace, save_trace, simulate
-from studies.cli import main
+from studies.cli.parser import main
 from studies.registry import parse_topology
 
 A100 = pathlib.Path(__file__).parent / "data" / "kineto" / "hta_a100_ddp_rank0.json.gz"

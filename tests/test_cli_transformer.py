@@ -5,10 +5,10 @@ import json
 import pytest
 from conftest import one_line_error
 
-from studies.cli import main
-from studies.transformer_scaling import peak_of
+from studies.cli.parser import main
+from studies.scaling.transformer import peak_of
 from topologies import dgx_h100
-from workloads.transformer_flops import get_config, iteration_flops
+from workloads.transformer.flops import get_config, iteration_flops
 
 TOPO = "gpu_cluster:machine=dgx_h100"
 
@@ -106,7 +106,7 @@ def test_fsdp_keeps_the_time_terms_adding_up_and_shards_the_memory(capsys):
         assert r["time"] == pytest.approx(r["compute"] + r["tp_comm"] + r["dp_comm"], rel=1e-12)
     # ZeRO Figure 1: model states of 16 bytes per parameter, 16/d under full sharding (d = 16);
     # one stage, one shard: every parameter of Narayanan's Eq. 2 on every GPU
-    from workloads.transformer_flops import parameters
+    from workloads.transformer.flops import parameters
     saved = runs[()]["memory"] - runs[("--fsdp",)]["memory"]
     assert saved == pytest.approx(16 * (1 - 1 / 16) * parameters(get_config("gpt3-1.3b")),
                                   rel=1e-12)

@@ -5,11 +5,11 @@ import json
 import pytest
 from conftest import one_line_error
 
-from studies.cli import main
-from studies.transformer_scaling import peak_of
+from studies.cli.parser import main
+from studies.scaling.transformer import peak_of
 from topologies import dgx_h100
-from workloads.transformer_flops import get_config, iteration_flops
-from workloads.transformer_moe import iteration_flops_delta, moe
+from workloads.transformer.flops import get_config, iteration_flops
+from workloads.transformer.moe import iteration_flops_delta, moe
 
 TOPO = "gpu_cluster:machine=dgx_h100"
 BASE = ["scale", "transformer", "--config", "gpt3-1.3b", "--topology", TOPO,

@@ -5,7 +5,7 @@ import pytest
 
 import netsim
 import workloads
-from studies.closed_forms import NO_CLOSED_FORM, closed_form
+from studies.scaling.closed_forms import NO_CLOSED_FORM, closed_form
 from topologies import star
 
 TEN_GBE = 1.25e9  # bytes/s
@@ -71,9 +71,9 @@ import re  # noqa: E402
 import numpy as np  # noqa: E402
 
 from netsim import costmodel  # noqa: E402
-from netsim.trace import COMPUTE  # noqa: E402
+from netsim.trace.core import COMPUTE  # noqa: E402
 from doc_pages import block  # noqa: E402
-from studies.closed_forms import ASYMPTOTIC_ROWS, asymptotic_table  # noqa: E402
+from studies.scaling.closed_forms import ASYMPTOTIC_ROWS, asymptotic_table  # noqa: E402
 
 
 def _evaluate(formula, **names):
@@ -118,9 +118,9 @@ def test_each_table_formula_is_its_closed_form(name, options):
 
 @pytest.mark.parametrize("name", sorted(workloads.PARADIGMS))
 def test_scale_puts_a_closed_form_beside_every_paradigms_simulation(name):
-    # Issue 16: `netsim scale PARADIGM` (studies.paradigm_scaling.study) has a closed form
+    # Issue 16: `netsim scale PARADIGM` (studies.scaling.paradigm.study) has a closed form
     # at every P for every paradigm.
-    from studies.paradigm_scaling import study
+    from studies.scaling.paradigm import study
 
     dataset = "sparse" if name == "ps-partitioned" else "iris"
     st = study(name, [2], star, iterations=1, dataset=dataset)

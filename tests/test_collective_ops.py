@@ -3,7 +3,7 @@
 Expected values come from: the same collective expanded at trace-build time with
 today's generators and joined with ``concat`` (the MPICH library must give the same
 replay), hand-worked alpha-beta times on a non-blocking star, and NCCL's lone call
-(``netsim.nccl.simulate``) for the NCCL library.
+(``netsim.comm.nccl.simulate``) for the NCCL library.
 """
 
 import networkx as nx
@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 import netsim
-from netsim import TraceBuilder, collectives, nccl
+from netsim import TraceBuilder
+from netsim.comm import collectives, nccl
 from netsim.errors import NcclModelError, TraceError
-from netsim.traceio import load_trace, save_trace
-from netsim.traceops import concat, repeat
+from netsim.formats.tracefile import load_trace, save_trace
+from netsim.trace.ops import concat, repeat
 from topologies.devices import compute_capability
 
 
@@ -268,7 +269,7 @@ def test_one_member_or_zero_bytes_moves_nothing():
 # -- traces in and out -------------------------------------------------------------------------
 
 def test_chakra_round_trip_keeps_collectives_under_both_libraries(tmp_path):
-    from netsim.chakra import load_chakra, save_chakra
+    from netsim.formats.chakra import load_chakra, save_chakra
 
     b = TraceBuilder(4)
     c = [b.compute(r, seconds=1e-3 * (r + 1)) for r in range(4)]
@@ -289,7 +290,7 @@ def test_chakra_round_trip_keeps_collectives_under_both_libraries(tmp_path):
 
 
 def test_timeline_shows_a_collective_on_every_member():
-    from netsim.timeline import timeline_events
+    from netsim.formats.timeline import timeline_events
 
     G = nvswitch_box(4)
     b = TraceBuilder(4)

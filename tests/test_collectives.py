@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from netsim import COMPUTE, MESSAGE, Trace, TraceError, simulate
-from netsim import collectives as C
+from netsim.comm import collectives as C
 from topologies import star
 
 GENERATORS = [getattr(C, name) for name in C.__all__ if name != "payloads"]
@@ -332,7 +332,7 @@ def test_ring_allreduce_1024_counts():
 
 @pytest.mark.parametrize("call, match", [
     (lambda: C.ring_allreduce(0, 1e6), "P must be an integer in 1..2147483647, got 0$"),
-    # Ranks are int32 (netsim.trace.MAX_RANKS): refused before any allocation (a MemoryError).
+    # Ranks are int32 (netsim.trace.core.MAX_RANKS): refused before any allocation (a MemoryError).
     (lambda: C.ring_allreduce(2**40, 1e6), "P must be an integer in 1..2147483647, got 1099511627776$"),
     (lambda: C.ring_allreduce(2.5, 1e6), "P must be an integer"),
     (lambda: C.ring_allreduce(True, 1e6), "P must be an integer"),

@@ -12,7 +12,7 @@ import networkx as nx
 import pytest
 
 from netsim import Network, NetsimError, TopologyError, TraceError, simulate
-from netsim import collectives as C
+from netsim.comm import collectives as C
 from netsim import costmodel as M
 from topologies import star, two_tier
 

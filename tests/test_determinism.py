@@ -10,7 +10,7 @@ import pytest
 SIMULATE = r"""
 import hashlib, sys
 import netsim
-from netsim import collectives
+from netsim.comm import collectives
 from topologies import two_tier
 t = collectives.rabenseifner_allreduce(12, 3e7)
 r = netsim.simulate(t, two_tier(12, 4, bandwidth=1.25e9, uplink_bandwidth=2e9, latency=1e-6))

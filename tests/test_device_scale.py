@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from netsim.kineto import load_kineto
-from studies.cli import main
-from studies.device_scale import device_scale, profile_precision
+from netsim.formats.kineto.load import load_kineto
+from studies.cli.parser import main
+from studies.validation.device_scale import device_scale, profile_precision
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "kineto")
 A100 = os.path.join(DATA, "hta_a100_ddp_rank0.json.gz")

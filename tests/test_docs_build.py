@@ -35,7 +35,7 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     for page in ("index", "getting-started", "model", "gpu", "traces", "studies", "claims",
                  "validation", "cli", "benchmarks", "api/index"):
         assert (out / f"{page}.html").exists(), page
-    engine = (out / "api" / "generated" / "netsim.engine.html").read_text()
+    engine = (out / "api" / "generated" / "netsim.engine.replay.html").read_text()
     assert "small_event" in engine and "SimPy orders the events" in engine
     assert "usage: netsim replay" in (out / "cli.html").read_text()
     assert (out / "_images" / "schemes.png").exists()

@@ -107,7 +107,7 @@ def check_python(argv):
 
 @pytest.mark.parametrize("page", pages_with("sh"), ids=name)
 def test_shell_examples_name_options_and_files_that_exist(page):
-    from studies.cli import build_parser
+    from studies.cli.parser import build_parser
 
     seen = 0
     for code in blocks(page, "sh"):
@@ -122,7 +122,7 @@ def test_shell_examples_name_options_and_files_that_exist(page):
 
 
 def test_the_sample_sweep_config_passes_the_sweeps_checks(tmp_path):
-    from studies.sweep_config import load_config, sweep_points
+    from studies.sweep.config import load_config, sweep_points
 
     samples = [c for c in blocks(DOCS / "studies.md", "yaml") if c.startswith("# sweep.yaml")]
     assert len(samples) == 1
@@ -140,7 +140,7 @@ FAST = ("collective", "topology", "export", "import")
 def test_fast_shell_examples_run_as_written(page, tmp_path, monkeypatch, capsys):
     # `netsim collective ... --protocol LL128` on pcie_box was accepted by the parser but
     # refused by the model: parsing alone did not show that the example fails as written.
-    from studies.cli import main
+    from studies.cli.parser import main
 
     monkeypatch.chdir(tmp_path)  # files the examples write land here
     for code in blocks(page, "sh"):

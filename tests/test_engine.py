@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from netsim import TraceBuilder, simulate
-from netsim.maxmin import max_min_rates
+from netsim.engine.maxmin import max_min_rates
 
 REL = 1e-9
 

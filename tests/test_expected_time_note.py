@@ -1,10 +1,10 @@
 """Long accepted work is announced once, before it starts, and never before a refusal.
 
-A command prices its work while it checks its input (:mod:`studies.trace_size`,
-:mod:`studies.run_length`); once every check has passed, one note on a terminal gives
-the estimated CPU time (:func:`studies.console.expect`). The notes' figures are the
+A command prices its work while it checks its input (:mod:`studies.scaling.trace_size`,
+:mod:`studies.scaling.run_length`); once every check has passed, one note on a terminal gives
+the estimated CPU time (:func:`studies.cli.console.expect`). The notes' figures are the
 estimates' own (the contract: the user reads what the refusal would have said), so the
-tests compare them with :func:`studies.trace_size.check_fits` called directly, and check
+tests compare them with :func:`studies.scaling.trace_size.check_fits` called directly, and check
 where the note appears: after the checks, before the work, only on a terminal.
 """
 
@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
-from studies import console
-from studies.cli import main
-from studies.run_length import EPOCH_SECONDS
-from studies.trace_size import check_fits
+from studies.cli import console
+from studies.cli.parser import main
+from studies.scaling.run_length import EPOCH_SECONDS
+from studies.scaling.trace_size import check_fits
 
 
 class Terminal(io.StringIO):
@@ -35,8 +35,8 @@ def run_cli(monkeypatch, capsys, argv, tty=True):
 
 
 def spy(monkeypatch, command):
-    """The (seconds, what) of every :func:`studies.console.expect` call ``command`` makes."""
-    module = importlib.import_module(f"studies.commands.{command}")
+    """The (seconds, what) of every :func:`studies.cli.console.expect` call ``command`` makes."""
+    module = importlib.import_module(f"studies.cli.commands.{command}")
     calls = []
 
     def recording(args, seconds, what):
@@ -88,7 +88,7 @@ def test_a_refused_larger_p_prints_no_note_for_the_smaller(monkeypatch, capsys):
 
 
 def test_claims_refused_after_pricing_prints_no_note(monkeypatch, capsys):
-    # Two seeds at studies.run_length.SEED_SECONDS = 15 s each: 30 s, above the default
+    # Two seeds at studies.scaling.run_length.SEED_SECONDS = 15 s each: 30 s, above the default
     # EXPECT_SECONDS, priced before the --png check that refuses the command.
     code, err = run_cli(monkeypatch, capsys, ["claims", "--seeds", "0..1", "--png", "x.txt"])
     assert code == 2 and NOTE not in err and err.startswith("netsim: error:")
@@ -99,7 +99,7 @@ def test_record_announces_its_epochs(monkeypatch, capsys):
     calls = spy(monkeypatch, "record")
     code, err = run_cli(monkeypatch, capsys, ["record", "ps-sync", "--epochs", "3", "--json"])
     assert code == 0 and "recording ps-sync: about 0 s" in err and err.count(NOTE) == 1
-    # Three epochs at studies.run_length.EPOCH_SECONDS each (the default width prices below).
+    # Three epochs at studies.scaling.run_length.EPOCH_SECONDS each (the default width prices below).
     assert calls == [(pytest.approx(3 * EPOCH_SECONDS, rel=1e-12), "recording ps-sync")]
 
 
@@ -111,7 +111,7 @@ def test_paradigm_scaling_announces_points_beyond_the_probe(monkeypatch, capsys)
     assert code == 0 and err.count(NOTE) == 1 and "ps-sync at P = 32: about" in err
     assert len(calls) == 1 and calls[0][0] > 0
     # Within the probe sizes only the training is priced (one iteration at
-    # studies.run_length.EPOCH_SECONDS, the least priced unit), and announced once.
+    # studies.scaling.run_length.EPOCH_SECONDS, the least priced unit), and announced once.
     calls.clear()
     code, err = run_cli(monkeypatch, capsys, ["scale", "ps-sync", "-P", "4", "--iterations", "1",
                                               "--png", "/dev/null"])
@@ -133,7 +133,7 @@ def test_scale_announces_the_sum_once(monkeypatch, capsys, argv):
 
 def test_record_prices_the_paradigms_default_epochs(monkeypatch, capsys):
     # No --epochs: ps-sync's default run of 30 epochs (workloads.PARADIGMS), each at
-    # studies.run_length.EPOCH_SECONDS; it was priced as one epoch.
+    # studies.scaling.run_length.EPOCH_SECONDS; it was priced as one epoch.
     monkeypatch.setattr(console, "EXPECT_SECONDS", 0.0)
     calls = spy(monkeypatch, "record")
     code, _ = run_cli(monkeypatch, capsys, ["record", "ps-sync", "--json"])

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import one_line_error
 from netsim.errors import NetsimError, TopologyError
-from netsim.network import Network
+from netsim.network.compiled import Network
 from netsim.units import MAX_LATENCY, MIN_BANDWIDTH
 
 
@@ -46,7 +46,7 @@ def test_the_bounds_themselves_give_the_closed_form_without_warnings(capsys):
     """At the largest latency and the smallest bandwidth the ring's time is Hockney's,
     2 (P - 1) (alpha + n / (P beta)) on a star (two links per hop: alpha is 2 x latency),
     and no RuntimeWarning is raised on the way."""
-    from netsim.analysis import compare
+    from netsim.analysis.collectives import compare
     from topologies import star
 
     P, n = 4, 1e3
@@ -59,7 +59,7 @@ def test_the_bounds_themselves_give_the_closed_form_without_warnings(capsys):
 
 
 def test_a_sweep_straggler_on_an_absent_rank_is_refused_with_the_point(tmp_path, capsys):
-    from studies.sweep_config import check_config
+    from studies.sweep.config import check_config
 
     with pytest.raises(NetsimError, match=r"rank 7, but the point allreduce at P = 4 on star "
                                           r"has ranks 0\.\.3 only"):

@@ -2,17 +2,17 @@
 
 A chain of flows, flow i crossing links i and i + 1, is one connected component:
 a flow added at its head changes every rate down the chain. The batch path
-(:meth:`FlowTable.rerate` with ``small=-1``, :func:`netsim.kernels.component`) must
+(:meth:`FlowTable.rerate` with ``small=-1``, :func:`netsim.engine.kernels.component`) must
 find the whole chain, short or long, and its rates
-must equal a max-min solve over every active flow (:func:`netsim.maxmin.max_min_rates_small`)
+must equal a max-min solve over every active flow (:func:`netsim.engine.maxmin.max_min_rates_small`)
 and the incremental path's bit for bit. A flow on links of its own stays untouched.
 """
 
 import numpy as np
 import pytest
 
-from netsim.flows import FlowTable
-from netsim.maxmin import max_min_rates_small
+from netsim.engine.flows import FlowTable
+from netsim.engine.maxmin import max_min_rates_small
 
 
 def _chain(small, length):

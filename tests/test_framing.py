@@ -4,9 +4,9 @@ import networkx as nx
 import pytest
 
 from netsim import TopologyError, TraceBuilder, simulate
-from netsim.collectives import ring_allreduce
-from netsim.network import Network
-from netsim import reference
+from netsim.comm.collectives import ring_allreduce
+from netsim.network.compiled import Network
+from netsim.engine import reference
 from engines import result
 from topologies import fat_tree, leaf_spine, star, two_tier
 

@@ -1,4 +1,4 @@
-"""The small-event path's fused instants (netsim.small.plain_callbacks) against its general
+"""The small-event path's fused instants (netsim.engine.small.plain_callbacks) against its general
 form: the same replay both ways agrees bit for bit, counters included, and the fused form
 does take the usual desynchronised instants."""
 
@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engines import result
-from netsim import Network, TraceBuilder, engine
+from netsim import Network, TraceBuilder
+from netsim.engine import replay as engine
 from strategies import cases, desync_cases
 from test_properties import bounded
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from netsim.errors import NetsimError
-from studies.cli import main
+from studies.cli.parser import main
 
 
 class _WorkStarted(BaseException):
@@ -62,8 +62,8 @@ def _argv(rng, command):
 @pytest.mark.parametrize("command", sorted(OPTIONS))
 def test_random_option_combinations_are_refused_or_reach_the_work(command, monkeypatch,
                                                                     capsys, tmp_path):
-    import studies.commands.collective as collective
-    import studies.commands.scale as scale
+    import studies.cli.commands.collective as collective
+    import studies.cli.commands.scale as scale
 
     monkeypatch.chdir(tmp_path)
     for module, name in ((collective, "compare"), (scale, "scale"), (scale, "study")):
@@ -94,7 +94,7 @@ def _random_value(rng):
 
 
 def _random_config(rng):
-    from studies.sweep_config import KNOWN_KEYS
+    from studies.sweep.config import KNOWN_KEYS
 
     config = {"topologies": ["star"], "P": [2, 4]}
     if rng.random() < 0.5:
@@ -114,7 +114,7 @@ def _random_config(rng):
 
 
 def test_random_sweep_configs_are_refused_or_give_usable_points():
-    from studies.sweep_config import check_config, sweep_points
+    from studies.sweep.config import check_config, sweep_points
 
     rng = np.random.default_rng(2033)
     accepted = refused = 0
@@ -139,7 +139,7 @@ def test_random_sweep_configs_are_refused_or_give_usable_points():
 
 def test_random_sweep_config_files_are_refused_before_any_point(monkeypatch, capsys, tmp_path):
     pytest.importorskip("yaml")
-    import studies.commands.sweep as sweep
+    import studies.cli.commands.sweep as sweep
 
     monkeypatch.setattr(sweep, "run_sweep", _stub)
     rng = np.random.default_rng(7)

@@ -1,7 +1,7 @@
 """gloo's allreduce over TCP: the wire, and the copies and sums on the hosts' cores.
 
 Expected times are closed forms: the bytes each rank's cores move, counted from
-gloo's source (netsim/gloo.py's docstring: 13 (P-1)/P n for ring_chunked,
+gloo's source (netsim/comm/gloo.py's docstring: 13 (P-1)/P n for ring_chunked,
 9 (P-1) n for ring), over the cores' rate or the socket's memory, whichever is
 lower; or the bytes on the wire over the link; plus the steps' latencies.
 """
@@ -14,7 +14,7 @@ import pytest
 import netsim
 from netsim import TraceBuilder
 from netsim.errors import TraceError
-from netsim.library import expand
+from netsim.comm.library import expand
 from conftest import one_line_error
 
 
@@ -100,7 +100,7 @@ def test_other_operations_are_refused_by_name():
 
 
 def test_cli_gloo_on_a_star_with_a_named_cpu(capsys):
-    from studies.cli import main
+    from studies.cli.parser import main
 
     assert main(["collective", "allreduce", "--library", "gloo", "-P", "2", "-n", "20MB",
                  "--topology", "star:bandwidth=40Gbps,mtu=1500,cpu=Xeon-E5-2620-v4"]) in (0, None)
@@ -112,7 +112,7 @@ def test_cli_gloo_on_a_star_with_a_named_cpu(capsys):
 def test_cli_gloo_json_record(capsys):
     import json
 
-    from studies.cli import main
+    from studies.cli.parser import main
 
     assert main(["collective", "allreduce", "--library", "gloo", "-P", "2", "-n", "20MB",
                  "--algorithm", "ring", "--json",
@@ -141,7 +141,7 @@ def test_a_recorded_cpu_trace_replays_with_its_host_work():
     # 6.5 n / 1e9 per call (ring_chunked, P = 2) and takes away the wire's n / 1e12.
     import os
 
-    from netsim.kineto import load_kineto
+    from netsim.formats.kineto.load import load_kineto
 
     data = os.path.join(os.path.dirname(__file__), "data", "kineto")
     trace = load_kineto([os.path.join(data, f"gloo_cpu_ddp_rank{r}.json.gz") for r in (0, 1)])

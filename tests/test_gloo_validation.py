@@ -1,6 +1,6 @@
 """The gloo rows of the validation page: recomputed, sourced, and counted by the rule."""
 
-from studies import gloo_validation as g
+from studies.validation import gloo as g
 from topologies.devices import HOST_CPUS
 
 

@@ -4,8 +4,8 @@ import networkx as nx
 import pytest
 
 from netsim import TopologyError, simulate
-from netsim.collectives import alltoall, ring_allreduce
-from netsim.graphio import read_topology, write_topology
+from netsim.comm.collectives import alltoall, ring_allreduce
+from netsim.formats.graphio import read_topology, write_topology
 from topologies import dgx1, two_tier, torus
 
 

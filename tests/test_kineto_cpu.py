@@ -9,8 +9,8 @@ import pytest
 
 import netsim
 from netsim.errors import TraceError
-from netsim.kineto import load_kineto
-from netsim.reproject import reproject
+from netsim.formats.kineto.load import load_kineto
+from netsim.trace.reproject import reproject
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "kineto")
 GLOO = [os.path.join(DATA, f"gloo_cpu_ddp_rank{r}.json.gz") for r in (0, 1)]

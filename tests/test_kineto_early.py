@@ -2,7 +2,7 @@
 
 The file is the public sample profile of PyTorch's TensorBoard plugin (see
 tests/data/kineto/README.md). Expected values are counted from the JSON here,
-with the early names written out independently of netsim.kineto_formats.
+with the early names written out independently of netsim.formats.kineto.older.
 """
 
 import gzip
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import netsim
-from netsim.kineto import load_kineto
-from netsim.kineto_formats import modern
+from netsim.formats.kineto.load import load_kineto
+from netsim.formats.kineto.older import modern
 
 PATH = os.path.join(os.path.dirname(__file__), "data", "kineto", "tb_resnet50_worker0.pt.trace.json.gz")
 GPU = {"Kernel": "kernel", "Memcpy": "memcpy", "Memset": "memset"}

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from netsim.errors import TraceError
-from netsim.kineto import load_kineto
-from netsim.library import mpich_wire
+from netsim.formats.kineto.load import load_kineto
+from netsim.comm.library import mpich_wire
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "kineto")
 OLD_A100 = os.path.join(DATA, "hta_old_a100_rank3.json.gz")
 OLD_SAMPLED = os.path.join(DATA, "hta_old_sampled_rank0.json.gz")
-# Element sizes of the C++ names, written out here independently of netsim.kineto_comms.
+# Element sizes of the C++ names, written out here independently of netsim.formats.kineto.comms.
 ELEMENT = {"float": 4, "c10::Half": 2, "long int": 8, "int": 4}
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from netsim.errors import TraceError
-from netsim.kineto import load_kineto
-from netsim.trace import COMPUTE
+from netsim.formats.kineto.load import load_kineto
+from netsim.trace.core import COMPUTE
 from test_kineto import _coll, _kernel, _rank, _step, _write
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "kineto")

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import netsim
-from netsim.kineto_timeline import write_kineto
+from netsim.formats.kineto.timeline import write_kineto
 from topologies import star
 
 
@@ -42,7 +42,7 @@ def _overlap():
 
 
 def _parameter_server():
-    from workloads import ps_sync
+    from workloads.paradigms import ps_sync
 
     # Slow links and devices (below) make every op last milliseconds: HTA keeps whole us.
     return ps_sync.run(epochs=1).trace, _star(5, 1.25e5)
@@ -77,7 +77,7 @@ def _by_hand(path):
 
 def _netsim(trace, result, r):
     """netsim's split of rank r over its own span (first op start to last op end), in us."""
-    from netsim.kineto_timeline import kernels
+    from netsim.formats.kineto.timeline import kernels
 
     k = kernels(trace, result)
     mine = k["rank"] == r
@@ -140,7 +140,7 @@ def test_hta_temporal_breakdown_equals_netsims_split(name, tmp_path):
 
 def test_replay_writes_one_file_per_rank_and_refuses_a_format_without_a_path(tmp_path, capsys):
     from netsim import save_trace
-    from studies.cli import main
+    from studies.cli.parser import main
 
     trace, _ = _overlap()
     save_trace(trace, tmp_path / "t.npz")

@@ -17,10 +17,10 @@ import pytest
 
 import netsim
 from netsim.errors import NetsimError
-from netsim.kineto import load_kineto
-from netsim.kineto_timeline import write_kineto
-from netsim.reproject import reproject
-from netsim.whatif import whatif
+from netsim.formats.kineto.load import load_kineto
+from netsim.formats.kineto.timeline import write_kineto
+from netsim.trace.reproject import reproject
+from netsim.trace.whatif import whatif
 from topologies import star
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "kineto")

@@ -1,8 +1,8 @@
 """A term's law: "constant" below its noise floor, and one law for a binomial tree at any P set.
 
-Hand-constructed curves of known law (netsim.scaling_laws.fit_law), and MST broadcast through the
-two paths that label it: `netsim scale` (netsim.analysis.scale_terms / fit_scaling) and the
-claims row (studies.claims.lp_claims) on the same PCIe tree and the same P.
+Hand-constructed curves of known law (netsim.analysis.scaling_laws.fit_law), and MST broadcast through the
+two paths that label it: `netsim scale` (netsim.analysis.collectives.scale_terms / fit_scaling) and the
+claims row (studies.claims.reproduce.lp_claims) on the same PCIe tree and the same P.
 """
 
 import json
@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pytest
 
-from netsim.analysis import fit_scaling, scale, scale_terms
-from netsim.scaling_laws import NOISE, fit_law, fit_terms
-from studies.claims import lp_claims
-from studies.cli import main
+from netsim.analysis.collectives import fit_scaling, scale, scale_terms
+from netsim.analysis.scaling_laws import NOISE, fit_law, fit_terms
+from studies.claims.reproduce import lp_claims
+from studies.cli.parser import main
 from topologies.machines import pcie_tree
 
 P = np.arange(2, 17, dtype=float)

@@ -26,13 +26,13 @@ def loaded(code):
 def test_import_netsim_loads_no_heavy_dependency():
     mods = loaded("import netsim")
     assert not [m for m in HEAVY if m in mods]
-    assert not {"netsim.nccl", "netsim.chakra", "netsim.kineto", "netsim.kernels"} & mods
+    assert not {"netsim.comm.nccl", "netsim.formats.chakra", "netsim.formats.kineto.load", "netsim.engine.kernels"} & mods
 
 
 def test_lazy_names_load_on_first_access():
     mods = loaded("import netsim\nassert netsim.nccl.ALGORITHMS\nassert netsim.nx.Graph\n"
                   "assert callable(netsim.load_chakra) and callable(netsim.load_kineto)")
-    assert {"netsim.nccl", "networkx", "netsim.chakra", "netsim.kineto"} <= mods
+    assert {"netsim.comm.nccl", "networkx", "netsim.formats.chakra", "netsim.formats.kineto.load"} <= mods
     assert "google.protobuf" not in mods  # the Chakra reader imports protobuf when it reads
 
 
@@ -49,22 +49,22 @@ def test_small_replay_loads_no_compiled_kernel():
                   "b = netsim.TraceBuilder(2); _ = b.message(0, 1, 1e6)\n"
                   "G = nx.Graph(); G.add_edge('a', 'b', bandwidth=1e9, latency=0.0)\n"
                   "assert netsim.simulate(b.build(), G).makespan == 1e6 / 1e9")
-    assert "numba" not in mods and "netsim.kernels" not in mods
+    assert "numba" not in mods and "netsim.engine.kernels" not in mods
 
 
 def test_batch_path_loads_the_kernels():
     # A synchronous ring's steps start P flows at one instant: the compiled batch path.
     mods = loaded("import networkx as nx, netsim\n"
-                  "from netsim.collectives import ring_allreduce\n"
+                  "from netsim.comm.collectives import ring_allreduce\n"
                   "G = nx.star_graph(16); nx.set_edge_attributes(G, 1e9, 'bandwidth')\n"
                   "nx.set_edge_attributes(G, 0.0, 'latency')\n"
                   "netsim.simulate(ring_allreduce(16, 1e6), G)")
-    assert "netsim.kernels" in mods
+    assert "netsim.engine.kernels" in mods
 
 
 def test_cli_command_imports_no_other_command():
-    mods = loaded("from studies.cli import main\n"
+    mods = loaded("from studies.cli.parser import main\n"
                   "assert main(['replay', 'no-such-file.json', '--topology', 'star']) == 2")
-    commands = {m for m in mods if m.startswith("studies.commands.")}
-    assert commands == {"studies.commands.replay"}
+    commands = {m for m in mods if m.startswith("studies.cli.commands.")}
+    assert commands == {"studies.cli.commands.replay"}
     assert not [m for m in ("numba", "matplotlib", "scipy", "pandas") if m in mods]

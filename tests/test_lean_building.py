@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import netsim
-import netsim.trace as trace_module
+import netsim.trace.core as trace_module
 from netsim.errors import TraceError
-from netsim.network import _unique_pairs
-from netsim.tracegraph import successors
+from netsim.network.compiled import _unique_pairs
+from netsim.trace.graph import successors
 
 
 def test_unique_pairs_equal_numpys_unique():

@@ -10,9 +10,9 @@ inter-node hop through one NIC).
 import pytest
 
 from doc_pages import block
-from netsim import nccl
-from studies import library_scaling
-from studies.cli import main
+from netsim.comm import nccl
+from studies.scaling import library as library_scaling
+from studies.cli.parser import main
 from topologies import gpu_cluster
 
 RESNET50_GRADIENT = 4 * 25_557_032   # float32 values of ResNet-50 (torchvision), bytes

@@ -1,4 +1,4 @@
-"""Counts chosen by an option are priced before any work: unit cost x count (studies.run_length).
+"""Counts chosen by an option are priced before any work: unit cost x count (studies.scaling.run_length).
 
 The work each would start is replaced by a stub: a refusal must come first, in one line with
 the figure and --force; with --force the work starts.
@@ -7,8 +7,8 @@ the figure and --force; with --force the work starts.
 import pytest
 
 from conftest import one_line_error
-from studies.run_length import EPOCH_SECONDS, SAMPLES, SEED_SECONDS, WEIGHT_SECONDS, check_training
-from studies.trace_size import TIME_LIMIT
+from studies.scaling.run_length import EPOCH_SECONDS, SAMPLES, SEED_SECONDS, WEIGHT_SECONDS, check_training
+from studies.scaling.trace_size import TIME_LIMIT
 
 
 class _WorkStarted(BaseException):
@@ -21,11 +21,11 @@ def _stub(*a, **k):
 
 @pytest.fixture
 def no_work(monkeypatch):
-    import studies.claims as claims
-    import studies.commands.record as record
-    import studies.commands.scale as scale
-    import studies.commands.overlap as overlap
-    import studies.commands.sweep as sweep
+    import studies.claims.reproduce as claims
+    import studies.cli.commands.record as record
+    import studies.cli.commands.scale as scale
+    import studies.cli.commands.overlap as overlap
+    import studies.cli.commands.sweep as sweep
 
     monkeypatch.setattr(record, "record", _stub)
     monkeypatch.setattr(scale, "study", _stub)
@@ -61,7 +61,7 @@ def test_a_long_run_is_refused_before_it_starts(argv, needle, no_work, capsys, t
     ["scale", "ps-sync", "-P", "2,4", "--iterations", "100000000", "--force"],
 ])
 def test_force_goes_on(argv, no_work, tmp_path, monkeypatch):
-    from studies.cli import main
+    from studies.cli.parser import main
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(_WorkStarted):
@@ -98,7 +98,7 @@ def test_lp_segments_of_a_paradigm_are_counted_as_messages(no_work, capsys, tmp_
 
 
 def test_an_allocation_that_fails_is_one_line(monkeypatch, capsys):
-    import studies.commands.record as record
+    import studies.cli.commands.record as record
 
     def huge(*a, **k):
         raise MemoryError("Unable to allocate 47.7 GiB for an array")
@@ -109,9 +109,9 @@ def test_an_allocation_that_fails_is_one_line(monkeypatch, capsys):
 def test_schemes_prices_its_worst_case_epochs(no_work, capsys, tmp_path, monkeypatch):
     # A combination trains 1, 2, ... E epochs afresh until the target: E (E + 1) / 2 epochs
     # each, 6 combinations offered; --target 1 --max-epochs 100000000 ran until killed.
-    from workloads.schemes import combinations
+    from workloads.paradigms.schemes import combinations
 
-    import studies.schemes as schemes
+    import studies.claims.schemes as schemes
 
     monkeypatch.setattr(schemes, "study", _stub)
     monkeypatch.chdir(tmp_path)
@@ -124,7 +124,7 @@ def test_schemes_prices_its_worst_case_epochs(no_work, capsys, tmp_path, monkeyp
     for argv in (["schemes", "--max-epochs", str(largest)],
                  ["schemes", "--max-epochs", str(E), "--force"]):
         with pytest.raises(_WorkStarted):
-            from studies.cli import main
+            from studies.cli.parser import main
 
             main(argv)
 
@@ -140,7 +140,7 @@ def test_a_sweep_grid_is_priced_over_all_its_collective_points(no_work, capsys, 
                          "the sweep's 2998 collective points on star would take")
     assert f"{total:.2g} messages" in err, err
     config.write_text("topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\nP: [2, 4, 8]\n")
-    from studies.cli import main
+    from studies.cli.parser import main
 
     with pytest.raises(_WorkStarted):  # a small grid goes on
         main(["sweep", str(config), "-o", str(tmp_path / "g.csv")])
@@ -154,7 +154,7 @@ def test_a_sweep_grid_is_priced_over_all_its_collective_points(no_work, capsys, 
 ])
 def test_a_window_that_options_make_long_is_priced_as_iterations(argv, iterations, no_work,
                                                                   capsys, tmp_path, monkeypatch):
-    import studies.paradigm_scaling as ps
+    import studies.scaling.paradigm as ps
 
     monkeypatch.setattr(ps, "base_recording", _stub)
     monkeypatch.chdir(tmp_path)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from studies.cli import main
+from studies.cli.parser import main
 
 BW, ALPHA = 1.25e9, 2e-6  # the default star: 10 GbE links of 1 us, two hops per message
 
@@ -65,7 +65,7 @@ def test_sweep_point_tunes_lp_segments():
     # A sweep's allreduce point with collective lp and no segments gets k* (the optimum of
     # the exact chain time), so its closed form is at most that of any fixed k, e.g. 4.
     from netsim import costmodel
-    from studies.paradigm_scaling import sweep_point
+    from studies.scaling.paradigm import sweep_point
     from topologies import star
 
     def point(options):

@@ -4,9 +4,9 @@ the documentation's tables are what the code computes, and the errors are what t
 import pytest
 from doc_pages import DOCS, block
 
-from studies.megatron_table import (REFERENCE, ROWS, errors, markdown, predict, predictions,
+from studies.validation.megatron import (REFERENCE, ROWS, errors, markdown, predict, predictions,
                                     sensitivity)
-from workloads.transformer_flops import config, parameters
+from workloads.transformer.flops import config, parameters
 
 
 @pytest.mark.parametrize("rule,suffix", [("memory", ""), ("flops", "-flops")])

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 import netsim
-from netsim.library import mpich_wire
+from netsim.comm.library import mpich_wire
 import workloads
 from topologies import devices, star
 from workloads import WorkloadError, mlp
 from workloads.models import (MODELS, Model, UnknownModelError, bert_large, get_model, gpt2,
                               mlp_model, resize, resnet50, vgg16)
-from workloads.projection import ProjectionError
+from workloads.plan.projection import ProjectionError
 
 # -- totals against the published ones --------------------------------------------------------
 
@@ -173,7 +173,7 @@ def test_resize_keeps_measured_rates(runs):
 
 
 def test_resize_dgc_applies_the_stage_density_per_unit(runs):
-    from workloads.dgc import values_per_layer, warmup_sparsity
+    from workloads.paradigms.dgc import values_per_layer, warmup_sparsity
 
     m = resnet50()
     r = resize(runs["dgc"], m, iterations=20)
@@ -230,7 +230,7 @@ def _critical_path(trace, alpha, beta):
 
 def test_resized_traces_simulate(runs):
     from netsim.costmodel import alpha_beta, contention_bound
-    from studies.closed_forms import closed_form
+    from studies.scaling.closed_forms import closed_form
 
     v100 = devices.device_flops("V100")
     for name, t in runs.items():

@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from studies import nccl_report
-from studies import nccl_validation as v
+from studies.reports import nccl as nccl_report
+from studies.validation import nccl as v
 
 DATA = pathlib.Path(__file__).resolve().parent.parent / "studies" / "data"
 FILES = [file for _, file in v.BLOCKS]

@@ -8,7 +8,7 @@ worked by hand from its tables (``baseLat``, ``hwLat``) and the EFA plugin's 75 
 
 import pytest
 
-from netsim.nccl import model, tuning
+from netsim.comm.nccl import model, tuning
 from topologies import gpu_cluster
 
 

@@ -8,8 +8,8 @@ call's channels), so the time is the latency plus the bytes of a hop over the ca
 import networkx as nx
 import pytest
 
-from netsim import nccl
-from netsim.nccl import limits, tuning
+from netsim.comm import nccl
+from netsim.comm.nccl import limits, tuning
 
 US = 1e-6
 RING = tuning.ALGORITHMS.index("ring")
@@ -108,7 +108,7 @@ def test_two_calls_at_once_each_keep_their_own_channels_cap():
     # own flow bounded at 36.7 GB/s of data; the link (370.8 GB/s) carries all four flows at
     # 39.1 GB/s of wire each, so both calls end as one alone does.
     from netsim import TraceBuilder
-    from netsim.library import expand
+    from netsim.comm.library import expand
     from netsim.result import replay_expansion
 
     S = 2**26

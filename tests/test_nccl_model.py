@@ -1,16 +1,16 @@
-"""netsim.nccl.simulate against hand-worked times on small plain graphs.
+"""netsim.comm.nccl.simulate against hand-worked times on small plain graphs.
 
 Every expected time is written out here from NCCL's cited constants
-(netsim.nccl.tuning: baseLat, hwLat; topo.h NVLink and PCIe figures) and the
+(netsim.comm.nccl.tuning: baseLat, hwLat; topo.h NVLink and PCIe figures) and the
 bytes each link must carry; the simulation must reproduce it.
 """
 
 import networkx as nx
 import pytest
 
-from netsim import nccl
-from netsim.nccl import hardware, tuning
-from netsim.nccl import NcclModelError
+from netsim.comm import nccl
+from netsim.comm.nccl import hardware, tuning
+from netsim.comm.nccl import NcclModelError
 from topologies.devices import compute_capability
 
 US = 1e-6

@@ -1,4 +1,4 @@
-"""netsim.nccl.tuning against NCCL v2.30.7-1's constants and formulas, and a first validation.
+"""netsim.comm.nccl.tuning against NCCL v2.30.7-1's constants and formulas, and a first validation.
 
 Expected values are written out from src/graph/tuning.cc of NCCL v2.30.7-1, read by hand
 from that release's source (``ncclTunerConstantsDefaults``, ``ncclTopoTuneModel``), as it
@@ -16,8 +16,8 @@ import statistics
 
 import pytest
 
-from netsim.nccl import tuning as nt
-from netsim.nccl.tuning import Comm, Graph, NcclModelError
+from netsim.comm.nccl import tuning as nt
+from netsim.comm.nccl.tuning import Comm, Graph, NcclModelError
 from topologies import links, specs
 
 DATA = pathlib.Path(__file__).parent.parent / "studies" / "data"  # package data of studies
@@ -215,7 +215,7 @@ def test_two_p4d_nodes_choose_the_tree_for_large_allreduce():
     # 8.4 + 2 x (7 intra hops x 4.0 + 1 inter hop x (14 + 2 x 75)) us: v2.30.7-1's baseLat
     # Tree/Simple 8.4, hwLat NVLINK 4.0 and NET 14, plus the EFA plugin's 75 us
     # latencyInter, twice for Simple (the flush).
-    from netsim import nccl
+    from netsim.comm import nccl
     from topologies import gpu_cluster
     res = nccl.simulate(gpu_cluster("p4d", 2), "allreduce", 2**30)
     assert (res.plan.algorithm, res.plan.protocol) == ("tree", "Simple")

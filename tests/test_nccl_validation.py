@@ -2,8 +2,8 @@
 measurements.
 
 Every row of studies/data/nccl_measurements.csv (the counted rows), of the hold-out and ops
-files and of the reported file is simulated with netsim.nccl.simulate on its machine, built
-with topologies (studies.nccl_validation); the page must show exactly the fresh tables and
+files and of the reported file is simulated with netsim.comm.nccl.simulate on its machine, built
+with topologies (studies.validation.nccl); the page must show exactly the fresh tables and
 summary, and each row's error must be the relative gap between the simulated and the posted
 time.
 """
@@ -15,8 +15,9 @@ import statistics
 import pytest
 
 from doc_pages import block as page_block
-from studies import gloo_validation, nccl_report
-from studies import nccl_validation as v
+from studies.validation import gloo as gloo_validation
+from studies.reports import nccl as nccl_report
+from studies.validation import nccl as v
 
 
 def block(name):

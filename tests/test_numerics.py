@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from netsim import DeadlockError, Network, TraceBuilder, simulate
-from netsim.engine import replay
+from netsim.engine.replay import replay
 
 REL = 1e-9
 

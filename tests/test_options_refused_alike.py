@@ -10,8 +10,8 @@ import pytest
 
 import workloads
 from netsim.errors import NetsimError
-from studies.cli import main
-from studies.sweep_config import check_config
+from studies.cli.parser import main
+from studies.sweep.config import check_config
 from workloads.errors import WorkloadError
 
 BAD = [  # paradigm, option, value, the message (the option's range, the value)
@@ -36,7 +36,7 @@ def _yaml_value(text):
 
 @pytest.mark.parametrize("name,key,value,message", BAD)
 def test_cli_refuses_before_any_recording(name, key, value, message, capsys, monkeypatch):
-    import studies.paradigm_scaling as ps
+    import studies.scaling.paradigm as ps
 
     monkeypatch.setattr(ps, "base_recording", _started)
     assert main(["scale", name, "-P", "2", "--set", f"{key}={value}", "--png", "/tmp/x.png"]) == 2
@@ -105,7 +105,7 @@ RUN_BAD = [  # paradigm, option, the largest value the run takes, the count name
 @pytest.mark.parametrize("name,key,limit,count,epochs", RUN_BAD)
 def test_an_option_past_the_run_is_refused_by_record_before_training(
         name, key, limit, count, epochs, capsys, monkeypatch):
-    import studies.commands.record as command
+    import studies.cli.commands.record as command
 
     monkeypatch.setattr(command, "record", _started)
     _refused_past_the_limit(["record", name, "--workers", "2", "--epochs", str(epochs), "-q"],
@@ -144,7 +144,7 @@ def test_a_sweep_is_checked_at_its_largest_p():
 
 def test_a_default_past_a_short_run_is_not_refused():
     # DGC's default 4 warm-up epochs in a 1-epoch run are its documented default, not input.
-    from workloads.paradigms import check_run_options
+    from workloads.registry import check_run_options
 
     check_run_options("dgc", epochs=1)
     with pytest.raises(WorkloadError, match="warmup_epochs must be at most epochs = 1"):
@@ -152,7 +152,7 @@ def test_a_default_past_a_short_run_is_not_refused():
 
 
 def test_the_step_count_is_the_recorded_iterations():
-    from workloads.plan import steps_per_epoch
+    from workloads.plan.measure import steps_per_epoch
 
     for workers, batch_size, epochs in ((2, 8, 2), (3, 7, 1), (4, 50, 3)):
         rec = workloads.record("model-averaging", workers=workers, epochs=epochs,
@@ -161,7 +161,7 @@ def test_the_step_count_is_the_recorded_iterations():
 
 
 # `netsim scale PARADIGM` stands for a run of its own: one epoch, or as many as hold its
-# window (studies.windows). On Iris at the study's base of 4 workers a shard is 30 samples,
+# window (studies.scaling.windows). On Iris at the study's base of 4 workers a shard is 30 samples,
 # 4 steps an epoch at batch 8. The default window is 3 iterations (1 epoch) unless a period
 # or a warm-up asks for more: DGC's sparsity warm-up reaches 0.999 in its 5th epoch
 # (density 4^-5 < 0.001, Lin et al. 2018), so its window is iterations 16-18 of a 5-epoch run.
@@ -179,7 +179,7 @@ SCALE_BAD = [  # paradigm, option, the largest value the run takes, the count na
 @pytest.mark.parametrize("name,key,limit,count,extra", SCALE_BAD)
 def test_an_option_past_the_run_is_refused_by_scale_before_recording(
         name, key, limit, count, extra, capsys, monkeypatch, tmp_path):
-    import studies.paradigm_scaling as ps
+    import studies.scaling.paradigm as ps
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(ps, "base_recording", _started)
@@ -190,8 +190,8 @@ def test_an_option_past_the_run_is_refused_by_scale_before_recording(
 def test_scale_bounds_a_period_by_the_run_its_window_needs(monkeypatch, tmp_path):
     # A period of 100 steps gets a window of one whole period, 100 iterations: a run of 25
     # epochs of 4 steps, which the period fits (a 1-epoch bound would refuse it).
-    import studies.paradigm_scaling as ps
-    from studies.study_run import run_epochs
+    import studies.scaling.paradigm as ps
+    from studies.scaling.study_run import run_epochs
 
     assert run_epochs("model-averaging", {"period": 100}, dataset="iris") == 25
     monkeypatch.chdir(tmp_path)
@@ -204,8 +204,8 @@ def test_scale_bounds_a_period_by_the_run_its_window_needs(monkeypatch, tmp_path
 def test_the_study_records_the_run_it_is_bounded_by():
     # Slim-DP (not alike) records again for its window: q = 10 is a window of 10 iterations,
     # 3 epochs of 4 steps, which run_epochs foresees.
-    from studies.paradigm_traces import base_recording
-    from studies.study_run import run_epochs
+    from studies.scaling.traces import base_recording
+    from studies.scaling.study_run import run_epochs
 
     rec = base_recording("slimdp", dataset="iris", iterations=10, q=10)
     assert rec.num_iterations == 3 * 4
@@ -217,7 +217,7 @@ def test_the_study_records_the_run_it_is_bounded_by():
 def test_schemes_bounds_period_and_staleness_by_its_longest_run(capsys, monkeypatch, tmp_path,
                                                                   flag, value, count):
     # --max-epochs 2 on Iris at 4 workers: 2 x ceil(30 / 8) = 8 steps (as for record).
-    import studies.schemes as schemes
+    import studies.claims.schemes as schemes
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(schemes, "study", _started)

@@ -6,13 +6,14 @@ import pytest
 
 import workloads
 from netsim import COMPUTE, costmodel, simulate
-from netsim.library import mpich_wire
+from netsim.comm.library import mpich_wire
 from topologies import star
-from workloads import allreduce, mlp, ps_sync
+from workloads.paradigms import allreduce, ps_sync
+from workloads import mlp
 from workloads.errors import WorkloadError
 from workloads.overlap import pieces
-from workloads.plan import Recording
-from workloads.projection import project
+from workloads.plan.measure import Recording
+from workloads.plan.projection import project
 
 RATE = 1e9          # FLOP/s of the test device
 BW = 2.5e8          # bytes/s of every link direction of the star, no latency

@@ -1,4 +1,4 @@
-"""The overlap study (studies.overlap) and its command, ``netsim overlap``."""
+"""The overlap study (studies.scaling.overlap) and its command, ``netsim overlap``."""
 
 import json
 
@@ -6,8 +6,8 @@ import pytest
 
 from doc_pages import block, cells
 from netsim import costmodel
-from studies.cli import main
-from studies.overlap import overlap_study
+from studies.cli.parser import main
+from studies.scaling.overlap import overlap_study
 from topologies import ETHERNET, ETHERNET_LATENCY
 
 

@@ -1,4 +1,4 @@
-"""Several paths between two nodes: channels, ECMP hashing, parallel links (netsim.network)."""
+"""Several paths between two nodes: channels, ECMP hashing, parallel links (netsim.network.compiled)."""
 
 import networkx as nx
 import numpy as np
@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from netsim import TopologyError, Trace, TraceBuilder, simulate
-from netsim.multipath import equal_cost_dag, path_counts, unrank_path
-from netsim.network import Network
-from netsim import reference
+from netsim.network.multipath import equal_cost_dag, path_counts, unrank_path
+from netsim.network.compiled import Network
+from netsim.engine import reference
 from engines import result
 from strategies import cases
 from topologies import fat_tree, leaf_spine, torus

@@ -1,4 +1,4 @@
-"""Heterogeneity at replay time (netsim.perturb): hand-worked makespans and the statistics of
+"""Heterogeneity at replay time (netsim.trace.perturb): hand-worked makespans and the statistics of
 the draws."""
 
 import math
@@ -9,7 +9,7 @@ import pytest
 
 from netsim import TraceBuilder, simulate
 from netsim.errors import UnitError
-from netsim.perturb import compute_factors, jitter_factors, perturb, scale_compute
+from netsim.trace.perturb import compute_factors, jitter_factors, perturb, scale_compute
 from netsim.units import parse_jitter, parse_straggler
 
 C, BW, NBYTES = 0.5, 1e9, 1e6  # seconds of compute, bytes/s, bytes per message

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from netsim import TraceBuilder, save_trace
-from netsim.plot import plot_series
-from studies.cli import main
+from netsim.drawing.plot import plot_series
+from studies.cli.parser import main
 
 
 def _check_png(path, min_ink=0.01):
@@ -94,15 +94,15 @@ def test_identical_series_stay_visible_and_legends_sit_outside_the_data(tmp_path
 
 
 def test_scale_png_title_names_n_and_topology(tmp_path, monkeypatch, capsys):
-    import netsim.plot
+    import netsim.drawing.plot
 
     titles = []
-    real = netsim.plot.plot_series
+    real = netsim.drawing.plot.plot_series
 
     def spy(series, path, title="", **kw):
         titles.append(title)
         return real(series, path, title=title, **kw)
-    monkeypatch.setattr("netsim.plot.plot_series", spy)
+    monkeypatch.setattr("netsim.drawing.plot.plot_series", spy)
     assert main(["scale", "-a", "ring", "-P", "2,4", "-n", "1MB", "--topology",
                  "star:bandwidth=10Gbps", "--png", str(tmp_path / "s.png"), "-q"]) == 0
     assert titles == ["ring: n = 1 MB on star:bandwidth=10Gbps"]
@@ -111,15 +111,15 @@ def test_scale_png_title_names_n_and_topology(tmp_path, monkeypatch, capsys):
 
 def test_topology_result_png_title_names_the_metric_and_trace(tmp_path, trace_file, monkeypatch,
                                                               capsys):
-    import netsim.plot
+    import netsim.drawing.plot
 
     titles = []
-    real = netsim.plot.draw_topology
+    real = netsim.drawing.plot.draw_topology
 
     def spy(G, title=None, **kw):
         titles.append(title)
         return real(G, title=title, **kw)
-    monkeypatch.setattr(netsim.plot, "draw_topology", spy)
+    monkeypatch.setattr(netsim.drawing.plot, "draw_topology", spy)
     assert main(["topology", "star", "--result", trace_file, "--png", str(tmp_path / "t.png"),
                  "--json"]) == 0
     assert titles == ["star(3 hosts, 10 Gbps): links by mean_util replaying t.npz"]
@@ -170,7 +170,7 @@ def _style(line):
 def test_busbw_lines_join_only_neighbouring_sizes(tmp_path, figures):
     # The model at 8..32 B and 8 MiB (a gap), one source measured at 8 B, 16 B and 64 KiB:
     # a line may join two points only when they are one step (x2) apart.
-    from studies.nccl_report import plot_busbw
+    from studies.reports.nccl import plot_busbw
 
     records = [{"bytes": b, "busbw": 1e9 * i} for i, b in enumerate([8, 16, 32, 8 << 20])]
     url = "https://github.com/owner/repo/blob/x/README.md"
@@ -240,7 +240,7 @@ def test_demo_says_which_series_coincide_and_keeps_each_visible(tmp_path, figure
 
 
 def test_coincident_finds_only_curves_on_top_of_each_other():
-    from netsim.plot import coincident
+    from netsim.drawing.plot import coincident
 
     a = {"label": "a", "P": [2, 4], "simulated": [1.0, 2.0], "closed_form": [1.0, 2.0]}
     near = {**a, "label": "b", "simulated": [1.0, 2.019], "closed_form": [1.0, 2.019]}
@@ -257,7 +257,7 @@ def _scheme_row(scheme, arch, time, nbytes):
 
 
 def test_schemes_plot_labels_its_log_axes_and_names_points_on_top_of_others(tmp_path, figures):
-    from studies import schemes
+    from studies.claims import schemes
 
     # ssp and async on the parameter server send the same bytes in the same time (as in the
     # docs figure); the x range (0.4..0.8 ms) holds no decade and the y range one.
@@ -290,7 +290,7 @@ def _overlap_records():
 
 
 def test_overlap_plot_labels_every_line_and_names_coincident_modes(tmp_path, figures):
-    from studies.overlap import plot_overlap
+    from studies.scaling.overlap import plot_overlap
 
     fig = plot_overlap(_overlap_records(), tmp_path / "o.png")
     _check_png(tmp_path / "o.png")
@@ -436,7 +436,7 @@ def test_dgx1_nvlinks_never_lie_on_each_other(spec, links, tmp_path, figures, ca
 def test_gpu_scaling_plot_labels_every_line_and_keeps_the_session_backend(tmp_path, figures):
     import matplotlib
 
-    from studies.library_scaling import plot
+    from studies.scaling.library import plot
 
     # Two libraries on one curve, each closed form equal to its simulation: four lines on
     # two paths, every one with its legend entry and a style of its own.
@@ -488,7 +488,7 @@ def test_a_digraphs_two_directions_are_one_link_and_a_spring_layout_says_names_a
         tmp_path):
     import networkx as nx
 
-    from netsim.plot import draw_topology
+    from netsim.drawing.plot import draw_topology
     from topologies import torus
 
     D = nx.DiGraph()
@@ -578,7 +578,7 @@ def test_arcs_of_a_row_cross_only_where_the_rows_order_forces_it(spec, forced, t
     # tree untangled (each pair of a PCIe switch and each socket's two switches side by side;
     # all 128 such orders tried while writing this test), so 2 crossings per machine remain.
     if spec == "six hosts":
-        from netsim.plot import draw_topology
+        from netsim.drawing.plot import draw_topology
 
         fig = draw_topology(_row_of_links(tmp_path), path=tmp_path / "t.png")
         _check_png(tmp_path / "t.png")
@@ -613,7 +613,7 @@ def test_the_nccl_validation_figure_is_every_measured_row_and_nothing_fitted(tmp
     import csv
     import pathlib
 
-    from studies.nccl_validation import BLOCKS, plot
+    from studies.validation.nccl import BLOCKS, plot
 
     data = pathlib.Path(__file__).resolve().parent.parent / "studies" / "data"
     rows = [row for _, file in BLOCKS for row in csv.DictReader(open(data / file))]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from netsim import NetsimError, TraceBuilder, simulate
-from netsim.maxmin import max_min_rates, max_min_rates_small
-from netsim import reference
-from netsim.reference import maxmin
+from netsim.engine.maxmin import max_min_rates, max_min_rates_small
+from netsim.engine import reference
+from netsim.engine.reference import maxmin
 from engines import result
 from random_cases import random_case
 
@@ -102,7 +102,7 @@ def test_unknown_sharing_is_named():
 
 def test_replay_command_takes_sharing(tmp_path, capsys):
     from netsim import TraceBuilder, save_trace
-    from studies.cli import main
+    from studies.cli.parser import main
 
     b = TraceBuilder(2)
     b.message(0, 1, 10e6)

@@ -12,10 +12,10 @@ import re
 import pytest
 
 from netsim import simulate
-from netsim.kineto import load_kineto
-from netsim.profile_steps import compared_steps
-from studies.cli import main
-from studies.report import summary
+from netsim.formats.kineto.load import load_kineto
+from netsim.formats.kineto.steps import compared_steps
+from studies.cli.parser import main
+from studies.reports.text import summary
 from topologies import star
 
 

@@ -15,8 +15,8 @@ import pytest
 
 import workloads
 from netsim import simulate
-from studies.cli import main
-from netsim.collectives import ring_allreduce
+from studies.cli.parser import main
+from netsim.comm.collectives import ring_allreduce
 from netsim.progress import Progress, show_progress
 from topologies import star
 
@@ -63,7 +63,7 @@ def test_every_paradigm_reports_each_epoch_once(name):
 
 def run_netsim(argv, stderr_tty):
     """Run the netsim CLI in a subprocess, its stderr on a pseudo-terminal or a pipe."""
-    cmd = [sys.executable, "-m", "studies.cli"] + argv
+    cmd = [sys.executable, "-m", "studies.cli.parser"] + argv
     env = dict(os.environ)
     if not stderr_tty:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)

@@ -1,4 +1,4 @@
-"""Projection of recorded traces to other worker counts (workloads.projection)."""
+"""Projection of recorded traces to other worker counts (workloads.plan.projection)."""
 
 import collections
 
@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 import netsim
-from netsim.library import mpich_wire
+from netsim.comm.library import mpich_wire
 import workloads
 from netsim import TraceBuilder
 from topologies import star
 from workloads import WorkloadError, mlp
-from workloads.projection import PROJECTABLE, ProjectionError, project
+from workloads.plan.projection import PROJECTABLE, ProjectionError, project
 
 TOL = 0.10   # the acceptance tolerance on bytes and on time per iteration
 
@@ -190,7 +190,7 @@ def test_dgc_warmup_lasts_the_recorded_epochs_at_every_P(recorded, P):
 
 
 def test_dgc_declares_its_warmup_in_recorded_epochs(recorded):
-    from workloads.dgc import phases
+    from workloads.paradigms.dgc import phases
 
     p = phases(recorded["dgc"])
     assert (p.warmup, p.stages, p.period, p.alike) == (16, (0, 4, 8, 12), 1, True)
@@ -206,7 +206,7 @@ def test_dgc_declares_its_warmup_in_recorded_epochs(recorded):
 
 
 def test_a_window_of_a_recording_is_not_projected_again():
-    from studies.paradigm_traces import record_at
+    from studies.scaling.traces import record_at
 
     cut = record_at("ps-sync", 2, iterations=2, start=3, dataset="iris")
     with pytest.raises(ProjectionError, match="starts at iteration 3 of its run"):
@@ -214,7 +214,7 @@ def test_a_window_of_a_recording_is_not_projected_again():
 
 
 def test_pf_broadcast_follows_the_averaging_model(recorded):
-    from workloads.pf import broadcast_scale as _broadcast_scale
+    from workloads.paradigms.pf import broadcast_scale as _broadcast_scale
 
     t = recorded["pf"]
     same = project(t, 4)
@@ -324,7 +324,7 @@ def test_projection_of_a_cut_recording_keeps_its_warmup_bytes():
     # batch 8: 120 samples / 4 workers / 8 = ceil(3.75) = 4) keeps its own per-stage
     # bytes when projected to the same P: steps per epoch come from (N, P0, b), not from
     # iterations // epochs.
-    from studies.paradigm_traces import record_at
+    from studies.scaling.traces import record_at
 
     def per_iter(tr):
         return np.bincount(tr.iteration, weights=tr.size).tolist()

@@ -2,7 +2,7 @@
 
 The bounded profile runs in CI; the extended one (10^4 examples per property) runs on
 demand: ``HYPOTHESIS_PROFILE=extended python -m pytest tests/test_properties.py``.
-The engine is compared with the plain-Python specification :mod:`netsim.reference` on
+The engine is compared with the plain-Python specification :mod:`netsim.engine.reference` on
 random DAGs and on desynchronised traffic (rings and chains with random compute gaps).
 """
 
@@ -15,8 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engines import result
-from netsim import Network, reference, simulate
-from netsim.maxmin import max_min_rates, max_min_rates_small
+from netsim import Network, simulate
+from netsim.engine import reference
+from netsim.engine.maxmin import max_min_rates, max_min_rates_small
 from random_cases import random_case
 from strategies import cases, desync_cases
 

@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engines import result
-from netsim import Network, TraceBuilder, engine, reference
+from netsim import Network, TraceBuilder
+from netsim.engine import replay as engine, reference
 from netsim.errors import NetsimError
-from netsim.maxmin import max_min_rates, max_min_rates_small
+from netsim.engine.maxmin import max_min_rates, max_min_rates_small
 from random_cases import random_case
 
 INF = np.inf

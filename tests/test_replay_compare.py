@@ -7,10 +7,10 @@ import pytest
 
 from conftest import one_line_error
 from netsim import TraceBuilder, save_trace
-from netsim.kineto import load_kineto
-from netsim.measured import compare
+from netsim.formats.kineto.load import load_kineto
+from netsim.formats.kineto.measured import compare
 from netsim.result import simulate
-from studies.cli import main
+from studies.cli.parser import main
 from test_kineto import _coll, _kernel, _rank, _step, _write
 
 B = 10e9          # bytes/s, each way on each link of the test star
@@ -88,7 +88,7 @@ def test_cli_compare_without_measurements_is_one_line(tmp_path, capsys):
 
 
 def test_whatif_compute_scale_and_host_gaps(tmp_path):
-    from netsim.whatif import whatif
+    from netsim.trace.whatif import whatif
 
     # Rank r: gemm [0, 100], 30 us of host time, then the allreduce at 130 us.
     for r in (0, 1):
@@ -119,7 +119,7 @@ def test_cli_whatif_options(tmp_path, capsys):
 
 def test_compare_uses_the_steady_steps_the_summary_uses(tmp_path):
     # Three steps of 250 us each but the first 400 us (a 250 us gemm, warm-up): the import
-    # leaves step 1 out (netsim.profile_steps), and so must --compare, for both sides.
+    # leaves step 1 out (netsim.formats.kineto.steps), and so must --compare, for both sides.
     for r in (0, 1):
         ev = [_step(1, 0, 400), _kernel("gemm", 0, 250, 7), _coll(250, 50, nelems=250_000)]
         for n, t0 in ((2, 400), (3, 650)):

@@ -1,4 +1,4 @@
-"""Projection of imported data-parallel profiles to another world size (netsim.reproject)."""
+"""Projection of imported data-parallel profiles to another world size (netsim.trace.reproject)."""
 
 import gzip
 import json
@@ -9,14 +9,14 @@ import pytest
 
 import netsim
 from netsim.errors import TraceError
-from netsim.kineto import load_kineto
-from netsim.programs import assemble
-from netsim.library import mpich_wire
-from netsim.reproject import reproject
-from studies.cli import main
+from netsim.formats.kineto.load import load_kineto
+from netsim.trace.programs import assemble
+from netsim.comm.library import mpich_wire
+from netsim.trace.reproject import reproject
+from studies.cli.parser import main
 
 A100 = os.path.join(os.path.dirname(__file__), "data", "kineto", "hta_a100_ddp_rank0.json.gz")
-ELEMENT = {"Float": 4, "Long": 8}  # bytes per element, written out independently of netsim.kineto
+ELEMENT = {"Float": 4, "Long": 8}  # bytes per element, written out independently of netsim.formats.kineto.load
 A100_LINK = 300e9       # A100 datasheet: NVLink 600 GB/s total, 300 GB/s each way
 NVLINK_HOP = 0.6e-6     # NCCL src/graph/tuning.cc hwLat[NVLINK][RING][LL]
 

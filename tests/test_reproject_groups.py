@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from netsim.errors import TraceError
-from netsim.reproject import reproject
-from netsim.trace import TraceBuilder
-from workloads.transformer import schedule
-from workloads.transformer_flops import config
+from netsim.trace.reproject import reproject
+from netsim.trace.core import TraceBuilder
+from workloads.transformer.iteration import schedule
+from workloads.transformer.flops import config
 
 
 def _listed(t):

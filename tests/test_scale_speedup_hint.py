@@ -9,8 +9,8 @@ stdout stays the study's text (its digest is pinned in test_results_unchanged_by
 import json
 import re
 
-from studies.cli import main
-from studies.report import format_study, speedup_hint
+from studies.cli.parser import main
+from studies.reports.text import format_study, speedup_hint
 
 
 def test_the_hint_states_the_times_whose_ratio_makes_the_speedup_zero(capsys, tmp_path):

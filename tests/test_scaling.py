@@ -1,4 +1,4 @@
-"""Saturation analysis (netsim.saturation), paradigm scaling (studies.paradigm_scaling), `netsim scale`."""
+"""Saturation analysis (netsim.analysis.saturation), paradigm scaling (studies.scaling.paradigm), `netsim scale`."""
 
 import csv
 import json
@@ -8,21 +8,21 @@ import numpy as np
 import pytest
 
 from netsim import TraceBuilder, simulate
-from studies.cli import main
-from netsim.collectives import ps_push_pull
+from studies.cli.parser import main
+from netsim.comm.collectives import ps_push_pull
 from netsim.errors import NetsimError
-from netsim.saturation import crossing, link_saturation, saturation_point, speedup
+from netsim.analysis.saturation import crossing, link_saturation, saturation_point, speedup
 from topologies import star
 from workloads import mlp
-from studies.closed_forms import closed_form
-from studies.paradigm_scaling import study
-from studies.paradigm_traces import first_iterations, record_at
+from studies.scaling.closed_forms import closed_form
+from studies.scaling.paradigm import study
+from studies.scaling.traces import first_iterations, record_at
 
 TEN_GBE = 1.25e9  # bytes/s
 LINK_LATENCY = 1e-6  # s, the star's default per link
 
 
-# -- netsim.saturation ----------------------------------------------------------------------
+# -- netsim.analysis.saturation ----------------------------------------------------------------------
 
 def test_series_union_per_direction_equals_engine_saturated_time():
     # Every direction's saturated time rebuilt from the load series equals the engine's.
@@ -85,7 +85,7 @@ def test_saturation_point_rules():
         saturation_point([4, 2], [0.1, 0.2])
 
 
-# -- studies.paradigm_scaling -------------------------------------------------------------------
+# -- studies.scaling.paradigm -------------------------------------------------------------------
 
 def test_first_iterations_keeps_a_valid_prefix():
     t = record_at("ps-sync", 2, iterations=3, dataset="iris")

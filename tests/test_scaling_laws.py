@@ -1,11 +1,11 @@
-"""Scaling laws by term (netsim.scaling_laws): synthetic curves of known terms are classified."""
+"""Scaling laws by term (netsim.analysis.scaling_laws): synthetic curves of known terms are classified."""
 
 import numpy as np
 import pytest
 
 from netsim import costmodel
 from netsim.errors import NetsimError
-from netsim.scaling_laws import LAWS, collective_terms, fit_law, fit_terms
+from netsim.analysis.scaling_laws import LAWS, collective_terms, fit_law, fit_terms
 
 POW2 = np.array([2, 4, 8, 16, 32, 64], float)
 RANGE = np.arange(2, 65, dtype=float)

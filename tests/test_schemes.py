@@ -1,16 +1,17 @@
-"""Sync scheme x architecture (issue 16 item 6): workloads.schemes and studies.schemes."""
+"""Sync scheme x architecture (issue 16 item 6): workloads.paradigms.schemes and studies.claims.schemes."""
 
 import numpy as np
 import pytest
 
 import netsim
-from netsim.library import mpich_wire
+from netsim.comm.library import mpich_wire
 from netsim import costmodel
-from studies import schemes as study_mod
-from studies.cli import main
+from studies.claims import schemes as study_mod
+from studies.cli.parser import main
 from topologies import star
 from doc_pages import block, cells
-from workloads import WorkloadError, mlp, model_averaging, schemes
+from workloads import WorkloadError, mlp
+from workloads.paradigms import model_averaging, schemes
 
 
 def test_combinations_offered_and_refused_with_a_reason():
@@ -129,7 +130,7 @@ def test_cli_schemes_prints_the_table_and_writes_a_png(tmp_path, capsys):
 
 
 def test_study_reports_progress_per_combination():
-    from studies.schemes import _ten_gbe, study
+    from studies.claims.schemes import _ten_gbe, study
 
     calls = []
     only = [("async", "allreduce"), ("bsp", "ps")]  # one not offered, one trained

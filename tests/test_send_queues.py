@@ -11,7 +11,7 @@ import pytest
 import netsim
 from netsim import TraceBuilder
 from netsim.errors import DeadlockError, TraceError
-from netsim.traceio import load_trace, save_trace
+from netsim.formats.tracefile import load_trace, save_trace
 
 BW, LAT, N = 1.25e9, 1e-6, 65e3
 
@@ -69,9 +69,9 @@ def test_two_queues_share_the_link_max_min():
 
 
 def test_small_and_batch_paths_and_the_reference_engine_agree():
-    from netsim import reference
-    from netsim.engine import replay
-    from netsim.network import Network
+    from netsim.engine import reference
+    from netsim.engine.replay import replay
+    from netsim.network.compiled import Network
 
     b = TraceBuilder(4)
     for q in range(3):
@@ -115,7 +115,7 @@ def test_a_queue_waiting_on_a_later_message_deadlocks_by_name():
 
 
 def test_chakra_round_trip_keeps_the_queues(tmp_path):
-    from netsim.chakra import load_chakra, save_chakra
+    from netsim.formats.chakra import load_chakra, save_chakra
 
     t = four_sends(queue=2)
     save_chakra(t, tmp_path)

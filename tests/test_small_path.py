@@ -10,8 +10,8 @@ come in between (the free-slot heap and the heap of ends go stale and are rebuil
 import numpy as np
 import pytest
 
-from netsim.flows import FlowTable
-from netsim.maxmin import max_min_rates_small
+from netsim.engine.flows import FlowTable
+from netsim.engine.maxmin import max_min_rates_small
 
 CAP = np.array([1e9, 2e9, 3e9, 1e9, 5e8, 2e9, 1e9])
 PAD = len(CAP)

@@ -1,6 +1,6 @@
 """A scaling study measures the window that represents a run: DGC's steady state after its
-warm-up, model averaging in whole periods, PF's whole recorded run (studies.windows,
-workloads.phases)."""
+warm-up, model averaging in whole periods, PF's whole recorded run (studies.scaling.windows,
+workloads.plan.phases)."""
 
 import json
 
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 import workloads
-from studies.cli import main
-from studies.paradigm_scaling import study
-from studies.paradigm_traces import iteration_window, record_at
-from studies.windows import plan_windows
+from studies.cli.parser import main
+from studies.scaling.paradigm import study
+from studies.scaling.traces import iteration_window, record_at
+from studies.scaling.windows import plan_windows
 from topologies import star
-from workloads.phases import Phases
+from workloads.plan.phases import Phases
 
 TEN_GBE = 1.25e9                 # bytes/s, the star's default link
 RESNET50_BYTES = 4 * 25_557_032  # float32 parameters of ResNet-50 (torchvision)

@@ -25,10 +25,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from netsim.kineto import load_kineto
-from netsim.measured import compare
+from netsim.formats.kineto.load import load_kineto
+from netsim.formats.kineto.measured import compare
 from netsim.result import simulate
-from netsim.step_split import PARTS, replayed_split, split
+from netsim.formats.kineto.step_split import PARTS, replayed_split, split
 
 AR = {"Collective name": "allreduce", "In msg nelems": 250000, "Out msg nelems": 250000,
       "dtype": "Float", "Group size": 2, "Process Group Ranks": "[0, 1]"}
@@ -99,7 +99,7 @@ def test_one_ranks_profile_cannot_tell_waiting(tmp_path):
 
 
 def test_replay_compare_json_has_the_split(tmp_path, capsys):
-    from studies.cli import main
+    from studies.cli.parser import main
 
     _write(tmp_path)
     npz = tmp_path / "job.npz"

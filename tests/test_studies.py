@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from netsim import NetsimError, TopologyError, TraceError
-from netsim import collectives as C
+from netsim.comm import collectives as C
 from netsim import costmodel as M
-from netsim import analysis as S
-from studies.claims import pipelining_claims
+from netsim.analysis import collectives as S
+from studies.claims.reproduce import pipelining_claims
 from topologies import star, two_tier
 
 LAT, BW = 1e-6, 1.25e9  # 10 GbE, 1 us per link

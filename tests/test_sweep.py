@@ -8,11 +8,11 @@ import pytest
 
 from netsim import NetsimError
 from conftest import one_line_error
-from netsim.analysis import compare
-from studies.cli import main
+from netsim.analysis.collectives import compare
+from studies.cli.parser import main
 from studies.registry import topology_factory
-from studies.sweep import plot_sweep, read_rows, run_point, run_sweep
-from studies.sweep_config import COLUMNS, check_config, point_key, sweep_points
+from studies.sweep.run import plot_sweep, read_rows, run_point, run_sweep
+from studies.sweep.config import COLUMNS, check_config, point_key, sweep_points
 
 pytest.importorskip("distributed")
 pytest.importorskip("yaml")
@@ -41,7 +41,7 @@ def rows_of(path):
 
 
 def test_grid_on_a_local_cluster_then_resume(tmp_path, config_file):
-    from studies.sweep_config import load_config
+    from studies.sweep.config import load_config
 
     cfg = load_config(config_file)
     out = tmp_path / "grid.csv"
@@ -81,7 +81,7 @@ def test_grid_on_a_local_cluster_then_resume(tmp_path, config_file):
 @pytest.mark.slow
 def test_local_cluster_of_processes(tmp_path, config_file):
     # The default: worker processes (a few seconds to start them).
-    from studies.sweep_config import load_config
+    from studies.sweep.config import load_config
 
     out = tmp_path / "p.csv"
     counts = run_sweep(load_config(config_file), out, jobs=2)
@@ -181,7 +181,7 @@ def test_paradigm_points_record_and_report_time_per_iteration():
     points = sweep_points(cfg)
     assert [(p["name"], p["P"], p["hidden"]) for p in points] == [
         ("ps-sync", 2, "16"), ("ps-sync", 4, "16"), ("ringtmp", 2, "16"), ("ringtmp", 4, "16")]
-    from studies.paradigm_scaling import sweep_point
+    from studies.scaling.paradigm import sweep_point
 
     runners = {"paradigm": sweep_point}  # the core knows no paradigm: the caller runs them
     assert "no runner for paradigm points" in run_point(points[1])["error"]
@@ -219,7 +219,7 @@ def test_ctrl_c_during_a_sweep_prints_one_line(tmp_path):
     cfg.write_text("topologies: [star]\ncollectives: [ring, rabenseifner]\n"
                    "bytes: [1MB, 2MB, 3MB, 64MB, 128MB, 256MB]\n"
                    "P: [64, 100, 120, 127, 128, 129, 200, 255, 256, 257]\n")
-    p = subprocess.Popen([sys.executable, "-m", "studies.cli", "sweep", str(cfg), "-j", "2"],
+    p = subprocess.Popen([sys.executable, "-m", "studies.cli.parser", "sweep", str(cfg), "-j", "2"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          cwd=tmp_path, start_new_session=True,
                          env={**os.environ, "PYTHONPATH": root})

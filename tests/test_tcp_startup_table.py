@@ -1,7 +1,7 @@
-"""The TCP start-up table of docs/studies.md is what studies.tcp_startup computes."""
+"""The TCP start-up table of docs/studies.md is what studies.claims.tcp_startup computes."""
 
 from doc_pages import block
-from studies.tcp_startup import format_startup, startup_rows
+from studies.claims.tcp_startup import format_startup, startup_rows
 
 
 def test_the_tcp_startup_table_is_regenerated_exactly():

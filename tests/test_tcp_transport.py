@@ -1,4 +1,4 @@
-"""TCP's start-up on the fluid engine against its closed forms (netsim.tcp).
+"""TCP's start-up on the fluid engine against its closed forms (netsim.engine.tcp).
 
 The lone-transfer times are the slow-start latency of Cardwell, Savage & Anderson
 ("Modeling TCP latency", INFOCOM 2000) without loss and delayed ACKs: rounds of

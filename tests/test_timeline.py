@@ -8,9 +8,9 @@ import pytest
 
 import workloads
 from netsim import NetsimError, TraceBuilder, save_trace, simulate
-from studies.cli import main
-from netsim.collectives import ring_allreduce
-from netsim.timeline import timeline_events, write_timeline
+from studies.cli.parser import main
+from netsim.comm.collectives import ring_allreduce
+from netsim.formats.timeline import timeline_events, write_timeline
 from topologies import star, two_tier
 
 US = 1e6

@@ -528,7 +528,7 @@ def test_spec_tables_are_read_only():
 def test_drawing_keeps_the_session_backend_and_writes_png(tmp_path):
     import matplotlib
 
-    from netsim.plot import draw_topology, plot_series
+    from netsim.drawing.plot import draw_topology, plot_series
 
     before = matplotlib.get_backend()
     matplotlib.use("svg")  # a user's choice, which drawing must not switch to Agg

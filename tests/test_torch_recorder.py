@@ -9,8 +9,8 @@ torch = pytest.importorskip("torch", reason="recording a PyTorch run needs torch
                                            "(pip install 'netsim[torch]')")
 
 import netsim  # noqa: E402
-from netsim.library import mpich_wire  # noqa: E402
-from netsim.reproject import reproject  # noqa: E402
+from netsim.comm.library import mpich_wire  # noqa: E402
+from netsim.trace.reproject import reproject  # noqa: E402
 from workloads.torch_recorder import parameter_bytes, record  # noqa: E402
 
 HIDDEN = (32,)

@@ -8,10 +8,10 @@ import pytest
 
 import netsim
 from netsim import Trace, TraceBuilder, TraceError, concat, load_trace, repeat, save_trace
-from netsim.chakra import load_chakra, save_chakra
-from netsim.collectives import ring_allreduce
-from netsim.kineto import assemble
-from netsim.traceio import SCHEMA
+from netsim.formats.chakra import load_chakra, save_chakra
+from netsim.comm.collectives import ring_allreduce
+from netsim.formats.kineto.load import assemble
+from netsim.formats.tracefile import SCHEMA
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "traces")
 COLUMNS = ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "channel",
@@ -170,7 +170,7 @@ def test_chakra_round_trip_keeps_channel_and_priority(tmp_path):
 
 
 def test_chakra_files_without_the_attributes_load_with_zeros(tmp_path):
-    from netsim.chakra import read_et
+    from netsim.formats.chakra import read_et
 
     save_chakra(ring_allreduce(3, 3e3), tmp_path)
     for r in range(3):

@@ -11,12 +11,12 @@ from test_transformer_pipeline import star
 
 from netsim import simulate
 from workloads.errors import WorkloadError
-from workloads.layout import Layout, ep_group, expert_dp_group
-from workloads.transformer import measure, schedule
-from workloads.transformer_closed import closed_form
-from workloads.transformer_flops import config, iteration_flops
-from workloads.transformer_memory import memory_per_gpu
-from workloads.transformer_moe import iteration_flops_delta, moe
+from workloads.transformer.layout import Layout, ep_group, expert_dp_group
+from workloads.transformer.iteration import measure, schedule
+from workloads.transformer.closed import closed_form
+from workloads.transformer.flops import config, iteration_flops
+from workloads.transformer.memory import memory_per_gpu
+from workloads.transformer.moe import iteration_flops_delta, moe
 
 RATE = 1e9   # FLOP/s
 C = config(4, 64, 4, 32, 0, micro_batch=1, global_batch=16)   # no logit layer: stages alike
@@ -173,7 +173,7 @@ def toy_comm(t):
 @pytest.mark.parametrize("pp,dp,ep,every", [(1, 2, 2, 1), (2, 2, 2, 2), (1, 4, 2, 1),
                                             (2, 4, 4, 1)])
 def test_toy_records_the_schedules_alltoalls_bytes_exact(pp, dp, ep, every):
-    from workloads.transformer_toy import run
+    from workloads.transformer.toy import run
 
     m = moe(4, top_k=2, capacity_factor=1.0, every=every)
     recorded, _, _ = run(1, pp, dp, **TOY, moe=m, ep=ep)
@@ -187,7 +187,7 @@ def test_toy_records_the_schedules_alltoalls_bytes_exact(pp, dp, ep, every):
 
 @pytest.mark.parametrize("dp,ep", [(2, 2), (4, 2), (4, 4)])
 def test_toy_expert_gradients_are_the_one_rank_models(dp, ep):
-    from workloads.transformer_toy import run
+    from workloads.transformer.toy import run
 
     m = moe(4, top_k=2, capacity_factor=1.0)
     _, g, loss = run(1, 1, dp, **TOY, moe=m, ep=ep)
@@ -200,8 +200,8 @@ def test_toy_expert_gradients_are_the_one_rank_models(dp, ep):
 
 
 def test_toy_moe_block_backward_is_the_finite_difference_of_its_forward():
-    from workloads.transformer_toy import _ln, _ln_back, init
-    from workloads.transformer_toy_moe import backward, forward, init_experts
+    from workloads.transformer.toy import _ln, _ln_back, init
+    from workloads.transformer.toy_moe import backward, forward, init_experts
 
     m = moe(3, top_k=2, capacity_factor=2.0)   # no token dropped: the routing is fixed
     w = {k: v.astype(np.float64)
@@ -242,7 +242,7 @@ def test_toy_moe_block_backward_is_the_finite_difference_of_its_forward():
 
 
 def test_alltoall_groups_survive_chakra(tmp_path):
-    from netsim.chakra import load_chakra, save_chakra
+    from netsim.formats.chakra import load_chakra, save_chakra
 
     t = schedule(C, 1, 2, 4, moe=moe(4), ep=2)
     save_chakra(t, str(tmp_path))

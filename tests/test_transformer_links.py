@@ -1,8 +1,8 @@
 """The closed form's links of each parallelism: the data-parallel ring's slowest hop."""
 
-from studies.transformer_scaling import links_of
+from studies.scaling.transformer import links_of
 from topologies import dgx_h100
-from workloads.layout import Layout
+from workloads.transformer.layout import Layout
 
 
 def test_a_data_parallel_group_across_machines_is_costed_on_the_network():

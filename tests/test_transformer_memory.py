@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from studies.cli import main
-from workloads.transformer_flops import config, get_config, layer_stored_bytes
-from workloads.transformer_memory import memory_per_gpu
+from studies.cli.parser import main
+from workloads.transformer.flops import config, get_config, layer_stored_bytes
+from workloads.transformer.memory import memory_per_gpu
 
 
 def test_states_are_16_bytes_per_parameter_of_the_first_stage_shard():
@@ -54,6 +54,6 @@ def test_sweep_leaves_out_layouts_that_do_not_fit(capsys, tmp_path):
 def test_zero_stages_reproduce_zero_figure_1():
     # Rajbhandari et al. SC'20 Figure 1: a 7.5B-parameter model on 64 GPUs holds 120, 31.4,
     # 16.6 and 1.9 GB of model states per GPU under DDP, P_os, P_os+g and P_os+g+p
-    from workloads.transformer_memory import zero_state_bytes
+    from workloads.transformer.memory import zero_state_bytes
     got = [round(7.5e9 * zero_state_bytes(z, 64) / 1e9, 1) for z in (0, 1, 2, 3)]
     assert got == [120.0, 31.4, 16.6, 1.9]

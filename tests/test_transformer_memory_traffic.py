@@ -6,11 +6,11 @@ import pytest
 from test_transformer_pipeline import RATE, UNIFORM, star
 
 from netsim import simulate
-from netsim.trace import COMPUTE
+from netsim.trace.core import COMPUTE
 from workloads.errors import WorkloadError
-from workloads.transformer import schedule
-from workloads.transformer_closed import closed_form
-from workloads.transformer_flops import (attention_stored_bytes, config, layer_forward_flops,
+from workloads.transformer.iteration import schedule
+from workloads.transformer.closed import closed_form
+from workloads.transformer.flops import (attention_stored_bytes, config, layer_forward_flops,
                                          layer_stored_bytes, mlp_stored_bytes)
 
 BW = 2e9   # bytes/s: with RATE = 1 GFLOP/s, memory and FLOPs take comparable times here

@@ -5,12 +5,12 @@ import networkx as nx
 import pytest
 
 from netsim import simulate
-from workloads import pipeline
+from workloads.transformer import pipeline
 from workloads.errors import WorkloadError
-from workloads.layout import Layout
-from workloads.transformer import measure, schedule
-from workloads.transformer_closed import closed_form
-from workloads.transformer_flops import config, iteration_flops, layer_parameters
+from workloads.transformer.layout import Layout
+from workloads.transformer.iteration import measure, schedule
+from workloads.transformer.closed import closed_form
+from workloads.transformer.flops import config, iteration_flops, layer_parameters
 
 RATE = 1e9   # FLOP/s
 

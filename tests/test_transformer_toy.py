@@ -4,9 +4,9 @@ model's, and the transfers it recorded are the schedule's at its size, bytes exa
 import numpy as np
 import pytest
 
-from workloads.transformer import schedule
-from workloads.transformer_flops import config
-from workloads.transformer_toy import _block_back, _block_partials, init, run
+from workloads.transformer.iteration import schedule
+from workloads.transformer.flops import config
+from workloads.transformer.toy import _block_back, _block_partials, init, run
 
 
 def _comm(t):

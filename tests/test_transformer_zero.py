@@ -6,9 +6,9 @@ from test_transformer_pipeline import star
 
 from netsim import simulate
 from workloads.errors import WorkloadError
-from workloads.transformer import measure, schedule
-from workloads.transformer_closed import closed_form
-from workloads.transformer_flops import config
+from workloads.transformer.iteration import measure, schedule
+from workloads.transformer.closed import closed_form
+from workloads.transformer.flops import config
 
 RATE = 1e9
 

@@ -8,12 +8,12 @@ import pytest
 
 from netsim import TraceBuilder, save_trace
 from netsim.errors import NetsimError
-from studies.sweep import run_point
-from studies.sweep_config import check_config, sweep_points
+from studies.sweep.run import run_point
+from studies.sweep.config import check_config, sweep_points
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "studies.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "studies.cli.parser", *args], capture_output=True,
                           text=True)
 
 

@@ -56,7 +56,7 @@ def test_admm_converges_on_digits_with_its_defaults():
 
 
 def test_dgc_learning_rate_warm_up_follows_the_papers_formula():
-    from workloads.dgc import warmup_lr
+    from workloads.paradigms.dgc import warmup_lr
 
     # Goyal et al. 2017's gradual warm-up as DGC's train.py applies it:
     # lr * (e (P - 1) / E + 1) / P at fractional epoch e < E, then lr.
@@ -92,7 +92,7 @@ def test_ps_partitioned_fills_16_workers_on_digits():
     import numpy as np
 
     from workloads import datasets
-    from workloads.ps_partitioned import partition_samples
+    from workloads.paradigms.ps_partitioned import partition_samples
 
     X = datasets.load("digits").X_train
     # METIS leaves 6 of 16 parts empty on this dense data; the fallback deals the samples,
@@ -105,7 +105,7 @@ def test_ps_partitioned_fills_16_workers_on_digits():
 
 
 def test_partitioning_pays_back_after_cost_over_saving_epochs():
-    from studies import metis_vs_random
+    from studies.claims import metis_vs_random
     from topologies import star
 
     c = metis_vs_random.compare(epochs=2, topology=lambda n: star(n, bandwidth=1.25e9))

@@ -123,7 +123,8 @@ def test_sizes_up_to_two_to_the_53_bytes_are_exact_and_beyond_refused():
 
 def test_a_ring_of_9_pb_gives_the_closed_form():
     """At the bound the replay still matches Patarasuk & Yuan's ring 2 (P-1)/P n / B + 2 (P-1) a."""
-    from netsim import collectives, simulate
+    from netsim.comm import collectives
+    from netsim import simulate
     from topologies import star
 
     P, n, B = 4, float(2**53), 1.25e9

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from conftest import one_line_error
-from netsim.network import Network
-from studies.trace_size import (BUILD_SECONDS, MESSAGE_SECONDS, PAIR_SECONDS, ROUTE_SECONDS,
+from netsim.network.compiled import Network
+from studies.scaling.trace_size import (BUILD_SECONDS, MESSAGE_SECONDS, PAIR_SECONDS, ROUTE_SECONDS,
                                 SMALL_MESSAGE_SECONDS, TIME_LIMIT, check_fits, check_ops,
                                 replay_seconds, topology_size, unequal_paths)
 from topologies import fat_tree, star, two_tier
@@ -74,11 +74,11 @@ def test_the_routing_term_counts_one_search_per_source_over_the_graph():
 
 
 def test_pairs_and_fan_in_dependencies_match_the_generated_traces():
-    # studies.trace_size.pair_count and fan_in_dependencies against the schedules themselves.
+    # studies.scaling.trace_size.pair_count and fan_in_dependencies against the schedules themselves.
     import inspect
 
-    from netsim.analysis import ALGORITHMS
-    from studies.trace_size import fan_in_dependencies, pair_count
+    from netsim.analysis.collectives import ALGORITHMS
+    from studies.scaling.trace_size import fan_in_dependencies, pair_count
 
     for name, gen in ALGORITHMS.items():
         takes_k = "segments" in inspect.signature(gen).parameters
@@ -100,8 +100,8 @@ def test_pairs_and_fan_in_dependencies_match_the_generated_traces():
 
 def test_the_estimate_counts_what_the_collective_command_replays():
     # The figures the estimate multiplies are the built trace's own counts.
-    from netsim.analysis import ALGORITHMS
-    from studies.trace_size import (DEP_SECONDS, MESSAGE_SECONDS, PAIR_SECONDS,
+    from netsim.analysis.collectives import ALGORITHMS
+    from studies.scaling.trace_size import (DEP_SECONDS, MESSAGE_SECONDS, PAIR_SECONDS,
                                     SMALL_MESSAGE_SECONDS, BUILD_SECONDS)
 
     for name, P, k, small in (("ps", 64, 1, False), ("alltoall", 40, 1, False),
@@ -129,7 +129,7 @@ def test_a_parameter_servers_dependencies_count_in_its_memory():
 
 def test_ps_sync_at_a_million_workers_is_refused_before_any_simulation(capsys, monkeypatch,
                                                                       tmp_path):
-    import studies.paradigm_scaling as ps
+    import studies.scaling.paradigm as ps
 
     def boom(*a, **k):
         raise AssertionError("simulated before the estimate refused it")
@@ -144,8 +144,8 @@ def test_ps_sync_at_a_million_workers_is_refused_before_any_simulation(capsys, m
 
 
 def test_force_goes_on_past_the_estimate(monkeypatch, tmp_path):
-    import studies.paradigm_scaling as ps
-    from studies.cli import main
+    import studies.scaling.paradigm as ps
+    from studies.cli.parser import main
 
     def started(source, workers, **k):
         if max(workers) == 2**20:
@@ -168,7 +168,7 @@ def test_collectives_are_refused_for_time_where_the_trace_fits(capsys):
 
 def test_a_sweep_paradigm_point_too_large_is_refused_before_the_cluster(capsys, monkeypatch,
                                                                          tmp_path):
-    import studies.commands.sweep as command
+    import studies.cli.commands.sweep as command
 
     def boom(*a, **k):
         raise AssertionError("the sweep started")
@@ -196,7 +196,7 @@ def test_a_sweep_topology_file_with_a_bad_edge_is_refused_before_the_first_point
     import json
 
     from netsim.errors import NetsimError
-    from studies.sweep_config import check_config
+    from studies.sweep.config import check_config
 
     graph = tmp_path / "g.json"
     graph.write_text(json.dumps({"directed": False, "multigraph": False, "graph": {},
@@ -212,7 +212,7 @@ def test_a_topology_slow_to_build_is_priced_without_building_it():
     # dgx_h100:nodes=100000 fits in memory; its build is counted from the graphs at 8 and 16
     # machines (about 53 nodes and edges a machine), not built to be counted.
     from studies.registry import parse_topology
-    from studies.trace_size import BUILD_SECONDS
+    from studies.scaling.trace_size import BUILD_SECONDS
 
     out, peak = _peak(lambda: check_fits("ring", 8, topology="dgx_h100:nodes=100000"))
     assert peak < out["topology"]["bytes"] / 4   # not built (a build would take about a minute)

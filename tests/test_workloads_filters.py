@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from netsim.errors import NetsimError
-from studies import pf_threshold
-from workloads import dgc, mlp, pf, ps_sync, slimdp
+from studies.claims import pf_threshold
+from workloads.paradigms import dgc, pf, ps_sync, slimdp
+from workloads import mlp
 from workloads.errors import WorkloadError
 from workloads.recorder import prepare
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from studies import metis_vs_random
-from workloads import ps_partitioned as pp
+from studies.claims import metis_vs_random
+from workloads.paradigms import ps_partitioned as pp
 from workloads.datasets import sparse
 from workloads.errors import WorkloadError
 

@@ -2,8 +2,9 @@
 
 import pytest
 
-from studies import ringtmp_vs_ps
-from workloads import PartitionError, mlp, ringtmp
+from studies.claims import ringtmp_vs_ps
+from workloads import PartitionError, mlp
+from workloads.paradigms import ringtmp
 
 
 def test_layer_partition_bytes_are_activation_sizes():

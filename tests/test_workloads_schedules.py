@@ -7,8 +7,8 @@ import pytest
 
 import workloads
 from netsim import COMPUTE
-from workloads.frontier import Frontier
-from workloads.projection import PROJECTABLE
+from workloads.plan.frontier import Frontier
+from workloads.plan.projection import PROJECTABLE
 
 
 def _signatures(t):

@@ -17,7 +17,7 @@ shortest path (channel 0). On topologies with path diversity (``leaf_spine``,
 ``fat_tree``, ``torus``) concurrent flows may then share a link that
 load-balanced hardware would have avoided; messages on other channels, or a
 replay with ``ecmp="hash"``, spread over the equal-cost paths (see
-:mod:`netsim.network`).
+:mod:`netsim.network.compiled`).
 
 Framing: the switched Ethernet builders (``star``, ``two_tier``,
 ``leaf_spine``, ``fat_tree``) take ``mtu``. None (the default) leaves the
@@ -63,7 +63,7 @@ def _framed(G, fn, mtu):
         raise TopologyError(f"{fn}: mtu {mtu!r} is not a TCP/IPv4-over-Ethernet MTU "
                             f"({str(exc).split(': ', 1)[-1]})") from None
     nx.set_edge_attributes(G, eff, "efficiency")
-    nx.set_edge_attributes(G, mtu, "mtu")  # the IP MTU, for TCP's segment size (netsim.tcp)
+    nx.set_edge_attributes(G, mtu, "mtu")  # the IP MTU, for TCP's segment size (netsim.engine.tcp)
     G.graph["name"] = f"{G.graph['name'][:-1]}, MTU {mtu})"
     return G
 
@@ -86,7 +86,7 @@ def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None, cpu=None, co
     cpu : str, optional
         The hosts' CPU part (a key of :data:`topologies.devices.HOST_CPUS`): each
         host carries its ``memory_bandwidth`` and ``core_bandwidth``, and ``cores``,
-        which a CPU collective's host work reads (:mod:`netsim.gloo`). None
+        which a CPU collective's host work reads (:mod:`netsim.comm.gloo`). None
         (default): no host attributes.
     cores : int, optional
         Cores each host's process uses, with ``cpu`` (default 1).

@@ -285,8 +285,8 @@ def hbm_bandwidth(model):
 
 #: Host CPUs, by part or family: the attributes of their graph nodes. ``memory_bandwidth`` is
 #: one socket's (the vendor's figure, reads and writes together: a peak, STREAM reaches a share
-#: of it), which SHM staging (:mod:`netsim.nccl.staging`) and CPU collectives
-#: (:mod:`netsim.gloo`) share; ``core_bandwidth``, where a source gives it, what one core moves
+#: of it), which SHM staging (:mod:`netsim.comm.nccl.staging`) and CPU collectives
+#: (:mod:`netsim.comm.gloo`) share; ``core_bandwidth``, where a source gives it, what one core moves
 #: to and from memory (bytes/s, reads and writes counted as STREAM counts them), which bounds a
 #: CPU collective's copies and sums.
 #:

@@ -163,7 +163,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from netsim.errors import TopologyError
-from netsim.tcp import TCP_IPV4_HEADERS
+from netsim.engine.tcp import TCP_IPV4_HEADERS
 
 __all__ = [
     "ETHERNET",
@@ -311,7 +311,7 @@ class Technology(NamedTuple):
 # + inter-packet gap 96 bit times (12 bytes).
 ETHERNET_FRAME_OVERHEAD = 7 + 1 + 6 + 6 + 2 + 4 + 12
 # TCP_IPV4_HEADERS (52 bytes: IPv4 20 + TCP 20 + timestamps 12) lives with the TCP
-# transport that also uses it (netsim.tcp, imported above).
+# transport that also uses it (netsim.engine.tcp, imported above).
 # RoCEv2 inside the Ethernet payload (IBTA Annex A17): IPv4 20 + UDP 8 + BTH 12 + ICRC 4.
 ROCE_HEADERS = 20 + 8 + 12 + 4
 # InfiniBand packet around its payload (IBTA Vol. 1): LRH 8 + BTH 12 + ICRC 4 + VCRC 2.

@@ -12,21 +12,21 @@ Every paradigm but ``ps-partitioned`` also has ``measure(trace)`` (the statistic
 of a recording) and ``schedule(P, stats, servers=None, iterations=None,
 batch_size=None, model=None, start=0)`` (its trace at any P from them, from the
 run's iteration ``start``, built with the one
-frontier builder :class:`workloads.frontier.Frontier`); ``run`` trains for real
+frontier builder :class:`workloads.plan.frontier.Frontier`); ``run`` trains for real
 and builds its trace through its own ``schedule`` from the statistics of what it
 sent (RingTMP's neuron partition, which has no schedule, records op by op), and
-:func:`workloads.projection.project` is ``schedule(P, measure(trace))``.
+:func:`workloads.plan.projection.project` is ``schedule(P, measure(trace))``.
 
-:data:`PARADIGMS` (:mod:`workloads.paradigms`, the one registry) maps each CLI
+:data:`PARADIGMS` (:mod:`workloads.registry`, the one registry) maps each CLI
 name to a :class:`Paradigm` record (its ``run`` function, a one-line description,
 its options with their defaults and its alpha-beta ``closed_form``, or in
-``no_closed_form`` why it has none; see :mod:`workloads.closed`; its ``phases``:
-the module's ``phases(trace)``, else :func:`workloads.phases.uniform`, see
-:mod:`workloads.phases`; its ``measure`` and ``schedule``, which
-:mod:`workloads.projection` calls), and :func:`record` validates a request and
+``no_closed_form`` why it has none; see :mod:`workloads.plan.closed`; its ``phases``:
+the module's ``phases(trace)``, else :func:`workloads.plan.phases.uniform`, see
+:mod:`workloads.plan.phases`; its ``measure`` and ``schedule``, which
+:mod:`workloads.plan.projection` calls), and :func:`record` validates a request and
 runs it. A paradigm module whose file is
 absent is simply left out of the registry; one present but broken raises.
-:mod:`workloads.schemes` composes them into a synchronisation scheme (BSP, SSP,
+:mod:`workloads.paradigms.schemes` composes them into a synchronisation scheme (BSP, SSP,
 async, local SGD) on an architecture (parameter server or allreduce).
 
 A paradigm module provides ``run`` and a one-line ``DESCRIPTION``; the options
@@ -45,11 +45,12 @@ True
 (0, 'single')
 """
 
-from workloads import datasets, mlp, phases, recorder, training
+from workloads import datasets, mlp, recorder, training
+from workloads.plan import phases
 from workloads.datasets import NAMES as DATASETS
 from workloads.datasets import Dataset, load
 from workloads.errors import DatasetError, PartitionError, ProjectionError, WorkloadError
-from workloads.paradigms import PARADIGMS, Paradigm, describe, record
+from workloads.registry import PARADIGMS, Paradigm, describe, record
 from workloads.recorder import V100_FP32_FLOPS, Recorder, RunResult
 
 __all__ = [

@@ -178,7 +178,7 @@ def dense_forward(W, b, a, relu=True):
     """Output of one dense layer, ``relu(a @ W + b)`` (or the bare logits), float32.
 
     :func:`forward` applies it layer by layer; a model-parallel paradigm
-    applies it to a slice of a layer's columns (:mod:`workloads.ringtmp`).
+    applies it to a slice of a layer's columns (:mod:`workloads.paradigms.ringtmp`).
 
     Parameters
     ----------

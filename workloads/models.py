@@ -75,7 +75,8 @@ from types import MappingProxyType
 
 from netsim import checks
 
-from workloads import mlp, projection
+from workloads import mlp
+from workloads.plan import projection
 from workloads.errors import WorkloadError
 from workloads.mlp import Layer, Model
 # The workloads.mlp model of given widths, under the name this catalogue has always
@@ -299,7 +300,7 @@ def resize(trace, model, workers=None, servers=None, iterations=None, batch_size
     that at-least-one rule); RingTMP's messages carry the new model's
     activations at the unit boundaries of its layer partition. Compute ops get
     the new model's FLOPs per sample times the batch. Everything else is
-    :func:`workloads.projection.project`, which this calls (so ``workers=``
+    :func:`workloads.plan.projection.project`, which this calls (so ``workers=``
     also projects to another P).
 
     Parameters
@@ -311,22 +312,22 @@ def resize(trace, model, workers=None, servers=None, iterations=None, batch_size
     workers : int, optional
         P of the result (the recorded P if None).
     servers, iterations, batch_size, device_flops, start
-        As for :func:`workloads.projection.project`. The batch is per worker
+        As for :func:`workloads.plan.projection.project`. The batch is per worker
         (per virtual worker for single and RingTMP), in samples (images or
         sequences).
 
     Returns
     -------
     netsim.Trace
-        Metadata as :func:`~workloads.projection.project`'s, with ``model``
+        Metadata as :func:`~workloads.plan.projection.project`'s, with ``model``
         (the name) and ``model_params`` instead of ``layers``.
 
     Raises
     ------
     UnknownModelError
         For an unknown model name.
-    workloads.projection.ProjectionError
-        As :func:`~workloads.projection.project` (e.g. RingTMP with more nodes
+    workloads.plan.projection.ProjectionError
+        As :func:`~workloads.plan.projection.project` (e.g. RingTMP with more nodes
         than the model has units).
 
     Examples
@@ -334,7 +335,7 @@ def resize(trace, model, workers=None, servers=None, iterations=None, batch_size
     >>> import workloads
     >>> t = workloads.record("allreduce", workers=4, epochs=1).trace
     >>> big = resize(t, "resnet50", iterations=1)
-    >>> from netsim.library import mpich_wire
+    >>> from netsim.comm.library import mpich_wire
     >>> mpich_wire(big).total_bytes == 2 * 3 * 4 * resnet50().params   # ring: 2 (P-1) x 4 B/param
     True
     >>> fwd = (big.rank == 0) & (big.tag == big.tags.index("forward"))   # one op per unit

@@ -4,7 +4,7 @@ A paradigm's ``run`` checks its options when it starts; ``netsim record``/``scal
 ``--set KEY=VALUE`` and a sweep config's ``options:`` check the same values with the
 same function (:func:`check_option`) before any work, so a bad value gets one
 message wherever it is given. Ranges that depend on the model (``servers`` at most
-the parameter count, :func:`workloads.ps.shard_bounds`) are checked again by the
+the parameter count, :func:`workloads.paradigms.ps.shard_bounds`) are checked again by the
 paradigm once the model is known.
 
 Momentum is the heavy-ball coefficient of ``v <- momentum v + g; w <- w - lr v``
@@ -189,7 +189,7 @@ def check_option(key, value, paradigm=None):
         import importlib
 
         module, name = CHOICES[(paradigm, key)]
-        known = getattr(importlib.import_module(f"workloads.{module}"), name)
+        known = getattr(importlib.import_module(f"workloads.paradigms.{module}"), name)
         if value not in known:
             raise WorkloadError(f"unknown {key} {value!r}; known {key}s: {', '.join(known)}")
         return value

@@ -4,8 +4,8 @@ A data-parallel step sends the gradient (or the new parameters) in *pieces*:
 contiguous slices of the flat parameter vector (:func:`workloads.mlp.flatten`
 order, the first layer first), each sent as soon as the backward op of the
 lowest unit it touches is done, and each needed by the next forward op of every
-unit it touches. The ``overlap`` option of :mod:`workloads.ps_sync` and
-:mod:`workloads.allreduce` says how the gradient is cut:
+unit it touches. The ``overlap`` option of :mod:`workloads.paradigms.ps_sync` and
+:mod:`workloads.paradigms.allreduce` says how the gradient is cut:
 
 ============== ==============================================================
 ``none``       one piece, the whole gradient, after the whole backward pass;
@@ -39,7 +39,7 @@ from netsim import checks
 
 from workloads import mlp
 from workloads.errors import WorkloadError
-from workloads.frontier import cols, merge, one
+from workloads.plan.frontier import cols, merge, one
 
 __all__ = ["OVERLAP", "DDP_BUCKET_BYTES", "Pieces", "check_overlap", "pieces", "pieces_of", "iterate", "unit_deps", "embed",
            "touching", "exposed_communication", "piece_segments"]
@@ -185,7 +185,7 @@ def piece_segments(bounds, pcs):
     Parameters
     ----------
     bounds : ndarray of int
-        :func:`workloads.ps.shard_bounds` (server ``s`` holds ``[bounds[s], bounds[s + 1])``).
+        :func:`workloads.paradigms.ps.shard_bounds` (server ``s`` holds ``[bounds[s], bounds[s + 1])``).
     pcs : workloads.overlap.Pieces
         The pieces, in the order they are sent.
 
@@ -230,9 +230,9 @@ def iterate(b, c, pcs, exchange):
 
     Parameters
     ----------
-    b : workloads.frontier.Frontier
+    b : workloads.plan.frontier.Frontier
         Workers are ranks ``0 .. c.P - 1``.
-    c : workloads.plan.Plan
+    c : workloads.plan.measure.Plan
         The schedule's plan (``P``, ``model``, ``batch``, ``iterations``).
     pcs : Pieces
     exchange : callable
@@ -246,7 +246,7 @@ def iterate(b, c, pcs, exchange):
     A worker's piece exchanged as one 4-byte message to a second rank:
 
     >>> from types import SimpleNamespace
-    >>> from workloads.frontier import Frontier
+    >>> from workloads.plan.frontier import Frontier
     >>> c = SimpleNamespace(P=1, model=mlp.model_of((4, 3)), batch=1, iterations=2)
     >>> b = Frontier(2); pcs = pieces(c.model, "layerwise")
     >>> t = iterate(b, c, pcs, lambda it, k, after: b.send([0], [1], [4.0], it, "push",
@@ -279,7 +279,7 @@ def unit_deps(model, pcs, arrive):
     Returns
     -------
     list of CSR pair
-        ``deps[u]`` for :meth:`workloads.frontier.Frontier.forward_backward`.
+        ``deps[u]`` for :meth:`workloads.plan.frontier.Frontier.forward_backward`.
 
     Examples
     --------
@@ -308,7 +308,7 @@ def embed(b, trace, iteration, after, priority=0):
 
     Parameters
     ----------
-    b : workloads.frontier.Frontier
+    b : workloads.plan.frontier.Frontier
     trace : netsim.Trace
         Ranks ``0 .. b.ranks - 1``.
     iteration : int
@@ -324,8 +324,8 @@ def embed(b, trace, iteration, after, priority=0):
 
     Examples
     --------
-    >>> from netsim.collectives import ring_allreduce
-    >>> from workloads.frontier import Frontier
+    >>> from netsim.comm.collectives import ring_allreduce
+    >>> from workloads.plan.frontier import Frontier
     >>> b = Frontier(2); c = b.compute([0, 1], 1.0)
     >>> ids = embed(b, ring_allreduce(2, 8.0), 0, c)
     >>> t = b.build(); ids.tolist(), t.deps(2).tolist(), t.deps(4).tolist()
@@ -341,7 +341,7 @@ def embed(b, trace, iteration, after, priority=0):
 
 
 def touching(trace, ranks):
-    """Ops of ``trace`` each rank sends or receives, as columns for :func:`netsim.trace.deps_csr`.
+    """Ops of ``trace`` each rank sends or receives, as columns for :func:`netsim.trace.core.deps_csr`.
 
     Parameters
     ----------
@@ -356,7 +356,7 @@ def touching(trace, ranks):
 
     Examples
     --------
-    >>> from netsim.collectives import ring_allreduce
+    >>> from netsim.comm.collectives import ring_allreduce
     >>> touching(ring_allreduce(2, 8.0), 2).tolist()
     [[0, 1, 2, 3], [0, 1, 2, 3]]
     """

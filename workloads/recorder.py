@@ -4,8 +4,8 @@ P logical workers (ranks ``0..P-1``) and S servers (ranks ``P..P+S-1``) run in
 one process. A paradigm trains for real and, for every value it sends, calls
 :meth:`Recorder.send` with the payload itself; the recorder counts the payload's
 true size (:func:`payload_bytes`), adds a message op to a
-:class:`workloads.frontier.Frontier` (the paradigms' block builder on
-:class:`netsim.blocks.BlockBuilder`, which every paradigm's ``schedule`` uses too) and so keeps per-rank dependency bookkeeping:
+:class:`workloads.plan.frontier.Frontier` (the paradigms' block builder on
+:class:`netsim.trace.blocks.BlockBuilder`, which every paradigm's ``schedule`` uses too) and so keeps per-rank dependency bookkeeping:
 
 * each rank has a *frontier*: the ops its next op must wait for (its last
   compute op plus the messages it received since);
@@ -49,7 +49,7 @@ from netsim import checks
 
 from workloads import mlp
 from workloads.errors import WorkloadError
-from workloads.frontier import Frontier
+from workloads.plan.frontier import Frontier
 from workloads.runresult import V100_FP32_FLOPS, RunResult, run_result
 from workloads.training import Setup, check_workers, epochs_of, prepare, worker_batches
 
@@ -239,7 +239,7 @@ def push_deps(bwd_ops, layers, lo, hi, overlap=True):
 
 
 class Recorder:
-    """One op at a time on a :class:`workloads.frontier.Frontier`, with true byte counts.
+    """One op at a time on a :class:`workloads.plan.frontier.Frontier`, with true byte counts.
 
     Parameters
     ----------
@@ -250,7 +250,7 @@ class Recorder:
 
     Attributes
     ----------
-    builder : workloads.frontier.Frontier
+    builder : workloads.plan.frontier.Frontier
         The ops recorded so far (``builder.build()`` is the trace).
     total_bytes : int
         Sum of :func:`payload_bytes` over every message sent.
@@ -376,7 +376,7 @@ class Recorder:
         One forward op per layer, first to last, with :func:`workloads.mlp.forward_flops`
         of its layer; then one backward op per layer, last to first, with
         :func:`workloads.mlp.backward_flops` of its layer (:meth:`Frontier.forward_backward
-        <workloads.frontier.Frontier.forward_backward>`).
+        <workloads.plan.frontier.Frontier.forward_backward>`).
 
         Parameters
         ----------

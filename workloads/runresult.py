@@ -11,8 +11,8 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
-from netsim.library import mpich_wire
-from netsim.trace import Trace
+from netsim.comm.library import mpich_wire
+from netsim.trace.core import Trace
 
 from workloads import mlp
 from workloads.errors import DivergenceWarning
@@ -42,7 +42,7 @@ class RunResult:
     total_bytes : int
         Bytes sent, from the paradigm's own payload accounting; equals the
         bytes of the trace's messages with its collective ops expanded by MPICH
-        (``netsim.library.expand(trace, None, library="mpich")``; up to float
+        (``netsim.comm.library.expand(trace, None, library="mpich")``; up to float
         rounding when a collective generator cuts a buffer into fractional-byte
         chunks, e.g. 524 bytes over 3 ranks).
     messages : int

@@ -6,7 +6,7 @@ digits (:func:`workloads.datasets.digits`) with ``DistributedDataParallel``
 over the gloo backend on CPU, ``workers`` processes on this machine (started by
 ``torch.multiprocessing``, forked where the platform can, meeting through a file in a temporary directory),
 under ``torch.profiler`` with ``record_shapes=True``; each rank writes its
-Chrome-trace JSON, and :func:`netsim.kineto.load_kineto` turns them into one
+Chrome-trace JSON, and :func:`netsim.formats.kineto.load.load_kineto` turns them into one
 netsim trace: each thread's operators as compute ops with their measured
 durations, each gloo collective (``gloo:all_reduce`` on gloo's worker thread)
 as a netsim collective with its true byte count (``Input Dims`` times the
@@ -17,7 +17,7 @@ What the recording is: one process per rank sharing this machine's cores, so
 the measured operator times include whatever else the machine runs; the
 collectives' own times (loopback TCP) are dropped and replayed by the network
 model on the topology the user names. Project it to other worker counts with
-:func:`netsim.reproject.reproject` (``netsim import kineto --ranks N``).
+:func:`netsim.trace.reproject.reproject` (``netsim import kineto --ranks N``).
 
 The model is ``64 -> hidden -> 10`` with ReLU, the layer shapes of the numpy
 paradigms' MLP (:mod:`workloads.mlp`) for the same ``hidden``, so its gradient
@@ -129,7 +129,7 @@ def record(workers=2, steps=3, hidden=(128,), batch_size=8, warmup=3, seed=0, di
     Returns
     -------
     netsim.Trace
-        As :func:`netsim.kineto.load_kineto` imports it, with ``recorder``
+        As :func:`netsim.formats.kineto.load.load_kineto` imports it, with ``recorder``
         metadata: torch version, layers, batch size, ``parameter_bytes``.
 
     Raises
@@ -159,7 +159,7 @@ def record(workers=2, steps=3, hidden=(128,), batch_size=8, warmup=3, seed=0, di
     except ImportError:
         raise WorkloadError("recording a PyTorch run needs torch: pip install "
                             "'netsim[torch]'") from None
-    from netsim.kineto import load_kineto
+    from netsim.formats.kineto.load import load_kineto
 
     with tempfile.TemporaryDirectory() as tmp:
         where = tmp if directory is None else os.fspath(directory)

@@ -1,7 +1,7 @@
 """netsim's Sphinx extension: the CLI reference's directive, and numpydoc's citations kept.
 
 ``.. netsim-help:: replay`` (in Markdown, a ```` ```{netsim-help} replay ```` block) becomes
-the literal help of ``netsim replay`` as the parser in :mod:`studies.cli` prints it at 100
+the literal help of ``netsim replay`` as the parser in :mod:`studies.cli.parser` prints it at 100
 columns, so the reference cannot drift from the options.
 
 Citations: numpydoc makes every docstring's citations unique by renaming them with a hash
@@ -28,7 +28,7 @@ class HelpDirective(Directive):
 
     def run(self):
         os.environ["COLUMNS"] = "100"  # argparse wraps at the terminal width
-        from studies.cli import build_parser
+        from studies.cli.parser import build_parser
 
         text = _subparser(build_parser(), self.arguments[0]).format_help()
         block = nodes.literal_block(text, text)

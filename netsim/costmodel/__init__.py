@@ -1,6 +1,6 @@
-"""Closed forms of the collectives of :mod:`netsim.collectives`, and the alpha-beta of a topology.
+"""Closed forms of the collectives of :mod:`netsim.comm.collectives`, and the alpha-beta of a topology.
 
-Every collective of :mod:`netsim.collectives` has a function of the same name
+Every collective of :mod:`netsim.comm.collectives` has a function of the same name
 here giving its time in the alpha-beta-gamma model (Hockney 1994): a message
 of ``n`` bytes alone on its path takes ``alpha + n * beta``, and reducing ``n``
 received bytes takes ``n * gamma``.

@@ -1,6 +1,6 @@
 """Closed forms of the allreduce, allgather, reduce-scatter and exchange schedules.
 
-Each is the exact time of :mod:`netsim.collectives`' schedule of the same name
+Each is the exact time of :mod:`netsim.comm.collectives`' schedule of the same name
 on a non-blocking star of identical links (see :mod:`netsim.costmodel`).
 
 References
@@ -18,7 +18,7 @@ References
 """
 
 from netsim.checks import check_int
-from netsim.collectives.schedule import pof2
+from netsim.comm.collectives.schedule import pof2
 from netsim.errors import TraceError
 from netsim.costmodel.alphabeta import check_args
 
@@ -45,7 +45,7 @@ def recursive_doubling_allreduce(P, nbytes, alpha, beta, gamma=0.0):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -84,7 +84,7 @@ def rabenseifner_allreduce(P, nbytes, alpha, beta, gamma=0.0):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -120,7 +120,7 @@ def ring_allgather(P, nbytes, alpha, beta):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -152,7 +152,7 @@ def ring_reduce_scatter(P, nbytes, alpha, beta, gamma=0.0):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -185,7 +185,7 @@ def ring_allreduce(P, nbytes, alpha, beta, gamma=0.0):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -231,7 +231,7 @@ def recursive_doubling_allgather(P, nbytes, alpha, beta):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -269,7 +269,7 @@ def recursive_halving_reduce_scatter(P, nbytes, alpha, beta, gamma=0.0):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -306,7 +306,7 @@ def alltoall(P, nbytes, alpha, beta):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -342,7 +342,7 @@ def ps_push_pull(P, nbytes, alpha, beta, gamma=0.0, servers=1):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float

@@ -3,7 +3,7 @@
 A message of ``n`` bytes alone on its path takes ``alpha + n * beta``; reducing
 ``n`` received bytes takes ``n * gamma`` (Hockney [1]_). Ranks, bytes, segments
 and gamma raise :class:`~netsim.errors.TraceError`, as the generators of
-:mod:`netsim.collectives` do for the same arguments; alpha and beta, which only
+:mod:`netsim.comm.collectives` do for the same arguments; alpha and beta, which only
 cost models take, raise :class:`~netsim.errors.NetsimError`.
 
 References

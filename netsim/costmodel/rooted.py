@@ -1,6 +1,6 @@
 """Closed forms of the broadcast and reduce schedules: binomial trees, linear pipelines, BE.
 
-Each is the exact time of :mod:`netsim.collectives`' schedule of the same name
+Each is the exact time of :mod:`netsim.comm.collectives`' schedule of the same name
 on a non-blocking star of identical links (see :mod:`netsim.costmodel`).
 
 References
@@ -20,7 +20,7 @@ References
 import math
 
 from netsim.checks import check_int
-from netsim.collectives.schedule import pof2
+from netsim.comm.collectives.schedule import pof2
 from netsim.errors import NetsimError, TraceError
 from netsim.costmodel.alphabeta import check_args
 
@@ -41,7 +41,7 @@ def binomial_broadcast(P, nbytes, alpha, beta):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -74,7 +74,7 @@ def binomial_reduce(P, nbytes, alpha, beta, gamma=0.0):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -111,7 +111,7 @@ def pipeline_broadcast(P, nbytes, segments, alpha, beta):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     segments : int
         Number of segments k, >= 1.
     alpha : float
@@ -152,7 +152,7 @@ def pipeline_reduce(P, nbytes, segments, alpha, beta, gamma=0.0):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     segments : int
         Number of segments k, >= 1.
     alpha : float
@@ -191,7 +191,7 @@ def pipeline_allreduce(P, nbytes, segments, alpha, beta, gamma=0.0):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     segments : int
         Number of segments k, >= 1.
     alpha : float
@@ -227,7 +227,7 @@ def linear_pipeline(P, nbytes, segments, alpha, beta):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     segments : int
         Number of segments k, >= 1.
     alpha : float
@@ -263,7 +263,7 @@ def optimal_segments(P, nbytes, alpha, beta):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float
@@ -316,7 +316,7 @@ def be_broadcast(P, nbytes, alpha, beta):
     P : int
         Ranks, >= 1.
     nbytes : float
-        Bytes, as the generator of the same name in :mod:`netsim.collectives` counts them.
+        Bytes, as the generator of the same name in :mod:`netsim.comm.collectives` counts them.
     alpha : float
         Seconds per message (latency term), >= 0.
     beta : float

@@ -4,8 +4,8 @@ import numpy as np
 
 from netsim.checks import check_int
 from netsim.errors import TraceError
-from netsim.library import mpich_wire
-from netsim.network import as_network, compute_nodes, route_loads
+from netsim.comm.library import mpich_wire
+from netsim.network.compiled import as_network, compute_nodes, route_loads
 
 __all__ = ["alpha_beta", "link_loads", "contention_bound", "busiest_link"]
 
@@ -16,7 +16,7 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
     Alpha is the largest path latency and beta the inverse of the smallest
     bottleneck bandwidth over the pairs considered: the ``(src, dst)`` pairs
     of the trace's messages if a trace is given (its collective ops as MPICH's
-    messages, :func:`netsim.library.mpich_wire`), otherwise every ordered pair
+    messages, :func:`netsim.comm.library.mpich_wire`), otherwise every ordered pair
     of the ``ranks`` placed ranks. Pairs on one node are skipped.
 
     Parameters
@@ -74,7 +74,7 @@ def alpha_beta(topology, ranks=None, placement=None, trace=None):
 
 def link_loads(trace, topology, placement=None):
     """Bytes each link direction must carry when the trace's messages are routed (its
-    collective ops as MPICH's messages, :func:`netsim.library.mpich_wire`).
+    collective ops as MPICH's messages, :func:`netsim.comm.library.mpich_wire`).
 
     Parameters
     ----------
@@ -90,7 +90,7 @@ def link_loads(trace, topology, placement=None):
 
     Examples
     --------
-    >>> from netsim.collectives import ring_allgather
+    >>> from netsim.comm.collectives import ring_allgather
     >>> import networkx as nx  # a star: hosts on one switch
     >>> G = nx.Graph()
     >>> G.add_nodes_from(["host0", "host1"], kind="host")
@@ -132,7 +132,7 @@ def contention_bound(trace, topology, placement=None):
 
     Examples
     --------
-    >>> from netsim.collectives import ps_push_pull
+    >>> from netsim.comm.collectives import ps_push_pull
     >>> import networkx as nx  # a star: hosts on one switch
     >>> G = nx.Graph()
     >>> G.add_nodes_from([f"host{i}" for i in range(5)], kind="host")

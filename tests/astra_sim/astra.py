@@ -5,8 +5,8 @@
 BIN_DIR holds ``AstraSim_Analytical_Congestion_Unaware`` (and ``..._Aware`` if built) from
 ``tests/astra_sim/build.sh``. Three traces, the acceptance set of the Chakra export: netsim's
 ring allreduce (8 ranks, 64 MB, point-to-point messages), a recorded parameter-server run
-(``workloads.ps_sync``, 4 workers and a server) and an imported PyTorch profile (HTA's A100
-DDP rank 0, step 5, two ranks). Each is exported with ``netsim.chakra.save_chakra``, run in
+(``workloads.paradigms.ps_sync``, 4 workers and a server) and an imported PyTorch profile (HTA's A100
+DDP rank 0, step 5, two ranks). Each is exported with ``netsim.formats.chakra.save_chakra``, run in
 ASTRA-sim on a switch of as many NPUs as the trace has ranks, and replayed by netsim on
 ``topologies.star`` with the same link bandwidth and latency.
 
@@ -44,8 +44,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
 import netsim  # noqa: E402
-from netsim.chakra import save_chakra  # noqa: E402
-from netsim.collectives import ring_allreduce  # noqa: E402
+from netsim.formats.chakra import save_chakra  # noqa: E402
+from netsim.comm.collectives import ring_allreduce  # noqa: E402
 from netsim.units import parse_bandwidth, parse_time  # noqa: E402
 
 BANDWIDTH = parse_bandwidth("100Gbps")   # bytes/s, 100 Gigabit Ethernet
@@ -60,8 +60,8 @@ FINISHED = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
 
 def traces():
     """The three traces of the acceptance set, by name (a dict of name -> netsim Trace)."""
-    from netsim.kineto import load_kineto
-    from workloads import ps_sync
+    from netsim.formats.kineto.load import load_kineto
+    from workloads.paradigms import ps_sync
 
     return {"ring allreduce 8 x 64 MB": ring_allreduce(8, 64e6),
             "parameter server (ps-sync)": ps_sync.run(epochs=1).trace,

@@ -1,0 +1,607 @@
+"""Communication libraries chosen at replay: each collective op expanded into flows.
+
+A trace keeps a collective as one op (:mod:`netsim.trace.collop`); :func:`expand`
+turns every one into the ops a library would run, in place, so that a
+collective shares links with everything else in flight:
+
+* ``"mpich"``: :mod:`netsim.comm.mpich`, MPICH's schedules as messages between the
+  members (the algorithm hint, else ring; :data:`netsim.comm.mpich.DEFAULT`).
+* ``"nccl"``: :mod:`netsim.comm.nccl`'s plan for that call on that graph: NCCL's
+  latency as a compute op (with, for a call one host thread launches on several
+  GPUs in turn, the wait for those launches: :mod:`netsim.comm.nccl.launch`), then
+  every flow of its channels on the real links
+  (relays such as NICs, CPUs and NVSwitches become ranks of their own), then a
+  zero-length op that waits for all of them. A replay with any NCCL call runs
+  on the link capacities NCCL counts on
+  (:func:`netsim.comm.nccl.hardware.effective_graph`: NVLink and PCIe at their
+  achievable share), each channel's flow out of a GPU held to its GPU-side
+  limit by a per-flow rate bound (``Expansion.bound``).
+* ``"gloo"``: :mod:`netsim.comm.gloo`'s allreduce over TCP on host cores: each
+  rank's bytes to its ring neighbour, and each process's copies and sums as a
+  flow into its host's memory (a relay node ``"<host>#mem"``) held to its cores'
+  rate by a per-flow rate bound (``Expansion.bound``); the algorithm is the
+  call's hint when it is one of gloo's (``"ring"``), else ``gloo_options``'
+  ``algorithm``, else ``ring_chunked``. Other operations are refused.
+* ``"auto"`` (the default): NCCL for a call whose members all sit on
+  ``kind="gpu"`` nodes, unless its hint is one only MPICH has
+  (:data:`netsim.trace.collop.MPICH_ONLY`); MPICH otherwise.
+
+Dependencies, per member rank: a collective's part on rank ``r`` waits for its
+dependencies that touch ``r`` (a compute op on ``r``, a message from or to
+``r``, a collective whose group holds ``r``), and for those that touch no
+member at all; an op that waits for a collective waits for the part on its own
+rank (the sender's, for a message), or for every part from outside the group.
+MPICH runs each part as its schedule's ops on that rank, and nothing moves to
+or from a member before that member has entered the call (a rendezvous; a
+tree's inner rank forwards only once its own data exists); a part ends when
+its rank's last schedule ops and its own dependencies are done. An NCCL call
+starts when every part may (NCCL's kernels wait for each other) and every part
+ends with the call. A call of one member or of no bytes moves nothing: one
+zero-length op passes its dependencies on.
+
+Where two calls disagree on hardware a replay cannot hold (GPUs of two compute
+capabilities under NCCL), :class:`~netsim.errors.NcclModelError` says so.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from netsim.comm import mpich
+from netsim.trace.collop import MPICH_ONLY, ROOTED
+from netsim.checks import check_choice
+from netsim.errors import NcclModelError, TraceError
+from netsim.network.compiled import as_network
+from netsim.trace.core import COMPUTE, MESSAGE, Trace, ranges
+from netsim.trace.ops import touches
+
+__all__ = ["LIBRARIES", "Expansion", "check_library", "choose", "expand", "fold", "mpich_wire",
+           "plan_names"]
+
+LIBRARIES = ("auto", "mpich", "nccl", "gloo")
+
+
+class Expansion(NamedTuple):
+    """A trace with its collectives expanded, and how to read the replay back (see :func:`expand`).
+
+    ``first[i]``/``count[i]``: the ops original op ``i`` became. ``parts``: one
+    row per (collective, member): columns ``op``, ``rank``, and CSR lists
+    ``gate_ptr``/``gate`` (expanded ops its part waits for) and
+    ``end_ptr``/``end`` (expanded ops that end it). ``calls``: one row per
+    collective op: ``op``, ``library``, ``algorithm``, ``protocol``,
+    ``channels``, ``latency``, ``tuning_time`` (NaN/"" where MPICH has none).
+    ``bound``: each expanded op's rate bound in bytes/s (inf: none), or None
+    when no op has one (the replay is then exactly the unbounded one).
+    """
+
+    trace: object
+    net: object
+    nodes: np.ndarray
+    first: np.ndarray
+    count: np.ndarray
+    parts: dict
+    calls: dict
+    bound: object = None
+
+
+def check_library(library):
+    """Return ``library`` if it is one of :data:`LIBRARIES`, else raise :class:`TraceError`.
+
+    Examples
+    --------
+    >>> check_library("nccl")
+    'nccl'
+    """
+    check_choice(library, "library", LIBRARIES, error=TraceError)
+    return library
+
+
+def choose(library, spec, kinds, op=None):
+    """The library that runs a call: ``"mpich"``, ``"nccl"`` or ``"none"`` (it moves nothing).
+
+    Parameters
+    ----------
+    library : {"auto", "mpich", "nccl", "gloo"}
+    spec : netsim.trace.collop.Spec
+    kinds : sequence of str
+        The ``kind`` of each member's node.
+    op : int, optional
+        The op's index, for messages.
+
+    Raises
+    ------
+    NcclModelError
+        ``"nccl"`` with a member off a gpu node (naming the first), or an MPICH-only hint.
+
+    Examples
+    --------
+    >>> from netsim.trace.collop import Spec
+    >>> s = Spec("allreduce", (0, 1), -1, None, 0, 0)
+    >>> choose("auto", s, ["gpu", "gpu"]), choose("auto", s, ["gpu", "host"])
+    ('nccl', 'mpich')
+    """
+    where = "" if op is None else f"op {op}: "
+    if library == "gloo":
+        return "gloo"
+    if library == "nccl":
+        off = [r for r, k in zip(spec.group, kinds) if k != "gpu"]
+        if off:
+            raise NcclModelError(f"{where}library 'nccl' needs every member on a gpu node; "
+                                 f"rank {off[0]} sits on a {kinds[spec.group.index(off[0])]!r} "
+                                 f"node")
+        if spec.algorithm in MPICH_ONLY:
+            from netsim.comm import nccl
+
+            raise NcclModelError(f"{where}NCCL has no algorithm {spec.algorithm!r} (it has "
+                                 f"{', '.join(nccl.ALGORITHMS)}); use library 'mpich'")
+        return "nccl"
+    if library == "auto" and all(k == "gpu" for k in kinds) \
+            and spec.algorithm not in MPICH_ONLY:
+        return "nccl"
+    return "mpich"
+
+
+class _Assembly:
+    """The expanded trace's ops, gathered block by block."""
+
+    def __init__(self, trace, nodes, net):
+        self.trace, self.net = trace, net
+        self.names = [net.nodes[x] for x in nodes] if net is not None else list(nodes)
+        self.rank_of_node = {name: r for r, name in enumerate(self.names)}
+        self.extra_nodes = []
+        self.tags = list(trace.tags)
+        self.blocks = {}          # original op -> dict of block columns (local op order)
+        self.ends = {}            # collective op -> {rank: block-local end ops}, "all" -> ...
+        self.gate_rank = {}       # collective op -> (block-local ops, their member rank; -1: all)
+
+    def tag(self, name):
+        if name not in self.tags:
+            self.tags.append(name)
+        return self.tags.index(name)
+
+    def relay(self, node):
+        """The rank of graph node ``node``: its placed rank, else a relay rank of its own."""
+        if node not in self.rank_of_node:
+            self.rank_of_node[node] = self.trace.ranks + len(self.extra_nodes)
+            self.extra_nodes.append(node)
+        return self.rank_of_node[node]
+
+
+def _pass_block(a, i, spec):
+    """A call that moves nothing: one zero-length op on its owner."""
+    a.blocks[i] = dict(kind=[COMPUTE], rank=[a.trace.rank[i]], peer=[-1], size=[0.0],
+                       duration=[0.0], tag=[-1], ptr=[0, 0], idx=[])
+    a.ends[i] = {"all": np.array([0])}
+    a.gate_rank[i] = ([0], [-1])   # waits for every gate
+    return {"library": "none", "algorithm": "", "protocol": "", "channels": 0,
+            "latency": 0.0, "tuning_time": np.nan}
+
+
+def _mpich_block(a, i, spec, nbytes, cache):
+    """The schedule's ops on the members, and a zero-length op for a member it leaves out.
+
+    An op of the schedule also waits for the call's dependencies on each member
+    it touches (a message: its sender and its receiver) unless one of its own
+    dependencies touches that member already (:attr:`netsim.comm.mpich.Block.entries`):
+    nothing moves to or from a member before it has entered the call, and a
+    tree's inner rank forwards only once its own data exists. So every schedule
+    op touching a member comes after the call's dependencies on it, and the
+    member's part ends with its last ops of the schedule
+    (:func:`netsim.trace.ops.terminal_ops`), which an op waiting for the call on
+    that rank waits for, as a rank's next op waited for them when schedules were
+    joined with :func:`netsim.trace.ops.concat`. A member the schedule does not
+    touch gets one zero-length op waiting for its dependencies instead.
+    """
+    key = (spec, nbytes)
+    if key not in cache:
+        try:
+            cache[key] = mpich.block(spec, nbytes)
+        except TraceError as exc:
+            raise TraceError(f"op {i}: {exc}") from None
+    b = cache[key]
+    t, order = b.trace, np.array(mpich.local_order(spec), np.int64)
+    k = t.num_ops
+    idle = np.flatnonzero(np.diff(b.ends_ptr) == 0)   # local ranks the schedule leaves out
+    m = len(idle)
+    tag = np.array([a.tag(x) for x in t.tags] + [-1], np.int64)
+    a.blocks[i] = dict(
+        kind=np.concatenate([t.kind, np.full(m, COMPUTE, np.uint8)]),
+        rank=np.concatenate([order[t.rank], order[idle]]),
+        peer=np.concatenate([np.where(t.peer >= 0, order[np.maximum(t.peer, 0)], -1),
+                             np.full(m, -1)]),
+        size=np.concatenate([t.size, np.zeros(m)]),
+        duration=np.concatenate([t.duration, np.zeros(m)]),
+        tag=np.concatenate([tag[t.tag], np.full(m, -1)]),
+        ptr=np.concatenate([t.dep_ptr, np.full(m, t.dep_ptr[-1])]),
+        idx=t.dep_idx)
+    ends = {int(order[j]): b.ends[b.ends_ptr[j]:b.ends_ptr[j + 1]] for j in range(len(order))}
+    ends.update({int(order[j]): np.array([k + n]) for n, j in enumerate(idle.tolist())})
+    ends["all"] = np.unique(np.concatenate(list(ends.values())))
+    a.ends[i] = ends
+    a.gate_rank[i] = (np.concatenate([b.entries, k + np.arange(m)]),
+                      np.concatenate([order[b.entry_ranks], order[idle]]))
+    return {"library": "mpich", "algorithm": b.algorithm, "protocol": "", "channels": 0,
+            "latency": 0.0, "tuning_time": np.nan}
+
+
+def _nccl_block(a, i, spec, nbytes, setups, cache, options):
+    # Imported here: the NCCL model (and networkx's algorithms with it) loads with the first
+    # call it runs, not with `import netsim`.
+    from netsim.comm import nccl
+
+    nodes = tuple(a.names[r] for r in mpich.local_order(spec))
+    key = (nodes, spec.op, nbytes, spec.algorithm)
+    if key not in cache:
+        if nodes not in setups:
+            E = next(iter(setups.values())).E if setups else None
+            setups[nodes] = nccl.model.setup(a.net.graph, nodes, E)
+        try:
+            cache[key] = nccl.model.plan(setups[nodes], spec.op, nbytes, spec.algorithm,
+                                         **options)
+        except NcclModelError as exc:
+            raise NcclModelError(f"op {i}: {exc}") from None
+    call = cache[key]
+    F = len(call.flows)
+    src = [a.relay(u) for u, _, _ in call.flows]
+    dst = [a.relay(v) for _, v, _ in call.flows]
+    owner = int(a.trace.rank[i])
+    a.blocks[i] = dict(
+        kind=[COMPUTE] + [MESSAGE] * F + [COMPUTE], rank=[owner] + src + [owner],
+        peer=[-1] + dst + [-1], size=[0.0] + [b for _, _, b in call.flows] + [0.0],
+        duration=[call.latency + call.launch] + [0.0] * F + [0.0],
+        tag=[a.tag("nccl latency")] + [a.tag("nccl")] * F + [-1],
+        ptr=[0, 0] + list(range(1, F + 1)) + [2 * F + (F == 0)],
+        idx=[0] * F + (list(range(1, F + 1)) if F else [0]),
+        bound=[np.inf] + list(call.bounds) + [np.inf])
+    a.ends[i] = {"all": np.array([F + 1])}
+    a.gate_rank[i] = ([0], [-1])
+    return {"library": "nccl", "algorithm": call.algorithm, "protocol": call.protocol,
+            "channels": call.channels, "latency": call.latency, "tuning_time": call.tuning_time}
+
+
+def _gloo_block(a, i, spec, nbytes, state, options):
+    """gloo's allreduce (:mod:`netsim.comm.gloo`): its latency, its flows with their bounds."""
+    from netsim.comm import gloo
+
+    if spec.op != "allreduce":
+        raise TraceError(f"op {i}: the gloo model runs allreduce ({', '.join(gloo.ALGORITHMS)}),"
+                         f" not {spec.op}")
+    if "H" not in state:
+        state["H"] = a.net.graph.copy()
+    nodes = [a.names[r] for r in mpich.local_order(spec)]
+    hint = spec.algorithm if spec.algorithm in gloo.ALGORITHMS else None
+    try:
+        call = gloo.plan(state["H"], nodes, nbytes, hint or options.get("algorithm"))
+    except TraceError as exc:
+        raise TraceError(f"op {i}: {exc}") from None
+    F = len(call.flows)
+    owner = int(a.trace.rank[i])
+    a.blocks[i] = dict(
+        kind=[COMPUTE] + [MESSAGE] * F + [COMPUTE],
+        rank=[owner] + [a.relay(u) for u, _, _ in call.flows] + [owner],
+        peer=[-1] + [a.relay(v) for _, v, _ in call.flows] + [-1],
+        size=[0.0] + [b for _, _, b in call.flows] + [0.0],
+        duration=[call.latency] + [0.0] * (F + 1), tag=[a.tag("gloo latency")]
+        + [a.tag("gloo")] * F + [-1], ptr=[0, 0] + list(range(1, F + 1)) + [2 * F],
+        idx=[0] * F + list(range(1, F + 1)), bound=[np.inf] + list(call.bounds) + [np.inf])
+    a.ends[i] = {"all": np.array([F + 1])}
+    a.gate_rank[i] = ([0], [-1])
+    return {"library": "gloo", "algorithm": call.algorithm, "protocol": "", "channels": 0,
+            "latency": call.latency, "tuning_time": np.nan}
+
+
+def expand(trace, topology, placement=None, library="auto", nccl_options=None,
+           gloo_options=None):
+    """Expand every collective op of ``trace`` with the library chosen for it.
+
+    Parameters
+    ----------
+    trace : Trace
+    topology : networkx.Graph, Network or None
+        None expands with MPICH without a graph (ranks stand for themselves):
+        the messages a trace sends under MPICH, for counting.
+    placement : sequence or dict, optional
+        As for :func:`netsim.simulate`.
+    library : {"auto", "mpich", "nccl", "gloo"}, optional
+        See the module docstring.
+    nccl_options : dict, optional
+        ``protocol`` and ``channels`` fixed for every NCCL call, and its ``launch``
+        mode (the lone call of :func:`netsim.comm.nccl.simulate`).
+    gloo_options : dict, optional
+        ``algorithm``: gloo's algorithm of a call whose hint is none of gloo's
+        (:data:`netsim.comm.gloo.ALGORITHMS`; default ``ring_chunked``).
+
+    Returns
+    -------
+    Expansion
+        ``trace`` holds compute ops and messages only; ``nodes`` is the node
+        index (in ``net``) of each of its ranks: the trace's own first, then
+        relay nodes. ``net`` is the network to replay on.
+
+    Raises
+    ------
+    TraceError
+        For an unknown library, or a call MPICH has no schedule for.
+    NcclModelError
+        For a call NCCL cannot run (naming the op), or ``"nccl"`` off gpu nodes.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from netsim import TraceBuilder
+    >>> G = nx.Graph(); G.add_edges_from([("h0", "s"), ("h1", "s")], bandwidth=1e9, latency=0)
+    >>> b = TraceBuilder(2); _ = b.collective("allreduce", [0, 1], 1e6)
+    >>> x = expand(b.build(), G, ["h0", "h1"])
+    >>> x.trace.num_messages, x.calls["library"].tolist(), x.calls["algorithm"].tolist()
+    (4, ['mpich'], ['ring'])
+    """
+    check_library(library)
+    if topology is None:
+        if library != "mpich":
+            raise TraceError(f"library {library!r} needs a topology to expand on")
+        net, nodes = None, np.arange(trace.ranks, dtype=np.int64)
+    else:
+        net = as_network(topology)
+        nodes = net.placement(trace.ranks, placement)
+    a = _Assembly(trace, nodes, net)
+    colls = np.flatnonzero(trace.is_collective)
+    calls = {k: [] for k in ("op", "library", "algorithm", "protocol", "channels", "latency",
+                             "tuning_time")}
+    setups, mpich_cache, nccl_cache, gloo_state = {}, {}, {}, {}
+    for i in colls.tolist():
+        spec = trace.specs.row(int(trace.spec[i]))
+        nbytes = float(trace.size[i])
+        kinds = [None if net is None else net.graph.nodes[a.names[r]].get("kind")
+                 for r in spec.group]
+        lib = choose(library, spec, kinds, i)
+        if len(spec.group) < 2 or nbytes == 0:
+            row = _pass_block(a, i, spec)
+        elif lib == "nccl":
+            if not nbytes.is_integer():
+                raise NcclModelError(f"op {i}: NCCL moves whole bytes, got {nbytes!r}")
+            row = _nccl_block(a, i, spec, int(nbytes), setups, nccl_cache, nccl_options or {})
+        elif lib == "gloo":
+            row = _gloo_block(a, i, spec, nbytes, gloo_state, gloo_options or {})
+        else:
+            row = _mpich_block(a, i, spec, nbytes, mpich_cache)
+        calls["op"].append(i)
+        for k, v in row.items():
+            calls[k].append(v)
+    if setups:   # the replay runs on the capacities NCCL counts on, channel limits included
+        E = next(iter(setups.values())).E
+        net_e = as_network(E)
+        nodes = np.array([net_e.node_of(net.nodes[x]) for x in nodes], np.int64)
+        net = net_e
+    elif gloo_state:   # the replay runs on the graph with the hosts' memory nodes
+        net_g = as_network(gloo_state["H"])
+        nodes = np.array([net_g.node_of(net.nodes[x]) for x in nodes], np.int64)
+        net = net_g
+    extra = [net.node_of(x) for x in a.extra_nodes] if net is not None else []
+    out, first, count, parts = _assemble(a, colls)
+    return Expansion(out, net, np.concatenate([nodes, np.array(extra, np.int64)]), first,
+                     count, parts, {k: np.array(v) for k, v in calls.items()},
+                     _bounds(a, first, count, out.num_ops))
+
+
+def _bounds(a, first, count, n):
+    """Each expanded op's rate bound (inf: none), or None when no block set one."""
+    if not any("bound" in blk for blk in a.blocks.values()):
+        return None
+    bound = np.full(n, np.inf)
+    for i, blk in a.blocks.items():
+        if "bound" in blk:
+            bound[first[i]:first[i] + count[i]] = blk["bound"]
+    return bound if (bound < np.inf).any() else None
+
+
+def mpich_wire(trace):
+    """The messages ``trace`` sends with its collectives expanded by MPICH, graph-free.
+
+    For counting what a trace moves (bytes per iteration, the alpha and beta
+    its messages see): ``trace`` itself when it has no collective op.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(4); _ = b.collective("allreduce", range(4), 4e6)
+    >>> w = mpich_wire(b.build()); w.num_messages, w.total_bytes   # 2 P (P - 1) of n / P
+    (24, 24000000.0)
+    """
+    return expand(trace, None, library="mpich").trace if trace.num_collectives else trace
+
+
+def plan_names(calls):
+    """How a replay's collectives ran, one text per distinct plan (sorted), e.g.
+    ``"nccl nvls_tree/Simple/16ch"`` or ``"mpich ring"``; empty without collectives.
+
+    Parameters
+    ----------
+    calls : dict of ndarray
+        ``result.collectives`` of a :class:`~netsim.result.Result`.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> from netsim import TraceBuilder, simulate
+    >>> G = nx.Graph(); G.add_edges_from([("h0", "s"), ("h1", "s")], bandwidth=1e9, latency=0)
+    >>> b = TraceBuilder(2); _ = b.collective("allreduce", [0, 1], 1e6)
+    >>> plan_names(simulate(b.build(), G, placement=["h0", "h1"]).collectives)
+    ['mpich ring']
+    """
+    out = set()
+    for lib, alg, proto, ch in zip(calls["library"], calls["algorithm"], calls["protocol"],
+                                   calls["channels"]):
+        if lib == "nccl":
+            out.add(f"nccl {alg}/{proto}/{int(ch)}ch")
+        elif lib == "mpich":
+            out.add(f"mpich {alg}")
+    return sorted(out)
+
+
+def _assemble(a, colls):
+    """The expanded :class:`Trace`, each original op's first op and count, and the parts."""
+    tr = a.trace
+    n = tr.num_ops
+    count = np.ones(n, np.int64)
+    for i, blk in a.blocks.items():
+        count[i] = len(blk["kind"])
+    first = np.cumsum(count) - count
+    N = int(count.sum())
+    orig = np.repeat(np.arange(n, dtype=np.int64), count)
+    cols = {name: getattr(tr, name)[orig].copy() for name in
+            ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "channel",
+             "priority", "queue")}
+    for i, blk in a.blocks.items():
+        s = slice(first[i], first[i] + count[i])
+        for name in ("kind", "rank", "peer", "size", "duration", "tag"):
+            cols[name][s] = blk[name]
+        cols["flops"][s] = 0.0
+        cols["queue"][s] = -1
+        comp = np.asarray(blk["kind"]) == COMPUTE
+        cols["priority"][s] = np.where(comp, 0, tr.priority[i])
+    cols["spec"] = np.full(N, -1, np.int32)
+    # Ends of each collective, as expanded op ids: per member rank, and all of them.
+    ends = {i: {r: first[i] + np.asarray(e, np.int64) for r, e in e_map.items()}
+            for i, e_map in a.ends.items()}
+    is_coll = tr.is_collective
+    own_rank = tr.rank  # a compute op's rank, a message's sender
+
+    def resolve(d, r):
+        """Expanded ops standing for original op ``d``, for a waiter on rank ``r``."""
+        if not is_coll[d]:
+            return np.array([first[d]], np.int64)
+        e = ends[d].get(r)
+        return e if e is not None and len(e) else ends[d]["all"]
+
+    owners, deps = [], []
+    # Non-collective ops: their own dependencies, each mapped.
+    slot_owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(tr.dep_ptr))
+    plain = ~is_coll[slot_owner]
+    direct = plain & ~is_coll[tr.dep_idx]
+    owners.append(first[slot_owner[direct]])
+    deps.append(first[tr.dep_idx[direct]])
+    for s in np.flatnonzero(plain & ~direct).tolist():
+        o, d = int(slot_owner[s]), int(tr.dep_idx[s])
+        e = resolve(d, int(own_rank[o]))
+        owners.append(np.full(len(e), first[o]))
+        deps.append(e)
+    # Blocks: internal dependencies, then each root's gates.
+    t_ops, t_ranks = touches(tr)
+    t_start = np.searchsorted(t_ops, np.arange(n + 1))
+    part_rows = []
+    for i, blk in a.blocks.items():
+        ptr, idx = np.asarray(blk["ptr"], np.int64), np.asarray(blk["idx"], np.int64)
+        local_owner = np.repeat(np.arange(count[i]), np.diff(ptr))
+        owners.append(first[i] + local_owner)
+        deps.append(first[i] + idx)
+        gates = _gates(tr, i, t_ops, t_ranks, t_start, resolve)
+        g_owner, g_dep = _gate_pairs(tr.group(i), gates, *a.gate_rank[i])
+        owners.append(first[i] + g_owner)
+        deps.append(g_dep)
+        for r in tr.group(i).tolist():
+            part_rows.append((i, r, gates.get(r, np.zeros(0, np.int64)),
+                              resolve(i, r)))
+    owner = np.concatenate(owners)
+    dep = np.concatenate(deps)
+    # Each op's dependencies in the order they were gathered: its own (mapped), or a
+    # block's internal ones, then its gates.
+    order = np.argsort(owner, kind="stable")
+    dep_ptr = np.zeros(N + 1, np.int64)
+    np.cumsum(np.bincount(owner, minlength=N), out=dep_ptr[1:])
+    out = Trace(tr.ranks + len(a.extra_nodes), dep_ptr=dep_ptr, dep_idx=dep[order],
+                tags=a.tags, metadata=tr.metadata, **cols)
+    return out, first, count, _parts(part_rows)
+
+
+def _gate_pairs(group, gates, local, ranks):
+    """``(block-local op, expanded op)`` pairs: each entry ``(local[k], ranks[k])`` waits
+    for the gates of member ``ranks[k]`` (-1: of every member)."""
+    lists = [gates.get(int(r), np.zeros(0, np.int64)) for r in group]
+    lists.append(np.unique(np.concatenate([np.zeros(0, np.int64)] + lists)))
+    ptr = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(x) for x in lists], out=ptr[1:])
+    flat = np.concatenate(lists)
+    order = np.argsort(group, kind="stable")
+    ranks = np.asarray(ranks, np.int64)
+    member = np.where(ranks < 0, len(group),
+                      order[np.searchsorted(group[order], np.maximum(ranks, 0))])
+    cnt = ptr[member + 1] - ptr[member]
+    return np.repeat(np.asarray(local, np.int64), cnt), flat[ranges(ptr[member], cnt)]
+
+
+def _gates(tr, i, t_ops, t_ranks, t_start, resolve):
+    """Per member rank of collective ``i``: the expanded ops its part waits for."""
+    group = tr.group(i).tolist()
+    members = set(group)
+    out = {}
+    for d in tr.deps(i).tolist():
+        touched = [r for r in t_ranks[t_start[d]:t_start[d + 1]].tolist() if r in members]
+        for r in (touched or group):
+            out.setdefault(r, []).append(resolve(d, r))
+    return {r: np.unique(np.concatenate(v)) for r, v in out.items()}
+
+
+def _parts(rows):
+    def csr(lists):
+        ptr = np.zeros(len(lists) + 1, np.int64)
+        np.cumsum([len(x) for x in lists], out=ptr[1:])
+        idx = np.concatenate([np.zeros(0, np.int64)] + [np.asarray(x, np.int64) for x in lists])
+        return ptr, idx
+
+    gate_ptr, gate = csr([r[2] for r in rows])
+    end_ptr, end = csr([r[3] for r in rows])
+    return {"op": np.array([r[0] for r in rows], np.int64),
+            "rank": np.array([r[1] for r in rows], np.int64),
+            "gate_ptr": gate_ptr, "gate": gate, "end_ptr": end_ptr, "end": end}
+
+
+def fold(record, x):
+    """Per original op ``(start, transfer, end)`` and per part ``(rank, start, end)``.
+
+    A collective starts when its first part may start (its gates done) and ends
+    with its last op; a part runs from its gates' end to its ends' end.
+
+    Parameters
+    ----------
+    record : netsim.engine.replay.Record
+        The replay of ``x.trace``.
+    x : Expansion
+
+    Returns
+    -------
+    start, transfer, end : ndarray
+        One entry per op of the original trace.
+    parts : tuple of ndarray
+        ``(rank, start, end)`` of every (collective, member) part.
+    ready : ndarray
+        Per collective op (``x.calls["op"]``), when its last member may start.
+    """
+    p = x.parts
+    p_start = _seg_max(record.end[p["gate"]], p["gate_ptr"])
+    p_end = np.maximum(_seg_max(record.end[p["end"]], p["end_ptr"]), p_start)
+    start = record.start[x.first].copy()
+    transfer = record.transfer[x.first].copy()
+    end = record.end[x.first].copy()
+    c = x.calls["op"].astype(np.int64)
+    ready = np.zeros(len(c))
+    if len(c):
+        first = np.full(len(start), np.inf)
+        np.minimum.at(first, p["op"], p_start)
+        start[c] = first[c]
+        last = np.full(len(start), -np.inf)
+        np.maximum.at(last, p["op"], p_start)
+        ready = last[c]
+        idx = ranges(x.first[c], x.count[c])
+        ptr = np.cumsum(x.count[c]) - x.count[c]
+        end[c] = np.maximum.reduceat(record.end[idx], ptr)
+        transfer[c] = np.fmin.reduceat(record.transfer[idx], ptr)
+    return start, transfer, end, (p["rank"], p_start, p_end), ready
+
+
+def _seg_max(values, ptr):
+    """Per CSR row, the largest value (0 for an empty row)."""
+    out = np.zeros(len(ptr) - 1)
+    has = np.diff(ptr) > 0
+    if values.size and has.any():
+        out[has] = np.maximum.reduceat(values, ptr[:-1][has])
+    return out

@@ -1,0 +1,14 @@
+"""The flow-level engine: a trace replayed on a compiled network, SimPy ordering its events.
+
+Modules
+-------
+flow_index  The incremental path's index of flows per link direction, and its component search.
+flows       The messages on the wire and the link directions they load: rates, finishes, statistics.
+kernels     Compiled loops of the engine's batch path.
+maxmin      Max-min fair rates by progressive filling: a compiled loop for batches, plain Python for a few flows.
+reference   The readable specification of the engine: a plain-Python reference replay.
+replay      The flow-level fluid engine: replays a trace on a network, SimPy ordering its events.
+small       The small-event path: an instant of a few ops in plain Python, and its fused form.
+tcp         TCP's start-up as a time-varying per-flow rate bound: slow start, store-and-forward, handshake.
+transport   The engine's side of per-flow rate bounds and of TCP's start-up (:mod:`netsim.engine.tcp`).
+"""

@@ -1,0 +1,464 @@
+"""The small-event path: an instant of a few ops in plain Python, and its fused form.
+
+An instant that ends or starts at most ``small_event`` ops and flows runs here
+rather than in compiled loops over the batch (:mod:`netsim.engine.replay`). Two forms,
+bit-identical to each other and to the batch path:
+
+* :func:`advance_small`, the general one: every feature of the engine (send
+  queues, TCP's start-up, priority classes, rate bounds, link series, progress);
+  the engine calls it from its settle step, then re-rates through
+  :meth:`netsim.engine.flows.FlowTable.rerate`.
+* :func:`plain_callbacks`, the *fused* one, for the plain configuration (none of
+  those features but the link series): the SimPy callbacks of the engine's two
+  kinds of timeout (ops due at an exact time, the network's wake-up) that run the
+  usual desynchronised instant in one pass, without the layers of the general
+  path. It
+  handles three instants: a compute op ends and releases ops that wait a time;
+  a message's latency ends and it goes on the wire alone on its links; a flow
+  ends, its links become empty and what it releases waits a time. Anything else
+  (several ops or flows at one instant, an op that waits nothing, a flow sharing
+  a link, a stale heap after a batch, a zero delay settle step pending) it hands
+  to the general path before changing any state (but the clock, which the
+  general path's clamp sets to the same value), or, once a wake-up has ended its
+  flows, to the engine's ``_Replay._proceed`` with what it popped.
+
+The fused form does the same float operations in the same order as the general
+one (the same clock and clamp, the same rate as the smallest capacity, the same
+load accounting, the same SimPy timeouts created in the same order with the same
+delays), so every time, statistic, counter and event is the same; the tests
+replay the same cases both ways and compare bit for bit.
+"""
+
+import heapq
+import math
+
+import numpy as np
+import simpy
+
+from netsim.engine import transport as _transport
+
+__all__ = ["FINISH_RTOL", "advance_small", "plain_callbacks", "route"]
+
+#: A flow counts as finished once its predicted end is within ``FINISH_RTOL * t`` of the
+#: current time ``t`` (see :mod:`netsim.engine.replay`).
+FINISH_RTOL = 1e-12
+
+
+def advance_small(rp, due, ended):
+    """The engine's ``_Replay._advance_batch`` for a few ops, in plain Python, in the same order.
+
+    ``rp`` is the replay (:mod:`netsim.engine.replay`'s state).
+    ``ended`` is a list of ops. Returns the flow slots of the messages that began
+    transferring and their routes (links without padding), as lists.
+    """
+    now, flows, route_of = rp.now, rp.flows, rp._route_of
+    (is_msg, op_pair, pair_lat, dur, size, start, end, xfer, ptr, succ, waiting,
+     priority, bound) = rp._views
+    tcp, unbound = rp.tcp, rp.bound is None
+    one_class = rp.priority is None
+    qprev = rp.qprev
+    completed, entering = list(ended), []
+    for ops in due:
+        for op in (ops if type(ops) is list else ops.tolist()):
+            (entering if is_msg[op] else completed).append(op)
+    added, routes = [], []
+    while completed or entering:
+        if entering:
+            ops, entering = entering, []
+            for op in ops:
+                if qprev is not None:   # held until the one before it is delivered
+                    q = int(qprev[op])
+                    if q >= 0 and end[q] != end[q]:
+                        rp.parked[q] = op
+                        continue
+                xfer[op] = now
+                pair = op_pair[op]
+                known = route_of.get(pair) or route(rp, pair)
+                if size[op] == 0 or known[2]:
+                    completed.append(op)  # instant on the wire
+                else:  # on the wire, in the lowest free slot
+                    prio = 0 if one_class else priority[op]
+                    b = np.inf if unbound else bound[op]
+                    rtt = None
+                    if tcp is not None:
+                        later, tb, rtt = tcp.enter(op, now)
+                        if later is not None:  # still shaking hands
+                            rp._at(later, [op])
+                            continue
+                        b = min(b, tb)
+                    slot = flows.add_one(op, size[op], known[0], prio, b)
+                    added.append(slot)
+                    routes.append(known[1])
+                    if rtt is not None:
+                        tcp.slot_of[op] = slot
+                        _transport.tick_at(rp, now + rtt, op)
+        if not completed:
+            continue
+        done, completed = completed, []
+        for op in done:
+            end[op] = now
+        if rp.parked:
+            for op in done:
+                if op in rp.parked:
+                    entering.append(rp.parked.pop(op))
+        if rp.progress is not None:
+            rp.done += len(done)
+            rp.progress(rp.done)
+        # _release_small, inlined for speed: count done off their successors' waits.
+        ready = []
+        for op in done:
+            for i in range(ptr[op], ptr[op + 1]):
+                s = succ[i]
+                waiting[s] -= 1
+                if waiting[s] == 0:
+                    ready.append(s)
+        ready.sort()
+        timed = []
+        for op in ready:
+            start[op] = now
+            msg = is_msg[op]
+            wait = pair_lat[op_pair[op]] if msg else dur[op]  # as _wait
+            if wait == 0:
+                (entering if msg else completed).append(op)
+            else:
+                timed.append((now + wait, op))
+        at_times(rp, timed)
+    return added, routes
+
+
+def at_times(rp, timed):
+    """The engine's ``_Replay._schedule`` for the small path: ``timed`` are ``(time, op)``
+    pairs; one ``_Replay._at`` per distinct time, ascending, its ops in the order given."""
+    if len(timed) == 1:  # the usual desynchronised case: one op, one time
+        rp._at(timed[0][0], [timed[0][1]])
+    elif timed:
+        later = {}
+        for t, op in timed:
+            later.setdefault(t, []).append(op)
+        for t in sorted(later):
+            rp._at(t, later[t])
+
+
+def route(rp, pair):
+    """Route ``pair``'s padded link row, its links without padding and whether it
+    crosses no link (as the batch path tests it), cached."""
+    row = rp.pair_links[pair]
+    links = row.tolist()
+    known = rp._route_of[pair] = (row, tuple(k for k in links if k != rp.L),
+                                   links[0] == rp.L)
+    return known
+
+
+
+def plain_callbacks(rp):
+    """The fused instants of replay ``rp``: its SimPy callbacks ``(on_due, on_wake)``.
+
+    ``on_due`` runs a timeout of the engine's ``_Replay._at``, whose value is the
+    exact time and the lists of ops due then; ``on_wake`` the network's wake-up,
+    whose value is its token and exact time. Each runs the usual instant itself,
+    as the general path would (see the module docstring), and hands anything else
+    to ``rp._due`` / ``rp._wake`` / ``rp._instant``, or, after a wake-up popped its
+    flows, to ``rp._proceed``. Only for the plain configuration: no TCP, priority
+    classes, rate bounds, send queues or progress.
+
+    Parameters
+    ----------
+    rp : netsim.engine.replay._Replay
+        The replay's state, with its flow table and views set up.
+
+    Returns
+    -------
+    tuple of callable
+        ``(on_due, on_wake)``.
+
+    Examples
+    --------
+    The same replay with and without the fused instants, bit for bit:
+
+    >>> import networkx as nx
+    >>> import netsim
+    >>> from netsim import Network, TraceBuilder
+    >>> G = nx.star_graph(2)
+    >>> nx.set_node_attributes(G, "host", "kind"); G.nodes[0]["kind"] = "switch"
+    >>> nx.set_edge_attributes(G, 1e9, "bandwidth"); nx.set_edge_attributes(G, 1e-6, "latency")
+    >>> b = TraceBuilder(2)
+    >>> gap = b.compute(0, 1e-3); m = b.message(0, 1, 1e6, deps=[gap])
+    >>> trace, net = b.build(), Network(G)
+    >>> runs = [netsim.engine.replay.replay(trace, net, net.placement(2), trace.compute_seconds(), fused=f)
+    ...         for f in (True, False)]
+    >>> runs[0].end.tolist() == runs[1].end.tolist(), runs[0].settles == runs[1].settles
+    (True, True)
+    """
+    env, flows, pending = rp.env, rp.flows, rp.pending
+    is_msg, op_pair, pair_lat, dur, size, start, end, xfer, ptr, succ, waiting = rp._views[:11]
+    cap, load, link_t, busy, saturated, peak_util, peak_flows = flows._views
+    full = flows._full
+    general_due, general_wake, proceed, instant = rp._due, rp._wake, rp._proceed, rp._instant
+    Timeout, heappush, heappop, inf = simpy.Timeout, heapq.heappush, heapq.heappop, math.inf
+    lone = {}  # route -> (padded row, links, sorted links), or None: empty or a link twice
+    links_of = [None, None]  # FlowTable.fl_links and a flat memoryview of it
+    track = flows.series is not None
+    order = {}  # a route's links -> its distinct links, ascending
+
+    def at(t, ops, now):
+        """:meth:`_Replay._at`: ``ops`` due at exact time ``t``, joining its timeout if any."""
+        event = pending.get(t)
+        if event is None:
+            event = pending[t] = Timeout(env, t - now, (t, [ops]))
+            event.callbacks.append(on_due)
+        else:
+            event._value[1].append(ops)
+
+    def release(op, now):
+        """Count ``op`` off its successors' waits and schedule the ops it makes ready, if
+        each waits a time (True); otherwise change nothing (False), as the general path
+        runs an op that waits nothing at once."""
+        lo, hi = ptr[op], ptr[op + 1]
+        if hi - lo == 1:  # a compute op's message, a message in a chain
+            s = succ[lo]
+            w = waiting[s]
+            if w != 1:
+                waiting[s] = w - 1
+                return True
+            wait = pair_lat[op_pair[s]] if is_msg[s] else dur[s]
+            if wait == 0:
+                return False
+            waiting[s] = 0
+            start[s] = now
+            t = now + wait
+            event = pending.get(t)  # _Replay._at, inlined
+            if event is None:
+                event = pending[t] = Timeout(env, t - now, (t, [[s]]))
+                event.callbacks.append(on_due)
+            else:
+                event._value[1].append([s])
+            return True
+        if hi - lo == 2:  # a message in a ring: its sender's next op and its receiver's
+            a, b = succ[lo], succ[lo + 1]
+            if b < a:
+                a, b = b, a  # ready ops ascending, as the general path sorts them
+            wa, wb = waiting[a], waiting[b]
+            if a != b and wa != 1 and wb != 1:
+                waiting[a] = wa - 1
+                waiting[b] = wb - 1
+                return True
+            if a != b:
+                ta = tb = 1.0
+                if wa == 1:
+                    ta = pair_lat[op_pair[a]] if is_msg[a] else dur[a]
+                if wb == 1:
+                    tb = pair_lat[op_pair[b]] if is_msg[b] else dur[b]
+                if ta == 0 or tb == 0 or ta != ta or tb != tb:
+                    return False  # waits nothing (or NaN: the general path's grouping)
+                waiting[a] = wa - 1
+                waiting[b] = wb - 1
+                if wa != 1:
+                    start[b] = now
+                    at(now + tb, [b], now)
+                elif wb != 1:
+                    start[a] = now
+                    at(now + ta, [a], now)
+                else:  # both: grouped by time, ascending
+                    start[a] = start[b] = now
+                    ta, tb = now + ta, now + tb
+                    if ta == tb:
+                        at(ta, [a, b], now)
+                    elif ta < tb:
+                        at(ta, [a], now)
+                        at(tb, [b], now)
+                    else:
+                        at(tb, [b], now)
+                        at(ta, [a], now)
+                return True
+        after = [succ[i] for i in range(lo, hi)]
+        if len(set(after)) != len(after):
+            return False  # an op listed twice among the waits of another
+        ready = sorted(s for s in after if waiting[s] == 1)
+        timed = []
+        for s in ready:
+            wait = pair_lat[op_pair[s]] if is_msg[s] else dur[s]
+            if wait == 0:
+                return False
+            timed.append((now + wait, s))
+        for s in after:
+            waiting[s] -= 1
+        for s in ready:
+            start[s] = now
+        at_times(rp, timed)
+        return True
+
+    def set_loads(changed, now, y, flow):
+        """FlowTable._set_loads for links ``changed`` (ascending) that each now carry one
+        ``flow`` at load ``y``, or none (``y`` 0.0)."""
+        moved = [] if track else None
+        for k in changed:  # accounted to now at the old load, then the new one
+            dt = now - link_t[k]
+            x = load[k]
+            if x > 0:
+                busy[k] += dt
+            if x >= full[k]:
+                saturated[k] += dt
+            link_t[k] = now
+            load[k] = y
+            if flow:  # a load and one flow: the peaks
+                if 1 > peak_flows[k]:
+                    peak_flows[k] = 1
+                util = y / cap[k]
+                if util > peak_util[k]:
+                    peak_util[k] = util
+            if track and y != x:
+                moved.append(k)
+        if moved:  # the series' chunk, as _set_loads appends it
+            flows.series.append((np.full(len(moved), now), np.array(moved, np.int64),
+                                 np.full(len(moved), y)))
+
+    def wake(now):
+        """The heap's first valid end as FlowTable.rerate finds it, then the wake-up for it
+        as the end of the engine's instant sets it."""
+        ends, end_of = flows.ends, flows.end_of
+        if ends is None:  # (a batch re-rate left no heap: it set first_finish)
+            nxt = flows.first_finish
+        else:
+            while ends and end_of.get(ends[0][1]) != ends[0][0]:
+                heappop(ends)  # stale: the flow was re-rated or has ended
+            flows.first_finish = nxt = ends[0][0] if ends else inf
+        if nxt < inf and nxt != rp.wake_time:
+            rp.wake_token = token = rp.wake_token + 1
+            rp.wake_time = nxt
+            delay = nxt - now
+            if 0.0 > delay:  # max(delay, 0.0) without the call
+                delay = 0.0
+            Timeout(env, delay, (token, nxt)).callbacks.append(on_wake)
+
+    def on_due(event):
+        t, lists = event._value
+        queue = env._queue  # env.peek() > env.now, as _Replay._note tests it (SimPy 4's
+        # Environment.peek and .now inlined: a call each): then _note would call _instant
+        if rp.settling or not (queue[0][0] if queue else inf) > env._now or len(lists) != 1:
+            return general_due(event)
+        del pending[t]  # (first: an op released now may be due at t again, in a new timeout)
+        ops = lists[0]
+        if len(ops) != 1:
+            return instant(t, lists)
+        op = ops[0] if type(ops) is list else int(ops[0])  # an array from the batch path
+        now = rp.now if rp.now > t else t  # the engine's clamp
+        if not now + FINISH_RTOL * now < flows.first_finish:
+            return instant(t, lists)  # a flow ends now too
+        # (the clock may move before a fallback: the general path's clamp finds the same now)
+        rp.now = flows.now = now
+        if not is_msg[op]:  # a compute op ends
+            if not release(op, now):
+                return instant(t, lists)
+            rp.settles += 1
+            end[op] = now
+            nxt = flows.first_finish  # no flow changed: the wake-up stays unless it was inf
+            if nxt < inf and nxt != rp.wake_time:
+                wake(now)
+            return None
+        pair = op_pair[op]
+        known = lone.get(pair, False)
+        if known is False:
+            row, links, empty = rp._route_of.get(pair) or route(rp, pair)
+            known = lone[pair] = None if empty or len(set(links)) != len(links) else \
+                (memoryview(row), links, sorted(links))
+        on_link, free, sz = flows.on_link, flows._free, size[op]
+        if known is None or sz == 0 or on_link is None or not free or flows.ends is None:
+            return instant(t, lists)
+        row, links, changed = known
+        for k in links:
+            if on_link[k]:
+                return instant(t, lists)  # shares a link: the general re-rate
+        # A message goes on the wire alone on its links: FlowTable.add_one, then rerate's
+        # lone flow (its smallest capacity) and _set_loads' one flow per link.
+        rp.settles += 1
+        xfer[op] = now
+        slot = heappop(free)
+        flows._lists = None  # the batch path's lists: rebuilt when next needed
+        active, op_of, _, rem_v, since, rate, finish = flows._flow_views
+        active[slot] = True
+        op_of[slot] = op  # (its priority class is 0 and its bound inf: plain configuration)
+        if links_of[0] is not flows.fl_links:  # replaced when the slots grow
+            links_of[:] = flows.fl_links, memoryview(flows.fl_links.reshape(-1))
+        hops = len(row)
+        links_of[1][slot * hops:slot * hops + hops] = row  # fl_links[slot] = row
+        flows.route[slot] = links
+        for k in links:
+            on_link[k].add(slot)
+        r = min(map(cap.__getitem__, links))
+        flows.rate_solves += 1
+        rem = sz - 0.0 * (now - now)  # _set_rate on the flow add_one just filled
+        if rem < 0.0:
+            rem = 0.0
+        rem_v[slot] = rem
+        since[slot] = now
+        rate[slot] = r
+        finish[slot] = e = now + rem / r if r > 0 else inf
+        flows.end_of[slot] = e
+        heappush(flows.ends, (e, slot))
+        set_loads(changed, now, 0.0 + r, True)
+        wake(now)
+        return None
+
+    def on_wake(event):
+        token, t = event._value
+        if token != rp.wake_token:
+            return None
+        ends, queue = flows.ends, env._queue  # then as on_due
+        if rp.settling or not (queue[0][0] if queue else inf) > env._now or ends is None or \
+                flows.on_link is None:
+            return general_wake(event)
+        now = rp.now if rp.now > t else t
+        limit = now + FINISH_RTOL * now
+        if limit < flows.first_finish:
+            return general_wake(event)
+        rp.wake_time = inf
+        rp.settles += 1
+        rp.now = flows.now = now
+        # FlowTable.pop_few, with its heap current
+        finished, end_of = [], flows.end_of
+        while ends and ends[0][0] <= limit:
+            te, slot = heappop(ends)
+            if end_of.get(slot) == te:
+                del end_of[slot]
+                finished.append(slot)
+        flows._lists = None  # (finished is never empty: limit >= first_finish)
+        route_map, free = flows.route, flows._free
+        active, op_of, _, _, _, rate, finish = flows._flow_views
+        if len(finished) != 1:  # pop_few's lists, for the general path
+            finished.sort()
+            ended, removed = [], []
+            for slot in finished:
+                ended.append(op_of[slot])
+                removed.extend(route_map[slot])
+                active[slot] = False
+                finish[slot] = inf
+                rate[slot] = 0.0
+                if free is not None:
+                    heappush(free, slot)
+            return proceed((), ended, finished, removed)
+        slot = finished[0]
+        op, links = op_of[slot], route_map[slot]
+        active[slot] = False
+        finish[slot] = inf
+        rate[slot] = 0.0
+        if free is not None:
+            heappush(free, slot)
+        if not release(op, now):
+            return proceed((), [op], finished, list(links))
+        end[op] = now
+        on_link = flows.on_link
+        for k in links:
+            if len(on_link[k]) != 1:  # others stay on its links: the general re-rate
+                flows.rerate([], finished, list(links), [])
+                return wake(now)
+        # FlowTable.rerate's lone finished flow: no rate to solve, its links' loads to 0.
+        del route_map[slot]
+        for k in links:
+            on_link[k].discard(slot)
+        changed = order.get(links)
+        if changed is None:
+            changed = order[links] = sorted(set(links))
+        set_loads(changed, now, 0.0, False)
+        return wake(now)
+
+    return on_due, on_wake

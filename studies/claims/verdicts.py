@@ -1,0 +1,234 @@
+"""Verdicts over seeds: each claim's value as mean and spread, and whether it holds in k of N.
+
+One seed's verdict can flip with the seed (Parameter Flow's traffic cut sits on
+its 4.1x threshold), so :func:`studies.claims.reproduce.run_claim_seeds` runs every claim
+at each seed and :func:`over_seeds` folds the runs into one row per claim:
+
+``PASS``
+    The claim holds at every seed.
+``by construction``
+    It holds at every seed, each time by construction (the number follows
+    from the setup alone).
+``marginal``
+    It holds at some seeds and not at others: its values straddle the
+    threshold. Never a PASS or a FAIL.
+``FAIL``
+    It holds at no seed.
+
+A claim whose number takes no seed (LP's schedules, RingTMP's byte ratio) ran
+once; its one verdict is the same at every seed. With one seed every row is the
+run's own row, and :func:`format_claims_over_seeds` prints today's table
+(:func:`studies.reports.text.format_claims`).
+
+Examples
+--------
+>>> row = {"claim": "c", "source": "s", "setup": "x", "measured": "m", "threshold": ">= 4.1x",
+...        "value": 4.2, "passed": True, "seconds": 1.0, "verdict": "PASS", "region": "",
+...        "seed": 0}
+>>> runs = {0: [row], 3: [dict(row, value=3.8, passed=False, verdict="FAIL", seed=3)]}
+>>> [(r["verdict"], r["holds"], r["n"], r["low"], r["high"]) for r in over_seeds(runs)]
+[('marginal', 1, 2, 3.8, 4.2)]
+"""
+
+import statistics
+
+from netsim.errors import NetsimError
+
+from studies.reports.text import format_claims, region_summary, table
+
+__all__ = ["VERDICTS", "over_seeds", "count_verdicts", "format_counts", "seeds_label",
+           "format_claims_over_seeds"]
+
+VERDICTS = ("PASS", "by construction", "marginal", "FAIL")
+"""The verdicts of a claim over seeds, in the order the footer counts them."""
+
+
+def over_seeds(runs):
+    """Fold each claim's rows at every seed into one row: mean, spread and k of N.
+
+    Parameters
+    ----------
+    runs : dict
+        Seed -> the rows of that seed, the same claims in the same order
+        (:func:`studies.claims.reproduce.run_claim_seeds`). A row whose ``seed`` is None
+        (its number takes no seed) is taken once.
+
+    Returns
+    -------
+    list of dict
+        One row per claim: the first seed's row (its ``measured`` text, its
+        ``region``) with ``value`` the mean over the runs, ``low`` and
+        ``high`` their least and greatest, ``n`` the seeds (N), ``holds`` the
+        seeds at which the claim holds (k), ``passed`` whether k = N,
+        ``verdict`` one of :data:`VERDICTS`, ``seconds`` the runs' total, and
+        ``per_seed``: ``seed``, ``value``, ``passed``, ``verdict``,
+        ``measured`` and ``seconds`` of each run (one run for a claim that takes
+        no seed).
+
+    Raises
+    ------
+    netsim.errors.NetsimError
+        For no runs, or seeds whose rows are not the same claims.
+
+    Examples
+    --------
+    >>> row = {"claim": "c", "value": 2.0, "passed": True, "verdict": "by construction",
+    ...        "measured": "m", "seconds": 0.5, "seed": None}
+    >>> r = over_seeds({0: [row], 1: [row], 2: [row]})[0]
+    >>> r["verdict"], r["holds"], r["n"], len(r["per_seed"])
+    ('by construction', 3, 3, 1)
+    """
+    if not runs:
+        raise NetsimError("no runs to fold: give at least one seed")
+    seeds = list(runs)
+    first = runs[seeds[0]]
+    for seed in seeds[1:]:
+        if [r["claim"] for r in runs[seed]] != [r["claim"] for r in first]:
+            raise NetsimError(f"seed {seed} has other claims than seed {seeds[0]}")
+    out = []
+    for i, head in enumerate(first):
+        seed_free = head["seed"] is None
+        rows = [head] if seed_free else [runs[s][i] for s in seeds]
+        values = [r["value"] for r in rows]
+        holds = len(seeds) * head["passed"] if seed_free else sum(r["passed"] for r in rows)
+        if holds == len(seeds):
+            built = all(r["verdict"] == "by construction" for r in rows)
+            verdict = "by construction" if built else "PASS"
+        else:
+            verdict = "FAIL" if holds == 0 else "marginal"
+        per_seed = [{k: r[k] for k in ("seed", "value", "passed", "verdict", "measured",
+                                       "seconds")} for r in rows]
+        out.append({**head, "value": statistics.fmean(values), "low": min(values),
+                    "high": max(values), "n": len(seeds), "holds": holds,
+                    "passed": holds == len(seeds), "verdict": verdict,
+                    "seconds": sum(r["seconds"] for r in rows), "per_seed": per_seed})
+    return out
+
+
+def count_verdicts(rows):
+    """How many rows have each verdict of :data:`VERDICTS` (every one, 0 if none).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows with a ``verdict`` (:func:`over_seeds`, or one seed's rows).
+
+    Returns
+    -------
+    dict
+        Verdict -> count, in the order of :data:`VERDICTS`.
+
+    Raises
+    ------
+    netsim.errors.NetsimError
+        For a verdict not in :data:`VERDICTS`.
+
+    Examples
+    --------
+    >>> count_verdicts([{"verdict": "PASS"}, {"verdict": "by construction"},
+    ...                 {"verdict": "FAIL"}, {"verdict": "FAIL"}])
+    {'PASS': 1, 'by construction': 1, 'marginal': 0, 'FAIL': 2}
+    """
+    counts = dict.fromkeys(VERDICTS, 0)
+    for r in rows:
+        if r["verdict"] not in counts:
+            raise NetsimError(f"claim {r.get('claim', '?')!r} has verdict {r['verdict']!r}, "
+                              f"not one of {', '.join(VERDICTS)}")
+        counts[r["verdict"]] += 1
+    return counts
+
+
+def format_counts(rows):
+    """The footer's counts: ``3 PASS, 3 by construction, 0 marginal, 6 FAIL``.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows with a ``verdict``.
+
+    Examples
+    --------
+    >>> format_counts([{"verdict": "marginal"}, {"verdict": "PASS"}])
+    '1 PASS, 0 by construction, 1 marginal, 0 FAIL'
+    """
+    return ", ".join(f"{n} {v}" for v, n in count_verdicts(rows).items())
+
+
+def seeds_label(seeds):
+    """Seeds in a few characters: ``0..4`` for consecutive ones, else ``0, 3, 7``.
+
+    Parameters
+    ----------
+    seeds : sequence of int
+
+    Examples
+    --------
+    >>> seeds_label([0, 1, 2, 3, 4]), seeds_label([0, 3, 7]), seeds_label([5])
+    ('0..4', '0, 3, 7', '5')
+    """
+    seeds = list(seeds)
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}..{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def _spread(r):
+    """The value over seeds: mean and least..greatest of N, or the one run's value."""
+    if r["per_seed"][0]["seed"] is None:
+        return f"{r['value']:.3g} (one run: takes no seed)"
+    if r["low"] == r["high"]:
+        return f"{r['value']:.3g} at each of {r['n']} seeds"
+    return f"mean {r['value']:.3g}, {r['low']:.3g}..{r['high']:.3g} (N = {r['n']})"
+
+
+def _result(r):
+    """The verdict with the seeds at which the claim holds."""
+    free = " (takes no seed)" if r["per_seed"][0]["seed"] is None else ""
+    return f"{r['verdict']}: holds in {r['holds']} of {r['n']} seeds{free}"
+
+
+def _where(r):
+    """Where the claim holds; a trained region names its seed."""
+    reg = r.get("region")
+    seed = reg.get("seed") if isinstance(reg, dict) else None
+    return region_summary(reg) + ("" if seed is None else f" (seed {seed})")
+
+
+def format_claims_over_seeds(rows, seeds, markdown=False):
+    """The claims over seeds as a table: value over seeds, where it holds, holds in k of N.
+
+    With one seed, the table of :func:`studies.reports.text.format_claims` (one
+    verdict per row, as one run gives it).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`over_seeds`.
+    seeds : sequence of int
+        The seeds of the runs (their first names the ``measured`` column).
+    markdown : bool
+        A Markdown table instead of plain text.
+
+    Examples
+    --------
+    >>> row = {"claim": "c", "source": "s", "setup": "x", "measured": "m",
+    ...        "threshold": ">= 4.1x", "value": 4.2, "passed": True, "seconds": 1.0,
+    ...        "verdict": "PASS", "region": "", "seed": 0}
+    >>> runs = {0: [row], 1: [dict(row, value=3.8, passed=False, verdict="FAIL", seed=1)]}
+    >>> print(format_claims_over_seeds(over_seeds(runs), [0, 1], markdown=True))
+    | claim | source | setup | measured (seed 0) | threshold | value over seeds 0, 1 | where it holds | result |
+    |---|---|---|---|---|---|---|---|
+    | c | s | x | m | >= 4.1x | mean 4, 3.8..4.2 (N = 2) | - | marginal: holds in 1 of 2 seeds |
+    """
+    seeds = list(seeds)
+    if len(seeds) == 1:
+        return format_claims(rows, markdown=markdown)
+    head = ["claim", "source", "setup", f"measured (seed {seeds[0]})", "threshold",
+            f"value over seeds {seeds_label(seeds)}", "where it holds", "result"]
+    cells = [[r["claim"], r["source"], r["setup"], r["measured"], r["threshold"], _spread(r),
+              _where(r), _result(r)] for r in rows]
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(c) + " |" for c in cells]
+        return "\n".join(lines)
+    return table([h for h in head if h != "setup"], [c[:2] + c[3:] for c in cells])

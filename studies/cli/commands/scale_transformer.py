@@ -1,0 +1,214 @@
+"""``netsim scale transformer``: a transformer under TP x PP x DP against P, or the layout sweep.
+
+Part of ``netsim scale`` (:mod:`studies.cli.commands.scale`), which hands it the
+parsed arguments when the paradigm is ``transformer``; the study is
+:mod:`studies.scaling.transformer`.
+"""
+
+import json
+
+from netsim.checks import check_real
+from netsim.errors import NetsimError
+from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
+from workloads.transformer.flops import CONFIGS, get_config
+from workloads.transformer.moe import moe
+
+from studies.cli.console import check_options, write, write_csv
+from studies.cli.options import option_value
+from studies.registry import topology_factory
+from studies.reports.text import table
+from studies.scaling.transformer import default_efficiency, plot, study, sweep
+
+__all__ = ["add_arguments", "parse_config", "parse_experts", "run"]
+
+
+def add_arguments(p):
+    """Add the transformer options to ``p`` (an ``argparse`` parser or group).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> p.parse_args(["--tp", "8", "--pp", "4"]).pp
+    4
+    """
+    g = p.add_argument_group("transformer (PARADIGM transformer)")
+    g.add_argument("--config", default="gpt3-13b", metavar="NAME[:k=v,...]",
+                   help="model: " + ", ".join(CONFIGS) + ", with changes such as "
+                        "gpt3-13b:layers=8,seq=1024 (default gpt3-13b)")
+    g.add_argument("--tp", type=int, default=8, help="tensor-parallel degree (default 8)")
+    g.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
+    g.add_argument("--micro-batch", type=int, default=1, help="sequences per micro-batch "
+                                                               "(default 1)")
+    g.add_argument("--global-batch", type=int, default=512,
+                   help="sequences per iteration (default 512: a 1M-token batch of 2048-token "
+                        "sequences, GPT-3 13B's in Brown et al. 2020, Table 2.1)")
+    g.add_argument("--pipeline", default="1f1b", help="1f1b (default), gpipe or interleaved")
+    g.add_argument("--chunks", type=int, default=None,
+                   help="chunks of layers per stage of the interleaved schedule (default 2)")
+    g.add_argument("--recompute", default="full", help="full (default) or none")
+    g.add_argument("--sequence-parallel", action="store_true",
+                   help="tensor-parallel blocks as allgather + reduce-scatter")
+    g.add_argument("--zero", type=int, default=0, metavar="1|2|3",
+                   help="shard the data parallelism as ZeRO stage 1, 2 or 3 (Rajbhandari et al. "
+                        "SC'20; needs dp > 1, stage 3 pp 1; --sweep leaves out the layouts "
+                        "it does not apply to)")
+    g.add_argument("--fsdp", action="store_true",
+                   help="PyTorch FSDP full sharding: ZeRO-3's traffic and memory")
+    g.add_argument("--experts", type=int, default=None, metavar="E",
+                   help="mixture-of-experts layers of E experts (with tp > 1 they need "
+                        "--sequence-parallel, as in Megatron-LM)")
+    g.add_argument("--top-k", type=int, default=2, metavar="K",
+                   help="experts per token (default 2: Megatron-LM core_r0.9.0's "
+                        "moe_router_topk)")
+    g.add_argument("--capacity-factor", type=float, default=1.0,
+                   help="expert capacity factor (default 1.0: Switch Transformer, Fedus et al. "
+                        "2021)")
+    g.add_argument("--moe-every", type=int, default=1, metavar="N",
+                   help="every N-th layer is an MoE layer (default 1; 2: GShard's every other)")
+    g.add_argument("--ep", type=int, default=1,
+                   help="expert-parallel degree, dividing dp and the experts (default 1; "
+                        "--sweep runs over it)")
+    g.add_argument("--efficiency", type=float, default=None,
+                   help="achieved share of the GPUs' dense FP16 peak (default: taken from "
+                        "Narayanan et al. SC'21 Table 1, the 145.6B row)")
+    g.add_argument("--simulate", action="store_true",
+                   help="also replay the trace on the topology (slow for large models)")
+    g.add_argument("--sweep", action="store_true",
+                   help="rank every (TP, PP, DP) layout of the largest P by the closed form")
+    g.add_argument("--memory", default=None, metavar="BYTES",
+                   help="with --sweep: leave out layouts needing more memory per GPU, e.g. "
+                        "80GB (an H100 SXM or A100 80GB, NVIDIA's datasheets)")
+
+
+def parse_config(text, micro_batch, global_batch):
+    """``NAME[:k=v,...]`` as a :class:`workloads.transformer.flops.Config`.
+
+    Examples
+    --------
+    >>> parse_config("gpt3-13b:layers=8", 1, 64).layers
+    8
+    """
+    name, _, rest = text.partition(":")
+    changes = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise NetsimError(f"--config change {item!r} must be key=value")
+        changes[key.strip()] = option_value(key, value.strip(), "" if key == "precision" else 0)
+    changes.setdefault("micro_batch", micro_batch)
+    changes.setdefault("global_batch", global_batch)
+    return get_config(name, **changes)
+
+
+_HEAD = ["P", "tp", "pp", "dp", "m", "time", "compute", "bubble", "TP", "PP", "DP",
+         "tokens/s", "MFU", "memory"]
+#: With experts: ``ep`` after ``dp`` and the exposed all-to-all after ``DP``.
+_MOE_HEAD = _HEAD[:4] + ["ep"] + _HEAD[4:11] + ["EP"] + _HEAD[11:]
+
+
+def _row(r):
+    row = (r["P"], r["tp"], r["pp"], r["dp"], r["microbatches"], format_time(r["time"]),
+           format_time(r["compute"]), format_time(r["bubble"]), format_time(r["tp_comm"]),
+           format_time(r["pp_comm"]), format_time(r["dp_comm"]), f"{r['tokens_per_s']:.4g}",
+           f"{r['mfu']:.1%}", format_bytes(r["memory"]))
+    if "ep" not in r:
+        return row
+    return row[:4] + (r["ep"],) + row[4:11] + (format_time(r["ep_comm"]),) + row[11:]
+
+
+def parse_experts(args):
+    """The :class:`workloads.transformer.moe.Moe` of the options (None without ``--experts``).
+
+    Raises
+    ------
+    NetsimError
+        For expert options without ``--experts``, a bad value, or ``--sweep``
+        over experts without ``--sequence-parallel`` (its layouts of tp > 1 need it).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> parse_experts(p.parse_args(["--experts", "8", "--top-k", "1"]))
+    Moe(experts=8, top_k=1, capacity_factor=1.0, every=1)
+    """
+    check_options(args, ep=(1, None), top_k=(1, None), moe_every=(1, None))
+    if args.experts is None:
+        if args.ep != 1:
+            raise NetsimError(f"--ep {args.ep} needs --experts")
+        return None
+    check_options(args, experts=(1, None))
+    if args.sweep and not args.sequence_parallel:
+        raise NetsimError("--sweep with --experts needs --sequence-parallel (experts under "
+                          "tp > 1 need it, as in Megatron-LM)")
+    return moe(args.experts, args.top_k, args.capacity_factor, args.moe_every)
+
+
+def run(args):
+    """Run ``netsim scale transformer`` on parsed arguments; the report on stdout.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_arguments(p)
+    >>> for flag, default in (("--workers", "64"), ("--topology", "gpu_cluster:machine=dgx_h100"),
+    ...                       ("--csv", None)):
+    ...     _ = p.add_argument(flag, default=default)
+    >>> _ = p.add_argument("--json", action="store_true")
+    >>> run(p.parse_args(["--pp", "4"]))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+     P  tp  pp  dp    m  time ...
+    --  --  --  --  ---  ...
+    64   8   4   2  256  4.83 s ...
+    ...
+    """
+    check_options(args, tp=(1, None), pp=(1, None), micro_batch=(1, None),
+                  global_batch=(1, None))
+    if args.efficiency is not None:
+        check_real(args.efficiency, "--efficiency", lo=0, hi=1, strict=(True, False))
+    c = parse_config(args.config, args.micro_batch, args.global_batch)
+    experts = parse_experts(args)
+    workers = parse_workers(args.workers)
+    make = topology_factory(args.topology)
+    e = default_efficiency() if args.efficiency is None else args.efficiency
+    chunks = args.chunks if args.chunks is not None else (
+        2 if args.pipeline == "interleaved" else 1)
+    kw = dict(pipeline=args.pipeline, recompute=args.recompute,
+              sequence_parallel=args.sequence_parallel, chunks=chunks, zero=args.zero,
+              fsdp=args.fsdp)
+    if experts is not None:
+        kw["moe"] = experts
+    if args.sweep:
+        memory = parse_bytes(args.memory) if args.memory is not None else None
+        records = sweep(c, max(workers), make(max(workers)), e, memory=memory, **kw)
+    else:
+        records = study(c, args.tp, args.pp, workers, make, e, simulate=args.simulate,
+                        library=getattr(args, "library", None) or "auto",
+                        **kw, **({} if experts is None else {"ep": args.ep}))
+    if getattr(args, "csv", None):
+        write_csv(args.csv, records)
+    if getattr(args, "png", None):
+        title = (f"{args.config} on {args.topology}"
+                 + (f" (fastest layouts of P = {max(workers)})" if args.sweep else ""))
+        write(args.png, lambda f: plot(records[:8], f, title=title), binary=True)
+    if args.json:
+        print(json.dumps({"efficiency": e, "records": records}))
+        return
+    head, rows = list(_HEAD if experts is None else _MOE_HEAD), [_row(r) for r in records]
+    if args.simulate and not args.sweep:
+        head += ["simulated", "saturated link"]
+        rows = [row + (format_time(r["simulated"]), r["saturated_link"] or "-")
+                for row, r in zip(rows, records)]
+    print(table(head, rows))
+    source = "given" if args.efficiency is not None else "from Narayanan et al. SC'21 Table 1"
+    shard = ("; FSDP" if args.fsdp else "") + (f"; ZeRO-{args.zero}" if args.zero else "")
+    if experts is not None:
+        shard += (f"; {experts.experts} experts, top-{experts.top_k}, capacity factor "
+                  f"{experts.capacity_factor:g}, every {experts.every}"
+                  f" layer(s)")
+    print(f"\n{args.config}, b = {c.micro_batch}, B = {c.global_batch}, {args.pipeline}, "
+          f"recompute {args.recompute}{shard}; efficiency {e:.3f} of the dense FP16 peak ({source}); "
+          f"closed form (compute + bubble + exposed TP, PP, DP"
+          f"{'' if experts is None else ', EP'}); topology {args.topology}"
+          + ("; layouts fastest first" if args.sweep else "")
+          + (f", those needing more than {args.memory} per GPU left out" if args.memory else ""))

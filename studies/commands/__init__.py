@@ -1,5 +1,0 @@
-"""The ``netsim`` subcommands, one module each (listed in :data:`studies.cli.COMMANDS`).
-
-Every module has ``HELP`` (its line in ``netsim --help``), ``add_arguments(parser)``
-and ``run(args)``; what they share is :mod:`studies.console`.
-"""

@@ -1,0 +1,293 @@
+"""Transformer training on a GPU cluster: time per iteration, MFU and its losses against P, and
+the fastest (TP, PP, DP) layout.
+
+:func:`study` puts a model (:mod:`workloads.transformer.flops`) under a fixed
+tensor and pipeline degree on ``P`` GPUs of a topology (data parallelism takes
+the rest) and reports, per P, the closed form of
+:func:`workloads.transformer.closed.closed_form` (compute, bubble, exposed
+communication per parallelism), the tokens per second and the model FLOPs
+utilisation (MFU: the model's FLOPs without recomputation, ``72 B s l h^2 (1
++ s/(6h) + V/(12 l h))``, over the time and the peak, as Chowdhery et al. 2022,
+PaLM, Appendix B define it), and with ``simulate`` the replay of the trace on
+the topology, with the link that was saturated longest. :func:`sweep` ranks
+every layout of P GPUs by the closed form.
+
+Each GPU computes at ``efficiency`` times its dense FP16 peak
+(:func:`topologies.devices.device_flops` of the topology's GPU model); the
+default efficiency is the one taken from Narayanan et al.'s Table 1 row
+:data:`studies.validation.megatron.REFERENCE` under the same FLOPs-only rule
+(:func:`default_efficiency`; the layers' memory traffic,
+:mod:`workloads.transformer.compute`, is not in this study yet). Links:
+the alpha-beta (:func:`netsim.costmodel.alpha_beta`) of the first
+tensor-parallel group, of the first pipeline hop and of the first data-parallel
+pair as placed (ranks on GPUs in graph order). Each record carries the memory
+per GPU of :func:`workloads.transformer.memory.memory_per_gpu`; the sweep can
+leave out what does not fit.
+
+With experts (``moe``, :mod:`workloads.transformer.moe`) and an expert-parallel
+degree ``ep``, the all-to-alls cost the alpha-beta of the first
+expert-parallel group as placed and the expert gradients that of the ends
+of the first expert-data-parallel group; the record's ``ep_comm`` is their exposed time, the
+MFU counts the router and the ``top_k`` experts in the model's FLOPs, and the
+sweep also runs over ``ep``.
+"""
+
+import math
+
+
+import numpy as np
+
+from netsim import simulate as replay
+from netsim.costmodel import alpha_beta
+from netsim.errors import NetsimError
+from topologies.devices import device_flops
+from workloads.errors import WorkloadError
+from workloads.transformer.layout import ep_group, layout
+from workloads.transformer.iteration import schedule
+from workloads.transformer.closed import closed_form
+from workloads.transformer.flops import iteration_flops
+from workloads.transformer.memory import memory_per_gpu
+from workloads.transformer.moe import iteration_flops_delta
+
+from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
+
+__all__ = ["gpus_of", "peak_of", "links_of", "default_efficiency", "point", "study", "sweep",
+           "plot"]
+
+
+def gpus_of(G):
+    """The GPU nodes of ``G`` in graph order (where ranks are placed)."""
+    return [n for n, k in G.nodes(data="kind") if k == "gpu"]
+
+
+def peak_of(G, precision="fp16"):
+    """Dense peak FLOP/s of the GPUs of ``G`` (their ``model`` attribute).
+
+    Raises
+    ------
+    NetsimError
+        For a graph without GPUs or with GPUs of no known model.
+
+    Examples
+    --------
+    >>> from topologies import dgx_h100
+    >>> peak_of(dgx_h100()) / 1e12
+    989.5
+    """
+    gpus = gpus_of(G)
+    if not gpus:
+        raise NetsimError("the topology has no gpu nodes: a transformer's training runs on GPUs "
+                          "(try --topology gpu_cluster:machine=dgx_h100, dgx_h100:nodes=2)")
+    model = G.nodes[gpus[0]].get("model")
+    if model is None:
+        raise NetsimError("the topology's GPUs name no model; give --device")
+    return device_flops(model, "fp16" if precision in ("fp16", "bf16") else precision)
+
+
+def links_of(G, L, ep=1):
+    """``{"tp": (alpha, beta), "pp": ..., "dp": ..., "ep": ..., "edp": ...}`` of ``L`` on ``G``.
+
+    ``dp``: the first and last replica of the first data-parallel group (its
+    ring's slowest hop when the group leaves a machine; with ``tp < 8`` on
+    8-GPU machines, replicas 0 and 1 share a machine even when the group spans
+    several, and their NVLink would stand for the whole ring); ``ep``: the
+    first expert-parallel group of expert-parallel degree
+    ``ep``; ``edp``: the first and last member of the first
+    expert-data-parallel group (replicas ``0`` and ``dp - ep``: its ring's
+    slowest hop when the group leaves a machine).
+
+    Examples
+    --------
+    >>> from topologies import dgx_h100
+    >>> from workloads.transformer.layout import Layout
+    >>> ab = links_of(dgx_h100(), Layout(8, 1, 1))
+    >>> ab["tp"][0] > 0, ab["pp"], ab["dp"]
+    (True, (0.0, 0.0), (0.0, 0.0))
+    """
+    nodes = gpus_of(G)
+    if len(nodes) < L.world:
+        raise NetsimError(f"the topology has {len(nodes)} GPUs for {L.world} ranks")
+
+    def pair(a, b):
+        return alpha_beta(G, placement=[nodes[a], nodes[b]])
+
+    return {"tp": alpha_beta(G, placement=nodes[:L.tp]) if L.tp > 1 else (0.0, 0.0),
+            "pp": pair(0, L.rank(1, 0, 0)) if L.pp > 1 else (0.0, 0.0),
+            "dp": pair(0, L.rank(0, L.dp - 1, 0)) if L.dp > 1 else (0.0, 0.0),
+            "ep": (alpha_beta(G, placement=[nodes[r] for r in ep_group(L, ep, 0, 0, 0)])
+                   if ep > 1 else (0.0, 0.0)),
+            "edp": pair(0, L.rank(0, L.dp - ep, 0)) if L.dp > ep else (0.0, 0.0)}
+
+
+def default_efficiency():
+    """The efficiency taken from Narayanan et al.'s Table 1 under the FLOPs-only rule.
+
+    The rule this study's closed form uses (:mod:`studies.validation.megatron`, ``rule="flops"``).
+
+    Examples
+    --------
+    >>> round(default_efficiency(), 3)
+    0.573
+    """
+    return efficiency_from(ROWS[REFERENCE], rule="flops")
+
+
+def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
+          simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1):
+    """One layout on one topology: a record of the closed form (and the replay).
+
+    ``zero`` and ``fsdp`` shard the data parallelism
+    (:mod:`workloads.transformer.zero`) and its memory; ``moe`` and ``ep`` add
+    experts (:mod:`workloads.transformer.moe`).
+
+    Examples
+    --------
+    >>> from topologies import dgx_h100
+    >>> from workloads.transformer.flops import get_config
+    >>> c = get_config("gpt3-1.3b", global_batch=64)
+    >>> r = point(c, layout(8, 1, 1), dgx_h100(), 0.5)
+    >>> 0 < r["mfu"] < 0.5, r["bubble"]
+    (True, 0.0)
+    """
+    peak = peak_of(G, c.precision)
+    rate = efficiency * peak
+    kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
+              chunks=chunks)
+    shard = dict(zero=zero, fsdp=fsdp) if moe is None else dict(zero=zero, fsdp=fsdp, moe=moe,
+                                                                 ep=ep)
+    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L, ep), **kw,
+                    **shard)
+    rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
+           "time": f["time"], "compute": f["compute"], "bubble": f["bubble"],
+           "tp_comm": f["tp"], "pp_comm": f["pp"], "dp_comm": f["dp"]}
+    if moe is not None:
+        rec.update(ep=ep, ep_comm=f["ep"])
+    rec["memory"] = memory_per_gpu(c, L.tp, L.pp, L.dp, zero=3 if fsdp else zero, **kw,
+                                   **({} if moe is None else dict(moe=moe, ep=ep)))["total"]
+    rec["tokens_per_s"] = c.global_batch * c.seq / f["time"]
+    model = iteration_flops(c, "none") + (0 if moe is None else
+                                          iteration_flops_delta(c, moe, "none"))
+    rec["mfu"] = model / (L.world * peak * f["time"])
+    rec["simulated"], rec["saturated_link"] = None, None
+    if simulate:
+        t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kw, **shard)
+        r = replay(t, G, placement=gpus_of(G)[:L.world], library=library)
+        rec["simulated"] = r.makespan
+        rec["mfu_simulated"] = model / (L.world * peak * r.makespan)
+        top = r.bottlenecks(1)
+        rec["saturated_link"] = (f"{top[0]['link']} ({top[0]['saturated'] / r.makespan:.0%})"
+                                 if top and top[0]["saturated"] > 0 else None)
+    return rec
+
+
+def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):
+    """:func:`point` at each P of ``workers`` (data parallelism the rest): a list of records.
+
+    Raises
+    ------
+    WorkloadError
+        For a P that ``tp * pp`` does not divide, or a model that does not fit the layout.
+
+    Examples
+    --------
+    >>> from studies.registry import topology_factory
+    >>> from workloads.transformer.flops import get_config
+    >>> c = get_config("gpt3-13b", global_batch=512)
+    >>> rs = study(c, 8, 4, [32, 64], topology_factory("gpu_cluster:machine=dgx_h100"), 0.5)
+    >>> [r["dp"] for r in rs], rs[0]["time"] > rs[1]["time"]
+    ([1, 2], True)
+    """
+    e = default_efficiency() if efficiency is None else efficiency
+    return [point(c, layout(tp, pp, None, world=P), make_topology(P), e, **kwargs)
+            for P in workers]
+
+
+def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
+    """Every layout of ``P`` GPUs the model splits over, fastest first (closed form).
+
+    ``tp`` runs over the powers of two up to ``max_tp`` (one machine), ``pp``
+    over the divisors of the layer count; ``dp`` is the rest and must divide
+    the global batch in micro-batches. With experts (``moe=`` in ``kwargs``),
+    ``ep`` runs over the common divisors of ``dp`` and the experts. With
+    ``memory`` (bytes per GPU), the layouts needing more
+    (:func:`workloads.transformer.memory.memory_per_gpu`) are left out.
+
+    Examples
+    --------
+    >>> from topologies import gpu_cluster
+    >>> from workloads.transformer.flops import get_config
+    >>> best = sweep(get_config("gpt3-13b", global_batch=512), 16, gpu_cluster("dgx_h100", 2), 0.5)
+    >>> best[0]["time"] <= best[-1]["time"], len({(r["tp"], r["pp"]) for r in best}) == len(best)
+    (True, True)
+    """
+    e = default_efficiency() if efficiency is None else efficiency
+    out = []
+    for tp in (1 << k for k in range(int(np.log2(max_tp)) + 1)):
+        for pp in range(1, c.layers + 1):
+            if c.layers % pp or P % (tp * pp) or c.heads % tp or c.vocab % tp:
+                continue
+            dp = P // (tp * pp)
+            if c.global_batch % (c.micro_batch * dp):
+                continue
+            for ep in _expert_degrees(dp, kwargs.get("moe")):
+                try:
+                    rec = point(c, layout(tp, pp, dp), G, e, **kwargs, **ep)
+                except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
+                    continue
+                if memory is None or rec["memory"] <= memory:
+                    out.append(rec)
+    if not out:
+        raise NetsimError(f"no layout of {P} GPUs fits the model"
+                          + (f" in {memory / 1e9:g} GB per GPU" if memory else ""))
+    return sorted(out, key=lambda r: r["time"])
+
+
+def _expert_degrees(dp, moe):
+    """The ``ep`` options of a sweep: none without experts, else each divisor of both."""
+    if moe is None:
+        return [{}]
+    g = math.gcd(dp, moe.experts)
+    return [{"ep": k} for k in range(1, g + 1) if g % k == 0]
+
+
+_PARTS = (("compute", "compute"), ("bubble", "bubble"), ("tp_comm", "exposed TP"),
+          ("pp_comm", "exposed PP"), ("dp_comm", "exposed DP"))
+
+
+def plot(records, out, title=""):
+    """Time per iteration split into its terms, one bar per record, with MFU; a PNG to ``out``.
+
+    Examples
+    --------
+    >>> import io
+    >>> from studies.registry import topology_factory
+    >>> from workloads.transformer.flops import get_config
+    >>> rs = study(get_config("gpt3-13b", global_batch=512), 8, 4, [64, 128],
+    ...            topology_factory("gpu_cluster:machine=dgx_h100"), 0.5)
+    >>> buf = io.BytesIO(); plot(rs, buf); buf.getvalue()[:4]
+    b'\x89PNG'
+    """
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
+
+    labels = [f"P={r['P']}\n{r['tp']}x{r['pp']}x{r['dp']}" for r in records]
+    x = np.arange(len(records))
+    fig = Figure(figsize=(10, 4.2))
+    ax, mfu = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
+    bottom = np.zeros(len(records))
+    for key, name in _PARTS:
+        v = np.array([r[key] for r in records])
+        ax.bar(x, v, bottom=bottom, label=name)
+        bottom += v
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylabel("time per iteration (s)")
+    ax.set_xlabel("P, tp x pp x dp")
+    ax.legend(fontsize=8, loc="upper right")
+    mfu.plot(x, [100 * r["mfu"] for r in records], "o-")
+    mfu.set_xticks(x, labels, fontsize=8)
+    mfu.set_ylabel("MFU (%)")
+    mfu.set_ylim(0, 100)
+    mfu.set_xlabel("P, tp x pp x dp")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, format="png", dpi=100)

@@ -1,0 +1,245 @@
+"""Time per iteration of transformer training in closed form: compute, bubble, exposed traffic.
+
+The closed form of :func:`workloads.transformer.iteration.schedule`'s trace. With ``m``
+micro-batches, ``p`` stages of ``v`` chunks each (``v = 1`` but for the
+interleaved schedule), and a chunk's forward and backward of one micro-batch
+taking ``t_f = x_f + c_f`` and ``t_b = x_b + c_b`` (compute ``x``: FLOPs at the
+rate ``F``, plus with ``memory_bandwidth`` the layers' memory traffic,
+:mod:`workloads.transformer.compute`; and the blocking tensor-parallel
+collectives ``c``), the pipeline takes
+(Narayanan et al. SC'21, section 2.2):
+
+    ``T = (v m + p - 1)(t_f + t_b) + e_pp + e_dp``
+
+split into
+
+============ ==================================================================
+term         meaning
+============ ==================================================================
+compute      ``v m (x_f + x_b)``: the stage's own work
+bubble       ``(p - 1)(x_f + x_b)``: ``(p - 1)/(v m)`` of the compute
+tp           ``(v m + p - 1)(c_f + c_b)``: tensor-parallel collectives, all exposed
+pp           ``e_pp``: what the hops between stages (Hockney's ``alpha + n beta``
+             each) add to the schedule's time, from its exact timeline
+             (:func:`workloads.transformer.pipeline.timeline`): ``2 (p - 1)`` hops under
+             GPipe, more under 1F1B, whose steady state waits for gradients;
+             with ``scatter_gather`` a hop carries ``1/t`` of the activation
+             and the receiver's stream spends a ring allgather of it among
+             the ``t`` shards before the op (on the tensor-parallel links)
+dp           ``e_dp``: what the gradient buckets' allreduces (one after another,
+             each from when the last backward completes it) leave after the last
+             backward, the most of any stage
+ep           ``(v m + p - 1) a``: the experts' all-to-alls (``a`` per chunk and
+             micro-batch, forward and backward, all exposed: they block the
+             stream; :mod:`workloads.transformer.moe`), taken out of the
+             blocking time ``c_f + c_b``; 0 without experts
+============ ==================================================================
+
+The slowest stage's ``t_f`` and ``t_b`` (the mean of its chunks') stand for
+every chunk's: exact when the chunks are alike (``vocab = 0``; else the last
+one's logit layer makes its stage the slowest), and for communication exact
+with no contention (with several chunks, the gradient buckets' start is
+approximate).
+Collectives cost what MPICH's ring costs (:mod:`netsim.costmodel`:
+``ring_allreduce``, ``ring_allgather``, ``ring_reduce_scatter``) on each group's
+``(alpha, beta)``.
+"""
+
+from netsim import costmodel
+
+from workloads.transformer import pipeline as _pipeline
+from workloads.overlap import DDP_BUCKET_BYTES
+from workloads.transformer.flops import activation_bytes
+from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta, dense_stages,
+                              expert_grads, is_moe, layer_delta, plan)
+from workloads.transformer.stages import buckets, check
+from workloads.transformer.compute import BLOCKS, memory_seconds
+from workloads.transformer.zero import check_zero, zero3_timeline
+
+__all__ = ["closed_form", "TERMS"]
+
+#: The terms of :func:`closed_form`, in the order they add up to ``time``.
+TERMS = ("compute", "bubble", "tp", "pp", "dp", "ep")
+
+
+def _cost(links, name):
+    """``(alpha, beta)`` of a parallelism's group; (0, 0): free."""
+    return (links or {}).get(name) or (0.0, 0.0)
+
+
+def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
+                sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
+                chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
+                moe=None, ep=1):
+    """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
+
+    Parameters
+    ----------
+    c, tp, pp, dp, pipeline, recompute, sequence_parallel, bucket_bytes, grad_element, chunks
+        As for :func:`workloads.transformer.iteration.schedule`.
+    device_flops : float
+        FLOP/s of a rank.
+    links : dict, optional
+        ``{"tp": (alpha, beta), "pp": ..., "dp": ...}``: seconds and seconds per
+        byte of each parallelism's links (e.g.
+        :func:`netsim.costmodel.alpha_beta` of a group's placement); a missing
+        entry costs nothing.
+    scatter_gather, zero, fsdp, memory_bandwidth : bool, int, bool, float
+        As for :func:`workloads.transformer.iteration.schedule`. Under ZeRO-1/2 the
+        buckets are reduce-scatters and an allgather of the parameters follows
+        them; under ZeRO-3 (one stage) the exact timeline of
+        :func:`workloads.transformer.zero.zero3_timeline` is the time, and ``dp``
+        is all of it that is not compute or tensor-parallel time.
+    moe, ep : workloads.transformer.moe.Moe, int
+        As for :func:`workloads.transformer.iteration.schedule`: each MoE layer adds its
+        router and experts' FLOPs and its blocking all-to-alls (``links["ep"]``,
+        :func:`netsim.costmodel.alltoall`) and tensor-parallel gather and
+        scatter to the chunk's ``t_f`` and ``t_b``
+        (:func:`workloads.transformer.moe.layer_delta`); the expert buckets
+        cost ``links["edp"]``'s ring allreduce over ``dp / ep``, in the dense
+        buckets' chain.
+
+    Returns
+    -------
+    dict
+        ``time`` and the :data:`TERMS` (seconds), ``microbatches``, the
+        ``bubble_fraction`` ``(p - 1)/(v m)`` and a chunk's ``t_forward`` and
+        ``t_backward`` on the slowest stage.
+
+    Examples
+    --------
+    Four stages, eight micro-batches, no communication: a bubble of 3/8.
+
+    >>> from workloads.transformer.flops import config
+    >>> c = config(4, 64, 4, 32, 0, global_batch=8)
+    >>> f = closed_form(c, pp=4, device_flops=1e9)
+    >>> round(f["bubble"] / f["compute"], 12), f["time"] == f["compute"] + f["bubble"]
+    (0.375, True)
+    """
+    bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
+    L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks)
+    zstage = check_zero(zero, fsdp, L)
+    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
+    element = grad_element or c.element
+    m = c.global_batch // (c.micro_batch * L.dp)
+    act = activation_bytes(c)
+    a, b = _cost(links, "tp")
+    if L.tp == 1:
+        pre = post = 0.0
+    elif sequence_parallel:
+        pre = costmodel.ring_allgather(L.tp, act, a, b)
+        post = costmodel.ring_reduce_scatter(L.tp, act, a, b)
+    else:
+        pre, post = 0.0, costmodel.ring_allreduce(L.tp, act, a, b)
+    redo = recompute == "full"
+    F = float(device_flops)
+    mem = _layer_memory(memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth), redo)
+    # per chunk: forward compute, backward compute, forward comm, backward comm (seconds)
+    per = [[_chunk(st, pre, post, redo, F, mem) for st in chunk_list] for chunk_list in stages]
+    if p:   # the MoE layers' extra work, and their dense and expert gradients apart
+        per = [[tuple(x + y for x, y in zip(row, chunk_delta(st, p, st.mlp, pre, post, redo,
+                                                                links, F)))
+                for row, st in zip(rows, chunk_list)] for rows, chunk_list in zip(per, stages)]
+        experts, stages = expert_grads(stages, p), dense_stages(stages, p)
+    # the slowest stage, its chunks taken as alike (their mean)
+    means = [tuple(sum(col) / chunks for col in zip(*row)) for row in per]
+    slowest = max(range(L.pp), key=lambda s: sum(means[s]))
+    xf, xb, cf, cb = means[slowest]
+    a2a = sum(chunk_alltoall(st, p, redo, links) for st in stages[slowest]) / chunks
+    a_pp, b_pp = _cost(links, "pp")
+    gather = scatter_gather and L.tp > 1 and L.pp > 1
+    hop = costmodel.hockney(act // L.tp if gather else act, a_pp, b_pp) if L.pp > 1 else 0.0
+    regather = costmodel.ring_allgather(L.tp, act, a, b) if gather else 0.0
+    t_f, t_b = xf + cf, xb + cb
+    v = chunks
+    ideal = _pipeline.iteration_time(L.pp, m, t_f, t_b, v)
+    pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v, regather)
+    if not hop and not regather:   # the same time as the formula, without the rounding of a long sum
+        pipe = ideal
+    out = {"compute": m * v * (xf + xb), "bubble": (L.pp - 1) * (xf + xb),
+           "tp": (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0, "pp": pipe - ideal,
+           "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
+                             _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
+                             mem[1], p, experts if p else None, links),
+           "ep": (m * v + L.pp - 1) * a2a}
+    if zstage == 3:
+        st, n = stages[0][0], 2 * (pre + post)
+        times = ((st.attention + st.mlp) / F + mem[0] + n,
+                 (2 + redo) * (st.attention + st.mlp) / F + mem[1] + n * (1 + redo), st.logit / F + (pre if st.logit else 0),
+                 2 * st.logit / F + (post if st.logit else 0))
+        end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times, c.element,
+                                 L.dp, _cost(links, "dp")))
+        out["dp"] = end - out["compute"] - out["tp"]
+    out["time"] = sum(out[k] for k in TERMS)
+    out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
+               t_forward=t_f, t_backward=t_b)
+    return out
+
+
+def _layer_memory(ms, redo):
+    """One layer's memory seconds in its forward and in its backward (with the recomputed forward)."""
+    forward = sum(ms[(blk, "forward")] for blk in BLOCKS)
+    backward = sum(ms[(blk, "backward")] + redo * ms[(blk, "recompute")] for blk in BLOCKS)
+    return forward, backward
+
+
+def _chunk(st, pre, post, redo, F, mem):
+    """A chunk's forward and backward compute seconds and blocking tensor-parallel time per
+    micro-batch; ``mem``: a layer's memory seconds (forward, backward)."""
+    n, block = len(st.layers), pre + post
+    xf = (n * (st.attention + st.mlp) + st.logit) / F + n * mem[0]
+    xb = (n * (2 + redo) * (st.attention + st.mlp) + 2 * st.logit) / F + n * mem[1]
+    cf = 2 * n * block + (pre if st.logit else 0)
+    cb = 2 * n * block * (1 + redo) + (post if st.logit else 0)
+    return xf, xb, cf, cb
+
+
+def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
+                redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
+                links=None):
+    """The gradient buckets' time after the pipeline's end, the most of any stage.
+
+    Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
+    the stage's parameters.
+
+    Stage ``s``'s last backward ends at ``ends[s]`` (:func:`workloads.transformer.pipeline.timeline`);
+    within it the sources complete in backward order, each after its own backward time
+    (with several chunks, the last backward of each, taken as run back to back, the last
+    chunk first). An MoE layer (plan ``p``) takes its extra time
+    (:func:`workloads.transformer.moe.layer_delta`); the expert buckets
+    (``experts[s]``) complete with their layers.
+    """
+    if L.dp == 1 or zstage == 3:
+        return 0.0
+    reduce = costmodel.ring_reduce_scatter if zstage else costmodel.ring_allreduce
+    worst = 0.0
+    for s, chunks in enumerate(stages):
+        t = ends[s] - sum(x[1] + x[3] for x in per[s])
+        done, grads = {}, []
+        for st in reversed(chunks):
+            # the logit layer's backward comes first, whether or not it holds its own
+            # gradient (with one stage the embedding's is the tied word embedding's)
+            t += 2 * st.logit / F + (post if st.logit else 0)
+            layer = ((2 + redo) * (st.attention + st.mlp) / F + layer_memory
+                     + 2 * block_comm * (1 + redo))
+            if p:
+                flops, _, cb = layer_delta(p, block_comm - post, post, redo, links)
+                moe = (2 + redo) * (flops - st.mlp) / F + cb
+            for source, _ in st.grads:
+                if source not in ("embedding", "logit"):
+                    t += layer + (moe if p and is_moe(p.moe, source) else 0.0)
+                done[source] = done["expert", source] = t
+            grads += st.grads
+        finish = 0.0
+        if p:
+            plan = bucket_costs(L, p, grads, experts[s], element, bucket_bytes, buckets, reduce,
+                                links)
+        else:
+            plan = [(g, reduce(L.dp, n, *ab)) for g, n in buckets(grads, element, bucket_bytes)]
+        for source, cost in plan:
+            finish = max(finish, done[source]) + cost
+        if zstage:
+            finish += costmodel.ring_allgather(L.dp, sum(n for _, n in grads) * param_element,
+                                               *ab)
+        worst = max(worst, finish - pipe)
+    return max(0.0, worst)

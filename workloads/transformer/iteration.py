@@ -1,0 +1,351 @@
+"""Transformer training with tensor, pipeline and data parallelism (Megatron-LM's PTD-P).
+
+:func:`schedule` writes one training iteration (or several) of a GPT-style
+transformer (:mod:`workloads.transformer.flops`) on ``tp * pp * dp`` ranks laid
+out as Megatron-LM lays them out (:mod:`workloads.transformer.layout`) as a trace of compute
+ops in FLOPs, collective ops and messages:
+
+* **Tensor parallelism** (Shoeybi et al. 2019; Narayanan et al. SC'21 section
+  2.3): each of a layer's two blocks (attention, MLP) is computed by ``tp``
+  shards, ``1/tp`` of the FLOPs each, and ends with an allreduce of the
+  ``b s h`` activation among the shards, in the forward and in the backward:
+  four per layer and micro-batch (tag ``tp``). With ``sequence_parallel``
+  (Korthikanti et al. 2022, section 4.2.2) each block is an allgather before
+  and a reduce-scatter after instead, of the same ``b s h`` buffer. The logit
+  layer (vocabulary-parallel) needs its input's gradient allreduced in the
+  backward only (with sequence parallelism: its input allgathered in the
+  forward, the gradient reduce-scattered in the backward); the cross-entropy's
+  allreduces of ``b s`` values are left out.
+* **Pipeline parallelism**: the layers split evenly over ``pp`` stages; each
+  stage runs its micro-batches' forwards and backwards in the order of the
+  pipeline schedule (:mod:`workloads.transformer.pipeline`: GPipe, 1F1B, or interleaved
+  1F1B over ``chunks`` chunks of layers per stage), and every shard
+  sends its ``b s h`` activation to the same shard of the next stage after a
+  forward, and the activation's gradient back after a backward (tag ``pp``).
+  With ``scatter_gather`` (Narayanan et al. section 4.1; Megatron-LM v2.5's
+  default, ``--no-scatter-gather-tensors-in-pipeline`` turns it off) each
+  shard sends only its ``1/tp`` of the activation across, and the receiving
+  shards allgather the ``b s h`` buffer among themselves (on NVLink) before
+  they use it (tag ``pp``).
+* **Data parallelism**: ``dp`` replicas each take ``B / dp`` of the global
+  batch, ``m = B / (b dp)`` micro-batches; the gradient of each shard's
+  parameters is allreduced among its ``dp`` replicas in buckets
+  (:func:`workloads.transformer.stages.buckets`), each leaving as soon as the
+  last micro-batch's backward has completed it, one after another on one
+  stream, overlapping the rest of the backward pass (tag ``dp``).
+* **Recomputation** ``full`` (Korthikanti et al. 2022) runs each layer's forward
+  again, with its tensor-parallel collectives, just before its backward.
+
+A rank's compute ops and its blocking tensor-parallel collectives run one after
+another (one CUDA stream); its pipeline messages and gradient buckets do not
+hold its compute up. The compute ops are in FLOPs; ``device_flops`` (the rate
+achieved: peak times an efficiency) goes into the trace's metadata. With
+``memory_bandwidth`` each block's FLOP op is followed by an op of the seconds
+its memory traffic takes (:mod:`workloads.transformer.compute`), tagged as the
+pass it belongs to.
+:func:`workloads.transformer.closed.closed_form` is the time per iteration in
+closed form: compute, bubble and exposed communication per parallelism.
+"""
+
+from netsim.checks import check_real
+from netsim.trace.core import TraceBuilder
+
+from workloads.transformer import pipeline as _pipeline
+from workloads.errors import WorkloadError
+from workloads.overlap import DDP_BUCKET_BYTES
+from workloads.transformer.closed import closed_form
+from workloads.transformer.flops import activation_bytes
+from workloads.transformer.moe import (bucket_groups, dense_stages, expert_grads, make_meet, make_mlp,
+                              plan, run_jointly)
+from workloads.transformer.stages import buckets, check
+from workloads.transformer.compute import memory_seconds
+from workloads.transformer.zero import check_zero, make_gather
+
+__all__ = ["schedule", "measure", "closed_form", "DESCRIPTION", "TAGS"]
+
+DESCRIPTION = "transformer training with tensor x pipeline x data parallelism (Megatron-LM)."
+#: The tags of the trace's communication, one per parallelism (``ep``: experts' all-to-alls).
+TAGS = ("tp", "pp", "dp", "ep")
+
+
+def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
+             bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
+             chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
+             ep=1):
+    """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
+
+    Parameters
+    ----------
+    c : workloads.transformer.flops.Config
+        Model, micro-batch ``b``, global batch ``B`` and precision.
+    tp, pp, dp : int
+        Degrees of tensor, pipeline and data parallelism; ``tp * pp * dp`` ranks.
+    pipeline : {"1f1b", "gpipe", "interleaved"}
+        The pipeline schedule (:mod:`workloads.transformer.pipeline`).
+    recompute : {"full", "none"}
+        Activation recomputation.
+    sequence_parallel : bool
+        Tensor-parallel blocks as allgather + reduce-scatter instead of allreduce.
+    bucket_bytes : float
+        Gradient bucket size (PyTorch DDP's 25 MiB by default).
+    grad_element : int, optional
+        Bytes per gradient value (default: the precision's).
+    iterations : int
+        Training iterations, each after the previous one's gradients have arrived.
+    device_flops : float, optional
+        Achieved FLOP/s of a rank, stored as the trace's ``device_flops``.
+    chunks : int
+        Chunks of layers per stage of the interleaved schedule (1 for the others).
+    scatter_gather : bool
+        Pipeline messages of ``1/tp`` of the activation, allgathered at the receiver.
+    zero : {0, 1, 2, 3}
+        ZeRO's stage of sharded data parallelism (:mod:`workloads.transformer.zero`).
+    fsdp : bool
+        PyTorch FSDP (full sharding): ZeRO-3's traffic.
+    memory_bandwidth : float, optional
+        Bytes/s of a rank's memory: each attention and MLP block's FLOP op is
+        followed by one of its memory traffic's seconds
+        (:func:`workloads.transformer.compute.memory_seconds`); None: FLOPs only.
+    moe : workloads.transformer.moe.Moe, optional
+        Mixture-of-experts layers (:mod:`workloads.transformer.moe`), their
+        all-to-alls tagged ``ep``.
+    ep : int
+        Expert-parallel degree, dividing ``dp`` and the experts.
+
+    Returns
+    -------
+    netsim.Trace
+
+    Raises
+    ------
+    WorkloadError
+        For a model that does not split over the layout, or a bad option.
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import config
+    >>> c = config(4, 64, 4, 32, 0, micro_batch=1, global_batch=8)
+    >>> t = schedule(c, tp=2, pp=2, dp=2)
+    >>> t.ranks, t.num_messages, int(t.size[t.is_message][0])   # 32 * 64 fp16 values
+    (8, 32, 4096)
+    """
+    L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks)
+    zstage = check_zero(zero, fsdp, L)
+    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
+    element = grad_element or c.element
+    m = c.global_batch // (c.micro_batch * L.dp)
+    act = activation_bytes(c)
+    meta = {"paradigm": "transformer", "config": c._asdict(), "tp": L.tp, "pp": L.pp,
+            "dp": L.dp, "pipeline": pipeline, "chunks": chunks, "recompute": recompute,
+            "microbatches": m,
+            "sequence_parallel": bool(sequence_parallel), "bucket_bytes": float(bucket_bytes),
+            "scatter_gather": bool(scatter_gather), "zero": zstage, "fsdp": bool(fsdp),
+            "grad_element": element}
+    if p:
+        meta.update(moe=moe._asdict(), ep=p.ep)
+        experts, stages = expert_grads(stages, p), dense_stages(stages, p)
+    else:
+        experts = [[] for _ in stages]
+    mem = memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth)
+    if memory_bandwidth is not None:
+        meta["memory_bandwidth"] = float(memory_bandwidth)
+    if device_flops is not None:
+        meta["device_flops"] = check_real(device_flops, "device_flops", lo=0, strict=True,
+                                          error=WorkloadError)
+    b = TraceBuilder(L.world, metadata=meta)
+    pre, post = ("allgather", "reduce_scatter") if sequence_parallel else (None, "allreduce")
+    # last[(stage, replica)]: the op each shard's stream waits for next.
+    last = {(s, r): [None] * L.tp for s in range(L.pp) for r in range(L.dp)}
+
+    def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None, size=None):
+        """One block on every shard of (s, r): [pre collective] compute [post collective].
+
+        ``kind`` ("attention", "mlp"; None for the logit layer): its memory op's seconds;
+        ``size``: the bytes of its collectives (default the activation's).
+        """
+        group, prev, size = L.tp_group(s, r), last[(s, r)], act if size is None else size
+        deps = [[x for x in (prev[k], None if extra is None else extra[k]) if x is not None]
+                for k in range(L.tp)]
+        if L.tp > 1 and pre and before:
+            op = b.collective(pre, group, size, deps=sum(deps, []), iteration=it, tag="tp",
+                              element=c.element)
+            deps = [[op]] * L.tp
+        ops = [b.compute(rank, flops=flops, deps=deps[k], iteration=it, tag=tag)
+               for k, rank in enumerate(group)]
+        if kind and mem[(kind, tag)]:
+            ops = [b.compute(rank, seconds=mem[(kind, tag)], deps=[op], iteration=it, tag=tag)
+                   for rank, op in zip(group, ops)]
+        if L.tp > 1 and post and after:
+            op = b.collective(post, group, size, deps=ops, iteration=it, tag="tp",
+                              element=c.element)
+            ops = [op] * L.tp
+        last[(s, r)] = ops
+        return ops
+
+    def dense(st, layer, s, r, it, tag, scale, extra=None):
+        block(s, r, scale * st.mlp, it, tag, extra, kind="mlp")
+        yield from ()
+
+    mlp = make_mlp(p, block, last, dense)
+    chain = [None] * L.tp   # each shard's last ZeRO-3 allgather or reduce-scatter
+    for it in range(iterations):
+        gather = (make_gather(b, L, dict(stages[0][0].grads), c.element, it, chain)
+                  if zstage == 3 else None)
+        ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
+                           chunks, scatter_gather and L.tp > 1, gather, mlp,
+                           make_meet(b, L, p, it, c.element))
+        _gradients(L, stages, element, 1 if zstage == 3 else bucket_bytes, it, b, ready, last,
+                   zstage, c.element, p, experts)
+        chain[:] = last[(0, 0)]
+    return b.build()
+
+
+def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks, regather,
+               gather, mlp, meet):
+    """Add one iteration's forwards, backwards and pipeline messages; the gradient-ready ops.
+
+    Stages are built in an order in which every message exists before the op
+    that waits for it: a stage advances while the message its next op needs has
+    been sent (the schedules never deadlock, so every stage gets to its end).
+    """
+    orders = [_pipeline.order(pipeline, L.pp, m, s, chunks) for s in range(L.pp)]
+    sent = {}    # (direction, (stage, chunk) it goes to, micro-batch, replica) -> per shard
+    ready = {}   # (stage, replica) -> {gradient source: op completing it}
+    pos = [0] * L.pp
+    while any(pos[s] < len(orders[s]) for s in range(L.pp)):
+        moved = False
+        for s in range(L.pp):
+            while pos[s] < len(orders[s]):
+                kind, j, k = orders[s][pos[s]]
+                st = stages[s][k]
+                if (_pipeline.source(kind, s, k, L.pp, chunks) is not None
+                        and (kind, (s, k), j, 0) not in sent):
+                    break
+
+                def replica(r):
+                    extra = sent.get((kind, (s, k), j, r))
+                    if regather and extra:   # reassemble the scattered activation first
+                        deps = extra + [x for x in last[(s, r)] if x is not None]
+                        extra = [b.collective("allgather", L.tp_group(s, r), act, deps=deps,
+                                              iteration=it, tag="pp", element=c.element)] * L.tp
+                    fetch = gather and (lambda unit: gather(s, (j, kind, unit)))
+                    if kind == "F":
+                        yield from _forward(st, s, r, it, block, extra, fetch, mlp)
+                    else:
+                        yield from _backward(st, s, r, it, block, extra, recompute,
+                                             ready.setdefault((s, r), {}), fetch, mlp)
+                    to = _pipeline.target(kind, s, k, L.pp, chunks)
+                    if to is not None:
+                        sent[(kind, to, j, r)] = [
+                            b.message(L.rank(s, r, x), L.rank(to[0], r, x),
+                                      act // L.tp if regather else act, deps=[op],
+                                      iteration=it, tag="pp")
+                            for x, op in enumerate(last[(s, r)])]
+
+                # the replicas meet at the experts' all-to-alls (none without experts)
+                run_jointly([replica(r) for r in range(L.dp)], meet)
+                pos[s] += 1
+                moved = True
+        if not moved:   # pragma: no cover - the schedules of workloads.transformer.pipeline never deadlock
+            raise WorkloadError(f"pipeline schedule {pipeline!r} deadlocks")
+    return ready
+
+
+def _forward(st, s, r, it, block, extra, fetch, mlp):
+    """One chunk's forward of one micro-batch on replica ``r`` of stage ``s`` (a generator).
+
+    ``fetch(unit)``, under ZeRO-3, gives each shard's allgather of a unit's
+    parameters; ``mlp`` builds a layer's MLP block (yielding at its all-to-alls).
+    """
+    if fetch and any(g == "embedding" for g, _ in st.grads):
+        fetch("embedding")   # the root unit: the first layer's gather follows it
+    for layer in st.layers:
+        extra = fetch(layer) if fetch else extra
+        block(s, r, st.attention, it, "forward", extra, kind="attention")
+        yield from mlp(st, layer, s, r, it, "forward", 1)
+        extra = None
+    if st.logit:
+        block(s, r, st.logit, it, "forward", extra, after=False)
+
+
+def _backward(st, s, r, it, block, extra, recompute, done, fetch, mlp):
+    """One chunk's backward (after its recomputed forward); ``done`` gets each gradient's op."""
+    if fetch and any(g == "embedding" for g, _ in st.grads):
+        extra = fetch("embedding")   # the root unit again, for the tied logit layer
+    if st.logit:
+        done["logit"] = block(s, r, 2 * st.logit, it, "backward", extra, before=False)
+        extra = None
+    for layer in reversed(st.layers):
+        extra = fetch(layer) if fetch else extra
+        if recompute == "full":
+            block(s, r, st.attention, it, "recompute", extra, kind="attention")
+            yield from mlp(st, layer, s, r, it, "recompute", 1)
+            extra = None
+        yield from mlp(st, layer, s, r, it, "backward", 2, extra)
+        done[layer] = done["expert", layer] = block(s, r, 2 * st.attention, it, "backward",
+                                                    kind="attention")
+        extra = None
+    if st.index == 0:
+        done["embedding"] = done[st.layers[0]]
+
+
+def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, param_element,
+               p=None, experts=None):
+    """Add the data-parallel buckets; the next iteration's ops wait for them.
+
+    Allreduces under plain data parallelism, reduce-scatters under ZeRO (then,
+    for ZeRO-1/2, an allgather of the shard's updated parameters). With experts
+    (plan ``p``), their buckets go over the expert-data-parallel groups, in one
+    chain with the dense ones in the order they complete.
+    """
+    name = "reduce_scatter" if zstage else "allreduce"
+    for s, chunks in enumerate(stages):
+        # the last chunk's gradients complete first (Megatron-LM: one DDP bucket set per chunk)
+        dense = [g for st in reversed(chunks) for g in st.grads]
+        plan = bucket_groups(L, p, dense, experts[s] if experts else [], element, bucket_bytes,
+                             buckets)
+        for k in range(L.tp):
+            prev = {r: [] for r in range(L.dp)}   # each replica's last bucket
+            for source, nbytes, groups in plan:
+                for members in (g for g in groups if len(g) > 1):
+                    deps = [ready[(s, r)][source][k] for r in members]
+                    deps += [x for x in dict.fromkeys(sum((prev[r] for r in members), []))]
+                    op = b.collective(name, tuple(L.rank(s, r, k) for r in members), nbytes,
+                                      deps=deps, iteration=it, tag="dp", element=element)
+                    prev.update((r, [op]) for r in members)
+            if zstage in (1, 2):
+                params = sum(n for st in chunks for _, n in st.grads) * param_element
+                op = b.collective("allgather", L.dp_group(s, k), params, deps=prev[0],
+                                  iteration=it, tag="dp", element=param_element)
+                prev = {r: [op] for r in range(L.dp)}
+            for r in range(L.dp):
+                shard = list(last[(s, r)])
+                shard[k] = prev[r][0] if prev[r] else shard[k]
+                last[(s, r)] = shard
+
+
+def measure(trace):
+    """Bytes per parallelism and the schedule's settings, read back from a transformer trace.
+
+    Returns
+    -------
+    dict
+        ``{"tp": bytes, "pp": bytes, "dp": bytes, "ep": bytes}`` (collectives as
+        nccl-tests counts them, messages as sent), ``"calls"`` per tag, and the trace's
+        metadata (``config``, ``tp``, ``pp``, ``dp``, ``microbatches``, ...).
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import config
+    >>> t = schedule(config(2, 64, 4, 32, 0, global_batch=4), tp=2, pp=2)
+    >>> measure(t)["pp"]   # 4 micro-batches x 2 shards x (forward + backward) x 4096 B
+    65536.0
+    """
+    out = {**dict(trace.metadata)}
+    for name in TAGS:
+        if name in trace.tags:
+            sel = trace.tag == trace.tags.index(name)
+            out[name], out[f"{name}_calls"] = float(trace.size[sel].sum()), int(sel.sum())
+        else:
+            out[name], out[f"{name}_calls"] = 0.0, 0
+    return out

@@ -1,0 +1,183 @@
+"""What one pipeline stage of a tensor-parallel transformer holds: layers, FLOPs, gradient buckets.
+
+Shared by the trace (:func:`workloads.transformer.iteration.schedule`) and its closed form
+(:func:`workloads.transformer.closed.closed_form`), so that both count the same
+work. Layers are split evenly over the ``pp`` stages (Megatron-LM requires
+``layers % pp == 0``); every tensor-parallel shard of a stage does ``1/tp`` of
+each matrix multiplication (Narayanan et al. SC'21, section 2.3) and holds
+``1/tp`` of each split weight (:func:`shard_parameters`). Stage 0 holds the
+embeddings (the word embedding split by vocabulary, ``V h / tp``, and the
+position embedding whole, ``s h``); with ``pp > 1`` the last stage holds a copy
+of the word embedding's shard for the logit layer (Megatron ties them). The data-parallel gradient
+allreduce goes in buckets in the order the backward pass completes gradients
+(last layer first), each closed once it holds at least ``bucket_bytes``, as
+PyTorch DDP's ``Reducer`` fills them (``bucket_cap_mb`` = 25 MiB by default,
+:data:`workloads.overlap.DDP_BUCKET_BYTES`).
+"""
+
+from typing import NamedTuple
+
+from netsim.checks import check_int, check_real
+
+from workloads.transformer import pipeline as _pipeline
+from workloads.errors import WorkloadError
+from workloads.transformer.layout import layout
+from workloads.transformer.flops import (RECOMPUTE, attention_forward_flops, logit_forward_flops,
+                                mlp_forward_flops)
+
+__all__ = ["Stage", "stage", "check_fit", "check", "buckets", "shard_parameters"]
+
+
+class Stage(NamedTuple):
+    """One stage's share of the model, per tensor-parallel shard and per micro-batch.
+
+    ``layers``: the model's layer indices on this stage. ``attention`` and
+    ``mlp``: forward FLOPs of one layer's blocks; ``logit``: forward FLOPs of
+    the logit layer (0 off the last stage). ``grads``: parameters per gradient
+    source in the order the backward pass completes them, as ``(source,
+    parameters)`` with source ``"logit"``, a layer index or ``"embedding"``.
+    """
+
+    index: int
+    layers: tuple
+    attention: float
+    mlp: float
+    logit: float
+    grads: tuple
+
+
+def shard_parameters(c, tp):
+    """Parameters of one layer on one tensor-parallel shard: ``(12 h^2 + 7 h)/tp + 6 h``.
+
+    Megatron-LM splits the QKV (``3 h^2 + 3 h``), output projection (``h^2``)
+    and MLP (``4 h^2 + 4 h`` and ``4 h^2``) weights over the shards and keeps the
+    two layer norms (``4 h``) and the two biases added after an allreduce
+    (``2 h``) whole on every shard (``megatron/core/tensor_parallel/layers.py``:
+    ``ColumnParallelLinear`` splits its bias, ``RowParallelLinear`` does not);
+    at ``tp = 1`` the layer's ``12 h^2 + 13 h``.
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import config, layer_parameters
+    >>> c = config(1, 64, 4, 8, 0)
+    >>> shard_parameters(c, 1) == layer_parameters(c), shard_parameters(c, 2)
+    (True, 25184)
+    """
+    return (12 * c.hidden ** 2 + 7 * c.hidden) // tp + 6 * c.hidden
+
+
+def check_fit(c, L):
+    """Raise :class:`WorkloadError` unless the model splits evenly over the layout ``L``.
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import config
+    >>> from workloads.transformer.layout import Layout
+    >>> check_fit(config(3, 8, 2, 4, 0), Layout(1, 2, 1))
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: 3 layers do not split over 2 pipeline stages
+    """
+    if c.layers % L.pp:
+        raise WorkloadError(f"{c.layers} layers do not split over {L.pp} pipeline stages")
+    if c.heads % L.tp:
+        raise WorkloadError(f"{c.heads} heads do not split over tp {L.tp}")
+    if c.vocab % L.tp:
+        raise WorkloadError(f"vocabulary {c.vocab} does not split over tp {L.tp} (pad it)")
+    if c.global_batch % (c.micro_batch * L.dp):
+        raise WorkloadError(f"global batch {c.global_batch} is not a multiple of micro-batch "
+                            f"{c.micro_batch} x dp {L.dp}")
+
+
+def stage(c, L, index):
+    """Stage ``index`` of model ``c`` under layout ``L``: a :class:`Stage`.
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import config
+    >>> from workloads.transformer.layout import Layout
+    >>> s = stage(config(4, 8, 2, 4, 16), Layout(2, 2, 1), 1)
+    >>> s.layers, s.grads[0], s.grads[1]   # logit copy 16*8/2, layer 3: (12*64+7*8)/2 + 6*8
+    ((2, 3), ('logit', 64), (3, 460))
+    """
+    check_fit(c, L)
+    per = c.layers // L.pp
+    layers = tuple(range(index * per, (index + 1) * per))
+    last, first = index == L.pp - 1, index == 0
+    grads = []
+    if last and c.vocab and not first:
+        grads.append(("logit", c.vocab * c.hidden // L.tp))
+    grads += [(k, shard_parameters(c, L.tp)) for k in reversed(layers)]
+    if first and c.vocab:
+        grads.append(("embedding", (c.vocab // L.tp + c.seq) * c.hidden))
+    return Stage(index, layers, attention_forward_flops(c) / L.tp, mlp_forward_flops(c) / L.tp,
+                 logit_forward_flops(c) / L.tp if last else 0.0, tuple(grads))
+
+
+def buckets(grads, element, bucket_bytes):
+    """Group gradient sources into buckets of at least ``bucket_bytes`` (the last may be less).
+
+    Parameters
+    ----------
+    grads : sequence of (source, parameters)
+        In the order the backward pass completes them (:attr:`Stage.grads`).
+    element : int
+        Bytes per gradient value.
+    bucket_bytes : float
+        A bucket closes once it holds at least this many bytes.
+
+    Returns
+    -------
+    list of (last source, bytes)
+        Each bucket's last source (the one whose gradient completes it) and size.
+
+    Examples
+    --------
+    >>> buckets([("a", 10), ("b", 10), ("c", 30), ("d", 5)], 4, 60)
+    [('b', 80), ('c', 120), ('d', 20)]
+    """
+    out, size = [], 0
+    for k, (source, params) in enumerate(grads):
+        size += params * element
+        if size >= bucket_bytes or k == len(grads) - 1:
+            out.append((source, size))
+            size = 0
+    return out
+
+
+def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1):
+    """Check a schedule's options; its :class:`~workloads.transformer.layout.Layout` and stages.
+
+    Returns
+    -------
+    L : workloads.transformer.layout.Layout
+    stages : list of list of Stage
+        ``stages[s][k]``: chunk ``k`` of stage ``s``, virtual stage ``k pp + s``
+        of ``pp * chunks`` (one chunk but for the interleaved schedule).
+
+    Raises
+    ------
+    WorkloadError
+        For a bad degree, schedule, chunk count, recomputation, bucket size or
+        iteration count, or a model that does not split over the layout.
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import config
+    >>> L, stages = check(config(4, 8, 2, 4, 0), 1, 2, 1, "gpipe", "none", 1e6, 1)
+    >>> L.world, [s[0].layers for s in stages]
+    (2, [(0, 1), (2, 3)])
+    >>> L, stages = check(config(4, 8, 2, 4, 0, global_batch=2), 1, 2, 1, "interleaved",
+    ...                   "none", 1e6, 1, chunks=2)
+    >>> [[k.layers for k in s] for s in stages]
+    [[(0,), (2,)], [(1,), (3,)]]
+    """
+    L = layout(tp, pp, dp)
+    if recompute not in RECOMPUTE:
+        raise WorkloadError(f"unknown recompute {recompute!r}; known: {', '.join(RECOMPUTE)}")
+    check_real(bucket_bytes, "bucket_bytes", lo=0, strict=True, error=WorkloadError)
+    check_int(iterations, "iterations", error=WorkloadError)
+    check_fit(c, L)
+    _pipeline.check_chunks(pipeline, L.pp, c.global_batch // (c.micro_batch * L.dp), chunks)
+    virtual = L._replace(pp=L.pp * chunks)
+    return L, [[stage(c, virtual, k * L.pp + s) for k in range(chunks)] for s in range(L.pp)]
