@@ -1,4 +1,5 @@
-"""netsim's Sphinx extension: the CLI reference's directive, and numpydoc's citations kept.
+"""netsim's Sphinx extension: the CLI reference's directive, numpydoc's citations kept, and the
+API pages kept out of the navigation tree.
 
 ``.. netsim-help:: replay`` (in Markdown, a ```` ```{netsim-help} replay ```` block) becomes
 the literal help of ``netsim replay`` as the parser in :mod:`studies.cli` prints it at 100
@@ -11,6 +12,13 @@ cites its *module's* list ("Thakur et al. [2]_", as netsim's cost models do) the
 nothing. conf.py turns numpydoc's renaming off (``numpydoc_citation_re``) and
 :func:`rename_citations` does it here, module-aware: a label the docstring defines gets its
 object's hash, a label it only cites gets its module's, when the module defines it.
+
+Navigation: the API reference lists its modules in autosummary tables (``docs/api/*.md``, one
+page per group), whose ``:toctree:`` makes autosummary write a page per module. Those tables'
+hidden toctrees are removed once a page is read (:func:`drop_api_toctrees`), and the module
+pages are orphans (``_templates/autosummary/module.rst``): the theme draws the whole site's
+navigation on every page, and with some 180 module pages in it that drawing cost more than the
+rest of the build (the sidebar stops at the group pages, which link to every module).
 """
 
 import hashlib
@@ -79,8 +87,19 @@ def rename_citations(app, what, name, obj, options, lines):
         lines[i] = line
 
 
+def drop_api_toctrees(app, doctree):
+    """Remove the hidden toctrees of autosummary tables (see the module docstring)."""
+    from sphinx.ext.autosummary import autosummary_toc
+
+    for node in list(doctree.findall(autosummary_toc)):
+        node.parent.remove(node)
+
+
 def setup(app):
     app.setup_extension("numpydoc")
+    app.setup_extension("sphinx.ext.autosummary")
+    # before the toctree collector (priority 500) notes the toctrees of the page
+    app.connect("doctree-read", drop_api_toctrees, priority=400)
     app.connect("autodoc-process-docstring", rename_citations)
     app.add_directive("netsim-help", HelpDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
