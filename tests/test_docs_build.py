@@ -54,8 +54,10 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
         assert (out / "_images" / image).exists(), image
     model = (out / "model.html").read_text()
     assert "<math" in model and "mathjax" not in model.lower()
-    # the index's four sections, in order
+    # the navigation's four sections, in order, and the index links every page of each
     index = (out / "index.html").read_text()
     captions = [index.index(f'<span class="caption-text">{c}</span>')
                 for c in ("Tutorial", "How-to guides", "Reference", "Background")]
     assert captions == sorted(captions)
+    for page in ("tutorial", "cli", "model", "validation") + tuple(f"howto/{h}" for h in HOWTO):
+        assert f'href="{page}.html"' in index, page

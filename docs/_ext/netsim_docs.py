@@ -18,7 +18,9 @@ page per group), whose ``:toctree:`` makes autosummary write a page per module. 
 hidden toctrees are removed once a page is read (:func:`drop_api_toctrees`), and the module
 pages are orphans (``_templates/autosummary/module.rst``): the theme draws the whole site's
 navigation on every page, and with some 180 module pages in it that drawing cost more than the
-rest of the build (the sidebar stops at the group pages, which link to every module).
+rest of the build (the sidebar stops at the group pages, which link to every module). So that a
+reader still knows where a module page sits, :func:`add_breadcrumb` puts "API reference >
+<group>" at its top, the group read from the autosummary tables of ``docs/api/*.md``.
 """
 
 import hashlib
@@ -95,11 +97,50 @@ def drop_api_toctrees(app, doctree):
         node.parent.remove(node)
 
 
+_AUTOSUMMARY = re.compile(r"^\.\. autosummary::\n((?:[ \t]+.*\n|\n)*)", re.M)
+
+
+def _groups(srcdir):
+    """Module -> (group page, group title), from the API group pages' autosummary tables."""
+    out = {}
+    for page in sorted((srcdir / "api").glob("*.md")):
+        text = page.read_text()
+        title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")),
+                     page.stem)
+        for m in _AUTOSUMMARY.finditer(text):
+            for line in m.group(1).splitlines():
+                word = line.strip()
+                if word and not word.startswith(":"):
+                    out[word] = (page.stem, title)
+    return out
+
+
+def add_breadcrumb(app, doctree):
+    """Put "API reference > <group>" at the top of a module's API page."""
+    docname = app.env.docname
+    if not docname.startswith("api/generated/"):
+        return
+    if not hasattr(app.env, "netsim_api_groups"):
+        import pathlib
+
+        app.env.netsim_api_groups = _groups(pathlib.Path(app.srcdir))
+    group = app.env.netsim_api_groups.get(docname.rsplit("/", 1)[1])
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if group is None or section is None:
+        return
+    crumb = nodes.paragraph("", "", classes=["netsim-breadcrumb"])
+    crumb += nodes.reference("", "API reference", refuri="../index.html", internal=True)
+    crumb += nodes.Text(" › ")
+    crumb += nodes.reference("", group[1], refuri=f"../{group[0]}.html", internal=True)
+    section.insert(0, crumb)
+
+
 def setup(app):
     app.setup_extension("numpydoc")
     app.setup_extension("sphinx.ext.autosummary")
     # before the toctree collector (priority 500) notes the toctrees of the page
     app.connect("doctree-read", drop_api_toctrees, priority=400)
+    app.connect("doctree-read", add_breadcrumb)
     app.connect("autodoc-process-docstring", rename_citations)
     app.add_directive("netsim-help", HelpDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
