@@ -96,6 +96,7 @@ def _same_picture(a, b):
     return x.shape == y.shape and float(abs(x - y).mean()) < 0.01
 
 
+@pytest.mark.long  # about 10 s: five netsim processes, two of them scaling studies
 def test_every_tutorial_command_runs_as_the_page_says(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the reader's empty directory: pycon files land here too
     parser = doctest.DocTestParser()
