@@ -24,6 +24,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "numpydoc",
     "netsim_docs",
+    "netsim_mathml",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -31,10 +32,14 @@ exclude_patterns = ["_build"]
 templates_path = ["_templates"]
 root_doc = "index"
 
-# Markdown: pipe tables, ```{directive}``` blocks, $ math not needed; headings get anchors
-# so pages can link to sections (`page.md#anchor`).
-myst_enable_extensions = ["colon_fence"]
+# Markdown: pipe tables, ```{directive}``` blocks, $...$ and $$...$$ math (dollarmath) and
+# \begin{align} blocks (amsmath); headings get anchors so pages can link to sections
+# (`page.md#anchor`).
+myst_enable_extensions = ["colon_fence", "dollarmath", "amsmath"]
 myst_heading_anchors = 3
+# Math is converted to MathML while the pages are written (_ext/netsim_mathml.py): no
+# MathJax, no script from a CDN, so formulas render offline.
+html_math_renderer = "mathml"
 
 # numpydoc renders Parameters / Returns / Examples; class members are documented by autodoc,
 # so numpydoc's own member tables (which would need stub pages) are off.
@@ -55,6 +60,10 @@ autodoc_default_options = {"members": True, "member-order": "bysource",
                            "ignore-module-all": True}
 autodoc_typehints = "none"
 
-html_theme = "alabaster"
+# Furo: maintained, responsive (a drawer for the navigation on phones), light and dark, and
+# plain HTML and CSS with little JavaScript, so it builds fast and reads offline.
+html_theme = "furo"
 html_title = "netsim"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["netsim.css"]
+html_theme_options = {"navigation_with_keys": True}

@@ -6,6 +6,7 @@ from this checkout through PYTHONPATH.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,11 @@ from doc_pages import DOCS, ROOT
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_parser")
 pytest.importorskip("numpydoc")
+pytest.importorskip("furo")
+pytest.importorskip("latex2mathml")
+
+HOWTO = ("record-and-replay", "replay-a-profile", "scale", "transformer-layout", "nccl",
+         "validate-a-claim", "sweep", "draw-a-topology", "timeline", "chakra")
 
 
 @pytest.mark.long
@@ -30,12 +36,30 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
                          capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stderr.strip() == "", run.stderr  # -q: nothing but warnings would print
-    # Every page, an API page per module (the engine's among them), the CLI's own help text
-    # and the image the studies page shows.
-    for page in ("index", "getting-started", "model", "gpu", "traces", "studies", "claims",
-                 "validation", "cli", "benchmarks", "api/index"):
+    # Every page of the four kinds (tutorial, how-to guides, reference, background) and the
+    # development page, each group page of the API reference and a page per module (the
+    # engine's among them), the CLI's own help text, the images the pages show, and math
+    # rendered as MathML (no MathJax: the pages read offline).
+    for page in ("index", "tutorial", "getting-started", "development", "cli", "api/index",
+                 "model", "gpu", "traces", "transformer", "studies", "claims", "validation",
+                 "benchmarks"):
         assert (out / f"{page}.html").exists(), page
+    for page in HOWTO:
+        assert (out / "howto" / f"{page}.html").exists(), page
+    for group in (src / "api").glob("*.md"):
+        assert (out / "api" / f"{group.stem}.html").exists(), group.stem
     engine = (out / "api" / "generated" / "netsim.engine.replay.html").read_text()
     assert "small_event" in engine and "SimPy orders the events" in engine
     assert "usage: netsim replay" in (out / "cli.html").read_text()
-    assert (out / "_images" / "schemes.png").exists()
+    for image in ("schemes.png", "tutorial_time_vs_p.png", "transformer_scaling.png"):
+        assert (out / "_images" / image).exists(), image
+    model = (out / "model.html").read_text()
+    scripts = re.findall(r"<script[^>]*src=\"([^\"]*)\"", model)
+    assert "<math" in model and scripts and not [s for s in scripts if "mathjax" in s.lower()]
+    # the navigation's four sections, in order, and the index links every page of each
+    index = (out / "index.html").read_text()
+    captions = [index.index(f'<span class="caption-text">{c}</span>')
+                for c in ("Tutorial", "How-to guides", "Reference", "Background")]
+    assert captions == sorted(captions)
+    for page in ("tutorial", "cli", "model", "validation") + tuple(f"howto/{h}" for h in HOWTO):
+        assert f'href="{page}.html"' in index, page

@@ -22,7 +22,8 @@ import pytest
 
 from doc_pages import DOCS, ROOT
 
-PAGES = [ROOT / "README.md"] + sorted(DOCS.glob("*.md"))
+PAGES = [ROOT / "README.md"] + sorted(p for p in DOCS.rglob("*.md")
+                                      if not {"_build", "generated"} & set(p.parts))
 FENCE = re.compile(r"^( *)```(\w+)[^\n]*\n(.*?)^\1```", re.M | re.S)
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -55,7 +56,8 @@ def test_fence_finds_the_blocks_of_a_page(tmp_path):
 
 @pytest.mark.long  # the traces page records a PyTorch DDP run
 @pytest.mark.parametrize("page", pages_with("pycon"), ids=name)
-def test_python_examples_run_and_print_what_the_page_shows(page):
+def test_python_examples_run_and_print_what_the_page_shows(page, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # files the examples write (a trace, a timeline) land here
     parser = doctest.DocTestParser()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     globs, ran, report = {}, 0, []
@@ -64,6 +66,7 @@ def test_python_examples_run_and_print_what_the_page_shows(page):
             continue  # the optional torch extra is not installed here
         test = parser.get_doctest(code, globs, f"{name(page)} block {i + 1}", str(page), 0)
         runner.run(test, out=report.append, clear_globs=False)
+        globs.update(test.globs)  # DocTest copies its globals: later blocks see earlier names
         ran += len(test.examples)
     assert ran or not HAS_TORCH
     assert runner.failures == 0, "".join(report)
@@ -124,7 +127,8 @@ def test_shell_examples_name_options_and_files_that_exist(page):
 def test_the_sample_sweep_config_passes_the_sweeps_checks(tmp_path):
     from studies.sweep.config import load_config, sweep_points
 
-    samples = [c for c in blocks(DOCS / "studies.md", "yaml") if c.startswith("# sweep.yaml")]
+    samples = [c for c in blocks(DOCS / "howto" / "sweep.md", "yaml")
+               if c.startswith("# sweep.yaml")]
     assert len(samples) == 1
     path = tmp_path / "sweep.yaml"
     path.write_text(samples[0])
@@ -148,7 +152,8 @@ def test_fast_shell_examples_run_as_written(page, tmp_path, monkeypatch, capsys)
             if argv[0] != "netsim" or len(argv) < 2 or argv[1] not in FAST:
                 continue
             if any(("." in a and not a.startswith("-") and not (tmp_path / a).exists()
-                    and a.endswith((".npz", ".json", ".gz", ".et"))) for a in argv[2:]) or \
+                    and a.endswith((".npz", ".json", ".gz", ".et", ".graphml")))
+                   for a in argv[2:]) or \
                     any(a.endswith("/") for a in argv[2:]):
                 continue  # reads a file the page made elsewhere (a recording, a profile)
             code_ = main(argv[1:] + ["-q"])

@@ -10,7 +10,9 @@ from studies import regenerate as R
 
 
 def _page_blocks():
-    return {(page.name, name) for page in R.DOCS.glob("*.md")
+    # every page, in any folder of docs/ (a job names its page by its path under docs/)
+    return {(page.relative_to(R.DOCS).as_posix(), name) for page in R.DOCS.rglob("*.md")
+            if not {"_build", "generated"} & set(page.parts)
             for name in R.blocks_of(page.read_text())}
 
 

@@ -38,7 +38,7 @@ into the socket's buffers and a receive copies them out (Linux
   outbox in every round but the last (``2n``): ``(9P - 9) n``.
 
 Latency: gloo's documentation counts ``4P`` communication steps for
-``ring_chunked`` and ``P-1`` for ``ring`` (docs/algorithms.md); each waits one
+``ring_chunked`` and ``P-1`` for ``ring`` (gloo's own docs/algorithms.md); each waits one
 message's path latency, of which the flows pay one themselves, so the call's
 latency op charges the others. No cited figure gives the TCP stack's own
 per-message host cost, so none is charged; nor the halving-doubling and bcube

@@ -41,7 +41,7 @@ def add_arguments(p):
     """
     p.add_argument("config", metavar="CONFIG.yaml",
                    help="the grid: topologies x collectives (with bytes) or paradigms (with "
-                        "hidden) x P; see docs/studies.md (Sweeps on a Dask cluster) for a "
+                        "hidden) x P; see docs/howto/sweep.md for a "
                         "sample")
     p.add_argument("-o", "--output", metavar="FILE.csv",
                    help="results, one row per point (default: the config's output, else "
