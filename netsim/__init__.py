@@ -10,7 +10,7 @@ The core takes a trace (what each rank computes and sends) and a networkx graph
 0.001
 
 ``import netsim`` loads the replay path only. What only some runs need loads on
-first use (PEP 562's module ``__getattr__``): the NCCL model ``netsim.nccl`` (:mod:`netsim.comm.nccl`), the
+first use (PEP 562's module ``__getattr__``): the NCCL model ``netsim.nccl``, the
 Chakra reader and writer (and with them protobuf), the Kineto reader, and
 ``netsim.nx`` (networkx, whose import loads all its algorithms).
 
@@ -39,7 +39,7 @@ __all__ = [
 # Loaded on first access, not at import (see the module docstring): name -> (module, attribute
 # or None for the module itself).
 _LAZY = {
-    "nccl": (".comm.nccl", None),
+    "nccl": (".nccl", None),
     "load_chakra": (".formats.chakra", "load_chakra"),
     "save_chakra": (".formats.chakra", "save_chakra"),
     "load_kineto": (".formats.kineto", "load_kineto"),

@@ -144,7 +144,7 @@ class Result:
     metadata : dict
         The trace's metadata.
     plan : object or None
-        What a library model decided before the replay (``netsim.comm.nccl.simulate``
+        What a library model decided before the replay (``netsim.nccl.simulate``
         puts its read-only :class:`~netsim.comm.nccl.Plan` here: algorithm, protocol,
         channels, bus bandwidth); None for a plain replay.
     collectives : dict of ndarray
@@ -425,7 +425,7 @@ def replay_expansion(trace, x, device_flops=None, progress=None, link_series=Fal
     """Replay an :class:`~netsim.comm.library.Expansion` of ``trace``; its :class:`Result`.
 
     The one replay path of a trace with collectives (:func:`simulate`) and of a
-    lone library call (:func:`netsim.comm.nccl.simulate`). Arguments as for
+    lone library call (:func:`netsim.nccl.simulate`). Arguments as for
     :func:`simulate`; ``priority`` is per op of ``trace`` and reaches its
     collectives' flows.
 

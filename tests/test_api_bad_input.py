@@ -38,7 +38,7 @@ G.add_edge("a", "b", bandwidth=1e9, latency=1e-6)
      "deps must be a sequence of op ids (deps=[5]), got int 5"),
     (lambda: TraceBuilder(2).compute(0, seconds=1, deps="0"), TraceError,
      "deps must be a sequence of op ids"),
-    (lambda: netsim.comm.nccl.simulate(dgx_h100(), "allreduce", 1, ranks=8), NcclModelError,
+    (lambda: netsim.nccl.simulate(dgx_h100(), "allreduce", 1, ranks=8), NcclModelError,
      "ranks must be a sequence of gpu nodes"),
 ])
 def test_wrong_kind_of_argument_is_named(call, error, words):

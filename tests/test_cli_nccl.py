@@ -1,6 +1,6 @@
 """`netsim collective --library nccl`: one size, size sweeps, the PNG, and bad input.
 
-Expected values come from an independent call of netsim.comm.nccl.simulate on the same
+Expected values come from an independent call of netsim.nccl.simulate on the same
 graph, nccl-tests' bus-bandwidth factors (doc/PERFORMANCE.md) and algbw = size / time.
 """
 
@@ -9,7 +9,7 @@ import pathlib
 
 import pytest
 
-from netsim.comm import nccl
+from netsim import nccl
 from studies.reports import nccl as nccl_report
 from studies.cli.parser import build_parser, main
 from studies.registry import parse_topology

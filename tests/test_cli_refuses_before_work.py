@@ -55,7 +55,7 @@ def test_channels_past_nccls_maxchannels_are_refused(capsys):
 
 
 def test_nccl_model_refuses_channels_past_maxchannels():
-    from netsim.comm.nccl import simulate
+    from netsim.nccl import simulate
     from topologies.machines import dgx_h100
 
     with pytest.raises(netsim.NetsimError, match=r"channels must be an integer in 1\.\.64"):

@@ -3,7 +3,7 @@
 Expected values come from: the same collective expanded at trace-build time with
 today's generators and joined with ``concat`` (the MPICH library must give the same
 replay), hand-worked alpha-beta times on a non-blocking star, and NCCL's lone call
-(``netsim.comm.nccl.simulate``) for the NCCL library.
+(``netsim.nccl.simulate``) for the NCCL library.
 """
 
 import networkx as nx
@@ -12,7 +12,8 @@ import pytest
 
 import netsim
 from netsim import TraceBuilder
-from netsim.comm import collectives, nccl
+from netsim import nccl
+from netsim.comm import collectives
 from netsim.errors import NcclModelError, TraceError
 from netsim.formats.tracefile import load_trace, save_trace
 from netsim.trace.ops import concat, repeat

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import netsim
-from netsim.comm import nccl
+from netsim import nccl
 from netsim.errors import TraceError
 from netsim.formats.kineto.load import load_kineto
 from netsim.comm.library import mpich_wire
@@ -161,7 +161,7 @@ def test_a100_replay_on_an_nvswitch_box_predicts_the_step_time(a100):
 
 def test_a100_replay_with_nccl_runs_each_call_as_the_lone_call(a100):
     # On GPUs the default library is NCCL: each collective of the profile, once its last
-    # member has entered, takes what netsim.comm.nccl.simulate gives that call alone on the box
+    # member has entered, takes what netsim.nccl.simulate gives that call alone on the box
     # (the calls of this profile never overlap one another).
     P = a100.metadata["world_size"]
     G = _nvswitch_box(P, A100_LINK, NVLINK_HOP / 2)

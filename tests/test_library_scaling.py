@@ -10,7 +10,7 @@ inter-node hop through one NIC).
 import pytest
 
 from doc_pages import block
-from netsim.comm import nccl
+from netsim import nccl
 from studies.scaling import library as library_scaling
 from studies.cli.parser import main
 from topologies import gpu_cluster

@@ -9,7 +9,7 @@ links far faster than the memory leave the memory the only limit.
 import networkx as nx
 import pytest
 
-from netsim.comm import nccl
+from netsim import nccl
 from netsim.errors import NcclModelError
 from topologies import dgx_a100, pcie_box
 

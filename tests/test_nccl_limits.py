@@ -8,7 +8,7 @@ call's channels), so the time is the latency plus the bytes of a hop over the ca
 import networkx as nx
 import pytest
 
-from netsim.comm import nccl
+from netsim import nccl
 from netsim.comm.nccl import limits, tuning
 
 US = 1e-6

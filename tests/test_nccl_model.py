@@ -1,4 +1,4 @@
-"""netsim.comm.nccl.simulate against hand-worked times on small plain graphs.
+"""netsim.nccl.simulate against hand-worked times on small plain graphs.
 
 Every expected time is written out here from NCCL's cited constants
 (netsim.comm.nccl.tuning: baseLat, hwLat; topo.h NVLink and PCIe figures) and the
@@ -8,7 +8,7 @@ bytes each link must carry; the simulation must reproduce it.
 import networkx as nx
 import pytest
 
-from netsim.comm import nccl
+from netsim import nccl
 from netsim.comm.nccl import hardware, tuning
 from netsim.comm.nccl import NcclModelError
 from topologies.devices import compute_capability

@@ -10,7 +10,7 @@ nChannels x bw), and the times follow from the bytes each channel and port carri
 import networkx as nx
 import pytest
 
-from netsim.comm import nccl
+from netsim import nccl
 from netsim.comm.nccl import p2p, tuning
 from topologies import gpu_cluster
 from topologies.devices import compute_capability

@@ -4,7 +4,7 @@ The layout below is typed from nccl-tests 2.19.6 `src/util.cu` (`writeResultHead
 `writeBenchmarkLinePreamble`, `writeBenchmarkLineBody`, `writeResultFooter`): a comment line
 starts with `#`; a result line is `%12li  %12li  %8s  %6s  %6s` then `  %7s  %6s  %6s  %6s`
 out-of-place and in-place (`#wrong` is `N/A` without data checks). The numbers are checked
-against an independent call of netsim.comm.nccl.simulate, algbw = size / time and nccl-tests' bus
+against an independent call of netsim.nccl.simulate, algbw = size / time and nccl-tests' bus
 factors (doc/PERFORMANCE.md). The JSON goes through nccl-tests' own analysis script
 (tests/data/nccl_tests/README.md).
 """
@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from netsim.comm import nccl
+from netsim import nccl
 from studies.cli.parser import main
 from studies.registry import parse_topology
 

@@ -8,7 +8,7 @@ much later than the same call with a process per GPU (nothing else in the plan c
 import networkx as nx
 import pytest
 
-from netsim.comm import nccl
+from netsim import nccl
 from netsim.errors import NcclModelError
 from studies.validation import nccl as v
 from topologies import dgx1, gpu_cluster, pcie_box

@@ -215,7 +215,7 @@ def test_two_p4d_nodes_choose_the_tree_for_large_allreduce():
     # 8.4 + 2 x (7 intra hops x 4.0 + 1 inter hop x (14 + 2 x 75)) us: v2.30.7-1's baseLat
     # Tree/Simple 8.4, hwLat NVLINK 4.0 and NET 14, plus the EFA plugin's 75 us
     # latencyInter, twice for Simple (the flush).
-    from netsim.comm import nccl
+    from netsim import nccl
     from topologies import gpu_cluster
     res = nccl.simulate(gpu_cluster("p4d", 2), "allreduce", 2**30)
     assert (res.plan.algorithm, res.plan.protocol) == ("tree", "Simple")

@@ -2,7 +2,7 @@
 measurements.
 
 Every row of studies/data/nccl_measurements.csv (the counted rows), of the hold-out and ops
-files and of the reported file is simulated with netsim.comm.nccl.simulate on its machine, built
+files and of the reported file is simulated with netsim.nccl.simulate on its machine, built
 with topologies (studies.validation.nccl); the page must show exactly the fresh tables and
 summary, and each row's error must be the relative gap between the simulated and the posted
 time.

@@ -6,5 +6,5 @@ gloo         gloo's allreduce on host cores: the network's bytes, and the copies
 library      Communication libraries chosen at replay: each collective op expanded into flows.
 mpich        The MPICH library: a collective op expanded with :mod:`netsim.comm.collectives`' schedules.
 collectives  Collective algorithms as traces: MPICH's schedules, written as dependency graphs.
-nccl         A model of NCCL as a communication library: ``netsim.comm.nccl.simulate(G, op, nbytes)``.
+nccl         A model of NCCL as a communication library: its tuning, its topology search and its plans.
 """

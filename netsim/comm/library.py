@@ -306,7 +306,7 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         See the module docstring.
     nccl_options : dict, optional
         ``protocol`` and ``channels`` fixed for every NCCL call, and its ``launch``
-        mode (the lone call of :func:`netsim.comm.nccl.simulate`).
+        mode (the lone call of :func:`netsim.nccl.simulate`).
     gloo_options : dict, optional
         ``algorithm``: gloo's algorithm of a call whose hint is none of gloo's
         (:data:`netsim.comm.gloo.ALGORITHMS`; default ``ring_chunked``).

@@ -1,6 +1,6 @@
 """NCCL-library runs for ``netsim collective --library nccl``: size sweeps, tables, plots, measurements.
 
-:func:`sweep` runs :func:`netsim.comm.nccl.simulate` over a list of sizes and
+:func:`sweep` runs :func:`netsim.nccl.simulate` over a list of sizes and
 returns one flat record per size; :mod:`studies.reports.nccl_tests` prints them
 in nccl-tests' layout and :func:`format_sweep` NCCL's plan (algorithm,
 protocol, channels) beside it; :func:`plot_busbw` draws busbw against size beside the
@@ -169,7 +169,7 @@ def measured_rows(G, op, ranks, rows=None):
 
 
 def sweep(G, op, sizes, ranks=None, algorithm=None, protocol=None, channels=None):
-    """One :func:`netsim.comm.nccl.simulate` per size: flat records, nccl-tests' columns.
+    """One :func:`netsim.nccl.simulate` per size: flat records, nccl-tests' columns.
 
     Parameters
     ----------
@@ -177,7 +177,7 @@ def sweep(G, op, sizes, ranks=None, algorithm=None, protocol=None, channels=None
     op : str
     sizes : list of int
     ranks, algorithm, protocol, channels : optional
-        As for :func:`netsim.comm.nccl.simulate` (None: NCCL's choice).
+        As for :func:`netsim.nccl.simulate` (None: NCCL's choice).
 
     Returns
     -------
@@ -192,7 +192,7 @@ def sweep(G, op, sizes, ranks=None, algorithm=None, protocol=None, channels=None
     >>> rec["algorithm"], rec["protocol"], rec["channels"]
     ('nvls', 'Simple', 8)
     """
-    from netsim.comm import nccl
+    from netsim import nccl
 
     out = []
     for n in sizes:

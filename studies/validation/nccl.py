@@ -5,7 +5,7 @@ and ops files and of ``nccl_measurements_reported.csv`` (rows their sources repo
 problems: shown, not counted; the rule is in ``nccl_measurements.md``) names a machine
 key; :func:`machine` builds that machine as a graph with :mod:`topologies` (single
 machines, or :func:`topologies.gpu_cluster` for several joined by NIC rails),
-:func:`predict` runs :func:`netsim.comm.nccl.simulate` on it with the row's op, size and,
+:func:`predict` runs :func:`netsim.nccl.simulate` on it with the row's op, size and,
 where the poster forced ``NCCL_ALGO``, that algorithm, :func:`table` prints the tables of
 the validation page (``docs/validation.md``, "NCCL against published nccl-tests runs") and
 :func:`summary` the median and worst error of the counted rows and of all rows. Nothing
@@ -22,7 +22,7 @@ import statistics
 
 import numpy as np
 
-from netsim.comm import nccl
+from netsim import nccl
 
 from studies.reports.nccl import measurements
 from topologies import dgx1, dgx_a100, dgx_h100, gpu_cluster, pcie_box
@@ -351,7 +351,7 @@ def plot(path, title="netsim's NCCL model against published nccl-tests runs", re
     label_log_axis(ax.xaxis)
     label_log_axis(ax.yaxis)
     ax.set_xlabel("measured time (us), published nccl-tests row")
-    ax.set_ylabel("predicted time (us), netsim.comm.nccl.simulate")
+    ax.set_ylabel("predicted time (us), netsim.nccl.simulate")
     ax.grid(True, which="major", alpha=0.3)
     counted = sum(1 for p in points if not p[3])
     ax.set_title(f"{title}\n{counted} rows (filled) and {len(points) - counted} rows their "

@@ -1,4 +1,4 @@
-"""A model of NCCL as a communication library: ``netsim.comm.nccl.simulate(G, op, nbytes)``.
+"""A model of NCCL as a communication library: its tuning, its topology search and its plans.
 
 NCCL's plan for a call (algorithm, protocol, channels) comes from NCCL's own
 tuning model (:mod:`netsim.comm.nccl.tuning`, a transcription of v2.30.7-1); the
@@ -38,21 +38,17 @@ works, not only the builders of ``topologies``:
 
 Examples
 --------
->>> import networkx as nx
 >>> from netsim.comm import nccl
->>> G = nx.Graph()
->>> G.add_nodes_from([f"g{i}" for i in range(8)], kind="gpu", model="H100", sm=90)
->>> G.add_node("sw", kind="nvswitch", nvls=True)
->>> G.add_edges_from([(f"g{i}", "sw") for i in range(8)], bandwidth=450e9, latency=1e-7)
->>> r = nccl.simulate(G, "allreduce", 2**30)
->>> r.plan.algorithm, r.plan.protocol, r.plan.channels
-('nvls', 'Simple', 8)
+>>> nccl.ALGORITHMS
+('ring', 'tree', 'nvls', 'nvls_tree', 'collnet_chain', 'pat', 'p2p')
+
+A lone call, ``netsim.nccl.simulate(G, op, nbytes)``, is :mod:`netsim.nccl`: it replays a
+one-op trace through :mod:`netsim.comm.library`, so it sits above the library and this model.
 """
 
 from netsim.comm.nccl import hardware, launch, limits, p2p, search, staging, tuning
 from netsim.comm.nccl.model import ALGORITHMS, OPS, WIRE_FACTOR, Plan
-from netsim.comm.nccl.call import simulate
 from netsim.comm.nccl.tuning import NcclModelError, bus_factor
 
-__all__ = ["simulate", "Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",
+__all__ = ["Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",
            "bus_factor", "tuning", "search", "hardware", "p2p", "limits", "launch", "staging"]

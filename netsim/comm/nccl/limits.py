@@ -7,7 +7,7 @@ call), ``perChMaxRingLL128Bws``, ``perChMaxTreeLL128Bws``, ``perChMaxTreeBws`` a
 it counts NVLS transfers at ``nvlsEfficiency`` of the NVLink rate.
 :mod:`netsim.comm.nccl.tuning` applies them to NCCL's choice; :func:`channel_cap` turns
 the ring and NVLS-tree ones into the rate one flow of one channel may carry,
-which :func:`netsim.comm.nccl.simulate` enforces on the graph.
+which :func:`netsim.nccl.simulate` enforces on the graph.
 
 Tables are in GB/s as written in tuning.cc: rows Volta, Ampere, Hopper, Blackwell
 (compute capability index ``NCCL_*_COMPCAP_IDX``), columns nNodes 1, 2, > 2.

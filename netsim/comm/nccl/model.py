@@ -4,7 +4,7 @@
 call as NCCL plans it (:mod:`netsim.comm.nccl.tuning` chooses the algorithm,
 protocol and channel count unless the caller fixes them) and returns its
 latency and its flows on the real links. :mod:`netsim.comm.library` turns them into
-ops of the trace being replayed (a lone call, :func:`netsim.comm.nccl.simulate`, is
+ops of the trace being replayed (a lone call, :func:`netsim.nccl.simulate`, is
 the replay of a one-op trace), so contention with everything else in flight is
 counted by the engine:
 
@@ -413,7 +413,7 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="pr
     ----------
     s : Setup
     op, nbytes, algorithm, protocol, channels, launch
-        As for :func:`netsim.comm.nccl.simulate`.
+        As for :func:`netsim.nccl.simulate`.
 
     Returns
     -------

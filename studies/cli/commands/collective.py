@@ -3,7 +3,7 @@
 Two libraries. ``--library mpich`` (the default): the MPICH-style algorithms of
 :mod:`netsim.comm.collectives` as traces, :func:`netsim.analysis.collectives.compare` on the
 topology built for their ranks. ``--library nccl``: NCCL's plan for the
-operation on the topology's GPUs (:func:`netsim.comm.nccl.simulate`), one size or a
+operation on the topology's GPUs (:func:`netsim.nccl.simulate`), one size or a
 sweep of sizes as nccl-tests prints it (:mod:`studies.reports.nccl`).
 ``--library gloo``: gloo's allreduce over TCP with its host work on the
 hosts' cores (:mod:`studies.cli.commands.collective_gloo`).

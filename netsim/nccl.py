@@ -1,9 +1,24 @@
-"""A lone NCCL call: ``netsim.comm.nccl.simulate(G, op, nbytes)``, the replay of a one-op trace.
+"""NCCL as a user calls it: ``netsim.nccl.simulate(G, op, nbytes)`` and the model's names.
 
-The call is a trace of one collective op among the GPU ranks, expanded by
-:mod:`netsim.comm.library` with NCCL's plan and replayed by
-:func:`netsim.result.replay_expansion`: the same path as a collective inside
-a training iteration, so the two cannot drift apart.
+A lone call is the replay of a one-op trace: a collective op among the GPU ranks, expanded
+by :mod:`netsim.comm.library` with NCCL's plan and replayed by
+:func:`netsim.result.replay_expansion`, the same path as a collective inside a training
+iteration, so the two cannot drift apart. This module sits above :mod:`netsim.result`, and
+the model it calls (:mod:`netsim.comm.nccl`, whose docstring gives the graph attribute
+contract) below :mod:`netsim.comm.library`: the library expands NCCL's plans, and the lone
+call replays them, with no circle between the two.
+
+Examples
+--------
+>>> import networkx as nx
+>>> from netsim import nccl
+>>> G = nx.Graph()
+>>> G.add_nodes_from([f"g{i}" for i in range(8)], kind="gpu", model="H100", sm=90)
+>>> G.add_node("sw", kind="nvswitch", nvls=True)
+>>> G.add_edges_from([(f"g{i}", "sw") for i in range(8)], bandwidth=450e9, latency=1e-7)
+>>> r = nccl.simulate(G, "allreduce", 2**30)
+>>> r.plan.algorithm, r.plan.protocol, r.plan.channels
+('nvls', 'Simple', 8)
 """
 
 from netsim.comm import library as _library
@@ -11,11 +26,13 @@ from netsim import result as _result
 from netsim.checks import check_int
 from netsim.trace.collop import OPS as _TRACE_OPS
 from netsim.trace.core import TraceBuilder
-from netsim.comm.nccl import hardware, tuning
-from netsim.comm.nccl.model import ALGORITHMS, OPS, Plan
-from netsim.comm.nccl.tuning import NcclModelError
+from netsim.comm.nccl import hardware, launch, limits, model, p2p, search, staging, tuning
+from netsim.comm.nccl.model import ALGORITHMS, OPS, WIRE_FACTOR, Plan
+from netsim.comm.nccl.tuning import NcclModelError, bus_factor
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "Plan", "NcclModelError", "OPS", "ALGORITHMS", "WIRE_FACTOR",
+           "bus_factor", "tuning", "search", "hardware", "p2p", "limits", "launch", "staging",
+           "model"]
 
 
 def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=None,
