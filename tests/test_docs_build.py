@@ -5,6 +5,7 @@ autosummary writes next to the pages) never touches the checkout; the packages a
 from this checkout through PYTHONPATH.
 """
 
+import html
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ import sys
 import pytest
 
 from doc_pages import DOCS, ROOT
+from test_docs_tutorial import PAGE as TUTORIAL, commands, steps
 
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_parser")
@@ -48,6 +50,15 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
         assert (out / "howto" / f"{page}.html").exists(), page
     for group in (src / "api").glob("*.md"):
         assert (out / "api" / f"{group.stem}.html").exists(), group.stem
+    # The built tutorial shows exactly the commands that tests/test_docs_tutorial.py runs from
+    # its source: every netsim line of its code boxes, in order.
+    boxes = re.findall(r"<pre>(.*?)</pre>", (out / "tutorial.html").read_text(), re.S)
+    shown = [" ".join(line.split()) for box in boxes
+             for line in html.unescape(re.sub(r"<[^>]+>", "", box)).replace("\\\n", " ")
+             .splitlines() if line.strip().startswith("netsim ")]
+    run = [" ".join(argv) for kind, body in steps(TUTORIAL.read_text()) if kind == "sh"
+           for argv in commands(body) if argv[0] == "netsim"]
+    assert shown and [" ".join(c.split("#")[0].split()) for c in shown] == run, (shown, run)
     engine = (out / "api" / "generated" / "netsim.engine.replay.html").read_text()
     assert "small_event" in engine and "SimPy orders the events" in engine
     assert "usage: netsim replay" in (out / "cli.html").read_text()
