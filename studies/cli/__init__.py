@@ -8,3 +8,18 @@ options   Command-line values: typed paradigm or topology options (worker ranges
 parser    The ``netsim`` command line: ``main()`` and its parser.
 commands  The ``netsim`` subcommands, one module each (listed in :data:`studies.cli.parser.COMMANDS`).
 """
+
+__all__ = ["main"]
+
+
+def __getattr__(name):
+    """``studies.cli.main``: the parser loads on first access, not with the package.
+
+    The console script (:mod:`studies.cli.entry`) imports this package first and must be
+    interruptible before the command line loads, so the face holds no eager import.
+    """
+    if name == "main":
+        from studies.cli.parser import main
+
+        return main
+    raise AttributeError(f"module 'studies.cli' has no attribute {name!r}")

@@ -15,3 +15,9 @@ toy        A toy transformer trained for real under TP x PP x DP in numpy, recor
 toy_moe    The toy transformer's mixture-of-experts layers, trained for real under expert parallelism.
 zero       Sharded data parallelism for the transformer: ZeRO-1/2/3 and FSDP, traffic and time.
 """
+
+from workloads.transformer.flops import CONFIGS, get_config
+from workloads.transformer.iteration import closed_form, measure, schedule
+from workloads.transformer.layout import layout
+
+__all__ = ["schedule", "measure", "closed_form", "layout", "get_config", "CONFIGS"]
