@@ -14,6 +14,7 @@ import json
 from netsim.analysis.collectives import compare, ranks_for
 from netsim.checks import check_int, check_real
 from netsim.errors import NetsimError
+from netsim.comm.nccl import OPS as NCCL_OPS
 from netsim.comm.nccl.search import MAX_CHANNELS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
@@ -28,9 +29,6 @@ HELP = "one collective: simulated time next to its closed form, and why they dif
 
 LIBRARIES = ("mpich", "nccl", "gloo")
 """``--library`` choices; ``mpich`` is the default."""
-
-_NCCL_OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall",
-             "sendrecv")
 
 EPILOG = """\
 --library nccl models NVIDIA's NCCL: NCCL's own tuning model (a transcription of
@@ -78,7 +76,7 @@ def add_arguments(p):
     p.epilog = EPILOG
     p.add_argument("algorithm",
                    help="collective algorithm: " + ", ".join(COLLECTIVES) + "; with --library "
-                        "nccl the operation: " + ", ".join(_NCCL_OPS))
+                        "nccl the operation: " + ", ".join(NCCL_OPS))
     p.add_argument("--library", default="mpich", metavar="|".join(LIBRARIES),
                    help="mpich: netsim's MPICH-style algorithms (default); nccl: the NCCL model; "
                         "gloo: gloo's allreduce over TCP on host cores (netsim.comm.gloo)")
@@ -191,9 +189,9 @@ def run(args):
 
 def _run_nccl(args):
     """``--library nccl``: one size (a summary) or a sweep (a table), and the PNG."""
-    if args.algorithm not in _NCCL_OPS:
+    if args.algorithm not in NCCL_OPS:
         raise NetsimError(f"unknown NCCL operation {args.algorithm!r}; known: "
-                          f"{', '.join(_NCCL_OPS)}")
+                          f"{', '.join(NCCL_OPS)}")
     mpich_only = [flag for flag, value in (("--segments", args.segments),
                   ("--servers", None if args.servers == 1 else args.servers),
                   ("--gamma", args.gamma or None)) if value is not None]
