@@ -44,7 +44,13 @@ Bandwidth tables
     Architecture whitepaper, 2022: eighteen links, 900 GB/s total).
     ``NVLINK_LINKS_PER_GPU`` holds those link counts; the H200 keeps the
     H100's eighteen NVLink4 links (NVIDIA H200 Tensor Core GPU datasheet,
-    2024: "NVLink: 900GB/s").
+    2024: "NVLink: 900GB/s"). The NCCL model in the core, which may not import
+    this module, repeats these figures by compute capability
+    (``netsim.comm.nccl.hardware.NVLINK_RATE``: to count the links of an edge
+    that gives no ``links``); tests/test_datasheet_copies_agree.py holds the two
+    equal. NCCL's own per-link figures (``SM*_NVLINK_BW``, e.g. 20.6 GB/s for
+    sm90) are NCCL's assumption, not a datasheet's:
+    ``netsim.comm.nccl.tuning.NVLINK_BW``.
 ``CPU_INTERCONNECT``
     One socket-to-socket link, per direction: Intel QuickPath Interconnect at
     9.6 GT/s (Xeon E5-2600 v4 family, Intel ARK) and Intel Ultra Path
