@@ -13,6 +13,7 @@ import json
 
 from netsim.analysis.collectives import compare, ranks_for
 from netsim.checks import check_int, check_real
+from netsim.comm.library import LIBRARIES as COMM_LIBRARIES
 from netsim.errors import NetsimError
 from netsim.comm.nccl import OPS as NCCL_OPS
 from netsim.comm.nccl.search import MAX_CHANNELS
@@ -27,8 +28,9 @@ from studies.reports.text import table
 HELP = "one collective: simulated time next to its closed form, and why they differ"
 """One line for ``netsim --help``."""
 
-LIBRARIES = ("mpich", "nccl", "gloo")
-"""``--library`` choices; ``mpich`` is the default."""
+LIBRARIES = tuple(name for name in COMM_LIBRARIES if name != "auto")
+"""``--library`` choices: the libraries of :data:`netsim.comm.library.LIBRARIES` but ``auto``
+(one collective runs on one library); ``mpich`` is the default."""
 
 EPILOG = """\
 --library nccl models NVIDIA's NCCL: NCCL's own tuning model (a transcription of
