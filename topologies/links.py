@@ -169,6 +169,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from netsim.errors import TopologyError
+from netsim.engine.tcp import DEFAULT_MTU as ETHERNET_MTU
 from netsim.engine.tcp import TCP_IPV4_HEADERS
 
 __all__ = [
@@ -324,10 +325,11 @@ ROCE_HEADERS = 20 + 8 + 12 + 4
 IB_PACKET_OVERHEAD = 8 + 12 + 4 + 2
 
 # MTU assumed when the caller gives none: 1500 for Ethernet (IEEE 802.3 maximum
-# untagged payload), 4096 for InfiniBand and RoCE (largest IB path MTU),
-# 9001 for EFA (the EC2 jumbo-frame MTU, AWS EC2 user guide "Network MTU").
+# untagged payload; the TCP model's default, netsim.engine.tcp.DEFAULT_MTU, its one home),
+# 4096 for InfiniBand and RoCE (largest IB path MTU), 9001 for EFA (the EC2 jumbo-frame MTU,
+# AWS EC2 user guide "Network MTU").
 DEFAULT_MTU = types.MappingProxyType(
-    {"ethernet": 1500, "roce": 4096, "infiniband": 4096, "efa": 9001}
+    {"ethernet": ETHERNET_MTU, "roce": 4096, "infiniband": 4096, "efa": 9001}
 )
 # Smallest MTU each framing allows: Ethernet needs room for the TCP/IP headers,
 # InfiniBand and RoCE path MTUs are 256, 512, 1024, 2048 or 4096.
