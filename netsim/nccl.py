@@ -24,7 +24,6 @@ Examples
 from netsim.comm import library as _library
 from netsim import result as _result
 from netsim.checks import check_int
-from netsim.trace.collop import OPS as _TRACE_OPS
 from netsim.trace.core import TraceBuilder
 from netsim.comm.nccl import hardware, launch, limits, model, p2p, search, staging, tuning
 from netsim.comm.nccl.model import ALGORITHMS, OPS, WIRE_FACTOR, Plan
@@ -107,7 +106,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     >>> round((t.makespan - r.makespan) * 1e6, 6)
     2.0
     """
-    if op not in OPS or op not in _TRACE_OPS:
+    if op not in OPS:
         raise NcclModelError(f"unknown op {op!r}; known: {', '.join(OPS)}")
     nbytes = check_int(nbytes, "nbytes", error=NcclModelError)
     hw = hardware.describe(G, ranks)     # refuses non-gpu ranks and fewer than two

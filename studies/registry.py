@@ -8,7 +8,7 @@ registry        name -> what                               from
 =============== ========================================== ==============================
 ``topologies``  builder ``f(n, ..., bandwidth, latency)``  :data:`topologies.BUILDERS`
 ``paradigms``   :class:`workloads.Paradigm` (run, options) :data:`workloads.PARADIGMS`
-``collectives`` trace generator of the collective          :data:`netsim.analysis.collectives.ALGORITHMS`
+``collectives`` trace generator of the collective          :data:`netsim.analysis.collectives.NAMED_SCHEDULES`
 ``models``      :class:`workloads.models.Model`            :data:`workloads.models.MODELS`
 =============== ========================================== ==============================
 
@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 import topologies
 import workloads
-from netsim.analysis.collectives import ALGORITHMS
+from netsim.analysis.collectives import NAMED_SCHEDULES
 from netsim.errors import TopologyError, UnitError
 from netsim.units import parse_bandwidth, parse_shape, parse_time
 from workloads.models import MODELS
@@ -38,7 +38,7 @@ TOPOLOGIES = MappingProxyType({name: getattr(topologies, name) for name in topol
 PARADIGMS = workloads.PARADIGMS
 """Paradigm name -> :class:`workloads.Paradigm` (read-only: the registry itself)."""
 
-COLLECTIVES = ALGORITHMS
+COLLECTIVES = NAMED_SCHEDULES
 """Collective algorithm name -> trace generator (read-only; see :mod:`netsim.analysis.collectives`)."""
 
 REGISTRY = MappingProxyType({"topologies": TOPOLOGIES, "paradigms": PARADIGMS,

@@ -198,10 +198,10 @@ def test_message_counts_match_the_generated_traces():
     # and folded P alike.
     import inspect
 
-    from netsim.analysis.collectives import ALGORITHMS
+    from netsim.analysis.collectives import NAMED_SCHEDULES
     from studies.scaling.trace_size import message_count
 
-    for name, gen in ALGORITHMS.items():
+    for name, gen in NAMED_SCHEDULES.items():
         takes_k = "segments" in inspect.signature(gen).parameters
         for P in (1, 2, 3, 5, 6, 8, 12, 17):
             kw = {"segments": 3} if takes_k else {}

@@ -12,7 +12,7 @@ from netsim import nccl
 from netsim.comm.nccl import limits, tuning
 
 US = 1e-6
-RING = tuning.ALGORITHMS.index("ring")
+RING = tuning.NCCL_ALGO_ORDER.index("ring")
 
 
 def h100_pair():

@@ -14,7 +14,7 @@ from netsim.comm.nccl import NcclModelError
 from topologies.devices import compute_capability
 
 US = 1e-6
-RING, TREE = tuning.ALGORITHMS.index("ring"), tuning.ALGORITHMS.index("tree")
+RING, TREE = tuning.NCCL_ALGO_ORDER.index("ring"), tuning.NCCL_ALGO_ORDER.index("tree")
 NVL, PCI, NET = 0, 1, 2
 EFF_V100 = tuning.nvlink_bw(70) / 25e9          # NCCL's 20 GB/s of a 25 GB/s NVLink2
 
@@ -178,7 +178,7 @@ def test_nvls_moves_one_and_an_eighth_of_the_buffer_each_way_at_nvls_efficiency(
     r = nccl.simulate(G, "allreduce", S)
     assert (r.plan.algorithm, r.plan.protocol) == ("nvls", "Simple")
     port = 450e9 * tuning.nvlink_bw(90) / 25e9
-    lat = tuning.HW_LAT_US[NVL][tuning.ALGORITHMS.index("nvls")][2] * US
+    lat = tuning.HW_LAT_US[NVL][tuning.NCCL_ALGO_ORDER.index("nvls")][2] * US
     want = lat + S * 9 / 8 / (port * nccl.model.NVLS_EFFICIENCY[90])
     assert r.makespan == pytest.approx(want, rel=1e-9)
 

@@ -16,7 +16,7 @@ from topologies import gpu_cluster
 from topologies.devices import compute_capability
 
 US = 1e-6
-RING = tuning.ALGORITHMS.index("ring")
+RING = tuning.NCCL_ALGO_ORDER.index("ring")
 NVL = 0
 
 

@@ -18,15 +18,15 @@ LAT, BW = 1e-6, 1.25e9  # 10 GbE, 1 us per link
 
 
 def test_registries():
-    assert list(S.ALGORITHMS) == list(S.FORMULAS)
-    for name, gen in S.ALGORITHMS.items():
+    assert list(S.NAMED_SCHEDULES) == list(S.FORMULAS)
+    for name, gen in S.NAMED_SCHEDULES.items():
         assert S.FORMULAS[name] is getattr(M, gen.__name__)
-    assert {g.__name__ for g in S.ALGORITHMS.values()} == set(C.__all__) - {"payloads"}
+    assert {g.__name__ for g in S.NAMED_SCHEDULES.values()} == set(C.__all__) - {"payloads"}
     with pytest.raises(TypeError):
-        S.ALGORITHMS["mine"] = C.ring_allreduce  # read-only: no global mutable state
+        S.NAMED_SCHEDULES["mine"] = C.ring_allreduce  # read-only: no global mutable state
 
 
-@pytest.mark.parametrize("name", list(S.ALGORITHMS))
+@pytest.mark.parametrize("name", list(S.NAMED_SCHEDULES))
 def test_compare_on_a_star_has_no_gap(name):
     P = 5
     rec = S.compare(name, star(P + 1, bandwidth=BW, latency=LAT), P, 1e6, gamma=1e-10)

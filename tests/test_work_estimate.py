@@ -77,10 +77,10 @@ def test_pairs_and_fan_in_dependencies_match_the_generated_traces():
     # studies.scaling.trace_size.pair_count and fan_in_dependencies against the schedules themselves.
     import inspect
 
-    from netsim.analysis.collectives import ALGORITHMS
+    from netsim.analysis.collectives import NAMED_SCHEDULES
     from studies.scaling.trace_size import fan_in_dependencies, pair_count
 
-    for name, gen in ALGORITHMS.items():
+    for name, gen in NAMED_SCHEDULES.items():
         takes_k = "segments" in inspect.signature(gen).parameters
         for P in (1, 2, 3, 5, 6, 8, 12, 17, 33):
             kw = {"segments": 3} if takes_k else {}
@@ -100,13 +100,13 @@ def test_pairs_and_fan_in_dependencies_match_the_generated_traces():
 
 def test_the_estimate_counts_what_the_collective_command_replays():
     # The figures the estimate multiplies are the built trace's own counts.
-    from netsim.analysis.collectives import ALGORITHMS
+    from netsim.analysis.collectives import NAMED_SCHEDULES
     from studies.scaling.trace_size import (DEP_SECONDS, MESSAGE_SECONDS, PAIR_SECONDS,
                                     SMALL_MESSAGE_SECONDS, BUILD_SECONDS)
 
     for name, P, k, small in (("ps", 64, 1, False), ("alltoall", 40, 1, False),
                               ("lp", 8, 50, True), ("lp", 16, 50, False)):
-        t = ALGORITHMS[name](P, 1e6, **({"segments": k} if name == "lp" else {}))
+        t = NAMED_SCHEDULES[name](P, 1e6, **({"segments": k} if name == "lp" else {}))
         out = check_fits(name, P, segments=k, topology="star")
         sent = t.peer >= 0
         pairs = len(set(zip(t.rank[sent].tolist(), t.peer[sent].tolist())))

@@ -22,7 +22,10 @@ the V100). NVIDIA's A100 and H100 datasheets print the tensor figures with
 2:4 structured sparsity (marked "*": A100 TF32 312, FP16 624; H100 SXM TF32
 989, FP16 1,979; H100 PCIe TF32 756, FP16 1,513) and state that dense
 throughput is half of that; the table holds the dense values. Peaks are
-upper bounds: real training reaches a fraction of them.
+upper bounds: real training reaches a fraction of them. The V100's FP32 peak
+is also the default rate of the traces ``workloads`` records
+(``workloads.V100_FP32_FLOPS``, repeated there because ``workloads`` may not
+import this package; tests/test_models.py holds the two equal).
 
 The same datasheets give each GPU's memory (HBM) bandwidth, which a
 memory-bound kernel's time depends on: :func:`hbm_bandwidth`

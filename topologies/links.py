@@ -44,7 +44,13 @@ Bandwidth tables
     Architecture whitepaper, 2022: eighteen links, 900 GB/s total).
     ``NVLINK_LINKS_PER_GPU`` holds those link counts; the H200 keeps the
     H100's eighteen NVLink4 links (NVIDIA H200 Tensor Core GPU datasheet,
-    2024: "NVLink: 900GB/s").
+    2024: "NVLink: 900GB/s"). The NCCL model in the core, which may not import
+    this module, repeats these figures by compute capability
+    (``netsim.comm.nccl.hardware.NVLINK_RATE``: to count the links of an edge
+    that gives no ``links``); tests/test_datasheet_copies_agree.py holds the two
+    equal. NCCL's own per-link figures (``SM*_NVLINK_BW``, e.g. 20.6 GB/s for
+    sm90) are NCCL's assumption, not a datasheet's:
+    ``netsim.comm.nccl.tuning.NVLINK_BW``.
 ``CPU_INTERCONNECT``
     One socket-to-socket link, per direction: Intel QuickPath Interconnect at
     9.6 GT/s (Xeon E5-2600 v4 family, Intel ARK) and Intel Ultra Path
@@ -163,6 +169,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from netsim.errors import TopologyError
+from netsim.engine.tcp import DEFAULT_MTU as ETHERNET_MTU
 from netsim.engine.tcp import TCP_IPV4_HEADERS
 
 __all__ = [
@@ -318,10 +325,11 @@ ROCE_HEADERS = 20 + 8 + 12 + 4
 IB_PACKET_OVERHEAD = 8 + 12 + 4 + 2
 
 # MTU assumed when the caller gives none: 1500 for Ethernet (IEEE 802.3 maximum
-# untagged payload), 4096 for InfiniBand and RoCE (largest IB path MTU),
-# 9001 for EFA (the EC2 jumbo-frame MTU, AWS EC2 user guide "Network MTU").
+# untagged payload; the TCP model's default, netsim.engine.tcp.DEFAULT_MTU, its one home),
+# 4096 for InfiniBand and RoCE (largest IB path MTU), 9001 for EFA (the EC2 jumbo-frame MTU,
+# AWS EC2 user guide "Network MTU").
 DEFAULT_MTU = types.MappingProxyType(
-    {"ethernet": 1500, "roce": 4096, "infiniband": 4096, "efa": 9001}
+    {"ethernet": ETHERNET_MTU, "roce": 4096, "infiniband": 4096, "efa": 9001}
 )
 # Smallest MTU each framing allows: Ethernet needs room for the TCP/IP headers,
 # InfiniBand and RoCE path MTUs are 256, 512, 1024, 2048 or 4096.

@@ -19,9 +19,11 @@ from workloads.errors import DivergenceWarning
 
 __all__ = ["V100_FP32_FLOPS", "RunResult", "run_result"]
 
-#: FP32 throughput of an NVIDIA Tesla V100 (SXM2): 15.7 TFLOP/s, from NVIDIA's
-#: "NVIDIA Tesla V100 GPU Accelerator" datasheet. The default ``device_flops``
-#: of recorded traces; every paradigm takes ``device_flops=`` to override it.
+#: The default ``device_flops`` of recorded traces: the FP32 throughput of an NVIDIA Tesla
+#: V100 (SXM2), 15.7 TFLOP/s; every paradigm takes ``device_flops=`` to override it. The
+#: datasheet figure's home, with its source, is ``topologies.devices.DEVICES["V100"].fp32``;
+#: ``workloads`` may not import ``topologies``, so the figure is repeated here and
+#: tests/test_models.py (``test_device_presets``) holds the two equal.
 V100_FP32_FLOPS = 15.7e12
 
 

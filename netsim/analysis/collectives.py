@@ -5,7 +5,7 @@ Plain functions returning flat records (dicts, lists of dicts) for the studies
 
 Algorithm names
 ---------------
-:data:`ALGORITHMS` maps a short name to its trace generator in
+:data:`NAMED_SCHEDULES` maps a short name to its trace generator in
 :mod:`netsim.comm.collectives`, :data:`FORMULAS` to its closed form in
 :mod:`netsim.costmodel`:
 
@@ -52,7 +52,7 @@ from netsim.analysis.scaling_laws import CURVE_LAWS as LAWS
 from netsim.analysis.scaling_laws import REL_TOL, collective_terms, fit_scaling, fit_terms
 
 __all__ = [
-    "ALGORITHMS",
+    "NAMED_SCHEDULES",
     "FORMULAS",
     "LAWS",
     "REL_TOL",
@@ -69,7 +69,7 @@ __all__ = [
     "lp_be_ratio",
 ]
 
-ALGORITHMS = MappingProxyType({
+NAMED_SCHEDULES = MappingProxyType({
     "mst": collectives.binomial_broadcast,
     "mst_reduce": collectives.binomial_reduce,
     "lp": collectives.pipeline_broadcast,
@@ -86,18 +86,20 @@ ALGORITHMS = MappingProxyType({
     "alltoall": collectives.alltoall,
     "ps": collectives.ps_push_pull,
 })
-"""Short name -> trace generator (read-only)."""
+"""Short name -> trace generator (read-only): the names ``netsim collective`` and the studies
+give the schedules of :mod:`netsim.comm.collectives`, one per generator (MPICH's own per-op
+hints are :data:`netsim.trace.collop.MPICH_HINTS`)."""
 
 FORMULAS = MappingProxyType({name: getattr(costmodel, gen.__name__)
-                             for name, gen in ALGORITHMS.items()})
+                             for name, gen in NAMED_SCHEDULES.items()})
 """Short name -> closed form in :mod:`netsim.costmodel` (read-only)."""
 
 
 
 
 def _lookup(algorithm):
-    check_choice(algorithm, "algorithm", ALGORITHMS, error=NetsimError)
-    return ALGORITHMS[algorithm], FORMULAS[algorithm]
+    check_choice(algorithm, "algorithm", NAMED_SCHEDULES, error=NetsimError)
+    return NAMED_SCHEDULES[algorithm], FORMULAS[algorithm]
 
 
 def ranks_for(algorithm, P, servers=1):
@@ -177,7 +179,7 @@ def compare(algorithm, topology, P, nbytes, segments=None, gamma=0.0, placement=
     Parameters
     ----------
     algorithm : str
-        A key of :data:`ALGORITHMS`.
+        A key of :data:`NAMED_SCHEDULES`.
     topology : networkx.Graph or Network
         Needs a compute node per rank (``P + servers`` for ``"ps"``).
     P : int
@@ -327,7 +329,7 @@ def scale(algorithms, workers, nbytes, topology, segments=None, gamma=0.0, satur
     Parameters
     ----------
     algorithms : str or sequence of str
-        Keys of :data:`ALGORITHMS`.
+        Keys of :data:`NAMED_SCHEDULES`.
     workers : sequence of int
         The values of P.
     nbytes : float

@@ -59,10 +59,11 @@ import networkx as nx
 from netsim.checks import check_choice
 from netsim.errors import TraceError
 
-__all__ = ["ALGORITHMS", "DEFAULT", "MEMORY_SUFFIX", "Call", "traffic", "plan"]
+__all__ = ["GLOO_ALGORITHMS", "DEFAULT", "MEMORY_SUFFIX", "Call", "traffic", "plan"]
 
-ALGORITHMS = ("ring_chunked", "ring")
-"""gloo's allreduce algorithms the model runs (their headers, module docstring)."""
+GLOO_ALGORITHMS = ("ring_chunked", "ring")
+"""gloo's allreduce algorithms the model runs (their headers, module docstring): gloo's own
+names, not MPICH's schedules nor NCCL's algorithms (``ring`` here is gloo's whole-buffer ring)."""
 DEFAULT = "ring_chunked"
 """The algorithm of a call that names none (gloo's benchmark's usual one)."""
 MEMORY_SUFFIX = "#mem"
@@ -109,7 +110,7 @@ def traffic(algorithm, P, nbytes):
     >>> traffic("ring_chunked", 2, 20e6)
     (20000000.0, 130000000.0, 8)
     """
-    check_choice(algorithm, "gloo algorithm", ALGORITHMS, error=TraceError)
+    check_choice(algorithm, "gloo algorithm", GLOO_ALGORITHMS, error=TraceError)
     sent, host, steps = _TRAFFIC[algorithm](P)
     return sent * nbytes, host * nbytes, steps
 

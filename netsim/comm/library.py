@@ -264,12 +264,12 @@ def _gloo_block(a, i, spec, nbytes, state, options):
     from netsim.comm import gloo
 
     if spec.op != "allreduce":
-        raise TraceError(f"op {i}: the gloo model runs allreduce ({', '.join(gloo.ALGORITHMS)}),"
-                         f" not {spec.op}")
+        raise TraceError(f"op {i}: the gloo model runs allreduce "
+                         f"({', '.join(gloo.GLOO_ALGORITHMS)}), not {spec.op}")
     if "H" not in state:
         state["H"] = a.net.graph.copy()
     nodes = [a.names[r] for r in mpich.local_order(spec)]
-    hint = spec.algorithm if spec.algorithm in gloo.ALGORITHMS else None
+    hint = spec.algorithm if spec.algorithm in gloo.GLOO_ALGORITHMS else None
     try:
         call = gloo.plan(state["H"], nodes, nbytes, hint or options.get("algorithm"))
     except TraceError as exc:
@@ -309,7 +309,7 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         mode (the lone call of :func:`netsim.nccl.simulate`).
     gloo_options : dict, optional
         ``algorithm``: gloo's algorithm of a call whose hint is none of gloo's
-        (:data:`netsim.comm.gloo.ALGORITHMS`; default ``ring_chunked``).
+        (:data:`netsim.comm.gloo.GLOO_ALGORITHMS`; default ``ring_chunked``).
 
     Returns
     -------

@@ -89,7 +89,7 @@ import numpy as np
 
 from netsim.checks import check_choice
 from netsim.errors import TraceError
-from netsim.formats.kineto.load import ALGORITHMS, assemble
+from netsim.trace.programs import FAMILIES, assemble
 from netsim.trace.core import COLLECTIVE, COMPUTE, MESSAGE
 
 __all__ = ["load_chakra", "save_chakra", "check_prefix", "read_et", "write_et"]
@@ -337,7 +337,7 @@ def _program(path, rank, ranks, nodes, algorithm, eager, dropped):
             n = seq[("pg", pg)] = seq.get(("pg", pg), -1) + 1
             rec.update(op="coll", key=(pg, n), group=[int(g) for g in group],
                        nbytes=float(a.get("netsim_bytes", a.get("comm_size", 0))),
-                       collective=ALGORITHMS[algorithm][kind])
+                       collective=FAMILIES[algorithm][kind])
             if "netsim_algorithm" in a:   # written by save_chakra: the op exactly
                 rec["spec"] = (kind, a["netsim_algorithm"] or None,
                                int(a.get("netsim_root", -1)), int(a.get("netsim_segments", 0)),
@@ -392,7 +392,7 @@ def load_chakra(directory, algorithm="ring"):
     directory : str or path
         Holds one file per rank, ranks 0..P-1 (``chakra.0.et``, ``chakra.1.et``, ...).
     algorithm : {"ring", "recursive"}
-        Schedules for ``COMM_COLL_NODE`` collectives (see :data:`netsim.formats.kineto.load.ALGORITHMS`).
+        Schedules for ``COMM_COLL_NODE`` collectives (see :data:`netsim.trace.programs.FAMILIES`).
 
     Returns
     -------
@@ -418,7 +418,7 @@ def load_chakra(directory, algorithm="ring"):
     >>> t = load_chakra(d); t.num_messages, t.total_bytes, t.deps(1).tolist()
     (1, 64.0, [0])
     """
-    check_choice(algorithm, "algorithm", ALGORITHMS, error=TraceError)
+    check_choice(algorithm, "algorithm", FAMILIES, error=TraceError)
     directory = os.fspath(directory)
     paths = _files(directory)
     progs, meta, eager, dropped = [], {}, True, {"outside": 0, "cycle": 0}

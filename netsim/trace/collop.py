@@ -41,6 +41,9 @@ from netsim.errors import TraceError
 __all__ = ["OPS", "ROOTED", "HINTS", "MPICH_HINTS", "MPICH_ONLY", "NCCL_HINTS", "Spec", "Specs",
            "spec", "owner"]
 
+#: The collective operations a trace may hold, in the order column ``op`` indexes (saved
+#: traces depend on it). The one list of op names: the libraries, the NCCL model
+#: (:data:`netsim.comm.nccl.OPS` is this tuple) and the CLI read it from here.
 OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall",
        "sendrecv")
 ROOTED = frozenset({"broadcast", "reduce"})
@@ -48,10 +51,13 @@ ROOTED = frozenset({"broadcast", "reduce"})
 #: (bidirectional exchange: Rabenseifner, or scatter + allgather for broadcast),
 #: lp (linear pipeline), rd (recursive doubling), rh (recursive halving).
 MPICH_HINTS = ("ring", "mst", "be", "lp", "rd", "rh", "pairwise")
-#: Hints only MPICH has: ``library="auto"`` expands such a call with MPICH.
-MPICH_ONLY = ("mst", "be", "lp", "rd", "rh", "pairwise")
-#: NCCL's algorithms (:mod:`netsim.comm.nccl`).
+#: The algorithms the NCCL model runs (:mod:`netsim.comm.nccl`), in this order: the one home
+#: of the list, which :data:`netsim.comm.nccl.ALGORITHMS` is. NCCL's own enum order of its
+#: algorithms is another list, :data:`netsim.comm.nccl.tuning.NCCL_ALGO_ORDER`.
 NCCL_HINTS = ("ring", "tree", "nvls", "nvls_tree", "collnet_chain", "pat", "p2p")
+#: Hints only MPICH has: ``library="auto"`` expands such a call with MPICH.
+MPICH_ONLY = tuple(h for h in MPICH_HINTS if h not in NCCL_HINTS)
+#: Every hint, in the order column ``algorithm`` indexes (saved traces depend on it).
 HINTS = tuple(dict.fromkeys(MPICH_HINTS + NCCL_HINTS))
 
 

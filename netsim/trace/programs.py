@@ -13,29 +13,32 @@ from types import MappingProxyType
 
 import numpy as np
 
-from netsim.trace.collop import Specs
+from netsim.trace.collop import OPS, Specs
 from netsim.trace.collop import owner as spec_owner
 from netsim.trace.collop import spec as make_spec
 from netsim.errors import TraceError
 from netsim.comm.mpich import DEFAULT, SCHEDULES
 from netsim.trace.core import COLLECTIVE, COMPUTE, MESSAGE, Trace
 
-__all__ = ["assemble", "ALGORITHMS", "SCHEDULE_SPECS"]
+__all__ = ["assemble", "FAMILIES", "SCHEDULE_SPECS"]
 
-#: Algorithm family (the ``algorithm=`` of the trace importers) -> collective kind ->
-#: :mod:`netsim.comm.collectives` generator name (read-only).
-ALGORITHMS = MappingProxyType({
-    "ring": MappingProxyType({
-        "allreduce": "ring_allreduce", "allgather": "ring_allgather",
-        "reduce_scatter": "ring_reduce_scatter", "broadcast": "pipeline_broadcast",
-        "reduce": "pipeline_reduce", "alltoall": "alltoall"}),
-    "recursive": MappingProxyType({
-        "allreduce": "recursive_doubling_allreduce",
-        "allgather": "recursive_doubling_allgather",
-        "reduce_scatter": "recursive_halving_reduce_scatter",
-        "broadcast": "binomial_broadcast", "reduce": "binomial_reduce",
-        "alltoall": "alltoall"}),
+#: The MPICH hint each algorithm family (the ``algorithm=`` of the trace importers) picks per
+#: collective kind: ``ring`` takes MPICH's defaults (:data:`netsim.comm.mpich.DEFAULT`: ring,
+#: or the pipeline for the rooted ones), ``recursive`` recursive doubling or halving, and the
+#: binomial tree for the rooted ones.
+_FAMILY_HINTS = MappingProxyType({
+    "ring": DEFAULT,
+    "recursive": MappingProxyType({"allreduce": "rd", "allgather": "rd", "reduce_scatter": "rh",
+                                   "broadcast": "mst", "reduce": "mst", "alltoall": "pairwise"}),
 })
+#: Algorithm family -> collective kind -> :mod:`netsim.comm.collectives` generator name,
+#: read from MPICH's table (:data:`netsim.comm.mpich.SCHEDULES`); the kinds are the trace's
+#: ops (:data:`netsim.trace.collop.OPS`) a profile's collectives take: all but sendrecv.
+#: Read-only.
+FAMILIES = MappingProxyType({
+    family: MappingProxyType({kind: SCHEDULES[kind, hints[kind]].__name__
+                              for kind in OPS if kind != "sendrecv"})
+    for family, hints in _FAMILY_HINTS.items()})
 #: A :mod:`netsim.comm.collectives` generator as a collective op: (op, algorithm hint), read
 #: from MPICH's table (:data:`netsim.comm.mpich.SCHEDULES`). MPICH's defaults (the ring family,
 #: :data:`netsim.comm.mpich.DEFAULT`) carry no hint, so NCCL may plan them on GPUs; the others

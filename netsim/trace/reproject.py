@@ -51,7 +51,7 @@ from netsim import checks
 from netsim.trace.collop import Specs
 from netsim.trace.collop import spec as make_spec
 from netsim.errors import TraceError
-from netsim.trace.programs import ALGORITHMS, SCHEDULE_SPECS
+from netsim.trace.programs import FAMILIES, SCHEDULE_SPECS
 from netsim.trace.core import COLLECTIVE, COMPUTE, HOST_GAP, Trace, ranges
 
 __all__ = ["check_data_parallel", "reproject"]
@@ -143,7 +143,7 @@ def check_data_parallel(trace, grid=None):
     if not isinstance(colls, list):
         _refuse("it has no list of its collectives (metadata 'collectives'), which an imported "
                 "profile carries; project netsim's own recordings with workloads.plan.projection")
-    if md.get("algorithm", "ring") not in ALGORITHMS:
+    if md.get("algorithm", "ring") not in FAMILIES:
         _refuse(f"unknown algorithm {md.get('algorithm')!r} in its metadata")
     if P < 2:
         _refuse("it was recorded at one rank, where no collective shows its payload")
@@ -198,7 +198,7 @@ def reproject(trace, ranks, batch_scale=1.0, algorithm=None, grid=None):
         scaling); ``P / ranks`` keeps the global batch (strong scaling).
     algorithm : {"ring", "recursive"}, optional
         The MPICH schedule family of the projected collectives (default: the
-        trace's; see :data:`netsim.trace.programs.ALGORITHMS`).
+        trace's; see :data:`netsim.trace.programs.FAMILIES`).
     grid : (int, int), optional
         ``(outer, inner)``: the positions of a data replica (see the module
         docstring); default ``(1, 1)``, every rank a replica. ``ranks`` must be
@@ -240,7 +240,7 @@ def reproject(trace, ranks, batch_scale=1.0, algorithm=None, grid=None):
     md = dict(trace.metadata)
     md.pop("profile_kernels", None)   # the profile's kernel places name the old ops
     algorithm = md.get("algorithm", "ring") if algorithm is None else algorithm
-    checks.check_choice(algorithm, "algorithm", ALGORITHMS, error=TraceError)
+    checks.check_choice(algorithm, "algorithm", FAMILIES, error=TraceError)
     within = check_data_parallel(trace, grid)
     outer, inner, D = _grid(trace, grid)
     if ranks % (outer * inner):
@@ -283,7 +283,7 @@ def reproject(trace, ranks, batch_scale=1.0, algorithm=None, grid=None):
         else:
             group = _moved(np.full(new_D, g[0]), D, inner, new_D,
                            np.arange(new_D) - _replica(g[0], D, inner)).tolist()
-        op, hint = SCHEDULE_SPECS[ALGORITHMS[algorithm][kind]]
+        op, hint = SCHEDULE_SPECS[FAMILIES[algorithm][kind]]
         key = make_spec(op, group, algorithm=hint)
         spec[j] = rows.setdefault(key, len(rows))
         groups[j] = group

@@ -13,14 +13,15 @@ the timeout, RFC 5681 sec. 4.1).
 from netsim import TraceBuilder, simulate
 from netsim.comm import collectives
 from topologies.clusters import star
+from topologies.links import ETHERNET
 
 __all__ = ["startup_rows", "format_startup"]
 
 #: The exchanges of the study: name -> (trace generator, ranks beyond P).
 EXCHANGES = {"ring allreduce": (collectives.ring_allreduce, 0),
              "PS push-pull": (collectives.ps_push_pull, 1)}
-#: Link rates of the study (bytes/s): 10 and 100 GbE line rates (IEEE 802.3).
-LINKS = {"10GbE": 1.25e9, "100GbE": 12.5e9}
+#: Link rates of the study (bytes/s): 10 and 100 GbE line rates (:data:`topologies.links.ETHERNET`).
+LINKS = {name: ETHERNET[name] for name in ("10GbE", "100GbE")}
 
 
 def _twice(trace, gap):

@@ -30,7 +30,7 @@ CPU of 15 commands.
 
 import math
 
-from netsim.analysis.collectives import ALGORITHMS, ranks_for, takes_segments
+from netsim.analysis.collectives import NAMED_SCHEDULES, ranks_for, takes_segments
 from netsim.errors import NetsimError
 from netsim.units import format_bytes
 
@@ -102,14 +102,14 @@ The estimate counts what the replay will do at measured unit costs; ``benchmarks
 def _pow2_split(algorithm, P):
     """``(p, lg, r)``: the largest power of two p <= P, log2 p and the r = P - p ranks MPICH
     folds in, for a known ``algorithm``."""
-    if algorithm not in ALGORITHMS:
-        raise NetsimError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    if algorithm not in NAMED_SCHEDULES:
+        raise NetsimError(f"unknown algorithm {algorithm!r}; known: {', '.join(NAMED_SCHEDULES)}")
     p = 1 << (max(P, 1).bit_length() - 1)
     return p, p.bit_length() - 1, P - p
 
 
 def message_count(algorithm, P, segments=1, servers=1):
-    """Messages of a collective's schedule (:data:`netsim.analysis.collectives.ALGORITHMS`) on P ranks.
+    """Messages of a collective's schedule (:data:`netsim.analysis.collectives.NAMED_SCHEDULES`) on P ranks.
 
     With p the largest power of two <= P and r = P - p (the ranks folded in
     and out, as MPICH does): binomial trees P - 1; linear pipelines (P - 1) k
@@ -543,7 +543,7 @@ def projection_ops(trace, ranks, expanded=True):
     :func:`netsim.trace.reproject.reproject` gives new rank q the ops of recorded rank
     q mod P, so the ops grow as ``ranks / P``; each collective spans every rank,
     and at replay (``expanded``) becomes the messages of its MPICH schedule in
-    the trace's algorithm family (:data:`netsim.trace.programs.ALGORITHMS`; a
+    the trace's algorithm family (:data:`netsim.trace.programs.FAMILIES`; a
     pipeline counted at k = 1, a lower bound), counted by :func:`message_count`;
     a kind without a schedule there counts ``ranks - 1`` messages, the fewest
     that reach every rank.
@@ -569,14 +569,14 @@ def projection_ops(trace, ranks, expanded=True):
     >>> projection_ops(t, 8, expanded=False), projection_ops(t, 8)  # 8 compute + 1; + 2*8*7
     (9, 121)
     """
-    from netsim.trace.programs import ALGORITHMS as FAMILIES
+    from netsim.trace.programs import FAMILIES
 
     ranks = int(ranks)
     compute = trace.num_ops - trace.num_collectives - trace.num_messages
     ops = -(-compute * ranks // max(trace.ranks, 1)) + trace.num_collectives
     if not expanded:
         return ops
-    short = {gen.__name__: name for name, gen in ALGORITHMS.items()}
+    short = {gen.__name__: name for name, gen in NAMED_SCHEDULES.items()}
     family = FAMILIES.get(trace.metadata.get("algorithm", "ring"), FAMILIES["ring"])
     for i in trace.is_collective.nonzero()[0].tolist():
         name = short.get(family.get(trace.specs.row(int(trace.spec[i])).op))

@@ -89,10 +89,11 @@ OPTIONS = {
     "data_path": "directory of the MNIST IDX files",
 }
 
-COLLECTIVES = ("ring", "mst", "be", "lp")
 #: The algorithm hint of each collective (:mod:`netsim.trace.collop`): ring leaves the choice to
 #: the library (MPICH's default is its ring).
 HINTS = {"ring": None, "mst": "mst", "be": "be", "lp": "lp"}
+#: The collectives this paradigm runs: the keys of :data:`HINTS`.
+COLLECTIVES = tuple(HINTS)
 
 
 def _check_collective(name, segments):

@@ -33,9 +33,15 @@ __all__ = ["Hardware", "NVLINK_RATE", "PCIE_EFFICIENCY",
            "nvlink_efficiency", "describe", "effective_graph", "nvlink_counts", "rings",
            "btree_parents"]
 
-# Data rate of one NVLink per direction (whitepapers [2]; sm86: the RTX 3090 bridge's
-# four links, 112.5 GB/s both ways in all, NVIDIA GeForce RTX 3090 product page); NCCL's own figure
-# per link (topo.h ``SM*_NVLINK_BW``) divided by it is the share NCCL reaches.
+# Data rate of one NVLink per direction, by compute capability (whitepapers [2]; sm86: the RTX
+# 3090 bridge's four links, 112.5 GB/s both ways in all, NVIDIA GeForce RTX 3090 product page):
+# the datasheet's figure, not NCCL's (NCCL's own figure per link is topo.h ``SM*_NVLINK_BW``,
+# :data:`netsim.comm.nccl.tuning.NVLINK_BW`; divided by this it is the share NCCL reaches). The
+# model needs it for a graph that gives an NVLink edge's ``bandwidth`` but not its ``links``
+# (the contract's default, :func:`nvlink_counts`) and to scale every NVLink edge to NCCL's
+# figure (:func:`nvlink_efficiency`). The datasheet's home is ``topologies.links.NVLINK`` (by
+# NVLink generation, what the builders use); the core may not import it, so sm60-90 repeat
+# its NVLink1-4 figures here, and tests/test_datasheet_copies_agree.py holds the two equal.
 NVLINK_RATE = types.MappingProxyType({60: 20e9, 70: 25e9, 80: 25e9, 86: 14.0625e9, 90: 25e9,
                                       100: 50e9})
 # NCCL counts a PCIe lane as 6 Gb/s at gen3 (topo.cc ``kvDictPciGen`` 60 x 100 Mb/s,

@@ -71,12 +71,17 @@ from netsim.checks import check_choice, check_int
 from netsim.comm.nccl import hardware, launch as _launch, limits, p2p, search, staging, tuning
 from netsim.comm.nccl.transfers import NVLS_EFFICIENCY, Transfers, lay_out
 from netsim.comm.nccl.tuning import NcclModelError
+from netsim.trace.collop import NCCL_HINTS
+from netsim.trace.collop import OPS as TRACE_OPS
 
 __all__ = ["OPS", "ALGORITHMS", "WIRE_FACTOR", "NVLS_EFFICIENCY", "Plan", "Setup", "Call",
            "setup", "plan"]
 
-OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
-ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "collnet_chain", "pat", "p2p")
+#: The operations the model plans: every op a trace may hold (their one home).
+OPS = TRACE_OPS
+#: The algorithms the model runs, ``ring`` first (their one home is the trace's vocabulary of
+#: hints); NCCL's own enum order of its algorithms is :data:`tuning.NCCL_ALGO_ORDER`.
+ALGORITHMS = NCCL_HINTS
 # Bytes on the wire per data byte (src/include/device.h, see the module docstring).
 WIRE_FACTOR = types.MappingProxyType({"LL": 16 / 8, "LL128": 16 / 15, "Simple": 1.0})
 
@@ -222,7 +227,7 @@ def _choose(comm, hw, op, nbytes, algorithm, protocol):
     if op in ("alltoall", "sendrecv"):
         return algorithm or "p2p", protocol, math.inf
     algos = ([algorithm] if algorithm else
-             [a for a in tuning.ALGORITHMS if a in ALGORITHMS and _graph(comm, a) is not None])
+             [a for a in tuning.NCCL_ALGO_ORDER if a in ALGORITHMS and _graph(comm, a) is not None])
     protos = [protocol] if protocol else list(tuning.PROTOCOLS)
     best = None
     for a in algos:
@@ -284,7 +289,7 @@ def _latency(comm, hw, op, algorithm, protocol):
         # NCCL's tuning has no entry for point-to-point; one ring step is charged (with
         # the network plugin's latency across machines, as for a ring's inter-node step).
         hw_index = 2 if len(hw.machines) > 1 else 0 if hw.intra == "nvlink" else 1
-        ring = tuning.ALGORITHMS.index("ring")
+        ring = tuning.NCCL_ALGO_ORDER.index("ring")
         p = tuning.PROTOCOLS.index(protocol)
         net = comm.graphs["ring"].latency_inter if len(hw.machines) > 1 else 0.0
         return (tuning.BASE_LAT_US[ring][p] + tuning.HW_LAT_US[hw_index][ring][p]) * 1e-6 + net

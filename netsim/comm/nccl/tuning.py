@@ -59,7 +59,7 @@ from netsim.comm.nccl.limits import (LL_MAX_BW, NVLS_EFFICIENCY, PER_CH_MAX_NVLS
                      table_indices)
 
 __all__ = [
-    "NcclModelError", "NCCL_VERSION", "ALGORITHMS", "PROTOCOLS", "OPS",
+    "NcclModelError", "NCCL_VERSION", "NCCL_ALGO_ORDER", "PROTOCOLS", "NCCL_FUNC_ORDER",
     "BASE_LAT_US", "HW_LAT_US", "LL_MAX_BW", "PER_CH_MAX_RING_LL128_BW",
     "PER_CH_MAX_TREE_LL128_BW", "PER_CH_MAX_TREE_BW", "PER_CH_MAX_NVLS_TREE_BW",
     "NVLS_EFFICIENCY", "TREE_CORRECTION_FACTOR",
@@ -71,12 +71,19 @@ __all__ = [
 NCCL_VERSION = "v2.30.7-1"
 
 
-# Index order of NCCL's arrays (src/include/plugin/nccl_tuner.h): NCCL_ALGO_*, NCCL_PROTO_*.
-ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat")
+#: NCCL's algorithms in the index order of its tables (``NCCL_ALGO_*``,
+#: src/include/plugin/nccl_tuner.h): the rows of :data:`BASE_LAT_US` and :data:`HW_LAT_US`.
+#: NCCL's fact, not the model's list of what it runs (:data:`netsim.comm.nccl.ALGORITHMS`,
+#: whose home is :data:`netsim.trace.collop.NCCL_HINTS`).
+NCCL_ALGO_ORDER = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat")
+#: NCCL's protocols in the index order of its tables (``NCCL_PROTO_*``).
 PROTOCOLS = ("LL", "LL128", "Simple")
-# ncclFunc_t order; allreduce 2(n-1) steps, allgather/reduce_scatter n-1, others n.
-OPS = ("broadcast", "reduce", "allgather", "reduce_scatter", "allreduce")
-_MODELLED = ("tree", "ring", "nvls", "nvls_tree", "collnet_chain", "pat")
+#: The operations NCCL's tuning model times, in ``ncclFunc_t`` order (src/include/device.h):
+#: allreduce 2(n-1) steps, allgather/reduce_scatter n-1, others n. The trace's op names and
+#: their order are :data:`netsim.trace.collop.OPS`.
+NCCL_FUNC_ORDER = ("broadcast", "reduce", "allgather", "reduce_scatter", "allreduce")
+# Of NCCL's algorithms, those the tuning model here times: all but CollNet Direct.
+_MODELLED = tuple(a for a in NCCL_ALGO_ORDER if a != "collnet_direct")
 _HW = types.MappingProxyType({"nvlink": 0, "pci": 1, "net": 2})  # NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET
 
 # tuning.cc ``baseLatencies`` (us): rows Tree, Ring, CollNetDirect, CollNetChain, NVLS,
@@ -200,7 +207,7 @@ def steps(op, n_ranks, n_nodes=1):
     Parameters
     ----------
     op : str
-        One of :data:`OPS`.
+        One of :data:`NCCL_FUNC_ORDER`.
     n_ranks, n_nodes : int
         Ranks and nodes (>= 1).
 
@@ -213,7 +220,7 @@ def steps(op, n_ranks, n_nodes=1):
     >>> steps("allreduce", 8), steps("allreduce", 16, 2), steps("allgather", 16, 2)
     ((14, 0), (30, 2), (15, 1))
     """
-    _index(op, OPS, "op")
+    _index(op, NCCL_FUNC_ORDER, "op")
     n = check_int(n_ranks, "n_ranks", error=NcclModelError)
     nodes = check_int(n_nodes, "n_nodes", maximum=n, error=NcclModelError)
     if op == "allreduce":
@@ -278,7 +285,7 @@ def _check(comm, op, algorithm, protocol):
         raise NcclModelError(f"comm must be a Comm, got {type(comm).__name__}")
     check_int(comm.n_ranks, "n_ranks", minimum=2, error=NcclModelError)
     check_int(comm.n_nodes, "n_nodes", maximum=comm.n_ranks, error=NcclModelError)
-    o, a, p = _index(op, OPS, "op"), _index(algorithm, ALGORITHMS, "algorithm"), \
+    o, a, p = _index(op, NCCL_FUNC_ORDER, "op"), _index(algorithm, NCCL_ALGO_ORDER, "algorithm"), \
         _index(protocol, PROTOCOLS, "protocol")
     if algorithm not in _MODELLED:
         raise NcclModelError(f"algorithm {algorithm!r} (CollNet Direct) is not modelled")
@@ -358,7 +365,7 @@ def bandwidth(comm, op, algorithm, protocol):
     ----------
     comm : Comm
     op, algorithm, protocol : str
-        One of :data:`OPS`, :data:`ALGORITHMS`, :data:`PROTOCOLS`.
+        One of :data:`NCCL_FUNC_ORDER`, :data:`NCCL_ALGO_ORDER`, :data:`PROTOCOLS`.
 
     Returns
     -------
@@ -567,9 +574,7 @@ def choose(comm, op, nbytes):
     (('ring', 'LL'), ('ring', 'Simple'))
     """
     best = None
-    for algorithm in ALGORITHMS:
-        if algorithm not in _MODELLED:
-            continue
+    for algorithm in _MODELLED:
         for protocol in PROTOCOLS:
             t = algo_time(comm, op, algorithm, protocol, nbytes)
             if t < math.inf and (best is None or t < best.time):

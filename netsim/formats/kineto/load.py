@@ -79,11 +79,11 @@ from netsim.formats.kineto.file import DTYPE_BYTES, read_profile
 from netsim.formats.kineto.ranks import check_sequences
 from netsim.formats.kineto.streams import kernel_table, place_of
 from netsim.formats.kineto.steps import compared_steps
-from netsim.trace.programs import ALGORITHMS, assemble
+from netsim.trace.programs import FAMILIES, assemble
 from netsim.trace.core import HOST_GAP
 from netsim.formats.kineto.step_split import profile_split
 
-__all__ = ["load_kineto", "assemble", "DTYPE_BYTES", "ALGORITHMS"]
+__all__ = ["load_kineto", "assemble", "DTYPE_BYTES"]
 
 def _select_steps(prof, steps):
     """The kept (number, start, end) steps, in order; [] when the file has no step marks."""
@@ -146,7 +146,7 @@ def _program(prof, kept, algorithm, gaps, pg_seq_prefix=""):
             else:
                 n = seq[pg] = seq.get(pg, -1) + 1
                 rec = {"op": "coll", "key": (pg, n), "group": group, "nbytes": nbytes,
-                       "collective": ALGORITHMS[algorithm][kind], "tag": kind,
+                       "collective": FAMILIES[algorithm][kind], "tag": kind,
                        "measured": op["dur"] / 1e6}
         rec.update(deps=deps, iteration=op["it"], where=place_of(op),
                    at=(op["ts"], op["ts"] + op["dur"]))
@@ -188,7 +188,7 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
         ``ProfilerStep#N`` numbers to keep (default: all); they become
         iterations 0, 1, ... in that order.
     algorithm : {"ring", "recursive"}
-        The MPICH schedules of the collectives (see :data:`ALGORITHMS`): the
+        The MPICH schedules of the collectives (see :data:`netsim.trace.programs.FAMILIES`): the
         ring family is MPICH's default and leaves NCCL free to plan the calls
         on GPUs; ``"recursive"`` hints recursive doubling, halving and binomial
         trees, which only MPICH runs.
@@ -244,7 +244,7 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
     >>> t.ranks, t.num_collectives, t.size[t.is_collective].tolist()   # one 4 kB allreduce
     (2, 1, [4000.0])
     """
-    check_choice(algorithm, "algorithm", ALGORITHMS, error=TraceError)
+    check_choice(algorithm, "algorithm", FAMILIES, error=TraceError)
     files = _paths(paths_or_dir)
     profs = [read_profile(p, len(files)) for p in files]
     world = profs[0]["world"]

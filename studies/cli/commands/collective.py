@@ -13,7 +13,9 @@ import json
 
 from netsim.analysis.collectives import compare, ranks_for
 from netsim.checks import check_int, check_real
+from netsim.comm.library import LIBRARIES as COMM_LIBRARIES
 from netsim.errors import NetsimError
+from netsim.comm.nccl import OPS as NCCL_OPS
 from netsim.comm.nccl.search import MAX_CHANNELS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
@@ -26,11 +28,9 @@ from studies.reports.text import table
 HELP = "one collective: simulated time next to its closed form, and why they differ"
 """One line for ``netsim --help``."""
 
-LIBRARIES = ("mpich", "nccl", "gloo")
-"""``--library`` choices; ``mpich`` is the default."""
-
-_NCCL_OPS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall",
-             "sendrecv")
+LIBRARIES = tuple(name for name in COMM_LIBRARIES if name != "auto")
+"""``--library`` choices: the libraries of :data:`netsim.comm.library.LIBRARIES` but ``auto``
+(one collective runs on one library); ``mpich`` is the default."""
 
 EPILOG = """\
 --library nccl models NVIDIA's NCCL: NCCL's own tuning model (a transcription of
@@ -78,7 +78,7 @@ def add_arguments(p):
     p.epilog = EPILOG
     p.add_argument("algorithm",
                    help="collective algorithm: " + ", ".join(COLLECTIVES) + "; with --library "
-                        "nccl the operation: " + ", ".join(_NCCL_OPS))
+                        "nccl the operation: " + ", ".join(NCCL_OPS))
     p.add_argument("--library", default="mpich", metavar="|".join(LIBRARIES),
                    help="mpich: netsim's MPICH-style algorithms (default); nccl: the NCCL model; "
                         "gloo: gloo's allreduce over TCP on host cores (netsim.comm.gloo)")
@@ -191,9 +191,9 @@ def run(args):
 
 def _run_nccl(args):
     """``--library nccl``: one size (a summary) or a sweep (a table), and the PNG."""
-    if args.algorithm not in _NCCL_OPS:
+    if args.algorithm not in NCCL_OPS:
         raise NetsimError(f"unknown NCCL operation {args.algorithm!r}; known: "
-                          f"{', '.join(_NCCL_OPS)}")
+                          f"{', '.join(NCCL_OPS)}")
     mpich_only = [flag for flag, value in (("--segments", args.segments),
                   ("--servers", None if args.servers == 1 else args.servers),
                   ("--gamma", args.gamma or None)) if value is not None]

@@ -51,9 +51,9 @@ def run_gloo(args):
     if args.workers < 2:
         raise NetsimError(f"P must be >= 2, got {args.workers}")
     algorithm = args.nccl_algorithm or gloo.DEFAULT
-    if algorithm not in gloo.ALGORITHMS:
+    if algorithm not in gloo.GLOO_ALGORITHMS:
         raise NetsimError(f"unknown gloo algorithm {algorithm!r}; known: "
-                          f"{', '.join(gloo.ALGORITHMS)}")
+                          f"{', '.join(gloo.GLOO_ALGORITHMS)}")
     nbytes = parse_bytes(args.bytes)
     spec = args.topology or "star"
     G = topology_factory(spec)(args.workers)

@@ -8,6 +8,7 @@ adds the staleness of its updates (:func:`workloads.paradigms.ps_async.staleness
 """
 
 from netsim.errors import NetsimError
+from topologies.devices import PRECISIONS
 
 from studies.cli.console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, expect,
                        log, progress, write)
@@ -74,7 +75,7 @@ def add_arguments(p):
                         "rates (a first-order rule; not with --compute-scale)")
     p.add_argument("--device-to", metavar="GPU",
                    help="the GPU to replay the profile's compute on (see --device-from)")
-    p.add_argument("--precision", choices=("fp32", "tf32", "fp16"), default=None,
+    p.add_argument("--precision", choices=PRECISIONS, default=None,
                    help="the peak rate --device-from/--device-to compare (default: from the "
                         "profile's communication dtype, else fp32, said in the output)")
     p.add_argument("--host-gaps", choices=("keep", "drop"), default="keep",

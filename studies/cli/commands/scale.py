@@ -13,6 +13,7 @@ from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from topologies.devices import device_flops
 from workloads.models import get_model
+from workloads import V100_FP32_FLOPS
 
 from studies.cli.console import (check_options, check_png, check_writable, expect, log, note, write,
                        write_csv)
@@ -96,7 +97,7 @@ def add_arguments(p):
                         "optionally :fp32 (default), :tf32 or :fp16")
     g.add_argument("--device-flops", type=float, default=None,
                    help="device throughput, FLOP/s (default: the trace's device_flops; a "
-                        "recording's is a V100's FP32 15.7e12)")
+                        f"recording's is a V100's FP32 {V100_FP32_FLOPS / 1e12:g}e12)")
     g.add_argument("--dataset", default="digits", help="dataset of the recordings (default digits)")
     g.add_argument("--iterations", type=int, default=None,
                    help="iterations of the window measured at each P (default: 3 rounded up to "
