@@ -27,6 +27,11 @@ one (the same clock and clamp, the same rate as the smallest capacity, the same
 load accounting, the same SimPy timeouts created in the same order with the same
 delays), so every time, statistic, counter and event is the same; the tests
 replay the same cases both ways and compare bit for bit.
+
+Both forms read the replay's columns by name (:mod:`netsim.engine.views`: the replay's
+``views``, the flow table's ``link_views`` and ``flow_views``) and its event queue
+through :class:`~netsim.engine.environment.ReplayEnvironment`'s public methods. Why
+each path exists and what each may touch: ``docs/engine-design.md``.
 """
 
 import heapq
@@ -163,7 +168,7 @@ def plain_callbacks(rp):
     Parameters
     ----------
     rp : netsim.engine.replay._Replay
-        The replay's state, with its flow table and views set up.
+        The replay's state, with its flow table, views and event queue set up.
 
     Returns
     -------
