@@ -2,6 +2,7 @@
 
 Modules
 -------
+environment The engine's event queue: a SimPy environment with the two operations the engine needs.
 flow_index  The incremental path's index of flows per link direction, and its component search.
 flows       The messages on the wire and the link directions they load: rates, finishes, statistics.
 kernels     Compiled loops of the engine's batch path.
@@ -11,4 +12,5 @@ replay      The flow-level fluid engine: replays a trace on a network, SimPy ord
 small       The small-event path: an instant of a few ops in plain Python, and its fused form.
 tcp         TCP's start-up as a time-varying per-flow rate bound: slow start, store-and-forward, handshake.
 transport   The engine's side of per-flow rate bounds and of TCP's start-up (:mod:`netsim.engine.tcp`).
+views       The replay's state as named records: memoryviews of its op, link and flow columns.
 """

@@ -32,6 +32,7 @@ import numpy as np
 
 from netsim.engine import flow_index
 from netsim.engine.maxmin import SHARE_CUT, max_min_rates, max_min_rates_small
+from netsim.engine.views import flow_views, link_views
 
 __all__ = ["SATURATION", "FlowTable"]
 
@@ -77,6 +78,9 @@ class FlowTable:
         ``(time, link, load)`` array chunks, with ``link_series``.
     rate_solves : int
         Max-min solves so far.
+    link_views, flow_views : LinkViews, FlowViews
+        Memoryviews of the link and flow columns by name, for the plain-Python paths
+        (:mod:`netsim.engine.views`); ``flow_views`` is renewed when the slots grow.
 
     Examples
     --------
@@ -114,16 +118,12 @@ class FlowTable:
         self.saturated = np.zeros(L + 1)
         self.peak_util = np.zeros(L + 1)
         self.peak_flows = np.zeros(L + 1, np.int64)
-        # The incremental path reads and writes single links and flows. Memoryviews of
-        # the numpy columns give plain Python floats and ints at about half numpy's cost
-        # per element, on the same memory (both paths update these arrays in place;
-        # _alloc renews the flows' views when it replaces their arrays). The links'
-        # views are one tuple, as _rerate_small unpacks it: one attribute load.
-        self._views = tuple(memoryview(a) for a in (self.cap, self.load, self.link_t, self.busy,
-                                                   self.saturated, self.peak_util, self.peak_flows))
-        # A link direction is saturated at loads of at least this (the product
-        # SATURATION * capacity that apply_rates computes, once per link).
-        self._full = memoryview(SATURATION * self.cap)
+        # The incremental path reads and writes single links and flows through memoryviews
+        # of these columns, by name (netsim.engine.views); _alloc renews the flows' views
+        # when it replaces their arrays. A link direction is saturated at loads of at least
+        # its ``full`` (the product SATURATION * capacity that apply_rates computes, once
+        # per link).
+        self.link_views = link_views(self, SATURATION * self.cap)
         self._mark = np.zeros(L + 1, bool)
         self._pos = np.zeros(L + 1, np.int64)  # scratch: a link's position in `changed`
         # Predicted flow ends as a heap of (time, slot), valid where end_of[slot] == time;
@@ -184,13 +184,13 @@ class FlowTable:
             free = self._free = np.flatnonzero(~self.fl_active).tolist()
         slot = heapq.heappop(free)
         self._lists = None  # the batch path's lists: rebuilt when next needed
-        active, op_of, prio, rem, since, rate, _ = self._flow_views
-        active[slot] = True
-        prio[slot] = priority
-        op_of[slot] = op
-        rem[slot] = size
-        since[slot] = self.now
-        rate[slot] = 0.0
+        fl_active, fl_op, fl_prio, fl_rem, fl_t, fl_rate, _ = self.flow_views
+        fl_active[slot] = True
+        fl_prio[slot] = priority
+        fl_op[slot] = op
+        fl_rem[slot] = size
+        fl_t[slot] = self.now
+        fl_rate[slot] = 0.0
         self.fl_bound[slot] = bound
         self.fl_links[slot] = links
         return slot
@@ -261,13 +261,13 @@ class FlowTable:
             self._lists = None  # the batch path's lists: rebuilt when next needed
         ended, removed = [], []
         route, free = self.route, self._free  # the index is current while the heap is
-        active, op_of, _, _, _, rate, finish = self._flow_views
+        fl_active, fl_op, _, _, _, fl_rate, fl_finish = self.flow_views
         for slot in finished:
-            ended.append(op_of[slot])
+            ended.append(fl_op[slot])
             removed.extend(route[slot])
-            active[slot] = False
-            finish[slot] = np.inf
-            rate[slot] = 0.0
+            fl_active[slot] = False
+            fl_finish[slot] = np.inf
+            fl_rate[slot] = 0.0
             if free is not None:
                 heapq.heappush(free, slot)
         return ended, finished, removed
@@ -309,10 +309,7 @@ class FlowTable:
         self._free = None  # rebuilt from fl_active when add_one next needs it
         self._lists = None  # likewise the batch path's lists, by _link_lists
         self._sel = np.zeros(size, bool)  # scratch of the batch search, one per slot
-        # Memoryviews of the new arrays (see __init__), one tuple in this order.
-        self._flow_views = tuple(memoryview(a) for a in (
-            self.fl_active, self.fl_op, self.fl_prio, self.fl_rem, self.fl_t, self.fl_rate,
-            self.fl_finish))
+        self.flow_views = flow_views(self)  # memoryviews of the new arrays (see __init__)
 
     def _finished(self, limit):
         """Slots of the flows predicted to end by ``limit``, ascending."""
@@ -422,7 +419,7 @@ class FlowTable:
     def _rerate_small(self, comp, changed):
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
         now = self.now
-        views = self._views  # one attribute load for all the memoryviews
+        cap = self.link_views.cap
         route = self.route
         if len(comp) == 1 and len(set(route[comp[0]])) == len(route[comp[0]]):
             # One flow, no link twice (the usual desynchronised event): its smallest
@@ -430,7 +427,7 @@ class FlowTable:
             # exact), and its load 0.0 + r on each of its links, as the sum below.
             slot = comp[0]
             links = route[slot]
-            r = min(map(views[0].__getitem__, links))
+            r = min(map(cap.__getitem__, links))
             if self.bounded:
                 r = min(r, float(self.fl_bound[slot]))
             self.rate_solves += 1
@@ -445,7 +442,7 @@ class FlowTable:
             routes = list(map(route.__getitem__, comp))
             prio = [int(self.fl_prio[slot]) for slot in comp] if self.by_class else None
             bound = self.fl_bound[comp].tolist() if self.bounded else None
-            rates = max_min_rates_small(routes, views[0], prio, bound)
+            rates = max_min_rates_small(routes, cap, prio, bound)
             self.rate_solves += 1
             for slot, links, r in zip(comp, routes, rates):
                 self._set_rate(slot, r)
@@ -463,7 +460,7 @@ class FlowTable:
     def _set_rate(self, slot, r):
         """Bring the flow in ``slot`` to now at its old rate, give it rate ``r``, predict its end."""
         now = self.now
-        _, _, _, fl_rem, fl_t, fl_rate, fl_finish = self._flow_views
+        _, _, _, fl_rem, fl_t, fl_rate, fl_finish = self.flow_views
         rem = fl_rem[slot] - fl_rate[slot] * (now - fl_t[slot])
         if rem < 0.0:  # max(rem, 0.0) without the call: a NaN or -0.0 stays as it is
             rem = 0.0
@@ -484,8 +481,7 @@ class FlowTable:
         and saturated time at the old load, then the new load, its peaks and series.
         """
         now = self.now
-        cap, load, link_t, busy, saturated, peak_util, peak_flows = self._views
-        full = self._full  # SATURATION * cap, per link
+        cap, load, link_t, busy, saturated, peak_util, peak_flows, full = self.link_views
         track = self.series is not None
         moved = []
         for k in changed:

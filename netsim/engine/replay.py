@@ -20,8 +20,9 @@ Model (SimGrid's CM02, see :mod:`netsim.engine.maxmin`):
   message between ranks on one node completes at once.
 
 Event handling: SimPy orders the events; the engine keeps the time. SimPy's event
-queue is what runs the replay in time order (a heap of timeouts, equal times in
-the order they were created), but its ``env.now`` adds up rounded delays and can
+queue (a :class:`~netsim.engine.environment.ReplayEnvironment`, the one place that
+reads SimPy's internals) is what runs the replay in time order (a heap of timeouts,
+equal times in the order they were created), but its ``env.now`` adds up rounded delays and can
 drift an ulp from the time an op is due. So the engine keeps its own exact clock,
 ``_Replay.now``: every distinct future instant ``t`` is one SimPy timeout,
 created with the delay ``t - now`` and carrying ``t`` itself in its value, with
@@ -51,15 +52,16 @@ extra event, and every scheduled delay exceeds the resolution of ``t``.
 from typing import NamedTuple, Optional
 
 import numpy as np
-import simpy
 
 from netsim.errors import DeadlockError, NetsimError, TraceError
 from netsim.engine.flows import SATURATION, FlowTable
 from netsim.engine.maxmin import check_sharing
 from netsim.network.compiled import route_loads
+from netsim.engine.environment import ReplayEnvironment
 from netsim.engine.small import FINISH_RTOL, advance_small, plain_callbacks
 from netsim.engine import transport as _transport
 from netsim.engine.tcp import check_transport, tcp_options
+from netsim.engine.views import op_views
 from netsim.trace.core import successors
 
 __all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
@@ -83,7 +85,7 @@ class _Replay:
         self.trace, self.net, self.nodes = trace, net, nodes
         self.progress = progress
         self.done = 0
-        self.env = simpy.Environment()
+        self.env = ReplayEnvironment()
         self.succ_ptr, self.succ = successors(trace)
         self.waiting = np.diff(trace.dep_ptr)
         if n < 2**31:   # op ids and dependency counts in 32 bits: 12 bytes fewer per op kept
@@ -112,7 +114,7 @@ class _Replay:
         self.start = np.full(n, np.nan)
         self.end = np.full(n, np.nan)
         self.xfer = np.full(n, np.nan)  # when the first byte leaves (latency elapsed)
-        self.pending = {}  # exact time -> the SimPy timeout that runs the ops due then
+        self.pending = {}  # exact time -> the lists of ops due then (its SimPy timeout's)
         # The engine's exact clock. SimPy's env.now adds up rounded delays, so it can be
         # an ulp away from the time an op is due; results use the exact times.
         self.now = 0.0
@@ -123,15 +125,9 @@ class _Replay:
         self.wake_time = np.inf
         self.wake_token = 0
         self.settles = 0
-        # The small path reads and writes single ops. Memoryviews of the numpy columns give
-        # plain Python floats and ints at about half numpy's cost per element, on the same
-        # memory (every array below is updated in place, never replaced). One tuple, as
-        # netsim.engine.small unpacks it: one attribute load instead of twelve.
-        self._views = tuple(memoryview(a) for a in (
-            self.is_msg, self.op_pair, self.pair_lat, self.dur, self.size, self.start, self.end,
-            self.xfer, self.succ_ptr, self.succ, self.waiting,
-            np.zeros(1, np.int64) if self.priority is None else self.priority,
-            np.full(1, np.inf) if self.bound is None else self.bound))
+        # The small path reads and writes single ops through memoryviews of the columns
+        # above, by name (netsim.engine.views; every one is updated in place, never replaced).
+        self.views = op_views(self)
         # Route index -> (padded link row, links without padding, whether it crosses no link).
         self._route_of = {}
         # Send queues: a queued message whose latency has passed waits here, keyed by the
@@ -171,13 +167,12 @@ class _Replay:
         path); later ops due at the same t join it, so everything due at one exact
         time is settled together.
         """
-        event = self.pending.get(t)
-        if event is None:
-            # simpy.Timeout(env, ...) is env.timeout(...) without its per-call bound class.
-            event = self.pending[t] = simpy.Timeout(self.env, t - self.now, (t, [ops]))
-            event.callbacks.append(self.on_due)
+        lists = self.pending.get(t)
+        if lists is None:
+            lists = self.pending[t] = [ops]
+            self.env.call_later(t - self.now, (t, lists), self.on_due)
         else:
-            event.value[1].append(ops)
+            lists.append(ops)
 
     def _schedule(self, ops, times):
         """:meth:`_at` for ops with their own times, grouped by time (ascending)."""
@@ -212,7 +207,7 @@ class _Replay:
             self.due.append(item)
             return
         env = self.env
-        if env.peek() > env.now:
+        if env.later_than_now():
             # Nothing else is scheduled at this instant: settle now, as the zero
             # delay timeout below would, one SimPy event sooner.
             self._instant(*item)
@@ -222,7 +217,7 @@ class _Replay:
         # sees them all.
         self.due.append(item)
         self.settling = True
-        env.timeout(0).callbacks.append(self._settle)
+        env.call_later(0, None, self._settle)
 
     def _wake(self, event):
         """The flow-completion wake-up fired: settle if it is still the current one."""
@@ -295,8 +290,7 @@ class _Replay:
         if nxt < np.inf and nxt != self.wake_time:
             self.wake_token += 1
             self.wake_time = nxt
-            simpy.Timeout(self.env, max(nxt - now, 0.0), (self.wake_token, nxt)).callbacks.append(
-                self.on_wake)
+            self.env.call_later(max(nxt - now, 0.0), (self.wake_token, nxt), self.on_wake)
 
     def _advance_batch(self, due, ended):
         """Complete the ops due now and the messages of flows ``ended``; start what they release.

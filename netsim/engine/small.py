@@ -27,13 +27,17 @@ one (the same clock and clamp, the same rate as the smallest capacity, the same
 load accounting, the same SimPy timeouts created in the same order with the same
 delays), so every time, statistic, counter and event is the same; the tests
 replay the same cases both ways and compare bit for bit.
+
+Both forms read the replay's columns by name (:mod:`netsim.engine.views`: the replay's
+``views``, the flow table's ``link_views`` and ``flow_views``) and its event queue
+through :class:`~netsim.engine.environment.ReplayEnvironment`'s public methods. Why
+each path exists and what each may touch: ``docs/engine-design.md``.
 """
 
 import heapq
 import math
 
 import numpy as np
-import simpy
 
 from netsim.engine import transport as _transport
 
@@ -52,8 +56,8 @@ def advance_small(rp, due, ended):
     transferring and their routes (links without padding), as lists.
     """
     now, flows, route_of = rp.now, rp.flows, rp._route_of
-    (is_msg, op_pair, pair_lat, dur, size, start, end, xfer, ptr, succ, waiting,
-     priority, bound) = rp._views
+    (is_msg, op_pair, pair_lat, dur, size, start, end, xfer, succ_ptr, succ, waiting,
+     priority, bound) = rp.views
     tcp, unbound = rp.tcp, rp.bound is None
     one_class = rp.priority is None
     qprev = rp.qprev
@@ -107,7 +111,7 @@ def advance_small(rp, due, ended):
         # _release_small, inlined for speed: count done off their successors' waits.
         ready = []
         for op in done:
-            for i in range(ptr[op], ptr[op + 1]):
+            for i in range(succ_ptr[op], succ_ptr[op + 1]):
                 s = succ[i]
                 waiting[s] -= 1
                 if waiting[s] == 0:
@@ -164,7 +168,7 @@ def plain_callbacks(rp):
     Parameters
     ----------
     rp : netsim.engine.replay._Replay
-        The replay's state, with its flow table and views set up.
+        The replay's state, with its flow table, views and event queue set up.
 
     Returns
     -------
@@ -190,11 +194,12 @@ def plain_callbacks(rp):
     (True, True)
     """
     env, flows, pending = rp.env, rp.flows, rp.pending
-    is_msg, op_pair, pair_lat, dur, size, start, end, xfer, ptr, succ, waiting = rp._views[:11]
-    cap, load, link_t, busy, saturated, peak_util, peak_flows = flows._views
-    full = flows._full
+    (is_msg, op_pair, pair_lat, dur, size, start, end, xfer, succ_ptr, succ, waiting,
+     _, _) = rp.views
+    cap, load, link_t, busy, saturated, peak_util, peak_flows, full = flows.link_views
     general_due, general_wake, proceed, instant = rp._due, rp._wake, rp._proceed, rp._instant
-    Timeout, heappush, heappop, inf = simpy.Timeout, heapq.heappush, heapq.heappop, math.inf
+    later_than_now, call_later = env.later_than_now, env.call_later
+    heappush, heappop, inf = heapq.heappush, heapq.heappop, math.inf
     lone = {}  # route -> (padded row, links, sorted links), or None: empty or a link twice
     links_of = [None, None]  # FlowTable.fl_links and a flat memoryview of it
     track = flows.series is not None
@@ -202,18 +207,18 @@ def plain_callbacks(rp):
 
     def at(t, ops, now):
         """:meth:`_Replay._at`: ``ops`` due at exact time ``t``, joining its timeout if any."""
-        event = pending.get(t)
-        if event is None:
-            event = pending[t] = Timeout(env, t - now, (t, [ops]))
-            event.callbacks.append(on_due)
+        lists = pending.get(t)
+        if lists is None:
+            lists = pending[t] = [ops]
+            call_later(t - now, (t, lists), on_due)
         else:
-            event._value[1].append(ops)
+            lists.append(ops)
 
     def release(op, now):
         """Count ``op`` off its successors' waits and schedule the ops it makes ready, if
         each waits a time (True); otherwise change nothing (False), as the general path
         runs an op that waits nothing at once."""
-        lo, hi = ptr[op], ptr[op + 1]
+        lo, hi = succ_ptr[op], succ_ptr[op + 1]
         if hi - lo == 1:  # a compute op's message, a message in a chain
             s = succ[lo]
             w = waiting[s]
@@ -226,12 +231,12 @@ def plain_callbacks(rp):
             waiting[s] = 0
             start[s] = now
             t = now + wait
-            event = pending.get(t)  # _Replay._at, inlined
-            if event is None:
-                event = pending[t] = Timeout(env, t - now, (t, [[s]]))
-                event.callbacks.append(on_due)
+            lists = pending.get(t)  # _Replay._at, inlined
+            if lists is None:
+                lists = pending[t] = [[s]]
+                call_later(t - now, (t, lists), on_due)
             else:
-                event._value[1].append([s])
+                lists.append([s])
             return True
         if hi - lo == 2:  # a message in a ring: its sender's next op and its receiver's
             a, b = succ[lo], succ[lo + 1]
@@ -328,13 +333,12 @@ def plain_callbacks(rp):
             delay = nxt - now
             if 0.0 > delay:  # max(delay, 0.0) without the call
                 delay = 0.0
-            Timeout(env, delay, (token, nxt)).callbacks.append(on_wake)
+            call_later(delay, (token, nxt), on_wake)
 
     def on_due(event):
-        t, lists = event._value
-        queue = env._queue  # env.peek() > env.now, as _Replay._note tests it (SimPy 4's
-        # Environment.peek and .now inlined: a call each): then _note would call _instant
-        if rp.settling or not (queue[0][0] if queue else inf) > env._now or len(lists) != 1:
+        t, lists = event.value
+        # Nothing else due now (as _Replay._note tests it, then calls _instant) and one list
+        if rp.settling or not later_than_now() or len(lists) != 1:
             return general_due(event)
         del pending[t]  # (first: an op released now may be due at t again, in a new timeout)
         ops = lists[0]
@@ -374,9 +378,9 @@ def plain_callbacks(rp):
         xfer[op] = now
         slot = heappop(free)
         flows._lists = None  # the batch path's lists: rebuilt when next needed
-        active, op_of, _, rem_v, since, rate, finish = flows._flow_views
-        active[slot] = True
-        op_of[slot] = op  # (its priority class is 0 and its bound inf: plain configuration)
+        fl_active, fl_op, _, fl_rem, fl_t, fl_rate, fl_finish = flows.flow_views
+        fl_active[slot] = True
+        fl_op[slot] = op  # (its priority class is 0 and its bound inf: plain configuration)
         if links_of[0] is not flows.fl_links:  # replaced when the slots grow
             links_of[:] = flows.fl_links, memoryview(flows.fl_links.reshape(-1))
         hops = len(row)
@@ -389,10 +393,10 @@ def plain_callbacks(rp):
         rem = sz - 0.0 * (now - now)  # _set_rate on the flow add_one just filled
         if rem < 0.0:
             rem = 0.0
-        rem_v[slot] = rem
-        since[slot] = now
-        rate[slot] = r
-        finish[slot] = e = now + rem / r if r > 0 else inf
+        fl_rem[slot] = rem
+        fl_t[slot] = now
+        fl_rate[slot] = r
+        fl_finish[slot] = e = now + rem / r if r > 0 else inf
         flows.end_of[slot] = e
         heappush(flows.ends, (e, slot))
         set_loads(changed, now, 0.0 + r, True)
@@ -400,12 +404,11 @@ def plain_callbacks(rp):
         return None
 
     def on_wake(event):
-        token, t = event._value
+        token, t = event.value
         if token != rp.wake_token:
             return None
-        ends, queue = flows.ends, env._queue  # then as on_due
-        if rp.settling or not (queue[0][0] if queue else inf) > env._now or ends is None or \
-                flows.on_link is None:
+        ends = flows.ends  # then as on_due
+        if rp.settling or not later_than_now() or ends is None or flows.on_link is None:
             return general_wake(event)
         now = rp.now if rp.now > t else t
         limit = now + FINISH_RTOL * now
@@ -423,24 +426,24 @@ def plain_callbacks(rp):
                 finished.append(slot)
         flows._lists = None  # (finished is never empty: limit >= first_finish)
         route_map, free = flows.route, flows._free
-        active, op_of, _, _, _, rate, finish = flows._flow_views
+        fl_active, fl_op, _, _, _, fl_rate, fl_finish = flows.flow_views
         if len(finished) != 1:  # pop_few's lists, for the general path
             finished.sort()
             ended, removed = [], []
             for slot in finished:
-                ended.append(op_of[slot])
+                ended.append(fl_op[slot])
                 removed.extend(route_map[slot])
-                active[slot] = False
-                finish[slot] = inf
-                rate[slot] = 0.0
+                fl_active[slot] = False
+                fl_finish[slot] = inf
+                fl_rate[slot] = 0.0
                 if free is not None:
                     heappush(free, slot)
             return proceed((), ended, finished, removed)
         slot = finished[0]
-        op, links = op_of[slot], route_map[slot]
-        active[slot] = False
-        finish[slot] = inf
-        rate[slot] = 0.0
+        op, links = fl_op[slot], route_map[slot]
+        fl_active[slot] = False
+        fl_finish[slot] = inf
+        fl_rate[slot] = 0.0
         if free is not None:
             heappush(free, slot)
         if not release(op, now):

@@ -56,6 +56,7 @@ import numpy as np
 
 from netsim.checks import check_choice
 from netsim.errors import NetsimError
+from netsim.engine.views import tcp_views
 
 __all__ = ["DEFAULT_MTU", "INITIAL_WINDOW", "MIN_RTO", "TCP_IPV4_HEADERS", "TRANSPORTS", "Tcp",
            "check_transport", "path_timing", "tcp_options"]
@@ -247,11 +248,10 @@ class Tcp:
         self.opened = np.full(n, np.nan if options["handshake"] else -np.inf)
         self.state = {}                    # op in slow start -> [window bytes, bytes left, rtt]
         self.slot_of = {}                  # op in slow start -> its flow slot
-        # Single ops go through memoryviews of the same columns (Python floats and ints at
-        # about half numpy's cost per element); batches through numpy.
-        self._views = tuple(memoryview(a) for a in (
-            self.conn, self.route, self.size, self.mss, self.rtt, self.handshake_rtt, self.cwnd,
-            self.last, self.busy, self.opened))
+        # Single ops go through memoryviews of the same columns, by name (Python floats and
+        # ints at about half numpy's cost per element: netsim.engine.views); batches through
+        # numpy.
+        self.views = tcp_views(self)
 
     def enter(self, op, now):
         """Message ``op``'s first byte would flow at ``now``.
@@ -261,10 +261,10 @@ class Tcp:
         the time to its first round-trip instant, or None if it is not bounded.
         :meth:`enter_many` does the same for many messages at once.
         """
-        conn, route, size, mss, rtt, hs, cwnd, last, busy, opened = self._views
+        conn, route, size, mss, rtt, handshake_rtt, cwnd, last, busy, opened = self.views
         c, pair = conn[op], route[op]
         if opened[c] != opened[c]:  # NaN: the first message starts the handshake
-            opened[c] = now + hs[pair]
+            opened[c] = now + handshake_rtt[pair]
         if opened[c] > now:
             return opened[c], math.inf, None
         if self.restart and not busy[c] and now - last[c] > self.rto:
@@ -344,7 +344,7 @@ class Tcp:
             segments = np.ceil(self.size[ops[grow]] / self.mss[self.route[ops[grow]]])
             np.add.at(self.cwnd, c[grow], segments)
             return
-        conn, route, size, mss, _, _, cwnd, last, busy, _ = self._views
+        conn, route, size, mss, _, _, cwnd, last, busy, _ = self.views
         for op in (ops.tolist() if isinstance(ops, np.ndarray) else ops):
             c = conn[op]
             busy[c] -= 1

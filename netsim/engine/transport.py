@@ -9,7 +9,6 @@ recomputation over the flows connected to any of them.
 """
 
 import numpy as np
-import simpy
 
 from netsim.errors import NetsimError
 from netsim.engine.tcp import Tcp, path_timing
@@ -74,7 +73,7 @@ def enter(rp, ops, bound):
 
 def tick_at(rp, t, op):
     """Run message ``op``'s round-trip instant at exact time ``t`` (a SimPy timeout)."""
-    simpy.Timeout(rp.env, t - rp.now, (t, op)).callbacks.append(lambda event: _tick(rp, event))
+    rp.env.call_later(t - rp.now, (t, op), lambda event: _tick(rp, event))
 
 
 def _tick(rp, event):
