@@ -44,7 +44,7 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     # rendered as MathML (no MathJax: the pages read offline).
     for page in ("index", "tutorial", "getting-started", "development", "cli", "api/index",
                  "model", "gpu", "traces", "transformer", "studies", "claims", "validation",
-                 "benchmarks"):
+                 "benchmarks", "engine-design"):
         assert (out / f"{page}.html").exists(), page
     for page in HOWTO:
         assert (out / "howto" / f"{page}.html").exists(), page

@@ -1,5 +1,8 @@
 """The flow-level engine: a trace replayed on a compiled network, SimPy ordering its events.
 
+Why it has several execution paths (general, small-event, fused instants, compiled batch,
+reference) and what state each may touch: docs/engine-design.md.
+
 Modules
 -------
 environment The engine's event queue: a SimPy environment with the two operations the engine needs.

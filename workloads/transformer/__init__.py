@@ -18,6 +18,5 @@ zero       Sharded data parallelism for the transformer: ZeRO-1/2/3 and FSDP, tr
 
 from workloads.transformer.flops import CONFIGS, get_config
 from workloads.transformer.iteration import closed_form, measure, schedule
-from workloads.transformer.layout import layout
 
-__all__ = ["schedule", "measure", "closed_form", "layout", "get_config", "CONFIGS"]
+__all__ = ["schedule", "measure", "closed_form", "get_config", "CONFIGS"]
