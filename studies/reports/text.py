@@ -220,6 +220,12 @@ def format_study(st):
     elif st.get("closed_form_regime"):
         lines.append(f"closed form: {st['closed_form_regime']} studied")
     lines.append(f"closed form: {st['closed_form_note']}")
+    gaps = st.get("closed_form_gaps") or ()
+    if gaps:
+        why = {g["why"] for g in gaps if g["why"]}
+        lines.append("closed form vs simulation beyond 5 %: " + ", ".join(
+            f"{g['gap']:+.1%} at P = {g['P']}" for g in gaps)
+            + (f" ({'; '.join(sorted(why))})" if why else ""))
     by_plan = {}
     for r in st["records"]:
         for plan in r.get("plans") or ():

@@ -481,7 +481,10 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         fill terms, each
         record's ``closed_latency``, ``closed_bandwidth``, ``closed_fill``, see
         :func:`closed_terms`; None without a closed form) and
-        ``closed_form_note``. Each record's ``segments`` is the LP segment
+        ``closed_form_note``; ``closed_form_gaps``: the P where the simulation
+        is more than :data:`GAP` from the closed form (``P``, ``gap`` = simulated /
+        closed form - 1, ``why``: the paradigm's reason from its closed form, or
+        None). Each record's ``segments`` is the LP segment
         count of an ``allreduce`` paradigm with ``collective=lp`` (tuned to
         each P by :func:`tuned_segments` unless ``segments`` is among the
         options), else None.
@@ -568,14 +571,22 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         records.append({"P": P, **r})
     note = head[0]["_note"]
     note = f"{note}; over {plan['window']['what']}" if note else note
+    gaps = [{"P": P, "gap": r["time"] / r["closed_form"] - 1.0, "why": head[i]["_gap"]}
+            for i, (P, r) in enumerate(zip(workers, records))
+            if r["closed_form"] and abs(r["time"] / r["closed_form"] - 1.0) > GAP]
     return {"paradigm": head[0]["_paradigm"], "workers": workers, "strong": strong,
             "model": model, "T1": T1, "records": records, "library": library,
             **({"transport": transport} if transport != "fluid" else {}),
             "window": plan["window"], "declared": declared._asdict(),
             "warnings": plan["warnings"],
             **({"perturbation": dict(perturbation)} if perturbation else {}),
-            **_summary(workers, records, T1, strong, level), "closed_form_note": note}
+            **_summary(workers, records, T1, strong, level), "closed_form_note": note,
+            "closed_form_gaps": gaps}
 
+
+#: The relative gap between simulation and closed form beyond which a study lists the P
+#: with the paradigm's reason (``closed_form_gaps``).
+GAP = 0.05
 
 #: The figures of a phase (:func:`study`), each per iteration.
 PHASE_FIGURES = ("time", "compute", "exposed", "idle", "closed_form", "closed_communication")
@@ -612,6 +623,7 @@ def _point(t, topology, perturbation, library, tune, transport="fluid"):
         "source": t.metadata.get("source"),
         "plans": plan_names(res.collectives),
         "_T1": worker_compute(t, None), "_note": cf["reason"] or cf["formula"],
+        "_gap": cf.get("gap"),
         "_paradigm": t.metadata.get("paradigm"),
     }
 
