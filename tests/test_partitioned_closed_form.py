@@ -65,4 +65,4 @@ def test_uneven_workers_are_explained_in_the_study():
     assert r["time"] < 0.95 * r["closed_form"]
     (g,) = st["closed_form_gaps"]
     assert g["P"] == 8 and g["gap"] == pytest.approx(r["time"] / r["closed_form"] - 1)
-    assert "in step" in g["why"] and "bytes" in g["why"]
+    assert "in step" in g["why"] and "bytes" in g["detail"]

@@ -222,10 +222,10 @@ def format_study(st):
     lines.append(f"closed form: {st['closed_form_note']}")
     gaps = st.get("closed_form_gaps") or ()
     if gaps:
-        why = {g["why"] for g in gaps if g["why"]}
-        lines.append("closed form vs simulation beyond 5 %: " + ", ".join(
-            f"{g['gap']:+.1%} at P = {g['P']}" for g in gaps)
-            + (f" ({'; '.join(sorted(why))})" if why else ""))
+        lines.append("closed form vs simulation beyond 5 % (simulated / closed form - 1):")
+        lines += [f"  P = {g['P']}: {g['gap']:+.1%}" + (f": {g['detail']}" if g["detail"] else "")
+                  for g in gaps]
+        lines += [f"  why: {why}" for why in sorted({g["why"] for g in gaps if g["why"]})]
     by_plan = {}
     for r in st["records"]:
         for plan in r.get("plans") or ():

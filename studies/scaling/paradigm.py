@@ -481,10 +481,11 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         fill terms, each
         record's ``closed_latency``, ``closed_bandwidth``, ``closed_fill``, see
         :func:`closed_terms`; None without a closed form) and
-        ``closed_form_note``; ``closed_form_gaps``: the P where the simulation
+        ``closed_form_note``; ``closed_form_gaps`` (only when there are any): the P where the simulation
         is more than :data:`GAP` from the closed form (``P``, ``gap`` = simulated /
-        closed form - 1, ``why``: the paradigm's reason from its closed form, or
-        None). Each record's ``segments`` is the LP segment
+        closed form - 1, ``why``: the paradigm's reason from its closed form, and
+        ``detail``: what in this P's trace, both None where the paradigm gives
+        none). Each record's ``segments`` is the LP segment
         count of an ``allreduce`` paradigm with ``collective=lp`` (tuned to
         each P by :func:`tuned_segments` unless ``segments`` is among the
         options), else None.
@@ -571,7 +572,8 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         records.append({"P": P, **r})
     note = head[0]["_note"]
     note = f"{note}; over {plan['window']['what']}" if note else note
-    gaps = [{"P": P, "gap": r["time"] / r["closed_form"] - 1.0, "why": head[i]["_gap"]}
+    gaps = [{"P": P, "gap": r["time"] / r["closed_form"] - 1.0,
+             **(head[i]["_gap"] or {"why": None, "detail": None})}
             for i, (P, r) in enumerate(zip(workers, records))
             if r["closed_form"] and abs(r["time"] / r["closed_form"] - 1.0) > GAP]
     return {"paradigm": head[0]["_paradigm"], "workers": workers, "strong": strong,
@@ -581,7 +583,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
             "warnings": plan["warnings"],
             **({"perturbation": dict(perturbation)} if perturbation else {}),
             **_summary(workers, records, T1, strong, level), "closed_form_note": note,
-            "closed_form_gaps": gaps}
+            **({"closed_form_gaps": gaps} if gaps else {})}
 
 
 #: The relative gap between simulation and closed form beyond which a study lists the P

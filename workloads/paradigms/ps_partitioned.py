@@ -73,7 +73,7 @@ from workloads.plan.measure import tag_mask
 from workloads.recorder import V100_FP32_FLOPS, Recorder
 from workloads.training import epochs_of, first_nonfinite, prepare, worker_batches
 
-__all__ = ["run", "measure", "closed_form", "FORMULA", "partition_samples", "partition_features",
+__all__ = ["run", "measure", "closed_form", "FORMULA", "UNEVEN", "partition_samples", "partition_features",
            "random_features", "PARTITIONS", "DESCRIPTION", "OPTIONS"]
 
 DESCRIPTION = ("parameter server on sparse data: workers pull/push only the rows their "
@@ -414,6 +414,13 @@ FORMULA = ("compute + per server in turn (request: alpha + R_s beta, values: alp
            "P flows each")
 
 
+#: Why the simulation departs from the in-step chain where the workers' messages differ.
+UNEVEN = ("the closed form puts the workers in step at each server (all P requests, then all P "
+          "replies on that server's link); where a server's replies to the workers differ in "
+          "size, a worker served early moves on to its next server while the others still share "
+          "this one's link: the hops overlap, and the chain overstates the simulation")
+
+
 def closed_form(trace, alpha, beta, device_flops=None):
     """Alpha-beta closed form of one iteration of the partitioned parameter server.
 
@@ -457,8 +464,9 @@ def closed_form(trace, alpha, beta, device_flops=None):
     dict
         ``compute``, ``server``, ``communication``, ``time`` (seconds per
         iteration), ``formula`` and ``gap``: where the workers' messages to a
-        server differ in size, the sentence that says why the simulation may
-        differ from the in-step chain (None where they are alike).
+        server differ in size, ``why`` (:data:`UNEVEN`) the simulation may differ
+        from the in-step chain and ``detail`` (how much they differ); None where
+        they are alike.
 
     Examples
     --------
@@ -522,9 +530,6 @@ def _uneven(D, servers):
     sizes = D[:, :, s][D[:, :, s] > 0]
     if not len(sizes) or sizes.max() <= 1.05 * sizes.min():
         return None
-    return (f"the closed form puts the workers in step at each server (all P requests, then "
-            f"all P replies on that server's link); here the replies of the busiest server "
-            f"(rank {int(servers[s])}) to one worker range over {sizes.min():,.0f}.."
-            f"{sizes.max():,.0f} bytes, so a worker served early moves on to its next server "
-            f"while the others still share this one's link: the hops overlap, and the chain "
-            f"overstates the simulation where the spread is large")
+    return {"why": UNEVEN, "detail": f"the replies of the busiest server (rank "
+            f"{int(servers[s])}) to one worker range over {sizes.min():,.0f}.."
+            f"{sizes.max():,.0f} bytes"}
