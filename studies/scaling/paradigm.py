@@ -59,7 +59,7 @@ from studies.registry import PARADIGMS
 from studies.scaling.study_run import check_study_options
 from studies.scaling.trace_size import PROBE, check_ops, grown_ops, grown_ranks, projection_ops
 from studies.scaling.throughput import throughput
-from studies.scaling.windows import combine, plan_windows, sampled_windows
+from studies.scaling.windows import combine, plan_windows, sampled_windows, trend
 
 __all__ = ["study", "sweep_point", "check_sweep_point", "plot_study", "tuned_segments", "closed_terms",
            "nccl_closed_form"]
@@ -464,7 +464,10 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         phases reported apart: ``phase``, ``start``, ``stop``, ``simulated`` (the
         ``[start, iterations]`` simulated), ``time``, ``compute``, ``exposed``,
         ``idle``, ``closed_form``, ``closed_communication``; empty without a
-        warm-up)), ``window`` (of :func:`studies.scaling.windows.plan_windows`: ``start``,
+        warm-up; for a run without a steady state also each whole recorded epoch and
+        the two halves of the window after its warm-up) and, for such a run,
+        ``trend`` (the relative change of time per iteration per recorded epoch,
+        :func:`studies.scaling.windows.trend`, or None)), ``window`` (of :func:`studies.scaling.windows.plan_windows`: ``start``,
         ``stop``, ``iterations``, ``phase``, ``period``, ``cuts_period``, ``what``),
         ``declared`` (the paradigm's :class:`workloads.plan.phases.Phases` as a dict),
         ``warnings`` (sentences: a window that cuts a period, one beyond the
@@ -569,6 +572,8 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         r["phases"] = [{"phase": p["phase"], "start": p["start"], "stop": p["stop"],
                         "simulated": [[s, n] for s, n, _ in p["samples"]],
                         **combine(p["samples"], at, PHASE_FIGURES)} for p in plan["phases"]]
+        if "trend" in plan["window"]:   # a run without a steady state: how it drifts
+            r["trend"] = trend(r["phases"], plan["window"])
         records.append({"P": P, **r})
     note = head[0]["_note"]
     note = f"{note}; over {plan['window']['what']}" if note else note
