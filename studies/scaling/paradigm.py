@@ -676,11 +676,18 @@ def _summary(Ps, records, T1, strong, level):
                 if have_cf and len(set(Ps)) >= 2 else None)}
 
 
+#: Paradigm -> what its closed form's compute term is, for the legend (None: the others').
+_COMPUTE_TERM = {None: "the busiest worker's", "ringtmp": "the pipeline's critical path: every "
+                 "stage's forward and backward"}
+
+
 def plot_study(st, path, title=None, logy=True, topology=None):
     """Time per iteration, compute and exposed communication against P, saturation marked.
 
-    Markers are simulated, lines closed forms (the closed-form communication
-    beside the simulated exposed communication). The default title names the
+    Markers are simulated, lines closed forms, each in the legend under the name
+    of what it draws (the closed form's communication term, all of its
+    communication, beside the simulated exposed communication; its compute term
+    beside the simulated compute per worker). The default title names the
     paradigm, the model, the scaling and, if given, the ``topology`` spec.
 
     Parameters
@@ -709,12 +716,18 @@ def plot_study(st, path, title=None, logy=True, topology=None):
 
     recs = st["records"]
     cf = all(r["closed_form"] for r in recs)
-    series = [{"label": "time per iteration", "simulated": [r["time"] for r in recs],
+    term = _COMPUTE_TERM.get(st["paradigm"], _COMPUTE_TERM[None])
+    series = [{"label": "time per iteration, simulated", "closed_label":
+               "time per iteration, closed form", "simulated": [r["time"] for r in recs],
                "closed_form": [r["closed_form"] for r in recs] if cf else None,
                "saturation": st["saturation"]["P"]},
-              {"label": "compute", "simulated": [r["compute"] for r in recs],
+              {"label": "compute per worker, simulated (mean over workers)",
+               "closed_label": f"closed form's compute term ({term})",
+               "simulated": [r["compute"] for r in recs],
                "closed_form": [r["closed_compute"] for r in recs] if cf else None},
-              {"label": "exposed communication", "simulated": [r["exposed"] for r in recs],
+              {"label": "exposed communication per worker, simulated (mean over workers)",
+               "closed_label": "closed form's communication term (all of it, none hidden)",
+               "simulated": [r["exposed"] for r in recs],
                "closed_form": [r["closed_communication"] for r in recs] if cf else None}]
     if logy:  # a log axis cannot show zeros
         for s in series:
