@@ -165,7 +165,7 @@ CLI_CASES = {
 
 CLI_DIGESTS = {
     'scale ps-sync': '1635bfa1bbe0cf71b49ff4dd906111087cca5ed61e4ef7700eafafba2337bb9c',
-    'scale pf json': '917e38e7a829408ffa958fe5303d7e667a196db9333cd7272bf8e68afa045f71',
+    'scale pf json': 'ba8eaa34881a3dd5604891e249c28734ae244cd429e6c78f73e57ba27e09226d',
     'scale collectives': '1975ed8bf4bedbc0fe9e8a639550251c737d1517bb2b842ba51fb436487d0e96',
     'schemes': 'c9872199d279f5287a291e8e27093b09927c1f14a35cc26d76e068c0ae97e325',
 }

@@ -138,7 +138,9 @@ def test_pf_is_measured_over_the_whole_recorded_run_recorded_as_long_as_asked():
     st = study("pf", [4], star, dataset="digits", iterations=90)
     w = st["window"]
     assert (w["start"], w["stop"], w["phase"]) == (0, 90, "run")
-    assert [(p["start"], p["stop"]) for p in st["records"][0]["phases"]] == [(0, 10), (10, 90)]
+    # the warm-up, the run after it, each recorded epoch, the halves after the warm-up
+    assert [(p["start"], p["stop"]) for p in st["records"][0]["phases"]] == \
+        [(0, 10), (10, 90), (0, 45), (45, 90), (10, 50), (50, 90)]
     # At the recorded P the projection is the recording itself: two epochs of 45 steps,
     # not one epoch played twice.
     rec = workloads.record("pf", dataset="digits", workers=4, epochs=2).trace

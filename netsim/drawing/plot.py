@@ -139,16 +139,21 @@ def _panel(ax, series, marks, logy, saturation_label, xlabel, ylabel):
         # smaller: a series exactly on top of another leaves both visible.
         size = 11.0 if i == 0 else max(5.0, 8.0 - 0.6 * i)
         face = {"mec": "black", "mew": 0.5} if i == 0 else {"mfc": "none", "mec": color, "mew": 1.8}
-        ax.plot(s["P"], s["simulated"], ls="", marker=marker, ms=size, color=color, zorder=3 + i,
-                **face)
+        label = s["label"] if under[i] is None else f"{s['label']} (on {under[i]}'s curve, within 1 %)"
+        apart = s.get("closed_label") is not None   # the closed form's own legend entry
+        dots = ax.plot(s["P"], s["simulated"], ls="", marker=marker, ms=size, color=color,
+                       zorder=3 + i, label=label if apart else None, **face)[0]
         has_closed = s.get("closed_form") is not None
         if has_closed:
             # Earlier lines wider, drawn first: a later line on top leaves their edges showing.
-            ax.plot(s["P"], s["closed_form"], ls=ls, color=color, lw=max(1.2, 3.0 - 0.6 * i),
-                    alpha=0.85, zorder=2 + 0.01 * i)
-        label = s["label"] if under[i] is None else f"{s['label']} (on {under[i]}'s curve, within 1 %)"
-        handles.append(_line(marker=marker, ms=7, color=color, ls=ls if has_closed else "",
-                             label=label, **face))
+            line = ax.plot(s["P"], s["closed_form"], ls=ls, color=color,
+                           lw=max(1.2, 3.0 - 0.6 * i), alpha=0.85, zorder=2 + 0.01 * i,
+                           label=s["closed_label"] if apart else None)[0]
+        if apart:   # the drawn artists themselves, each under the name of what it shows
+            handles += [dots] + ([line] if has_closed else [])
+        else:
+            handles.append(_line(marker=marker, ms=7, color=color, ls=ls if has_closed else "",
+                                 label=label, **face))
         if s.get("saturation") is not None and s["saturation"] in s["P"]:
             y = s["simulated"][list(s["P"]).index(s["saturation"])]
             circled = ax.plot([s["saturation"]], [y], "o", ms=16, mfc="none", mec="red", mew=1.5,
@@ -158,7 +163,7 @@ def _panel(ax, series, marks, logy, saturation_label, xlabel, ylabel):
                                   ls="", label=saturation_label))
     for p, text in marks:
         handles.append(ax.axvline(p, color="red", ls="--", lw=1, label=text))
-    if any(s.get("closed_form") is not None for s in series):
+    if any(s.get("closed_form") is not None and s.get("closed_label") is None for s in series):
         handles.append(_line(ls="", label="markers: simulated, lines: closed form"))
     ax.set_xscale("log", base=2)
     ticks = sorted({p for s in series for p in s["P"]})
@@ -186,9 +191,12 @@ def plot_series(series, path, title="", xlabel="workers P", ylabel="time per ite
     ----------
     series : list of dict
         Each has ``label``, ``P`` (list), ``simulated`` (list, s) and optionally
-        ``closed_form`` (list, s), ``saturation`` (the P of its saturation
-        point, circled on its simulated curve) and ``panel`` (the title of
-        the panel it is drawn in).
+        ``closed_form`` (list, s), ``closed_label`` (the closed form's own
+        legend entry, for a closed form that is not the simulated quantity:
+        then the markers and the line are each in the legend under their own
+        name, ``label`` naming the markers), ``saturation`` (the P of its
+        saturation point, circled on its simulated curve) and ``panel`` (the
+        title of the panel it is drawn in).
     path : str or file
         Where to write the PNG.
     marks : list of (P, text)

@@ -24,11 +24,13 @@ from topologies import pcie_tree, star
 from topologies.specs import ETHERNET
 from workloads.paradigms import schemes
 from workloads.paradigms.allreduce import COLLECTIVES
-from workloads.errors import WorkloadError
+from workloads.errors import ProjectionError, WorkloadError
+from workloads.models import resize
+from netsim.comm.library import mpich_wire
 
 from studies.scaling.paradigm import nccl_closed_form
 
-__all__ = ["TOPOLOGIES", "TARGET", "study", "format_table", "plot"]
+__all__ = ["TOPOLOGIES", "TARGET", "study", "verdict_rows", "format_table", "plot"]
 
 
 def _ten_gbe(ranks):
@@ -49,7 +51,7 @@ TARGET = 0.92
 
 
 def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topologies=None,
-          only=None, library="auto", progress=None, **options):
+          only=None, library="auto", progress=None, model=None, **options):
     """Bytes and simulated time to reach ``target`` accuracy, per scheme x architecture.
 
     Parameters
@@ -72,6 +74,12 @@ def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topo
     progress : callable, optional
         Called as ``progress(combinations_done, combinations)`` after each
         combination, for a progress bar (:class:`netsim.progress.Progress`).
+    model : str, optional
+        Resize each run's trace to this model before it is simulated
+        (:func:`workloads.models.resize`: its message sizes and FLOPs; the epochs
+        to the target are the trained model's); ``bytes`` are then the resized
+        trace's. A combination whose paradigm cannot be resized keeps its
+        training figures, and ``skipped`` says why it was not simulated.
     **options
         Passed to :func:`workloads.paradigms.schemes.run` (``servers``, ``staleness``,
         ``period``, ``collective``, ``hidden``, ``lr``, ...).
@@ -114,16 +122,85 @@ def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topo
                 break
         row.update(paradigm=r.paradigm, reached=r.accuracy >= target, epochs=epochs,
                    iterations=r.iterations, accuracy=r.accuracy, bytes=r.total_bytes)
+        trace = r.trace
+        if model is not None:
+            try:
+                trace = resize(trace, model)
+            except ProjectionError as exc:
+                row["skipped"] = f"not simulated as {model}: {exc}"
+            else:
+                row["bytes"] = mpich_wire(trace).total_bytes
         for name, make in topologies.items():
-            G = make(r.trace.ranks)
-            alpha, beta = costmodel.alpha_beta(G, trace=r.trace)
-            res = simulate(r.trace, G, library=library)
-            cf = nccl_closed_form(schemes.closed_form(r.trace, alpha, beta), res, r.trace)
+            if row.get("skipped"):
+                row[f"time_{name}"] = row[f"closed_{name}"] = None
+                continue
+            G = make(trace.ranks)
+            alpha, beta = costmodel.alpha_beta(G, trace=trace)
+            res = simulate(trace, G, library=library)
+            cf = nccl_closed_form(schemes.closed_form(trace, alpha, beta), res, trace)
             row[f"time_{name}"] = res.makespan
             row[f"closed_{name}"] = cf["time"] * r.iterations
         if progress is not None:
             progress(len(rows), len(todo))
     return rows
+
+
+#: The comparisons of docs/studies.md that :func:`verdict_rows` checks at each seed:
+#: (claim, first combination, second, threshold on first / second epochs).
+COMPARISONS = (
+    ("Downpour needs at least 2x the epochs of BSP", ("async", "ps"), ("bsp", "ps"), 2.0),
+    ("local SGD needs no more epochs than BSP", ("bsp", "ps"), ("local-sgd", "ps"), 1.0),
+)
+
+
+def verdict_rows(rows, seed, target=TARGET):
+    """The verdicts of one seed's :func:`study` as claim rows, to fold over seeds with
+    :func:`studies.claims.verdicts.over_seeds`: every offered combination reaching the
+    target, and the comparisons of :data:`COMPARISONS` (epochs of one over the other).
+
+    Parameters
+    ----------
+    rows : list of dict
+        One seed's :func:`study` rows.
+    seed : int
+    target : float
+
+    Returns
+    -------
+    list of dict
+        Claim rows (``claim``, ``source``, ``setup``, ``measured``, ``threshold``,
+        ``value``, ``passed``, ``verdict``, ``seconds``, ``region``, ``seed``).
+
+    Examples
+    --------
+    >>> rows = [{"scheme": "bsp", "architecture": "ps", "reason": None, "reached": True,
+    ...          "epochs": 2}, {"scheme": "async", "architecture": "ps", "reason": None,
+    ...          "reached": True, "epochs": 6}]
+    >>> [(v["claim"][:24], v["value"], v["verdict"]) for v in verdict_rows(rows, 0)]
+    [('bsp / ps reaches 0.92', 2, 'PASS'), ('async / ps reaches 0.92', 6, 'PASS'), ('Downpour needs at least ', 3.0, 'PASS')]
+    """
+    def row(claim, measured, threshold, value, passed):
+        return {"claim": claim, "source": "docs/studies.md (netsim schemes)", "setup": "",
+                "measured": measured, "threshold": threshold, "value": value,
+                "passed": bool(passed), "verdict": "PASS" if passed else "FAIL",
+                "seconds": 0.0, "region": "", "seed": seed}
+
+    out, by = [], {}
+    for r in rows:
+        if r["reason"]:
+            continue
+        by[(r["scheme"], r["architecture"])] = r
+        out.append(row(f"{r['scheme']} / {r['architecture']} reaches {target}",
+                       f"{r['epochs']} epoch(s)", "within --max-epochs", r["epochs"],
+                       r["reached"]))
+    for claim, a, b, least in COMPARISONS:
+        if a in by and b in by:   # at every seed, so that the seeds have the same claims
+            ratio = by[a]["epochs"] / by[b]["epochs"]
+            reached = by[a]["reached"] and by[b]["reached"]
+            out.append(row(claim, f"{by[a]['epochs']} / {by[b]['epochs']} epochs"
+                           + ("" if reached else " (target not reached)"),
+                           f"epochs ratio >= {least:g}", ratio, reached and ratio >= least))
+    return out
 
 
 def _time(seconds):
@@ -160,8 +237,10 @@ def format_table(rows, target=None):
         else:
             cells = [r["scheme"], r["architecture"], r["paradigm"],
                      str(r["epochs"]) + ("" if r["reached"] else " (not reached)"),
-                     str(r["iterations"]), f"{r['accuracy']:.3f}", f"{r['bytes']:,.0f}"]
-            cells += [f"{_time(r['time_' + t])} / {_time(r['closed_' + t])}" for t in topos]
+                     str(r["iterations"]), f"{r['accuracy']:.3f}",
+                     f"{r['bytes']:,.0f}" + (" (as trained)" if r.get("skipped") else "")]
+            cells += [f"{_time(r['time_' + t])} / {_time(r['closed_' + t])}"
+                      if r["time_" + t] is not None else r["skipped"] for t in topos]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -204,7 +283,7 @@ def plot(rows, path, title=None):
 
     from netsim.drawing.plot import label_log_axis
 
-    done = [r for r in rows if not r["reason"]]
+    done = [r for r in rows if not r["reason"] and not r.get("skipped")]
     topos = [k[5:] for k in done[0] if k.startswith("time_")] if done else []
     fig = Figure(figsize=(5.2 * max(len(topos), 1) + 2, 4.2), layout="constrained")
     axes = fig.subplots(1, max(len(topos), 1), squeeze=False)

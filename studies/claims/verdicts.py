@@ -183,8 +183,9 @@ def _spread(r):
 
 def _result(r):
     """The verdict with the seeds at which the claim holds."""
-    free = " (takes no seed)" if r["per_seed"][0]["seed"] is None else ""
-    return f"{r['verdict']}: holds in {r['holds']} of {r['n']} seeds{free}"
+    if r["per_seed"][0]["seed"] is None:   # one run: no seeds to count it over
+        return f"{r['verdict']}: one run (takes no seed)"
+    return f"{r['verdict']}: holds in {r['holds']} of {r['n']} seeds"
 
 
 def _where(r):

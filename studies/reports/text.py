@@ -164,6 +164,17 @@ def _throughput(st):
             "over them")
 
 
+def _trend(st):
+    """The trend of a run without a steady state, and which figure to quote."""
+    per = ", ".join(f"{r['P']}: {r['trend']:+.1%}" for r in st["records"]
+                    if r.get("trend") is not None)
+    return (f"trend per recorded epoch of time per iteration (the window's 2nd half after its "
+            f"warm-up against its 1st), by P: {per}\n"
+            "no steady state: time per iteration depends on how long the run is; quote the "
+            "figure of the epochs you model (the epoch rows, --iterations for more epochs) "
+            "with this trend, and the whole window's only for a run of its length")
+
+
 def format_study(st):
     """Plain-text tables of a :func:`studies.scaling.paradigm.study`: per P, then fits and the saturation point.
 
@@ -194,6 +205,8 @@ def format_study(st):
     if phases:
         lines += [table(["P", "phase", "iterations", "simulated", "time/iter", "closed form",
                          "compute", "exposed comm"], phases), ""]
+    if st.get("window", {}).get("trend"):
+        lines += [_trend(st), ""]
     fits = [(k, f["law"], "-" if f["r2"] is None else f"{f['r2']:.4f}",
              "no single law fits" if f["no_single_law"] else "")
             for k, f in st["fits"].items() if f is not None]
@@ -220,6 +233,12 @@ def format_study(st):
     elif st.get("closed_form_regime"):
         lines.append(f"closed form: {st['closed_form_regime']} studied")
     lines.append(f"closed form: {st['closed_form_note']}")
+    gaps = st.get("closed_form_gaps") or ()
+    if gaps:
+        lines.append("closed form vs simulation beyond 5 % (simulated / closed form - 1):")
+        lines += [f"  P = {g['P']}: {g['gap']:+.1%}" + (f": {g['detail']}" if g["detail"] else "")
+                  for g in gaps]
+        lines += [f"  why: {why}" for why in sorted({g["why"] for g in gaps if g["why"]})]
     by_plan = {}
     for r in st["records"]:
         for plan in r.get("plans") or ():

@@ -59,7 +59,7 @@ from studies.registry import PARADIGMS
 from studies.scaling.study_run import check_study_options
 from studies.scaling.trace_size import PROBE, check_ops, grown_ops, grown_ranks, projection_ops
 from studies.scaling.throughput import throughput
-from studies.scaling.windows import combine, plan_windows, sampled_windows
+from studies.scaling.windows import combine, plan_windows, sampled_windows, trend
 
 __all__ = ["study", "sweep_point", "check_sweep_point", "plot_study", "tuned_segments", "closed_terms",
            "nccl_closed_form"]
@@ -464,7 +464,10 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         phases reported apart: ``phase``, ``start``, ``stop``, ``simulated`` (the
         ``[start, iterations]`` simulated), ``time``, ``compute``, ``exposed``,
         ``idle``, ``closed_form``, ``closed_communication``; empty without a
-        warm-up)), ``window`` (of :func:`studies.scaling.windows.plan_windows`: ``start``,
+        warm-up; for a run without a steady state also each whole recorded epoch and
+        the two halves of the window after its warm-up) and, for such a run,
+        ``trend`` (the relative change of time per iteration per recorded epoch,
+        :func:`studies.scaling.windows.trend`, or None)), ``window`` (of :func:`studies.scaling.windows.plan_windows`: ``start``,
         ``stop``, ``iterations``, ``phase``, ``period``, ``cuts_period``, ``what``),
         ``declared`` (the paradigm's :class:`workloads.plan.phases.Phases` as a dict),
         ``warnings`` (sentences: a window that cuts a period, one beyond the
@@ -481,7 +484,11 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         fill terms, each
         record's ``closed_latency``, ``closed_bandwidth``, ``closed_fill``, see
         :func:`closed_terms`; None without a closed form) and
-        ``closed_form_note``. Each record's ``segments`` is the LP segment
+        ``closed_form_note``; ``closed_form_gaps`` (only when there are any): the P where the simulation
+        is more than :data:`GAP` from the closed form (``P``, ``gap`` = simulated /
+        closed form - 1, ``why``: the paradigm's reason from its closed form, and
+        ``detail``: what in this P's trace, both None where the paradigm gives
+        none). Each record's ``segments`` is the LP segment
         count of an ``allreduce`` paradigm with ``collective=lp`` (tuned to
         each P by :func:`tuned_segments` unless ``segments`` is among the
         options), else None.
@@ -565,17 +572,28 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         r["phases"] = [{"phase": p["phase"], "start": p["start"], "stop": p["stop"],
                         "simulated": [[s, n] for s, n, _ in p["samples"]],
                         **combine(p["samples"], at, PHASE_FIGURES)} for p in plan["phases"]]
+        if "trend" in plan["window"]:   # a run without a steady state: how it drifts
+            r["trend"] = trend(r["phases"], plan["window"])
         records.append({"P": P, **r})
     note = head[0]["_note"]
     note = f"{note}; over {plan['window']['what']}" if note else note
+    gaps = [{"P": P, "gap": r["time"] / r["closed_form"] - 1.0,
+             **(head[i]["_gap"] or {"why": None, "detail": None})}
+            for i, (P, r) in enumerate(zip(workers, records))
+            if r["closed_form"] and abs(r["time"] / r["closed_form"] - 1.0) > GAP]
     return {"paradigm": head[0]["_paradigm"], "workers": workers, "strong": strong,
             "model": model, "T1": T1, "records": records, "library": library,
             **({"transport": transport} if transport != "fluid" else {}),
             "window": plan["window"], "declared": declared._asdict(),
             "warnings": plan["warnings"],
             **({"perturbation": dict(perturbation)} if perturbation else {}),
-            **_summary(workers, records, T1, strong, level), "closed_form_note": note}
+            **_summary(workers, records, T1, strong, level), "closed_form_note": note,
+            **({"closed_form_gaps": gaps} if gaps else {})}
 
+
+#: The relative gap between simulation and closed form beyond which a study lists the P
+#: with the paradigm's reason (``closed_form_gaps``).
+GAP = 0.05
 
 #: The figures of a phase (:func:`study`), each per iteration.
 PHASE_FIGURES = ("time", "compute", "exposed", "idle", "closed_form", "closed_communication")
@@ -612,6 +630,7 @@ def _point(t, topology, perturbation, library, tune, transport="fluid"):
         "source": t.metadata.get("source"),
         "plans": plan_names(res.collectives),
         "_T1": worker_compute(t, None), "_note": cf["reason"] or cf["formula"],
+        "_gap": cf.get("gap"),
         "_paradigm": t.metadata.get("paradigm"),
     }
 
@@ -657,11 +676,18 @@ def _summary(Ps, records, T1, strong, level):
                 if have_cf and len(set(Ps)) >= 2 else None)}
 
 
+#: Paradigm -> what its closed form's compute term is, for the legend (None: the others').
+_COMPUTE_TERM = {None: "the busiest worker's", "ringtmp": "the pipeline's critical path: every "
+                 "stage's forward and backward"}
+
+
 def plot_study(st, path, title=None, logy=True, topology=None):
     """Time per iteration, compute and exposed communication against P, saturation marked.
 
-    Markers are simulated, lines closed forms (the closed-form communication
-    beside the simulated exposed communication). The default title names the
+    Markers are simulated, lines closed forms, each in the legend under the name
+    of what it draws (the closed form's communication term, all of its
+    communication, beside the simulated exposed communication; its compute term
+    beside the simulated compute per worker). The default title names the
     paradigm, the model, the scaling and, if given, the ``topology`` spec.
 
     Parameters
@@ -690,12 +716,18 @@ def plot_study(st, path, title=None, logy=True, topology=None):
 
     recs = st["records"]
     cf = all(r["closed_form"] for r in recs)
-    series = [{"label": "time per iteration", "simulated": [r["time"] for r in recs],
+    term = _COMPUTE_TERM.get(st["paradigm"], _COMPUTE_TERM[None])
+    series = [{"label": "time per iteration, simulated", "closed_label":
+               "time per iteration, closed form", "simulated": [r["time"] for r in recs],
                "closed_form": [r["closed_form"] for r in recs] if cf else None,
                "saturation": st["saturation"]["P"]},
-              {"label": "compute", "simulated": [r["compute"] for r in recs],
+              {"label": "compute per worker, simulated (mean over workers)",
+               "closed_label": f"closed form's compute term ({term})",
+               "simulated": [r["compute"] for r in recs],
                "closed_form": [r["closed_compute"] for r in recs] if cf else None},
-              {"label": "exposed communication", "simulated": [r["exposed"] for r in recs],
+              {"label": "exposed communication per worker, simulated (mean over workers)",
+               "closed_label": "closed form's communication term (all of it, none hidden)",
+               "simulated": [r["exposed"] for r in recs],
                "closed_form": [r["closed_communication"] for r in recs] if cf else None}]
     if logy:  # a log axis cannot show zeros
         for s in series:

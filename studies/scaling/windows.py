@@ -16,7 +16,11 @@ windows a study simulates:
 * **the whole recorded run** (a paradigm that replays its recording's
   per-iteration traffic, e.g. PF, Slim-DP: no steady state): the window is the
   run from its first iteration, one recorded epoch in whole periods unless
-  told; a declared warm-up and the rest of the run are reported apart.
+  told; a declared warm-up and the rest of the run are reported apart, and so
+  are each whole recorded epoch (when the window holds two or more) and the
+  two halves of the window after its warm-up, whose figures give the run's
+  trend per epoch (:func:`trend`). A window that lies within the warm-up is
+  the transient alone, and is warned about.
 
 A window that does not hold whole periods (``iterations`` not a multiple of
 the period) is kept as asked, with a warning: the cut period's iterations
@@ -36,7 +40,7 @@ import math
 from netsim.checks import check_int
 from workloads.errors import WorkloadError
 
-__all__ = ["STEADY_ITERATIONS", "plan_windows", "sampled_windows", "combine", "describe"]
+__all__ = ["STEADY_ITERATIONS", "plan_windows", "sampled_windows", "combine", "describe", "trend"]
 
 #: Iterations of a steady-state window unless told (rounded up to whole periods): a few,
 #: so that iterations overlapping their neighbours (pipelines, asynchronous workers)
@@ -87,12 +91,25 @@ def plan_windows(phases, iterations=None, recorded=None):
     its last 3 iterations count as a whole period, so its figures are not the run's;
     give a multiple of 4
 
-    PF: the whole recorded run, its settling apart.
+    PF: the whole recorded run, its settling apart, and the halves after it, whose
+    figures give the trend per epoch; 90 iterations hold two recorded epochs, each
+    reported too.
 
     >>> pf = Phases(warmup=10, alike=False, what="filter settling")
     >>> plan = plan_windows(pf, recorded=45)
     >>> plan["window"]["stop"], [(p["phase"], p["start"], p["stop"]) for p in plan["phases"]]
-    (45, [('warm-up', 0, 10), ('after warm-up', 10, 45)])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    (45, [('warm-up', 0, 10), ('after warm-up', 10, 45), ('1st half', 10, 27),
+          ('2nd half', 27, 45)])
+    >>> [p["phase"] for p in plan_windows(pf, 90, recorded=45)["phases"]][2:4]
+    ['epoch 1', 'epoch 2']
+
+    Three iterations of PF are its filter settling alone:
+
+    >>> print(plan_windows(pf, 3, recorded=45)["warnings"][0])
+    ... # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    the window of 3 iterations lies within the warm-up of 10 iterations (filter settling): its
+    figure is the transient alone, not the run's; ...
     """
     period = max(1, int(phases.period))
     if iterations is not None:
@@ -113,6 +130,12 @@ def plan_windows(phases, iterations=None, recorded=None):
                         + (f" ({phases.what})" if phases.what else "")
                         + f": its last {n % period} iterations count as a whole period, so its "
                         f"figures are not the run's; give a multiple of {period}")
+    if not phases.alike and 0 < phases.warmup and n <= phases.warmup:
+        warnings.append(f"the window of {n} iterations lies within the warm-up of "
+                        f"{phases.warmup} iterations ({phases.what or 'the run settling'}): its "
+                        "figure is the transient alone, not the run's; give --iterations above "
+                        f"{phases.warmup} (the default, one recorded epoch, holds it and the run "
+                        "after it)")
     out = []
     if phases.warmup > 0 and phases.alike:
         out.append({"phase": "warm-up", "start": 0, "stop": phases.warmup,
@@ -125,7 +148,62 @@ def plan_windows(phases, iterations=None, recorded=None):
         if w < n:
             out.append({"phase": "after warm-up", "start": w, "stop": n,
                         "samples": [[w, n - w, n - w]]})
+    if not phases.alike:
+        drift = _drift(min(phases.warmup, n), n, int(recorded or 0), period)
+        out += drift["phases"]
+        window["trend"] = drift["trend"]
     return {"window": window, "phases": out, "warnings": warnings}
+
+
+def _drift(settled, stop, epoch, period):
+    """The phases that show how a run without a steady state drifts: each whole recorded
+    epoch when the window holds two or more, and the two halves (in whole periods) of the
+    window after its warm-up, whose figures give the trend per epoch (``trend``: ``from``,
+    ``to``, ``distance`` (iterations between the halves' middles) and ``epoch``
+    (iterations of a recorded epoch), or None when the window is too short to halve)."""
+    out = []
+    if epoch and stop >= 2 * epoch:
+        out += [{"phase": f"epoch {k + 1}", "start": k * epoch, "stop": (k + 1) * epoch,
+                 "samples": [[k * epoch, epoch, epoch]]} for k in range(stop // epoch)]
+    half = (stop - settled) // 2 // period * period
+    if half < 1 or not epoch:
+        return {"phases": out, "trend": None}
+    mid = settled + half
+    out += [{"phase": "1st half", "start": settled, "stop": mid,
+             "samples": [[settled, half, half]]},
+            {"phase": "2nd half", "start": mid, "stop": stop,
+             "samples": [[mid, stop - mid, stop - mid]]}]
+    return {"phases": out, "trend": {"from": "1st half", "to": "2nd half",
+                                     "distance": (stop - settled) / 2, "epoch": epoch}}
+
+
+def trend(phases, window):
+    """The relative change of time per iteration per recorded epoch, from the halves of a
+    window after its warm-up (:func:`plan_windows`), or None.
+
+    Parameters
+    ----------
+    phases : list of dict
+        A study record's ``phases`` (``phase``, ``time``).
+    window : dict
+        The plan's ``window`` (its ``trend``).
+
+    Examples
+    --------
+    Halves 20 iterations apart, an epoch of 40: 10 % less per half, 20 % per epoch.
+
+    >>> w = {"trend": {"from": "1st half", "to": "2nd half", "distance": 20, "epoch": 40}}
+    >>> round(trend([{"phase": "1st half", "time": 1.0}, {"phase": "2nd half", "time": 0.9}], w), 6)
+    -0.2
+    """
+    t = window.get("trend")
+    if not t:
+        return None
+    by = {p["phase"]: p["time"] for p in phases}
+    a, b = by.get(t["from"]), by.get(t["to"])
+    if not a or b is None:
+        return None
+    return (b / a - 1.0) * t["epoch"] / t["distance"]
 
 
 def sampled_windows(plan):

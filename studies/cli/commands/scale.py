@@ -23,6 +23,7 @@ from studies.cli.options import (add_force_argument, add_library_argument, add_p
 from studies.scaling.paradigm import plot_study, study
 from studies.registry import COLLECTIVES, PARADIGMS, topology_factory
 from studies.reports.text import format_study, speedup_hint, table
+from studies.scaling.defaults import DATASET, study_defaults
 from studies.scaling.run_length import EPOCH_SECONDS, check_count, check_training
 from studies.scaling.study_run import window_iterations
 from studies.scaling.trace_size import PROBE, check_fits
@@ -98,7 +99,9 @@ def add_arguments(p):
     g.add_argument("--device-flops", type=float, default=None,
                    help="device throughput, FLOP/s (default: the trace's device_flops; a "
                         f"recording's is a V100's FP32 {V100_FP32_FLOPS / 1e12:g}e12)")
-    g.add_argument("--dataset", default="digits", help="dataset of the recordings (default digits)")
+    g.add_argument("--dataset", default=None,
+                   help="dataset of the recordings (default digits; sparse for ps-partitioned, "
+                        "where METIS and random placement differ)")
     g.add_argument("--iterations", type=int, default=None,
                    help="iterations of the window measured at each P (default: 3 rounded up to "
                         "whole periods, after any warm-up; the whole recorded epoch for pf and "
@@ -285,6 +288,11 @@ def _run_paradigm(args, perturbation=None):
                           "epochs its window needs (--iterations sets the window)")
     if "seed" in options:
         raise NetsimError("--set seed= is --seed in a scaling study; give --seed")
+    dataset, options, defaults = (study_defaults(args.paradigm, workers, options, args.dataset)
+                                  if args.paradigm in PARADIGMS
+                                  else (args.dataset or DATASET, options, []))
+    # ps-partitioned's paper compares METIS with random placement: run both unless one is named
+    baseline = args.paradigm == "ps-partitioned" and "partition" not in options
     flops = args.device_flops
     if args.device:
         if flops is not None:
@@ -299,18 +307,25 @@ def _run_paradigm(args, perturbation=None):
         priced += check_training(options, iterations=args.iterations,
                                  workers=PROBE[-1] if max(workers) > PROBE[-1] else 4)
         if args.iterations is None and args.paradigm in PARADIGMS:  # as --iterations would be
-            n = window_iterations(args.paradigm, options, dataset=args.dataset)
+            n = window_iterations(args.paradigm, options, dataset=dataset)
             priced += check_count(n, EPOCH_SECONDS, f"the window of {n} iterations in whole "
                                   f"periods that {args.paradigm}'s options ask for", "iteration")
     what = f"{args.paradigm} at P = {', '.join(map(str, workers))}"
     note(args, f"simulating {what} ...")
-    st = study(args.paradigm, workers, topology_factory(args.topology), model=args.model,
-                       device_flops=flops, iterations=args.iterations, seed=args.seed,
-                       dataset=args.dataset, strong=args.strong, batch=args.batch,
-                       perturbation=perturbation or None, library=args.library,
-                       transport=getattr(args, "transport", "fluid"),
-                       force=getattr(args, "force", False),
-                       expect=lambda s: expect(args, s + priced, what), **options)
+    run = dict(model=args.model, device_flops=flops, iterations=args.iterations,
+               seed=args.seed, dataset=dataset, strong=args.strong, batch=args.batch,
+               perturbation=perturbation or None, library=args.library,
+               transport=getattr(args, "transport", "fluid"), force=getattr(args, "force", False))
+    st = study(args.paradigm, workers, topology_factory(args.topology),
+               expect=lambda s: expect(args, s * (2 if baseline else 1) + priced, what),
+               **run, **options)
+    if defaults:
+        st["defaults"] = defaults
+    if baseline:
+        note(args, f"simulating {args.paradigm} with random placement, the paper's baseline ...")
+        random = study(args.paradigm, workers, topology_factory(args.topology), **run,
+                       **{**options, "partition": "random"})
+        st["baseline"] = {"partition": "random", "records": random["records"]}
     for warning in st["warnings"]:
         log(args, f"warning: {warning}")
     records = st["records"]
@@ -327,10 +342,27 @@ def _run_paradigm(args, perturbation=None):
     if hint:
         log(args, hint)
     print("\n" + rest)
+    if st.get("baseline"):
+        print("\n" + _versus_random(st))
+    for line in defaults:
+        print(f"\ndefault for {args.paradigm}: {line}")
     if perturbation:
         print(f"\nperturbed at replay: {perturb_label(perturbation)} (seed {perturbation['seed']}); "
               f"closed forms unperturbed")
     print(f"\ntopology {args.topology}; wrote {args.png}")
+
+
+def _versus_random(st):
+    """ps-partitioned's METIS placement against random placement, per P (the paper's effect)."""
+    rows = [(r["P"], format_time(r["time"]), format_time(b["time"]),
+             f"{b['time'] / r['time']:.2f}x",
+             f"{b['bytes_per_iteration'] / r['bytes_per_iteration']:.2f}x")
+            for r, b in zip(st["records"], st["baseline"]["records"])]
+    return (table(["P", "METIS time/iter", "random time/iter", "random/METIS time",
+                   "random/METIS bytes"], rows)
+            + "\nplacement (Li, Andersen & Smola, arXiv:1505.04636): METIS keeps a worker's rows "
+              "on few servers; random placement, the paper's baseline, spreads them "
+              "(--set partition=metis or random runs one alone)")
 
 
 def _device_flops(spec):

@@ -9,7 +9,12 @@ import json
 from netsim.checks import check_real
 from netsim.errors import NetsimError
 
+from netsim.units import parse_seeds
+from workloads.models import get_model
+
 from studies.claims import schemes
+from studies.claims.verdicts import format_claims_over_seeds, over_seeds, seeds_label
+from studies.registry import topology_factory
 from studies.cli.console import check_options, check_png, note, progress, write
 from studies.cli.options import add_force_argument, add_library_argument, given_options
 
@@ -49,6 +54,15 @@ def add_arguments(p):
     p.add_argument("--max-epochs", type=int, default=6,
                    help="give up after this many epochs (default 6)")
     p.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
+    p.add_argument("--seeds", default=None, metavar="A..B|LIST",
+                   help="run everything once per seed (0..4, or 0,3,7) and report each verdict "
+                        "(a combination reaching the target, Downpour's and local SGD's epochs "
+                        "against BSP's) as holds in k of N seeds; the table is the first seed's")
+    p.add_argument("--model", default=None,
+                   help="simulate each run resized to this model (resnet50, bert-large, ...: "
+                        "its message sizes and FLOPs; the epochs are the trained model's)")
+    p.add_argument("--topology", default=None, metavar="NAME[:k=v,...]",
+                   help="simulate on this topology instead of the 10 GbE star and the PCIe box")
     p.add_argument("--servers", type=int, default=1,
                    help="parameter servers S of the ps architecture (default 1; local-sgd "
                         "needs 1: a master)")
@@ -92,20 +106,46 @@ def run(args):
     if not args.force:
         _check_epochs(args.max_epochs)
     check_png(args.png)
+    seeds = _seeds(args)
+    topologies = None
+    if args.topology is not None:
+        topologies = {args.topology: topology_factory(args.topology)}
+    if args.model is not None:
+        get_model(args.model)   # an unknown name fails here, before any training
     note(args, f"training every scheme x architecture on {args.dataset} to accuracy "
                f"{args.target} ...")
-    with progress(args, None, "schemes", unit="combination") as bar:  # ~20 s, one line before
-        rows = schemes.study(target=args.target, dataset=args.dataset, workers=args.workers,
-                             max_epochs=args.max_epochs, seed=args.seed, servers=args.servers,
-                             staleness=args.staleness, period=args.period,
-                             collective=args.collective, library=args.library, progress=bar)
+    runs = {}
+    for seed in seeds:
+        with progress(args, None, "schemes", unit="combination") as bar:  # ~20 s a seed
+            runs[seed] = schemes.study(
+                target=args.target, dataset=args.dataset, workers=args.workers,
+                max_epochs=args.max_epochs, seed=seed, servers=args.servers,
+                staleness=args.staleness, period=args.period, collective=args.collective,
+                library=args.library, progress=bar, topologies=topologies, model=args.model)
+    rows = runs[seeds[0]]
+    folded = (over_seeds({s: schemes.verdict_rows(r, s, args.target) for s, r in runs.items()})
+              if args.seeds is not None else None)
     write(args.png, lambda f: schemes.plot(rows, f), binary=True)
     if args.json:
-        print(json.dumps(rows))
+        print(json.dumps(rows if folded is None else {"rows": rows, "runs": runs,
+                                                      "verdicts": folded}))
         return
     print(schemes.format_table(rows, args.target))
-    print(f"\ntarget accuracy {args.target} on {args.dataset}, {args.workers} workers; "
-          f"wrote {args.png}")
+    if folded is not None:
+        print(f"\nverdicts over seeds {seeds_label(seeds)} (the table above: seed {seeds[0]})")
+        print(format_claims_over_seeds(folded, seeds))
+    print(f"\ntarget accuracy {args.target} on {args.dataset}, {args.workers} workers"
+          + (f", simulated as {args.model}" if args.model else "")
+          + f"; wrote {args.png}")
+
+
+def _seeds(args):
+    """The seeds of the runs: ``--seeds`` (refused beside ``--seed``) or ``[--seed]``."""
+    if args.seeds is None:
+        return [args.seed]
+    if "seed" in given_options(args, add_arguments):
+        raise NetsimError("give --seed or --seeds, not both")
+    return parse_seeds(args.seeds)
 
 
 def _check_run_bounds(args):
