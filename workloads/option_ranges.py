@@ -29,7 +29,7 @@ from netsim import checks
 
 from workloads.errors import WorkloadError
 
-__all__ = ["RANGES", "CHOICES", "RUN_BOUNDS", "check_option", "check_options", "check_run_bounds"]
+__all__ = ["RANGES", "MAPPINGS", "CHOICES", "RUN_BOUNDS", "check_option", "check_options", "check_run_bounds"]
 
 _INT, _REAL = "int", "real"
 
@@ -64,6 +64,10 @@ RANGES = {
     "device_flops": (_REAL, (0, None, True)),
 }
 """Option name -> its kind and bounds (an option not listed here has no numeric range)."""
+
+
+MAPPINGS = {"dataset_options": "dataset options (e.g. {'locality': 0.99} for sparse)"}
+"""Option name -> what its mapping holds: a dict, which ``--set KEY=VALUE`` cannot give."""
 
 
 CHOICES = {
@@ -180,6 +184,10 @@ def check_option(key, value, paradigm=None):
     Traceback (most recent call last):
     ...
     workloads.errors.WorkloadError: unknown collective 'tree'; known collectives: ring, mst, be, lp
+    >>> check_option("dataset_options", 5)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: dataset_options must be a mapping of dataset options (e.g. {'locality': 0.99} for sparse), got 5; give it in a sweep config's options: or from Python
     >>> check_option("servers", 0)
     Traceback (most recent call last):
     ...
@@ -193,6 +201,9 @@ def check_option(key, value, paradigm=None):
         if value not in known:
             raise WorkloadError(f"unknown {key} {value!r}; known {key}s: {', '.join(known)}")
         return value
+    if key in MAPPINGS and value is not None and not isinstance(value, dict):
+        raise WorkloadError(f"{key} must be a mapping of {MAPPINGS[key]}, got {value!r}; give "
+                            f"it in a sweep config's options: or from Python")
     if value is None or key not in RANGES:
         return value
     kind, bounds = RANGES[key]

@@ -280,6 +280,29 @@ def check_png(*paths):
         if path is not None and path != os.devnull and not os.fspath(path).lower().endswith(".png"):
             raise NetsimError(f"cannot write {path}: a picture is a PNG, its file name must end "
                               f"in .png")
+    if any(path is not None for path in paths):
+        _check_backend()
+
+
+def _check_backend():
+    """Refuse a ``MPLBACKEND`` that matplotlib does not know, before any work.
+
+    matplotlib checks the variable when it is imported, which netsim does only to draw,
+    at the end of the work, and raises a ``ValueError`` naming its rcParams key; the
+    import is made here instead, where its refusal is one line.
+    """
+    import os
+
+    name = os.environ.get("MPLBACKEND")
+    if not name:
+        return
+    try:
+        from matplotlib import rcsetup
+
+        rcsetup.validate_backend(name)
+    except ValueError:
+        raise NetsimError(f"MPLBACKEND={name!r} is not a backend matplotlib knows; unset it "
+                          f"or give one such as agg") from None
 
 
 def check_options(args, **bounds):
