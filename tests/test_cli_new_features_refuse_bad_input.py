@@ -83,3 +83,56 @@ def test_a_well_formed_profile_still_loads(tmp_path):
     # 1000 floats = 4000 bytes over ranks 0, 1.
     t = load_kineto(_write(tmp_path, _kernel_doc()), symmetric=True)
     assert t.metadata["collectives"][0]["bytes"] == 4000.0
+
+
+def _no_topology_built(monkeypatch):
+    import studies.cli.commands.scale_transformer as st
+
+    def boom(*a, **k):
+        raise AssertionError("a topology was built before the checks")
+    monkeypatch.setattr(st, "topology_factory", boom)
+
+
+def test_a_global_batch_whose_timeline_does_not_fit_is_refused_before_any_graph(
+        capsys, monkeypatch):
+    # tp 8 on P = 8: dp 1, m = 1e9 micro-batches of 1; the 1f1b timeline lists a forward and
+    # a backward pass of each on the one stage: 2e9 passes x 280 B = 560 GB.
+    _no_topology_built(monkeypatch)
+    monkeypatch.setattr("studies.scaling.run_length.available_memory", lambda: 2**34)
+    one_line_error(capsys, ["scale", "transformer", "-P", "8", "--topology", "dgx_h100",
+                            "--global-batch", "1000000000"],
+                   "m = 1000000000 micro-batches", "2e+09 micro-batch passes", "560 GB")
+
+
+def test_a_layout_that_does_not_divide_the_batch_is_refused_before_a_million_gpus(
+        capsys, monkeypatch):
+    # P = 2^20 at tp 8: dp = 131072 does not divide the default global batch of 512.
+    _no_topology_built(monkeypatch)
+    one_line_error(capsys, ["scale", "transformer", "-P", "1048576", "--topology",
+                            "gpu_cluster:machine=dgx_h100"],
+                   "global batch 512 is not a multiple of micro-batch 1 x dp 131072")
+
+
+def test_a_sweep_with_no_layout_is_refused_before_its_topology(capsys, monkeypatch):
+    # gpt3-13b has 40 layers: pp <= 40, tp <= 8, so dp >= 2^20 / 320 > 512 never divides 512.
+    _no_topology_built(monkeypatch)
+    one_line_error(capsys, ["scale", "transformer", "-P", "1048576", "--sweep", "--topology",
+                            "gpu_cluster:machine=dgx_h100"], "no layout of 1048576 GPUs")
+
+
+def test_a_million_gpu_topology_is_announced_with_its_build_estimate(monkeypatch):
+    # A layout that divides (tp 8, dp 131072, m = 8): the closed form is 2 x 8 passes, and
+    # the 2^20-GPU topology's build is priced from probes at 17.4 us per node or edge, far
+    # above a second: announced (a terminal shows it) before anything is built.
+    import studies.cli.commands.scale_transformer as st
+    from studies.cli.parser import build_parser
+
+    seen = []
+    monkeypatch.setattr(st, "expect", lambda args, seconds, what: seen.append((seconds, what)))
+    args = build_parser("scale").parse_args(
+        ["scale", "transformer", "-P", "1048576", "--global-batch", "1048576", "--topology",
+         "gpu_cluster:machine=dgx_h100"])
+    c = st.parse_config(args.config, args.micro_batch, args.global_batch)
+    st.check_work(args, c, [1048576], 1)
+    (seconds, what), = seen
+    assert seconds > 60 and what == "transformer at P = 1048576"

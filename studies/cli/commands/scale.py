@@ -235,11 +235,11 @@ _APPLIES = {
     **dict.fromkeys(("model", "batch", "device", "device_flops", "dataset", "iterations", "seed",
                      "options", "strong", "straggler", "jitter"), ("paradigm",)),
     "library": ("paradigm", "transformer"), "transport": ("collectives", "paradigm"),
-    "force": ("collectives", "paradigm"),
+    "force": ("collectives", "paradigm", "transformer"),
 }
 """Option destination -> the modes it applies to (the transformer's own options: transformer;
 any other option: every mode). A paradigm's plot has a logarithmic time axis already, and the
-transformer's closed form has no size estimate to pass (``--force``) and no TCP model."""
+transformer's closed form has no TCP model."""
 
 
 def _refuse_other_modes(args):

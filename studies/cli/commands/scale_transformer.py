@@ -11,15 +11,19 @@ from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from workloads.transformer.flops import CONFIGS, get_config
+from workloads.transformer.layout import layout
 from workloads.transformer.moe import moe
+from workloads.transformer.stages import check
 
-from studies.cli.console import check_options, write, write_csv
+from studies.cli.console import check_options, expect, write, write_csv
 from studies.cli.options import option_value
 from studies.registry import topology_factory
 from studies.reports.text import table
+from studies.scaling.run_length import check_passes
+from studies.scaling.trace_size import check_ops
 from studies.scaling.transformer import default_efficiency, plot, study, sweep
 
-__all__ = ["add_arguments", "parse_config", "parse_experts", "run"]
+__all__ = ["add_arguments", "parse_config", "parse_experts", "check_work", "run"]
 
 
 def add_arguments(p):
@@ -145,6 +149,56 @@ def parse_experts(args):
     return moe(args.experts, args.top_k, args.capacity_factor, args.moe_every)
 
 
+def _layouts(c, args, workers, chunks):
+    """(tp, pp, dp) of each point the command computes: the given layout at each P, checked
+    as the closed form checks it (:func:`workloads.transformer.stages.check`), or with
+    ``--sweep`` every layout :func:`studies.scaling.transformer.sweep` tries at the largest P,
+    none of them a refusal naming P."""
+    if not args.sweep:
+        out = []
+        for P in workers:
+            L = layout(args.tp, args.pp, None, world=P)
+            check(c, L.tp, L.pp, L.dp, args.pipeline, args.recompute, 1.0, 1, chunks)
+            out.append((L.tp, L.pp, L.dp))
+        return out
+    P = max(workers)
+    out = [(tp, pp, P // (tp * pp)) for tp in (1, 2, 4, 8) for pp in range(1, c.layers + 1)
+           if not (c.layers % pp or P % (tp * pp) or c.heads % tp or c.vocab % tp
+                   or c.global_batch % (c.micro_batch * (P // (tp * pp))))]
+    if not out:   # the sweep's own refusal, before its topology is built
+        raise NetsimError(f"no layout of {P} GPUs fits the model: tp in 1, 2, 4, 8 and pp "
+                          f"dividing its {c.layers} layers leave no dp dividing the global "
+                          f"batch of {c.global_batch} in micro-batches of {c.micro_batch}")
+    return out
+
+
+def check_work(args, c, workers, chunks):
+    """Refuse, before any graph is built, points whose layout, closed form or topology fails.
+
+    Each layout is checked first (:func:`_layouts`). The closed form lists each micro-batch's
+    forward and backward pass on each stage, 2 m v p of them
+    (:func:`studies.scaling.run_length.check_passes`); each P's topology is priced by its
+    build (:func:`studies.scaling.trace_size.check_ops` with no ops; with ``--simulate`` also
+    its route searches). Without ``--force`` accepted work of a second or more is announced
+    with its estimate (:func:`studies.cli.console.expect`); with it only the layouts are
+    checked.
+    """
+    layouts = _layouts(c, args, workers, chunks)
+    if getattr(args, "force", False):
+        return
+    seconds = 0.0
+    for tp, pp, dp in layouts:
+        m = c.global_batch // (c.micro_batch * dp)
+        what = (f"--global-batch {c.global_batch} over tp {tp} x pp {pp} x dp {dp} "
+                f"(m = {m} micro-batches)")
+        seconds += check_passes(2 * m * chunks * pp, what)
+    for P in sorted(set(workers)) if not args.sweep else [max(workers)]:
+        seconds += check_ops(0, f"the topology {args.topology} of P = {P}",
+                             topology=args.topology, ranks=P,
+                             passes=1 if args.simulate else 0)["seconds"]
+    expect(args, seconds, f"transformer at P = {', '.join(map(str, workers))}")
+
+
 def run(args):
     """Run ``netsim scale transformer`` on parsed arguments; the report on stdout.
 
@@ -169,10 +223,11 @@ def run(args):
     c = parse_config(args.config, args.micro_batch, args.global_batch)
     experts = parse_experts(args)
     workers = parse_workers(args.workers)
-    make = topology_factory(args.topology)
-    e = default_efficiency() if args.efficiency is None else args.efficiency
     chunks = args.chunks if args.chunks is not None else (
         2 if args.pipeline == "interleaved" else 1)
+    check_work(args, c, workers, chunks)
+    make = topology_factory(args.topology)
+    e = default_efficiency() if args.efficiency is None else args.efficiency
     kw = dict(pipeline=args.pipeline, recompute=args.recompute,
               sequence_parallel=args.sequence_parallel, chunks=chunks, zero=args.zero,
               fsdp=args.fsdp)
