@@ -136,3 +136,41 @@ def test_a_million_gpu_topology_is_announced_with_its_build_estimate(monkeypatch
     st.check_work(args, c, [1048576], 1)
     (seconds, what), = seen
     assert seconds > 60 and what == "transformer at P = 1048576"
+
+
+def test_gloo_is_priced_like_mpich_before_its_topology(capsys, monkeypatch):
+    # At least MPICH's ring allreduce: 2 P (P - 1) = 2 x 2e6 x 1999999 ~ 8e12 messages,
+    # 55 B each: 440 TB.
+    import studies.cli.commands.collective_gloo as cg
+
+    monkeypatch.setattr(cg, "topology_factory", lambda spec: pytest.fail("built"))
+    one_line_error(capsys, ["collective", "allreduce", "--library", "gloo", "-P", "2000000",
+                            "-n", "1MB"], "8e+12 messages", "440 TB")
+
+
+def test_overlap_prices_its_pieces_before_any_run(capsys, monkeypatch):
+    # A 1-byte partition is one float32 value a piece (at least one value): bert-large's
+    # 335e6 parameters are 3.35e8 pieces an iteration, each a ring allreduce of 2 P (P - 1)
+    # = 4 messages at P = 2, over 2 iterations: 2.68e9 messages.
+    import studies.cli.commands.overlap as ov
+
+    monkeypatch.setattr(ov, "overlap_study", lambda **k: pytest.fail("ran"))
+    monkeypatch.setattr("studies.scaling.trace_size.available_memory", lambda: 2**34)
+    one_line_error(capsys, ["overlap", "--partition", "1B"], "3.35e+08 pieces",
+                   "2.68e+09 messages")
+    # bert-large's priority mode at 4 MB: 346 pieces; 1e6 iterations x 346 x 4 = 1.38e9.
+    one_line_error(capsys, ["overlap", "--iterations", "1000000"], "346 pieces",
+                   "1.38e+09 messages")
+
+
+def test_overlap_without_none_prints_no_nan_speed_up(capsys):
+    from studies.cli.parser import main
+
+    argv = ["overlap", "--modes", "bucketed", "--models", "resnet50", "--networks", "10GbE",
+            "-P", "2", "--iterations", "1"]
+    assert main(argv + ["--json"]) == 0
+    rec, = json.loads(capsys.readouterr().out)
+    assert rec["speedup"] is None            # valid JSON: no NaN
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and out.splitlines()[-1].split()[-1] == "-"

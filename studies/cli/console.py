@@ -296,11 +296,15 @@ def _check_backend():
     name = os.environ.get("MPLBACKEND")
     if not name:
         return
+    imported = "matplotlib" in sys.modules
     try:
         from matplotlib import rcsetup
 
         rcsetup.validate_backend(name)
     except ValueError:
+        if not imported:  # a failed first import leaves matplotlib half-made: drop it, so
+            for module in [m for m in sys.modules if m.split(".")[0] == "matplotlib"]:
+                del sys.modules[module]  # that a later import (a test's) starts afresh
         raise NetsimError(f"MPLBACKEND={name!r} is not a backend matplotlib knows; unset it "
                           f"or give one such as agg") from None
 
