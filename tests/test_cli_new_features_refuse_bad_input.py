@@ -174,3 +174,72 @@ def test_overlap_without_none_prints_no_nan_speed_up(capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "nan" not in out and out.splitlines()[-1].split()[-1] == "-"
+
+
+def _two_rank_trace(path):
+    from netsim import TraceBuilder, save_trace
+
+    b = TraceBuilder(2)
+    b.message(0, 1, 1e6)
+    save_trace(b.build(), path)
+    return str(path)
+
+
+@pytest.mark.parametrize("flag", ["--csv", "--timeline"])
+def test_replay_refuses_to_write_over_its_trace(capsys, tmp_path, flag):
+    t = _two_rank_trace(tmp_path / "t.json")
+    before = open(t).read()
+    # another spelling of the same file is the same file
+    one_line_error(capsys, ["replay", t, "--topology", "star", flag,
+                            str(tmp_path / "." / "t.json")], f"{flag} ", "is the input", t)
+    assert open(t).read() == before
+
+
+def test_replay_refuses_to_write_over_its_topology_file(capsys, tmp_path):
+    import networkx as nx
+    from netsim.formats.graphio import write_topology
+
+    t = _two_rank_trace(tmp_path / "t.npz")
+    g = tmp_path / "g.json"
+    G = nx.Graph()
+    G.add_edge(0, 1, bandwidth=1e9, latency=1e-6)
+    write_topology(G, g)
+    one_line_error(capsys, ["replay", t, "--topology", str(g), "--csv", str(g)], "is the input")
+
+
+def test_import_refuses_an_output_inside_the_folder_it_reads(capsys, tmp_path):
+    import shutil
+
+    prof = tmp_path / "prof"
+    prof.mkdir()
+    shutil.copy(_write(tmp_path, _kernel_doc()), prof / "rank0.json")
+    one_line_error(capsys, ["import", "kineto", str(prof), "-o", str(prof / "t.json")],
+                   "lies in the input folder")
+    one_line_error(capsys, ["import", "kineto", str(prof / "rank0.json"), "-o",
+                            str(prof / "rank0.json")], "is the input")
+
+
+def test_scale_and_sweep_refuse_to_write_over_what_they_read(capsys, tmp_path):
+    t = _two_rank_trace(tmp_path / "t.npz")
+    one_line_error(capsys, ["scale", t, "-P", "2,4", "--csv", t], "--csv", "is the input")
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text("topologies: [star]\ncollectives: [ring]\nbytes: [1MB]\nP: [2]\n")
+    one_line_error(capsys, ["sweep", str(cfg), "-o", str(cfg)], "is the input")
+
+
+def test_a_second_smaller_export_into_the_same_folder_is_refused(capsys, tmp_path):
+    from netsim import save_trace
+    from netsim.comm.collectives import ring_allreduce
+
+    save_trace(ring_allreduce(8, 4e6), tmp_path / "r8.npz")
+    save_trace(ring_allreduce(4, 4e6), tmp_path / "r4.npz")
+    et = str(tmp_path / "et")
+    from studies.cli.parser import main
+
+    assert main(["export", "chakra", str(tmp_path / "r8.npz"), "-o", et, "-q"]) == 0
+    # ranks 4..7 of the first export would stay beside the second's 0..3
+    one_line_error(capsys, ["export", "chakra", str(tmp_path / "r4.npz"), "-o", et],
+                   "holds 4 chakra files of ranks this 4-rank trace lacks (chakra.4.et")
+    assert main(["export", "chakra", str(tmp_path / "r8.npz"), "-o", et, "-q"]) == 0  # same job
+    assert main(["export", "chakra", str(tmp_path / "r4.npz"), "-o", et, "--prefix", "b",
+                 "-q"]) == 0

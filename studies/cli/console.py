@@ -10,7 +10,8 @@ import sys
 from netsim.errors import NetsimError
 
 __all__ = ["UsageError", "PROGRESS_MESSAGES", "EXPECT_SECONDS", "progress", "note", "expect",
-           "log", "write", "write_csv", "check_writable", "check_png", "check_options"]
+           "log", "write", "write_csv", "check_writable", "check_png", "check_not_read",
+           "check_options"]
 
 
 class UsageError(Exception):
@@ -307,6 +308,55 @@ def _check_backend():
                 del sys.modules[module]  # that a later import (a test's) starts afresh
         raise NetsimError(f"MPLBACKEND={name!r} is not a backend matplotlib knows; unset it "
                           f"or give one such as agg") from None
+
+
+def check_not_read(writes, reads):
+    """Refuse, before any work, an output that is one of the command's inputs or lies in one.
+
+    A command that wrote over what it reads would lose the input (``netsim replay t.json
+    --csv t.json``); one that wrote into a folder it reads whole (``netsim import kineto prof
+    -o prof/rank0.json``) would overwrite a profile or, next time, read its own output as
+    one. Paths are compared resolved (links, ``..``), so two spellings of one file are one.
+
+    Parameters
+    ----------
+    writes : dict
+        The command's outputs: option (``--csv``) -> path (None is skipped).
+    reads : iterable of str or path-like
+        What it reads: files, or folders read whole (None is skipped).
+
+    Raises
+    ------
+    NetsimError
+        ``OPTION PATH is the input X`` or ``... lies in the input folder X``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> check_not_read({"--csv": os.path.join(d, "t.csv")}, [os.path.join(d, "t.json")])
+    >>> check_not_read({"--csv": os.path.join(d, ".", "t.json")}, [os.path.join(d, "t.json")])
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --csv .../t.json is the input .../t.json: writing it would overwrite what the command reads; give another name
+    """
+    import os
+
+    for flag, out in writes.items():
+        if out is None:
+            continue
+        target = os.path.realpath(out)
+        for path in reads:
+            if path is None:
+                continue
+            source = os.path.realpath(path)
+            if target == source:
+                raise NetsimError(f"{flag} {out} is the input {path}: writing it would "
+                                  f"overwrite what the command reads; give another name")
+            if os.path.isdir(source) and target.startswith(source.rstrip(os.sep) + os.sep):
+                raise NetsimError(f"{flag} {out} lies in the input folder {path}, which the "
+                                  f"command reads whole; write it elsewhere")
 
 
 def check_options(args, **bounds):

@@ -7,10 +7,12 @@ the replay (:func:`netsim.trace.perturb.perturb`). For a ps-async trace the summ
 adds the staleness of its updates (:func:`workloads.paradigms.ps_async.staleness`).
 """
 
+import os
+
 from netsim.errors import NetsimError
 
-from studies.cli.console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, expect,
-                       log, progress, write)
+from studies.cli.console import (PROGRESS_MESSAGES, UsageError, check_not_read, check_options,
+                                 check_writable, expect, log, progress, write)
 from studies.cli.options import (add_force_argument, add_library_argument, add_perturb_arguments,
                        add_transport_argument, perturb_label, perturb_options)
 from studies.scaling.trace_size import check_ops, projection_ops
@@ -143,6 +145,8 @@ def run(args):
         raise UsageError(f"--timeline {args.timeline}: a Chrome trace is JSON; its file name "
                          f"must end in .json")
     check_writable(args.csv, None if kineto else args.timeline)   # kineto: a directory
+    check_not_read({"--csv": args.csv, "--timeline": args.timeline},
+                   [args.trace, args.topology if os.path.isfile(args.topology) else None])
     trace = load_trace(args.trace)
     if getattr(args, "compare", False) and not trace.metadata.get("measured_rank_step_times"):
         raise UsageError(f"--compare: {args.trace} holds no measurements to compare with "

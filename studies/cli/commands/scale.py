@@ -6,6 +6,7 @@ scaling-law fits (:func:`netsim.analysis.collectives.fit_scaling`).
 """
 
 import json
+import os
 
 from netsim.analysis.collectives import fit_scaling, plot_scale, scale, scale_terms, takes_segments
 from netsim.checks import check_real
@@ -14,8 +15,8 @@ from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
 from topologies.devices import device_flops
 from workloads.models import get_model
 
-from studies.cli.console import (check_options, check_png, check_writable, expect, log, note, write,
-                       write_csv)
+from studies.cli.console import (check_not_read, check_options, check_png, check_writable, expect,
+                                 log, note, write, write_csv)
 from studies.cli.options import (add_force_argument, add_library_argument, add_perturb_arguments,
                        add_transport_argument, given_options, paradigm_options, perturb_label,
                        perturb_options)
@@ -142,6 +143,9 @@ def run(args, title=None):
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
     check_png(args.png)
     check_writable(args.csv)
+    check_not_read({"--csv": args.csv, "--png": args.png},
+                   [path for path in (getattr(args, "paradigm", None), args.topology)
+                    if path and os.path.isfile(path)])
     perturbation = perturb_options(args)
     if getattr(args, "paradigm", None) == "transformer":
         return scale_transformer.run(args)
