@@ -243,3 +243,56 @@ def test_a_second_smaller_export_into_the_same_folder_is_refused(capsys, tmp_pat
     assert main(["export", "chakra", str(tmp_path / "r8.npz"), "-o", et, "-q"]) == 0  # same job
     assert main(["export", "chakra", str(tmp_path / "r4.npz"), "-o", et, "--prefix", "b",
                  "-q"]) == 0
+
+
+_T = ["scale", "transformer", "-P", "8", "--topology", "dgx_h100"]
+
+
+@pytest.mark.parametrize("extra, needle", [
+    # read as a topology spec is: each key once, no stray comma
+    (["--config", "gpt3-13b:layers=8,layers=16"], "gives option 'layers' twice"),
+    (["--config", "gpt3-13b:layers=8,"], "has an empty option (a stray comma?)"),
+    (["--config", "gpt3-13b:colour=red"],
+     "--config gpt3-13b has no option 'colour'; options: layers, hidden"),
+    (["--config", "gpt3-13b:layers=eight"], "option layers takes a int, got 'eight'"),
+    # neither the config's batch nor the option's wins silently, at any value
+    (["--config", "gpt3-13b:global_batch=1024", "--global-batch", "256"],
+     "--config gives global_batch=1024 and --global-batch is given too"),
+    (["--config", "gpt3-13b:global_batch=1024", "--global-batch", "512"], "--global-batch"),
+    (["--config", "gpt3-13b:micro_batch=2", "--micro-batch", "1"], "--micro-batch"),
+    # expert options need --experts, as --ep does, even at their defaults
+    (["--top-k", "1"], "--top-k 1 needs --experts"),
+    (["--top-k", "2"], "--top-k 2 needs --experts"),
+    (["--capacity-factor", "1.0"], "--capacity-factor 1.0 needs --experts"),
+    (["--moe-every", "2"], "--moe-every 2 needs --experts"),
+    (["--ep", "1"], "--ep 1 needs --experts"),
+])
+def test_transformer_config_and_expert_options_are_refused(capsys, extra, needle):
+    one_line_error(capsys, _T + extra, needle)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    # at its default value a transformer option is still given, and not for ps-sync
+    (["scale", "ps-sync", "-P", "2", "--tp", "8"], "--tp applies to PARADIGM transformer"),
+    (["scale", "ps-sync", "-P", "2", "--global-batch", "512"], "--global-batch applies"),
+    (["scale", "-a", "ring", "-P", "2", "--pipeline", "1f1b"], "--pipeline applies"),
+])
+def test_an_option_of_another_mode_at_its_default_is_refused(capsys, argv, needle):
+    one_line_error(capsys, argv, needle)
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("gpu_cluster:nodes=2", "gpu_cluster:machine=dgx_h100,nodes=2"),  # a machine it builds
+    ("star:n=4,cores=0", "star: cores must be an integer >= 1, got 0"),
+    ("star:n=4,cores=4", "star: cores=4 applies with cpu="),
+    ("star:n=4,n=8", "gives option 'n' twice"),
+    ("star:n=4,", "stray comma"),
+])
+def test_topology_specs_are_refused_with_a_valid_suggestion(capsys, spec, needle):
+    one_line_error(capsys, ["topology", spec], needle)
+
+
+def test_the_suggested_gpu_cluster_builds():
+    from studies.registry import topology_factory
+
+    assert topology_factory("gpu_cluster:machine=dgx_h100,nodes=2")(16).number_of_nodes() > 16

@@ -9,7 +9,7 @@ import sys
 
 from netsim.errors import NetsimError
 
-__all__ = ["UsageError", "PROGRESS_MESSAGES", "EXPECT_SECONDS", "progress", "note", "expect",
+__all__ = ["UsageError", "GIVEN", "PROGRESS_MESSAGES", "EXPECT_SECONDS", "progress", "note", "expect",
            "log", "write", "write_csv", "check_writable", "check_png", "check_not_read",
            "check_options"]
 
@@ -22,6 +22,12 @@ class UsageError(Exception):
     >>> str(UsageError("netsim scale: argument --workers/-P: expected one argument"))
     'netsim scale: argument --workers/-P: expected one argument'
     """
+
+
+GIVEN = "options_given"
+"""The attribute of parsed arguments that holds the destinations of the plain options
+(``--tp 8``) given on the command line, whatever their value (``studies.cli.parser`` notes
+them; :func:`studies.cli.options.given_options` reads them)."""
 
 
 PROGRESS_MESSAGES = 100_000

@@ -10,6 +10,8 @@ from netsim.errors import NetsimError
 from netsim.units import parse_jitter, parse_shape, parse_straggler
 from workloads.option_ranges import check_option
 
+from studies.cli.console import GIVEN
+
 __all__ = ["option_value", "paradigm_options", "add_perturb_arguments", "perturb_options",
            "perturb_label", "add_force_argument", "given_options", "refuse_with_list"]
 
@@ -276,9 +278,11 @@ def add_force_argument(p):
 def given_options(args, add_arguments):
     """The options of parsed ``args`` given on the command line, in the parser's order.
 
-    An option counts as given when its value differs from the default of the parser
-    that ``add_arguments`` fills (one given as its own default changes nothing); an
-    option ``args`` does not hold is not counted.
+    An option counts as given when the command line holds it (the parser notes each plain
+    option in ``args.options_given``, :data:`studies.cli.console.GIVEN`, so ``--tp 8`` counts though 8 is its
+    default), or when its value differs from the default of the parser that
+    ``add_arguments`` fills (a flag, or ``args`` made without the parser); an option
+    ``args`` does not hold is not counted.
 
     Parameters
     ----------
@@ -301,23 +305,27 @@ def given_options(args, add_arguments):
     {'name': 'NAME'}
     >>> given_options(argparse.Namespace(name=None, epochs=3), add)
     {'epochs': '--epochs'}
+    >>> given_options(argparse.Namespace(name=None, epochs=None, options_given={"epochs"}), add)
+    {'epochs': '--epochs'}
     """
     import argparse
 
     parser = argparse.ArgumentParser(add_help=False)
     add_arguments(parser)
+    seen = getattr(args, GIVEN, frozenset())
     return {action.dest: (max(action.option_strings, key=len) if action.option_strings
                           else action.dest.upper())
             for action in parser._actions
-            if hasattr(args, action.dest) and getattr(args, action.dest) != action.default}
+            if hasattr(args, action.dest) and (getattr(args, action.dest) != action.default
+                                               or (action.dest in seen
+                                                   and action.option_strings))}
 
 
 def refuse_with_list(args, add_arguments, what):
     """Refuse ``--list`` given with another option or argument: ``--list`` ignores them all.
 
-    An option counts as given when its value differs from the default of the parser
-    that ``add_arguments`` fills (so ``--png`` given as its own default passes, as it
-    changes nothing); ``--list`` and ``--quiet`` themselves are not counted.
+    An option counts as given as :func:`given_options` counts it (on the command line,
+    even at its default value); ``--list`` and ``--quiet`` themselves are not counted.
 
     Parameters
     ----------

@@ -9,14 +9,14 @@ import json
 
 from netsim.checks import check_real
 from netsim.errors import NetsimError
-from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
+from netsim.units import format_bytes, format_time, parse_bytes, parse_spec, parse_workers
 from workloads.transformer.flops import CONFIGS, get_config
 from workloads.transformer.layout import layout
 from workloads.transformer.moe import moe
 from workloads.transformer.stages import check
 
 from studies.cli.console import check_options, expect, write, write_csv
-from studies.cli.options import option_value
+from studies.cli.options import given_options, option_value
 from studies.registry import topology_factory
 from studies.reports.text import table
 from studies.scaling.run_length import check_passes
@@ -85,21 +85,36 @@ def add_arguments(p):
                         "80GB (an H100 SXM or A100 80GB, NVIDIA's datasheets)")
 
 
-def parse_config(text, micro_batch, global_batch):
+def parse_config(text, micro_batch, global_batch, given=()):
     """``NAME[:k=v,...]`` as a :class:`workloads.transformer.flops.Config`.
+
+    The spec is read as a topology's is (:func:`netsim.units.parse_spec`: a key given twice
+    or a stray comma is refused); each value takes the type of the model's own field. A
+    ``micro_batch`` or ``global_batch`` change given with its option (``given``: the
+    option's destinations the command line holds) is refused: neither would win silently.
 
     Examples
     --------
     >>> parse_config("gpt3-13b:layers=8", 1, 64).layers
     8
+    >>> parse_config("gpt3-13b:colour=red", 1, 64)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --config gpt3-13b has no option 'colour'; options: layers, hidden, heads, seq, vocab, micro_batch, global_batch, precision
     """
-    name, _, rest = text.partition(":")
+    name, items = parse_spec(text, "--config", NetsimError)
+    if name not in CONFIGS:
+        get_config(name)   # its refusal lists the models
+    base = CONFIGS[name]
     changes = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise NetsimError(f"--config change {item!r} must be key=value")
-        changes[key.strip()] = option_value(key, value.strip(), "" if key == "precision" else 0)
+    for key, value in items.items():
+        if key not in base._fields:
+            raise NetsimError(f"--config {name} has no option {key!r}; options: "
+                              f"{', '.join(base._fields)}")
+        if key in given:
+            flag = "--" + key.replace("_", "-")
+            raise NetsimError(f"--config gives {key}={value} and {flag} is given too; give one")
+        changes[key] = option_value(key, value, getattr(base, key))
     changes.setdefault("micro_batch", micro_batch)
     changes.setdefault("global_batch", global_batch)
     return get_config(name, **changes)
@@ -127,7 +142,7 @@ def parse_experts(args):
     Raises
     ------
     NetsimError
-        For expert options without ``--experts``, a bad value, or ``--sweep``
+        For expert options without ``--experts`` (even at their defaults), a bad value, or ``--sweep``
         over experts without ``--sequence-parallel`` (its layouts of tp > 1 need it).
 
     Examples
@@ -139,8 +154,10 @@ def parse_experts(args):
     """
     check_options(args, ep=(1, None), top_k=(1, None), moe_every=(1, None))
     if args.experts is None:
-        if args.ep != 1:
-            raise NetsimError(f"--ep {args.ep} needs --experts")
+        given = given_options(args, add_arguments)
+        for dest in ("ep", "top_k", "capacity_factor", "moe_every"):
+            if dest in given:
+                raise NetsimError(f"{given[dest]} {getattr(args, dest)} needs --experts")
         return None
     check_options(args, experts=(1, None))
     if args.sweep and not args.sequence_parallel:
@@ -220,7 +237,8 @@ def run(args):
                   global_batch=(1, None))
     if args.efficiency is not None:
         check_real(args.efficiency, "--efficiency", lo=0, hi=1, strict=(True, False))
-    c = parse_config(args.config, args.micro_batch, args.global_batch)
+    c = parse_config(args.config, args.micro_batch, args.global_batch,
+                     given=given_options(args, add_arguments))
     experts = parse_experts(args)
     workers = parse_workers(args.workers)
     chunks = args.chunks if args.chunks is not None else (
