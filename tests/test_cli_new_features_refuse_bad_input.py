@@ -296,3 +296,37 @@ def test_the_suggested_gpu_cluster_builds():
     from studies.registry import topology_factory
 
     assert topology_factory("gpu_cluster:machine=dgx_h100,nodes=2")(16).number_of_nodes() > 16
+
+
+@pytest.mark.parametrize("argv, needle", [
+    # ps-sync's overlap defaults to True (layer-wise): no bucket to size
+    (["scale", "ps-sync", "-P", "2", "--set", "bucket_bytes=1MB"],
+     "bucket_bytes applies with overlap=bucketed, not overlap=True (the default)"),
+    (["record", "allreduce", "--set", "overlap=layerwise", "--set", "bucket_bytes=1MB"],
+     "bucket_bytes applies with overlap=bucketed, not overlap='layerwise'"),
+    # allreduce's collective defaults to ring, which has no segments
+    (["scale", "allreduce", "-P", "2", "--set", "segments=8"],
+     "segments applies with collective=lp, not collective='ring' (the default)"),
+    (["record", "allreduce", "--set", "collective=mst", "--set", "segments=8"],
+     "not collective='mst'"),
+    # a byte option takes units as every byte option does: the unit's own refusal
+    (["scale", "ps-sync", "-P", "2", "--set", "partition_bytes=1kQ"], "option partition_bytes:"),
+])
+def test_paradigm_options_that_change_nothing_or_lack_units_are_refused(capsys, argv, needle):
+    one_line_error(capsys, argv, needle)
+
+
+def test_byte_options_take_units_in_set_and_sweep_configs():
+    from studies.cli.options import paradigm_options
+    from studies.sweep.config import _paradigm_values
+    from workloads import PARADIGMS
+
+    # 1kB = 1000 bytes; 4MiB = 4 x 2^20 = 4194304 bytes
+    assert paradigm_options("ps-sync", PARADIGMS["ps-sync"], ["partition_bytes=1kB"]) == {
+        "partition_bytes": 1000.0}
+    assert paradigm_options("allreduce", PARADIGMS["allreduce"], [
+        "overlap=bucketed", "bucket_bytes=4MiB"])["bucket_bytes"] == 4194304.0
+    assert _paradigm_values("allreduce", {"collective": "lp", "segments": 8}) == {
+        "collective": "lp", "segments": 8}
+    with pytest.raises(Exception, match="segments applies with collective=lp"):
+        _paradigm_values("allreduce", {"segments": 8})
