@@ -330,3 +330,49 @@ def test_byte_options_take_units_in_set_and_sweep_configs():
         "collective": "lp", "segments": 8}
     with pytest.raises(Exception, match="segments applies with collective=lp"):
         _paradigm_values("allreduce", {"segments": 8})
+
+
+def test_nccl_tests_json_names_the_doubling_it_used(capsys):
+    from studies.cli.parser import main
+
+    # --sizes 1KB..4KB doubles by default: 1000, 2000, 4000 bytes, step_factor 2 (not null)
+    assert main(["collective", "allreduce", "--library", "nccl", "-P", "8", "--sizes",
+                 "1KB..4KB", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["config"]["step_factor"] == 2
+    assert [r["size"] for r in doc["results"]] == [1000, 2000, 4000]
+    assert main(["collective", "allreduce", "--library", "nccl", "-P", "8", "--sizes",
+                 "1KB..16KB", "--factor", "4", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["config"]["step_factor"] == 4
+    assert [r["size"] for r in doc["results"]] == [1000, 4000, 16000]
+
+
+@pytest.mark.parametrize("make, size", [
+    # 4000 B over 8192 ranks: a ring's chunk is 4000 / 8192 = 0.488 B
+    ("ring_allreduce", "0.488"),
+    ("ring_allgather", "0.488"),   # judgment call: a sub-byte all-gather is refused too
+])
+def test_sub_byte_ring_chunks_are_refused_at_the_first_step(make, size):
+    import netsim.comm.collectives as coll
+
+    with pytest.raises(TraceError, match=rf"on 8192 ranks of 4000 bytes would send messages "
+                                         rf"of {size} bytes"):
+        getattr(coll, make)(8192, 4000.0)
+
+
+def test_a_profile_projected_to_sub_byte_chunks_is_refused_before_its_expansion(
+        capsys, tmp_path):
+    from studies.cli.parser import main
+
+    # 1000 floats = 4000 B allreduced by 2 ranks, projected to 8192: 0.488 B ring chunks,
+    # refused at the schedule's first step (it held 22 GB when refused once whole).
+    prof = tmp_path / "prof"
+    prof.mkdir()
+    for r in (0, 1):
+        doc = _kernel_doc({"rank": r, "world_size": 2})
+        (prof / f"rank{r}.json").write_text(json.dumps(doc))
+    assert main(["import", "kineto", str(prof), "-o", str(tmp_path / "k.npz"), "-q"]) == 0
+    one_line_error(capsys, ["replay", str(tmp_path / "k.npz"), "--ranks", "8192", "--topology",
+                            "star"], "ring_allreduce on 8192 ranks of 4000 bytes",
+                   "0.488 bytes")

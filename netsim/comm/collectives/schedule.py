@@ -98,7 +98,20 @@ class Schedule(BlockBuilder):
     def _append(self, kind, rank, peer, lo, hi, reduce, duration, tag, deps):
         """Append ops; ``deps`` is an (ops, slots) array of op ids, -1 for none."""
         valid = deps >= 0
-        return self.add(kind, rank, peer, self.bytes(lo, hi) if kind == MESSAGE else 0.0,
+        size = self.bytes(lo, hi) if kind == MESSAGE else 0.0
+        if kind == MESSAGE:
+            # refused as each step is added, not once the schedule is whole: a ring of
+            # 8192 ranks holds 1.3e8 messages, gigabytes before the trace's own check
+            bad = np.flatnonzero((np.asarray(size) > 0) & (np.asarray(size) < 1))[:1]
+            if len(bad):
+                nbytes = self.params.get("nbytes")
+                raise TraceError(
+                    f"{self.name} on {self.ranks} ranks"
+                    + (f" of {nbytes:g} bytes" if nbytes is not None else "")
+                    + f" would send messages of {float(np.broadcast_to(size, np.shape(lo))[bad[0]]):.3g} "
+                      f"bytes (a message carries 0 or at least 1 byte); use fewer ranks or "
+                      f"more bytes")
+        return self.add(kind, rank, peer, size,
                         tag=self.tag(tag), deps=(valid.sum(axis=1), deps[valid]),
                         duration=duration, lo=lo, hi=hi, reduce=bool(reduce))
 
