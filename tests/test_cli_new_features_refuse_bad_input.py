@@ -376,3 +376,20 @@ def test_a_profile_projected_to_sub_byte_chunks_is_refused_before_its_expansion(
     one_line_error(capsys, ["replay", str(tmp_path / "k.npz"), "--ranks", "8192", "--topology",
                             "star"], "ring_allreduce on 8192 ranks of 4000 bytes",
                    "0.488 bytes")
+
+
+def test_long_accepted_work_is_announced_even_off_a_terminal(capsys, monkeypatch):
+    # n_push = 1e6 makes ps-async's window 1e6 iterations in whole push periods, priced at
+    # 1.8 ms each (studies.scaling.run_length.EPOCH_SECONDS): 1800 s = 30 min, before it runs.
+    import studies.cli.commands.scale as sc
+    from studies.cli.parser import main
+
+    def study(*a, expect=None, **k):
+        expect(0.0)                     # the study announces once its own checks pass
+        raise KeyboardInterrupt         # and stops here: nothing runs
+    monkeypatch.setattr(sc, "study", study)
+    assert main(["scale", "ps-async", "-P", "2", "--set", "n_push=1000000"]) == 130
+    err = capsys.readouterr().err
+    assert "ps-async at P = 2: about 30 min of CPU by the work estimate" in err
+    assert main(["scale", "ps-async", "-P", "2", "--set", "n_push=1000000", "-q"]) == 130
+    assert "about 30 min" not in capsys.readouterr().err

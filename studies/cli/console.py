@@ -9,7 +9,8 @@ import sys
 
 from netsim.errors import NetsimError
 
-__all__ = ["UsageError", "GIVEN", "PROGRESS_MESSAGES", "EXPECT_SECONDS", "progress", "note", "expect",
+__all__ = ["UsageError", "GIVEN", "PROGRESS_MESSAGES", "EXPECT_SECONDS", "LONG_SECONDS",
+           "progress", "note", "expect",
            "log", "write", "write_csv", "check_writable", "check_png", "check_not_read",
            "check_options"]
 
@@ -90,6 +91,11 @@ a user waiting several seconds, longer than a command should stay silent; far be
 hour that :data:`studies.scaling.trace_size.TIME_LIMIT` refuses without ``--force``."""
 
 
+LONG_SECONDS = 60.0
+"""Accepted work priced at this many CPU seconds or more is announced (:func:`expect`) on
+standard error whether or not it is a terminal (``--quiet`` still silences it)."""
+
+
 def expect(args, seconds, what):
     """Announce accepted long work before it starts: its CPU time by the work estimate.
 
@@ -97,7 +103,8 @@ def expect(args, seconds, what):
     what those checks priced (:func:`studies.scaling.trace_size.check_ops`' ``seconds``,
     :func:`studies.scaling.run_length.check_count`'s return): a refusal is never preceded by a
     note, and work refused for a larger P prints none for the smaller ones. Shown as
-    :func:`note` is (a terminal, not ``--quiet``) and only from :data:`EXPECT_SECONDS` on.
+    :func:`note` is (a terminal, not ``--quiet``) and only from :data:`EXPECT_SECONDS` on;
+    from :data:`LONG_SECONDS` on as :func:`log` is (any standard error, not ``--quiet``).
 
     Parameters
     ----------
@@ -129,7 +136,9 @@ def expect(args, seconds, what):
              if seconds < 6000 else f"{seconds / 3600:.1f} h")
     message = (f"{what}: about {about} of CPU by the work estimate (benchmarks/README.md); "
                f"Ctrl-C stops it")
-    note(args, message)
+    # a minute or more: said wherever stderr goes (a pipe, a log), as a run that long
+    # should never start unannounced; shorter work only on a terminal, as a bar is
+    (log if seconds >= LONG_SECONDS else note)(args, message)
     return message
 
 
