@@ -24,6 +24,10 @@ from netsim.checks import check_int
 __all__ = ["run_jobs", "ctrl_c_deferred"]
 
 
+_WAKE = 0.5
+"""Seconds the parent waits for a result before it looks for a Ctrl-C again."""
+
+
 def _call(job):
     """Run one job (in a worker process): ``(key, result)``."""
     key, func, kwargs = job
@@ -116,7 +120,15 @@ def run_jobs(work, processes, progress=None):
     try:
         with ctrl_c_deferred():
             pool = multiprocessing.Pool(min(processes, len(work)))
-        for key, result in pool.imap_unordered(_call, work):
+        done = pool.imap_unordered(_call, work)
+        while len(results) < len(work):
+            try:
+                # a bounded wait: a Ctrl-C the kernel hands to another thread of this process
+                # (a BLAS or numba thread) sets Python's flag without waking this one, which
+                # would wait on forever; waking twice a second runs the handler
+                key, result = done.next(timeout=_WAKE)
+            except multiprocessing.TimeoutError:
+                continue
             results[key] = result
             if progress is not None:
                 progress(len(results), len(work))

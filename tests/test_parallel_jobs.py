@@ -25,3 +25,29 @@ def test_a_failing_job_is_raised_as_it_is():
     with pytest.raises(NetsimError, match="processes must be an integer >= 1"):
         run_jobs(work, 0)
     assert run_jobs([], 2) == {}
+
+
+def _sleep_then_mark(path, seconds):
+    import time
+
+    time.sleep(seconds)
+    open(path, "w").close()
+    return path
+
+
+def test_a_ctrl_c_caught_by_another_thread_still_stops_the_jobs(tmp_path):
+    # The kernel may hand a terminal's SIGINT to any thread not blocking it (a BLAS or numba
+    # thread): Python's flag is set there and the main thread, waiting for a result, is not
+    # woken. raise_signal from a helper thread does just that. The parent must stop the
+    # workers before either job ends (neither marks its file), not when the first result
+    # comes in 20 s later.
+    import signal
+    import threading
+
+    paths = [str(tmp_path / f"job{i}") for i in range(2)]
+    timer = threading.Timer(1.0, signal.raise_signal, (signal.SIGINT,))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_jobs([(p, _sleep_then_mark, {"path": p, "seconds": 20}) for p in paths], 2)
+    timer.join()
+    assert not any((tmp_path / f"job{i}").exists() for i in range(2))
