@@ -48,7 +48,9 @@ def ctrl_c_deferred():
     :mod:`studies`. On leaving, the mask is restored first (a Ctrl-C held
     pending reaches the noting handler), then the handler; a noted Ctrl-C is
     raised as :class:`KeyboardInterrupt`, for the caller to stop the workers it
-    started. Outside the main thread (no signals there) it does nothing.
+    started, even when the start failed meanwhile (a spawned worker the Ctrl-C reached
+    before its first import of :mod:`studies` dies, and Dask raises "Nanny failed to
+    start": the Ctrl-C is the cause). Outside the main thread (no signals there) it does nothing.
 
     Examples
     --------
@@ -66,8 +68,8 @@ def ctrl_c_deferred():
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # runs the noting handler if pending
         signal.signal(signal.SIGINT, previous)
-    if pressed:
-        raise KeyboardInterrupt
+        if pressed:  # also over a failure it caused: a worker it reached before its
+            raise KeyboardInterrupt  # first import fails to start ("Nanny failed to start")
 
 
 def run_jobs(work, processes, progress=None):

@@ -51,3 +51,41 @@ def test_a_ctrl_c_caught_by_another_thread_still_stops_the_jobs(tmp_path):
         run_jobs([(p, _sleep_then_mark, {"path": p, "seconds": 20}) for p in paths], 2)
     timer.join()
     assert not any((tmp_path / f"job{i}").exists() for i in range(2))
+
+
+def test_a_ctrl_c_while_the_interpreter_joins_threads_is_one_line():
+    # After the command returns, the interpreter joins the threads left running (a Dask
+    # cluster's) in threading._shutdown; a Ctrl-C there printed that function's traceback.
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    script = ("import threading, time\n"
+              "from studies.cli import entry\n"
+              "entry._exit_on_ctrl_c()\n"
+              "threading.Thread(target=time.sleep, args=(30,)).start()\n"
+              "print('ready', flush=True)\n")
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert p.stdout.readline() == "ready\n"
+    import time
+
+    time.sleep(0.3)   # past the script's end: in threading._shutdown
+    os.kill(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 130 and err == "netsim: interrupted\n", err
+
+
+def test_a_ctrl_c_during_a_failed_start_is_the_interruption_not_the_failure():
+    # A spawned Dask worker that the Ctrl-C reaches before its first import dies, and the
+    # start raises "Nanny failed to start": the noted Ctrl-C is raised instead.
+    import signal
+
+    from studies.parallel import ctrl_c_deferred
+
+    with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_deferred():
+            signal.raise_signal(signal.SIGINT)   # blocked here: noted when the mask lifts
+            raise RuntimeError("Nanny failed to start.")
