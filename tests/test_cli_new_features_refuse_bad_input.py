@@ -393,3 +393,48 @@ def test_long_accepted_work_is_announced_even_off_a_terminal(capsys, monkeypatch
     assert "ps-async at P = 2: about 30 min of CPU by the work estimate" in err
     assert main(["scale", "ps-async", "-P", "2", "--set", "n_push=1000000", "-q"]) == 130
     assert "about 30 min" not in capsys.readouterr().err
+
+
+@pytest.mark.xfail(strict=True, reason="netsim/engine/tcp.py charges the first segment as a "
+                   "full MSS whatever the message's size; the fix is in the engine")
+@pytest.mark.parametrize("mtu", [9000, 1500])
+@pytest.mark.parametrize("nbytes", [1000.0, 0.0])
+def test_tcp_first_segment_is_the_message_when_it_is_smaller(mtu, nbytes):
+    # star of 2 hosts, 1.25e9 B/s links of payload efficiency e, 1 us each. A message of n
+    # bytes below the MSS is one segment of n bytes: the fluid time 2 L + n / (e B), plus
+    # the store-and-forward of that one segment on the hop that is not the bottleneck,
+    # n / (e B). 1000 B at MTU 9000 (e = 0.99004): 2 us + 2 x 0.808 us = 3.616 us (was
+    # 10.04 us, a 8948-byte segment); at 1500 (e = 0.94148): 3.699 us (was 4.08 us); 0 B:
+    # no segment, 2 us (was 9.23 and 3.23 us).
+    from netsim import TraceBuilder, simulate
+    from topologies import star
+
+    G = star(2, bandwidth=1.25e9, latency=1e-6, mtu=mtu)
+    e = G.edges["host0", "switch"]["efficiency"]
+    b = TraceBuilder(2)
+    b.message(0, 1, nbytes)
+    want = 2e-6 + 2 * nbytes / (e * 1.25e9)
+    assert simulate(b.build(), G, transport="tcp").makespan == pytest.approx(want, rel=1e-9)
+
+
+# -- judgment calls (docs/cli.md, "Judgment calls") -------------------------------------------
+
+def test_a_yaml_scalar_where_a_list_is_documented_is_a_list_of_one(tmp_path, capsys):
+    from studies.cli.parser import main
+
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text("topologies: star\ncollectives: ring\nbytes: 1MB\nP: 4\n")
+    assert main(["sweep", str(cfg), "-o", str(tmp_path / "s.csv"), "-q"]) == 0
+    rows = (tmp_path / "s.csv").read_text().splitlines()
+    assert len(rows) == 2   # the header and the one point: ring, 1 MB, P = 4, star
+
+
+def test_gloo_on_gpus_is_refused(capsys):
+    one_line_error(capsys, ["collective", "allreduce", "--library", "gloo", "-P", "8", "-n",
+                            "1MB", "--topology", "dgx_h100"], "places the ranks on GPUs")
+
+
+def test_compare_with_ranks_is_refused(capsys, tmp_path):
+    t = _two_rank_trace(tmp_path / "t.npz")
+    one_line_error(capsys, ["replay", t, "--compare", "--ranks", "4", "--topology", "star"],
+                   "--compare", "--ranks")

@@ -144,6 +144,9 @@ def run(args):
     if args.timeline and not kineto and not str(args.timeline).endswith(".json"):
         raise UsageError(f"--timeline {args.timeline}: a Chrome trace is JSON; its file name "
                          f"must end in .json")
+    if getattr(args, "compare", False) and args.ranks is not None:
+        raise UsageError("--compare sets the replay beside the profile's own measurements, "
+                         "taken at its own ranks; a projection to --ranks has none: give one")
     check_writable(args.csv, None if kineto else args.timeline)   # kineto: a directory
     check_not_read({"--csv": args.csv, "--timeline": args.timeline},
                    [args.trace, args.topology if os.path.isfile(args.topology) else None])
@@ -177,6 +180,10 @@ def run(args):
         from netsim.trace.perturb import perturb
 
         trace = perturb(trace, **perturbation)
+    if getattr(args, "library", "auto") in ("auto", "mpich"):
+        from netsim.comm.mpich import check_calls
+
+        check_calls(trace)   # sub-byte ring chunks: refused before the note, not at replay
     G = topology_factory(args.topology)(trace.ranks)
     placement = parse_placement(args.placement, G, trace.ranks)
     expect(args, seconds, f"the replay at {args.ranks} ranks")
