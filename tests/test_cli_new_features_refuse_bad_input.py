@@ -438,3 +438,13 @@ def test_compare_with_ranks_is_refused(capsys, tmp_path):
     t = _two_rank_trace(tmp_path / "t.npz")
     one_line_error(capsys, ["replay", t, "--compare", "--ranks", "4", "--topology", "star"],
                    "--compare", "--ranks")
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--force"], "--force applies with --ranks"),   # as import kineto refuses it
+    (["--timeline-format", "perfetto"], "--timeline-format applies with --timeline"),
+])
+def test_replay_options_that_need_another_are_refused_without_it(capsys, tmp_path, extra,
+                                                                  needle):
+    t = _two_rank_trace(tmp_path / "t.npz")
+    one_line_error(capsys, ["replay", t, "--topology", "star", *extra], needle)

@@ -14,7 +14,8 @@ from netsim.errors import NetsimError
 from studies.cli.console import (PROGRESS_MESSAGES, UsageError, check_not_read, check_options,
                                  check_writable, expect, log, progress, write)
 from studies.cli.options import (add_force_argument, add_library_argument, add_perturb_arguments,
-                       add_transport_argument, perturb_label, perturb_options)
+                                 add_transport_argument, given_options, perturb_label,
+                                 perturb_options)
 from studies.scaling.trace_size import check_ops, projection_ops
 from studies.registry import parse_placement, topology_factory
 from studies.validation.profile_check import compare_text
@@ -141,6 +142,10 @@ def run(args):
     kineto = getattr(args, "timeline_format", "perfetto") == "kineto"
     if kineto and not args.timeline:
         raise UsageError("--timeline-format kineto needs --timeline DIR (the files' directory)")
+    given = given_options(args, add_arguments)   # on the command line, even at a default
+    for dest, needs in (("force", "ranks"), ("timeline_format", "timeline")):
+        if dest in given and getattr(args, needs) is None:
+            raise UsageError(f"{given[dest]} applies with --{needs}")
     if args.timeline and not kineto and not str(args.timeline).endswith(".json"):
         raise UsageError(f"--timeline {args.timeline}: a Chrome trace is JSON; its file name "
                          f"must end in .json")
