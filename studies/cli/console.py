@@ -331,14 +331,16 @@ def check_not_read(writes, reads):
     A command that wrote over what it reads would lose the input (``netsim replay t.json
     --csv t.json``); one that wrote into a folder it reads whole (``netsim import kineto prof
     -o prof/rank0.json``) would overwrite a profile or, next time, read its own output as
-    one. Paths are compared resolved (links, ``..``), so two spellings of one file are one.
+    one (a file of another kind there, ``prof/job.npz``, is no input and passes). Paths are
+    compared resolved (links, ``..``), so two spellings of one file are one.
 
     Parameters
     ----------
     writes : dict
         The command's outputs: option (``--csv``) -> path (None is skipped).
-    reads : iterable of str or path-like
-        What it reads: files, or folders read whole (None is skipped).
+    reads : iterable of str or path-like or tuple
+        What it reads: files, or folders read whole, or ``(folder, endings)``: the files of
+        the folder whose names end so (None is skipped).
 
     Raises
     ------
@@ -365,11 +367,13 @@ def check_not_read(writes, reads):
         for path in reads:
             if path is None:
                 continue
+            path, endings = path if isinstance(path, tuple) else (path, ("",))
             source = os.path.realpath(path)
             if target == source:
                 raise NetsimError(f"{flag} {out} is the input {path}: writing it would "
                                   f"overwrite what the command reads; give another name")
-            if os.path.isdir(source) and target.startswith(source.rstrip(os.sep) + os.sep):
+            if (os.path.isdir(source) and target.startswith(source.rstrip(os.sep) + os.sep)
+                    and target.endswith(endings)):
                 raise NetsimError(f"{flag} {out} lies in the input folder {path}, which the "
                                   f"command reads whole; write it elsewhere")
 

@@ -142,7 +142,8 @@ def run(args):
 
     check_trace_name(args.output)  # before the import, not after
     check_writable(args.output)
-    check_not_read({"-o": args.output}, args.inputs)
+    endings = (".json", ".json.gz") if args.format == "kineto" else (".et", ".et.gz")
+    check_not_read({"-o": args.output}, [(path, endings) for path in args.inputs])
     if args.format == "kineto":
         from netsim.formats.kineto.load import load_kineto
 
