@@ -35,6 +35,7 @@ __all__ = [
     "parse_shape",
     "parse_jitter",
     "parse_straggler",
+    "parse_spec",
 ]
 
 _PREFIX = {
@@ -558,3 +559,53 @@ def parse_straggler(text):
                                 f"got {m.group(2)!r}")
             out.append(("p", p, k))
     return out
+
+
+def parse_spec(spec, what="topology", error=UnitError):
+    """``NAME[:key=value,...]`` as the name and its options, as texts (one parser for every spec).
+
+    Topology specs (``star:n=4,bandwidth=10Gbps``) and transformer configs
+    (``gpt3-13b:layers=8,seq=1024``) are read by it alike: an empty item (a stray comma),
+    an item without ``=`` or an empty value, and a key given twice are refused, never
+    skipped or overwritten. Each caller types and checks the values.
+
+    Parameters
+    ----------
+    spec : str
+    what : str, optional
+        What the spec is, for the message (``topology``, ``--config``).
+    error : type, optional
+        The exception class raised.
+
+    Returns
+    -------
+    name : str
+    options : dict
+        Key -> its text (stripped), in the order given.
+
+    Examples
+    --------
+    >>> parse_spec("star:n=4, bandwidth=10Gbps")
+    ('star', {'n': '4', 'bandwidth': '10Gbps'})
+    >>> parse_spec("gpt3-13b:layers=8,layers=16", "--config")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: --config 'gpt3-13b:layers=8,layers=16' gives option 'layers' twice
+    >>> parse_spec("star:n=4,")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: topology 'star:n=4,' has an empty option (a stray comma?)
+    """
+    name, colon, rest = spec.partition(":")
+    options = {}
+    for item in rest.split(",") if colon else ():
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not key and not eq:
+            raise error(f"{what} {spec!r} has an empty option (a stray comma?)")
+        if not key or not eq or not value.strip():
+            raise error(f"{what} option {item!r} must be key=value")
+        if key in options:
+            raise error(f"{what} {spec!r} gives option {key!r} twice")
+        options[key] = value.strip()
+    return name, options

@@ -24,6 +24,10 @@ from netsim.checks import check_int
 __all__ = ["run_jobs", "ctrl_c_deferred"]
 
 
+_WAKE = 0.5
+"""Seconds the parent waits for a result before it looks for a Ctrl-C again."""
+
+
 def _call(job):
     """Run one job (in a worker process): ``(key, result)``."""
     key, func, kwargs = job
@@ -44,7 +48,9 @@ def ctrl_c_deferred():
     :mod:`studies`. On leaving, the mask is restored first (a Ctrl-C held
     pending reaches the noting handler), then the handler; a noted Ctrl-C is
     raised as :class:`KeyboardInterrupt`, for the caller to stop the workers it
-    started. Outside the main thread (no signals there) it does nothing.
+    started, even when the start failed meanwhile (a spawned worker the Ctrl-C reached
+    before its first import of :mod:`studies` dies, and Dask raises "Nanny failed to
+    start": the Ctrl-C is the cause). Outside the main thread (no signals there) it does nothing.
 
     Examples
     --------
@@ -62,8 +68,8 @@ def ctrl_c_deferred():
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # runs the noting handler if pending
         signal.signal(signal.SIGINT, previous)
-    if pressed:
-        raise KeyboardInterrupt
+        if pressed:  # also over a failure it caused: a worker it reached before its
+            raise KeyboardInterrupt  # first import fails to start ("Nanny failed to start")
 
 
 def run_jobs(work, processes, progress=None):
@@ -116,7 +122,15 @@ def run_jobs(work, processes, progress=None):
     try:
         with ctrl_c_deferred():
             pool = multiprocessing.Pool(min(processes, len(work)))
-        for key, result in pool.imap_unordered(_call, work):
+        done = pool.imap_unordered(_call, work)
+        while len(results) < len(work):
+            try:
+                # a bounded wait: a Ctrl-C the kernel hands to another thread of this process
+                # (a BLAS or numba thread) sets Python's flag without waking this one, which
+                # would wait on forever; waking twice a second runs the handler
+                key, result = done.next(timeout=_WAKE)
+            except multiprocessing.TimeoutError:
+                continue
             results[key] = result
             if progress is not None:
                 progress(len(results), len(work))

@@ -24,7 +24,7 @@ import topologies
 import workloads
 from netsim.analysis.collectives import NAMED_SCHEDULES
 from netsim.errors import TopologyError, UnitError
-from netsim.units import parse_bandwidth, parse_shape, parse_time
+from netsim.units import parse_bandwidth, parse_shape, parse_spec, parse_time
 from workloads.models import MODELS
 
 from studies.cli.options import option_value
@@ -76,7 +76,7 @@ def _convert(key, text, default=None):
     return option_value(key, text, None if default is inspect.Parameter.empty else default)
 
 
-_EXAMPLES = {"dims": "4x4", "k": 4, "per_rack": 4, "leaves": 4, "spines": 2, "hosts_per_leaf": 4}
+_EXAMPLES = {"machine": "dgx_h100", "dims": "4x4", "k": 4, "per_rack": 4, "leaves": 4, "spines": 2, "hosts_per_leaf": 4}
 """Example values of required builder options, for the message that asks for them."""
 
 
@@ -173,24 +173,17 @@ def parse_topology(spec):
 
 def _spec(spec):
     """``(name, builder, kwargs)`` of a builder spec, its options checked and converted."""
-    name, _, rest = spec.partition(":")
+    name, options = parse_spec(spec, "topology", TopologyError)
+    rest = spec.partition(":")[2]
     if name not in TOPOLOGIES:
         raise TopologyError(f"unknown topology {name!r}; known: {', '.join(sorted(TOPOLOGIES))}")
     builder = TOPOLOGIES[name]
     params = inspect.signature(builder).parameters
     kwargs = {}
-    for item in rest.split(",") if ":" in spec else ():
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if not key and not eq:
-            raise TopologyError(f"topology {spec!r} has an empty option (a stray comma?)")
-        if not eq or not value.strip():
-            raise TopologyError(f"topology option {item!r} must be key=value")
+    for key, value in options.items():
         if key not in params:
             raise TopologyError(f"{name} has no option {key!r}; options: {', '.join(params)}")
-        if key in kwargs:
-            raise TopologyError(f"topology {spec!r} gives option {key!r} twice")
-        kwargs[key] = _convert(key, value.strip(), params[key].default)
+        kwargs[key] = _convert(key, value, params[key].default)
     missing = [k for k, p in params.items() if p.default is inspect.Parameter.empty
                and p.kind is not p.VAR_KEYWORD and p.kind is not p.VAR_POSITIONAL and k not in kwargs]
     if missing:

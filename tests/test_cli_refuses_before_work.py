@@ -306,7 +306,6 @@ def test_list_alone_still_lists(capsys, argv):
     (["scale", "transformer", "-P", "64", "--transport", "tcp"],
      "--transport applies to collectives (--algorithms) or a PARADIGM's scaling, not to "
      "PARADIGM transformer"),
-    (["scale", "transformer", "-P", "64", "--force"], "--force applies to collectives"),
     (["scale", "transformer", "-P", "64", "--library", "nccl"], "--library applies with --simulate"),
     (["scale", "transformer", "-P", "64", "--memory", "80GB"], "--memory applies with --sweep"),
     (["scale", "transformer", "-P", "64", "--simulate", "--sweep"],

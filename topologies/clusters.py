@@ -89,7 +89,8 @@ def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None, cpu=None, co
         which a CPU collective's host work reads (:mod:`netsim.comm.gloo`). None
         (default): no host attributes.
     cores : int, optional
-        Cores each host's process uses, with ``cpu`` (default 1).
+        Cores each host's process uses, with ``cpu`` (default 1; another count without
+        ``cpu`` is refused).
 
     Returns
     -------
@@ -101,7 +102,8 @@ def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None, cpu=None, co
     Raises
     ------
     TopologyError
-        If ``n < 1``, ``bandwidth <= 0`` or ``latency < 0``.
+        If ``n < 1``, ``bandwidth <= 0``, ``latency < 0``, ``cores < 1``, or ``cores``
+        other than 1 without ``cpu``.
 
     Examples
     --------
@@ -119,8 +121,11 @@ def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None, cpu=None, co
     latency = check_real(latency, "star: latency (s)", lo=0, error=TopologyError)
     G = nx.Graph(name=f"star({n} hosts, {format_bandwidth(bandwidth)})")
     G.add_nodes_from((f"host{i}" for i in range(n)), kind="host")
+    cores = check_int(cores, "star: cores", error=TopologyError)
+    if cpu is None and cores != 1:   # no host attributes: the count would be dropped
+        raise TopologyError(f"star: cores={cores} applies with cpu= (the hosts' CPU part, "
+                            f"whose cores it counts)")
     if cpu is not None:
-        cores = check_int(cores, "star: cores", error=TopologyError)
         nx.set_node_attributes(G, {f"host{i}": dict(host_cpu(cpu), cores=cores)
                                    for i in range(n)})
     G.add_node("switch", kind="switch")

@@ -29,7 +29,7 @@ from netsim import checks
 
 from workloads.errors import WorkloadError
 
-__all__ = ["RANGES", "CHOICES", "RUN_BOUNDS", "check_option", "check_options", "check_run_bounds"]
+__all__ = ["RANGES", "MAPPINGS", "NEEDS", "check_needs", "CHOICES", "RUN_BOUNDS", "check_option", "check_options", "check_run_bounds"]
 
 _INT, _REAL = "int", "real"
 
@@ -64,6 +64,58 @@ RANGES = {
     "device_flops": (_REAL, (0, None, True)),
 }
 """Option name -> its kind and bounds (an option not listed here has no numeric range)."""
+
+
+MAPPINGS = {"dataset_options": "dataset options (e.g. {'locality': 0.99} for sparse)"}
+"""Option name -> what its mapping holds: a dict, which ``--set KEY=VALUE`` cannot give."""
+
+
+NEEDS = {
+    "bucket_bytes": ("overlap", ("bucketed",)),
+    "segments": ("collective", ("lp",)),
+}
+"""Option name -> (another option, the values of it with which the option does anything): the
+bucket size sizes only DDP's buckets, the segments only the pipelined (LP) allreduce."""
+
+
+def check_needs(options, defaults):
+    """Refuse an option of :data:`NEEDS` given while the option it needs has another value.
+
+    Parameters
+    ----------
+    options : dict
+        The options given (name -> value).
+    defaults : dict
+        The paradigm's defaults, for an option it needs that is not given.
+
+    Returns
+    -------
+    dict
+        The same options.
+
+    Raises
+    ------
+    WorkloadError
+        Naming both options and the value that leaves the first unused.
+
+    Examples
+    --------
+    >>> check_needs({"bucket_bytes": 1e6, "overlap": "bucketed"}, {"overlap": "none"})
+    {'bucket_bytes': 1000000.0, 'overlap': 'bucketed'}
+    >>> check_needs({"segments": 8}, {"collective": "ring"})
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: segments applies with collective=lp, not collective='ring' (the default): it would change nothing
+    """
+    for key, (other, values) in NEEDS.items():
+        if key not in options or other not in {**defaults, **options}:
+            continue
+        value = options.get(other, defaults.get(other))
+        if value not in values:
+            where = "" if other in options else " (the default)"
+            raise WorkloadError(f"{key} applies with {other}={'/'.join(values)}, not "
+                                f"{other}={value!r}{where}: it would change nothing")
+    return options
 
 
 CHOICES = {
@@ -180,6 +232,10 @@ def check_option(key, value, paradigm=None):
     Traceback (most recent call last):
     ...
     workloads.errors.WorkloadError: unknown collective 'tree'; known collectives: ring, mst, be, lp
+    >>> check_option("dataset_options", 5)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: dataset_options must be a mapping of dataset options (e.g. {'locality': 0.99} for sparse), got 5; give it from Python (workloads.record(..., dataset_options={...}))
     >>> check_option("servers", 0)
     Traceback (most recent call last):
     ...
@@ -193,6 +249,9 @@ def check_option(key, value, paradigm=None):
         if value not in known:
             raise WorkloadError(f"unknown {key} {value!r}; known {key}s: {', '.join(known)}")
         return value
+    if key in MAPPINGS and value is not None and not isinstance(value, dict):
+        raise WorkloadError(f"{key} must be a mapping of {MAPPINGS[key]}, got {value!r}; give "
+                            f"it from Python (workloads.record(..., {key}={{...}}))")
     if value is None or key not in RANGES:
         return value
     kind, bounds = RANGES[key]

@@ -151,6 +151,7 @@ def prepare(dataset, workers, seed, hidden=(16,), data_path=None, dataset_option
     if isinstance(dataset, datasets.Dataset):
         data = dataset
     else:
+        check_option("dataset_options", dataset_options)
         data = datasets.load(dataset, path=data_path, **(dataset_options or {}))
     layers = (data.n_features, *hidden, data.n_classes)
     rng = np.random.default_rng(seed)

@@ -38,7 +38,7 @@ from netsim.errors import TraceError
 from netsim.trace.core import TraceBuilder
 from netsim.trace.ops import concat, terminal_ops
 
-__all__ = ["SCHEDULES", "DEFAULT", "Block", "schedule", "block", "local_order"]
+__all__ = ["SCHEDULES", "DEFAULT", "Block", "schedule", "block", "check_calls", "local_order"]
 
 
 def _mst_allreduce(P, nbytes, element=None):
@@ -149,6 +149,50 @@ def schedule(op, hint, P, nbytes, segments=0, element=0):
     if hint == "lp":
         kw["segments"] = segments or 1
     return gen(P, nbytes, **kw) if P > 1 else TraceBuilder(P).build()
+
+
+_RING_OPS = ("allreduce", "allgather", "reduce_scatter")  # each message one chunk of split()
+
+
+def check_calls(trace):
+    """Refuse, before any schedule is built, ring calls whose chunks would be under a byte.
+
+    A ring's every message is one chunk (:func:`netsim.comm.collectives.schedule.split`), so
+    its sizes are known from the call alone; the check is the schedule's own
+    (:func:`netsim.comm.collectives.schedule.check_pieces`), made before a command announces
+    the work (a 2-rank profile projected to 8192 ranks would be refused only at replay).
+    Other schedules are checked as they are built.
+
+    Raises
+    ------
+    TraceError
+        ``op I: ring_OP on P ranks of N bytes would send messages of ... bytes``.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(8); _ = b.collective("allreduce", range(8), 4.0)
+    >>> check_calls(b.build())
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: op 0: ring_allreduce on 8 ranks of 4 bytes would send messages of 0.5 bytes (a message carries 0 or at least 1 byte); use fewer ranks or more bytes
+    """
+    from netsim.comm.collectives.schedule import check_pieces, split
+
+    ops = np.flatnonzero(trace.is_collective)
+    if not len(ops):
+        return
+    pairs = np.stack([trace.spec[ops].astype(np.float64), trace.size[ops]], axis=1)
+    _, first = np.unique(pairs, axis=0, return_index=True)   # each (call, bytes) once
+    for i in ops[np.sort(first)].tolist():
+        spec = trace.specs.row(int(trace.spec[i]))
+        if spec.op in _RING_OPS and (spec.algorithm or DEFAULT[spec.op]) == "ring":
+            P, nbytes = len(spec.group), float(trace.size[i])
+            try:
+                check_pieces(split(nbytes, P, spec.element or None), f"ring_{spec.op}", P,
+                             nbytes)
+            except TraceError as exc:
+                raise TraceError(f"op {i}: {exc}") from None
 
 
 def block(spec, nbytes):

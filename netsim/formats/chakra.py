@@ -549,6 +549,22 @@ def check_prefix(prefix):
     return prefix
 
 
+def _check_no_other_job(directory, prefix, ranks):
+    """Refuse a directory holding ``<prefix>.<r>.et`` files of ranks ``r >= ranks``."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return   # missing (created below) or not a directory (refused below)
+    other = sorted((int(m.group(2)), name) for name in names
+                   for m in [_FILE.match(name)] if m and m.group(1) == prefix
+                   and int(m.group(2)) >= ranks)
+    if other:
+        raise TraceError(f"{directory} holds {len(other)} {prefix} files of ranks this "
+                         f"{ranks}-rank trace lacks ({other[0][1]}, ...), from another export: "
+                         f"the import would mix the two jobs; remove them or give another "
+                         f"directory or --prefix")
+
+
 def save_chakra(trace, directory, prefix="chakra"):
     """Export a netsim trace as Chakra: ``<directory>/<prefix>.<rank>.et``, one per rank.
 
@@ -572,7 +588,9 @@ def save_chakra(trace, directory, prefix="chakra"):
     trace : Trace
         Any netsim trace whose dependencies each join two ops sharing a rank.
     directory : str or path
-        Created if missing; files in it of the same names are overwritten.
+        Created if missing; files in it of the same names are overwritten, and files of
+        the prefix for ranks the trace lacks (an earlier, larger export's) are refused:
+        left beside the new ones, :func:`load_chakra` would read them as one job.
     prefix : str
         File name prefix: a plain name (:func:`check_prefix`), so every file
         stays inside ``directory``.
@@ -581,8 +599,8 @@ def save_chakra(trace, directory, prefix="chakra"):
     ------
     TraceError
         For a dependency between two ops that share no rank (Chakra graphs
-        are per rank), an unwritable directory, or a prefix that
-        :func:`check_prefix` refuses.
+        are per rank), an unwritable directory, a prefix that
+        :func:`check_prefix` refuses, or files of the prefix for other ranks in the directory.
 
     Examples
     --------
@@ -595,6 +613,7 @@ def save_chakra(trace, directory, prefix="chakra"):
     check_prefix(prefix)
     pb = _pb()
     directory = os.fspath(directory)
+    _check_no_other_job(directory, prefix, trace.ranks)
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as exc:

@@ -9,8 +9,10 @@ import sys
 
 from netsim.errors import NetsimError
 
-__all__ = ["UsageError", "PROGRESS_MESSAGES", "EXPECT_SECONDS", "progress", "note", "expect",
-           "log", "write", "write_csv", "check_writable", "check_png", "check_options"]
+__all__ = ["UsageError", "GIVEN", "PROGRESS_MESSAGES", "EXPECT_SECONDS", "LONG_SECONDS",
+           "progress", "note", "expect",
+           "log", "write", "write_csv", "check_writable", "check_png", "check_not_read",
+           "check_options"]
 
 
 class UsageError(Exception):
@@ -21,6 +23,12 @@ class UsageError(Exception):
     >>> str(UsageError("netsim scale: argument --workers/-P: expected one argument"))
     'netsim scale: argument --workers/-P: expected one argument'
     """
+
+
+GIVEN = "options_given"
+"""The attribute of parsed arguments that holds the destinations of the plain options
+(``--tp 8``) given on the command line, whatever their value (``studies.cli.parser`` notes
+them; :func:`studies.cli.options.given_options` reads them)."""
 
 
 PROGRESS_MESSAGES = 100_000
@@ -83,6 +91,11 @@ a user waiting several seconds, longer than a command should stay silent; far be
 hour that :data:`studies.scaling.trace_size.TIME_LIMIT` refuses without ``--force``."""
 
 
+LONG_SECONDS = 60.0
+"""Accepted work priced at this many CPU seconds or more is announced (:func:`expect`) on
+standard error whether or not it is a terminal (``--quiet`` still silences it)."""
+
+
 def expect(args, seconds, what):
     """Announce accepted long work before it starts: its CPU time by the work estimate.
 
@@ -90,7 +103,8 @@ def expect(args, seconds, what):
     what those checks priced (:func:`studies.scaling.trace_size.check_ops`' ``seconds``,
     :func:`studies.scaling.run_length.check_count`'s return): a refusal is never preceded by a
     note, and work refused for a larger P prints none for the smaller ones. Shown as
-    :func:`note` is (a terminal, not ``--quiet``) and only from :data:`EXPECT_SECONDS` on.
+    :func:`note` is (a terminal, not ``--quiet``) and only from :data:`EXPECT_SECONDS` on;
+    from :data:`LONG_SECONDS` on as :func:`log` is (any standard error, not ``--quiet``).
 
     Parameters
     ----------
@@ -122,7 +136,9 @@ def expect(args, seconds, what):
              if seconds < 6000 else f"{seconds / 3600:.1f} h")
     message = (f"{what}: about {about} of CPU by the work estimate (benchmarks/README.md); "
                f"Ctrl-C stops it")
-    note(args, message)
+    # a minute or more: said wherever stderr goes (a pipe, a log), as a run that long
+    # should never start unannounced; shorter work only on a terminal, as a bar is
+    (log if seconds >= LONG_SECONDS else note)(args, message)
     return message
 
 
@@ -280,6 +296,86 @@ def check_png(*paths):
         if path is not None and path != os.devnull and not os.fspath(path).lower().endswith(".png"):
             raise NetsimError(f"cannot write {path}: a picture is a PNG, its file name must end "
                               f"in .png")
+    if any(path is not None for path in paths):
+        _check_backend()
+
+
+def _check_backend():
+    """Refuse a ``MPLBACKEND`` that matplotlib does not know, before any work.
+
+    matplotlib checks the variable when it is imported, which netsim does only to draw,
+    at the end of the work, and raises a ``ValueError`` naming its rcParams key; the
+    import is made here instead, where its refusal is one line.
+    """
+    import os
+
+    name = os.environ.get("MPLBACKEND")
+    if not name:
+        return
+    imported = "matplotlib" in sys.modules
+    try:
+        from matplotlib import rcsetup
+
+        rcsetup.validate_backend(name)
+    except ValueError:
+        if not imported:  # a failed first import leaves matplotlib half-made: drop it, so
+            for module in [m for m in sys.modules if m.split(".")[0] == "matplotlib"]:
+                del sys.modules[module]  # that a later import (a test's) starts afresh
+        raise NetsimError(f"MPLBACKEND={name!r} is not a backend matplotlib knows; unset it "
+                          f"or give one such as agg") from None
+
+
+def check_not_read(writes, reads):
+    """Refuse, before any work, an output that is one of the command's inputs or lies in one.
+
+    A command that wrote over what it reads would lose the input (``netsim replay t.json
+    --csv t.json``); one that wrote into a folder it reads whole (``netsim import kineto prof
+    -o prof/rank0.json``) would overwrite a profile or, next time, read its own output as
+    one (a file of another kind there, ``prof/job.npz``, is no input and passes). Paths are
+    compared resolved (links, ``..``), so two spellings of one file are one.
+
+    Parameters
+    ----------
+    writes : dict
+        The command's outputs: option (``--csv``) -> path (None is skipped).
+    reads : iterable of str or path-like or tuple
+        What it reads: files, or folders read whole, or ``(folder, endings)``: the files of
+        the folder whose names end so (None is skipped).
+
+    Raises
+    ------
+    NetsimError
+        ``OPTION PATH is the input X`` or ``... lies in the input folder X``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> check_not_read({"--csv": os.path.join(d, "t.csv")}, [os.path.join(d, "t.json")])
+    >>> check_not_read({"--csv": os.path.join(d, ".", "t.json")}, [os.path.join(d, "t.json")])
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --csv .../t.json is the input .../t.json: writing it would overwrite what the command reads; give another name
+    """
+    import os
+
+    for flag, out in writes.items():
+        if out is None:
+            continue
+        target = os.path.realpath(out)
+        for path in reads:
+            if path is None:
+                continue
+            path, endings = path if isinstance(path, tuple) else (path, ("",))
+            source = os.path.realpath(path)
+            if target == source:
+                raise NetsimError(f"{flag} {out} is the input {path}: writing it would "
+                                  f"overwrite what the command reads; give another name")
+            if (os.path.isdir(source) and target.startswith(source.rstrip(os.sep) + os.sep)
+                    and target.endswith(endings)):
+                raise NetsimError(f"{flag} {out} lies in the input folder {path}, which the "
+                                  f"command reads whole; write it elsewhere")
 
 
 def check_options(args, **bounds):

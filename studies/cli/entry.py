@@ -41,10 +41,37 @@ def main(argv=None):
     try:
         from studies.cli import parser as cli
 
-        return cli.main(argv)
+        status = cli.main(argv)
     except KeyboardInterrupt:
         print("netsim: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        status = INTERRUPTED
+    if argv is None:   # run as the program (the console script, python -m), not called
+        _exit_on_ctrl_c()
+    return status
+
+
+def _on_ctrl_c(signum, frame):
+    import os
+
+    print("netsim: interrupted", file=sys.stderr, flush=True)
+    os._exit(INTERRUPTED)
+
+
+def _exit_on_ctrl_c():
+    """From here to the process's end, a Ctrl-C is one line and exit status 130 at once.
+
+    The command has returned, but the interpreter still joins the threads it leaves
+    (a Dask cluster's, a pool's) in ``threading._shutdown``: a Ctrl-C there printed a
+    traceback of that function, or ended the process with no word. Installed only when
+    the main thread has SIGINT's default Python handler (not in a process that ignores
+    SIGINT, as a background job does).
+    """
+    import signal
+    import threading
+
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        signal.signal(signal.SIGINT, _on_ctrl_c)
 
 
 if __name__ == "__main__":

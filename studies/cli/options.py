@@ -7,8 +7,10 @@ values go out. Bad text is a :class:`~netsim.errors.NetsimError` naming it.
 from netsim.comm.library import LIBRARIES
 from netsim.engine.tcp import TRANSPORTS
 from netsim.errors import NetsimError
-from netsim.units import parse_jitter, parse_shape, parse_straggler
-from workloads.option_ranges import check_option
+from netsim.units import parse_bytes, parse_jitter, parse_shape, parse_straggler
+from workloads.option_ranges import check_needs, check_option
+
+from studies.cli.console import GIVEN
 
 __all__ = ["option_value", "paradigm_options", "add_perturb_arguments", "perturb_options",
            "perturb_label", "add_force_argument", "given_options", "refuse_with_list"]
@@ -27,7 +29,8 @@ def _number_or_text(text):
 def option_value(key, text, default, words=()):
     """Parse the text of option ``key`` to the type of its ``default``.
 
-    A bool takes true/false (1/0, yes/no, on/off) or one of ``words`` (kept as
+    An option named ``*_bytes`` takes a size in human units (``1kB``, ``4MiB``,
+    :func:`netsim.units.parse_bytes`). A bool takes true/false (1/0, yes/no, on/off) or one of ``words`` (kept as
     text: an option such as ps-sync's ``overlap`` that is a bool or a mode), a tuple or list
     comma-separated integers, an int or float a number; with no default
     (None) the text becomes an int, a float, a tuple of comma-separated
@@ -54,6 +57,8 @@ def option_value(key, text, default, words=()):
     ((32, 16), True)
     >>> option_value("overlap", "layerwise", True, ("none", "layerwise"))
     'layerwise'
+    >>> option_value("partition_bytes", "1kB", None), option_value("bucket_bytes", "4MiB", 1)
+    (1000.0, 4194304.0)
     >>> option_value("hidden", "256,256", None), option_value("hidden", "256", None)
     ((256, 256), 256)
     >>> option_value("servers", "two", 1)
@@ -63,6 +68,11 @@ def option_value(key, text, default, words=()):
     """
     if not str(text).strip():
         raise NetsimError(f"option {key} has an empty value; give {key}=VALUE")
+    if key.endswith("_bytes"):   # a size, in units as every byte option takes them (1kB, 4MiB)
+        try:
+            return parse_bytes(text)
+        except NetsimError as exc:
+            raise NetsimError(f"option {key}: {exc}") from None
     if isinstance(default, bool):
         if text.lower() in ("1", "true", "yes", "on"):
             return True
@@ -110,7 +120,8 @@ def paradigm_options(name, entry, items):
     ------
     NetsimError
         For an option the paradigm does not have (listing its options), one given twice,
-        or a value out of the option's range (:func:`workloads.option_ranges.check_option`,
+        one that applies only with another's value the options leave out
+        (:func:`workloads.option_ranges.check_needs`), or a value out of the option's range (:func:`workloads.option_ranges.check_option`,
         the check the paradigm and a sweep config make).
 
     Examples
@@ -129,6 +140,7 @@ def paradigm_options(name, entry, items):
             raise NetsimError(f"--set {key}= given twice; give each option once")
         options[key] = check_option(key, option_value(key, value, entry.options[key][0],
                                                       (entry.words or {}).get(key, ())), name)
+    check_needs(options, {k: v[0] for k, v in entry.options.items()} if entry else {})
     return options
 
 
@@ -276,9 +288,11 @@ def add_force_argument(p):
 def given_options(args, add_arguments):
     """The options of parsed ``args`` given on the command line, in the parser's order.
 
-    An option counts as given when its value differs from the default of the parser
-    that ``add_arguments`` fills (one given as its own default changes nothing); an
-    option ``args`` does not hold is not counted.
+    An option counts as given when the command line holds it (the parser notes each plain
+    option in ``args.options_given``, :data:`studies.cli.console.GIVEN`, so ``--tp 8`` counts though 8 is its
+    default), or when its value differs from the default of the parser that
+    ``add_arguments`` fills (a flag, or ``args`` made without the parser); an option
+    ``args`` does not hold is not counted.
 
     Parameters
     ----------
@@ -301,23 +315,27 @@ def given_options(args, add_arguments):
     {'name': 'NAME'}
     >>> given_options(argparse.Namespace(name=None, epochs=3), add)
     {'epochs': '--epochs'}
+    >>> given_options(argparse.Namespace(name=None, epochs=None, options_given={"epochs"}), add)
+    {'epochs': '--epochs'}
     """
     import argparse
 
     parser = argparse.ArgumentParser(add_help=False)
     add_arguments(parser)
+    seen = getattr(args, GIVEN, frozenset())
     return {action.dest: (max(action.option_strings, key=len) if action.option_strings
                           else action.dest.upper())
             for action in parser._actions
-            if hasattr(args, action.dest) and getattr(args, action.dest) != action.default}
+            if hasattr(args, action.dest) and (getattr(args, action.dest) != action.default
+                                               or (action.dest in seen
+                                                   and action.option_strings))}
 
 
 def refuse_with_list(args, add_arguments, what):
     """Refuse ``--list`` given with another option or argument: ``--list`` ignores them all.
 
-    An option counts as given when its value differs from the default of the parser
-    that ``add_arguments`` fills (so ``--png`` given as its own default passes, as it
-    changes nothing); ``--list`` and ``--quiet`` themselves are not counted.
+    An option counts as given as :func:`given_options` counts it (on the command line,
+    even at its default value); ``--list`` and ``--quiet`` themselves are not counted.
 
     Parameters
     ----------

@@ -41,7 +41,7 @@ from types import MappingProxyType
 from netsim import __version__
 from netsim.errors import DeadlockError, NetsimError
 
-from studies.cli.console import UsageError
+from studies.cli.console import GIVEN, UsageError
 
 __all__ = ["COMMANDS", "build_parser", "command", "main"]
 
@@ -106,7 +106,11 @@ class _Parser(argparse.ArgumentParser):
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
         if hasattr(namespace, _SEEN):
+            # kept, as a frozenset, for studies.cli.options.given_options: an option given at
+            # its default value is given all the same (--tp 8 outside the transformer)
+            seen = getattr(namespace, _SEEN)
             delattr(namespace, _SEEN)
+            setattr(namespace, GIVEN, frozenset(seen) | getattr(namespace, GIVEN, frozenset()))
         return namespace, extras
 
     def error(self, message):

@@ -105,7 +105,7 @@ def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"
         iteration), ``compute`` (forward + backward), ``exposed`` (``time -
         compute``), ``closed_exposed`` and ``closed_time`` (the closed form),
         ``fused_comm`` (ring allreduce of the whole gradient), ``speedup``
-        (``none``'s time over this one's, when ``none`` is among the modes).
+        (``none``'s time over this one's; None when ``none`` is not among the modes).
 
     Raises
     ------
@@ -162,7 +162,7 @@ def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"
                                 "closed_exposed": closed, "closed_time": compute + closed,
                                 "fused_comm": costmodel.ring_allreduce(P, n, alpha, beta),
                                 "pieces": len(pcs.lo),
-                                "speedup": (base / time) if base else float("nan")})
+                                "speedup": (base / time) if base else None})
                     if progress is not None:
                         progress(len(out), runs)
     return out

@@ -18,8 +18,9 @@ from workloads.mlp import num_params
 from studies.memory import available_memory
 from studies.scaling.trace_size import TIME_LIMIT, check_ops
 
-__all__ = ["EPOCH_SECONDS", "WEIGHT_SECONDS", "SAMPLES", "SEED_SECONDS", "check_count",
-           "model_copies", "check_widths", "check_training"]
+__all__ = ["EPOCH_SECONDS", "WEIGHT_SECONDS", "SAMPLES", "SEED_SECONDS", "PASS_SECONDS",
+           "PASS_BYTES", "check_count", "check_passes", "model_copies", "check_widths",
+           "check_training"]
 
 EPOCH_SECONDS = 1.8e-3
 """CPU seconds of one training epoch at its cheapest: ``single`` on Iris with 2 workers,
@@ -43,6 +44,61 @@ SEED_SECONDS = 15.0
 took 18.8 s of CPU, the process's start included (``benchmarks/README.md``, "The work
 estimate", row "one claims seed"); 15 s is below it, a lower bound of a seed's cost
 with or without ``--quick``."""
+
+
+PASS_SECONDS = 1.3e-6
+"""CPU seconds of one forward or backward pass of one micro-batch on one stage in a
+transformer's closed form, whose pipeline timeline
+(:func:`workloads.transformer.pipeline.timeline`) lists every pass: 1.30 us at 1f1b, p = 1,
+m = 10^5; 1.98 us at p = 4; 2.18 us for GPipe at p = 8; 1.88 us interleaved (time.process_time,
+2026-12, issue 48); the cheapest is taken."""
+
+PASS_BYTES = 280
+"""Bytes the closed form's pipeline timeline holds per pass (its orders and its dict of end
+times): 280 B at 1f1b, p = 4, m = 10^4 and 308 B at m = 10^5 (tracemalloc's peak, 2026-12,
+issue 48); the smaller is taken."""
+
+
+def check_passes(passes, what, limit=None, time_limit=TIME_LIMIT):
+    """Refuse a transformer closed form whose pipeline timeline would not fit or take too long.
+
+    Parameters
+    ----------
+    passes : int
+        Forward and backward passes of micro-batches over the stages, 2 m v p, of the
+        largest layout (memory) ...
+    what : str
+        The layout and the options that chose it, for the message.
+    limit : int, optional
+        Bytes allowed (default :func:`studies.memory.available_memory`; None there: no check).
+    time_limit : float, optional
+
+    Returns
+    -------
+    float
+        The estimated CPU seconds (:data:`PASS_SECONDS` each).
+
+    Raises
+    ------
+    NetsimError
+        Naming the passes, their bytes and the limit.
+
+    Examples
+    --------
+    >>> check_passes(2 * 10**9, "tp 8 x pp 1 x dp 1, m = 1e+09", limit=2**34)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: tp 8 x pp 1 x dp 1, m = 1e+09 would list 2e+09 micro-batch passes in the closed form's pipeline timeline, 560 GB at 280 B each, over the 17.2 GB of memory available; ...
+    """
+    limit = available_memory() if limit is None else limit
+    nbytes = passes * PASS_BYTES
+    if limit is not None and nbytes > limit:
+        raise NetsimError(
+            f"{what} would list {passes:.3g} micro-batch passes in the closed form's pipeline "
+            f"timeline, {format_bytes(nbytes)} at {PASS_BYTES} B each, over the "
+            f"{format_bytes(limit)} of memory available; use a smaller --global-batch or a "
+            f"larger --micro-batch, or --force to try anyway")
+    return check_count(passes, PASS_SECONDS, what, "micro-batch passe", time_limit)
 
 
 def check_count(count, unit_seconds, what, unit, time_limit=TIME_LIMIT):

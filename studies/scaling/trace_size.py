@@ -340,7 +340,8 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
         when the topology's ranks lie at unequal latencies (:func:`unequal_paths`).
     passes : int, optional
         Route searches per source (default one: a command's replay and closed form share
-        one compiled topology and its route cache).
+        one compiled topology and its route cache; 0: nothing is replayed, the topology
+        is only built).
 
     Returns
     -------
@@ -392,10 +393,12 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
                 f"{time_limit:.0f} s allowed: {ops:.3g} {noun} at {each * 1e6:g} us each"
                 + (f", {pairs:.3g} distinct pairs at {PAIR_SECONDS * 1e6:g} us" if pairs else "")
                 + (f", {deps:.3g} fan-in dependencies at {DEP_SECONDS * 1e6:g} us" if deps else "")
-                + f", route searches from {ranks} sources"
-                + (f" ({passes} times)" if passes > 1 else "")
-                + f" over {topo['elements']:.3g} nodes and edges at {ROUTE_SECONDS * 1e9:g} ns "
-                  f"a step and their build at {BUILD_SECONDS * 1e6:g} us each (figures of "
+                + (f", route searches from {ranks} sources"
+                   + (f" ({passes} times)" if passes > 1 else "")
+                   + f" over {topo['elements']:.3g} nodes and edges at "
+                     f"{ROUTE_SECONDS * 1e9:g} ns a step and their build" if passes else
+                   f", the build of {topo['elements']:.3g} nodes and edges")
+                + f" at {BUILD_SECONDS * 1e6:g} us each (figures of "
                   f"benchmarks/README.md); use {instead}, or --force to try anyway")
     return out
 

@@ -26,7 +26,7 @@ import os
 from netsim.errors import NetsimError, UnitError
 from netsim.units import parse_bytes, parse_jitter, parse_shape, parse_straggler, parse_workers
 from workloads import DATASETS
-from workloads.option_ranges import check_option
+from workloads.option_ranges import check_needs, check_option
 
 from netsim.comm.library import LIBRARIES
 from netsim.network.compiled import Network
@@ -402,6 +402,7 @@ def _paradigm_values(name, opts):
                 math.isfinite(typed) and typed >= 0):
             raise NetsimError(f"option {key} must be a finite number >= 0, got {value!r}")
         out[key] = typed
+    check_needs(out, {k: v[0] for k, v in entry.options.items()})
     return out
 
 

@@ -98,7 +98,12 @@ class Schedule(BlockBuilder):
     def _append(self, kind, rank, peer, lo, hi, reduce, duration, tag, deps):
         """Append ops; ``deps`` is an (ops, slots) array of op ids, -1 for none."""
         valid = deps >= 0
-        return self.add(kind, rank, peer, self.bytes(lo, hi) if kind == MESSAGE else 0.0,
+        size = self.bytes(lo, hi) if kind == MESSAGE else 0.0
+        if kind == MESSAGE:
+            # refused as each step is added, not once the schedule is whole: a ring of
+            # 8192 ranks holds 1.3e8 messages, gigabytes before the trace's own check
+            check_pieces(size, self.name, self.ranks, self.params.get("nbytes"))
+        return self.add(kind, rank, peer, size,
                         tag=self.tag(tag), deps=(valid.sum(axis=1), deps[valid]),
                         duration=duration, lo=lo, hi=hi, reduce=bool(reduce))
 
@@ -413,6 +418,42 @@ def chunk_start(P):
         return np.where(i < rem, 2 * i, i + rem)
 
     return start
+
+
+def check_pieces(sizes, name, ranks, nbytes=None):
+    """Refuse message sizes between 0 and 1 byte (a message carries 0 or at least 1 byte).
+
+    The one check of a schedule's messages before they exist: :class:`Schedule` makes it
+    on each step as it is added, and :func:`netsim.comm.mpich.check_calls` on a ring's
+    chunks (:func:`split`) before any schedule is built.
+
+    Parameters
+    ----------
+    sizes : float or ndarray of float
+    name : str
+        The schedule, for the message (``ring_allreduce``).
+    ranks : int
+    nbytes : float, optional
+        Bytes of the call, for the message.
+
+    Raises
+    ------
+    TraceError
+
+    Examples
+    --------
+    >>> check_pieces(split(4000.0, 8192), "ring_allreduce", 8192, 4000.0)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: ring_allreduce on 8192 ranks of 4000 bytes would send messages of 0.488 bytes (a message carries 0 or at least 1 byte); use fewer ranks or more bytes
+    """
+    sizes = np.atleast_1d(np.asarray(sizes, dtype=np.float64))
+    bad = np.flatnonzero((sizes > 0) & (sizes < 1))[:1]
+    if len(bad):
+        raise TraceError(f"{name} on {ranks} ranks"
+                         + (f" of {nbytes:g} bytes" if nbytes is not None else "")
+                         + f" would send messages of {sizes[bad[0]]:.3g} bytes (a message "
+                           f"carries 0 or at least 1 byte); use fewer ranks or more bytes")
 
 
 def split(nbytes, parts, element=None):

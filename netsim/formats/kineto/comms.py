@@ -165,14 +165,40 @@ def _c10d_group_size(outer, kind):
     return None
 
 
-def _group(ev, info, world):
-    """(ranks, pg name, assumed) of a call: the operator's group, the profile's one, or the world."""
-    a = ev.get("args") or {}
+def group_ranks(args, where):
+    """The ranks of an event's ``Process Group Ranks`` argument; None when it has none.
+
+    The profiler writes the list as JSON text (``"[0, 1, 2, 3]"``); anything else in it
+    (text that is not JSON, a list holding other than integers) is refused rather than
+    read as if the argument were absent.
+
+    Examples
+    --------
+    >>> group_ranks({"Process Group Ranks": "[0, 1]"}, "e"), group_ranks({}, "e")
+    ([0, 1], None)
+    >>> group_ranks({"Process Group Ranks": "[0, x"}, "rank0.json: event #3")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: rank0.json: event #3: unreadable 'Process Group Ranks' '[0, x'
+    """
+    text = args.get("Process Group Ranks")
+    if text is None:
+        return None
     try:
-        ranks = json.loads(a.get("Process Group Ranks", "null"))
+        ranks = json.loads(text)
     except (TypeError, ValueError):
         ranks = None
-    if isinstance(ranks, list) and ranks and all(isinstance(g, int) for g in ranks):
+    if not isinstance(ranks, list) or not all(isinstance(g, int) and not isinstance(g, bool)
+                                              for g in ranks):
+        raise TraceError(f"{where}: unreadable 'Process Group Ranks' {text!r}")
+    return ranks
+
+
+def _group(ev, info, world, where):
+    """(ranks, pg name, assumed) of a call: the operator's group, the profile's one, or the world."""
+    a = ev.get("args") or {}
+    ranks = group_ranks(a, where)
+    if ranks:
         return ranks, str(a.get("Process Group Name", "default")), False
     pgs = info.get("pg_config") or []
     if len(pgs) == 1 and isinstance(pgs[0], dict) and \
@@ -242,7 +268,7 @@ def from_operator(chain, kinds, where, rank, world, info, read_args):
         if kind in ("send", "recv"):
             raise TraceError(f"{where}: point-to-point {ev['name']!r} without 'Collective name' "
                              "arguments names no peer; not supported")
-        group, pg, assumed = _group(ev, info, world)
+        group, pg, assumed = _group(ev, info, world, where)
         if rank not in group:
             raise TraceError(f"{where}: process group {group} does not hold this file's "
                              f"rank {rank}")

@@ -26,7 +26,8 @@ import re
 import numpy as np
 
 from netsim.errors import TraceError
-from netsim.formats.kineto.comms import CPU_DTYPE_BYTES, from_operator, launcher, operator_index
+from netsim.formats.kineto.comms import (CPU_DTYPE_BYTES, from_operator, group_ranks, launcher,
+                                        operator_index)
 from netsim.formats.kineto.older import modern
 
 __all__ = ["read_profile", "DTYPE_BYTES", "STEP_MARK"]
@@ -101,10 +102,7 @@ def _comm(ev, path, idx, rank, world):
             raise TraceError(f"{where}: {name!r} must be a count >= 0, got {v!r}")
     nelems = n_out if kind == "allgather" else max(n_in, n_out) if kind in ("send", "recv") \
         else n_in
-    try:
-        group = json.loads(a.get("Process Group Ranks", "null"))
-    except (TypeError, ValueError):
-        group = None
+    group = group_ranks(a, where)
     size = a.get("Group size")
     if group is None and size == world:
         group = list(range(world))
@@ -194,9 +192,25 @@ def _gloo(ev, path, idx, rank, world, info):
     return kind, float(nbytes), list(group), str(pgs[0].get("pg_name", "0")), None
 
 
+def _distributed_info(doc, path):
+    """The profile's ``distributedInfo`` ({} without one), its shape checked: an object whose
+    ``pg_config``, if any, lists objects whose ``ranks`` are lists of integers."""
+    info = doc.get("distributedInfo") or {}
+    if not isinstance(info, dict):
+        raise TraceError(f"{path}: distributedInfo must be an object, got {info!r}")
+    pgs = info.get("pg_config")
+    if pgs is not None and not (isinstance(pgs, list) and all(
+            isinstance(g, dict) and isinstance(g.get("ranks", []), list)
+            and all(isinstance(r, int) and not isinstance(r, bool) for r in g.get("ranks", []))
+            for g in pgs)):
+        raise TraceError(f"{path}: distributedInfo pg_config must be a list of objects with "
+                         f"'ranks' lists of integers, got {pgs!r}")
+    return info
+
+
 def _profile(path, doc, world_hint):
     """Per-file facts: rank, world size, GPU ops, steps, device name."""
-    info = doc.get("distributedInfo") or {}
+    info = _distributed_info(doc, path)
     rank = info.get("rank", 0)
     world = info.get("world_size", world_hint)
     for name, v in (("rank", rank), ("world_size", world)):
@@ -209,6 +223,9 @@ def _profile(path, doc, world_hint):
     for idx, ev in enumerate(doc["traceEvents"]):
         if not isinstance(ev, dict):
             raise TraceError(f"{path}: event #{idx} is not an object")
+        if "ph" not in ev:   # every Trace Event Format event has its phase
+            raise TraceError(f"{path}: event #{idx} {ev.get('name')!r} has no 'ph' (its phase, "
+                             f"'X' for an operator or kernel); not a profiler's event")
         ev = modern(ev)       # early profilers' names (netsim.formats.kineto.older)
         if ev.get("ph") == "s" and ev.get("cat") == "ac2g":   # CPU end of a launch flow
             flows.append(ev)

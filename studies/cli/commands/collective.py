@@ -206,8 +206,9 @@ def _run_nccl(args):
     if args.channels is not None:  # NCCL's MAXCHANNELS (netsim.comm.nccl.search.MAX_CHANNELS)
         check_int(args.channels, "--channels", maximum=MAX_CHANNELS)
     check_png(args.png)  # before the sweep: a directory or /proc/x.png fails now
+    factor = 2 if args.factor is None else args.factor   # nccl-tests' -f: the sizes' ratio
     sizes = ([parse_bytes(args.bytes)] if args.sizes is None
-             else nccl_report.parse_sizes(args.sizes, 2 if args.factor is None else args.factor))
+             else nccl_report.parse_sizes(args.sizes, factor))
     if min(sizes) < 1:
         raise NetsimError(f"size must be >= 1 byte, got {args.bytes}")
     spec = args.topology or "dgx_h100"
@@ -231,7 +232,7 @@ def _run_nccl(args):
         import sys
 
         print(nccl_tests_format.to_json(args.algorithm, records, measured,
-                                        args=["netsim", *sys.argv[1:]], factor=args.factor))
+                                        args=["netsim", *sys.argv[1:]], factor=factor))
     elif len(records) == 1 and args.sizes is None:
         r = records[0]
         print(table(["", "value"], [

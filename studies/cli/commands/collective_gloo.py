@@ -10,7 +10,9 @@ from netsim import TraceBuilder, simulate
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes
 
+from studies.cli.console import expect
 from studies.registry import topology_factory
+from studies.scaling.trace_size import check_fits
 from studies.reports.text import table
 
 __all__ = ["run_gloo"]
@@ -56,7 +58,18 @@ def run_gloo(args):
                           f"{', '.join(gloo.GLOO_ALGORITHMS)}")
     nbytes = parse_bytes(args.bytes)
     spec = args.topology or "star"
+    if not getattr(args, "force", False):
+        # gloo's ring (ring_chunked halves each step's chunk) sends at least the 2 P (P - 1)
+        # messages of MPICH's ring allreduce, with host copies and sums besides: its count
+        # is a lower bound, priced before the topology or the trace is built.
+        fits = check_fits("ring", args.workers, topology=spec)
+        expect(args, fits.get("seconds"), f"gloo {algorithm} allreduce on P = {args.workers}")
     G = topology_factory(spec)(args.workers)
+    if any(kind == "gpu" for _, kind in G.nodes(data="kind")):
+        # the model puts gloo's copies and sums on the hosts' cores; ranks go on the GPUs
+        raise NetsimError(f"topology {spec!r} places the ranks on GPUs; the gloo model runs "
+                          f"on hosts' cores (give a host topology such as star:cpu=..., or "
+                          f"--library nccl)")
     b = TraceBuilder(args.workers)
     b.collective("allreduce", range(args.workers), nbytes,
                  algorithm=algorithm if algorithm == "ring" else None)

@@ -13,7 +13,7 @@ import re
 
 from netsim.checks import check_int
 
-from studies.cli.console import UsageError, check_writable, log
+from studies.cli.console import UsageError, check_not_read, check_writable, log
 from studies.cli.options import add_force_argument
 from studies.scaling.trace_size import check_ops, projection_ops
 
@@ -142,6 +142,8 @@ def run(args):
 
     check_trace_name(args.output)  # before the import, not after
     check_writable(args.output)
+    endings = (".json", ".json.gz") if args.format == "kineto" else (".et", ".et.gz")
+    check_not_read({"-o": args.output}, [(path, endings) for path in args.inputs])
     if args.format == "kineto":
         from netsim.formats.kineto.load import load_kineto
 

@@ -11,9 +11,11 @@ import json
 
 from netsim.errors import NetsimError
 from netsim.units import format_time, parse_bytes, parse_workers
-from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP
+from workloads.models import get_model
+from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP, pieces
 
-from studies.cli.console import check_options, check_png, check_writable, log, progress, write, write_csv
+from studies.cli.console import (check_options, check_png, check_writable, expect, log, progress,
+                                 write, write_csv)
 from studies.cli.options import add_force_argument, add_library_argument
 from studies.scaling.overlap import PARTITION_BYTES, overlap_study, plot_overlap
 from studies.reports.text import table
@@ -72,6 +74,25 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="print the records as JSON")
 
 
+def piece_count(model, mode, bucket_bytes, partition_bytes):
+    """Pieces a model's gradient is sent in by ``mode``, each a ring allreduce, counted
+    without cutting them: :func:`workloads.overlap.pieces`' units, and in the ``priority``
+    mode each unit in chunks of ``partition_bytes`` (whole float32 values, at least one).
+
+    Examples
+    --------
+    >>> piece_count("resnet50", "none", 25 * 2**20, 4e6)
+    1
+    >>> piece_count("resnet50", "priority", 25 * 2**20, 1) == get_model("resnet50").params
+    True
+    """
+    if mode != "priority":
+        return len(pieces(get_model(model), mode, 4.0, bucket_bytes).lo)
+    units = pieces(get_model(model), "layerwise", 4.0).values
+    chunk = max(1, int(partition_bytes // 4))
+    return int(sum(-(-int(v) // chunk) for v in units.tolist()))
+
+
 def run(args):
     """Run the study of the parsed ``args`` and print its table (or JSON).
 
@@ -102,21 +123,32 @@ def run(args):
     workers = parse_workers(args.workers)
     runs = len(split(args.models)) * len(split(args.networks)) * len(workers) * len(
         split(args.modes))
-    if not args.force:  # each run replays at least one ring allreduce an iteration on a star
+    partition, bucket = parse_bytes(args.partition), parse_bytes(args.bucket)
+    if not args.force:  # each piece of each iteration is a ring allreduce on a star
+        # a model's pieces in each mode: counted, not cut (a 1-byte partition is 10^8 pieces)
+        per_run = {(name, mode): piece_count(name, mode, bucket, partition)
+                   for name in split(args.models) for mode in split(args.modes)}
+        worst = max(per_run, key=per_run.get)
+        seconds = 0.0
         for P in workers:  # one run's trace in memory; the time of every run at this P
-            each = args.iterations * message_count("ring", P)
-            check_ops(each, f"overlap at P = {P} (a ring allreduce an iteration at least)",
-                      "messages", "a smaller P")
-            count = runs // len(workers)
-            check_ops(count * each, f"overlap at P = {P} ({count} runs of {args.iterations} "
-                      f"iterations, a ring allreduce each at least)", "messages", "a smaller P",
-                      limit=float("inf"), topology="star", ranks=P, pairs=count * P)
+            ring = args.iterations * message_count("ring", P)
+            check_ops(per_run[worst] * ring, f"overlap at P = {P} ({worst[0]}, {worst[1]}: "
+                      f"{per_run[worst]:.3g} pieces an iteration, a ring allreduce each, "
+                      f"{args.iterations} iterations)", "messages",
+                      "a smaller P, fewer --iterations or larger pieces")
+            count = sum(per_run.values()) * len(split(args.networks))
+            seconds += check_ops(count * ring, f"overlap at P = {P} ({count:.3g} pieces an "
+                                 f"iteration over its runs, {args.iterations} iterations, a "
+                                 f"ring allreduce each)", "messages", "a smaller P, fewer "
+                                 f"--iterations or larger pieces", limit=float("inf"),
+                                 topology="star", ranks=P,
+                                 pairs=count * P)["seconds"]
+        expect(args, seconds, f"overlap of {runs} runs")
     with progress(args, runs, "overlap", unit="run") as bar:  # 17-60 s showed nothing
         records = overlap_study(models=split(args.models), networks=split(args.networks),
                                 workers=workers, modes=split(args.modes),
                                 batch_size=args.batch_size,
-                                partition_bytes=parse_bytes(args.partition),
-                                bucket_bytes=parse_bytes(args.bucket),
+                                partition_bytes=partition, bucket_bytes=bucket,
                                 iterations=args.iterations, library=args.library, progress=bar)
     if args.csv:
         write_csv(args.csv, records)
@@ -127,8 +159,10 @@ def run(args):
         return
     rows = [(r["model"], r["network"], r["P"], r["overlap"], format_time(r["time"]),
              format_time(r["compute"]), format_time(r["exposed"]),
-             format_time(r["closed_exposed"]), f"{r['speedup']:.3f}") for r in records]
+             format_time(r["closed_exposed"]),
+             "-" if r["speedup"] is None else f"{r['speedup']:.3f}") for r in records]
     print(table(["model", "network", "P", "overlap", "time/iter", "compute", "exposed",
                  "closed exposed", "speed-up"], rows))
     log(args, "closed exposed: pieces one after the other at the ring allreduce closed form; "
-              "speed-up: time of 'none' over the row's")
+              "speed-up: time of 'none' over the row's" + ("" if "none" in split(args.modes)
+                                                           else " (- without none in --modes)"))

@@ -7,13 +7,16 @@ the replay (:func:`netsim.trace.perturb.perturb`). For a ps-async trace the summ
 adds the staleness of its updates (:func:`workloads.paradigms.ps_async.staleness`).
 """
 
+import os
+
 from netsim.errors import NetsimError
 from topologies.devices import PRECISIONS
 
-from studies.cli.console import (PROGRESS_MESSAGES, UsageError, check_options, check_writable, expect,
-                       log, progress, write)
+from studies.cli.console import (PROGRESS_MESSAGES, UsageError, check_not_read, check_options,
+                                 check_writable, expect, log, progress, write)
 from studies.cli.options import (add_force_argument, add_library_argument, add_perturb_arguments,
-                       add_transport_argument, perturb_label, perturb_options)
+                                 add_transport_argument, given_options, perturb_label,
+                                 perturb_options)
 from studies.scaling.trace_size import check_ops, projection_ops
 from studies.registry import parse_placement, topology_factory
 from studies.validation.profile_check import compare_text
@@ -140,10 +143,19 @@ def run(args):
     kineto = getattr(args, "timeline_format", "perfetto") == "kineto"
     if kineto and not args.timeline:
         raise UsageError("--timeline-format kineto needs --timeline DIR (the files' directory)")
+    given = given_options(args, add_arguments)   # on the command line, even at a default
+    for dest, needs in (("force", "ranks"), ("timeline_format", "timeline")):
+        if dest in given and getattr(args, needs) is None:
+            raise UsageError(f"{given[dest]} applies with --{needs}")
     if args.timeline and not kineto and not str(args.timeline).endswith(".json"):
         raise UsageError(f"--timeline {args.timeline}: a Chrome trace is JSON; its file name "
                          f"must end in .json")
+    if getattr(args, "compare", False) and args.ranks is not None:
+        raise UsageError("--compare sets the replay beside the profile's own measurements, "
+                         "taken at its own ranks; a projection to --ranks has none: give one")
     check_writable(args.csv, None if kineto else args.timeline)   # kineto: a directory
+    check_not_read({"--csv": args.csv, "--timeline": args.timeline},
+                   [args.trace, args.topology if os.path.isfile(args.topology) else None])
     trace = load_trace(args.trace)
     if getattr(args, "compare", False) and not trace.metadata.get("measured_rank_step_times"):
         raise UsageError(f"--compare: {args.trace} holds no measurements to compare with "
@@ -174,6 +186,10 @@ def run(args):
         from netsim.trace.perturb import perturb
 
         trace = perturb(trace, **perturbation)
+    if getattr(args, "library", "auto") in ("auto", "mpich"):
+        from netsim.comm.mpich import check_calls
+
+        check_calls(trace)   # sub-byte ring chunks: refused before the note, not at replay
     G = topology_factory(args.topology)(trace.ranks)
     placement = parse_placement(args.placement, G, trace.ranks)
     expect(args, seconds, f"the replay at {args.ranks} ranks")

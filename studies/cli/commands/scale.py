@@ -6,6 +6,7 @@ scaling-law fits (:func:`netsim.analysis.collectives.fit_scaling`).
 """
 
 import json
+import os
 
 from netsim.analysis.collectives import fit_scaling, plot_scale, scale, scale_terms, takes_segments
 from netsim.checks import check_real
@@ -15,8 +16,8 @@ from topologies.devices import device_flops
 from workloads.models import get_model
 from workloads import V100_FP32_FLOPS
 
-from studies.cli.console import (check_options, check_png, check_writable, expect, log, note, write,
-                       write_csv)
+from studies.cli.console import (check_not_read, check_options, check_png, check_writable, expect,
+                                 log, note, write, write_csv)
 from studies.cli.options import (add_force_argument, add_library_argument, add_perturb_arguments,
                        add_transport_argument, given_options, paradigm_options, perturb_label,
                        perturb_options)
@@ -146,6 +147,9 @@ def run(args, title=None):
         check_real(args.device_flops, "--device-flops", lo=0, strict=True)
     check_png(args.png)
     check_writable(args.csv)
+    check_not_read({"--csv": args.csv, "--png": args.png},
+                   [path for path in (getattr(args, "paradigm", None), args.topology)
+                    if path and os.path.isfile(path)])
     perturbation = perturb_options(args)
     if getattr(args, "paradigm", None) == "transformer":
         return scale_transformer.run(args)
@@ -239,11 +243,11 @@ _APPLIES = {
     **dict.fromkeys(("model", "batch", "device", "device_flops", "dataset", "iterations", "seed",
                      "options", "strong", "straggler", "jitter"), ("paradigm",)),
     "library": ("paradigm", "transformer"), "transport": ("collectives", "paradigm"),
-    "force": ("collectives", "paradigm"),
+    "force": ("collectives", "paradigm", "transformer"),
 }
 """Option destination -> the modes it applies to (the transformer's own options: transformer;
 any other option: every mode). A paradigm's plot has a logarithmic time axis already, and the
-transformer's closed form has no size estimate to pass (``--force``) and no TCP model."""
+transformer's closed form has no TCP model."""
 
 
 def _refuse_other_modes(args):

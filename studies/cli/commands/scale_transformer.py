@@ -9,17 +9,21 @@ import json
 
 from netsim.checks import check_real
 from netsim.errors import NetsimError
-from netsim.units import format_bytes, format_time, parse_bytes, parse_workers
+from netsim.units import format_bytes, format_time, parse_bytes, parse_spec, parse_workers
 from workloads.transformer.flops import CONFIGS, get_config
+from workloads.transformer.layout import layout
 from workloads.transformer.moe import moe
+from workloads.transformer.stages import check
 
-from studies.cli.console import check_options, write, write_csv
-from studies.cli.options import option_value
+from studies.cli.console import check_options, expect, write, write_csv
+from studies.cli.options import given_options, option_value
 from studies.registry import topology_factory
 from studies.reports.text import table
+from studies.scaling.run_length import check_passes
+from studies.scaling.trace_size import check_ops
 from studies.scaling.transformer import default_efficiency, plot, study, sweep
 
-__all__ = ["add_arguments", "parse_config", "parse_experts", "run"]
+__all__ = ["add_arguments", "parse_config", "parse_experts", "check_work", "run"]
 
 
 def add_arguments(p):
@@ -81,21 +85,36 @@ def add_arguments(p):
                         "80GB (an H100 SXM or A100 80GB, NVIDIA's datasheets)")
 
 
-def parse_config(text, micro_batch, global_batch):
+def parse_config(text, micro_batch, global_batch, given=()):
     """``NAME[:k=v,...]`` as a :class:`workloads.transformer.flops.Config`.
+
+    The spec is read as a topology's is (:func:`netsim.units.parse_spec`: a key given twice
+    or a stray comma is refused); each value takes the type of the model's own field. A
+    ``micro_batch`` or ``global_batch`` change given with its option (``given``: the
+    option's destinations the command line holds) is refused: neither would win silently.
 
     Examples
     --------
     >>> parse_config("gpt3-13b:layers=8", 1, 64).layers
     8
+    >>> parse_config("gpt3-13b:colour=red", 1, 64)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --config gpt3-13b has no option 'colour'; options: layers, hidden, heads, seq, vocab, micro_batch, global_batch, precision
     """
-    name, _, rest = text.partition(":")
+    name, items = parse_spec(text, "--config", NetsimError)
+    if name not in CONFIGS:
+        get_config(name)   # its refusal lists the models
+    base = CONFIGS[name]
     changes = {}
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise NetsimError(f"--config change {item!r} must be key=value")
-        changes[key.strip()] = option_value(key, value.strip(), "" if key == "precision" else 0)
+    for key, value in items.items():
+        if key not in base._fields:
+            raise NetsimError(f"--config {name} has no option {key!r}; options: "
+                              f"{', '.join(base._fields)}")
+        if key in given:
+            flag = "--" + key.replace("_", "-")
+            raise NetsimError(f"--config gives {key}={value} and {flag} is given too; give one")
+        changes[key] = option_value(key, value, getattr(base, key))
     changes.setdefault("micro_batch", micro_batch)
     changes.setdefault("global_batch", global_batch)
     return get_config(name, **changes)
@@ -123,7 +142,7 @@ def parse_experts(args):
     Raises
     ------
     NetsimError
-        For expert options without ``--experts``, a bad value, or ``--sweep``
+        For expert options without ``--experts`` (even at their defaults), a bad value, or ``--sweep``
         over experts without ``--sequence-parallel`` (its layouts of tp > 1 need it).
 
     Examples
@@ -135,14 +154,66 @@ def parse_experts(args):
     """
     check_options(args, ep=(1, None), top_k=(1, None), moe_every=(1, None))
     if args.experts is None:
-        if args.ep != 1:
-            raise NetsimError(f"--ep {args.ep} needs --experts")
+        given = given_options(args, add_arguments)
+        for dest in ("ep", "top_k", "capacity_factor", "moe_every"):
+            if dest in given:
+                raise NetsimError(f"{given[dest]} {getattr(args, dest)} needs --experts")
         return None
     check_options(args, experts=(1, None))
     if args.sweep and not args.sequence_parallel:
         raise NetsimError("--sweep with --experts needs --sequence-parallel (experts under "
                           "tp > 1 need it, as in Megatron-LM)")
     return moe(args.experts, args.top_k, args.capacity_factor, args.moe_every)
+
+
+def _layouts(c, args, workers, chunks):
+    """(tp, pp, dp) of each point the command computes: the given layout at each P, checked
+    as the closed form checks it (:func:`workloads.transformer.stages.check`), or with
+    ``--sweep`` every layout :func:`studies.scaling.transformer.sweep` tries at the largest P,
+    none of them a refusal naming P."""
+    if not args.sweep:
+        out = []
+        for P in workers:
+            L = layout(args.tp, args.pp, None, world=P)
+            check(c, L.tp, L.pp, L.dp, args.pipeline, args.recompute, 1.0, 1, chunks)
+            out.append((L.tp, L.pp, L.dp))
+        return out
+    P = max(workers)
+    out = [(tp, pp, P // (tp * pp)) for tp in (1, 2, 4, 8) for pp in range(1, c.layers + 1)
+           if not (c.layers % pp or P % (tp * pp) or c.heads % tp or c.vocab % tp
+                   or c.global_batch % (c.micro_batch * (P // (tp * pp))))]
+    if not out:   # the sweep's own refusal, before its topology is built
+        raise NetsimError(f"no layout of {P} GPUs fits the model: tp in 1, 2, 4, 8 and pp "
+                          f"dividing its {c.layers} layers leave no dp dividing the global "
+                          f"batch of {c.global_batch} in micro-batches of {c.micro_batch}")
+    return out
+
+
+def check_work(args, c, workers, chunks):
+    """Refuse, before any graph is built, points whose layout, closed form or topology fails.
+
+    Each layout is checked first (:func:`_layouts`). The closed form lists each micro-batch's
+    forward and backward pass on each stage, 2 m v p of them
+    (:func:`studies.scaling.run_length.check_passes`); each P's topology is priced by its
+    build (:func:`studies.scaling.trace_size.check_ops` with no ops; with ``--simulate`` also
+    its route searches). Without ``--force`` accepted work of a second or more is announced
+    with its estimate (:func:`studies.cli.console.expect`); with it only the layouts are
+    checked.
+    """
+    layouts = _layouts(c, args, workers, chunks)
+    if getattr(args, "force", False):
+        return
+    seconds = 0.0
+    for tp, pp, dp in layouts:
+        m = c.global_batch // (c.micro_batch * dp)
+        what = (f"--global-batch {c.global_batch} over tp {tp} x pp {pp} x dp {dp} "
+                f"(m = {m} micro-batches)")
+        seconds += check_passes(2 * m * chunks * pp, what)
+    for P in sorted(set(workers)) if not args.sweep else [max(workers)]:
+        seconds += check_ops(0, f"the topology {args.topology} of P = {P}",
+                             topology=args.topology, ranks=P,
+                             passes=1 if args.simulate else 0)["seconds"]
+    expect(args, seconds, f"transformer at P = {', '.join(map(str, workers))}")
 
 
 def run(args):
@@ -166,13 +237,15 @@ def run(args):
                   global_batch=(1, None))
     if args.efficiency is not None:
         check_real(args.efficiency, "--efficiency", lo=0, hi=1, strict=(True, False))
-    c = parse_config(args.config, args.micro_batch, args.global_batch)
+    c = parse_config(args.config, args.micro_batch, args.global_batch,
+                     given=given_options(args, add_arguments))
     experts = parse_experts(args)
     workers = parse_workers(args.workers)
-    make = topology_factory(args.topology)
-    e = default_efficiency() if args.efficiency is None else args.efficiency
     chunks = args.chunks if args.chunks is not None else (
         2 if args.pipeline == "interleaved" else 1)
+    check_work(args, c, workers, chunks)
+    make = topology_factory(args.topology)
+    e = default_efficiency() if args.efficiency is None else args.efficiency
     kw = dict(pipeline=args.pipeline, recompute=args.recompute,
               sequence_parallel=args.sequence_parallel, chunks=chunks, zero=args.zero,
               fsdp=args.fsdp)

@@ -11,7 +11,7 @@ import re
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_shape
 
-from studies.cli.console import check_png, check_writable, log, progress, write
+from studies.cli.console import check_not_read, check_png, check_writable, log, progress, write
 from studies.cli.options import add_force_argument, perturb_label
 from studies.scaling.paradigm import check_sweep_point, sweep_point
 from studies.reports.text import table
@@ -129,6 +129,8 @@ def run(args):
     png = args.png or config.get("png") or os.path.splitext(output)[0] + ".png"
     check_writable(output)
     check_png(png)
+    check_not_read({"the output": output, "the png": png},
+                   [args.config] + [t for t in config["topologies"] if os.path.isfile(t)])
     if not args.force:  # every collective at the largest P, before the cluster starts
         # the training each paradigm point does (epochs, layer widths) before it is recorded
         runs = sum(p["kind"] == "paradigm" for p in sweep_points(config))
