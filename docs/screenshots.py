@@ -11,7 +11,7 @@ errors), then runs headless Chromium (Debian's ``chromium`` package: ``apt-get i
 chromium``) once per page and width, at 1280 pixels (a laptop) and 390 (a phone), each in a
 fresh profile with no network features, and writes one PNG per shot. The pages are the index,
 the tutorial (its display formula), a how-to guide, a background page with formulas and a
-wide table, a page of wide validation tables, an API group page and a module page, and, at
+wide table, a page of wide validation tables, the engine's design page, an API group page and a module page, and, at
 390 pixels, the index with the navigation drawer open (a copy of the page with the drawer's
 toggle checked: a screenshot cannot click). A shot of a section is taken of a copy of its page
 that starts there (:func:`from_section`). Open the PNGs and check that formulas render as
@@ -39,6 +39,7 @@ SHOTS = [
     ("background-model", "model.html", "engine", 1400),
     ("validation-wide-table", "validation.html", "gloo-against-published-gloo-benchmark-runs",
      1400),
+    ("background-engine-design", "engine-design.html", "", 1400),
     ("api-group", "api/engine.html", "", 1200),
     ("api-module", "api/generated/netsim.engine.replay.html", "", 1400),
 ]
