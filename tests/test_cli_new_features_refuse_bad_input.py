@@ -400,25 +400,29 @@ def test_long_accepted_work_is_announced_even_off_a_terminal(capsys, monkeypatch
     assert "about 30 min" not in capsys.readouterr().err
 
 
-@pytest.mark.xfail(strict=True, reason="netsim/engine/tcp.py charges the first segment as a "
-                   "full MSS whatever the message's size; the fix is in the engine")
-@pytest.mark.parametrize("mtu", [9000, 1500])
-@pytest.mark.parametrize("nbytes", [1000.0, 0.0])
-def test_tcp_first_segment_is_the_message_when_it_is_smaller(mtu, nbytes):
-    # star of 2 hosts, 1.25e9 B/s links of payload efficiency e, 1 us each. A message of n
-    # bytes below the MSS is one segment of n bytes: the fluid time 2 L + n / (e B), plus
-    # the store-and-forward of that one segment on the hop that is not the bottleneck,
-    # n / (e B). 1000 B at MTU 9000 (e = 0.99004): 2 us + 2 x 0.808 us = 3.616 us (was
-    # 10.04 us, a 8948-byte segment); at 1500 (e = 0.94148): 3.699 us (was 4.08 us); 0 B:
-    # no segment, 2 us (was 9.23 and 3.23 us).
+@pytest.mark.parametrize("mtu, nbytes, want", [
+    # A star of 2 hosts, 1.25e9 B/s lines, 1 us per link, payload efficiency e = MSS / (MSS +
+    # 90), 90 bytes of headers, framing and gap per frame (RFC 791, 9293, 7323; Ethernet). A
+    # message of n bytes below the MSS is one segment of n bytes: its path latency 2 us, the
+    # store-and-forward of that one frame, (n + 90) / B, on the hop that is not the
+    # bottleneck, and the fluid transfer of n bytes at e B.
+    # MTU 9000, MSS 8948: 2 + 1090 / 1.25e3 + 1000 / (0.990042 x 1.25e3) us
+    (9000, 1000.0, 2e-6 + 1090 / 1.25e9 + 1000 / (8948 / 9038 * 1.25e9)),  # 3.6800 us
+    # MTU 1500, MSS 1448: 2 + 0.872 + 1000 / (0.941482 x 1.25e3) us
+    (1500, 1000.0, 2e-6 + 1090 / 1.25e9 + 1000 / (1448 / 1538 * 1.25e9)),  # 3.7217 us
+    (9000, 0.0, 2e-6),  # no bytes, no segment: the path latency alone
+    (1500, 0.0, 2e-6),
+])
+def test_tcp_first_segment_is_the_message_when_it_is_smaller(mtu, nbytes, want):
+    # Was 10.04 and 4.08 us for 1000 bytes, 9.23 and 3.23 us for none: the first segment was
+    # charged as a full MSS whatever the message's size.
     from netsim import TraceBuilder, simulate
     from topologies import star
 
     G = star(2, bandwidth=1.25e9, latency=1e-6, mtu=mtu)
-    e = G.edges["host0", "switch"]["efficiency"]
     b = TraceBuilder(2)
     b.message(0, 1, nbytes)
-    want = 2e-6 + 2 * nbytes / (e * 1.25e9)
+    assert G.edges["host0", "switch"]["efficiency"] == pytest.approx((mtu - 52) / (mtu + 38))
     assert simulate(b.build(), G, transport="tcp").makespan == pytest.approx(want, rel=1e-9)
 
 

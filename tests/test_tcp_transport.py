@@ -26,6 +26,12 @@ RTT = 2 * (FRAME / RAW + ACK / RAW) + 4 * LAT  # two hops, out and back
 STORE = FRAME / RAW    # the first segment, serialised on the one hop beyond the bottleneck
 
 
+def store(size):
+    """The first segment's store-and-forward: a full frame, or a message below one MSS as one
+    segment of its own size (its headers and framing the same ACK bytes); none for 0 bytes."""
+    return 0.0 if size == 0 else (min(size, MSS) + ACK) / RAW
+
+
 def star(n=2):
     G = nx.Graph()
     for i in range(n):
@@ -37,7 +43,7 @@ def star(n=2):
 
 def slow_start_time(size, window=10 * MSS):
     """Cardwell et al.'s lone loss-free transfer: latency, rounds of doubling windows, the rest."""
-    t, left = 2 * LAT + STORE, size
+    t, left = 2 * LAT + store(size), size
     while left > window and window / RTT < CAP:
         t += RTT
         left -= window
@@ -51,7 +57,8 @@ def one_message(size):
     return b.build()
 
 
-@pytest.mark.parametrize("size", [100.0, 10e3, 14480.0, 100e3, 1e6, 10e6, 100e6])
+@pytest.mark.parametrize("size", [0.0, 100.0, 1447.0, 1448.0, 10e3, 14480.0, 100e3, 1e6, 10e6,
+                                  100e6])
 def test_a_lone_transfer_takes_the_slow_start_closed_form(size):
     r = simulate(one_message(size), star(), transport="tcp")
     assert r.makespan == pytest.approx(slow_start_time(size), rel=1e-12)

@@ -15,7 +15,9 @@ from its source:
   ACK's, back, on every hop (store-and-forward), plus twice the path latency.
 * **Store-and-forward of the first segment.** Before the first byte flows at the
   bottleneck's rate, the first segment is serialised on every hop but the
-  bottleneck: the message's latency grows by that much.
+  bottleneck: the message's latency grows by that much. The first segment is a
+  full MSS, or the whole message when it is smaller (one segment of its own size,
+  with the same headers and framing); a message of no bytes sends no segment.
 * **Slow start** (RFC 5681 sec. 3.1): the congestion window starts at the
   initial window of 10 segments (RFC 6928; Linux ``TCP_INIT_CWND``,
   include/net/tcp.h) and grows by one segment per segment acknowledged
@@ -135,7 +137,7 @@ restart_after_idle, handshake, rto, mtu
     return out
 
 
-def path_timing(net, links, mtu=None):
+def path_timing(net, links, mtu=None, first=None):
     """Per route: MSS, round-trip time, handshake round trip and store-and-forward delay.
 
     Parameters
@@ -146,6 +148,10 @@ def path_timing(net, links, mtu=None):
     mtu : float, optional
         The IP MTU of every path (else the least ``mtu`` edge attribute on it,
         :data:`DEFAULT_MTU` where an edge has none).
+    first : ndarray of float, optional
+        Per route, the payload of the first segment whose store-and-forward ``store``
+        gives (default a full MSS). A message smaller than the MSS is one segment of its
+        own size, and a message of no bytes sends none (its ``store`` is 0).
 
     Returns
     -------
@@ -166,6 +172,13 @@ def path_timing(net, links, mtu=None):
     >>> mss, rtt, hs, store = path_timing(net, np.array([list(net.route(0, 2))]))
     >>> mss.tolist(), [round(float(x[0]) * 1e6, 4) for x in (rtt, hs, store)]
     ([1448.0], [6.6048, 4.288, 1.2304])
+
+    A first segment of 1000 bytes is a frame of 1090 bytes (its 90 of headers and framing):
+    0.872 us on the hop before the bottleneck.
+
+    >>> store = path_timing(net, np.array([list(net.route(0, 2))]), first=np.array([1e3]))[3]
+    >>> round(float(store[0]) * 1e6, 4)
+    0.872
     """
     links = np.asarray(links, np.int64)
     L = net.num_links
@@ -188,6 +201,10 @@ def path_timing(net, links, mtu=None):
     rtt = (frame + ack).sum(axis=1) + 2 * one_way
     handshake = 2 * ack.sum(axis=1) + 2 * one_way
     bottleneck = np.where(real, cap[links], np.inf).argmin(axis=1)
+    if first is not None:  # the first segment's own frame, not a full one (none for 0 bytes)
+        first = np.asarray(first, np.float64)
+        frame = np.where(real & (first[:, None] > 0),
+                         (first[:, None] + overhead) * eff[links] / cap[links], 0.0)
     store = frame.sum(axis=1) - frame[np.arange(len(links)), bottleneck]
     return mss, rtt, handshake, store
 

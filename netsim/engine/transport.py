@@ -48,9 +48,33 @@ def check_bound(bound, trace):
 
 
 def setup(rp, net, options):
-    """Give replay ``rp`` its TCP connections; the path latencies grow by store-and-forward."""
-    timing = path_timing(net, rp.pair_links, options["mtu"])
-    rp.pair_lat = rp.pair_lat + timing[3]  # the first segment, serialised on every other hop
+    """Give replay ``rp`` its TCP connections; the path latencies grow by store-and-forward.
+
+    The first segment, serialised on every hop but the bottleneck, is a full MSS for a message
+    of at least one MSS; a smaller message is one segment of its own size, and a message of no
+    bytes sends none. Such messages get a route of their own (the same links, the latency of
+    their first segment), inserted before the last route, the empty one of compute ops.
+    """
+    mss, rtt, handshake, store = path_timing(net, rp.pair_links, options["mtu"])
+    lat = rp.pair_lat + store
+    msg = np.flatnonzero(rp.is_msg)
+    route = rp.op_pair[msg]
+    first = np.minimum(rp.trace.size[msg], mss[route])
+    short = first < mss[route]
+    if short.any():
+        keys, inv = np.unique(np.column_stack([route[short].astype(np.float64), first[short]]),
+                              axis=0, return_inverse=True)
+        new = keys[:, 0].astype(np.int64)
+        own = path_timing(net, rp.pair_links[new], options["mtu"], first=keys[:, 1])[3]
+        n = len(lat) - 1
+        rows = np.concatenate([np.arange(n), new, [n]])
+        lat = np.concatenate([lat[:n], rp.pair_lat[new] + own, lat[n:]])
+        rp.pair_links, rp.pair_empty = rp.pair_links[rows], rp.pair_empty[rows]
+        mss, rtt, handshake = mss[rows], rtt[rows], handshake[rows]
+        store = np.concatenate([store[:n], own, store[n:]])
+        rp.op_pair[msg[short]] = n + inv.ravel()
+    rp.pair_lat = lat
+    timing = (mss, rtt, handshake, store)
     rp.tcp, rp.ticking = Tcp(rp.trace, rp.op_pair, timing, options), []
 
 
