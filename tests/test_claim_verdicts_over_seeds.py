@@ -42,7 +42,8 @@ def test_k_of_n_and_the_four_verdicts():
     assert [p["seed"] for p in by["cut"]["per_seed"]] == [0, 1, 2, 3, 4]
     assert by["cut"]["seconds"] == 5.0
     assert by["cut"]["measured"] == "cut = 4.1"  # the first seed's words
-    assert count_verdicts(rows) == {"PASS": 1, "by construction": 1, "marginal": 1, "FAIL": 1}
+    assert count_verdicts(rows) == {"PASS": 1, "by construction": 1, "marginal": 1, "FAIL": 1,
+                                    "not testable on this data": 0}
 
 
 def test_by_construction_that_fails_at_one_seed_is_marginal():
@@ -82,7 +83,7 @@ def test_footer_counts_by_construction_apart_from_pass():
     verdicts = ["by construction"] * 2 + ["PASS", "FAIL", "PASS", "FAIL", "PASS", "FAIL",
                                           "by construction", "FAIL", "FAIL", "FAIL"]
     rows = [{"claim": str(i), "verdict": v} for i, v in enumerate(verdicts)]
-    assert format_counts(rows) == "3 PASS, 3 by construction, 0 marginal, 6 FAIL"
+    assert format_counts(rows) == "3 PASS, 3 by construction, 0 marginal, 6 FAIL, 0 not testable on this data"
     assert list(count_verdicts([])) == list(VERDICTS)
     with pytest.raises(NetsimError, match="verdict 'OK'"):
         count_verdicts([{"claim": "x", "verdict": "OK"}])

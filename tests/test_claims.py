@@ -10,11 +10,13 @@ from studies.reports import text as report
 
 KEYS = {"claim", "source", "setup", "measured", "threshold", "value", "passed", "seconds",
         "verdict", "region", "seed"}
+#: An accuracy half's row also carries its per-run differences and the data that would show it.
+ACCURACY_KEYS = {"differences", "testable_on"}
 
 
 def _check_rows(rows):
     for r in rows:
-        assert set(r) == KEYS
+        assert set(r) - ACCURACY_KEYS == KEYS and set(r) - KEYS in (set(), ACCURACY_KEYS)
         assert r["claim"] and r["source"] and r["threshold"] and r["measured"]
         assert isinstance(r["passed"], bool) and r["seconds"] >= 0
         # "by construction" replaces PASS only: a claim that fails is a FAIL.
@@ -165,8 +167,8 @@ def test_partition_peak_claim_is_the_greatest_ratio_over_P():
     assert row["measured"].endswith(f"at P = {', '.join(where)}" if where else "at no P")
 
 def test_dgc_claim_after_warmup():
-    row, whole = claims.dgc_claim()
-    _check_rows([row, whole])
+    row, whole, warmup = claims.dgc_claim()
+    _check_rows([row, whole, warmup])
     # Digits MLP 64-128-10: layers of 64*128+128 = 8320 and 128*10+10 = 1290 values; after
     # warm-up 0.1 % of each is kept: k = ceil(8.32) + ceil(1.29) = 9 + 2 = 11 values of
     # 8 bytes against 9610 dense float32 values.
@@ -179,6 +181,9 @@ def test_dgc_claim_after_warmup():
 
     assert whole["value"] == pytest.approx(dgc_ratios((64, 128, 10))[1], rel=1e-12)
     assert whole["value"] < 20 and whole["verdict"] == "FAIL"
+    # The warm-up's accuracy half: the same run against DGC without warm-up, one difference.
+    assert warmup["differences"] == [warmup["value"]] and "MNIST" in warmup["testable_on"]
+    assert f"({warmup['value']:+.4f})" in warmup["measured"]
 
 
 def test_slimdp_claim():
@@ -233,7 +238,7 @@ def test_cli_claims_exits_0_with_fails(monkeypatch, capsys):
     assert main(["claims", "--seeds", "0"]) == 0
     out = capsys.readouterr()
     assert "FAIL" in out.out
-    assert "0 PASS, 0 by construction, 0 marginal, 1 FAIL at seed 0" in out.err
+    assert "0 PASS, 0 by construction, 0 marginal, 1 FAIL, 0 not testable on this data at seed 0" in out.err
     assert main(["claims", "--seeds", "0", "--json"]) == 0
     row, = json.loads(capsys.readouterr().out)
     assert (row["claim"], row["value"], row["verdict"], row["holds"], row["n"]) == (
@@ -265,7 +270,7 @@ def test_cli_claims_over_seeds_counts_each_verdict_apart(monkeypatch, capsys):
     assert lines[3].endswith("| 437 (one run: takes no seed) | - | by construction: one run "
                              "(takes no seed) |")
     assert lines[6].endswith("| FAIL: holds in 0 of 5 seeds |")
-    assert "2 PASS, 1 by construction, 1 marginal, 1 FAIL at seeds 0..4" in out.err
+    assert "2 PASS, 1 by construction, 1 marginal, 1 FAIL, 0 not testable on this data at seeds 0..4" in out.err
     assert main(["claims", "--seeds", "0,3", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [p["seed"] for p in rows[0]["per_seed"]] == [0, 3]

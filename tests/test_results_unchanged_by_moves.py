@@ -144,7 +144,7 @@ STUDIES = {"ps-partitioned record": partitioned_case, "ringtmp compare": ringtmp
 
 STUDY_DIGESTS = {
     'ps-partitioned record': '37423cbf8e73da2e4ecec93579d975af4ed561f937fb47d88cec9345c86fa4a3',
-    'ringtmp compare': 'a0bdce392e9b78aa137a61607baf1d99e19a0ed858bbca55ac3a0fb98c638cd6',
+    'ringtmp compare': '123b3e5bb20dc03d6260f1e4ccd76580a089725b7feee10a635595a300a06fc4',
     'ps-partitioned compare': 'd4a347e68bd0763dd5c6faffd9083c3c68c815f49d6cdda9534c768120eb783c',
     'pf sweep': 'c715a405d1f820c30f3c8389446f7f9a3dfb6e9ef75675bea57944e493b76c1c',
 }

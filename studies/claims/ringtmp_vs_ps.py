@@ -28,7 +28,8 @@ CONFIGS = (
 )
 
 
-def compare(seeds=5, workers=8, configs=CONFIGS, batch_size=8, lr=0.05, momentum=0.9):
+def compare(seeds=5, workers=8, configs=CONFIGS, batch_size=8, lr=0.05, momentum=0.9,
+            data_path=None):
     """RingTMP against ps-sync (one server) and single on the same data, over seeds.
 
     For each configuration and seed ``0..seeds-1`` the three paradigms train
@@ -47,6 +48,8 @@ def compare(seeds=5, workers=8, configs=CONFIGS, batch_size=8, lr=0.05, momentum
         optionally ``lr`` (overriding the ``lr`` argument).
     batch_size, lr, momentum
         Shared by the three paradigms.
+    data_path : str, optional
+        Directory of the MNIST IDX files (a configuration of dataset ``mnist``).
 
     Returns
     -------
@@ -56,7 +59,8 @@ def compare(seeds=5, workers=8, configs=CONFIGS, batch_size=8, lr=0.05, momentum
         ``ratio_mean``/``ratio_std`` (ps-sync bytes / RingTMP bytes; > 1 means
         RingTMP sends less), ``acc_ringtmp_*``, ``acc_ps_*``, ``acc_single_*``
         (mean, std) and ``delta_mean``/``delta_std`` (RingTMP minus ps-sync
-        accuracy), and ``seconds`` of wall time.
+        accuracy), ``deltas`` (that difference at each seed), and ``seconds``
+        of wall time.
 
     Examples
     --------
@@ -70,7 +74,7 @@ def compare(seeds=5, workers=8, configs=CONFIGS, batch_size=8, lr=0.05, momentum
         t0 = time.perf_counter()
         common = dict(dataset=cfg["dataset"], workers=workers, epochs=cfg["epochs"],
                       hidden=tuple(cfg["hidden"]), batch_size=batch_size,
-                      lr=cfg.get("lr", lr), momentum=momentum)
+                      lr=cfg.get("lr", lr), momentum=momentum, data_path=data_path)
         ratio, acc_r, acc_p, acc_s, delta = [], [], [], [], []
         for seed in range(seeds):
             r = ringtmp.run(seed=seed, partition=cfg["partition"], **common)
@@ -90,6 +94,7 @@ def compare(seeds=5, workers=8, configs=CONFIGS, batch_size=8, lr=0.05, momentum
             v = np.asarray(vals, float)
             row[f"{key}_mean"] = float(v.mean())
             row[f"{key}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
+        row["deltas"] = [float(d) for d in delta]
         row["seconds"] = time.perf_counter() - t0
         rows.append(row)
     return rows

@@ -14,6 +14,12 @@ at each seed and :func:`over_seeds` folds the runs into one row per claim:
     threshold. Never a PASS or a FAIL.
 ``FAIL``
     It holds at no seed.
+``not testable on this data``
+    An accuracy half of a claim (a row with ``differences``: the accuracy
+    difference the claim is about, one per run) whose mean difference lies
+    within the run-to-run spread of the differences over the seeds
+    (:func:`within_spread`): the bundled data cannot show it either way. The
+    row's ``testable_on`` says which data would, and how to run it there.
 
 A claim whose number takes no seed (LP's schedules, RingTMP's byte ratio) ran
 once; its one verdict is the same at every seed. With one seed every row is the
@@ -36,11 +42,53 @@ from netsim.errors import NetsimError
 
 from studies.reports.text import format_claims, region_summary, table
 
-__all__ = ["VERDICTS", "over_seeds", "count_verdicts", "format_counts", "seeds_label",
+__all__ = ["VERDICTS", "NOT_TESTABLE", "within_spread", "over_seeds", "count_verdicts", "format_counts", "seeds_label",
            "format_claims_over_seeds"]
 
-VERDICTS = ("PASS", "by construction", "marginal", "FAIL")
+NOT_TESTABLE = "not testable on this data"
+"""The verdict of an accuracy difference within its seeds' spread (:func:`within_spread`)."""
+
+VERDICTS = ("PASS", "by construction", "marginal", "FAIL", NOT_TESTABLE)
 """The verdicts of a claim over seeds, in the order the footer counts them."""
+
+
+def within_spread(differences):
+    """Whether an accuracy difference is within its run-to-run spread over seeds.
+
+    The rule of :data:`NOT_TESTABLE`: the runs of each seed are paired (the
+    same initial weights and mini-batches), so the difference of each pair is
+    the claim's effect plus that seed's noise. With ``mean`` the mean of the
+    differences and ``spread`` their sample standard deviation over the runs
+    (ddof = 1), the data cannot show the claim when ``|mean| <= spread``: a
+    difference no larger than what one seed to the next moves it by is no
+    evidence either way (a difference of exactly 0 at every seed included).
+    One run has no spread: its usual verdict stands.
+
+    Parameters
+    ----------
+    differences : sequence of float
+        The accuracy difference of each run (each seed, or each of a claim's own
+        repetitions).
+
+    Returns
+    -------
+    dict or None
+        ``mean``, ``spread``, ``n`` and ``within`` (True: not testable on this
+        data); None for fewer than two runs.
+
+    Examples
+    --------
+    >>> r = within_spread([-0.0056, 0.0028, 0.0028, 0.0084, -0.0028])
+    >>> round(r["mean"], 4), round(r["spread"], 4), r["within"]
+    (0.0011, 0.0055, True)
+    >>> within_spread([0.02, 0.03, 0.025])["within"], within_spread([0.01]) is None
+    (False, True)
+    """
+    d = [float(x) for x in differences]
+    if len(d) < 2:
+        return None
+    mean, spread = statistics.fmean(d), statistics.stdev(d)
+    return {"mean": mean, "spread": spread, "n": len(d), "within": abs(mean) <= spread}
 
 
 def over_seeds(runs):
@@ -63,7 +111,9 @@ def over_seeds(runs):
         ``verdict`` one of :data:`VERDICTS`, ``seconds`` the runs' total, and
         ``per_seed``: ``seed``, ``value``, ``passed``, ``verdict``,
         ``measured`` and ``seconds`` of each run (one run for a claim that takes
-        no seed).
+        no seed). A row with ``differences`` (an accuracy half) gets them
+        pooled over its runs, ``spread`` (:func:`within_spread`, or None), and
+        the verdict :data:`NOT_TESTABLE` when they are within their spread.
 
     Raises
     ------
@@ -96,12 +146,19 @@ def over_seeds(runs):
             verdict = "by construction" if built else "PASS"
         else:
             verdict = "FAIL" if holds == 0 else "marginal"
+        extra = {}
+        if head.get("differences") is not None:
+            diffs = [float(d) for r in rows for d in r["differences"]]
+            spread = within_spread(diffs)
+            extra = {"differences": diffs, "spread": spread}
+            if spread is not None and spread["within"]:
+                verdict = NOT_TESTABLE
         per_seed = [{k: r[k] for k in ("seed", "value", "passed", "verdict", "measured",
                                        "seconds")} for r in rows]
         out.append({**head, "value": statistics.fmean(values), "low": min(values),
                     "high": max(values), "n": len(seeds), "holds": holds,
                     "passed": holds == len(seeds), "verdict": verdict,
-                    "seconds": sum(r["seconds"] for r in rows), "per_seed": per_seed})
+                    "seconds": sum(r["seconds"] for r in rows), "per_seed": per_seed, **extra})
     return out
 
 
@@ -127,7 +184,7 @@ def count_verdicts(rows):
     --------
     >>> count_verdicts([{"verdict": "PASS"}, {"verdict": "by construction"},
     ...                 {"verdict": "FAIL"}, {"verdict": "FAIL"}])
-    {'PASS': 1, 'by construction': 1, 'marginal': 0, 'FAIL': 2}
+    {'PASS': 1, 'by construction': 1, 'marginal': 0, 'FAIL': 2, 'not testable on this data': 0}
     """
     counts = dict.fromkeys(VERDICTS, 0)
     for r in rows:
@@ -139,7 +196,7 @@ def count_verdicts(rows):
 
 
 def format_counts(rows):
-    """The footer's counts: ``3 PASS, 3 by construction, 0 marginal, 6 FAIL``.
+    """The footer's counts: ``3 PASS, 3 by construction, 0 marginal, 6 FAIL, 0 not testable ...``.
 
     Parameters
     ----------
@@ -149,7 +206,7 @@ def format_counts(rows):
     Examples
     --------
     >>> format_counts([{"verdict": "marginal"}, {"verdict": "PASS"}])
-    '1 PASS, 0 by construction, 1 marginal, 0 FAIL'
+    '1 PASS, 0 by construction, 1 marginal, 0 FAIL, 0 not testable on this data'
     """
     return ", ".join(f"{n} {v}" for v, n in count_verdicts(rows).items())
 
@@ -182,10 +239,15 @@ def _spread(r):
 
 
 def _result(r):
-    """The verdict with the seeds at which the claim holds."""
+    """The verdict with the seeds at which the claim holds; why a claim is not testable."""
+    verdict = r["verdict"]
+    if verdict == NOT_TESTABLE:
+        s = r["spread"]
+        verdict += (f" (difference {s['mean']:+.3g} within the spread {s['spread']:.3g} of "
+                    f"{s['n']} runs; {r.get('testable_on', '')})")
     if r["per_seed"][0]["seed"] is None:   # one run: no seeds to count it over
-        return f"{r['verdict']}: one run (takes no seed)"
-    return f"{r['verdict']}: holds in {r['holds']} of {r['n']} seeds"
+        return f"{verdict}: one run (takes no seed)"
+    return f"{verdict}: holds in {r['holds']} of {r['n']} seeds"
 
 
 def _where(r):

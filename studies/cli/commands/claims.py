@@ -4,17 +4,20 @@
 :func:`studies.claims.verdicts.over_seeds` (holds in k of N seeds) and printed by
 :func:`studies.claims.verdicts.format_claims_over_seeds`, then each claim's region
 (:func:`studies.claims.regions.format_region`), drawn with ``--png``
-(:func:`studies.claims.regions.plot_regions`).
+(:func:`studies.claims.regions.plot_regions`). With ``--data-path DIR`` the
+accuracy claims the bundled data cannot show run on MNIST's IDX files in DIR
+(:func:`studies.claims.on_mnist.run_on_mnist`), as a second table.
 """
 
 import contextlib
 import json
 import time
 
-from netsim.errors import UnitError
+from netsim.errors import NetsimError, UnitError
 from netsim.units import parse_seeds
 
 from studies.claims import reproduce as claims
+from studies.claims.on_mnist import check_mnist, run_on_mnist
 from studies.claims.regions import format_region, plot_regions
 from studies.claims.verdicts import format_claims_over_seeds, format_counts, over_seeds, seeds_label
 from studies.cli.console import UsageError, check_options, check_png, expect, log, progress, write
@@ -39,8 +42,8 @@ def add_arguments(p):
     >>> import argparse
     >>> p = argparse.ArgumentParser(); add_arguments(p)
     >>> a = p.parse_args(["--markdown", "--seeds", "0,3"])
-    >>> a.markdown, a.seeds, p.parse_args([]).seeds
-    (True, '0,3', '0..4')
+    >>> a.markdown, a.seeds, p.parse_args([]).seeds, a.data_path
+    (True, '0,3', '0..4', None)
     """
     p.description = (
         "Reproduce the seed papers' claims (linear pipelining, RingTMP, Parameter Flow, graph "
@@ -49,7 +52,9 @@ def add_arguments(p):
         "(at the first seed), its threshold, its value over the seeds (mean, least..greatest), "
         "where it holds, and a verdict that says in how many seeds it holds: PASS (every "
         "seed), FAIL (none), marginal (some: the values straddle the threshold) or 'by "
-        "construction' (the number follows from the setup alone). A claim whose number takes "
+        "construction' (the number follows from the setup alone); an accuracy difference "
+        "within its spread over the seeds is 'not testable on this data', with the data "
+        "that would show it (--data-path). A claim whose number takes "
         "no seed runs once. A FAIL is a result, not an error: every row is shown and the exit "
         "status is 0 whatever the verdicts. Then each claim's region, at the first seed: its "
         "value over a grid of the two knobs that matter, * where it holds. Takes about a "
@@ -68,6 +73,10 @@ def add_arguments(p):
                    help="print the rows as JSON, each with its per-seed values (per_seed)")
     p.add_argument("--quick", action="store_true", help="coarser region maps (fewer cells)")
     p.add_argument("--png", metavar="FILE", help="also draw the regions as maps (PNG)")
+    p.add_argument("--data-path", metavar="DIR",
+                   help="a directory of the MNIST IDX files: also run the accuracy claims the "
+                        "bundled data cannot show (DGC's warm-up, RingTMP's accuracy, "
+                        "Slim-DP's subset) on MNIST, at the same seeds (minutes per seed)")
     add_force_argument(p)
 
 
@@ -109,6 +118,12 @@ def run(args):
     only = _experiments(getattr(args, "only", None))
     png = getattr(args, "png", None)
     check_png(png)
+    data_path = getattr(args, "data_path", None)
+    if data_path is not None:
+        try:
+            check_mnist(data_path)
+        except NetsimError as exc:
+            raise UsageError(f"--data-path: {exc}") from None
     expect(args, seconds, f"claims over {len(seeds)} seeds")
     t0 = time.perf_counter()
     quick = getattr(args, "quick", False)
@@ -122,6 +137,10 @@ def run(args):
         runs = claims.run_claim_seeds(seeds, quick=quick, jobs=args.jobs, only=only,
                                       progress=lambda done, total: bar[0](done, total),
                                       log=start)
+        mnist = []
+        if data_path is not None:
+            log(args, f"claims: the accuracy claims on MNIST in {data_path}")
+            mnist = over_seeds(run_on_mnist(seeds, data_path, jobs=args.jobs))
     wall = time.perf_counter() - t0
     rows = over_seeds(runs)
     regions = []
@@ -130,14 +149,17 @@ def run(args):
         if isinstance(reg, dict) and reg not in regions:
             regions.append(reg)
     if args.json:
-        print(json.dumps(rows))
+        print(json.dumps(rows + mnist))
     else:
         print(format_claims_over_seeds(rows, seeds, markdown=args.markdown))
         for reg in regions:
             print()
             print(format_region(reg))
+        if mnist:
+            print(f"\nThe accuracy claims on MNIST ({data_path}):")
+            print(format_claims_over_seeds(mnist, seeds, markdown=args.markdown))
     if png and regions:
         write(png, lambda f: plot_regions(regions, f), binary=True)
     at = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds_label(seeds)}"
     # a note for people (the counts are in the table): --quiet keeps stderr empty on success
-    log(args, f"{format_counts(rows)} at {at} in {wall:.0f} s (a FAIL is reported, not an error)")
+    log(args, f"{format_counts(rows + mnist)} at {at} in {wall:.0f} s (a FAIL is reported, not an error)")
