@@ -150,8 +150,9 @@ def test_chakras_own_feeder_reads_every_exported_file(name, tmp_path):
 
 
 def test_process_groups_are_astra_sims_integers_with_a_group_file(tmp_path):
-    """ASTRA-sim reads pg_name with std::stoi: "0" (or "") is every rank, any other id must
-    be in the --comm-group-configuration file (Workload::extract_comm_group)."""
+    """ASTRA-sim reads pg_name with std::stoi: "" is every rank (also "0" from commit 8817510
+    on), any other id must be in the --comm-group-configuration file
+    (Workload::extract_comm_group)."""
     import json
 
     from netsim.formats.chakra import load_chakra
@@ -164,7 +165,7 @@ def test_process_groups_are_astra_sims_integers_with_a_group_file(tmp_path):
     trace = b.build()
     per_rank, d = _exported(trace, tmp_path)
     pg = {r: [_value(n, "pg_name")[1] for n in nodes] for r, nodes in enumerate(per_rank)}
-    assert pg == {0: ["0", "2"], 1: ["0", "1", "1"], 2: ["0", "2"], 3: ["0", "1", "1"]}
+    assert pg == {0: ["", "2"], 1: ["", "1", "1"], 2: ["", "2"], 3: ["", "1", "1"]}
     assert json.load(open(d / "chakra.comm_group.json")) == {"1": [1, 3], "2": [0, 2]}
     back = load_chakra(d)
     calls = [sorted((tuple(t.group(i).tolist()), float(t.size[i])) for i in range(t.num_ops))

@@ -55,7 +55,9 @@ def test_sizes_sweep_table_and_forced_plan(capsys):
                  "--sizes", "8B..1KiB", "--algorithm", "ring", "--protocol", "LL",
                  "--channels", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("# allreduce on dgx1(")
+    # netsim's own note follows nccl-tests' footer
+    end = out.index("# Collective test concluded: all_reduce_perf")
+    assert out[end + 1].startswith("# allreduce on dgx1(")
     rows = [line.split() for line in out if not line.startswith("#")]
     assert [int(r[0]) for r in rows] == [8, 16, 32, 64, 128, 256, 512, 1024]
     plan = out[out.index(next(x for x in out if "algorithm" in x)) + 1:]

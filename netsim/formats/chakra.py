@@ -14,12 +14,19 @@ Chakra node                 netsim
 =========================== ==================================================
 ``COMP_NODE``               compute op of ``duration_micros`` (exact seconds in
                             the ``netsim_seconds`` attribute when present;
-                            FLOPs in ``netsim_flops``)
+                            FLOPs in ``netsim_flops``, and in Chakra's
+                            ``num_ops`` with ``duration_micros`` from the
+                            trace's ``device_flops`` when known, else 0 and
+                            a warning; a foreign node of ``num_ops`` and no
+                            duration is read as FLOPs)
 ``COMM_SEND_NODE``          the source side of a message: ``comm_dst``,
                             ``comm_size`` bytes, ``comm_tag``
 ``COMM_RECV_NODE``          the destination side: ``comm_src``, ``comm_tag``
-``COMM_COLL_NODE``          a collective op (``comm_type``, ``comm_size`` bytes,
-                            ``pg_name`` (``"0"``: every rank); ``comm_group``,
+``COMM_COLL_NODE``          a collective op (``comm_type``, ``comm_size``: each
+                            rank's input bytes, an allgather's netsim size
+                            over its group size, see
+                            :mod:`netsim.formats.et_conventions`; ``pg_name``
+                            ``""`` (``"0"`` read too): every rank; ``comm_group``,
                             an int64 list of ranks, else every rank), kept
                             whole: the replay's
                             library expands it (:mod:`netsim.comm.library`); MPICH
@@ -84,11 +91,14 @@ import json
 import os
 import re
 
+import warnings
+
 import networkx as nx
 import numpy as np
 
 from netsim.checks import check_choice
 from netsim.errors import TraceError
+from netsim.formats import et_conventions as conv
 from netsim.trace.programs import FAMILIES, assemble
 from netsim.trace.core import COLLECTIVE, COMPUTE, MESSAGE
 
@@ -333,10 +343,12 @@ def _program(path, rank, ranks, nodes, algorithm, eager, dropped):
             if not group or any(not 0 <= g < ranks for g in group) or rank not in group:
                 raise TraceError(f"{where}: group {group} does not fit {ranks} ranks with rank "
                                  f"{rank}")
-            pg = a.get("pg_name", "")
+            pg = a.get("pg_name", conv.WORLD)
+            pg = conv.WORLD if conv.is_world(pg) else pg
             n = seq[("pg", pg)] = seq.get(("pg", pg), -1) + 1
+            size = conv.netsim_size(kind, a.get("comm_size", 0), len(group))
             rec.update(op="coll", key=(pg, n), group=[int(g) for g in group],
-                       nbytes=float(a.get("netsim_bytes", a.get("comm_size", 0))),
+                       nbytes=float(a.get("netsim_bytes", size)),
                        collective=FAMILIES[algorithm][kind])
             if "netsim_algorithm" in a:   # written by save_chakra: the op exactly
                 rec["spec"] = (kind, a["netsim_algorithm"] or None,
@@ -346,8 +358,10 @@ def _program(path, rank, ranks, nodes, algorithm, eager, dropped):
         elif node.type == pb.COMP_NODE or node.type == pb.METADATA_NODE:
             if "netsim_seconds" in a:
                 rec.update(op="compute", seconds=float(a["netsim_seconds"]))
-            elif "netsim_flops" in a:
-                rec.update(op="compute", seconds=None, flops=float(a["netsim_flops"]))
+            elif "netsim_flops" in a or (a.get("num_ops") and not node.duration_micros):
+                # FLOPs without a duration: timed at replay by the device's rate
+                rec.update(op="compute", seconds=None,
+                           flops=float(a.get("netsim_flops", a.get("num_ops"))))
             else:
                 rec.update(op="compute", seconds=node.duration_micros * 1e-6)
         else:
@@ -460,23 +474,6 @@ def _name(pb, kind, tag):
     return pb.NodeType.Name(kind) + (f"_{tag}" if tag else "")
 
 
-def _process_groups(trace):
-    """``pg_name`` of each collective group: ``"0"`` for every rank, else 1, 2, ... in order.
-
-    ASTRA-sim reads ``pg_name`` as an integer (``std::stoi``, ``Workload::extract_comm_group``
-    of github.com/astra-sim/astra-sim): ``""`` or ``"0"`` is the group of every rank, any
-    other number must be in the communicator-group file given by
-    ``--comm-group-configuration``, a JSON object of id -> ranks, which :func:`save_chakra`
-    writes beside the traces when a collective spans fewer ranks.
-    """
-    names, world = {}, tuple(range(trace.ranks))
-    for i in np.flatnonzero(trace.is_collective):
-        group = tuple(int(g) for g in trace.specs.row(int(trace.spec[i])).group)
-        if group not in names:
-            names[group] = "0" if group == world else str(sum(g != world for g in names) + 1)
-    return names
-
-
 def _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on, pgs):
     """Collective op ``i`` as a ``COMM_COLL_NODE`` on each member (id ``2 i``).
 
@@ -495,7 +492,8 @@ def _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on, pgs):
                          f"members: Chakra cannot express it")
     size = float(trace.size[i])
     attrs = common + [
-        _attr(pb, "comm_type", _COMM_TYPE[spec.op]), _attr(pb, "comm_size", int(round(size))),
+        _attr(pb, "comm_type", _COMM_TYPE[spec.op]),
+        _attr(pb, "comm_size", conv.comm_size(spec.op, size, len(spec.group))),
         _attr(pb, "netsim_bytes", size), _attr(pb, "pg_name", pgs[tuple(int(g) for g in spec.group)]),
         pb.AttributeProto(name="comm_group", int64_list=pb.Int64List(values=list(spec.group))),
         _attr(pb, "netsim_algorithm", spec.algorithm or ""), _attr(pb, "netsim_root", spec.root),
@@ -576,7 +574,7 @@ def save_chakra(trace, directory, prefix="chakra"):
     that member. Every dependency is a ``data_deps`` entry, integer attributes
     have the types Chakra's feeder reads, and each node's name is its type then
     the op's tag (``COMM_SEND_NODE_push``): see the module docstring.
-    A collective's ``pg_name`` is ``"0"`` when it spans every rank, else the id
+    A collective's ``pg_name`` is ``""`` when it spans every rank, else the id
     of its group in ``<prefix>.comm_group.json``, written beside the traces for
     ASTRA-sim's ``--comm-group-configuration``.
     Node ids: ``2 i`` for op i's compute or send node, ``2 i + 1`` for its
@@ -623,7 +621,8 @@ def save_chakra(trace, directory, prefix="chakra"):
     seconds = trace.duration
 
     groups = {i: set(trace.group(i).tolist()) for i in np.flatnonzero(trace.is_collective)}
-    pgs = _process_groups(trace)
+    pgs = conv.process_groups(trace)
+    rate, no_rate = trace.metadata.get("device_flops"), 0
 
     def node_on(rank, op, who):
         """Id of op's node on ``rank`` (its compute, send, collective or receive node)."""
@@ -649,11 +648,10 @@ def save_chakra(trace, directory, prefix="chakra"):
                           _attr(pb, "num_ops", int(round(trace.flops[i])))]
             if not np.isnan(seconds[i]):
                 extra.append(_attr(pb, "netsim_seconds", float(seconds[i])))
-                dur = int(round(seconds[i] * 1e6))
-            else:
-                dur = 0
+            dur = conv.compute_micros(seconds[i], trace.flops[i], rate)
+            no_rate += dur is None
             nodes[r].append(pb.Node(id=2 * i, name=_name(pb, pb.COMP_NODE, name),
-                                    type=pb.COMP_NODE, duration_micros=dur,
+                                    type=pb.COMP_NODE, duration_micros=dur or 0,
                                     data_deps=[node_on(r, d, i) for d in deps],
                                     attr=common + extra))
             continue
@@ -681,7 +679,9 @@ def save_chakra(trace, directory, prefix="chakra"):
         _attr(pb, "netsim_metadata", json.dumps(dict(trace.metadata), sort_keys=True, default=str))])
     for r in range(trace.ranks):
         write_et(os.path.join(directory, f"{prefix}.{r}.et"), meta, nodes[r])
-    sub = {name: list(group) for group, name in pgs.items() if name != "0"}
+    if no_rate:
+        warnings.warn(conv.NO_RATE.format(n=no_rate), stacklevel=2)
+    sub = {name: list(group) for group, name in pgs.items() if name != conv.WORLD}
     if sub:
         path = os.path.join(directory, f"{prefix}.comm_group.json")
         try:

@@ -1,4 +1,8 @@
-"""nccl-tests' output layout for ``netsim collective --library nccl``: its table and its JSON.
+"""nccl-tests' output layout for ``netsim collective --library nccl``: its log and its JSON.
+
+The log is nccl-tests' whole output: :func:`header` (version, run parameters, one line per
+rank), :func:`table` (the results and :func:`footer`), each size rounded as nccl-tests rounds
+it (:func:`rounded_bytes`).
 
 nccl-tests (github.com/NVIDIA/nccl-tests, release 2.19.6, ``src/util.cu``) prints one line
 per size: ``size count type redop root``, then ``time algbw busbw #wrong`` out-of-place and
@@ -26,7 +30,16 @@ import json
 
 from netsim.comm.nccl.tuning import NCCL_VERSION as TUNED_RELEASE
 
-__all__ = ["ELEMENT", "NCCL_VERSION", "count", "float_str", "table", "to_json"]
+__all__ = ["ELEMENT", "NCCL_VERSION", "TESTS_VERSION", "PROGRAMS", "count", "rounded_bytes",
+           "float_str", "header", "footer", "table", "to_json"]
+
+TESTS_VERSION = "2.19.6"
+"""The nccl-tests release whose layout is written (``NCCL_TESTS_VERSION``, ``src/common.h``)."""
+
+#: nccl-tests' program of each op (its binaries, ``<op>_perf``), named in its header and footer.
+PROGRAMS = {"allreduce": "all_reduce_perf", "allgather": "all_gather_perf",
+            "reduce_scatter": "reduce_scatter_perf", "broadcast": "broadcast_perf",
+            "reduce": "reduce_perf", "alltoall": "alltoall_perf", "sendrecv": "sendrecv_perf"}
 
 ELEMENT = 4
 """Bytes of nccl-tests' default element type, ``float`` (``-d float``)."""
@@ -59,6 +72,82 @@ def count(op, nbytes, ranks):
     (256, 32)
     """
     return nbytes // ELEMENT // (ranks if op in _PER_RANK else 1)
+
+
+def rounded_bytes(op, nbytes, ranks):
+    """The size nccl-tests runs and prints for a requested size (``-b``..``-e`` step).
+
+    ``setupArgs`` (``src/common.cu`` of nccl-tests 2.19.6) takes ``count = size / wordSize``
+    elements; allgather, reduce_scatter and alltoall (``src/all_gather.cu``,
+    ``src/reduce_scatter.cu``, ``src/alltoall.cu``: ``GetCollByteCount``) give each rank
+    ``(count / nranks) & ~(16 / eltSize - 1)`` elements, a multiple of 16 bytes, and the
+    printed size (``max(sendBytes, expectedBytes)``) is that times ``nranks``; the other ops
+    print ``count`` whole elements.
+
+    Examples
+    --------
+    >>> rounded_bytes("allgather", 1000, 8), rounded_bytes("allgather", 64, 8)
+    (896, 0)
+    >>> rounded_bytes("allreduce", 1001, 8)
+    1000
+    """
+    n = nbytes // ELEMENT
+    if op in _PER_RANK:
+        return ((n // ranks) & ~(16 // ELEMENT - 1)) * ranks * ELEMENT
+    return n * ELEMENT
+
+
+def header(op, devices, min_bytes, max_bytes, factor):
+    """nccl-tests' lines before its table: version, run parameters, one line per rank.
+
+    As ``writeDeviceReport`` (``src/util.cu`` of nccl-tests 2.19.6) prints them for a run of
+    one process per GPU (``-t 1 -g 1``) without ``-I``, with netsim's one simulated
+    iteration: ``-w 0 -n 1 -c 0``. The library version is the NCCL release whose tuning
+    netsim transcribes (:data:`NCCL_VERSION`).
+
+    Parameters
+    ----------
+    op : str
+    devices : list of (str, int, str)
+        Per rank: host name, device index on the host, device name.
+    min_bytes, max_bytes, factor : int
+        ``-b``, ``-e`` and ``-f``.
+
+    Examples
+    --------
+    >>> lines = header("allreduce", [("node0", 0, "NVIDIA H100")], 8, 1024, 2).splitlines()
+    >>> lines[2]
+    '# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0 unalign: 0'
+    >>> lines[5]
+    '#  Rank  0 Group  0 Pid      0 on      node0 device  0 [0000:00:00] NVIDIA H100'
+    """
+    lines = ["# nccl-tests version %s nccl-headers=%d nccl-library=%d"
+             % (TESTS_VERSION, NCCL_VERSION, NCCL_VERSION),
+             "# Collective test starting: %s" % PROGRAMS[op],
+             "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d "
+             "iters: %d agg iters: %d validation: %d graph: %d unalign: %d"
+             % (1, 1, min_bytes, max_bytes, factor, "factor", 0, 1, 1, 0, 0, 0),
+             "#", "# Using devices"]
+    # a simulated rank has no process id or PCI address: 0s in their places
+    lines += ["#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s"
+              % (r, 0, 0, host, dev, 0, 0, 0, name) for r, (host, dev, name) in enumerate(devices)]
+    return "\n".join(lines)
+
+
+def footer(op, records):
+    """nccl-tests' lines after its table (``writeResultFooter``, ``src/util.cu`` 2.19.6).
+
+    Examples
+    --------
+    >>> print(footer("allreduce", [{"busbw": 2.5e9}]))
+    # Out of bounds values : 0 OK
+    # Avg bus bandwidth    : 2.5 
+    #
+    # Collective test concluded: all_reduce_perf
+    """
+    return "\n".join(["# %-20s : %d %s" % ("Out of bounds values", 0, "OK"),
+                      "# %-20s : %g %s" % ("Avg bus bandwidth", _average(records), ""), "#",
+                      "# Collective test concluded: %s" % PROGRAMS[op]])
 
 
 def float_str(value, width):
@@ -100,8 +189,14 @@ def _line(op, r):
     return pre + _body(r) + _body(r)
 
 
-def table(op, records, measured=()):
-    """nccl-tests' result table of :func:`studies.reports.nccl.sweep` records, then netsim's plan.
+def table(op, records, measured=(), note=None):
+    """nccl-tests' result table and footer of :func:`studies.reports.nccl.sweep` records,
+    then netsim's comments and NCCL's plan.
+
+    The table is ``writeResultHeader`` of ``src/util.cu`` (nccl-tests 2.19.6) without ``-I``;
+    the footer :func:`footer`. Every line after it is a comment that names neither placement
+    nor the out-of-bounds count, so a reader that takes the last such line for the table's
+    header or end (SuperBench's ``cuda_nccl_bw_performance.py``) finds nccl-tests' own.
 
     Parameters
     ----------
@@ -109,6 +204,8 @@ def table(op, records, measured=()):
     records : list of dict
     measured : list of dict, optional
         Rows of :func:`studies.reports.nccl.measured_rows`, shown in the plan table.
+    note : str, optional
+        A first comment after the footer (what was simulated).
 
     Returns
     -------
@@ -135,11 +232,10 @@ def table(op, records, measured=()):
              cols % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
                      "(GB/s)", "(GB/s)", "")]
     lines += [_line(op, r) for r in records]
-    lines += ["# %-20s : %d %s" % ("Out of bounds values", 0, "OK"),
-              "# %-20s : %g %s" % ("Avg bus bandwidth", _average(records), ""), "#",
-              "# netsim: simulated; in-place repeats out-of-place (the same bytes move), no data",
-              "# checked (#wrong N/A, as -c 0), type float and root 0 (nccl-tests' defaults).",
-              "# NCCL's plan:"]
+    lines += [footer(op, records)] + ([f"# {note}"] if note else []) + [
+        "# netsim: simulated; the in-place columns repeat the first ones (the same bytes move),",
+        "# no data checked (#wrong N/A, as -c 0), type float and root 0 (nccl-tests' defaults).",
+        "# NCCL's plan:"]
     plan = format_sweep(records, measured).splitlines()   # a header "#  ...", rows "   ..."
     lines += plan[:1] + ["#" + row[1:] for row in plan[1:]]
     return "\n".join(lines)
@@ -157,7 +253,7 @@ NCCL_VERSION = _version_code(TUNED_RELEASE)
 (:data:`netsim.comm.nccl.tuning.NCCL_VERSION`), stored where nccl-tests stores the library's."""
 
 
-def to_json(op, records, measured=(), args=(), factor=2):
+def to_json(op, records, measured=(), args=(), factor=2, devices=(), limits=None):
     """nccl-tests' ``-J`` JSON (version 3) of :func:`studies.reports.nccl.sweep` records.
 
     Each placement carries the time (us), ``alg_bw`` and ``bus_bw`` (GB/s) and
@@ -174,6 +270,11 @@ def to_json(op, records, measured=(), args=(), factor=2):
         The command line, stored as nccl-tests stores its own.
     factor : int, optional
         The ratio of consecutive sizes (``step_factor``).
+    devices : list of (str, int, str), optional
+        Per rank, as :func:`header` takes them: ``config["devices"]`` as nccl-tests' JSON
+        holds each ``#  Rank`` line (``jsonRankInfo``, ``src/util.cu``).
+    limits : (int, int), optional
+        ``-b`` and ``-e`` (``minimum_bytes``, ``maximum_bytes``); default the records' sizes.
 
     Returns
     -------
@@ -205,13 +306,17 @@ def to_json(op, records, measured=(), args=(), factor=2):
             "netsim": {k: r[k] for k in ("algorithm", "protocol", "channels", "ranks", "nodes")
                        if k in r} | {"measured_busbw": by_size.get(r["bytes"])}})
     sizes = [r["bytes"] for r in records]
+    lo, hi = limits or (min(sizes, default=0), max(sizes, default=0))
+    ranks = [{"rank": r, "group": 0, "pid": 0, "hostname": host, "device": dev,
+              "device_hex": "0000:00:00", "device_info": name}
+             for r, (host, dev, name) in enumerate(devices)]
     doc = {"version": 3, "args": list(args), "env": [], "nccl_version": NCCL_VERSION,
-           "config": {"nthreads": 1, "ngpus": 1, "minimum_bytes": min(sizes, default=0),
-                      "maximum_bytes": max(sizes, default=0), "step_factor": factor,
+           "config": {"nthreads": 1, "ngpus": 1, "minimum_bytes": lo,
+                      "maximum_bytes": hi, "step_factor": factor,
                       "warmup_iters": 0,
                       "iterations": 1, "aggregated_iterations": 1, "validation": 0,
                       "graph": 0, "blocking_collectives": False, "per_iter_timing": True,
-                      "per_iter_skip": 0, "parallel_init": False, "devices": []},
+                      "per_iter_skip": 0, "parallel_init": False, "devices": ranks},
            "results": results,
            "out_of_bounds": {"count": 0, "okay": True},
            "average_bus_bandwidth": {"bandwidth": _average(records), "okay": "unchecked"}}

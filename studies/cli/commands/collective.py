@@ -50,9 +50,12 @@ factor (doc/PERFORMANCE.md): allreduce 2(n-1)/n; allgather, reduce_scatter,
 alltoall (n-1)/n; broadcast, reduce, sendrecv 1. --png draws busbw against size
 with the published nccl-tests measurements of the same machine
 (studies/data/nccl_measurements.csv, each row with its source URL).
---sizes prints nccl-tests' own table (size, count, type, redop, root, then
-time, algbw, busbw, #wrong out-of-place and in-place; the Avg bus bandwidth
-footer) and NCCL's plan as comment lines; --json writes nccl-tests' -J JSON.
+--sizes prints nccl-tests' whole log (its header and one "# Rank" line per GPU;
+the table: size, count, type, redop, root, then time, algbw, busbw, #wrong
+out-of-place and in-place; the footer to "Collective test concluded"), then
+NCCL's plan as comment lines; --json writes nccl-tests' -J JSON. Sizes are
+rounded as nccl-tests rounds them (allgather, reduce_scatter, alltoall: 16
+bytes per rank); one that rounds to 0 is left out.
 Examples: netsim collective allreduce --library nccl --topology dgx_h100:nodes=2
 -n 1GiB;  ... --sizes 8B..16GiB --png busbw.png
 """
@@ -189,6 +192,16 @@ def run(args):
               f"once and saturated for {format_time(rec['limit_saturated'])}")
 
 
+def _devices(G, ranks):
+    """nccl-tests' device of each rank: (host, device index on that host, device name)."""
+    out, seen = [], {}
+    for g in ranks:
+        node = G.nodes[g].get("node", 0)
+        seen[node] = seen.get(node, -1) + 1
+        out.append((f"node{node}", seen[node], f"NVIDIA {G.nodes[g].get('model', 'GPU')}"))
+    return out
+
+
 def _run_nccl(args):
     """``--library nccl``: one size (a summary) or a sweep (a table), and the PNG."""
     if args.algorithm not in NCCL_OPS:
@@ -224,6 +237,13 @@ def _run_nccl(args):
     if args.workers is not None and args.workers > len(gpus):
         raise NetsimError(f"{args.workers} ranks but the topology has only {len(gpus)} GPUs")
     ranks = gpus[:args.workers] if args.workers else gpus
+    asked = [int(s) for s in sizes]
+    if args.sizes is not None or args.json:   # nccl-tests' layout: the sizes it would run
+        sizes = [n for n in (nccl_tests_format.rounded_bytes(args.algorithm, s, len(ranks))
+                             for s in asked) if n > 0]   # 0 bytes: nothing to simulate
+        if not sizes:
+            raise NetsimError(f"every size rounds to 0 bytes as nccl-tests rounds "
+                              f"{args.algorithm} over {len(ranks)} ranks (16 bytes per rank)")
     records = nccl_report.sweep(G, args.algorithm, [int(s) for s in sizes], ranks=ranks,
                                 algorithm=args.nccl_algorithm, protocol=args.protocol,
                                 channels=args.channels)
@@ -232,7 +252,9 @@ def _run_nccl(args):
         import sys
 
         print(nccl_tests_format.to_json(args.algorithm, records, measured,
-                                        args=["netsim", *sys.argv[1:]], factor=factor))
+                                        args=["netsim", *sys.argv[1:]], factor=factor,
+                                        devices=_devices(G, ranks),
+                                        limits=(min(asked), max(asked))))
     elif len(records) == 1 and args.sizes is None:
         r = records[0]
         print(table(["", "value"], [
@@ -244,10 +266,12 @@ def _run_nccl(args):
             ("algorithm", r["algorithm"]), ("protocol", r["protocol"]),
             ("channels", r["channels"])]))
     else:
-        print(f"# {args.algorithm} on {G.graph.get('name', spec)}: {records[0]['ranks']} ranks, "
-              f"{records[0]['nodes']} machine(s); NCCL model (tuning of NCCL "
-              f"v2.30.7-1, flows on the links)")
-        print(nccl_tests_format.table(args.algorithm, records, measured))
+        note = (f"{args.algorithm} on {G.graph.get('name', spec)}: {records[0]['ranks']} ranks, "
+                f"{records[0]['nodes']} machine(s); NCCL model (tuning of NCCL "
+                f"v2.30.7-1, flows on the links)")
+        print(nccl_tests_format.header(args.algorithm, _devices(G, ranks), min(asked),
+                                       max(asked), factor))
+        print(nccl_tests_format.table(args.algorithm, records, measured, note=note))
     if args.png:
         title = f"{args.algorithm}, {G.graph.get('name', spec)}"
         nccl_report.plot_busbw(records, measured, args.png, title,

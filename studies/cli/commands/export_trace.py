@@ -1,8 +1,12 @@
 """``netsim export``: write a netsim trace in another format (Chakra ET, one file per rank).
 
 ``netsim export chakra trace.npz -o DIR`` writes ``DIR/chakra.<rank>.et`` (see
-:func:`netsim.formats.chakra.save_chakra`), for ASTRA-sim and other Chakra consumers.
+:func:`netsim.formats.chakra.save_chakra`), for ASTRA-sim and other Chakra consumers. Compute given in FLOPs in a trace without
+``device_flops`` is written with no duration, said in one ``warning:`` line on stderr.
 """
+
+import sys
+import warnings
 
 from studies.cli.console import log
 
@@ -58,6 +62,10 @@ def run(args):
 
     check_prefix(args.prefix)  # before the trace is read: no file may leave the directory
     trace = load_trace(args.trace)
-    save_chakra(trace, args.output, prefix=args.prefix)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        save_chakra(trace, args.output, prefix=args.prefix)
+    for w in caught:   # one line each, even under --quiet: the files lack something
+        print(f"warning: {w.message}", file=sys.stderr)
     log(args, f"wrote {trace.ranks} files {args.output}/{args.prefix}.<rank>.et "
               f"({trace.num_ops} ops, {trace.num_messages} messages)")
