@@ -233,6 +233,11 @@ def format_study(st):
     elif st.get("closed_form_regime"):
         lines.append(f"closed form: {st['closed_form_regime']} studied")
     lines.append(f"closed form: {st['closed_form_note']}")
+    if "NCCL's tuning model" in (st["closed_form_note"] or ""):
+        lines.append("closed comm is NCCL's tuning model of each call, summed; exposed comm the "
+                     "same calls on the links, past compute: they part where calls overlap compute "
+                     "or each other, or load a link unevenly (docs/gpu.md, NCCL's time on the "
+                     "links against its own model)")
     gaps = st.get("closed_form_gaps") or ()
     if gaps:
         lines.append("closed form vs simulation beyond 5 % (simulated / closed form - 1):")

@@ -51,8 +51,8 @@ from workloads.transformer.moe import iteration_flops_delta
 
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
-__all__ = ["gpus_of", "peak_of", "links_of", "default_efficiency", "point", "study", "sweep",
-           "plot"]
+__all__ = ["gpus_of", "peak_of", "links_of", "dp_rails", "default_efficiency", "point", "study",
+           "sweep", "plot"]
 
 
 def gpus_of(G):
@@ -84,7 +84,7 @@ def peak_of(G, precision="fp16"):
     return device_flops(model, "fp16" if precision in ("fp16", "bf16") else precision)
 
 
-def links_of(G, L, ep=1):
+def links_of(G, L, ep=1, library="auto"):
     """``{"tp": (alpha, beta), "pp": ..., "dp": ..., "ep": ..., "edp": ...}`` of ``L`` on ``G``.
 
     ``dp``: the first and last replica of the first data-parallel group (its
@@ -95,6 +95,13 @@ def links_of(G, L, ep=1):
     ``ep``; ``edp``: the first and last member of the first
     expert-data-parallel group (replicas ``0`` and ``dp - ep``: its ring's
     slowest hop when the group leaves a machine).
+
+    Where NCCL runs the data-parallel ring (``library`` ``"auto"`` or ``"nccl"``) and it
+    leaves a machine, its bytes per second are those of the NIC rails it stripes over
+    (:func:`dp_rails`): NCCL's rings cross machines one channel per NIC, each through
+    the NIC of its own GPU (NCCL v2.30.7-1 ``search.cc``, ``connect.cc``
+    ``connectRings``), so a group with ``g`` members in each DGX H100 moves its ring at
+    ``g`` NICs' rate. MPICH's ring (``library="mpich"``) goes through one NIC.
 
     Examples
     --------
@@ -111,12 +118,45 @@ def links_of(G, L, ep=1):
     def pair(a, b):
         return alpha_beta(G, placement=[nodes[a], nodes[b]])
 
+    dp = (0.0, 0.0)
+    if L.dp > 1:
+        alpha, beta = pair(0, L.rank(0, L.dp - 1, 0))
+        rails = dp_rails(G, [nodes[r] for r in L.dp_group(0, 0)]) if library != "mpich" else 1
+        dp = (alpha, beta / rails)
     return {"tp": alpha_beta(G, placement=nodes[:L.tp]) if L.tp > 1 else (0.0, 0.0),
             "pp": pair(0, L.rank(1, 0, 0)) if L.pp > 1 else (0.0, 0.0),
-            "dp": pair(0, L.rank(0, L.dp - 1, 0)) if L.dp > 1 else (0.0, 0.0),
+            "dp": dp,
             "ep": (alpha_beta(G, placement=[nodes[r] for r in ep_group(L, ep, 0, 0, 0)])
                    if ep > 1 else (0.0, 0.0)),
             "edp": pair(0, L.rank(0, L.dp - ep, 0)) if L.dp > ep else (0.0, 0.0)}
+
+
+def dp_rails(G, members):
+    """NIC rails an NCCL ring among ``members`` (gpu nodes) stripes over across machines.
+
+    NCCL gives a ring one channel per NIC a machine's members reach, each leaving the
+    machine through its own NIC rail; the other data-parallel groups of the layout use
+    the machine's other NICs at the same time. So a group gets its members' share of the
+    machine's NICs: ``g x nics / gpus`` for ``g`` members on a machine of ``gpus`` GPUs
+    and ``nics`` NICs (the fewest over its machines), at least 1; 1 when the group
+    stays in one machine (the ring never reaches a NIC).
+
+    Examples
+    --------
+    >>> from topologies import dgx_h100
+    >>> two = dgx_h100(nodes=2)
+    >>> dp_rails(two, [f"gpu{i}" for i in range(16)]), dp_rails(two, ["gpu0", "gpu8"])
+    (8.0, 1.0)
+    """
+    machine = [G.nodes[g].get("node", 0) for g in members]
+    if len(set(machine)) < 2:
+        return 1
+    gpus, nics = {}, {}
+    for n, d in G.nodes(data=True):
+        if d.get("kind") in ("gpu", "nic"):
+            count = gpus if d["kind"] == "gpu" else nics
+            count[d.get("node", 0)] = count.get(d.get("node", 0), 0) + 1
+    return max(1.0, min(machine.count(m) * nics.get(m, 0) / gpus[m] for m in set(machine)))
 
 
 def default_efficiency():
@@ -155,7 +195,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
               chunks=chunks)
     shard = dict(zero=zero, fsdp=fsdp) if moe is None else dict(zero=zero, fsdp=fsdp, moe=moe,
                                                                  ep=ep)
-    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L, ep), **kw,
+    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L, ep, library), **kw,
                     **shard)
     rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
            "time": f["time"], "compute": f["compute"], "bubble": f["bubble"],

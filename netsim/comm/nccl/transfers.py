@@ -125,6 +125,11 @@ class Transfers:
         self._flow(switch, g, nbytes / eff)
 
 
+def _half(bound):
+    """Half a flow's rate bound (None: unbounded)."""
+    return None if bound is None else bound / 2
+
+
 def _local_rings(G, hw, channels):
     return [hardware.rings(G, hw, m, channels) for m in range(len(hw.machines))]
 
@@ -268,9 +273,16 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, cap, sharp):
                         flows.to_switch(a, hw.nvswitch[m], share * (k + 1) / k)
                 else:
                     _chain_flows(flows, chain, share, c, cap)
-            parents = hardware.btree_parents(len(heads), mirror=bool(c % 2))
-            for k, p in enumerate(parents):
-                if p >= 0:
-                    up, down = heads[k], heads[p]
-                    flows.add(up, down, share, rail=c, bound=cap(up, down))
-                    flows.add(down, up, share, rail=c, bound=cap(down, up))
+            # NCCL runs both trees of its double binary tree through every NIC: a tree
+            # channel c and its duplicate c + nChannels (tree 1) share graph channel c's
+            # ranks (connect.cc connectTrees), and every NVLS channel passes all heads, one
+            # per NIC, on tree c % 2 (connectNvls). So each rail carries half of its share
+            # on each tree, at half its channel's limit, and a machine inside one tree is
+            # a leaf of the other.
+            for mirror in (False, True):
+                parents = hardware.btree_parents(len(heads), mirror=mirror)
+                for k, p in enumerate(parents):
+                    if p >= 0:
+                        up, down = heads[k], heads[p]
+                        flows.add(up, down, share / 2, rail=c, bound=_half(cap(up, down)))
+                        flows.add(down, up, share / 2, rail=c, bound=_half(cap(down, up)))
