@@ -1,4 +1,4 @@
-"""Every legend entry of a scaling PNG names exactly what is drawn under it: the drawn data of
+"""Every legend entry of every paradigm's scaling PNG names exactly what is drawn under it: the drawn data of
 each labelled artist is the quantity its label claims, and no entry puts a closed-form and a
 simulated quantity under one name (DGC's closed-form communication, all of it, is not the
 simulated exposed communication; RingTMP's critical-path compute is not a worker's compute)."""
@@ -32,7 +32,8 @@ CLAIMS = {  # legend entry (its start) -> the record field it must draw
 }
 
 
-@pytest.mark.parametrize("paradigm", ["dgc", "ringtmp"])
+@pytest.mark.parametrize("paradigm", ["dgc", "ringtmp", "ps-sync", "allreduce", "pf", "slimdp",
+                                      "model-averaging", "admm", "ps-async", "ps-partitioned"])
 def test_each_legend_entry_draws_the_quantity_it_names(paradigm, tmp_path, figures):
     st = study(paradigm, [2, 4], star, dataset="iris", iterations=1)
     plot_study(st, tmp_path / "s.png")
