@@ -268,10 +268,20 @@ def test_schemes_plot_labels_its_log_axes_and_names_points_on_top_of_others(tmp_
     (fig,) = figures
     _assert_readable_axes(fig)
     texts = [t.get_text() for t in fig.axes[-1].get_legend().get_texts()]
-    assert texts == ["bsp / ps", "ssp / ps", "async / ps (same point as ssp / ps)",
-                     "local-sgd / ps"]
+    assert texts == ["bsp / ps, simulated", "ssp / ps, simulated",
+                     "async / ps, simulated (same point as ssp / ps)", "local-sgd / ps, simulated",
+                     "open marker of the same shape: its closed form"]
+    # Each labelled entry draws its own row's simulated time and bytes; the open markers
+    # (unlabelled, keyed once) its closed form.
+    ax = fig.axes[0]
+    drawn = [c for c in ax.collections if not c.get_label().startswith("_")]
+    opened = [c for c in ax.collections if c.get_label().startswith("_") and len(c.get_offsets())]
+    for r, c, o in zip(rows, drawn, opened):
+        assert c.get_offsets().tolist() == [[r["time_10GbE"] * 1e3, r["bytes"]]]
+        assert o.get_offsets().tolist() == [[r["closed_10GbE"] * 1e3, r["bytes"]]]
     for ax in fig.axes:  # the later of the two is drawn smaller and above the earlier
-        simulated = [c for c in ax.collections if not c.get_label().startswith("_")]
+        simulated = [c for c in ax.collections if not c.get_label().startswith("_")
+                     and len(c.get_offsets())]
         ssp, late = simulated[1], simulated[2]
         assert late.get_sizes()[0] < ssp.get_sizes()[0] and late.get_zorder() > ssp.get_zorder()
         assert len({c.get_paths()[0].vertices.tobytes() for c in simulated}) == 4  # 4 shapes

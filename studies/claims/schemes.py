@@ -290,7 +290,8 @@ def plot(rows, path, title=None):
     markers = "osD^vP*X"
     labels = []
     for i, r in enumerate(done):
-        label = f"{r['scheme']} / {r['architecture']}" + ("" if r["reached"] else " (not reached)")
+        label = (f"{r['scheme']} / {r['architecture']}, simulated"
+                 + ("" if r["reached"] else " (not reached)"))
         over = {t: _same_point(done[:i], r, t) for t in topos}
         hidden = sorted({e for e in over.values() if e is not None})
         for e in hidden:  # drawn smaller, over it: say so, and where
@@ -318,7 +319,14 @@ def plot(rows, path, title=None):
         ax.set_ylabel("bytes sent to the target (log)")
         ax.set_title(topo)
     if done:
-        axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+        # The closed forms are open markers of each combination's shape and colour: one key
+        # entry says so, rather than a second entry per combination.
+        ax = axes[0][-1]
+        handles, names = ax.get_legend_handles_labels()
+        key = ax.scatter([], [], marker="o", facecolor="none", edgecolor="gray", s=100,
+                         label="open marker of the same shape: its closed form")
+        ax.legend(handles + [key], names + [key.get_label()], loc="upper left",
+                  bbox_to_anchor=(1.02, 1.0), fontsize=8)
     fig.suptitle(title or "sync scheme x architecture: traffic against time to accuracy")
     fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.15)
     return path
