@@ -52,7 +52,7 @@ from workloads.transformer.moe import iteration_flops_delta
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
 __all__ = ["gpus_of", "peak_of", "links_of", "dp_rails", "default_efficiency", "point", "study",
-           "sweep", "plot"]
+           "sweep", "sweep_layouts", "plot"]
 
 
 def gpus_of(G):
@@ -262,24 +262,38 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
     """
     e = default_efficiency() if efficiency is None else efficiency
     out = []
-    for tp in (1 << k for k in range(int(np.log2(max_tp)) + 1)):
-        for pp in range(1, c.layers + 1):
-            if c.layers % pp or P % (tp * pp) or c.heads % tp or c.vocab % tp:
+    for tp, pp, dp in sweep_layouts(c, P, max_tp):
+        for ep in _expert_degrees(dp, kwargs.get("moe")):
+            try:
+                rec = point(c, layout(tp, pp, dp), G, e, **kwargs, **ep)
+            except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
                 continue
-            dp = P // (tp * pp)
-            if c.global_batch % (c.micro_batch * dp):
-                continue
-            for ep in _expert_degrees(dp, kwargs.get("moe")):
-                try:
-                    rec = point(c, layout(tp, pp, dp), G, e, **kwargs, **ep)
-                except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
-                    continue
-                if memory is None or rec["memory"] <= memory:
-                    out.append(rec)
+            if memory is None or rec["memory"] <= memory:
+                out.append(rec)
     if not out:
         raise NetsimError(f"no layout of {P} GPUs fits the model"
                           + (f" in {memory / 1e9:g} GB per GPU" if memory else ""))
     return sorted(out, key=lambda r: r["time"])
+
+
+def sweep_layouts(c, P, max_tp=8):
+    """The ``(tp, pp, dp)`` layouts of ``P`` GPUs that :func:`sweep` tries, in its order.
+
+    ``tp`` runs over the powers of two up to ``max_tp`` and divides the heads and the
+    vocabulary, ``pp`` over the divisors of the layer count; ``dp`` is the rest and must
+    divide the global batch in micro-batches.
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import get_config
+    >>> sweep_layouts(get_config("gpt3-13b", global_batch=16), 16, max_tp=2)[:3]
+    [(1, 1, 16), (1, 2, 8), (1, 4, 4)]
+    """
+    return [(tp, pp, P // (tp * pp))
+            for tp in (1 << k for k in range(int(np.log2(max_tp)) + 1))
+            for pp in range(1, c.layers + 1)
+            if not (c.layers % pp or P % (tp * pp) or c.heads % tp or c.vocab % tp
+                    or c.global_batch % (c.micro_batch * (P // (tp * pp))))]
 
 
 def _expert_degrees(dp, moe):

@@ -21,7 +21,7 @@ from studies.registry import topology_factory
 from studies.reports.text import table
 from studies.scaling.run_length import check_passes
 from studies.scaling.trace_size import check_ops
-from studies.scaling.transformer import default_efficiency, plot, study, sweep
+from studies.scaling.transformer import default_efficiency, plot, study, sweep, sweep_layouts
 
 __all__ = ["add_arguments", "parse_config", "parse_experts", "check_work", "run"]
 
@@ -179,9 +179,7 @@ def _layouts(c, args, workers, chunks):
             out.append((L.tp, L.pp, L.dp))
         return out
     P = max(workers)
-    out = [(tp, pp, P // (tp * pp)) for tp in (1, 2, 4, 8) for pp in range(1, c.layers + 1)
-           if not (c.layers % pp or P % (tp * pp) or c.heads % tp or c.vocab % tp
-                   or c.global_batch % (c.micro_batch * (P // (tp * pp))))]
+    out = sweep_layouts(c, P)
     if not out:   # the sweep's own refusal, before its topology is built
         raise NetsimError(f"no layout of {P} GPUs fits the model: tp in 1, 2, 4, 8 and pp "
                           f"dividing its {c.layers} layers leave no dp dividing the global "
