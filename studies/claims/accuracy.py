@@ -31,6 +31,7 @@ import time
 from workloads.paradigms import dgc
 
 from studies.claims import ringtmp_vs_ps
+from studies.claims.verdicts import claim_row
 
 __all__ = ["RUN", "DGC_DATA", "RINGTMP_DATA", "SLIMDP_DATA", "accuracy_row",
            "dgc_warmup_claim", "ringtmp_accuracy_claim"]
@@ -54,7 +55,7 @@ SLIMDP_DATA = ("would show on MNIST, all 60,000 / 10,000 images, 3 epochs over 5
 
 def accuracy_row(claim, source, setup, measured, threshold, differences, passed, seconds,
                  testable_on, seed=None):
-    """One claim row (:mod:`studies.claims.reproduce`) for an accuracy difference.
+    """One claim row (:func:`studies.claims.verdicts.claim_row`) for an accuracy difference.
 
     Parameters
     ----------
@@ -78,10 +79,8 @@ def accuracy_row(claim, source, setup, measured, threshold, differences, passed,
     (0.005, 'PASS', [0.01, 0.0])
     """
     d = [float(x) for x in differences]
-    return {"claim": claim, "source": source, "setup": setup, "measured": measured,
-            "threshold": threshold, "value": sum(d) / len(d), "passed": bool(passed),
-            "seconds": float(seconds), "verdict": "PASS" if passed else "FAIL", "region": "",
-            "seed": seed, "differences": d, "testable_on": testable_on}
+    return {**claim_row(claim, source, setup, measured, threshold, sum(d) / len(d), passed,
+                        seconds, seed=seed), "differences": d, "testable_on": testable_on}
 
 
 def dgc_warmup_claim(dataset="digits", hidden=(128,), epochs=8, workers=4, seed=0,

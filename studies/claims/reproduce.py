@@ -88,6 +88,7 @@ from topologies.specs import ETHERNET, ETHERNET_LATENCY
 from workloads.paradigms import allreduce, dgc, pf, ps_partitioned, ps_sync, slimdp
 
 from studies.claims import accuracy, metis_vs_random, partition_cost, ringtmp_vs_ps
+from studies.claims.verdicts import claim_row as _row
 from studies.claims import regions as claim_regions
 from studies.claims.regions import pipelining_claims
 from studies.scaling.closed_forms import closed_form
@@ -112,15 +113,6 @@ __all__ = [
 
 #: The star of every simulated claim: 10 GbE host links (bytes/s) and 1 us per link.
 STAR_10GBE = {"bandwidth": ETHERNET["10GbE"], "latency": ETHERNET_LATENCY}
-
-
-def _row(claim, source, setup, measured, threshold, value, passed, seconds, construction=False,
-         seed=None):
-    """One claim row; ``construction``: the number follows from the setup alone (no run)."""
-    verdict = "by construction" if construction and passed else ("PASS" if passed else "FAIL")
-    return {"claim": claim, "source": source, "setup": setup, "measured": measured,
-            "threshold": threshold, "value": float(value), "passed": bool(passed),
-            "seconds": float(seconds), "verdict": verdict, "region": "", "seed": seed}
 
 
 def lp_claims(nbytes=64e6, workers=(2, 3, 4, 5, 6, 7, 8), ratio_n=1e9, ratio_min=1.8,

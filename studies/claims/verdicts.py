@@ -42,8 +42,40 @@ from netsim.errors import NetsimError
 
 from studies.reports.text import format_claims, region_summary, table
 
-__all__ = ["VERDICTS", "NOT_TESTABLE", "within_spread", "over_seeds", "count_verdicts", "format_counts", "seeds_label",
+__all__ = ["claim_row", "VERDICTS", "NOT_TESTABLE", "within_spread", "over_seeds", "count_verdicts", "format_counts", "seeds_label",
            "format_claims_over_seeds"]
+
+
+def claim_row(claim, source, setup, measured, threshold, value, passed, seconds,
+              construction=False, seed=None):
+    """One run's row of a claim, the record :func:`over_seeds` folds.
+
+    Parameters
+    ----------
+    claim, source, setup, measured, threshold : str
+        What is claimed, by whom, in which setting, what was measured and what must hold.
+    value : float
+        The measured number.
+    passed : bool
+        Whether the threshold holds.
+    seconds : float
+        Wall time of the run.
+    construction : bool, optional
+        The number follows from the setup alone (no run): the verdict ``by construction``.
+    seed : int, optional
+        The run's seed (None: the claim takes none).
+
+    Examples
+    --------
+    >>> claim_row("c", "s", "x", "m", ">= 1", 2, True, 0.5)["verdict"]
+    'PASS'
+    >>> claim_row("c", "s", "x", "m", ">= 1", 2, True, 0.5, construction=True)["verdict"]
+    'by construction'
+    """
+    verdict = "by construction" if construction and passed else ("PASS" if passed else "FAIL")
+    return {"claim": claim, "source": source, "setup": setup, "measured": measured,
+            "threshold": threshold, "value": float(value), "passed": bool(passed),
+            "seconds": float(seconds), "verdict": verdict, "region": "", "seed": seed}
 
 NOT_TESTABLE = "not testable on this data"
 """The verdict of an accuracy difference within its seeds' spread (:func:`within_spread`)."""
