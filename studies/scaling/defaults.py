@@ -13,7 +13,7 @@ with a sentence the report prints:
   unless the model's shape is given (``hidden``, ``deepen`` or ``partition``).
 """
 
-from workloads.paradigms.ringtmp import DEFAULT_LAYER_HIDDEN
+from workloads.paradigms.ringtmp import DEFAULT_LAYER_HIDDEN, DEFAULT_WIDTH
 
 __all__ = ["DATASET", "DATASETS", "study_defaults"]
 
@@ -68,7 +68,7 @@ def study_defaults(paradigm, workers, options, dataset=None):
             and not {"hidden", "deepen", "partition"} & set(options)):
         options["deepen"] = True
         notes.append(f"deepen=true: the default {layers}-layer model leaves a node without a "
-                     f"layer beyond P = {layers}, so the model has one hidden layer of 16 per "
-                     "node and deepens with P (give --set hidden=... or --set deepen=false "
-                     "to choose)")
+                     f"layer beyond P = {layers}, so the model has one hidden layer of "
+                     f"{DEFAULT_WIDTH} per node and deepens with P (give --set hidden=... or "
+                     "--set deepen=false to choose)")
     return dataset, options, notes
