@@ -70,6 +70,9 @@ def main(argv=None):
     p.add_argument("--topology", default="gpu_cluster:machine=dgx_h100")
     p.add_argument("--global-batch", type=int, default=512, help="as netsim scale transformer")
     p.add_argument("--micro-batch", type=int, default=1, help="as netsim scale transformer")
+    p.add_argument("--full", action="store_true",
+                   help="expand every NCCL call (default: calls alone on their links as one op "
+                        "each, netsim.comm.alone)")
     a = p.parse_args(argv)
     c = get_config(a.config, global_batch=a.global_batch, micro_batch=a.micro_batch)
     rows = []
@@ -78,7 +81,8 @@ def main(argv=None):
     rate = default_efficiency() * peak_of(G, c.precision)
     t = phase("trace", rows, lambda: schedule(c, a.tp, a.pp, a.P // (a.tp * a.pp),
                                               device_flops=rate))
-    x = phase("expand", rows, lambda: expand(t, G, gpus_of(G)[:a.P], "auto"))
+    x = phase("expand", rows, lambda: expand(t, G, gpus_of(G)[:a.P], "auto",
+                                                  collapse=not a.full))
     r = phase("replay", rows, lambda: replay_expansion(t, x))
     calls = int((t.kind == COLLECTIVE).sum())
     print(f"trace ops {len(t):,} (collective calls {calls:,}); after expansion {len(x.trace):,} "

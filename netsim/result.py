@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from netsim.engine import replay as engine
+from netsim.comm import alone as _alone
 from netsim.comm import library as _library
 from netsim.errors import NetsimError
 from netsim.network.compiled import as_network
@@ -303,7 +304,7 @@ def _plain(x):
 
 def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False,
              ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None, library="auto",
-             transport="fluid", tcp=None):
+             transport="fluid", tcp=None, collapse=False):
     """Replay a trace on a topology and return its :class:`Result`.
 
     Parameters
@@ -353,6 +354,13 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     tcp : dict, optional
         TCP options with ``transport="tcp"`` (:func:`netsim.engine.tcp.tcp_options`):
         ``initial_window``, ``restart_after_idle``, ``handshake``, ``rto``, ``mtu``.
+    collapse : bool, optional
+        Replay each NCCL call that runs alone on its links as one op of its
+        isolated duration (:mod:`netsim.comm.alone`): the same result up to float
+        rounding, with far fewer ops. A class of calls two of which overlapped
+        is expanded again and the trace replayed again. Not with
+        ``link_series``, ``ecmp`` or ``transport="tcp"`` (then every call is
+        expanded).
 
     Returns
     -------
@@ -415,9 +423,17 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
                                link_series=link_series, ecmp=ecmp, seed=ecmp_seed,
                                sharing=sharing, priority=priority, transport=transport, tcp=tcp)
         return Result(record, trace, net, time.perf_counter() - t0)
-    x = _library.expand(trace, net, placement, library)
-    return replay_expansion(trace, x, device_flops, progress, link_series, ecmp, ecmp_seed,
-                            sharing, priority, transport, tcp)
+    collapse = collapse and not link_series and ecmp is None and transport == "fluid"
+    keep = frozenset()
+    while True:
+        x = _library.expand(trace, net, placement, library, collapse=collapse, keep=keep)
+        res = replay_expansion(trace, x, device_flops, progress, link_series, ecmp, ecmp_seed,
+                               sharing, priority, transport, tcp)
+        bad = (_alone.overlapping(res.expanded_ops["start"], res.expanded_ops["end"], x)
+               if x.alone is not None else None)
+        if not bad:
+            return res
+        keep = keep | bad
 
 
 def replay_expansion(trace, x, device_flops=None, progress=None, link_series=False, ecmp=None,
@@ -446,7 +462,13 @@ def replay_expansion(trace, x, device_flops=None, progress=None, link_series=Fal
     record = engine.replay(x.trace, x.net, x.nodes, seconds, progress=progress,
                            link_series=link_series, ecmp=ecmp, seed=ecmp_seed, sharing=sharing,
                            priority=priority, bound=x.bound, transport=transport, tcp=tcp)
-    return Result(record, trace, x.net, time.perf_counter() - t0, expansion=x)
+    extra = (0, 0.0)
+    if x.alone is not None:
+        record, *extra = _alone.add_back(record, x)
+    res = Result(record, trace, x.net, time.perf_counter() - t0, expansion=x)
+    res.stats["messages"] += extra[0]
+    res.stats["bytes"] += extra[1]
+    return res
 
 
 def active_idle(result, trace):

@@ -47,6 +47,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from netsim.comm import alone as _alone
 from netsim.comm import mpich
 from netsim.trace.collop import MPICH_ONLY, ROOTED
 from netsim.checks import check_choice
@@ -72,6 +73,8 @@ class Expansion(NamedTuple):
     ``channels``, ``latency``, ``tuning_time`` (NaN/"" where MPICH has none).
     ``bound``: each expanded op's rate bound in bytes/s (inf: none), or None
     when no op has one (the replay is then exactly the unbounded one).
+    ``alone``: the NCCL calls kept as one op each (:class:`netsim.comm.alone.Alone`),
+    or None without ``collapse``.
     """
 
     trace: object
@@ -82,6 +85,7 @@ class Expansion(NamedTuple):
     parts: dict
     calls: dict
     bound: object = None
+    alone: object = None
 
 
 def check_library(library):
@@ -224,7 +228,9 @@ def _mpich_block(a, i, spec, nbytes, cache):
             "latency": 0.0, "tuning_time": np.nan}
 
 
-def _nccl_block(a, i, spec, nbytes, setups, cache, options):
+def _nccl_call(a, i, spec, nbytes, setups, cache, options):
+    """NCCL's plan of call ``i`` (cached by member nodes, op, bytes and algorithm): its key,
+    the plan and the call's row of ``calls``."""
     # Imported here: the NCCL model (and networkx's algorithms with it) loads with the first
     # call it runs, not with `import netsim`.
     from netsim.comm import nccl
@@ -241,10 +247,25 @@ def _nccl_block(a, i, spec, nbytes, setups, cache, options):
         except NcclModelError as exc:
             raise NcclModelError(f"op {i}: {exc}") from None
     call = cache[key]
+    return key, call, {"library": "nccl", "algorithm": call.algorithm,
+                       "protocol": call.protocol, "channels": call.channels,
+                       "latency": call.latency, "tuning_time": call.tuning_time}
+
+
+def _nccl_block(a, i, call, seconds=None):
+    """NCCL call ``i``'s ops: its latency, its flows, a zero-length end; or, with
+    ``seconds`` (a call that runs alone, :mod:`netsim.comm.alone`), one op of them."""
+    owner = int(a.trace.rank[i])
+    a.ends[i] = {"all": np.array([0 if seconds is not None else len(call.flows) + 1])}
+    a.gate_rank[i] = ([0], [-1])
+    if seconds is not None:
+        a.blocks[i] = dict(kind=[COMPUTE], rank=[owner], peer=[-1], size=[0.0],
+                           duration=[seconds], tag=[a.tag("nccl latency")], ptr=[0, 0], idx=[],
+                           bound=[np.inf])
+        return
     F = len(call.flows)
     src = [a.relay(u) for u, _, _ in call.flows]
     dst = [a.relay(v) for _, v, _ in call.flows]
-    owner = int(a.trace.rank[i])
     a.blocks[i] = dict(
         kind=[COMPUTE] + [MESSAGE] * F + [COMPUTE], rank=[owner] + src + [owner],
         peer=[-1] + dst + [-1], size=[0.0] + [b for _, _, b in call.flows] + [0.0],
@@ -253,10 +274,6 @@ def _nccl_block(a, i, spec, nbytes, setups, cache, options):
         ptr=[0, 0] + list(range(1, F + 1)) + [2 * F + (F == 0)],
         idx=[0] * F + (list(range(1, F + 1)) if F else [0]),
         bound=[np.inf] + list(call.bounds) + [np.inf])
-    a.ends[i] = {"all": np.array([F + 1])}
-    a.gate_rank[i] = ([0], [-1])
-    return {"library": "nccl", "algorithm": call.algorithm, "protocol": call.protocol,
-            "channels": call.channels, "latency": call.latency, "tuning_time": call.tuning_time}
 
 
 def _gloo_block(a, i, spec, nbytes, state, options):
@@ -291,7 +308,7 @@ def _gloo_block(a, i, spec, nbytes, state, options):
 
 
 def expand(trace, topology, placement=None, library="auto", nccl_options=None,
-           gloo_options=None):
+           gloo_options=None, collapse=False, keep=frozenset()):
     """Expand every collective op of ``trace`` with the library chosen for it.
 
     Parameters
@@ -310,6 +327,12 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
     gloo_options : dict, optional
         ``algorithm``: gloo's algorithm of a call whose hint is none of gloo's
         (:data:`netsim.comm.gloo.GLOO_ALGORITHMS`; default ``ring_chunked``).
+    collapse : bool, optional
+        Keep each NCCL call whose class runs alone on its links as one op of its
+        isolated duration (:mod:`netsim.comm.alone`); the replay must then check
+        that no two calls of a class overlapped (:func:`netsim.comm.alone.overlapping`).
+    keep : container, optional
+        Classes (member-node tuples) never collapsed.
 
     Returns
     -------
@@ -348,6 +371,7 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
     calls = {k: [] for k in ("op", "library", "algorithm", "protocol", "channels", "latency",
                              "tuning_time")}
     setups, mpich_cache, nccl_cache, gloo_state = {}, {}, {}, {}
+    planned = {}   # NCCL call -> (plan key, plan): their blocks are built once all are planned
     for i in colls.tolist():
         spec = trace.specs.row(int(trace.spec[i]))
         nbytes = float(trace.size[i])
@@ -359,7 +383,9 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         elif lib == "nccl":
             if not nbytes.is_integer():
                 raise NcclModelError(f"op {i}: NCCL moves whole bytes, got {nbytes!r}")
-            row = _nccl_block(a, i, spec, int(nbytes), setups, nccl_cache, nccl_options or {})
+            key, call, row = _nccl_call(a, i, spec, int(nbytes), setups, nccl_cache,
+                                        nccl_options or {})
+            planned[i] = (key, call)
         elif lib == "gloo":
             row = _gloo_block(a, i, spec, nbytes, gloo_state, gloo_options or {})
         else:
@@ -376,11 +402,16 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         net_g = as_network(gloo_state["H"])
         nodes = np.array([net_g.node_of(net.nodes[x]) for x in nodes], np.int64)
         net = net_g
+    alone = _alone.collapse(a, net, nodes, planned, keep) if collapse else None
+    for i, (key, call) in planned.items():
+        _nccl_block(a, i, call, None if alone is None or i not in alone.calls
+                    else alone.plans[key].seconds)
     extra = [net.node_of(x) for x in a.extra_nodes] if net is not None else []
+    nodes = np.concatenate([nodes, np.array(extra, np.int64)])
     out, first, count, parts = _assemble(a, colls)
-    return Expansion(out, net, np.concatenate([nodes, np.array(extra, np.int64)]), first,
-                     count, parts, {k: np.array(v) for k, v in calls.items()},
-                     _bounds(a, first, count, out.num_ops))
+    return Expansion(out, net, nodes, first, count, parts,
+                     {k: np.array(v) for k, v in calls.items()},
+                     _bounds(a, first, count, out.num_ops), alone)
 
 
 def _bounds(a, first, count, n):

@@ -211,7 +211,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rec["simulated"], rec["saturated_link"] = None, None
     if simulate:
         t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kw, **shard)
-        r = replay(t, G, placement=gpus_of(G)[:L.world], library=library)
+        r = replay(t, G, placement=gpus_of(G)[:L.world], library=library, collapse=True)
         rec["simulated"] = r.makespan
         rec["mfu_simulated"] = model / (L.world * peak * r.makespan)
         top = r.bottlenecks(1)

@@ -1,0 +1,289 @@
+"""NCCL calls that run alone on their links, each replayed once and kept as one op.
+
+A tensor-parallel allreduce inside one NVSwitch machine crosses links nothing
+else crosses, and the calls of one group run one after another on the group's
+stream. Such a call's flows see the same rates every time it runs: its
+duration is that of the call replayed by itself, wherever it starts. Expanding
+it into its flows again and again (138 ops per call on average for a GPT
+iteration on DGX H100 machines) is the bulk of a large simulation's work and
+memory (``benchmarks/transformer_phases.py``).
+
+:func:`collapse` finds these calls in an expansion (:mod:`netsim.comm.library`)
+and replaces each by one compute op of its isolated duration. A *class* is the
+calls of one member set (the same graph nodes, in the same order); a class is
+kept whole, as one op per call, when
+
+1. no link direction any of its flows crosses is crossed by a flow of anything
+   else in the trace (another class, a message, an MPICH or gloo schedule),
+   which is checked before the replay on the routes themselves, and
+2. no two of its calls overlap in time, which is checked after the replay
+   (:func:`overlapping`): a class whose calls overlapped is expanded again and
+   the trace replayed again (:func:`netsim.result.simulate` does this), since
+   two calls at once share their links.
+
+Under both, the replay is the full one's up to float rounding: an NCCL call
+starts when every member may and ends when its last flow does (its latency op,
+its flows, its end op), so a call alone on its links takes the same seconds
+from its start whenever it runs. What the collapsed ops do not carry is added
+back from each plan's isolated replay (:func:`add_back`): every link's bytes,
+messages, busy and saturated seconds (sums: the calls of a class never share a
+link in time with anything else) and peak utilisation and flow count (maxima),
+the replay's message and byte counts, and each call's first byte on the wire.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from netsim.trace.core import MESSAGE, TraceBuilder
+
+__all__ = ["Alone", "collapse", "isolated", "overlapping", "add_back"]
+
+
+class Alone(NamedTuple):
+    """What :func:`collapse` did: ``calls`` maps each collapsed original op to its plan
+    key; ``plans`` maps a plan key to its isolated :class:`Isolated` replay; ``classes``
+    maps a class (its member nodes) to its collapsed original ops."""
+
+    calls: dict
+    plans: dict
+    classes: dict
+
+
+class Isolated(NamedTuple):
+    """One NCCL plan replayed alone: its seconds, its first byte's offset, its flows' count
+    and bytes, and per link direction it crossed (``links``) the record's link columns."""
+
+    seconds: float
+    transfer: float
+    messages: int
+    bytes: float
+    links: np.ndarray
+    columns: dict
+
+
+#: The per-link columns of :class:`netsim.engine.replay.Record` added back, and how.
+_SUMS = ("link_bytes", "link_messages", "link_busy", "link_saturated")
+_MAXES = ("link_peak_util", "link_peak_flows")
+
+
+def isolated(call, net):
+    """Replay one NCCL plan (its latency, its flows, its end) by itself on ``net``.
+
+    Parameters
+    ----------
+    call : netsim.comm.nccl.model.Call
+        The plan: ``latency``, ``launch``, ``flows`` (source node, destination node,
+        bytes) and their ``bounds``.
+    net : netsim.network.compiled.Network
+        The network the replay runs on (its node names are the flows').
+
+    Returns
+    -------
+    Isolated
+
+    Examples
+    --------
+    Two GPUs, 1 GB each way over a 1 GB/s link after 1 us of latency:
+
+    >>> import networkx as nx
+    >>> from types import SimpleNamespace
+    >>> from netsim.network.compiled import as_network
+    >>> G = nx.Graph(); G.add_edge("g0", "g1", bandwidth=1e9, latency=0.0)
+    >>> call = SimpleNamespace(latency=1e-6, launch=0.0, bounds=(np.inf, np.inf),
+    ...                        flows=(("g0", "g1", 1e9), ("g1", "g0", 1e9)))
+    >>> iso = isolated(call, as_network(G))
+    >>> iso.seconds, iso.messages, iso.bytes
+    (1.000001, 2, 2000000000.0)
+    """
+    from netsim.engine.replay import replay
+
+    names = list(dict.fromkeys([u for u, _, _ in call.flows] + [v for _, v, _ in call.flows]))
+    local = {name: k for k, name in enumerate(names)}
+    b = TraceBuilder(max(1, len(names)))
+    first = b.compute(0, seconds=call.latency + call.launch)
+    flows = [b.message(local[u], local[v], float(n), deps=[first]) for u, v, n in call.flows]
+    b.compute(0, seconds=0.0, deps=flows or [first])
+    t = b.build()
+    nodes = np.array([net.node_of(x) for x in names] or [0], np.int64)
+    rec = replay(t, net, nodes, t.compute_seconds(),
+                 bound=np.array([np.inf] + list(call.bounds) + [np.inf], np.float64))
+    links = np.flatnonzero(rec.link_bytes > 0)
+    xfer = rec.transfer[1:-1]
+    return Isolated(rec.makespan, float(np.min(xfer)) if len(xfer) else np.nan,
+                    len(call.flows), float(sum(n for _, _, n in call.flows)),
+                    links, {name: getattr(rec, name)[links] for name in _SUMS + _MAXES})
+
+
+def collapse(a, net, nodes, planned, keep=frozenset()):
+    """Which NCCL calls run alone: each class that does, replayed once per plan.
+
+    Parameters
+    ----------
+    a : netsim.comm.library._Assembly
+        The expansion so far: every block but the NCCL calls'.
+    net : netsim.network.compiled.Network
+        The network the replay runs on.
+    nodes : ndarray of int
+        Node index of every rank of the trace.
+    planned : dict
+        Each NCCL call's original op -> ``(plan key, plan)``; the key is
+        ``(member nodes, op, bytes, algorithm)``.
+    keep : container
+        Classes (member-node tuples) to leave expanded.
+
+    Returns
+    -------
+    Alone
+
+    Examples
+    --------
+    Two calls one after the other on the only link of two GPUs run alone: each is
+    one op of the replay (:func:`netsim.simulate` with ``collapse=True``).
+
+    >>> import networkx as nx
+    >>> from netsim import simulate
+    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100", sm=70)
+    >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
+    >>> b = TraceBuilder(2); c = b.collective("allreduce", [0, 1], 1e6)
+    >>> _ = b.collective("allreduce", [0, 1], 1e6, deps=[c])
+    >>> x = simulate(b.build(), G, placement=["g0", "g1"], collapse=True).expanded
+    >>> x.trace.num_ops, sorted(x.alone.calls)
+    (2, [0, 1])
+    """
+    trace = a.trace
+    node = np.concatenate([nodes, np.array([net.node_of(x) for x in a.extra_nodes], np.int64)])
+    msg = np.flatnonzero(trace.is_message)
+    src, dst, chan = [node[trace.rank[msg]]], [node[trace.peer[msg]]], [trace.channel[msg]]
+    owner = [np.full(len(msg), -1, np.int64)]   # -1: traffic of no class
+    for i, blk in a.blocks.items():   # MPICH's and gloo's schedules
+        m = np.asarray(blk["kind"]) == MESSAGE
+        src.append(node[np.asarray(blk["rank"], np.int64)[m]])
+        dst.append(node[np.asarray(blk["peer"], np.int64)[m]])
+        chan.append(np.full(int(m.sum()), trace.channel[i]))
+        owner.append(np.full(int(m.sum()), -1, np.int64))
+    classes, seen = {}, set()
+    for i, (key, call) in planned.items():
+        # A class kept expanded, or a call on a channel's own paths, is traffic of no class.
+        cls = (-1 if key[0] in keep or trace.channel[i]
+               else classes.setdefault(key[0], len(classes)))
+        if (key, int(trace.channel[i])) in seen or not call.flows:
+            continue
+        seen.add((key, int(trace.channel[i])))
+        src.append(np.array([net.node_of(u) for u, _, _ in call.flows], np.int64))
+        dst.append(np.array([net.node_of(v) for _, v, _ in call.flows], np.int64))
+        chan.append(np.full(len(call.flows), trace.channel[i]))
+        owner.append(np.full(len(call.flows), cls, np.int64))
+    alone = _alone_classes(net, np.concatenate(src), np.concatenate(dst),
+                           np.concatenate(chan), np.concatenate(owner), len(classes))
+    out = Alone({}, {}, {})
+    for i, (key, call) in planned.items():
+        cls = classes.get(key[0])
+        if cls is None or not alone[cls] or not call.flows or trace.channel[i]:
+            continue
+        if key not in out.plans:
+            out.plans[key] = isolated(call, net)
+        out.calls[i] = key
+        out.classes.setdefault(key[0], []).append(i)
+    return out
+
+
+def _alone_classes(net, src, dst, chan, owner, n):
+    """Per class: whether no flow outside it crosses any link direction its flows cross.
+
+    ``owner`` is each flow's class (-1: traffic of no class, which shares with all).
+    """
+    alone = np.ones(n, bool)
+    if n == 0:
+        return alone
+    pair, links, _ = net.routes(src, dst, channel=chan)
+    L = net.num_links
+    p_u, o_u = np.unique(np.stack([pair, owner]), axis=1)
+    hops = links.shape[1]
+    lk = links[p_u].reshape(-1)
+    ow = np.repeat(o_u, hops)
+    real = lk < L
+    l_u, o_l = np.unique(np.stack([lk[real], ow[real]]), axis=1)
+    owners = np.bincount(l_u, minlength=L)   # distinct owners of each link direction
+    bad = np.unique(o_l[owners[l_u] > 1])
+    alone[bad[bad >= 0]] = False
+    return alone
+
+
+def overlapping(start, end, x):
+    """The classes of ``x.alone`` two of whose calls overlapped in a replay.
+
+    Parameters
+    ----------
+    start, end : ndarray
+        Per expanded op, from the replay's record.
+    x : netsim.comm.library.Expansion
+
+    Returns
+    -------
+    set of tuple
+        Member-node tuples.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> x = SimpleNamespace(alone=Alone({}, {}, {("g0", "g1"): [0, 1]}), first=np.array([0, 1]))
+    >>> overlapping(np.array([0.0, 1.0]), np.array([1.0, 2.0]), x)
+    set()
+    >>> overlapping(np.array([0.0, 0.5]), np.array([1.0, 2.0]), x)
+    {('g0', 'g1')}
+    """
+    bad = set()
+    for cls, ops in x.alone.classes.items():
+        ids = x.first[np.asarray(ops, np.int64)]
+        order = np.argsort(start[ids], kind="stable")
+        s, e = start[ids][order], end[ids][order]
+        if (s[1:] < e[:-1]).any():
+            bad.add(cls)
+    return bad
+
+
+def add_back(record, x):
+    """``record`` with the collapsed calls' link statistics and first bytes added back.
+
+    Parameters
+    ----------
+    record : netsim.engine.replay.Record
+    x : netsim.comm.library.Expansion
+
+    Returns
+    -------
+    record : netsim.engine.replay.Record
+    messages, nbytes : int, float
+        The flows and bytes the collapsed calls stand for.
+
+    Examples
+    --------
+    :func:`netsim.simulate` adds them back: the links carry what the flows did.
+
+    >>> import networkx as nx
+    >>> from netsim import simulate
+    >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100", sm=70)
+    >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
+    >>> b = TraceBuilder(2); _ = b.collective("allreduce", [0, 1], 1e6); t = b.build()
+    >>> full, fast = (simulate(t, G, placement=["g0", "g1"], collapse=c) for c in (False, True))
+    >>> fast.links["bytes"].tolist() == full.links["bytes"].tolist(), fast.stats["messages"]
+    (True, 2)
+    """
+    cols = {name: getattr(record, name).copy() for name in _SUMS + _MAXES}
+    transfer = record.transfer.copy()
+    counts = {}
+    for i, key in x.alone.calls.items():
+        counts[key] = counts.get(key, 0) + 1
+        op = x.first[i]
+        transfer[op] = record.start[op] + x.alone.plans[key].transfer
+    messages, nbytes = 0, 0.0
+    for key, k in counts.items():
+        iso = x.alone.plans[key]
+        for name in _SUMS:
+            cols[name][iso.links] += (k * iso.columns[name]).astype(cols[name].dtype)
+        for name in _MAXES:
+            cols[name][iso.links] = np.maximum(cols[name][iso.links], iso.columns[name])
+        messages += k * iso.messages
+        nbytes += k * iso.bytes
+    return record._replace(transfer=transfer, **cols), messages, nbytes
