@@ -84,7 +84,8 @@ def test_ethernet_rates_are_ieee_data_rates():
 
 
 def test_infiniband_4x_rates():
-    assert INFINIBAND == pytest.approx({"EDR": 100 * GBIT, "HDR": 200 * GBIT, "NDR": 400 * GBIT})
+    assert INFINIBAND == pytest.approx({"EDR": 100 * GBIT, "HDR": 200 * GBIT, "NDR": 400 * GBIT,
+                                        "XDR": 800 * GBIT})
 
 
 def test_pcie_x16_rates_follow_128b130b():

@@ -30,7 +30,8 @@ Bandwidth tables
 ``INFINIBAND``
     4x port data rates of the InfiniBand Architecture Specification (IBTA):
     EDR 100 Gb/s (4 lanes of 25.78125 Gb/s, 64b/66b), HDR 200 Gb/s, NDR
-    400 Gb/s, as also stated in the NVIDIA ConnectX-5/6/7 adapter manuals.
+    400 Gb/s, as also stated in the NVIDIA ConnectX-5/6/7 adapter manuals; XDR
+    800 Gb/s (ConnectX-8, below).
 ``PCIE_X16``
     PCI Express Base Specification (PCI-SIG) x16 links after 128b/130b coding:
     rate (GT/s per lane) x 16 lanes x 128/130 / 8 bits. gen3 (8 GT/s)
@@ -41,10 +42,16 @@ Bandwidth tables
     Architecture whitepaper, 2017: six links per GPU, 300 GB/s total both
     ways), NVLink3 (NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020:
     twelve links, 600 GB/s total) and NVLink4 (NVIDIA H100 Tensor Core GPU
-    Architecture whitepaper, 2022: eighteen links, 900 GB/s total).
+    Architecture whitepaper, 2022: eighteen links, 900 GB/s total), 50 GB/s for
+    NVLink5 (NVIDIA Blackwell datasheet: "5th Generation NVLink: 1.8TB/s" per
+    GPU over eighteen links, as ``nvidia-smi topo -m`` shows NV18 between every
+    two HGX B200 GPUs; the DGX B200 user guide: "2 x 5th generation NVLink
+    switches that provide 14.4 TB/s aggregate bandwidth", 8 x 1.8 TB/s).
     ``NVLINK_LINKS_PER_GPU`` holds those link counts; the H200 keeps the
     H100's eighteen NVLink4 links (NVIDIA H200 Tensor Core GPU datasheet,
-    2024: "NVLink: 900GB/s"). The NCCL model in the core, which may not import
+    2024: "NVLink: 900GB/s"); the H800 has its NVLink cut to 400 GB/s both ways,
+    which is eight NVLink4 links (the count is derived: 400 / 50 GB/s per link
+    both ways); B200, GB200 and GB300 GPUs have eighteen NVLink5 links. The NCCL model in the core, which may not import
     this module, repeats these figures by compute capability
     (``netsim.comm.nccl.hardware.NVLINK_RATE``: to count the links of an edge
     that gives no ``links``); tests/test_datasheet_copies_agree.py holds the two
@@ -68,7 +75,19 @@ Bandwidth tables
     One AWS Elastic Fabric Adapter interface, 100 Gb/s: p4d.24xlarge has
     4 x 100 Gbps and p5.48xlarge 32 x 100 Gbps (AWS EC2 user guide,
     "Supported instance types" / "Maximize network bandwidth on accelerated
-    computing instances").
+    computing instances"). ``EFA_PORT_V3``, 200 Gb/s: p5en.48xlarge has
+    3200 Gbps of EFAv3 over 16 interfaces (the same AWS tables).
+``INFINIBAND["XDR"]``
+    800 Gb/s, the ConnectX-8 SuperNIC's InfiniBand XDR port (NVIDIA GB300
+    NVL72 specifications: one ConnectX-8 800 Gb/s per GPU).
+``INFINITY_FABRIC``
+    One AMD Infinity Fabric (xGMI) link between two MI300X GPUs, per direction:
+    AMD's "Peak Infinity Fabric Link Bandwidth" of 128 GB/s, a both-ways
+    figure, halved: 64 GB/s. An eight-GPU MI300X platform joins every pair of
+    GPUs by one such link, seven per GPU ("AMD Instinct MI300X Platform":
+    896 GB/s of peer bandwidth per GPU = 7 x 128 GB/s; both as copied in
+    stas00/ml-engineering ``network/README.md``, commit 744d01e, "Infinity
+    Fabric / xGMI" table: 64 GB/s per link and direction, 7 links).
 
 Latencies
 ---------
@@ -126,7 +145,7 @@ headers, trailers and inter-packet gaps are paid, at a given MTU:
     AWS does not publish the layout of its SRD transport header, so only the
     Ethernet layer is counted (preamble, SFD, MAC header, FCS, gap) around
     MTU-byte frames; the result is an upper bound.
-``None`` (NVLink, NVSwitch, PCIe)
+``None`` (NVLink, NVSwitch, PCIe, Infinity Fabric)
     the table's rate is already the data rate after line coding; packet
     overheads of these links are not modelled and the efficiency is 1.0.
 
@@ -153,6 +172,11 @@ References
        p4d / p5 instance specifications (aws.amazon.com/ec2/instance-types/p4,
        /p5).
 .. [13] NVIDIA, "NVIDIA Tesla P100" whitepaper, 2016 (NVLink1).
+.. [14] NVIDIA, "NVIDIA Blackwell" datasheet and DGX B200 User Guide,
+       "Introduction to NVIDIA DGX B200 Systems" (docs.nvidia.com/dgx/
+       dgxb200-user-guide): NVLink5, 18 links, 1.8 TB/s per GPU.
+.. [15] AMD, "AMD Instinct MI300X" and "AMD Instinct MI300X Platform"
+       specifications (amd.com): 8 Infinity Fabric links, 128 GB/s peak each.
 
 Examples
 --------
@@ -187,6 +211,8 @@ __all__ = [
     "SOCKET_LATENCY",
     "link_speed",
     "EFA_PORT",
+    "EFA_PORT_V3",
+    "INFINITY_FABRIC",
     "Technology",
     "TECHNOLOGIES",
     "ETHERNET_FRAME_OVERHEAD",
@@ -220,6 +246,7 @@ INFINIBAND = MappingProxyType({
     "EDR": 100 * _GBIT,
     "HDR": 200 * _GBIT,
     "NDR": 400 * _GBIT,
+    "XDR": 800 * _GBIT,
 })
 
 # PCI-SIG lane rates in transfers/s; gen3 onwards use 128b/130b coding [3].
@@ -233,9 +260,11 @@ NVLINK = MappingProxyType({
     "NVLink2": 25e9,
     "NVLink3": 25e9,
     "NVLink4": 25e9,
+    "NVLink5": 50e9,
 })
 NVLINK_LINKS_PER_GPU = MappingProxyType({"P100": 4, "V100": 6, "A100": 12, "H100": 18,
-                                         "H200": 18})
+                                         "H200": 18, "H800": 8, "B200": 18, "GB200": 18,
+                                         "GB300": 18})
 
 # One socket link, one direction: GT/s x 2 data bytes per transfer [7, 11].
 CPU_INTERCONNECT = MappingProxyType({
@@ -245,6 +274,10 @@ CPU_INTERCONNECT = MappingProxyType({
 })
 
 EFA_PORT = 100 * _GBIT  # one EFA interface, 100 Gbps [12]
+EFA_PORT_V3 = 200 * _GBIT  # one EFAv3 interface of p5en.48xlarge, 200 Gbps [12]
+
+# One MI300X Infinity Fabric link, one direction: 128 GB/s peak both ways, halved [15].
+INFINITY_FABRIC = 128e9 / 2
 
 ETHERNET_LATENCY = 1e-6  # typical, see module docstring
 INFINIBAND_LATENCY = 0.6e-6  # ConnectX-6 user manual [2]
@@ -305,7 +338,7 @@ class Technology(NamedTuple):
     """One link technology: a flat, read-only record (SI units)."""
 
     name: str
-    family: str  # nvlink, nvswitch, pcie, infiniband, roce, efa, ethernet
+    family: str  # nvlink, nvswitch, infinity_fabric, pcie, infiniband, roce, efa, ethernet
     bandwidth: float  # bytes/s per direction, one link (NVSwitch: one GPU's port)
     latency: float  # seconds per hop
     framing: str | None  # "ethernet", "roce", "infiniband", "efa" or None
@@ -361,9 +394,17 @@ def _build():
                    False, _NVL_SRC.format(wp="NVIDIA A100 whitepaper (2020)", n=12)),
         Technology("NVLink4", "nvlink", NVLINK["NVLink4"], NVLINK_LATENCY, None,
                    False, _NVL_SRC.format(wp="NVIDIA H100 whitepaper (2022)", n=18)),
+        Technology("NVLink5", "nvlink", NVLINK["NVLink5"], NVLINK_LATENCY, None, False,
+                   "NVIDIA Blackwell datasheet: 18 links, 1.8 TB/s per GPU both ways, so "
+                   "50 GB/s per link per direction (NVLINK); latency NVLINK_LATENCY"),
         _nvswitch(1, "V100", "NVLink2", "NVIDIA DGX-2 / V100 whitepaper (2018)", False),
         _nvswitch(2, "A100", "NVLink3", "NVIDIA A100 whitepaper (2020)", False),
         _nvswitch(3, "H100", "NVLink4", "NVIDIA H100 whitepaper (2022)", True),
+        _nvswitch(4, "B200", "NVLink5", "NVIDIA Blackwell datasheet and DGX B200 user guide "
+                  "(fifth-generation NVLink switch)", True),
+        Technology("InfinityFabric-MI300X", "infinity_fabric", INFINITY_FABRIC, NVLINK_LATENCY,
+                   None, False, "AMD Instinct MI300X: 128 GB/s peak per Infinity Fabric link, "
+                   "both ways, halved (INFINITY_FABRIC); latency assumed one NVLink hop's"),
     ]
     for gen, rate in PCIE_X16.items():
         rows.append(Technology(f"PCIe-{gen}-x16", "pcie", rate, PCIE_LATENCY, None,
@@ -380,6 +421,9 @@ def _build():
                                "IBTA Annex A17; latency ETHERNET_LATENCY (typical)"))
     rows.append(Technology("EFA", "efa", EFA_PORT, ETHERNET_LATENCY, "efa", False,
                            "AWS EC2 p4d.24xlarge: 400 Gbps EFA over 4 interfaces, 100 Gbps "
+                           "each; latency assumed ETHERNET_LATENCY (AWS publishes none)"))
+    rows.append(Technology("EFAv3", "efa", EFA_PORT_V3, ETHERNET_LATENCY, "efa", False,
+                           "AWS EC2 p5en.48xlarge: 3200 Gbps EFAv3 over 16 interfaces, 200 Gbps "
                            "each; latency assumed ETHERNET_LATENCY (AWS publishes none)"))
     for gbe, rate in ETHERNET.items():
         rows.append(Technology(gbe, "ethernet", rate, ETHERNET_LATENCY, "ethernet",
@@ -430,8 +474,8 @@ def technologies(family=None):
     Parameters
     ----------
     family : str, optional
-        ``"nvlink"``, ``"nvswitch"``, ``"pcie"``, ``"infiniband"``, ``"roce"``,
-        ``"efa"`` or ``"ethernet"``; None for all.
+        ``"nvlink"``, ``"nvswitch"``, ``"infinity_fabric"``, ``"pcie"``,
+        ``"infiniband"``, ``"roce"``, ``"efa"`` or ``"ethernet"``; None for all.
 
     Returns
     -------
@@ -440,7 +484,7 @@ def technologies(family=None):
     Examples
     --------
     >>> technologies("infiniband")
-    ['EDR', 'HDR', 'NDR']
+    ['EDR', 'HDR', 'NDR', 'XDR']
     """
     names = [n for n, t in TECHNOLOGIES.items() if family is None or t.family == family]
     if not names:
