@@ -33,9 +33,13 @@ Bandwidth tables
     400 Gb/s, as also stated in the NVIDIA ConnectX-5/6/7 adapter manuals; XDR
     800 Gb/s (ConnectX-8, below).
 ``PCIE_X16``
-    PCI Express Base Specification (PCI-SIG) x16 links after 128b/130b coding:
-    rate (GT/s per lane) x 16 lanes x 128/130 / 8 bits. gen3 (8 GT/s)
-    ~15.75 GB/s, gen4 (16 GT/s) ~31.5 GB/s, gen5 (32 GT/s) ~63.0 GB/s.
+    PCI Express Base Specification (PCI-SIG) x16 links after line coding:
+    rate (GT/s per lane) x 16 lanes x coding / 8 bits. gen3 (8 GT/s)
+    ~15.75 GB/s, gen4 (16 GT/s) ~31.5 GB/s, gen5 (32 GT/s) ~63.0 GB/s, with
+    128b/130b coding; gen6 (64 GT/s, PAM4) moves 256-byte FLITs of which 242
+    bytes carry transaction and data-link layer packets (8 bytes CRC, 6 bytes
+    FEC), ~121 GB/s (PCI Express Base Specification 6.0, FLIT mode). The
+    ConnectX-8 SuperNIC of the GB300 NVL72 is a gen6 device.
 ``NVLINK``
     One NVLink, per direction: 20 GB/s for NVLink1 (NVIDIA Tesla P100
     whitepaper, 2016: four links, 160 GB/s total both ways), 25 GB/s for NVLink2 (NVIDIA Tesla V100 GPU
@@ -155,7 +159,7 @@ References
 .. [2] InfiniBand Trade Association, InfiniBand Architecture Specification,
        Vol. 2 (physical layer), and the NVIDIA ConnectX-5 / ConnectX-6 adapter
        card user manuals (docs.nvidia.com/networking).
-.. [3] PCI-SIG, PCI Express Base Specification, Revisions 3.0, 4.0 and 5.0.
+.. [3] PCI-SIG, PCI Express Base Specification, Revisions 3.0, 4.0, 5.0 and 6.0.
 .. [4] NVIDIA, "NVIDIA Tesla V100 GPU Architecture", whitepaper, 2017.
 .. [5] NVIDIA, "NVIDIA A100 Tensor Core GPU Architecture", whitepaper, 2020.
 .. [6] NVIDIA, "NVIDIA H100 Tensor Core GPU Architecture", whitepaper, 2022.
@@ -249,9 +253,12 @@ INFINIBAND = MappingProxyType({
     "XDR": 800 * _GBIT,
 })
 
-# PCI-SIG lane rates in transfers/s; gen3 onwards use 128b/130b coding [3].
-PCIE_RATE = MappingProxyType({"gen3": 8e9, "gen4": 16e9, "gen5": 32e9})
-PCIE_X16 = MappingProxyType({gen: rate * 16 * (128 / 130) / 8
+# PCI-SIG lane rates in transfers/s; gen3 to gen5 use 128b/130b coding, gen6 242 data bytes
+# in each 256-byte FLIT [3].
+PCIE_RATE = MappingProxyType({"gen3": 8e9, "gen4": 16e9, "gen5": 32e9, "gen6": 64e9})
+_PCIE_CODING = MappingProxyType({"gen3": 128 / 130, "gen4": 128 / 130, "gen5": 128 / 130,
+                                 "gen6": 242 / 256})
+PCIE_X16 = MappingProxyType({gen: rate * 16 * _PCIE_CODING[gen] / 8
                              for gen, rate in PCIE_RATE.items()})
 
 # One link, one direction [4, 5, 6].
@@ -368,7 +375,8 @@ DEFAULT_MTU = types.MappingProxyType(
 # InfiniBand and RoCE path MTUs are 256, 512, 1024, 2048 or 4096.
 _IB_MTUS = (256, 512, 1024, 2048, 4096)
 
-_PCIE_SRC = "PCI-SIG PCI Express Base Spec 3.0/4.0/5.0: GT/s x 16 lanes x 128/130 (PCIE_X16)"
+_PCIE_SRC = ("PCI-SIG PCI Express Base Spec 3.0-6.0: GT/s x 16 lanes x 128/130 (gen6: x 242/256 "
+             "of each FLIT) (PCIE_X16)")
 _NVL_SRC = "{wp}: {n} links per GPU, 25 GB/s per link per direction (NVLINK)"
 
 
