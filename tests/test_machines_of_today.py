@@ -126,3 +126,14 @@ def test_bad_option_is_one_line_naming_the_limit(call, limit):
     with pytest.raises(TopologyError) as err:
         call()
     assert limit in str(err.value) and "\n" not in str(err.value)
+
+
+def test_p5en_network_latency_is_the_efa_plugins_35_us():
+    # aws-ofi-nccl src/platform-aws.cpp: p5en reports 35 us to NCCL, p5 75 us.
+    from netsim.comm.nccl import hardware
+    G = gpu_cluster("p5en", 2)
+    nics = [n for n, d in G.nodes(data=True) if d["kind"] == "nic"]
+    assert hardware.net_latency(G, nics) == 35e-6
+    P5 = gpu_cluster("p5", 2)
+    assert hardware.net_latency(P5, [n for n, d in P5.nodes(data=True) if d["kind"] == "nic"]) \
+        == 75e-6
