@@ -81,16 +81,26 @@ def test_nvswitch_port_is_links_per_gpu_times_one_link():
     assert links.technology("NVSwitch1").bandwidth == 6 * 25e9
     assert links.technology("NVSwitch2").bandwidth == 12 * 25e9
     assert links.technology("NVSwitch3").bandwidth == 18 * 25e9
-    assert [links.technology(f"NVSwitch{g}").in_network_reduction for g in (1, 2, 3)] == [
-        False, False, True]
+    # Blackwell datasheet: 18 NVLink5 links, 1.8 TB/s both ways, so 900 GB/s per direction.
+    assert links.technology("NVSwitch4").bandwidth == 1.8e12 / 2
+    assert [links.technology(f"NVSwitch{g}").in_network_reduction for g in (1, 2, 3, 4)] == [
+        False, False, True, True]
+
+
+def test_new_network_and_fabric_rates_are_the_vendors():
+    assert links.technology("XDR").bandwidth == 800e9 / 8          # ConnectX-8, 800 Gb/s
+    assert links.technology("EFAv3").bandwidth * 16 == 3200e9 / 8  # p5en: 16 x 200 Gb/s
+    # AMD: 128 GB/s peak per Infinity Fabric link, both ways; 7 links = 896 GB/s.
+    assert 7 * 2 * links.technology("InfinityFabric-MI300X").bandwidth == 896e9
 
 
 def test_table_is_read_only_and_complete():
     with pytest.raises(TypeError):
         links.TECHNOLOGIES["x"] = None
     families = {t.family for t in links.TECHNOLOGIES.values()}
-    assert families == {"nvlink", "nvswitch", "pcie", "infiniband", "roce", "efa", "ethernet"}
-    assert links.technologies("nvlink") == ["NVLink1", "NVLink2", "NVLink3", "NVLink4"]
+    assert families == {"nvlink", "nvswitch", "infinity_fabric", "pcie", "infiniband", "roce",
+                        "efa", "ethernet"}
+    assert links.technologies("nvlink") == ["NVLink1", "NVLink2", "NVLink3", "NVLink4", "NVLink5"]
     assert links.technologies("ethernet")[0] == "1GbE" and links.technologies("ethernet")[-1] == "400GbE"
     for t in links.TECHNOLOGIES.values():
         assert t.bandwidth > 0 and t.latency > 0 and t.source

@@ -84,7 +84,8 @@ def test_ethernet_rates_are_ieee_data_rates():
 
 
 def test_infiniband_4x_rates():
-    assert INFINIBAND == pytest.approx({"EDR": 100 * GBIT, "HDR": 200 * GBIT, "NDR": 400 * GBIT})
+    assert INFINIBAND == pytest.approx({"EDR": 100 * GBIT, "HDR": 200 * GBIT, "NDR": 400 * GBIT,
+                                        "XDR": 800 * GBIT})
 
 
 def test_pcie_x16_rates_follow_128b130b():
@@ -122,7 +123,7 @@ def test_link_speed_looks_up_every_table_ignoring_case():
     assert link_speed("UPI") == pytest.approx(20.8 * GB)
 
 
-@pytest.mark.parametrize("name", ["10Gbps", "gen6", "", None, "FDR"])
+@pytest.mark.parametrize("name", ["10Gbps", "gen7", "", None, "FDR"])
 def test_link_speed_unknown_lists_known_names(name):
     with pytest.raises(TopologyError, match="known: .*10GbE.*HDR.*gen3") as info:
         link_speed(name)
@@ -479,7 +480,7 @@ BAD_CALLS = [
     (torus, ((-1, 3),), {}, r"dims\[0\] must be an integer >= 1, got -1"),
     (torus, (None,), {}, "dims must be a tuple"),
     (torus, ((2, 2),), {"kind": "switch"}, "kind must be one of"),
-    (pcie_tree, (), {"gen": "gen6"}, "gen must be one of gen3, gen4, gen5, got 'gen6'"),
+    (pcie_tree, (), {"gen": "gen7"}, "gen must be one of gen3, gen4, gen5, gen6, got 'gen7'"),
     (pcie_tree, (), {"gen": 3}, "gen must be one of .*, got 3"),
     (pcie_tree, (), {"interconnect": "HT"}, "interconnect must be one of QPI, UPI, got 'HT'"),
     (pcie_tree, (), {"sockets": 0}, "sockets must be an integer >= 1, got 0"),

@@ -1,4 +1,4 @@
-"""Peak arithmetic throughput of GPUs, in FLOP/s, from NVIDIA's datasheets.
+"""Peak arithmetic throughput of GPUs, in FLOP/s, from their vendors' datasheets.
 
 A trace's compute ops are given in FLOPs; the simulator turns them into
 seconds as ``FLOPs / device throughput`` (``trace.metadata["device_flops"]``,
@@ -14,6 +14,13 @@ A100      SXM4         19.5 T    156 T       312 T       [2]
 A100-PCIe PCIe         19.5 T    156 T       312 T       [2]
 H100      SXM5         67 T      494.5 T     989.5 T     [3]
 H100-PCIe PCIe         51 T      378 T       756.5 T     [3]
+H200      SXM5         67 T      494.5 T     989.5 T     [4]
+H800      SXM5         67 T      494.5 T     989.5 T     [5]
+B200      SXM (HGX)    75 T      1,100 T     2,250 T     [6]
+GB200     GB200 board  80 T      1,250 T     2,500 T     [6]
+GB300     GB300 board  80 T      1,250 T     2,500 T     [7]
+L40S      PCIe         91.6 T    183 T       362.05 T    [8]
+MI300X    OAM          163.4 T   653.7 T     1,307.4 T   [9]
 ========= ============ ========= =========== =========== ==========================
 
 ``fp32`` is the CUDA-core (non-tensor) single-precision peak; ``tf32`` and
@@ -42,6 +49,41 @@ References
 .. [3] NVIDIA, "NVIDIA H100 Tensor Core GPU" datasheet (2023): FP32 67 (SXM) /
        51 (PCIe) TFLOPS, TF32 tensor core 989* / 756*, FP16 tensor core
        1,979* / 1,513* TFLOPS (* with sparsity; dense is half).
+.. [4] NVIDIA, "NVIDIA H200 Tensor Core GPU" datasheet (2024), H200 SXM: FP32
+       67 TFLOPS, TF32 989*, FP16 1,979* TFLOPS (the H100 SXM's), GPU memory
+       bandwidth 4.8 TB/s; as copied in stas00/ml-engineering
+       ``compute/accelerator/README.md`` (commit 744d01e, "TFLOPS comparison
+       table", dense: fp32 67.0, tf32 494.5, fp16 989; memory 4.80 TB/s).
+.. [5] NVIDIA, H800 SXM5 (the H100 SXM5 with NVLink cut to 400 GB/s both ways
+       and FP64 to 1 TFLOPS; FP16/BF16/FP8 as the H100's), as compared in
+       "NVIDIA H800 vs H100" (philisun.com, technical analysis, 2025); NVIDIA
+       publishes no H800 datasheet on its website. Memory 80 GB HBM3 at the
+       H100 SXM's 3.35 TB/s (same source).
+.. [6] NVIDIA, "NVIDIA Blackwell" datasheet, "Technical Specifications" table,
+       GB200 NVL72 and HGX B200 columns, "Individual Blackwell GPU
+       Specifications": TF32 tensor 2.5* / 2.2* PFLOPS, FP16/BF16 tensor 5* /
+       4.5* PFLOPS, FP32 80 / 75 TFLOPS, GPU memory bandwidth 8 / 7.7 TB/s (*
+       with sparsity), as reproduced in zdszero.github.io
+       ``Computer/Artificial_Intelligence/Hardware.html``. The DGX B200
+       datasheet gives the same GPU as "72 PFLOPS FP8 training" for 8 GPUs
+       (9* PFLOPS FP8 each).
+.. [7] NVIDIA, "NVIDIA GB300 NVL72" specifications (nvidia.com/en-us/data-center/
+       gb300-nvl72): one GPU dense FP32 80, TF32 1,250, FP16 2,500 TFLOPS,
+       8 TB/s of HBM3e, as copied in stas00/ml-engineering (as [4]: "NVIDIA
+       GB300 SXM" row, note 24) and in Verda's "NVIDIA GB300 NVL72: GPU
+       Architecture & Performance" (verda.com, 2025, per-GPU table without
+       sparsity: FP16/BF16 2.5 PFLOPS, TF32 1.25 PFLOPS, FP32 0.080 PFLOPS,
+       8 TB/s).
+.. [8] NVIDIA, "NVIDIA L40S" datasheet (2023): FP32 91.6 TFLOPS, TF32 tensor
+       183 | 366*, FP16 tensor 362.05 | 733* TFLOPS, 48 GB GDDR6 at 864 GB/s,
+       PCIe Gen4 x16, no NVLink; as copied in the vendor listing
+       mullet.se product 355414 (the datasheet's L40 / L40S table).
+.. [9] AMD, "AMD Instinct MI300X" specifications (amd.com/en/products/
+       accelerators/instinct/mi300/mi300x.html): peak FP32 vector 163.4
+       TFLOPS, TF32 matrix 653.7, FP16 matrix 1,307.4 TFLOPS (without
+       sparsity), 5.3 TB/s of HBM3; as copied in stas00/ml-engineering (as
+       [4], "AMD MI300X" row, note 17, and its check of the FP16 figure:
+       2,100 MHz x 256 FMAs x 2 x 1,216 Matrix Cores = 1,307.4 TFLOPS).
 """
 
 from types import MappingProxyType
@@ -100,6 +142,18 @@ DEVICES = MappingProxyType({
     "H100": Device("H100", "SXM5", 67 * _T, 494.5 * _T, 989.5 * _T, "NVIDIA H100 datasheet"),
     "H100-PCIe": Device("H100-PCIe", "PCIe", 51 * _T, 378 * _T, 756.5 * _T,
                         "NVIDIA H100 datasheet"),
+    "H200": Device("H200", "SXM5", 67 * _T, 494.5 * _T, 989.5 * _T, "NVIDIA H200 datasheet"),
+    "H800": Device("H800", "SXM5", 67 * _T, 494.5 * _T, 989.5 * _T,
+                   "H800 SXM5: the H100 SXM5's compute"),
+    "B200": Device("B200", "SXM (HGX)", 75 * _T, 1100 * _T, 2250 * _T,
+                   "NVIDIA Blackwell datasheet, HGX B200"),
+    "GB200": Device("GB200", "GB200 board", 80 * _T, 1250 * _T, 2500 * _T,
+                    "NVIDIA Blackwell datasheet, GB200 NVL72"),
+    "GB300": Device("GB300", "GB300 board", 80 * _T, 1250 * _T, 2500 * _T,
+                    "NVIDIA GB300 NVL72 specifications"),
+    "L40S": Device("L40S", "PCIe", 91.6 * _T, 183 * _T, 362.05 * _T, "NVIDIA L40S datasheet"),
+    "MI300X": Device("MI300X", "OAM", 163.4 * _T, 653.7 * _T, 1307.4 * _T,
+                     "AMD Instinct MI300X specifications"),
 })
 
 
@@ -152,7 +206,7 @@ def device_flops(name, precision="fp32"):
     >>> device_flops("TPU")
     Traceback (most recent call last):
     ...
-    topologies.devices.DeviceError: unknown device 'TPU'; known devices: V100, V100-PCIe, A100, A100-PCIe, H100, H100-PCIe
+    topologies.devices.DeviceError: unknown device 'TPU'; known devices: V100, V100-PCIe, A100, A100-PCIe, H100, H100-PCIe, H200, H800, B200, GB200, GB300, L40S, MI300X
     """
     for key, dev in DEVICES.items():
         if model_key(key) == model_key(name):
@@ -171,9 +225,12 @@ def device_flops(name, precision="fp32"):
 
 #: CUDA compute capability (major * 10 + minor) of each GPU model a machine builder names,
 #: from NVIDIA's "CUDA GPUs - Compute Capability" table (developer.nvidia.com/cuda-gpus):
-#: Tesla P100 6.0, V100 7.0, A100 8.0, GeForce RTX 4090 8.9, H100 and H200 9.0.
+#: Tesla P100 6.0, V100 7.0, A100 8.0, GeForce RTX 4090 and L40S 8.9, H100, H200 and H800 9.0,
+#: B200 and GB200 10.0, GB300 10.3 (the B300 of Blackwell Ultra: ``sm_103``, first built by
+#: CUDA 12.9). The MI300X is AMD's (``gfx942``) and has no CUDA compute capability.
 COMPUTE_CAPABILITY = MappingProxyType({
-    "P100": 60, "V100": 70, "A100": 80, "RTX4090": 89, "H100": 90, "H200": 90,
+    "P100": 60, "V100": 70, "A100": 80, "RTX4090": 89, "L40S": 89, "H100": 90, "H200": 90,
+    "H800": 90, "B200": 100, "GB200": 100, "GB300": 103,
 })
 
 
@@ -209,11 +266,13 @@ def compute_capability(model):
 #: launches 5000 empty kernels back to back on one GPU and divides the wall time by 5000):
 #: 2.2 us on Piz Daint (P100), 1.83 us on the V100 systems ``ault:intelv100`` and
 #: ``ault:amdv100``, 2.7 us on ``ault:amda100`` (the partition's name says an AMD host
-#: with A100s). No such figure was found for the RTX 4090, H100 or H200: they are given
-#: the newest measured NVIDIA GPU's, the A100's 2.7 us (an assumption, named as one).
+#: with A100s). No such figure was found for the RTX 4090, L40S, H100, H200, H800, B200,
+#: GB200 or GB300: they are given the newest measured NVIDIA GPU's, the A100's 2.7 us (an
+#: assumption, named as one). No HIP launch figure of the MI300X was found: it has none.
 LAUNCH_LATENCY = MappingProxyType({
     "P100": 2.2e-6, "V100": 1.83e-6, "A100": 2.7e-6,
-    "RTX4090": 2.7e-6, "H100": 2.7e-6, "H200": 2.7e-6,
+    "RTX4090": 2.7e-6, "L40S": 2.7e-6, "H100": 2.7e-6, "H200": 2.7e-6, "H800": 2.7e-6,
+    "B200": 2.7e-6, "GB200": 2.7e-6, "GB300": 2.7e-6,
 })
 
 
@@ -246,12 +305,16 @@ def launch_latency(model):
 #: NVIDIA's datasheets: "GPU Memory Bandwidth" of the A100 datasheet (2021): 1,555 GB/s for
 #: the 40 GB SXM and PCIe parts, 2,039 GB/s for the 80 GB SXM part, 1,935 GB/s for the
 #: 80 GB PCIe part; the V100 datasheet's 900 GB/s (SXM2 and PCIe); the H100 datasheet's
-#: (2023) 3.35 TB/s (SXM) and 2 TB/s (PCIe). Peaks: a memory-bound kernel reaches a share.
+#: (2023) 3.35 TB/s (SXM) and 2 TB/s (PCIe); the H200's 4.8 TB/s, the H800 SXM5's 3.35 TB/s,
+#: the HGX B200's 7.7 TB/s, the GB200's and GB300's 8 TB/s, the MI300X's 5.3 TB/s (sources
+#: [4]-[9] of the module docstring). The L40S has GDDR6, not HBM: its 864 GB/s is the
+#: same quantity, the GPU's own memory. Peaks: a memory-bound kernel reaches a share.
 HBM_BANDWIDTH = MappingProxyType({
     "V100": 900e9, "V100-PCIe": 900e9,
     "A100-40GB": 1555e9, "A100-80GB": 2039e9,
     "A100-PCIe-40GB": 1555e9, "A100-PCIe-80GB": 1935e9,
-    "H100": 3.35e12, "H100-PCIe": 2e12,
+    "H100": 3.35e12, "H100-PCIe": 2e12, "H200": 4.8e12, "H800": 3.35e12,
+    "B200": 7.7e12, "GB200": 8e12, "GB300": 8e12, "L40S": 864e9, "MI300X": 5.3e12,
 })
 
 
@@ -281,7 +344,7 @@ def hbm_bandwidth(model):
     >>> hbm_bandwidth("A100")
     Traceback (most recent call last):
     ...
-    topologies.devices.DeviceError: unknown GPU model 'A100'; known: V100, V100-PCIe, A100-40GB, A100-80GB, A100-PCIe-40GB, A100-PCIe-80GB, H100, H100-PCIe
+    topologies.devices.DeviceError: unknown GPU model 'A100'; known: V100, V100-PCIe, A100-40GB, A100-80GB, A100-PCIe-40GB, A100-PCIe-80GB, H100, H100-PCIe, H200, H800, B200, GB200, GB300, L40S, MI300X
     """
     return _by_model(HBM_BANDWIDTH, model)
 

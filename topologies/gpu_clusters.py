@@ -5,10 +5,12 @@ networks and the sources of every NIC count and rate are in
 :mod:`topologies.rails`.
 """
 
+from types import MappingProxyType
+
 from netsim.errors import TopologyError
 
 from topologies import _validate as _check
-from topologies import machines
+from topologies import machines, machines_mesh, machines_nvl
 from topologies.rails import MACHINES, cluster_of
 
 __all__ = ["gpu_cluster"]
@@ -27,7 +29,10 @@ def gpu_cluster(machine, nodes, network="rail", nic=None, sharp=False, options=N
     ----------
     machine : str
         A key of :data:`topologies.rails.MACHINES`: ``"dgx1"``, ``"dgx_a100"``,
-        ``"dgx_h100"``, ``"hgx_h100"``, ``"hgx_h200"``, ``"p4d"``, ``"p5"`` or ``"pcie_box"``.
+        ``"dgx_h100"``, ``"hgx_h100"``, ``"hgx_h200"``, ``"p4d"``, ``"p5"``,
+        ``"pcie_box"``, ``"dgx_b200"``, ``"hgx_b200"``, ``"dgx_h200"``, ``"p5en"``,
+        ``"hgx_h800"``, ``"a3"``, ``"a3_mega"``, ``"mi300x"``, ``"gb200_nvl72"`` or
+        ``"gb300_nvl72"``.
     nodes : int
         Machines, >= 1.
     network : {"rail", "fat_tree"}, optional
@@ -37,8 +42,9 @@ def gpu_cluster(machine, nodes, network="rail", nic=None, sharp=False, options=N
     sharp : bool, optional
         InfiniBand switches with in-network reduction (default False).
     options : dict, optional
-        Keyword arguments of the machine builder (only ``pcie_box`` takes
-        any, e.g. ``{"gpus": 4, "p2p": True}``).
+        Keyword arguments of the machine builder: ``pcie_box``'s (e.g.
+        ``{"gpus": 4, "p2p": True}``) or the racks' NVLink domain size
+        (``{"nvl": 36}``); the other machines take none.
 
     Returns
     -------
@@ -66,8 +72,19 @@ def gpu_cluster(machine, nodes, network="rail", nic=None, sharp=False, options=N
     options = {} if options is None else options
     if not isinstance(options, dict):
         raise TopologyError(f"{fn}: options must be a dict of builder options, got {options!r}")
-    if options and machine != "pcie_box":
-        raise TopologyError(f"{fn}: machine {machine} takes no options, got {sorted(options)}")
-    build = getattr(machines, MACHINES[machine].builder)
+    allowed = _OPTIONS.get(machine, ())
+    if set(options) - set(allowed):
+        raise TopologyError(f"{fn}: machine {machine} takes "
+                            + (f"only the options {', '.join(allowed)}" if allowed else "no options")
+                            + f", got {sorted(options)}")
+    name = MACHINES[machine].builder
+    build = next(getattr(m, name) for m in (machines, machines_nvl, machines_mesh)
+                 if hasattr(m, name))
     one = build(nics=True) if machine == "dgx1" else build(**options)
     return cluster_of(one, machine, nodes, network=network, nic=nic, sharp=sharp)
+
+
+# The single-machine options each machine kind's builder takes through ``options``.
+_OPTIONS = MappingProxyType({
+    "pcie_box": ("gpus", "gpu", "gen", "p2p", "sockets", "interconnect", "socket_links"),
+    "gb200_nvl72": ("nvl",), "gb300_nvl72": ("nvl",)})

@@ -30,21 +30,32 @@ Bandwidth tables
 ``INFINIBAND``
     4x port data rates of the InfiniBand Architecture Specification (IBTA):
     EDR 100 Gb/s (4 lanes of 25.78125 Gb/s, 64b/66b), HDR 200 Gb/s, NDR
-    400 Gb/s, as also stated in the NVIDIA ConnectX-5/6/7 adapter manuals.
+    400 Gb/s, as also stated in the NVIDIA ConnectX-5/6/7 adapter manuals; XDR
+    800 Gb/s (ConnectX-8, below).
 ``PCIE_X16``
-    PCI Express Base Specification (PCI-SIG) x16 links after 128b/130b coding:
-    rate (GT/s per lane) x 16 lanes x 128/130 / 8 bits. gen3 (8 GT/s)
-    ~15.75 GB/s, gen4 (16 GT/s) ~31.5 GB/s, gen5 (32 GT/s) ~63.0 GB/s.
+    PCI Express Base Specification (PCI-SIG) x16 links after line coding:
+    rate (GT/s per lane) x 16 lanes x coding / 8 bits. gen3 (8 GT/s)
+    ~15.75 GB/s, gen4 (16 GT/s) ~31.5 GB/s, gen5 (32 GT/s) ~63.0 GB/s, with
+    128b/130b coding; gen6 (64 GT/s, PAM4) moves 256-byte FLITs of which 242
+    bytes carry transaction and data-link layer packets (8 bytes CRC, 6 bytes
+    FEC), ~121 GB/s (PCI Express Base Specification 6.0, FLIT mode). The
+    ConnectX-8 SuperNIC of the GB300 NVL72 is a gen6 device.
 ``NVLINK``
     One NVLink, per direction: 20 GB/s for NVLink1 (NVIDIA Tesla P100
     whitepaper, 2016: four links, 160 GB/s total both ways), 25 GB/s for NVLink2 (NVIDIA Tesla V100 GPU
     Architecture whitepaper, 2017: six links per GPU, 300 GB/s total both
     ways), NVLink3 (NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020:
     twelve links, 600 GB/s total) and NVLink4 (NVIDIA H100 Tensor Core GPU
-    Architecture whitepaper, 2022: eighteen links, 900 GB/s total).
+    Architecture whitepaper, 2022: eighteen links, 900 GB/s total), 50 GB/s for
+    NVLink5 (NVIDIA Blackwell datasheet: "5th Generation NVLink: 1.8TB/s" per
+    GPU over eighteen links, as ``nvidia-smi topo -m`` shows NV18 between every
+    two HGX B200 GPUs; the DGX B200 user guide: "2 x 5th generation NVLink
+    switches that provide 14.4 TB/s aggregate bandwidth", 8 x 1.8 TB/s).
     ``NVLINK_LINKS_PER_GPU`` holds those link counts; the H200 keeps the
     H100's eighteen NVLink4 links (NVIDIA H200 Tensor Core GPU datasheet,
-    2024: "NVLink: 900GB/s"). The NCCL model in the core, which may not import
+    2024: "NVLink: 900GB/s"); the H800 has its NVLink cut to 400 GB/s both ways,
+    which is eight NVLink4 links (the count is derived: 400 / 50 GB/s per link
+    both ways); B200, GB200 and GB300 GPUs have eighteen NVLink5 links. The NCCL model in the core, which may not import
     this module, repeats these figures by compute capability
     (``netsim.comm.nccl.hardware.NVLINK_RATE``: to count the links of an edge
     that gives no ``links``); tests/test_datasheet_copies_agree.py holds the two
@@ -68,7 +79,19 @@ Bandwidth tables
     One AWS Elastic Fabric Adapter interface, 100 Gb/s: p4d.24xlarge has
     4 x 100 Gbps and p5.48xlarge 32 x 100 Gbps (AWS EC2 user guide,
     "Supported instance types" / "Maximize network bandwidth on accelerated
-    computing instances").
+    computing instances"). ``EFA_PORT_V3``, 200 Gb/s: p5en.48xlarge has
+    3200 Gbps of EFAv3 over 16 interfaces (the same AWS tables).
+``INFINIBAND["XDR"]``
+    800 Gb/s, the ConnectX-8 SuperNIC's InfiniBand XDR port (NVIDIA GB300
+    NVL72 specifications: one ConnectX-8 800 Gb/s per GPU).
+``INFINITY_FABRIC``
+    One AMD Infinity Fabric (xGMI) link between two MI300X GPUs, per direction:
+    AMD's "Peak Infinity Fabric Link Bandwidth" of 128 GB/s, a both-ways
+    figure, halved: 64 GB/s. An eight-GPU MI300X platform joins every pair of
+    GPUs by one such link, seven per GPU ("AMD Instinct MI300X Platform":
+    896 GB/s of peer bandwidth per GPU = 7 x 128 GB/s; both as copied in
+    stas00/ml-engineering ``network/README.md``, commit 744d01e, "Infinity
+    Fabric / xGMI" table: 64 GB/s per link and direction, 7 links).
 
 Latencies
 ---------
@@ -126,7 +149,7 @@ headers, trailers and inter-packet gaps are paid, at a given MTU:
     AWS does not publish the layout of its SRD transport header, so only the
     Ethernet layer is counted (preamble, SFD, MAC header, FCS, gap) around
     MTU-byte frames; the result is an upper bound.
-``None`` (NVLink, NVSwitch, PCIe)
+``None`` (NVLink, NVSwitch, PCIe, Infinity Fabric)
     the table's rate is already the data rate after line coding; packet
     overheads of these links are not modelled and the efficiency is 1.0.
 
@@ -136,7 +159,7 @@ References
 .. [2] InfiniBand Trade Association, InfiniBand Architecture Specification,
        Vol. 2 (physical layer), and the NVIDIA ConnectX-5 / ConnectX-6 adapter
        card user manuals (docs.nvidia.com/networking).
-.. [3] PCI-SIG, PCI Express Base Specification, Revisions 3.0, 4.0 and 5.0.
+.. [3] PCI-SIG, PCI Express Base Specification, Revisions 3.0, 4.0, 5.0 and 6.0.
 .. [4] NVIDIA, "NVIDIA Tesla V100 GPU Architecture", whitepaper, 2017.
 .. [5] NVIDIA, "NVIDIA A100 Tensor Core GPU Architecture", whitepaper, 2020.
 .. [6] NVIDIA, "NVIDIA H100 Tensor Core GPU Architecture", whitepaper, 2022.
@@ -153,6 +176,11 @@ References
        p4d / p5 instance specifications (aws.amazon.com/ec2/instance-types/p4,
        /p5).
 .. [13] NVIDIA, "NVIDIA Tesla P100" whitepaper, 2016 (NVLink1).
+.. [14] NVIDIA, "NVIDIA Blackwell" datasheet and DGX B200 User Guide,
+       "Introduction to NVIDIA DGX B200 Systems" (docs.nvidia.com/dgx/
+       dgxb200-user-guide): NVLink5, 18 links, 1.8 TB/s per GPU.
+.. [15] AMD, "AMD Instinct MI300X" and "AMD Instinct MI300X Platform"
+       specifications (amd.com): 8 Infinity Fabric links, 128 GB/s peak each.
 
 Examples
 --------
@@ -187,6 +215,8 @@ __all__ = [
     "SOCKET_LATENCY",
     "link_speed",
     "EFA_PORT",
+    "EFA_PORT_V3",
+    "INFINITY_FABRIC",
     "Technology",
     "TECHNOLOGIES",
     "ETHERNET_FRAME_OVERHEAD",
@@ -220,11 +250,15 @@ INFINIBAND = MappingProxyType({
     "EDR": 100 * _GBIT,
     "HDR": 200 * _GBIT,
     "NDR": 400 * _GBIT,
+    "XDR": 800 * _GBIT,
 })
 
-# PCI-SIG lane rates in transfers/s; gen3 onwards use 128b/130b coding [3].
-PCIE_RATE = MappingProxyType({"gen3": 8e9, "gen4": 16e9, "gen5": 32e9})
-PCIE_X16 = MappingProxyType({gen: rate * 16 * (128 / 130) / 8
+# PCI-SIG lane rates in transfers/s; gen3 to gen5 use 128b/130b coding, gen6 242 data bytes
+# in each 256-byte FLIT [3].
+PCIE_RATE = MappingProxyType({"gen3": 8e9, "gen4": 16e9, "gen5": 32e9, "gen6": 64e9})
+_PCIE_CODING = MappingProxyType({"gen3": 128 / 130, "gen4": 128 / 130, "gen5": 128 / 130,
+                                 "gen6": 242 / 256})
+PCIE_X16 = MappingProxyType({gen: rate * 16 * _PCIE_CODING[gen] / 8
                              for gen, rate in PCIE_RATE.items()})
 
 # One link, one direction [4, 5, 6].
@@ -233,9 +267,11 @@ NVLINK = MappingProxyType({
     "NVLink2": 25e9,
     "NVLink3": 25e9,
     "NVLink4": 25e9,
+    "NVLink5": 50e9,
 })
 NVLINK_LINKS_PER_GPU = MappingProxyType({"P100": 4, "V100": 6, "A100": 12, "H100": 18,
-                                         "H200": 18})
+                                         "H200": 18, "H800": 8, "B200": 18, "GB200": 18,
+                                         "GB300": 18})
 
 # One socket link, one direction: GT/s x 2 data bytes per transfer [7, 11].
 CPU_INTERCONNECT = MappingProxyType({
@@ -245,6 +281,10 @@ CPU_INTERCONNECT = MappingProxyType({
 })
 
 EFA_PORT = 100 * _GBIT  # one EFA interface, 100 Gbps [12]
+EFA_PORT_V3 = 200 * _GBIT  # one EFAv3 interface of p5en.48xlarge, 200 Gbps [12]
+
+# One MI300X Infinity Fabric link, one direction: 128 GB/s peak both ways, halved [15].
+INFINITY_FABRIC = 128e9 / 2
 
 ETHERNET_LATENCY = 1e-6  # typical, see module docstring
 INFINIBAND_LATENCY = 0.6e-6  # ConnectX-6 user manual [2]
@@ -305,7 +345,7 @@ class Technology(NamedTuple):
     """One link technology: a flat, read-only record (SI units)."""
 
     name: str
-    family: str  # nvlink, nvswitch, pcie, infiniband, roce, efa, ethernet
+    family: str  # nvlink, nvswitch, infinity_fabric, pcie, infiniband, roce, efa, ethernet
     bandwidth: float  # bytes/s per direction, one link (NVSwitch: one GPU's port)
     latency: float  # seconds per hop
     framing: str | None  # "ethernet", "roce", "infiniband", "efa" or None
@@ -335,7 +375,8 @@ DEFAULT_MTU = types.MappingProxyType(
 # InfiniBand and RoCE path MTUs are 256, 512, 1024, 2048 or 4096.
 _IB_MTUS = (256, 512, 1024, 2048, 4096)
 
-_PCIE_SRC = "PCI-SIG PCI Express Base Spec 3.0/4.0/5.0: GT/s x 16 lanes x 128/130 (PCIE_X16)"
+_PCIE_SRC = ("PCI-SIG PCI Express Base Spec 3.0-6.0: GT/s x 16 lanes x 128/130 (gen6: x 242/256 "
+             "of each FLIT) (PCIE_X16)")
 _NVL_SRC = "{wp}: {n} links per GPU, 25 GB/s per link per direction (NVLINK)"
 
 
@@ -361,9 +402,17 @@ def _build():
                    False, _NVL_SRC.format(wp="NVIDIA A100 whitepaper (2020)", n=12)),
         Technology("NVLink4", "nvlink", NVLINK["NVLink4"], NVLINK_LATENCY, None,
                    False, _NVL_SRC.format(wp="NVIDIA H100 whitepaper (2022)", n=18)),
+        Technology("NVLink5", "nvlink", NVLINK["NVLink5"], NVLINK_LATENCY, None, False,
+                   "NVIDIA Blackwell datasheet: 18 links, 1.8 TB/s per GPU both ways, so "
+                   "50 GB/s per link per direction (NVLINK); latency NVLINK_LATENCY"),
         _nvswitch(1, "V100", "NVLink2", "NVIDIA DGX-2 / V100 whitepaper (2018)", False),
         _nvswitch(2, "A100", "NVLink3", "NVIDIA A100 whitepaper (2020)", False),
         _nvswitch(3, "H100", "NVLink4", "NVIDIA H100 whitepaper (2022)", True),
+        _nvswitch(4, "B200", "NVLink5", "NVIDIA Blackwell datasheet and DGX B200 user guide "
+                  "(fifth-generation NVLink switch)", True),
+        Technology("InfinityFabric-MI300X", "infinity_fabric", INFINITY_FABRIC, NVLINK_LATENCY,
+                   None, False, "AMD Instinct MI300X: 128 GB/s peak per Infinity Fabric link, "
+                   "both ways, halved (INFINITY_FABRIC); latency assumed one NVLink hop's"),
     ]
     for gen, rate in PCIE_X16.items():
         rows.append(Technology(f"PCIe-{gen}-x16", "pcie", rate, PCIE_LATENCY, None,
@@ -380,6 +429,9 @@ def _build():
                                "IBTA Annex A17; latency ETHERNET_LATENCY (typical)"))
     rows.append(Technology("EFA", "efa", EFA_PORT, ETHERNET_LATENCY, "efa", False,
                            "AWS EC2 p4d.24xlarge: 400 Gbps EFA over 4 interfaces, 100 Gbps "
+                           "each; latency assumed ETHERNET_LATENCY (AWS publishes none)"))
+    rows.append(Technology("EFAv3", "efa", EFA_PORT_V3, ETHERNET_LATENCY, "efa", False,
+                           "AWS EC2 p5en.48xlarge: 3200 Gbps EFAv3 over 16 interfaces, 200 Gbps "
                            "each; latency assumed ETHERNET_LATENCY (AWS publishes none)"))
     for gbe, rate in ETHERNET.items():
         rows.append(Technology(gbe, "ethernet", rate, ETHERNET_LATENCY, "ethernet",
@@ -430,8 +482,8 @@ def technologies(family=None):
     Parameters
     ----------
     family : str, optional
-        ``"nvlink"``, ``"nvswitch"``, ``"pcie"``, ``"infiniband"``, ``"roce"``,
-        ``"efa"`` or ``"ethernet"``; None for all.
+        ``"nvlink"``, ``"nvswitch"``, ``"infinity_fabric"``, ``"pcie"``,
+        ``"infiniband"``, ``"roce"``, ``"efa"`` or ``"ethernet"``; None for all.
 
     Returns
     -------
@@ -440,7 +492,7 @@ def technologies(family=None):
     Examples
     --------
     >>> technologies("infiniband")
-    ['EDR', 'HDR', 'NDR']
+    ['EDR', 'HDR', 'NDR', 'XDR']
     """
     names = [n for n, t in TECHNOLOGIES.items() if family is None or t.family == family]
     if not names:

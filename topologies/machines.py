@@ -45,7 +45,8 @@ from topologies.links import (
 )
 from topologies.rails import cluster_of
 
-__all__ = ["pcie_tree", "pcie_box", "dgx1", "dgx_a100", "dgx_h100", "hgx_h200"]
+__all__ = ["pcie_tree", "pcie_box", "dgx1", "dgx_a100", "dgx_h100", "hgx_h200", "dgx_b200",
+           "hgx_h800", "l40s_box"]
 
 # pcie_tree models Intel Xeon boards (PCIe switches under QPI/UPI sockets); AMD EPYC
 # boxes, whose GPUs sit on the sockets' own root ports, are pcie_box.
@@ -105,7 +106,7 @@ def pcie_tree(
     ----------
     gpus_per_switch, switches_per_socket, sockets : int, optional
         Counts, each >= 1 (default 2, 2, 2: the 8-GPU PCIe server).
-    gen : {"gen3", "gen4", "gen5"}, optional
+    gen : {"gen3", "gen4", "gen5", "gen6"}, optional
         PCIe generation of every x16 link (see ``specs.PCIE_X16``).
     interconnect : {"QPI", "UPI"}, optional
         Socket link (see ``specs.CPU_INTERCONNECT``).
@@ -499,6 +500,142 @@ def hgx_h200(nodes=1, network="rail", nic=None):
     return _cluster("hgx_h200", nodes, network, nic, build) or build()
 
 
+def dgx_b200(nodes=1, network="rail", nic=None):
+    """NVIDIA DGX B200 / HGX B200: 8 B200 GPUs on an NVSwitch fabric, 900 GB/s per GPU.
+
+    Each B200 has 18 NVLink5 links of 50 GB/s per direction, 900 GB/s per
+    direction in all (the Blackwell datasheet's 1.8 TB/s both ways), over the
+    board's two fifth-generation NVLink switch chips (DGX B200 user guide:
+    14.4 TB/s in aggregate, 8 x 1.8 TB/s). As in :func:`dgx_a100`, the chips
+    are ONE logical switch ``"nvswitch0"``, with NVLink SHARP (``nvls=True``).
+
+    Parameters
+    ----------
+    nodes : int, optional
+        Machines, >= 1 (default 1); more than one, or a ``nic``, builds
+        ``gpu_cluster("dgx_b200", nodes, network, nic)`` with the eight
+        ConnectX-7 400 Gb/s adapters of each machine (``"hgx_b200"`` is the
+        same cluster under the HGX reference architecture's name).
+    network : {"rail", "fat_tree"}, optional
+        The cluster's network (default ``"rail"``).
+    nic : str, optional
+        A network technology replacing the NICs' rate.
+
+    Returns
+    -------
+    networkx.Graph
+        9 nodes and 8 edges for one machine.
+
+    References
+    ----------
+    .. [1] NVIDIA DGX B200 User Guide, "Introduction to NVIDIA DGX B200
+           Systems": 8 B200, "2 x 5th generation NVLink switches that provide
+           14.4 TB/s aggregate bandwidth", 8 ConnectX-7 400 Gb/s.
+    .. [2] NVIDIA, "NVIDIA Blackwell" datasheet: fifth-generation NVLink,
+           1.8 TB/s per GPU.
+
+    Examples
+    --------
+    >>> G = dgx_b200()
+    >>> G.edges["gpu0", "nvswitch0"]["bandwidth"] / 1e9, G.nodes["gpu0"]["sm"]
+    (900.0, 100)
+    """
+    def build():
+        return nvswitch_machine("dgx_b200", "B200", "NVLink5", 2, "NVSwitch4")
+
+    return _cluster("dgx_b200", nodes, network, nic, build) or build()
+
+
+def hgx_h800(nodes=1, network="rail", nic=None):
+    """An HGX H800 8-GPU board: the H100 board with NVLink cut to 200 GB/s per GPU.
+
+    The H800 SXM5 is the H100 SXM5 with its NVLink cut to 400 GB/s both ways,
+    200 GB/s per direction: eight NVLink4 links of 25 GB/s where the H100 has
+    eighteen (the count is derived from the 400 GB/s). The board keeps the four
+    third-generation NVSwitch chips, one logical switch with ``nvls=True``.
+
+    Parameters
+    ----------
+    nodes : int, optional
+        Machines, >= 1 (default 1); more than one, or a ``nic``, builds
+        ``gpu_cluster("hgx_h800", nodes, network, nic)`` with one 400 Gb/s NDR
+        adapter per GPU (DeepSeek-V3's H800 cluster).
+    network : {"rail", "fat_tree"}, optional
+        The cluster's network (default ``"rail"``).
+    nic : str, optional
+        A network technology replacing the NICs' rate.
+
+    Returns
+    -------
+    networkx.Graph
+        9 nodes and 8 edges for one machine.
+
+    References
+    ----------
+    .. [1] "NVIDIA H800 vs H100" (philisun.com, 2025): NVLink 400 GB/s against
+           the H100's 900 GB/s, the same Hopper die.
+    .. [2] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437.
+
+    Examples
+    --------
+    >>> G = hgx_h800()
+    >>> G.edges["gpu0", "nvswitch0"]["bandwidth"] / 1e9, G.edges["gpu0", "nvswitch0"]["links"]
+    (200.0, 8)
+    """
+    def build():
+        return nvswitch_machine("hgx_h800", "H800", "NVLink4", 4, "NVSwitch3")
+
+    return _cluster("hgx_h800", nodes, network, nic, build) or build()
+
+
+def l40s_box(gpus_per_switch=2, p2p=True):
+    """An eight-L40S PCIe server: no NVLink, GPUs in pairs under PCIe gen4 switches.
+
+    The L40S is a PCIe Gen4 x16 card without NVLink (L40S datasheet). The
+    server is :func:`pcie_tree` with L40S GPUs: two Xeon Scalable sockets
+    joined by two UPI links, two PCIe switches per socket and
+    ``gpus_per_switch`` GPUs under each (an assumption: the datasheet names no
+    server, and switch layouts differ between vendors). GPU peer-to-peer over
+    PCIe is on by default (``p2p``), as on NVIDIA's data-centre cards; set it
+    False for a platform that disables it.
+
+    Parameters
+    ----------
+    gpus_per_switch : int, optional
+        GPUs under each of the four switches, 1 to 4 (default 2: 8 GPUs).
+    p2p : bool, optional
+        GPU peer-to-peer over PCIe (default True).
+
+    Returns
+    -------
+    networkx.Graph
+        ``N = 4 * gpus_per_switch`` GPUs, 4 switches, 2 CPUs: ``N + 6`` nodes
+        and ``N + 5`` edges.
+
+    Raises
+    ------
+    TopologyError
+        For ``gpus_per_switch`` outside 1..4 or a ``p2p`` that is not a bool.
+
+    Examples
+    --------
+    >>> G = l40s_box()
+    >>> G.number_of_nodes(), G.number_of_edges(), G.nodes["gpu0"]["sm"]
+    (14, 13, 89)
+    >>> round(G.edges["gpu0", "pcie0"]["bandwidth"] / 1e9, 1)
+    31.5
+    """
+    fn = "l40s_box"
+    gpus_per_switch = check_int(gpus_per_switch, f"{fn}: gpus_per_switch (GPUs per PCIe switch)",
+                                maximum=4, error=TopologyError)
+    _gpu_attrs(fn, "L40S", p2p)  # checks p2p under this builder's name
+    G = pcie_tree(gpus_per_switch=gpus_per_switch, switches_per_socket=2, sockets=2, gen="gen4",
+                  interconnect="UPI", socket_links=2, gpu="L40S", p2p=p2p)
+    G.graph["name"] = (f"l40s_box({4 * gpus_per_switch} L40S, PCIe gen4 x16, no NVLink, "
+                       f"{'P2P' if p2p else 'no P2P'})")
+    return G
+
+
 def pcie_box(gpus=8, gpu="RTX4090", gen="gen4", p2p=False, sockets=2, interconnect="xGMI",
              socket_links=3, nodes=1, network="rail", nic=None):
     """A PCIe GPU server without switches: each GPU on its own x16 root port.
@@ -523,7 +660,7 @@ def pcie_box(gpus=8, gpu="RTX4090", gen="gen4", p2p=False, sockets=2, interconne
     gpu : str, optional
         GPU model (default ``"RTX4090"``), a key of
         :data:`topologies.devices.COMPUTE_CAPABILITY`.
-    gen : {"gen3", "gen4", "gen5"}, optional
+    gen : {"gen3", "gen4", "gen5", "gen6"}, optional
         PCIe generation (default gen4).
     p2p : bool, optional
         GPU peer-to-peer possible (default False).

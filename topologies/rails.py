@@ -10,18 +10,33 @@ the same.
 
 Machine kinds and their adapters
 --------------------------------
-========== ================ ====================== ========================== =====
-kind       GPUs             NICs per machine       PCIe sharing               source
-========== ================ ====================== ========================== =====
-dgx1       8 V100, NVLink2  4 x EDR 100 Gb/s IB    2 GPUs + 1 NIC per switch  [1]
-dgx_a100   8 A100, NVSwitch 8 x HDR 200 Gb/s IB    2 GPUs + 2 NICs (gen4)     [2]
-dgx_h100   8 H100, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [3]
-hgx_h100   8 H100, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [8]
-hgx_h200   8 H200, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [4]
-p4d        8 A100, NVSwitch 4 x 100 Gb/s EFA       2 GPUs + 1 EFA (gen4)      [5]
-p5         8 H100, NVSwitch 32 x 100 Gb/s EFA      2 GPUs + 8 EFA (gen5)      [6]
-pcie_box   PCIe GPUs        1 x 100GbE (assumed)   the NIC on socket 0        --
-========== ================ ====================== ========================== =====
+=========== ================ ====================== ========================== =====
+kind        GPUs             NICs per machine       PCIe sharing               source
+=========== ================ ====================== ========================== =====
+dgx1        8 V100, NVLink2  4 x EDR 100 Gb/s IB    2 GPUs + 1 NIC per switch  [1]
+dgx_a100    8 A100, NVSwitch 8 x HDR 200 Gb/s IB    2 GPUs + 2 NICs (gen4)     [2]
+dgx_h100    8 H100, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [3]
+hgx_h100    8 H100, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [8]
+hgx_h200    8 H200, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [4]
+p4d         8 A100, NVSwitch 4 x 100 Gb/s EFA       2 GPUs + 1 EFA (gen4)      [5]
+p5          8 H100, NVSwitch 32 x 100 Gb/s EFA      2 GPUs + 8 EFA (gen5)      [6]
+pcie_box    PCIe GPUs        1 x 100GbE (assumed)   the NIC on socket 0        --
+dgx_b200    8 B200, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [9]
+hgx_b200    8 B200, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [10]
+dgx_h200    8 H200, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [11]
+p5en        8 H200, NVSwitch 16 x 200 Gb/s EFAv3    2 GPUs + 4 EFA (gen5)      [12]
+hgx_h800    8 H800, NVSwitch 8 x NDR 400 Gb/s IB    2 GPUs + 2 NICs (gen5)     [13]
+a3          8 H100, NVSwitch 4 x 200 Gb/s Ethernet  2 GPUs + 1 NIC (gen5)      [14]
+a3_mega     8 H100, NVSwitch 8 x 200 Gb/s Ethernet  2 GPUs + 2 NICs (gen5)     [14]
+mi300x      8 MI300X, xGMI   8 x NDR 400 Gb/s IB    1 GPU + 1 NIC (gen5)       [15]
+gb200_nvl72 72 GB200, NVLink 1 x NDR 400 Gb/s a GPU 1 GPU + 1 NIC (gen5)       [16]
+gb300_nvl72 72 GB300, NVLink 1 x XDR 800 Gb/s a GPU 1 GPU + 1 NIC (gen6)       [17]
+=========== ================ ====================== ========================== =====
+
+A rack's NIC count follows its NVLink domain (``gb200_nvl72(nvl=36)`` has 36): the
+``per_gpu`` kinds give one NIC per GPU. The EC2, GCP and Azure machines' PCIe layouts are
+not published; the GCP A3 machines' NICs run GPUDirect-TCPX (A3) and TCPXO (A3 Mega), TCP
+stacks that netsim's NCCL model does not model (the links are built; see docs/gpu.md).
 
 The NIC counts and rates are the vendors'; how the adapters share PCIe
 switches with the GPUs is the DGX A100 layout (four PCIe switches, each with
@@ -69,6 +84,39 @@ References
 .. [8] NVIDIA HGX platform (nvidia.com/en-us/data-center/hgx): HGX H100 8-GPU
        with NVIDIA ConnectX-7 400 Gb/s networking, one adapter per GPU; the
        server maker chooses the adapters, so ``nic`` may override them.
+.. [9] NVIDIA DGX B200 User Guide, "Introduction to NVIDIA DGX B200 Systems":
+       "4 x OSFP ports for 8 x NVIDIA ConnectX-7 Single Port Cards ...
+       InfiniBand (default): Up to 400Gbps"; CPUs "PCIe Gen5".
+.. [10] NVIDIA, "NVIDIA HGX AI Factory (H100, H200, B200)" reference
+       architecture, abstract: "2-8-9-400" (2 CPUs, 8 GPUs, 9 NICs at 400 Gb/s
+       per GPU: eight for the GPUs' compute fabric, one north-south).
+.. [11] NVIDIA DGX H100/H200 User Guide: the DGX H200 keeps the DGX H100's eight
+       single-port ConnectX-7 400 Gb/s adapters.
+.. [12] AWS, Amazon EC2 accelerated computing instance specifications:
+       p5en.48xlarge, 8 H200, 3200 Gbps of EFAv3 over 16 network interfaces
+       (200 Gbps each; as tabled in stas00/ml-engineering ``network/README.md``,
+       "AWS EFA v3 (P5en/Trn2) 16 x 200").
+.. [13] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, 2024,
+       section 3.2: H800 nodes of 8 GPUs joined by NVLink and NVSwitch, and
+       InfiniBand between nodes at 50 GB/s a GPU (one 400 Gb/s NDR adapter per
+       GPU).
+.. [14] Google Cloud, "GPU machine types" and "Maximize GPU network bandwidth
+       with GPUDirect-TCPX and multi-networking": a3-highgpu-8g has 4 GPU NICs
+       of 200 Gbps (GPUDirect-TCPX), a3-megagpu-8g 8 of 200 Gbps
+       (GPUDirect-TCPXO), beside one host NIC not counted here (as tabled in
+       stas00/ml-engineering ``network/README.md``, "GCP A3 High TCPX 4 x 200",
+       "GCP A3 Mega TCPXO 8 x 200", note 29).
+.. [15] Microsoft Azure, "ND MI300X v5 series": 8 MI300X with one 400 Gb/s
+       NDR InfiniBand ConnectX-7 adapter per GPU (3.2 Tb/s a VM); the NIC's PCIe
+       switch shared with its GPU is an assumption.
+.. [16] NVIDIA GB200 NVL72 (nvidia.com/en-us/data-center/gb200-nvl72) and its
+       compute tray: four B200 GPUs, each with a ConnectX-7 400 Gb/s adapter for
+       the compute fabric (an MLPerf Inference v6.1 system description of a
+       GB200 NVL72 tray, Crusoe ``GB200-NVL72_GB200-186GB_aarch64x16_Dynamo.json``,
+       lists "for each 4-GPU node: 4x ... ConnectX-7"). How the adapter reaches
+       its GPU inside the tray is not modelled: it shares a PCIe gen5 switch.
+.. [17] NVIDIA GB300 NVL72 specifications: "NVIDIA ConnectX-8 SuperNIC" at
+       800 Gb/s per GPU (InfiniBand XDR), a PCIe gen6 device.
 """
 
 from types import MappingProxyType
@@ -94,6 +142,7 @@ class MachineKind(NamedTuple):
     gpus_per_switch: int  # GPUs sharing a PCIe switch with their NICs; 0: see MACHINES
     gen: str  # PCIe generation of the GPU/NIC switch links
     source: str
+    per_gpu: bool = False  # nics counts NICs per GPU (an NVLink rack of any domain size)
 
 
 #: Machine kind -> :class:`MachineKind` (read-only). ``gpus_per_switch`` 0: the single
@@ -108,6 +157,16 @@ MACHINES = MappingProxyType({
     "p4d": MachineKind("dgx_a100", 4, "EFA", 2, "gen4", "AWS EC2 p4d.24xlarge"),
     "p5": MachineKind("dgx_h100", 32, "EFA", 2, "gen5", "AWS EC2 p5.48xlarge"),
     "pcie_box": MachineKind("pcie_box", 1, "100GbE", 0, "gen4", "assumed: one 100GbE port"),
+    "dgx_b200": MachineKind("dgx_b200", 8, "NDR", 2, "gen5", "DGX B200 user guide"),
+    "hgx_b200": MachineKind("dgx_b200", 8, "NDR", 2, "gen5", "NVIDIA HGX AI Factory RA"),
+    "dgx_h200": MachineKind("hgx_h200", 8, "NDR", 2, "gen5", "DGX H100/H200 user guide"),
+    "p5en": MachineKind("hgx_h200", 16, "EFAv3", 2, "gen5", "AWS EC2 p5en.48xlarge"),
+    "hgx_h800": MachineKind("hgx_h800", 8, "NDR", 2, "gen5", "DeepSeek-V3 report, H800 nodes"),
+    "a3": MachineKind("dgx_h100", 4, "200GbE", 2, "gen5", "GCP a3-highgpu-8g (TCPX)"),
+    "a3_mega": MachineKind("dgx_h100", 8, "200GbE", 2, "gen5", "GCP a3-megagpu-8g (TCPXO)"),
+    "mi300x": MachineKind("mi300x", 8, "NDR", 1, "gen5", "Azure ND MI300X v5"),
+    "gb200_nvl72": MachineKind("gb200_nvl72", 1, "NDR", 1, "gen5", "NVIDIA GB200 NVL72", True),
+    "gb300_nvl72": MachineKind("gb300_nvl72", 1, "XDR", 1, "gen6", "NVIDIA GB300 NVL72", True),
 })
 
 #: The networks :func:`cluster_of` builds.
@@ -134,12 +193,13 @@ def _with_nics(one, kind):
         G.add_edge("nic0", "cpu0", **_pcie_link(gen.split("-")[1]))
         return G
     switches = len(gpus) // spec.gpus_per_switch
-    per_switch = spec.nics // switches
+    nics = spec.nics * len(gpus) if spec.per_gpu else spec.nics
+    per_switch = nics // switches
     for j in range(switches):
         G.add_node(f"pcie{j}", kind="pcie_switch", node=0)
         for g in gpus[j * spec.gpus_per_switch:(j + 1) * spec.gpus_per_switch]:
             G.add_edge(g, f"pcie{j}", **_pcie_link(spec.gen))
-    for r in range(spec.nics):
+    for r in range(nics):
         G.add_node(f"nic{r}", kind="nic", node=0, rail=r)
         G.add_edge(f"nic{r}", f"pcie{r // per_switch}", **_pcie_link(spec.gen))
     return G
@@ -211,6 +271,7 @@ def cluster_of(one, kind, nodes, network="rail", nic=None, sharp=False):
     if sharp and tech.family != "infiniband":
         raise TopologyError(f"{fn}: sharp needs InfiniBand switches, but the NICs are {tech.name}")
     one = _with_nics(one, kind)
+    rails = sum(k == "nic" for _, k in one.nodes(data="kind"))
     gpus = [n for n, k in one.nodes(data="kind") if k == "gpu"]
     rank = {n: i for i, n in enumerate(gpus)}
     rest = [n for n in one if n not in rank]
@@ -218,7 +279,7 @@ def cluster_of(one, kind, nodes, network="rail", nic=None, sharp=False):
     def name(m, n):
         return f"gpu{m * len(gpus) + rank[n]}" if n in rank else f"n{m}.{n}"
 
-    G = nx.Graph(name=f"gpu_cluster({nodes} x {kind}, {spec.nics} x {tech.name} per "
+    G = nx.Graph(name=f"gpu_cluster({nodes} x {kind}, {rails} x {tech.name} per "
                       f"machine, {network})")
     for m in range(nodes):
         G.add_nodes_from((name(m, n), {**one.nodes[n], "node": m}) for n in gpus)
@@ -227,15 +288,15 @@ def cluster_of(one, kind, nodes, network="rail", nic=None, sharp=False):
         G.add_edges_from((name(m, u), name(m, v), dict(d)) for u, v, d in one.edges(data=True))
     nic_link = {"bandwidth": tech.bandwidth, "latency": tech.latency, "link": tech.name,
                 "technology": tech.name}
-    leaves = ([f"rail{r}" for r in range(spec.nics)] if network == "rail"
+    leaves = ([f"rail{r}" for r in range(rails)] if network == "rail"
               else [f"leaf{m}" for m in range(nodes)])
     G.add_nodes_from(leaves, kind="switch", sharp=sharp)
     G.add_node("spine", kind="switch", sharp=sharp)
     for m in range(nodes):
-        for r in range(spec.nics):
+        for r in range(rails):
             leaf = f"rail{r}" if network == "rail" else f"leaf{m}"
             G.add_edge(f"n{m}.nic{r}", leaf, **nic_link, links=1)
-    bundle = nodes if network == "rail" else spec.nics
+    bundle = nodes if network == "rail" else rails
     for leaf in leaves:
         G.add_edge(leaf, "spine", **{**nic_link, "bandwidth": bundle * tech.bandwidth},
                    links=bundle)

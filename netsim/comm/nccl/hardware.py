@@ -46,7 +46,9 @@ NVLINK_RATE = types.MappingProxyType({60: 20e9, 70: 25e9, 80: 25e9, 86: 14.0625e
                                       100: 50e9})
 # NCCL counts a PCIe lane as 6 Gb/s at gen3 (topo.cc ``kvDictPciGen`` 60 x 100 Mb/s,
 # ``width * speed / 80`` GB/s), against the 8 GT/s x 128/130 a lane carries: 0.762.
-# Gen4-6 double both numbers, so the share is the same.
+# Gen4 and gen5 double both numbers, so the share is the same; gen6 (FLIT coding, 242 of
+# 256 bytes: topologies.links) carries 60.5 Gb/s a lane against NCCL's 48, so NCCL's share
+# there is 0.79 and this one undercounts a gen6 link by 4 %.
 PCIE_EFFICIENCY = 6.0 / (8.0 * 128 / 130)
 
 # The latency (s) a network plugin reports to NCCL (``ncclNetProperties.latency``), which the
@@ -57,8 +59,9 @@ PCIE_EFFICIENCY = 6.0 / (8.0 * 128 / 130)
 # ``.latency``, since d87d61e "Variable internode latency reported to NCCL", 2023, and
 # unchanged at 2daf7d3, 2026: only p5en, p6 and later get 35 us; the plugin's comment calls
 # 75 us empirical, chosen so that NCCL's tuner picks well on p5). Keyed by the technology of
-# the NIC's network edge; the plugin does not separate p4d's EFA from p5's.
-NET_PLUGIN_LATENCY = types.MappingProxyType({"EFA": 75e-6})
+# the NIC's network edge; the plugin does not separate p4d's EFA from p5's. ``EFAv3`` (200 Gb/s
+# interfaces) is p5en's, which the same table gives 35 us.
+NET_PLUGIN_LATENCY = types.MappingProxyType({"EFA": 75e-6, "EFAv3": 35e-6})
 
 # The socket link NCCL assumes for a technology (topo.h QPI_BW, SKL_QPI_BW; AMD_BW for xGMI).
 _SOCKET_LINK = types.MappingProxyType({"qpi": "qpi", "upi": "skl_qpi", "xgmi": "amd"})

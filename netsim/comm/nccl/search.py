@@ -14,12 +14,18 @@ import types
 from netsim.checks import check_int, check_real
 from netsim.errors import NcclModelError
 
-__all__ = ["SPEEDS", "MAX_CHANNELS", "MAX_RING_CHANNELS", "search_channels", "raise_tree_intra"]
+__all__ = ["SPEEDS", "MAX_CHANNELS", "MAX_RING_CHANNELS", "MAX_NVLS_ARITY", "search_channels",
+           "raise_tree_intra"]
 
 # src/include/device.h ``MAXCHANNELS``: the channels a communicator can have at most.
 MAX_CHANNELS = 64
 # init.cc ``ringGraph->maxChannels = MAXCHANNELS / 2``.
 MAX_RING_CHANNELS = MAX_CHANNELS // 2
+# src/include/device.h ``NCCL_MAX_NVLS_ARITY``: an NVLS graph has at most this many heads, so
+# at most this many channels (search.cc: ``maxChannels = std::min(NCCL_MAX_NVLS_ARITY,
+# system->nodes[GPU].count)``; on one node ``minChannels = maxChannels``): 32 of a
+# 72-GPU NVLink domain, which NCCL's MNNVL sees as one node.
+MAX_NVLS_ARITY = 32
 
 # search.cc speed ladders (GB/s per channel), keyed (generation, crosses a network):
 # generation 0 ``speedArray*``, 90 ``sm90SpeedArray*``, 100 ``sm100SpeedArray*``.
@@ -76,7 +82,7 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
         GPUs per node.
     min_channels, max_channels : int
         NCCL's bounds (ring 1..:data:`MAX_RING_CHANNELS`; tree = ring's channels;
-        NVLS 1..32, and n_gpus..n_gpus on one node).
+        NVLS 1..:data:`MAX_NVLS_ARITY`, and min(n_gpus, 32) on one node).
 
     Returns
     -------
