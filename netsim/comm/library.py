@@ -49,12 +49,12 @@ import numpy as np
 
 from netsim.comm import alone as _alone
 from netsim.comm import mpich
-from netsim.trace.collop import MPICH_ONLY, ROOTED
+from netsim.comm.assembly import assemble
+from netsim.trace.collop import MPICH_ONLY
 from netsim.checks import check_choice
 from netsim.errors import NcclModelError, TraceError
 from netsim.network.compiled import as_network
-from netsim.trace.core import COMPUTE, MESSAGE, Trace, ranges
-from netsim.trace.ops import touches
+from netsim.trace.core import COMPUTE, MESSAGE, ranges
 
 __all__ = ["LIBRARIES", "Expansion", "check_library", "choose", "expand", "fold", "mpich_wire",
            "plan_names"]
@@ -157,6 +157,10 @@ class _Assembly:
         self.blocks = {}          # original op -> dict of block columns (local op order)
         self.ends = {}            # collective op -> {rank: block-local end ops}, "all" -> ...
         self.gate_rank = {}       # collective op -> (block-local ops, their member rank; -1: all)
+        # Collective op -> (seconds, tag) of a call kept as one compute op on its owner
+        # (it moves nothing, or it runs alone: netsim.comm.alone), which waits for every
+        # member's dependencies and ends every member's part.
+        self.ones = {}
 
     def tag(self, name):
         if name not in self.tags:
@@ -173,10 +177,7 @@ class _Assembly:
 
 def _pass_block(a, i, spec):
     """A call that moves nothing: one zero-length op on its owner."""
-    a.blocks[i] = dict(kind=[COMPUTE], rank=[a.trace.rank[i]], peer=[-1], size=[0.0],
-                       duration=[0.0], tag=[-1], ptr=[0, 0], idx=[])
-    a.ends[i] = {"all": np.array([0])}
-    a.gate_rank[i] = ([0], [-1])   # waits for every gate
+    a.ones[i] = (0.0, -1)
     return {"library": "none", "algorithm": "", "protocol": "", "channels": 0,
             "latency": 0.0, "tuning_time": np.nan}
 
@@ -255,14 +256,12 @@ def _nccl_call(a, i, spec, nbytes, setups, cache, options):
 def _nccl_block(a, i, call, seconds=None):
     """NCCL call ``i``'s ops: its latency, its flows, a zero-length end; or, with
     ``seconds`` (a call that runs alone, :mod:`netsim.comm.alone`), one op of them."""
-    owner = int(a.trace.rank[i])
-    a.ends[i] = {"all": np.array([0 if seconds is not None else len(call.flows) + 1])}
-    a.gate_rank[i] = ([0], [-1])
     if seconds is not None:
-        a.blocks[i] = dict(kind=[COMPUTE], rank=[owner], peer=[-1], size=[0.0],
-                           duration=[seconds], tag=[a.tag("nccl latency")], ptr=[0, 0], idx=[],
-                           bound=[np.inf])
+        a.ones[i] = (seconds, a.tag("nccl latency"))
         return
+    owner = int(a.trace.rank[i])
+    a.ends[i] = {"all": np.array([len(call.flows) + 1])}
+    a.gate_rank[i] = ([0], [-1])
     F = len(call.flows)
     src = [a.relay(u) for u, _, _ in call.flows]
     dst = [a.relay(v) for _, v, _ in call.flows]
@@ -408,7 +407,7 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
                     else alone.plans[key].seconds)
     extra = [net.node_of(x) for x in a.extra_nodes] if net is not None else []
     nodes = np.concatenate([nodes, np.array(extra, np.int64)])
-    out, first, count, parts = _assemble(a, colls)
+    out, first, count, parts = assemble(a)
     return Expansion(out, net, nodes, first, count, parts,
                      {k: np.array(v) for k, v in calls.items()},
                      _bounds(a, first, count, out.num_ops), alone)
@@ -467,123 +466,6 @@ def plan_names(calls):
         elif lib == "mpich":
             out.add(f"mpich {alg}")
     return sorted(out)
-
-
-def _assemble(a, colls):
-    """The expanded :class:`Trace`, each original op's first op and count, and the parts."""
-    tr = a.trace
-    n = tr.num_ops
-    count = np.ones(n, np.int64)
-    for i, blk in a.blocks.items():
-        count[i] = len(blk["kind"])
-    first = np.cumsum(count) - count
-    N = int(count.sum())
-    orig = np.repeat(np.arange(n, dtype=np.int64), count)
-    cols = {name: getattr(tr, name)[orig].copy() for name in
-            ("kind", "rank", "peer", "size", "duration", "flops", "iteration", "tag", "channel",
-             "priority", "queue")}
-    for i, blk in a.blocks.items():
-        s = slice(first[i], first[i] + count[i])
-        for name in ("kind", "rank", "peer", "size", "duration", "tag"):
-            cols[name][s] = blk[name]
-        cols["flops"][s] = 0.0
-        cols["queue"][s] = -1
-        comp = np.asarray(blk["kind"]) == COMPUTE
-        cols["priority"][s] = np.where(comp, 0, tr.priority[i])
-    cols["spec"] = np.full(N, -1, np.int32)
-    # Ends of each collective, as expanded op ids: per member rank, and all of them.
-    ends = {i: {r: first[i] + np.asarray(e, np.int64) for r, e in e_map.items()}
-            for i, e_map in a.ends.items()}
-    is_coll = tr.is_collective
-    own_rank = tr.rank  # a compute op's rank, a message's sender
-
-    def resolve(d, r):
-        """Expanded ops standing for original op ``d``, for a waiter on rank ``r``."""
-        if not is_coll[d]:
-            return np.array([first[d]], np.int64)
-        e = ends[d].get(r)
-        return e if e is not None and len(e) else ends[d]["all"]
-
-    owners, deps = [], []
-    # Non-collective ops: their own dependencies, each mapped.
-    slot_owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(tr.dep_ptr))
-    plain = ~is_coll[slot_owner]
-    direct = plain & ~is_coll[tr.dep_idx]
-    owners.append(first[slot_owner[direct]])
-    deps.append(first[tr.dep_idx[direct]])
-    for s in np.flatnonzero(plain & ~direct).tolist():
-        o, d = int(slot_owner[s]), int(tr.dep_idx[s])
-        e = resolve(d, int(own_rank[o]))
-        owners.append(np.full(len(e), first[o]))
-        deps.append(e)
-    # Blocks: internal dependencies, then each root's gates.
-    t_ops, t_ranks = touches(tr)
-    t_start = np.searchsorted(t_ops, np.arange(n + 1))
-    part_rows = []
-    for i, blk in a.blocks.items():
-        ptr, idx = np.asarray(blk["ptr"], np.int64), np.asarray(blk["idx"], np.int64)
-        local_owner = np.repeat(np.arange(count[i]), np.diff(ptr))
-        owners.append(first[i] + local_owner)
-        deps.append(first[i] + idx)
-        gates = _gates(tr, i, t_ops, t_ranks, t_start, resolve)
-        g_owner, g_dep = _gate_pairs(tr.group(i), gates, *a.gate_rank[i])
-        owners.append(first[i] + g_owner)
-        deps.append(g_dep)
-        for r in tr.group(i).tolist():
-            part_rows.append((i, r, gates.get(r, np.zeros(0, np.int64)),
-                              resolve(i, r)))
-    owner = np.concatenate(owners)
-    dep = np.concatenate(deps)
-    # Each op's dependencies in the order they were gathered: its own (mapped), or a
-    # block's internal ones, then its gates.
-    order = np.argsort(owner, kind="stable")
-    dep_ptr = np.zeros(N + 1, np.int64)
-    np.cumsum(np.bincount(owner, minlength=N), out=dep_ptr[1:])
-    out = Trace(tr.ranks + len(a.extra_nodes), dep_ptr=dep_ptr, dep_idx=dep[order],
-                tags=a.tags, metadata=tr.metadata, **cols)
-    return out, first, count, _parts(part_rows)
-
-
-def _gate_pairs(group, gates, local, ranks):
-    """``(block-local op, expanded op)`` pairs: each entry ``(local[k], ranks[k])`` waits
-    for the gates of member ``ranks[k]`` (-1: of every member)."""
-    lists = [gates.get(int(r), np.zeros(0, np.int64)) for r in group]
-    lists.append(np.unique(np.concatenate([np.zeros(0, np.int64)] + lists)))
-    ptr = np.zeros(len(lists) + 1, np.int64)
-    np.cumsum([len(x) for x in lists], out=ptr[1:])
-    flat = np.concatenate(lists)
-    order = np.argsort(group, kind="stable")
-    ranks = np.asarray(ranks, np.int64)
-    member = np.where(ranks < 0, len(group),
-                      order[np.searchsorted(group[order], np.maximum(ranks, 0))])
-    cnt = ptr[member + 1] - ptr[member]
-    return np.repeat(np.asarray(local, np.int64), cnt), flat[ranges(ptr[member], cnt)]
-
-
-def _gates(tr, i, t_ops, t_ranks, t_start, resolve):
-    """Per member rank of collective ``i``: the expanded ops its part waits for."""
-    group = tr.group(i).tolist()
-    members = set(group)
-    out = {}
-    for d in tr.deps(i).tolist():
-        touched = [r for r in t_ranks[t_start[d]:t_start[d + 1]].tolist() if r in members]
-        for r in (touched or group):
-            out.setdefault(r, []).append(resolve(d, r))
-    return {r: np.unique(np.concatenate(v)) for r, v in out.items()}
-
-
-def _parts(rows):
-    def csr(lists):
-        ptr = np.zeros(len(lists) + 1, np.int64)
-        np.cumsum([len(x) for x in lists], out=ptr[1:])
-        idx = np.concatenate([np.zeros(0, np.int64)] + [np.asarray(x, np.int64) for x in lists])
-        return ptr, idx
-
-    gate_ptr, gate = csr([r[2] for r in rows])
-    end_ptr, end = csr([r[3] for r in rows])
-    return {"op": np.array([r[0] for r in rows], np.int64),
-            "rank": np.array([r[1] for r in rows], np.int64),
-            "gate_ptr": gate_ptr, "gate": gate, "end_ptr": end_ptr, "end": end}
 
 
 def fold(record, x):
