@@ -402,3 +402,21 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+def test_nvls_runs_only_allreduce_past_32_local_ranks_and_collnet_chain_stops_at_8():
+    # v2.30.7-1 enqueue.cc updateCollCostTable: NVLS/NVLS tree skipped for other ops when
+    # localRanks > NCCL_MAX_NVLS_ARITY (32); CollNet chain when maxLocalRanks > 7 + 1.
+    nvl72 = Comm(72, 1, 100, {"ring": Graph(16, 45e9, 45e9), "nvls": Graph(32, 20e9, 40e9)})
+    assert nt.bandwidth(nvl72, "allgather", "nvls", "Simple") == 0.0
+    assert nt.bandwidth(nvl72, "reduce_scatter", "nvls", "Simple") == 0.0
+    # allreduce: 32 x min(20 x 0.74 x 31/32 x 2, 40) x 72 / 142 GB/s
+    assert nt.bandwidth(nvl72, "allreduce", "nvls", "Simple") == pytest.approx(
+        32 * (20 * 0.74 * 31 / 32 * 2) * 72 / 142 * GB, rel=1e-6)
+    nvl32 = Comm(32, 1, 100, {"ring": Graph(16, 45e9, 45e9), "nvls": Graph(32, 20e9, 40e9)})
+    assert nt.bandwidth(nvl32, "allgather", "nvls", "Simple") > 0
+    graph = Graph(8, 24e9, 24e9)
+    wide = Comm(32, 2, 90, {"tree": graph, "collnet_chain": graph})
+    narrow = Comm(16, 2, 90, {"tree": graph, "collnet_chain": graph})
+    assert nt.bandwidth(wide, "allreduce", "collnet_chain", "Simple") == 0.0
+    assert nt.bandwidth(narrow, "allreduce", "collnet_chain", "Simple") > 0
