@@ -280,11 +280,12 @@ def _nic(name):
 
 def machine_comm(machine, n_nodes):
     """The Comm NCCL would build: graphs from :func:`search_channels` on the machine's links."""
-    per_node = 8
+    per_node = 72 if machine == "gb200_nvl72" else 8   # one NVL72 rack: one NVLink domain
     single = {
         "dgx1_v100": dict(link_bw=nt.nvlink_bw(70), n_links=6, compcap=70),  # six single NVLinks
         "a100_nvswitch": dict(link_bw=_nvswitch_port(80, "A100"), compcap=80),
         "h100_nvswitch": dict(link_bw=_nvswitch_port(90, "H100"), compcap=90),
+        "gb200_nvl72": dict(link_bw=_nvswitch_port(100, "GB200"), compcap=100, n_gpus=72),
         # No P2P: every hop goes GPU-CPU over PCIe gen4 and between sockets over AMD's link.
         "pcie_4090": dict(link_bw=min(nt.pci_bw("gen4"), nt.CPU_LINK_BW["amd"] * GB), compcap=89),
     }
@@ -303,7 +304,7 @@ def machine_comm(machine, n_nodes):
         graphs["ring"] = Graph(n, bw, bw, link=link)
         n, bw = nt.search_channels(**kw, pattern="tree", min_channels=n, max_channels=n)
         graphs["tree"] = Graph(n, bw, bw, link=link)
-        if machine == "h100_nvswitch":  # NVSwitch gen3: NVLS, every GPU heads one channel
+        if machine in ("h100_nvswitch", "gb200_nvl72"):  # NVLS: min(32, GPUs) heads
             n, intra, inter = search.nvls_intra(kw["link_bw"], per_node, cc)
             graphs["nvls"] = Graph(n, intra, inter)
         return Comm(per_node, 1, cc, graphs, "amd" if machine == "pcie_4090" else "intel")
