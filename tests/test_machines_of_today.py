@@ -105,6 +105,15 @@ def test_nccl_runs_nvls_with_32_heads_on_one_nvl72_domain():
     assert (plan.algorithm, plan.channels) == ("nvls", 32)
 
 
+def test_nccl_keeps_nvls_at_large_sizes_on_one_nvl72_domain():
+    # v2.30.7-1 tuning.cc, the NVLS graph of search.cc (32 channels, bwIntra 20, bwInter 40
+    # after pass 2): 32 x min(20 x 0.74 x 31/32 x 2, 40) x 72/142 = 465.2 GB/s against the
+    # ring's 16 x 45 x 72/142 = 365.1 GB/s, so NVLS at every large size.
+    from netsim import nccl
+    for size in (1 << 31, 1 << 33):
+        assert nccl.simulate(gb200_nvl72(), "allreduce", size).plan.algorithm == "nvls"
+
+
 @pytest.mark.parametrize("call, limit", [
     (lambda: gb200_nvl72(nvl=30), "nvl (GPUs in the NVLink domain) must be a multiple of 4"),
     (lambda: gb300_nvl72(nvl=76), "from 4 to 72 (18 trays), got 76"),

@@ -16,7 +16,7 @@ import statistics
 
 import pytest
 
-from netsim.comm.nccl import tuning as nt
+from netsim.comm.nccl import search, tuning as nt
 from netsim.comm.nccl.tuning import Comm, Graph, NcclModelError
 from topologies import links, specs
 
@@ -189,12 +189,25 @@ def test_search_channels_on_known_machines():
     assert nt.search_channels(6 * 20e9 / 6, n_links=6, compcap=70) == (6, 20 * GB)   # no dup below 25
     assert nt.search_channels(240e9, compcap=80) == (12, 20 * GB)                   # 6 x 40, dup
     assert nt.search_channels(18 * 20.6e9, compcap=90) == (12, 30 * GB)             # 6 x 60, dup
-    assert nt.search_channels(18 * 20.6e9, compcap=90, pattern="nvls",
-                              min_channels=8, max_channels=8) == (8, 50 * GB)       # 8 x 50 < 8/7 x 370.8
     assert nt.search_channels(18 * 20.6e9, compcap=90, pattern="tree",
                               min_channels=12, max_channels=12) == (12, 30 * GB)    # cc 90, < 50: no dup
     assert nt.search_channels(12.5e9, n_links=16, net=True) == (16, 12 * GB)
     assert nt.search_channels(50e9, n_links=8, compcap=90, net=True) == (8, 48 * GB)
+
+
+def test_nvls_search_in_one_domain_charges_the_head_twice_and_raises_bw_inter():
+    # search.cc ncclTopoSearchTryNvls: every GPU's switch link gives bwIntra to each channel,
+    # its head twice; channels = min(32, GPUs). DGX H100, 370.8 GB/s: 9 x 50 = 450 too much,
+    # 9 x 40 = 360 fits; pass 2 lifts bwInter 50, 60 (the sm90 ladder's top).
+    assert search.nvls_intra(18 * 20.6e9, 8, 90) == (8, 40 * GB, 60 * GB)
+    # NVL72, 721.8 GB/s: the start is 20 (24 x 32 = 768 > 72/71 x 721.8 = 732), 33 x 20 = 660
+    # fits; bwInter 24, 30, 40 = twice 20.
+    assert search.nvls_intra(18 * 40.1e9, 72, 100) == (32, 20 * GB, 40 * GB)
+    # DGX B200: 90 x 8 = 720 <= 824.9 starts at 90, 9 x 90 = 810 > 721.8, 9 x 80 = 720 fits;
+    # bwInter 90, the sm100 ladder's top.
+    assert search.nvls_intra(18 * 40.1e9, 8, 100) == (8, 80 * GB, 90 * GB)
+    with pytest.raises(NcclModelError, match="nvls_intra"):
+        nt.search_channels(18 * 20.6e9, compcap=90, pattern="nvls")
 
 
 def test_search_raises_a_trees_intra_bandwidth_up_to_twice_the_network():
@@ -267,11 +280,12 @@ def _nic(name):
 
 def machine_comm(machine, n_nodes):
     """The Comm NCCL would build: graphs from :func:`search_channels` on the machine's links."""
-    per_node = 8
+    per_node = 72 if machine == "gb200_nvl72" else 8   # one NVL72 rack: one NVLink domain
     single = {
         "dgx1_v100": dict(link_bw=nt.nvlink_bw(70), n_links=6, compcap=70),  # six single NVLinks
         "a100_nvswitch": dict(link_bw=_nvswitch_port(80, "A100"), compcap=80),
         "h100_nvswitch": dict(link_bw=_nvswitch_port(90, "H100"), compcap=90),
+        "gb200_nvl72": dict(link_bw=_nvswitch_port(100, "GB200"), compcap=100, n_gpus=72),
         # No P2P: every hop goes GPU-CPU over PCIe gen4 and between sockets over AMD's link.
         "pcie_4090": dict(link_bw=min(nt.pci_bw("gen4"), nt.CPU_LINK_BW["amd"] * GB), compcap=89),
     }
@@ -290,9 +304,9 @@ def machine_comm(machine, n_nodes):
         graphs["ring"] = Graph(n, bw, bw, link=link)
         n, bw = nt.search_channels(**kw, pattern="tree", min_channels=n, max_channels=n)
         graphs["tree"] = Graph(n, bw, bw, link=link)
-        if machine == "h100_nvswitch":  # NVSwitch gen3: NVLS, every GPU heads one channel
-            n, bw = nt.search_channels(**kw, pattern="nvls", min_channels=8, max_channels=8)
-            graphs["nvls"] = Graph(n, bw, bw)
+        if machine in ("h100_nvswitch", "gb200_nvl72"):  # NVLS: min(32, GPUs) heads
+            n, intra, inter = search.nvls_intra(kw["link_bw"], per_node, cc)
+            graphs["nvls"] = Graph(n, intra, inter)
         return Comm(per_node, 1, cc, graphs, "amd" if machine == "pcie_4090" else "intel")
     cc, nic, n_nics = multi[machine]
     kw = dict(link_bw=_nic(nic), n_links=n_nics, compcap=cc, net=True)
@@ -389,3 +403,21 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+def test_nvls_runs_only_allreduce_past_32_local_ranks_and_collnet_chain_stops_at_8():
+    # v2.30.7-1 enqueue.cc updateCollCostTable: NVLS/NVLS tree skipped for other ops when
+    # localRanks > NCCL_MAX_NVLS_ARITY (32); CollNet chain when maxLocalRanks > 7 + 1.
+    nvl72 = Comm(72, 1, 100, {"ring": Graph(16, 45e9, 45e9), "nvls": Graph(32, 20e9, 40e9)})
+    assert nt.bandwidth(nvl72, "allgather", "nvls", "Simple") == 0.0
+    assert nt.bandwidth(nvl72, "reduce_scatter", "nvls", "Simple") == 0.0
+    # allreduce: 32 x min(20 x 0.74 x 31/32 x 2, 40) x 72 / 142 GB/s
+    assert nt.bandwidth(nvl72, "allreduce", "nvls", "Simple") == pytest.approx(
+        32 * (20 * 0.74 * 31 / 32 * 2) * 72 / 142 * GB, rel=1e-6)
+    nvl32 = Comm(32, 1, 100, {"ring": Graph(16, 45e9, 45e9), "nvls": Graph(32, 20e9, 40e9)})
+    assert nt.bandwidth(nvl32, "allgather", "nvls", "Simple") > 0
+    graph = Graph(8, 24e9, 24e9)
+    wide = Comm(32, 2, 90, {"tree": graph, "collnet_chain": graph})
+    narrow = Comm(16, 2, 90, {"tree": graph, "collnet_chain": graph})
+    assert nt.bandwidth(wide, "allreduce", "collnet_chain", "Simple") == 0.0
+    assert nt.bandwidth(narrow, "allreduce", "collnet_chain", "Simple") > 0

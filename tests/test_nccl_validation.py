@@ -42,9 +42,10 @@ def errors(rows):
 def test_every_row_is_simulated_on_its_machine_and_its_error_recomputed():
     rows = v.load()
     report, median, worst = v.validate(rows)
-    # The counted file: the 17 rows kept from before and the 34 added from aws-samples
-    # (p4de, p5), OCI (BM.GPU.H100.8, BM.GPU.B4.8) and Azure (ND A100 v4).
-    assert len(report) == len(rows) == 51
+    # The counted file: the 17 rows kept from before, the 34 added from aws-samples
+    # (p4de, p5), OCI (BM.GPU.H100.8, BM.GPU.B4.8) and Azure (ND A100 v4), and the 5 of one
+    # GB200 NVL72 rack (coreweave/nccl-tests#43).
+    assert len(report) == len(rows) == 56
     kinds = {row["machine"] for row in rows}
     assert len(kinds) >= 4
     assert {k for k in kinds if nccl_report.MEASURED_MACHINES[k][1] in ("HDR", "NDR", "EFA")
@@ -81,7 +82,7 @@ def test_page_summary_is_the_median_and_worst_of_counted_and_of_all_rows():
     rows = v.load()
     counted = errors(rows)
     every = errors([row for _, file in v.BLOCKS for row in v.load(file)])
-    assert len(every) == 51 + 3 + 4 + 1 + 13
+    assert len(every) == 56 + 3 + 4 + 1 + 13
     lines = v.summary().splitlines()
     assert printed(lines[0]) == figures(counted) and printed(lines[-1]) == figures(every)
     # The subsets, selected here by their own definitions (sizes in bytes, the launch column).

@@ -39,6 +39,7 @@ MEASURED_MACHINES = MappingProxyType({
     "h100_roce": ("H100", "RoCE-400G"),
     "h100_efa": ("H100", "EFA"),
     "a100_hdr": ("A100", "HDR"),
+    "gb200_nvl72": ("GB200", None),
 })
 """Machine key of the measurement files -> (GPU ``model``, network technology or None for
 one machine): how a graph is matched to its measured rows. The technology is the one of the

@@ -25,7 +25,7 @@ import numpy as np
 from netsim import nccl
 
 from studies.reports.nccl import measurements
-from topologies import dgx1, dgx_a100, dgx_h100, gpu_cluster, pcie_box
+from topologies import dgx1, dgx_a100, dgx_h100, gb200_nvl72, gpu_cluster, pcie_box
 
 __all__ = ["PAGE", "BLOCKS", "CLASSES", "COUNTED", "FIGURE", "MACHINES", "load", "machine",
            "predict", "validate", "validated", "table", "summary", "plot"]
@@ -40,6 +40,8 @@ PAGE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 # A100's 8 rails at RoCE 200 Gb/s, and OCI BM.GPU.H100.8's 16 x 200 Gb/s as the DGX H100's 8
 # rails at RoCE 400 Gb/s: the same bandwidth per machine, half the rails. p4de is p4d's network
 # (4 x 100 Gb/s EFA) with 80 GB A100s; Azure's ND A100 v4 VMs have 8 x HDR 200 Gb/s each.
+# gb200_nvl72 is one NVL72 rack: 72 GPUs in one NVLink domain, which NCCL's MNNVL takes for
+# one node (no network crossed).
 _BUILDS = {
     "dgx1_v100": (dgx1, {}, None),
     "a100_nvswitch": (dgx_a100, {}, None),
@@ -54,6 +56,7 @@ _BUILDS = {
     "h100_efa": (gpu_cluster, {"machine": "p5"}, None),
     "h100_roce": (gpu_cluster, {"machine": "dgx_h100", "nic": "RoCE-400G"}, None),
     "a100_hdr": (gpu_cluster, {"machine": "dgx_a100", "nic": "HDR"}, None),
+    "gb200_nvl72": (gb200_nvl72, {}, None),
 }
 MACHINES = tuple(_BUILDS)
 
@@ -96,7 +99,7 @@ def load(name="nccl_measurements.csv"):
     Examples
     --------
     >>> len(load()), len(load("nccl_measurements_holdout.csv"))
-    (51, 3)
+    (56, 3)
     """
     return measurements(name)
 
@@ -157,7 +160,7 @@ def validated():
     --------
     >>> reports = validated()
     >>> sorted(reports) == sorted(file for _, file in BLOCKS), len(reports[COUNTED])
-    (True, 51)
+    (True, 56)
     """
     return {file: validate(load(file))[0] for _, file in BLOCKS}
 
@@ -254,7 +257,7 @@ def summary(reports=None):
     Examples
     --------
     >>> first = summary().splitlines()[0]
-    >>> first.startswith("- counted rows (nccl_measurements.csv): median"), "over 51 rows" in first
+    >>> first.startswith("- counted rows (nccl_measurements.csv): median"), "over 56 rows" in first
     (True, True)
     """
     reports = validated() if reports is None else reports

@@ -170,9 +170,8 @@ def _comm(G, E, hw, sharp):
             graphs["collnet_chain"] = graphs["tree"]
     if hw.nvls and cc >= 90 and hw.p2p:
         if len(hw.machines) == 1:
-            k = min(len(hw.machines[0]), search.MAX_NVLS_ARITY)  # search.cc: min(32, GPUs) heads
-            c3, bw3 = tuning.search_channels(**kw, pattern="nvls", min_channels=k, max_channels=k)
-            graphs["nvls"] = tuning.Graph(c3, bw3, bw3, link=link)
+            c3, intra3, inter3 = search.nvls_intra(kw["link_bw"], kw["n_gpus"], cc)
+            graphs["nvls"] = tuning.Graph(c3, intra3, inter3, link=link)
         else:
             c3, bw3 = tuning.search_channels(**kw, pattern="nvls", max_channels=search.MAX_NVLS_ARITY)
             graphs["nvls_tree"] = tuning.Graph(c3, bw3, bw3, link=link, latency_inter=net_lat)

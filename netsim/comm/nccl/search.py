@@ -3,9 +3,9 @@
 ``search_channels`` bounds what ``ncclTopoCompute`` (src/graph/search.cc of
 NCCL v2.30.7-1) finds on a machine's links: channels and per-channel
 bandwidth, on the speed ladders of the source; ``raise_tree_intra`` is its
-second pass for trees across machines. Both take and return SI units (bytes/s);
-the ladders are kept in GB/s as the source writes them.
-:mod:`netsim.comm.nccl.tuning` re-exports all three.
+second pass for trees across machines, and ``nvls_intra`` its NVLS search inside one
+NVLink domain (both passes). They take and return SI units (bytes/s); the ladders are
+kept in GB/s as the source writes them. :mod:`netsim.comm.nccl.tuning` re-exports them.
 """
 
 import math
@@ -15,7 +15,7 @@ from netsim.checks import check_int, check_real
 from netsim.errors import NcclModelError
 
 __all__ = ["SPEEDS", "MAX_CHANNELS", "MAX_RING_CHANNELS", "MAX_NVLS_ARITY", "search_channels",
-           "raise_tree_intra"]
+           "nvls_intra", "raise_tree_intra"]
 
 # src/include/device.h ``MAXCHANNELS``: the channels a communicator can have at most.
 MAX_CHANNELS = 64
@@ -60,9 +60,8 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
     the largest ``channels * speed``, stop when it fills the total; then
     ``ncclTopoDupChannels`` doubles the channels (halving their bandwidth)
     unless the speed is < 25 GB/s, or compcap > 80 with speed < 50 and more
-    than 4 channels, or the pattern is NVLS. NVLS inside one node (every GPU
-    heads a channel through the switch) fits ``floor(total / speed)``
-    channels instead. The real search also proves a ring (tree, NVLS head
+    than 4 channels, or the pattern is NVLS. NVLS inside one node is
+    :func:`nvls_intra`. The real search also proves a ring (tree, NVLS head
     set) exists at that speed; here it is assumed to.
 
     Parameters
@@ -77,7 +76,7 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
     net : bool
         Whether the graph crosses a network (selects the inter-node ladder).
     pattern : {"ring", "tree", "nvls"}
-        Graph pattern.
+        Graph pattern (``"nvls"`` only with ``net``: across machines).
     n_gpus : int
         GPUs per node.
     min_channels, max_channels : int
@@ -105,6 +104,8 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
     lo = check_int(min_channels, "min_channels", maximum=hi, error=NcclModelError)
     if pattern not in ("ring", "tree", "nvls"):
         raise NcclModelError(f"unknown graph pattern {pattern!r}; known: ring, tree, nvls")
+    if pattern == "nvls" and not net:
+        raise NcclModelError("NVLS inside one node is nvls_intra's search, not search_channels'")
     ladder = SPEEDS[(_generation(check_int(compcap, "compcap", error=NcclModelError)), bool(net))]
     total = link * n_links * (n_gpus / (n_gpus - 1) if pattern != "ring" and n_gpus > 1 else 1)
     i = 0
@@ -114,10 +115,7 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
     for speed in ladder[i:]:
         if best[0] and speed / best[1] <= .49:
             break
-        if pattern == "nvls" and not net:  # every GPU heads one channel on the switch
-            fit = min(hi, math.floor(total / speed + 1e-9))
-        else:
-            fit = min(hi, n_links * math.floor(link / speed + 1e-9))
+        fit = min(hi, n_links * math.floor(link / speed + 1e-9))
         if fit >= lo and fit * speed > best[0] * best[1] + 1e-9:
             best = (fit, speed)
         if best[0] * best[1] >= total - 1e-9:
@@ -130,6 +128,71 @@ def search_channels(link_bw, n_links=1, compcap=80, net=False, pattern="ring",
         bw /= -(-dup // n)
         n = dup
     return n, bw * _GB
+
+
+def nvls_intra(link_bw, n_gpus, compcap=90):
+    """NCCL's NVLS graph inside one NVLink domain: channels, ``bwIntra`` and ``bwInter``.
+
+    ``ncclTopoCompute`` (search.cc, NCCL v2.30.7-1; the same in v2.25.1-1) with the
+    NVLS pattern and no network: ``maxChannels = min(NCCL_MAX_NVLS_ARITY, GPUs)``
+    and ``minChannels = maxChannels`` ("force intra-node NVLS algorithm to pull
+    evenly from all GPUs"). Pass 1 starts at the first speed of the intra-node
+    ladder that the GPU's NVLink carries and of which ``minChannels`` channels fit
+    in ``n_gpus / (n_gpus - 1)`` of it, and steps down until the channels fit:
+    ``ncclTopoSearchTryNvls`` takes ``bwIntra`` from every GPU's switch link in
+    both directions for each channel, twice from the channel's head (``d0 == g ?
+    2 : 1``), and channel ``c`` is headed by GPU ``c``, so the channels fit when
+    ``(channels + 1) x speed`` fits one GPU's link. Pass 2 (``pattern ==
+    NCCL_TOPO_PATTERN_NVLS``) raises ``bwInter`` one step of the ladder at a time
+    while it is below twice ``bwIntra``; inside one node no path of the search is
+    an inter-node one, so every step is found. The tuning reads ``bwInter`` as the
+    NVLS graph's limit beside ``bwIntra x nvlsEfficiency``
+    (:func:`netsim.comm.nccl.tuning.bandwidth`).
+
+    Parameters
+    ----------
+    link_bw : float
+        Bytes/s of one GPU's link to the NVLink switch (NCCL's figure: links x
+        ``SM*_NVLINK_BW``).
+    n_gpus : int
+        GPUs in the NVLink domain, >= 2.
+    compcap : int, optional
+        Compute capability x 10 (selects the sm90 or sm100 ladder).
+
+    Returns
+    -------
+    (int, float, float)
+        Channels, ``bwIntra`` and ``bwInter`` in bytes/s.
+
+    Examples
+    --------
+    A DGX H100 (18 x 20.6 GB/s to the switch): 9 x 50 exceeds 370.8, 9 x 40 fits;
+    ``bwInter`` climbs 50, 60 (the top of the sm90 ladder). One NVL72 domain: 32
+    heads, 24 x 32 exceeds 72/71 x 721.8, 33 x 20 fits; ``bwInter`` 24, 30, 40.
+
+    >>> c, intra, inter = nvls_intra(18 * 20.6e9, 8, 90); c, intra / 1e9, inter / 1e9
+    (8, 40.0, 60.0)
+    >>> c, intra, inter = nvls_intra(18 * 40.1e9, 72, 100); c, intra / 1e9, inter / 1e9
+    (32, 20.0, 40.0)
+    """
+    link = check_real(link_bw, "link_bw", lo=0, strict=True, error=NcclModelError) / _GB
+    n = check_int(n_gpus, "n_gpus", minimum=2, error=NcclModelError)
+    ladder = SPEEDS[(_generation(check_int(compcap, "compcap", error=NcclModelError)), False)]
+    channels = min(MAX_NVLS_ARITY, n)
+    total = link * n / (n - 1)
+    i = 0
+    while i < len(ladder) - 1 and (ladder[i] > link or ladder[i] * channels > total):
+        i += 1
+    while (channels + 1) * ladder[i] > link + 1e-9:   # the head carries its channel twice
+        if i == len(ladder) - 1:
+            raise NcclModelError(f"no NVLS graph fits: {channels + 1} x {ladder[i]:g} GB/s "
+                                 f"exceed the {link:g} GB/s link")
+        i += 1
+    intra = inter = ladder[i]
+    while i > 0 and inter < 2 * intra:   # pass 2: bwInter up the ladder
+        i -= 1
+        inter = ladder[i]
+    return channels, intra * _GB, inter * _GB
 
 
 def raise_tree_intra(bw_inter, n_channels, link_bw, n_links=1, compcap=80, n_gpus=8):

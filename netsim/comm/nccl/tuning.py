@@ -84,6 +84,10 @@ PROTOCOLS = ("LL", "LL128", "Simple")
 NCCL_FUNC_ORDER = ("broadcast", "reduce", "allgather", "reduce_scatter", "allreduce")
 # Of NCCL's algorithms, those the tuning model here times: all but CollNet Direct.
 _MODELLED = tuple(a for a in NCCL_ALGO_ORDER if a != "collnet_direct")
+# src/include/device.h: NCCL_MAX_NVLS_ARITY (NVLS heads) and NCCL_MAX_DIRECT_ARITY (CollNet);
+# enqueue.cc ``updateCollCostTable`` times NVLS only for allreduce beyond the first local ranks,
+# and CollNet chain only up to NCCL_MAX_DIRECT_ARITY + 1 of them.
+_MAX_NVLS_ARITY, _MAX_DIRECT_ARITY = 32, 7
 _HW = types.MappingProxyType({"nvlink": 0, "pci": 1, "net": 2})  # NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET
 
 # tuning.cc ``baseLatencies`` (us): rows Tree, Ring, CollNetDirect, CollNetChain, NVLS,
@@ -315,7 +319,10 @@ def pat_enabled(comm):
 
 
 def _applies(comm, op, algorithm, protocol):
-    """NCCL's filters: which (op, algorithm, protocol) it considers at all (v2.30.7-1)."""
+    """NCCL's filters: which (op, algorithm, protocol) it considers at all (v2.30.7-1).
+
+    tuning.cc's, and enqueue.cc ``updateCollCostTable``'s on the ranks per node.
+    """
     graph_key = "tree" if algorithm == "pat" else algorithm   # init.cc: PAT on the tree graph
     if graph_key not in comm.graphs:
         return False
@@ -330,6 +337,11 @@ def _applies(comm, op, algorithm, protocol):
         return False
     if algorithm in ("nvls", "nvls_tree") and comm.graphs[algorithm].n_channels < 2:
         return False  # "NVLS/NVLStree needs at least 2 channels"
+    local = comm.n_ranks // comm.n_nodes
+    if algorithm in ("nvls", "nvls_tree") and op != "allreduce" and local > _MAX_NVLS_ARITY:
+        return False  # enqueue.cc updateCollCostTable: only allreduce past NCCL_MAX_NVLS_ARITY
+    if algorithm == "collnet_chain" and local > _MAX_DIRECT_ARITY + 1:
+        return False  # enqueue.cc: "Disable CollNet Chain for more than 8 local GPUs"
     if algorithm == "collnet_chain" and (op != "allreduce" or comm.n_nodes == 1):
         return False
     if algorithm == "nvls_tree" and comm.n_nodes == 1:
