@@ -279,8 +279,8 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
 def sweep_layouts(c, P, max_tp=8):
     """The ``(tp, pp, dp)`` layouts of ``P`` GPUs that :func:`sweep` tries, in its order.
 
-    ``tp`` runs over the powers of two up to ``max_tp`` and divides the heads and the
-    vocabulary, ``pp`` over the divisors of the layer count; ``dp`` is the rest and must
+    ``tp`` runs over the powers of two up to ``max_tp`` and divides the heads, the
+    key/value heads, the MLP's width and the vocabulary, ``pp`` over the divisors of the layer count; ``dp`` is the rest and must
     divide the global batch in micro-batches.
 
     Examples
@@ -293,6 +293,7 @@ def sweep_layouts(c, P, max_tp=8):
             for tp in (1 << k for k in range(int(np.log2(max_tp)) + 1))
             for pp in range(1, c.layers + 1)
             if not (c.layers % pp or P % (tp * pp) or c.heads % tp or c.vocab % tp
+                    or c.kv % tp or c.ffn % tp
                     or c.global_batch % (c.micro_batch * (P // (tp * pp))))]
 
 

@@ -33,7 +33,7 @@ the communication library's buffers and fragmentation.
 from workloads.transformer.layout import layout as make_layout
 from workloads.transformer.flops import layer_stored_bytes
 from workloads.transformer.moe import stage_parameters_delta
-from workloads.transformer.stages import shard_parameters
+from workloads.transformer.stages import embedding_shard, shard_parameters
 
 __all__ = ["OPTIMIZER_BYTES", "zero_state_bytes", "memory_per_gpu"]
 
@@ -81,7 +81,8 @@ def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
     """
     L = make_layout(tp, pp, dp)
     per_stage = c.layers // L.pp
-    params = per_stage * shard_parameters(c, L.tp) + (c.vocab // L.tp + c.seq) * c.hidden
+    params = per_stage * shard_parameters(c, L.tp) + sum(embedding_shard(c, L.tp, True,
+                                                                         L.pp == 1))
     if moe is not None:
         params += stage_parameters_delta(c, moe, L.tp, ep, range(per_stage))
     states = zero_state_bytes(zero, L.dp) * params

@@ -8,7 +8,8 @@ each matrix multiplication (Narayanan et al. SC'21, section 2.3) and holds
 ``1/tp`` of each split weight (:func:`shard_parameters`). Stage 0 holds the
 embeddings (the word embedding split by vocabulary, ``V h / tp``, and the
 position embedding whole, ``s h``); with ``pp > 1`` the last stage holds a copy
-of the word embedding's shard for the logit layer (Megatron ties them). The data-parallel gradient
+of the word embedding's shard for the logit layer (Megatron ties them), and
+untied its own logit layer at any ``pp`` (:func:`embedding_shard`). The data-parallel gradient
 allreduce goes in buckets in the order the backward pass completes gradients
 (last layer first), each closed once it holds at least ``bucket_bytes``, as
 PyTorch DDP's ``Reducer`` fills them (``bucket_cap_mb`` = 25 MiB by default,
@@ -22,10 +23,12 @@ from netsim.checks import check_int, check_real
 from workloads.transformer import pipeline as _pipeline
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import layout
-from workloads.transformer.flops import (RECOMPUTE, attention_forward_flops, logit_forward_flops,
-                                mlp_forward_flops)
+from workloads.transformer.flops import (RECOMPUTE, attention_forward_flops,
+                                         layer_parameter_split, logit_forward_flops,
+                                         mlp_forward_flops)
 
-__all__ = ["Stage", "stage", "check_fit", "check", "buckets", "shard_parameters"]
+__all__ = ["Stage", "stage", "check_fit", "check", "buckets", "shard_parameters",
+           "embedding_shard"]
 
 
 class Stage(NamedTuple):
@@ -54,7 +57,8 @@ def shard_parameters(c, tp):
     two layer norms (``4 h``) and the two biases added after an allreduce
     (``2 h``) whole on every shard (``megatron/core/tensor_parallel/layers.py``:
     ``ColumnParallelLinear`` splits its bias, ``RowParallelLinear`` does not);
-    at ``tp = 1`` the layer's ``12 h^2 + 13 h``.
+    at ``tp = 1`` the layer's ``12 h^2 + 13 h``. Other shapes split as
+    :func:`workloads.transformer.flops.layer_parameter_split` says.
 
     Examples
     --------
@@ -63,7 +67,31 @@ def shard_parameters(c, tp):
     >>> shard_parameters(c, 1) == layer_parameters(c), shard_parameters(c, 2)
     (True, 25184)
     """
-    return (12 * c.hidden ** 2 + 7 * c.hidden) // tp + 6 * c.hidden
+    split, whole = layer_parameter_split(c)
+    return split // tp + whole
+
+
+def embedding_shard(c, tp, first, last):
+    """Embedding parameters a shard of a stage holds: ``(first stage's, last stage's)``.
+
+    The first stage: the word embedding split by vocabulary, ``V h / tp``, and
+    learned position embeddings whole, ``s h``. The last: the logit layer's
+    ``V h / tp``, a copy of the word embedding's shard when they are tied and
+    ``pp > 1`` (Megatron ties them), its own weights when untied; with one stage
+    and tied weights, nothing more.
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import config
+    >>> c = config(2, 8, 2, 4, 16)
+    >>> embedding_shard(c, 2, True, False), embedding_shard(c, 2, False, True)
+    ((96, 0), (0, 64))
+    >>> embedding_shard(c._replace(tied=False, position="rope"), 2, True, True)
+    (64, 64)
+    """
+    head = (c.vocab // tp + c.seq * (c.position == "learned")) * c.hidden if first else 0
+    tail = c.vocab * c.hidden // tp if last and c.vocab and (not first or not c.tied) else 0
+    return head, tail
 
 
 def check_fit(c, L):
@@ -82,6 +110,10 @@ def check_fit(c, L):
         raise WorkloadError(f"{c.layers} layers do not split over {L.pp} pipeline stages")
     if c.heads % L.tp:
         raise WorkloadError(f"{c.heads} heads do not split over tp {L.tp}")
+    if c.kv % L.tp:
+        raise WorkloadError(f"{c.kv} key/value heads (kv_heads) do not split over tp {L.tp}")
+    if c.ffn % L.tp:
+        raise WorkloadError(f"the MLP's width ffn_hidden {c.ffn} does not split over tp {L.tp}")
     if c.vocab % L.tp:
         raise WorkloadError(f"vocabulary {c.vocab} does not split over tp {L.tp} (pad it)")
     if c.global_batch % (c.micro_batch * L.dp):
@@ -104,12 +136,11 @@ def stage(c, L, index):
     per = c.layers // L.pp
     layers = tuple(range(index * per, (index + 1) * per))
     last, first = index == L.pp - 1, index == 0
-    grads = []
-    if last and c.vocab and not first:
-        grads.append(("logit", c.vocab * c.hidden // L.tp))
+    head, tail = embedding_shard(c, L.tp, first, last)
+    grads = [("logit", tail)] if tail else []
     grads += [(k, shard_parameters(c, L.tp)) for k in reversed(layers)]
     if first and c.vocab:
-        grads.append(("embedding", (c.vocab // L.tp + c.seq) * c.hidden))
+        grads.append(("embedding", head))
     return Stage(index, layers, attention_forward_flops(c) / L.tp, mlp_forward_flops(c) / L.tp,
                  logit_forward_flops(c) / L.tp if last else 0.0, tuple(grads))
 

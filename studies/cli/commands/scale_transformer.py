@@ -10,7 +10,7 @@ import json
 from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes, parse_spec, parse_workers
-from workloads.transformer.flops import CONFIGS, get_config
+from workloads.transformer.flops import CONFIGS, Config, get_config
 from workloads.transformer.layout import layout
 from workloads.transformer.moe import moe
 from workloads.transformer.stages import check
@@ -39,7 +39,8 @@ def add_arguments(p):
     g = p.add_argument_group("transformer (PARADIGM transformer)")
     g.add_argument("--config", default="gpt3-13b", metavar="NAME[:k=v,...]",
                    help="model: " + ", ".join(CONFIGS) + ", with changes such as "
-                        "gpt3-13b:layers=8,seq=1024 (default gpt3-13b)")
+                        "gpt3-13b:layers=8,seq=1024 or gpt3-13b:ffn_hidden=13824,mlp=swiglu,"
+                        "kv_heads=8 (keys: " + ", ".join(Config._fields) + "; default gpt3-13b)")
     g.add_argument("--tp", type=int, default=8, help="tensor-parallel degree (default 8)")
     g.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
     g.add_argument("--micro-batch", type=int, default=1, help="sequences per micro-batch "
@@ -97,10 +98,12 @@ def parse_config(text, micro_batch, global_batch, given=()):
     --------
     >>> parse_config("gpt3-13b:layers=8", 1, 64).layers
     8
+    >>> parse_config("gpt3-13b:ffn_hidden=13824,mlp=swiglu,kv_heads=8", 1, 64).kv
+    8
     >>> parse_config("gpt3-13b:colour=red", 1, 64)
     Traceback (most recent call last):
     ...
-    netsim.errors.NetsimError: --config gpt3-13b has no option 'colour'; options: layers, hidden, heads, seq, vocab, micro_batch, global_batch, precision
+    netsim.errors.NetsimError: --config gpt3-13b has no option 'colour'; options: layers, hidden, heads, seq, vocab, micro_batch, global_batch, precision, ffn_hidden, mlp, kv_heads, bias, norm, position, tied
     """
     name, items = parse_spec(text, "--config", NetsimError)
     if name not in CONFIGS:
