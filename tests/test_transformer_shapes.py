@@ -34,6 +34,7 @@ def test_llama3_8b_has_8_03_billion_parameters_from_its_matrix_shapes():
     assert parameters(c) == model                    # Eq. 2 leaves the final norm out
     assert model + h == 8_030_261_248                # with it: Meta's 8.03 B
     assert round(parameters(c) / 1e9, 2) == 8.03
+    assert get_config("llama3-8b") == config(**LLAMA8, precision="bf16")
 
 
 def test_gqa_and_swiglu_flops_are_the_gemms_of_their_matrices():
@@ -133,3 +134,24 @@ def test_untied_logit_layer_has_its_own_gradient_and_state_on_one_stage():
 def test_cli_refuses_bad_shapes_in_one_line(capsys, spec, needle):
     one_line_error(capsys, ["scale", "transformer", "--topology", "gpu_cluster:machine=dgx_h100",
                             "-P", "8", "--config", spec], needle)
+
+
+def _llama_parameters(layers, h, heads, f, V=128256, kv=8):
+    """Llama's count from its matrices: q, o (h x h), k, v (h x kv d), three h x f, two RMSNorm
+    gains per layer, the embedding, the untied logit layer and the final RMSNorm."""
+    d = h // heads
+    layer = 2 * h * h + 2 * h * kv * d + 3 * h * f + 2 * h
+    return layers * layer + 2 * V * h + h
+
+
+@pytest.mark.parametrize("name,shape,billions", [
+    ("llama3-8b", (32, 4096, 32, 14336), 8.03), ("llama3-70b", (80, 8192, 64, 28672), 70.55),
+    ("llama3-405b", (126, 16384, 128, 53248), 405.85)])
+def test_named_llama3_models_have_their_public_shapes_and_sizes(name, shape, billions):
+    c = get_config(name)
+    assert (c.layers, c.hidden, c.heads, c.ffn) == shape
+    assert (c.kv, c.vocab, c.seq, c.mlp, c.precision) == (8, 128256, 8192, "swiglu", "bf16")
+    assert not c.bias and not c.tied and c.norm == "rmsnorm" and c.position == "rope"
+    by_hand = _llama_parameters(*shape)
+    assert parameters(c) + c.hidden == by_hand       # Eq. 2 leaves the final norm out
+    assert round(by_hand / 1e9, 2) == billions       # Meta's 8B, 70B and 405B

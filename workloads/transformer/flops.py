@@ -105,6 +105,8 @@ References
 .. [5] J. Ainslie, J. Lee-Thorp, M. de Jong, Y. Zemlyanskiy, F. Lebron and S. Sanghai,
    "GQA: training generalized multi-query transformer models from multi-head
    checkpoints", EMNLP 2023, arXiv:2305.13245.
+.. [6] A. Dubey et al. (Llama team, AI @ Meta), "The Llama 3 herd of models",
+   arXiv:2407.21783, 2024, Table 3 and section 3.4.1.
 """
 
 from types import MappingProxyType
@@ -239,20 +241,37 @@ def config(layers, hidden, heads, seq, vocab, micro_batch=1, global_batch=1, pre
                   **sizes)
 
 
+#: Llama 3.1's dense models: (name, layers, hidden, heads, ffn_hidden), from the
+#: ``config.json`` of Hugging Face's meta-llama/Llama-3.1-8B, -70B and -405B
+#: (``num_hidden_layers``, ``hidden_size``, ``num_attention_heads``,
+#: ``intermediate_size``; ``num_key_value_heads`` 8, ``vocab_size`` 128256,
+#: ``hidden_act`` silu, ``attention_bias`` and ``mlp_bias`` false, RMSNorm, RoPE,
+#: ``tie_word_embeddings`` false, ``torch_dtype`` bfloat16) and Dubey et al. [6]_
+#: Table 3; sequences of 8,192 tokens, their pre-training's after its first
+#: stage (section 3.4.1).
+_LLAMA3 = (("8b", 32, 4096, 32, 14336), ("70b", 80, 8192, 64, 28672),
+           ("405b", 126, 16384, 128, 53248))
+
 #: Named models (layers, hidden, heads, sequence, vocabulary): GPT-3's sizes from
 #: Brown et al. Table 2.1 [3]_ with Megatron's padded vocabulary of 51,200
-#: (Narayanan et al. [1]_, section 5.1: "vocabulary size of 51,200 ... sequence length 2048").
+#: (Narayanan et al. [1]_, section 5.1: "vocabulary size of 51,200 ... sequence length 2048");
+#: Llama 3's (:data:`_LLAMA3`), in bf16 with SwiGLU, 8 key/value heads, no biases,
+#: RMSNorm, RoPE and an untied logit layer.
 CONFIGS = MappingProxyType({
     "gpt3-1.3b": Config(24, 2048, 16, 2048, 51200),
     "gpt3-2.7b": Config(32, 2560, 32, 2048, 51200),
     "gpt3-6.7b": Config(32, 4096, 32, 2048, 51200),
     "gpt3-13b": Config(40, 5120, 40, 2048, 51200),
     "gpt3-175b": Config(96, 12288, 96, 2048, 51200),
+    **{f"llama3-{name}": Config(layers, hidden, heads, 8192, 128256, precision="bf16",
+                                ffn_hidden=ffn, mlp="swiglu", kv_heads=8, bias=False,
+                                norm="rmsnorm", position="rope", tied=False)
+       for name, layers, hidden, heads, ffn in _LLAMA3},
 })
 
 
 def get_config(name, **changes):
-    """A named model of :data:`CONFIGS`, with batch or precision ``changes``.
+    """A named model of :data:`CONFIGS`, with batch, precision or shape ``changes``.
 
     Raises
     ------
@@ -263,10 +282,13 @@ def get_config(name, **changes):
     --------
     >>> get_config("gpt3-13b", global_batch=1024).global_batch
     1024
+    >>> c = get_config("llama3-405b")
+    >>> c.layers, c.hidden, c.heads, c.kv, c.ffn, c.mlp, c.precision
+    (126, 16384, 128, 8, 53248, 'swiglu', 'bf16')
     >>> get_config("gpt5")
     Traceback (most recent call last):
     ...
-    workloads.errors.WorkloadError: unknown model 'gpt5'; known: gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b
+    workloads.errors.WorkloadError: unknown model 'gpt5'; known: gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b, llama3-8b, llama3-70b, llama3-405b
     """
     if name not in CONFIGS:
         raise WorkloadError(f"unknown model {name!r}; known: {', '.join(CONFIGS)}")
