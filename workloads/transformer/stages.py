@@ -3,7 +3,9 @@
 Shared by the trace (:func:`workloads.transformer.iteration.schedule`) and its closed form
 (:func:`workloads.transformer.closed.closed_form`), so that both count the same
 work. Layers are split evenly over the ``pp`` stages (Megatron-LM requires
-``layers % pp == 0``); every tensor-parallel shard of a stage does ``1/tp`` of
+``layers % pp == 0``), or unevenly as Megatron-LM's
+``--decoder-first-pipeline-num-layers`` and ``--decoder-last-pipeline-num-layers``
+split them (:func:`stage_layers`); every tensor-parallel shard of a stage does ``1/tp`` of
 each matrix multiplication (Narayanan et al. SC'21, section 2.3) and holds
 ``1/tp`` of each split weight (:func:`shard_parameters`). Stage 0 holds the
 embeddings (the word embedding split by vocabulary, ``V h / tp``, and the
@@ -27,8 +29,8 @@ from workloads.transformer.flops import (RECOMPUTE, attention_forward_flops,
                                          layer_parameter_split, logit_forward_flops,
                                          mlp_forward_flops)
 
-__all__ = ["Stage", "stage", "check_fit", "check", "buckets", "shard_parameters",
-           "embedding_shard"]
+__all__ = ["Stage", "stage", "stage_layers", "check_fit", "check", "buckets",
+           "shard_parameters", "embedding_shard"]
 
 
 class Stage(NamedTuple):
@@ -94,8 +96,60 @@ def embedding_shard(c, tp, first, last):
     return head, tail
 
 
-def check_fit(c, L):
-    """Raise :class:`WorkloadError` unless the model splits evenly over the layout ``L``.
+def stage_layers(layers, pp, first_stage_layers=None, last_stage_layers=None):
+    """How many layers each of ``pp`` stages holds: evenly, or Megatron-LM's uneven split.
+
+    Given ``first_stage_layers`` and/or ``last_stage_layers`` (Megatron-LM's
+    ``--decoder-first-pipeline-num-layers`` and ``--decoder-last-pipeline-num-layers``,
+    ``megatron/training/arguments.py``), those stages hold that many and the
+    remaining layers split evenly over the stages between, at least one each, or
+    none when no stage is left between (the "Uneven PP" check of
+    ``TransformerConfig.__post_init__``, ``megatron/core/transformer/transformer_config.py``,
+    Megatron-LM core_v0.15.0rc7-2333-gd98e8a6).
+
+    Raises
+    ------
+    WorkloadError
+        Naming the constraint the split breaks.
+
+    Examples
+    --------
+    >>> stage_layers(8, 4), stage_layers(126, 16, 7, 7)
+    ((2, 2, 2, 2), (7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7))
+    >>> stage_layers(126, 16, 6, 6)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: 114 layers left for 14 middle pipeline stages do not split evenly over them (first_stage_layers 6, last_stage_layers 6)
+    """
+    if first_stage_layers is None and last_stage_layers is None:
+        if layers % pp:
+            raise WorkloadError(f"{layers} layers do not split over {pp} pipeline stages")
+        return (layers // pp,) * pp
+    ends, rest, middle = {}, layers, pp
+    for name, n in (("first_stage_layers", first_stage_layers),
+                    ("last_stage_layers", last_stage_layers)):
+        if n is not None:
+            ends[name] = check_int(n, name, error=WorkloadError)
+            rest, middle = rest - ends[name], middle - 1
+    given = ", ".join(f"{k} {v}" for k, v in ends.items())
+    if middle < 0:
+        raise WorkloadError(f"first and last stage layers need pp >= 2, got pp {pp}")
+    if rest < 0:
+        raise WorkloadError(f"{given} exceed the model's {layers} layers")
+    if bool(rest) != bool(middle) or (middle and rest % middle):
+        raise WorkloadError(f"{rest} layers left for {middle} middle pipeline stages do not "
+                            f"split evenly over them ({given})")
+    return ((ends.get("first_stage_layers"),) * ("first_stage_layers" in ends)
+            + (rest // middle if middle else 0,) * middle
+            + (ends.get("last_stage_layers"),) * ("last_stage_layers" in ends))
+
+
+def check_fit(c, L, first_stage_layers=None, last_stage_layers=None):
+    """Raise :class:`WorkloadError` unless the model splits over the layout ``L``.
+
+    Its layers over the stages (:func:`stage_layers`), its heads, key/value heads,
+    MLP width and vocabulary over the tensor-parallel shards, its global batch
+    over the replicas' micro-batches.
 
     Examples
     --------
@@ -106,8 +160,7 @@ def check_fit(c, L):
     ...
     workloads.errors.WorkloadError: 3 layers do not split over 2 pipeline stages
     """
-    if c.layers % L.pp:
-        raise WorkloadError(f"{c.layers} layers do not split over {L.pp} pipeline stages")
+    stage_layers(c.layers, L.pp, first_stage_layers, last_stage_layers)
     if c.heads % L.tp:
         raise WorkloadError(f"{c.heads} heads do not split over tp {L.tp}")
     if c.kv % L.tp:
@@ -121,8 +174,10 @@ def check_fit(c, L):
                             f"{c.micro_batch} x dp {L.dp}")
 
 
-def stage(c, L, index):
+def stage(c, L, index, first_stage_layers=None, last_stage_layers=None):
     """Stage ``index`` of model ``c`` under layout ``L``: a :class:`Stage`.
+
+    ``first_stage_layers`` and ``last_stage_layers``: an uneven split (:func:`stage_layers`).
 
     Examples
     --------
@@ -131,10 +186,13 @@ def stage(c, L, index):
     >>> s = stage(config(4, 8, 2, 4, 16), Layout(2, 2, 1), 1)
     >>> s.layers, s.grads[0], s.grads[1]   # logit copy 16*8/2, layer 3: (12*64+7*8)/2 + 6*8
     ((2, 3), ('logit', 64), (3, 460))
+    >>> stage(config(5, 8, 2, 4, 16), Layout(1, 3, 1), 1, 1, 2).layers
+    (1, 2)
     """
-    check_fit(c, L)
-    per = c.layers // L.pp
-    layers = tuple(range(index * per, (index + 1) * per))
+    check_fit(c, L, first_stage_layers, last_stage_layers)
+    counts = stage_layers(c.layers, L.pp, first_stage_layers, last_stage_layers)
+    start = sum(counts[:index])
+    layers = tuple(range(start, start + counts[index]))
     last, first = index == L.pp - 1, index == 0
     head, tail = embedding_shard(c, L.tp, first, last)
     grads = [("logit", tail)] if tail else []
@@ -176,8 +234,12 @@ def buckets(grads, element, bucket_bytes):
     return out
 
 
-def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1):
+def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1,
+          first_stage_layers=None, last_stage_layers=None):
     """Check a schedule's options; its :class:`~workloads.transformer.layout.Layout` and stages.
+
+    ``first_stage_layers`` and ``last_stage_layers`` split the layers unevenly
+    (:func:`stage_layers`), under GPipe or 1F1B (one chunk per stage).
 
     Returns
     -------
@@ -190,7 +252,8 @@ def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1
     ------
     WorkloadError
         For a bad degree, schedule, chunk count, recomputation, bucket size or
-        iteration count, or a model that does not split over the layout.
+        iteration count, or a model that does not split over the layout, or an
+        uneven split under the interleaved schedule.
 
     Examples
     --------
@@ -208,7 +271,13 @@ def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1
         raise WorkloadError(f"unknown recompute {recompute!r}; known: {', '.join(RECOMPUTE)}")
     check_real(bucket_bytes, "bucket_bytes", lo=0, strict=True, error=WorkloadError)
     check_int(iterations, "iterations", error=WorkloadError)
-    check_fit(c, L)
+    uneven = (first_stage_layers, last_stage_layers)
+    check_fit(c, L, *uneven)
     _pipeline.check_chunks(pipeline, L.pp, c.global_batch // (c.micro_batch * L.dp), chunks)
+    if uneven != (None, None):
+        if pipeline == "interleaved":
+            raise WorkloadError("first/last stage layers need the 1f1b or gpipe schedule "
+                                "(uneven interleaved stages are not modelled)")
+        return L, [[stage(c, L, s, *uneven)] for s in range(L.pp)]
     virtual = L._replace(pp=L.pp * chunks)
     return L, [[stage(c, virtual, k * L.pp + s) for k in range(chunks)] for s in range(L.pp)]
