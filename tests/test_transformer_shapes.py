@@ -155,3 +155,35 @@ def test_named_llama3_models_have_their_public_shapes_and_sizes(name, shape, bil
     by_hand = _llama_parameters(*shape)
     assert parameters(c) + c.hidden == by_hand       # Eq. 2 leaves the final norm out
     assert round(by_hand / 1e9, 2) == billions       # Meta's 8B, 70B and 405B
+
+
+@pytest.mark.parametrize("tp,pp,dp", [(1, 1, 1), (2, 2, 2), (1, 4, 1)])
+def test_selective_recomputation_runs_the_attention_core_again(tp, pp, dp):
+    from netsim import simulate
+    from test_transformer_pipeline import RATE, star
+    from workloads.transformer.closed import closed_form
+    c = config(4, 64, 4, 32, 0, global_batch=8, ffn_hidden=96, mlp="swiglu", kv_heads=2)
+    b, s, h, m = 1, 32, 64, 8 // dp
+    core = 2 * b * s * s * h + 2 * b * s * s * h     # Q K^T and scores x V, a heads of d each
+    t = schedule(c, tp, pp, dp, recompute="selective", device_flops=RATE)
+    none = schedule(c, tp, pp, dp, recompute="none")
+    assert t.flops.sum() - none.flops.sum() == pytest.approx(8 * 4 * core, rel=1e-12)
+    assert iteration_flops(c, "selective") == pytest.approx(t.flops.sum(), rel=1e-12)
+    r = simulate(t, star(t.ranks), library="mpich")
+    f = closed_form(c, tp, pp, dp, device_flops=RATE, recompute="selective")
+    assert f["time"] == pytest.approx(r.makespan, rel=1e-12)
+    # no collective of its own: the same tensor-parallel traffic as without recomputation
+    assert measure(t)["tp"] == measure(none)["tp"]
+    if pp == 1:   # one stage: the layers' forward, backward and cores back to back
+        layer = attention_forward_flops(c) + mlp_forward_flops(c)
+        assert r.makespan == pytest.approx(m * 4 * (3 * layer + core) / tp / RATE, rel=1e-12)
+
+
+def test_selective_recomputation_stores_all_but_the_attention_core():
+    c = config(4, 64, 4, 32, 0, global_batch=8)
+    b, s, h, a = 1, 32, 64, 4
+    # Korthikanti Eq. 6 with sequence parallelism: 34 s b h / t; Eq. 2 less 5 a s^2 b / t
+    assert memory_per_gpu(c, 2, recompute="selective", sequence_parallel=True)["activations"] \
+        == 4 * 34 * s * b * h / 2
+    assert memory_per_gpu(c, 2, recompute="none")["activations"] \
+        - memory_per_gpu(c, 2, recompute="selective")["activations"] == 4 * 5 * a * s * s * b / 2

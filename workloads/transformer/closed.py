@@ -188,7 +188,8 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
         times = ((st.attention + st.mlp) / F + mem[0] + n,
-                 (2 + redo) * (st.attention + st.mlp) / F + mem[1] + n * (1 + redo), st.logit / F + (pre if st.logit else 0),
+                 ((2 + redo) * (st.attention + st.mlp) + st.core) / F + mem[1] + n * (1 + redo),
+                 st.logit / F + (pre if st.logit else 0),
                  2 * st.logit / F + (post if st.logit else 0))
         end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times, c.element,
                                  L.dp, _cost(links, "dp")))
@@ -222,7 +223,7 @@ def _chunk(st, pre, post, redo, F, mem):
     micro-batch; ``mem``: a layer's memory seconds (forward, backward)."""
     n, block = len(st.layers), pre + post
     xf = (n * (st.attention + st.mlp) + st.logit) / F + n * mem[0]
-    xb = (n * (2 + redo) * (st.attention + st.mlp) + 2 * st.logit) / F + n * mem[1]
+    xb = (n * (2 + redo) * (st.attention + st.mlp) + n * st.core + 2 * st.logit) / F + n * mem[1]
     cf = 2 * n * block + (pre if st.logit else 0)
     cb = 2 * n * block * (1 + redo) + (post if st.logit else 0)
     return xf, xb, cf, cb
@@ -254,7 +255,7 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
             # the logit layer's backward comes first, whether or not it holds its own
             # gradient (with one stage the embedding's is the tied word embedding's)
             t += 2 * st.logit / F + (post if st.logit else 0)
-            layer = ((2 + redo) * (st.attention + st.mlp) / F + layer_memory
+            layer = (((2 + redo) * (st.attention + st.mlp) + st.core) / F + layer_memory
                      + 2 * block_comm * (1 + redo))
             if p:
                 flops, _, cb = layer_delta(p, block_comm - post, post, redo, links)

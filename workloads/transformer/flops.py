@@ -55,8 +55,20 @@ wide per token whatever ``k`` and ``f`` are; the ``K`` and ``V`` heads and the
 
 Full activation recomputation (Korthikanti et al. 2022, [2]_, section 4)
 re-runs each layer's forward, with its tensor-parallel communication, just
-before its backward: one more forward per layer. (Korthikanti's selective
-recomputation is not modelled.)
+before its backward: one more forward per layer. Selective recomputation
+(their section 5) re-runs only the attention core, the part whose stored
+tensors grow as ``s^2``: ``Q K^T``, the softmax, its dropout and the attention
+over ``V``. Its GEMMs are the scores' and values', ``4 b s^2 h`` forward FLOPs
+per layer (:func:`attention_core_forward_flops`: ``a`` heads of ``2 s^2 d``
+each, twice), with no tensor-parallel communication (each shard holds its
+heads' Q, K and V); in return the layer no longer stores the softmax's
+output, its dropout's output and mask, ``a s^2 b (2 e + 1)`` (``5 a s^2 b``
+at ``e = 2``): ``s b h (10 + 24/t)`` with tensor parallelism (their Eq. 6
+without sequence parallelism), ``34 s b h / t`` with it (Eq. 6). FLOPs per
+iteration: ``72 B s l h^2 (w + 2 s/(9 h) + V/(12 l h))``, the ``s^2`` term a
+third more than without recomputation: a layer's forward and backward grow by
+``4 s / (72 h + 12 s)`` (0.9 % for GPT-3 175B's ``s = 2048``, ``h = 12288``;
+``4 s / (24 h + 4 s)``, 2.7 %, of its forward).
 
 Beside the FLOPs, the bytes each block of a layer stores for its backward, per
 tensor-parallel shard (Korthikanti et al. [2]_, section 4.1, Eq. 1; with
@@ -118,15 +130,16 @@ from workloads.errors import WorkloadError
 
 __all__ = ["Config", "CONFIGS", "PRECISION_BYTES", "RECOMPUTE", "MLPS", "NORMS", "POSITIONS",
            "config", "get_config", "qkv_width", "layer_forward_flops", "attention_forward_flops",
-           "mlp_forward_flops", "logit_forward_flops", "layer_parameter_split",
+           "mlp_forward_flops", "attention_core_forward_flops", "logit_forward_flops", "layer_parameter_split",
            "layer_parameters", "embedding_parameters", "parameters", "iteration_flops",
            "activation_bytes", "attention_stored_bytes", "mlp_stored_bytes",
            "layer_stored_bytes"]
 
 #: Bytes per value of each training precision (mixed precision keeps fp16/bf16 activations).
 PRECISION_BYTES = MappingProxyType({"fp32": 4, "fp16": 2, "bf16": 2})
-#: Activation recomputation: none, or full (one more forward per layer, [2]_).
-RECOMPUTE = ("none", "full")
+#: Activation recomputation: none, full (one more forward per layer, [2]_) or selective (the
+#: attention core again, [2]_ section 5).
+RECOMPUTE = ("none", "full", "selective")
 #: The MLPs and their ``h x f`` matrices: GeLU two, SwiGLU (gated, [4]_) three.
 MLPS = MappingProxyType({"gelu": 2, "swiglu": 3})
 #: The layer norms and their parameters per ``h``: LayerNorm a gain and a bias, RMSNorm a gain.
@@ -341,6 +354,21 @@ def mlp_forward_flops(c):
     return 2 * MLPS[c.mlp] * c.micro_batch * c.seq * c.hidden * c.ffn
 
 
+def attention_core_forward_flops(c):
+    """Forward FLOPs of one layer's attention core for a micro-batch: ``4 b s^2 h`` [2]_.
+
+    ``Q K^T`` and the attention over ``V``, ``2 b s^2 h`` each (``a`` query heads
+    of width ``d``): what selective recomputation runs again (Korthikanti et
+    al. section 5).
+
+    Examples
+    --------
+    >>> attention_core_forward_flops(Config(1, 4, 1, 2, 0))   # 4 * 4 * 4
+    64
+    """
+    return 4 * c.micro_batch * c.seq * c.seq * c.hidden
+
+
 def layer_forward_flops(c):
     """Forward FLOPs of one transformer layer for a micro-batch: ``24 b s h^2 + 4 b s^2 h`` [1]_.
 
@@ -431,8 +459,10 @@ def parameters(c):
 def iteration_flops(c, recompute="full"):
     """FLOPs of one training iteration over the global batch, Eq. 3 of [1]_.
 
-    ``96 B s l h^2 (w + s/(6h) + V/(16 l h))`` with full recomputation, and
-    ``72 B s l h^2 (w + s/(6h) + V/(12 l h))`` without: the sum of this module's
+    ``96 B s l h^2 (w + s/(6h) + V/(16 l h))`` with full recomputation,
+    ``72 B s l h^2 (w + s/(6h) + V/(12 l h))`` without, and ``72 B s l h^2 (w + 2
+    s/(9h) + V/(12 l h))`` with selective recomputation (its ``4 B s^2 l h``
+    more, the attention cores again): the sum of this module's
     per-layer and logit counts over every micro-batch, where ``w`` is a layer's
     GEMM FLOPs per token over GPT's ``24 h^2`` (1 for GPT-3's shape: Eq. 3 as
     printed).
@@ -442,6 +472,8 @@ def iteration_flops(c, recompute="full"):
     >>> c = get_config("gpt3-175b", global_batch=1536)
     >>> round(iteration_flops(c) / 1e18, 2)
     4.51
+    >>> round(iteration_flops(c, "selective") / iteration_flops(c, "none") - 1, 3)
+    0.009
     """
     if recompute not in RECOMPUTE:
         raise WorkloadError(f"unknown recompute {recompute!r}; known: {', '.join(RECOMPUTE)}")
@@ -449,6 +481,8 @@ def iteration_flops(c, recompute="full"):
     w = (2 * h * (qkv_width(c) + h) + 2 * MLPS[c.mlp] * h * c.ffn) / (24 * h * h)
     if recompute == "full":
         return 96 * B * s * l * h * h * (w + s / (6 * h) + V / (16 * l * h))
+    if recompute == "selective":
+        return 72 * B * s * l * h * h * (w + 2 * s / (9 * h) + V / (12 * l * h))
     return 72 * B * s * l * h * h * (w + s / (6 * h) + V / (12 * l * h))
 
 
@@ -471,14 +505,16 @@ def _stored(c, whole, split, tp, sequence_parallel):
     return (whole + split) / tp if sequence_parallel else whole + split / tp
 
 
-def attention_stored_bytes(c, tp=1, sequence_parallel=False):
+def attention_stored_bytes(c, tp=1, sequence_parallel=False, selective=False):
     """Bytes one layer's attention block stores for its backward, per shard, per micro-batch [2]_.
 
     ``s b h (2 e + 1)`` whole on every shard (with ``sequence_parallel`` split
     too) and ``(4 s b h e + a s^2 b (2 e + 1)) / t`` split: ``11 s b h + 5 a
     s^2 b`` and the layer norm's ``2 s b h`` at ``t = 1`` and ``e = 2``
     (Korthikanti et al. section 4.1). With ``k`` key/value heads K and V are
-    ``k d`` wide: ``4 s b h e`` becomes ``(2 h + 2 k d) s b e``.
+    ``k d`` wide: ``4 s b h e`` becomes ``(2 h + 2 k d) s b e``. With
+    ``selective`` recomputation the ``a s^2 b (2 e + 1)`` of the softmax, its
+    dropout and mask are not stored (Korthikanti et al. section 5).
 
     Examples
     --------
@@ -488,11 +524,13 @@ def attention_stored_bytes(c, tp=1, sequence_parallel=False):
     >>> g = Config(1, 64, 4, 32, 0, micro_batch=2, kv_heads=1)   # K, V: 16 wide, not 64
     >>> attention_stored_bytes(c) - attention_stored_bytes(g) == 2 * 32 * 2 * (64 - 16) * 2
     True
+    >>> attention_stored_bytes(c, selective=True) == 32 * 2 * 64 * 13
+    True
     """
     b, s, h, a, e = c.micro_batch, c.seq, c.hidden, c.heads, c.element
-    return _stored(c, s * b * h * (2 * e + 1),
-                   s * b * (qkv_width(c) + h) * e + a * s * s * b * (2 * e + 1),
-                   tp, sequence_parallel)
+    scores = 0 if selective else a * s * s * b * (2 * e + 1)
+    return _stored(c, s * b * h * (2 * e + 1), s * b * (qkv_width(c) + h) * e + scores, tp,
+                   sequence_parallel)
 
 
 def mlp_stored_bytes(c, tp=1, sequence_parallel=False):
@@ -519,11 +557,12 @@ def mlp_stored_bytes(c, tp=1, sequence_parallel=False):
                    sequence_parallel)
 
 
-def layer_stored_bytes(c, tp=1, sequence_parallel=False):
+def layer_stored_bytes(c, tp=1, sequence_parallel=False, selective=False):
     """Bytes one layer stores for its backward per shard and micro-batch: Korthikanti Eq. 1, 2, 4.
 
     ``s b h (10 + 24/t + 5 a s/(h t))`` in 16-bit precision; ``s b h (34/t + 5
-    a s/(h t))`` with ``sequence_parallel``.
+    a s/(h t))`` with ``sequence_parallel``; without the ``5 a s/(h t)`` with
+    ``selective`` recomputation (Eq. 6).
 
     Examples
     --------
@@ -532,6 +571,8 @@ def layer_stored_bytes(c, tp=1, sequence_parallel=False):
     True
     >>> layer_stored_bytes(c, 4) == 32 * 2 * 64 * (10 + 24 / 4 + 5 * 4 * 32 / (64 * 4))  # Eq. 2
     True
+    >>> layer_stored_bytes(c, 4, True, True) == 32 * 2 * 64 * 34 / 4   # Eq. 6
+    True
     """
-    return (attention_stored_bytes(c, tp, sequence_parallel)
+    return (attention_stored_bytes(c, tp, sequence_parallel, selective)
             + mlp_stored_bytes(c, tp, sequence_parallel))

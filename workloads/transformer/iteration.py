@@ -36,7 +36,10 @@ ops in FLOPs, collective ops and messages:
   last micro-batch's backward has completed it, one after another on one
   stream, overlapping the rest of the backward pass (tag ``dp``).
 * **Recomputation** ``full`` (Korthikanti et al. 2022) runs each layer's forward
-  again, with its tensor-parallel collectives, just before its backward.
+  again, with its tensor-parallel collectives, just before its backward;
+  ``selective`` (their section 5) only its attention core
+  (:func:`workloads.transformer.flops.attention_core_forward_flops`, ``1/tp`` on
+  each shard, no collective), between the MLP's and the attention's backward.
 
 A rank's compute ops and its blocking tensor-parallel collectives run one after
 another (one CUDA stream); its pipeline messages and gradient buckets do not
@@ -84,7 +87,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         Degrees of tensor, pipeline and data parallelism; ``tp * pp * dp`` ranks.
     pipeline : {"1f1b", "gpipe", "interleaved"}
         The pipeline schedule (:mod:`workloads.transformer.pipeline`).
-    recompute : {"full", "none"}
+    recompute : {"full", "none", "selective"}
         Activation recomputation.
     sequence_parallel : bool
         Tensor-parallel blocks as allgather + reduce-scatter instead of allreduce.
@@ -291,6 +294,8 @@ def _backward(st, s, r, it, block, extra, recompute, done, fetch, mlp):
             yield from mlp(st, layer, s, r, it, "recompute", 1)
             extra = None
         yield from mlp(st, layer, s, r, it, "backward", 2, extra)
+        if st.core:   # selective recomputation: the attention core again, on the shard alone
+            block(s, r, st.core, it, "recompute", before=False, after=False)
         done[layer] = done["expert", layer] = block(s, r, 2 * st.attention, it, "backward",
                                                     kind="attention")
         extra = None

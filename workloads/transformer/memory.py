@@ -17,7 +17,8 @@ Two parts, on the pipeline stage that holds the most:
   parallelism too (Eq. 4; :func:`workloads.transformer.flops.layer_stored_bytes`), or
   only its ``2 s b h``-byte input under full
   recomputation (section 4.3), plus one layer's full activations while it is
-  recomputed. The first stage holds the most micro-batches' worth (section
+  recomputed; under selective recomputation all but the attention core's
+  ``5 a s^2 b`` (section 5, Eq. 6). The first stage holds the most micro-batches' worth (section
   4.2.3; with an uneven split, :func:`memory_per_gpu` takes the fullest stage): ``L`` layers' worth under 1F1B (``p`` micro-batches of ``L/p``
   layers), ``L (1 + (p - 1)/(p v))`` interleaved over ``v`` chunks, and ``m L / p``
   under GPipe.
@@ -118,7 +119,7 @@ def _stage_memory(c, L, s, layers, pipeline, recompute, sequence_parallel, chunk
         layers_held = c.layers * (1 + (L.pp - 1) / (L.pp * chunks))
     else:
         layers_held = min(L.pp - s, m) * len(layers)
-    full = layer_stored_bytes(c, L.tp, sequence_parallel)
+    full = layer_stored_bytes(c, L.tp, sequence_parallel, recompute == "selective")
     if recompute == "full":
         stored = 2 * c.seq * c.micro_batch * c.hidden / (L.tp if sequence_parallel else 1)
         activations = stored * layers_held + full

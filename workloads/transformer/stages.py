@@ -25,7 +25,8 @@ from netsim.checks import check_int, check_real
 from workloads.transformer import pipeline as _pipeline
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import layout
-from workloads.transformer.flops import (RECOMPUTE, attention_forward_flops,
+from workloads.transformer.flops import (RECOMPUTE, attention_core_forward_flops,
+                                         attention_forward_flops,
                                          layer_parameter_split, logit_forward_flops,
                                          mlp_forward_flops)
 
@@ -41,6 +42,8 @@ class Stage(NamedTuple):
     the logit layer (0 off the last stage). ``grads``: parameters per gradient
     source in the order the backward pass completes them, as ``(source,
     parameters)`` with source ``"logit"``, a layer index or ``"embedding"``.
+    ``core``: forward FLOPs of one layer's attention core that selective
+    recomputation runs again before the layer's backward (0 otherwise).
     """
 
     index: int
@@ -49,6 +52,7 @@ class Stage(NamedTuple):
     mlp: float
     logit: float
     grads: tuple
+    core: float = 0.0
 
 
 def shard_parameters(c, tp):
@@ -278,6 +282,11 @@ def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1
         if pipeline == "interleaved":
             raise WorkloadError("first/last stage layers need the 1f1b or gpipe schedule "
                                 "(uneven interleaved stages are not modelled)")
-        return L, [[stage(c, L, s, *uneven)] for s in range(L.pp)]
-    virtual = L._replace(pp=L.pp * chunks)
-    return L, [[stage(c, virtual, k * L.pp + s) for k in range(chunks)] for s in range(L.pp)]
+        stages = [[stage(c, L, s, *uneven)] for s in range(L.pp)]
+    else:
+        virtual = L._replace(pp=L.pp * chunks)
+        stages = [[stage(c, virtual, k * L.pp + s) for k in range(chunks)] for s in range(L.pp)]
+    if recompute == "selective":
+        core = attention_core_forward_flops(c) / L.tp
+        stages = [[st._replace(core=core) for st in row] for row in stages]
+    return L, stages

@@ -58,7 +58,9 @@ def add_arguments(p):
     g.add_argument("--last-stage-layers", type=int, default=None, metavar="N",
                    help="layers on the last pipeline stage (Megatron-LM's "
                         "--decoder-last-pipeline-num-layers)")
-    g.add_argument("--recompute", default="full", help="full (default) or none")
+    g.add_argument("--recompute", default="full",
+                   help="full (default), selective (the attention core only, Korthikanti et al. "
+                        "2022 section 5) or none")
     g.add_argument("--sequence-parallel", action="store_true",
                    help="tensor-parallel blocks as allgather + reduce-scatter")
     g.add_argument("--zero", type=int, default=0, metavar="1|2|3",
