@@ -173,12 +173,15 @@ def default_efficiency():
 
 
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
-          simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1):
+          simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
+          first_stage_layers=None, last_stage_layers=None):
     """One layout on one topology: a record of the closed form (and the replay).
 
     ``zero`` and ``fsdp`` shard the data parallelism
     (:mod:`workloads.transformer.zero`) and its memory; ``moe`` and ``ep`` add
-    experts (:mod:`workloads.transformer.moe`).
+    experts (:mod:`workloads.transformer.moe`); ``first_stage_layers`` and
+    ``last_stage_layers`` split the layers unevenly over the stages
+    (:func:`workloads.transformer.stages.stage_layers`).
 
     Examples
     --------
@@ -192,7 +195,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     peak = peak_of(G, c.precision)
     rate = efficiency * peak
     kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
-              chunks=chunks)
+              chunks=chunks, first_stage_layers=first_stage_layers,
+              last_stage_layers=last_stage_layers)
     shard = dict(zero=zero, fsdp=fsdp) if moe is None else dict(zero=zero, fsdp=fsdp, moe=moe,
                                                                  ep=ep)
     f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L, ep, library), **kw,
@@ -279,8 +283,8 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
 def sweep_layouts(c, P, max_tp=8):
     """The ``(tp, pp, dp)`` layouts of ``P`` GPUs that :func:`sweep` tries, in its order.
 
-    ``tp`` runs over the powers of two up to ``max_tp`` and divides the heads and the
-    vocabulary, ``pp`` over the divisors of the layer count; ``dp`` is the rest and must
+    ``tp`` runs over the powers of two up to ``max_tp`` and divides the heads, the
+    key/value heads, the MLP's width and the vocabulary, ``pp`` over the divisors of the layer count; ``dp`` is the rest and must
     divide the global batch in micro-batches.
 
     Examples
@@ -293,6 +297,7 @@ def sweep_layouts(c, P, max_tp=8):
             for tp in (1 << k for k in range(int(np.log2(max_tp)) + 1))
             for pp in range(1, c.layers + 1)
             if not (c.layers % pp or P % (tp * pp) or c.heads % tp or c.vocab % tp
+                    or c.kv % tp or c.ffn % tp
                     or c.global_batch % (c.micro_batch * (P // (tp * pp))))]
 
 

@@ -35,6 +35,19 @@ ep           ``(v m + p - 1) a``: the experts' all-to-alls (``a`` per chunk and
              blocking time ``c_f + c_b``; 0 without experts
 ============ ==================================================================
 
+**Uneven stages** (``first_stage_layers``, ``last_stage_layers``: Megatron-LM's
+split, :func:`workloads.transformer.stages.stage_layers`): each stage ``s`` has
+its own ``t_f,s`` and ``t_b,s`` and the slowest sets the pipeline's rate. The
+time is the schedule's exact timeline over them
+(:func:`workloads.transformer.pipeline.timeline`): under GPipe
+
+    ``T = sum_s (t_f,s + t_b,s) + (m - 1)(max_s t_f,s + max_s t_b,s) + e_pp + e_dp``
+
+(1F1B at most that: its light stages fill in while the slowest waits). Then
+compute is the slowest stage's ``m (x_f + x_b)``, the bubble what the
+timeline of compute alone adds to it, and ``tp`` what the collectives add to
+that timeline. An even split keeps the formula above (a uniform pipeline).
+
 The slowest stage's ``t_f`` and ``t_b`` (the mean of its chunks') stand for
 every chunk's: exact when the chunks are alike (``vocab = 0``; else the last
 one's logit layer makes its stage the slowest), and for communication exact
@@ -70,7 +83,7 @@ def _cost(links, name):
 def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
                 sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
                 chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
-                moe=None, ep=1):
+                moe=None, ep=1, first_stage_layers=None, last_stage_layers=None):
     """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
 
     Parameters
@@ -98,6 +111,9 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         (:func:`workloads.transformer.moe.layer_delta`); the expert buckets
         cost ``links["edp"]``'s ring allreduce over ``dp / ep``, in the dense
         buckets' chain.
+    first_stage_layers, last_stage_layers : int, optional
+        An uneven split of the layers (the module's docstring: each stage's own
+        times in the schedule's timeline).
 
     Returns
     -------
@@ -117,7 +133,8 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     (0.375, True)
     """
     bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
-    L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks)
+    L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks,
+                      first_stage_layers, last_stage_layers)
     zstage = check_zero(zero, fsdp, L)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     element = grad_element or c.element
@@ -156,16 +173,23 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v, regather)
     if not hop and not regather:   # the same time as the formula, without the rounding of a long sum
         pipe = ideal
-    out = {"compute": m * v * (xf + xb), "bubble": (L.pp - 1) * (xf + xb),
-           "tp": (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0, "pp": pipe - ideal,
+    compute, e_ep = m * v * (xf + xb), (m * v + L.pp - 1) * a2a
+    bubble = (L.pp - 1) * (xf + xb)
+    e_tp = (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0
+    if len({len(st.layers) for chunk_list in stages for st in chunk_list}) > 1:
+        # uneven stages: each its own times, the slowest setting the rate (the docstring)
+        pipe, ends, ideal, work = _uneven(pipeline, L.pp, m, means, hop, regather)
+        bubble, e_tp = work - compute, ideal - work - e_ep
+    out = {"compute": compute, "bubble": bubble, "tp": e_tp, "pp": pipe - ideal,
            "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
                              _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
                              mem[1], p, experts if p else None, links),
-           "ep": (m * v + L.pp - 1) * a2a}
+           "ep": e_ep}
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
         times = ((st.attention + st.mlp) / F + mem[0] + n,
-                 (2 + redo) * (st.attention + st.mlp) / F + mem[1] + n * (1 + redo), st.logit / F + (pre if st.logit else 0),
+                 ((2 + redo) * (st.attention + st.mlp) + st.core) / F + mem[1] + n * (1 + redo),
+                 st.logit / F + (pre if st.logit else 0),
                  2 * st.logit / F + (post if st.logit else 0))
         end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times, c.element,
                                  L.dp, _cost(links, "dp")))
@@ -174,6 +198,17 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
                t_forward=t_f, t_backward=t_b)
     return out
+
+
+def _uneven(pipeline, pp, m, means, hop, regather):
+    """A pipeline of stages of uneven work: ``(time, each stage's end, time without hops,
+    time of compute alone)`` from the schedule's timeline over each stage's
+    ``(x_f, x_b, c_f, c_b)`` in ``means``."""
+    t_f, t_b = [x[0] + x[2] for x in means], [x[1] + x[3] for x in means]
+    pipe, ends = _pipeline.timeline(pipeline, pp, m, t_f, t_b, hop, 1, regather)
+    ideal = _pipeline.timeline(pipeline, pp, m, t_f, t_b)[0]
+    work = _pipeline.timeline(pipeline, pp, m, [x[0] for x in means], [x[1] for x in means])[0]
+    return pipe, ends, ideal, work
 
 
 def _layer_memory(ms, redo):
@@ -188,7 +223,7 @@ def _chunk(st, pre, post, redo, F, mem):
     micro-batch; ``mem``: a layer's memory seconds (forward, backward)."""
     n, block = len(st.layers), pre + post
     xf = (n * (st.attention + st.mlp) + st.logit) / F + n * mem[0]
-    xb = (n * (2 + redo) * (st.attention + st.mlp) + 2 * st.logit) / F + n * mem[1]
+    xb = (n * (2 + redo) * (st.attention + st.mlp) + n * st.core + 2 * st.logit) / F + n * mem[1]
     cf = 2 * n * block + (pre if st.logit else 0)
     cb = 2 * n * block * (1 + redo) + (post if st.logit else 0)
     return xf, xb, cf, cb
@@ -220,7 +255,7 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
             # the logit layer's backward comes first, whether or not it holds its own
             # gradient (with one stage the embedding's is the tied word embedding's)
             t += 2 * st.logit / F + (post if st.logit else 0)
-            layer = ((2 + redo) * (st.attention + st.mlp) / F + layer_memory
+            layer = (((2 + redo) * (st.attention + st.mlp) + st.core) / F + layer_memory
                      + 2 * block_comm * (1 + redo))
             if p:
                 flops, _, cb = layer_delta(p, block_comm - post, post, redo, links)

@@ -16,7 +16,9 @@ ops in FLOPs, collective ops and messages:
   backward only (with sequence parallelism: its input allgathered in the
   forward, the gradient reduce-scattered in the backward); the cross-entropy's
   allreduces of ``b s`` values are left out.
-* **Pipeline parallelism**: the layers split evenly over ``pp`` stages; each
+* **Pipeline parallelism**: the layers split evenly over ``pp`` stages (or
+  with ``first_stage_layers`` / ``last_stage_layers`` as Megatron-LM splits
+  them unevenly, :func:`workloads.transformer.stages.stage_layers`); each
   stage runs its micro-batches' forwards and backwards in the order of the
   pipeline schedule (:mod:`workloads.transformer.pipeline`: GPipe, 1F1B, or interleaved
   1F1B over ``chunks`` chunks of layers per stage), and every shard
@@ -34,7 +36,10 @@ ops in FLOPs, collective ops and messages:
   last micro-batch's backward has completed it, one after another on one
   stream, overlapping the rest of the backward pass (tag ``dp``).
 * **Recomputation** ``full`` (Korthikanti et al. 2022) runs each layer's forward
-  again, with its tensor-parallel collectives, just before its backward.
+  again, with its tensor-parallel collectives, just before its backward;
+  ``selective`` (their section 5) only its attention core
+  (:func:`workloads.transformer.flops.attention_core_forward_flops`, ``1/tp`` on
+  each shard, no collective), between the MLP's and the attention's backward.
 
 A rank's compute ops and its blocking tensor-parallel collectives run one after
 another (one CUDA stream); its pipeline messages and gradient buckets do not
@@ -71,7 +76,7 @@ TAGS = ("tp", "pp", "dp", "ep")
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
-             ep=1):
+             ep=1, first_stage_layers=None, last_stage_layers=None):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -82,7 +87,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         Degrees of tensor, pipeline and data parallelism; ``tp * pp * dp`` ranks.
     pipeline : {"1f1b", "gpipe", "interleaved"}
         The pipeline schedule (:mod:`workloads.transformer.pipeline`).
-    recompute : {"full", "none"}
+    recompute : {"full", "none", "selective"}
         Activation recomputation.
     sequence_parallel : bool
         Tensor-parallel blocks as allgather + reduce-scatter instead of allreduce.
@@ -111,6 +116,10 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         all-to-alls tagged ``ep``.
     ep : int
         Expert-parallel degree, dividing ``dp`` and the experts.
+    first_stage_layers, last_stage_layers : int, optional
+        Layers on the first and on the last pipeline stage, the rest split evenly
+        over the stages between (Megatron-LM's uneven split,
+        :func:`workloads.transformer.stages.stage_layers`); GPipe or 1F1B.
 
     Returns
     -------
@@ -129,7 +138,10 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     >>> t.ranks, t.num_messages, int(t.size[t.is_message][0])   # 32 * 64 fp16 values
     (8, 32, 4096)
     """
-    L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks)
+    uneven = {k: v for k, v in (("first_stage_layers", first_stage_layers),
+                                ("last_stage_layers", last_stage_layers)) if v is not None}
+    L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks,
+                      **uneven)
     zstage = check_zero(zero, fsdp, L)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     element = grad_element or c.element
@@ -140,7 +152,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             "microbatches": m,
             "sequence_parallel": bool(sequence_parallel), "bucket_bytes": float(bucket_bytes),
             "scatter_gather": bool(scatter_gather), "zero": zstage, "fsdp": bool(fsdp),
-            "grad_element": element}
+            "grad_element": element, **uneven}
     if p:
         meta.update(moe=moe._asdict(), ep=p.ep)
         experts, stages = expert_grads(stages, p), dense_stages(stages, p)
@@ -282,6 +294,8 @@ def _backward(st, s, r, it, block, extra, recompute, done, fetch, mlp):
             yield from mlp(st, layer, s, r, it, "recompute", 1)
             extra = None
         yield from mlp(st, layer, s, r, it, "backward", 2, extra)
+        if st.core:   # selective recomputation: the attention core again, on the shard alone
+            block(s, r, st.core, it, "recompute", before=False, after=False)
         done[layer] = done["expert", layer] = block(s, r, 2 * st.attention, it, "backward",
                                                     kind="attention")
         extra = None

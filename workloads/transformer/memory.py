@@ -17,8 +17,9 @@ Two parts, on the pipeline stage that holds the most:
   parallelism too (Eq. 4; :func:`workloads.transformer.flops.layer_stored_bytes`), or
   only its ``2 s b h``-byte input under full
   recomputation (section 4.3), plus one layer's full activations while it is
-  recomputed. The first stage holds the most micro-batches' worth (section
-  4.2.3): ``L`` layers' worth under 1F1B (``p`` micro-batches of ``L/p``
+  recomputed; under selective recomputation all but the attention core's
+  ``5 a s^2 b`` (section 5, Eq. 6). The first stage holds the most micro-batches' worth (section
+  4.2.3; with an uneven split, :func:`memory_per_gpu` takes the fullest stage): ``L`` layers' worth under 1F1B (``p`` micro-batches of ``L/p``
   layers), ``L (1 + (p - 1)/(p v))`` interleaved over ``v`` chunks, and ``m L / p``
   under GPipe.
 
@@ -33,7 +34,7 @@ the communication library's buffers and fragmentation.
 from workloads.transformer.layout import layout as make_layout
 from workloads.transformer.flops import layer_stored_bytes
 from workloads.transformer.moe import stage_parameters_delta
-from workloads.transformer.stages import shard_parameters
+from workloads.transformer.stages import embedding_shard, shard_parameters, stage_layers
 
 __all__ = ["OPTIMIZER_BYTES", "zero_state_bytes", "memory_per_gpu"]
 
@@ -56,8 +57,15 @@ def zero_state_bytes(zero, dp):
 
 
 def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
-                   sequence_parallel=False, chunks=1, zero=0, moe=None, ep=1):
+                   sequence_parallel=False, chunks=1, zero=0, moe=None, ep=1,
+                   first_stage_layers=None, last_stage_layers=None):
     """Bytes per GPU on the fullest stage: ``{"states": ..., "activations": ..., "total": ...}``.
+
+    With an even split the first stage (it holds the embeddings and, under
+    1F1B, the most micro-batches); with ``first_stage_layers`` or
+    ``last_stage_layers`` (:func:`workloads.transformer.stages.stage_layers`) the
+    stage of the largest total, stage ``i`` holding ``min(p - i, m)``
+    micro-batches of its own layers under 1F1B.
 
     Examples
     --------
@@ -78,21 +86,40 @@ def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
     >>> d = memory_per_gpu(c, dp=8, moe=moe(8), ep=8)["states"] - memory_per_gpu(c)["states"]
     >>> d == 16 * 24 * 2048 * 8
     True
+
+    Llama 3 405B's 126 layers over 16 stages, 7 on the first and the last.
+
+    >>> c = get_config("llama3-405b", global_batch=16)
+    >>> memory_per_gpu(c, 8, 16, first_stage_layers=7, last_stage_layers=7)["total"] > 0
+    True
     """
     L = make_layout(tp, pp, dp)
-    per_stage = c.layers // L.pp
-    params = per_stage * shard_parameters(c, L.tp) + (c.vocab // L.tp + c.seq) * c.hidden
+    counts = stage_layers(c.layers, L.pp, first_stage_layers, last_stage_layers)
+    starts = [sum(counts[:s]) for s in range(L.pp)]
+    kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
+              chunks=chunks, zero=zero, moe=moe, ep=ep)
+    if first_stage_layers is None and last_stage_layers is None:
+        return _stage_memory(c, L, 0, range(counts[0]), **kw)
+    return max((_stage_memory(c, L, s, range(starts[s], starts[s] + counts[s]), **kw)
+                for s in range(L.pp)), key=lambda x: x["total"])
+
+
+def _stage_memory(c, L, s, layers, pipeline, recompute, sequence_parallel, chunks, zero, moe,
+                  ep):
+    """:func:`memory_per_gpu` of stage ``s`` holding ``layers``."""
+    params = len(layers) * shard_parameters(c, L.tp) + sum(embedding_shard(c, L.tp, s == 0,
+                                                                           s == L.pp - 1))
     if moe is not None:
-        params += stage_parameters_delta(c, moe, L.tp, ep, range(per_stage))
+        params += stage_parameters_delta(c, moe, L.tp, ep, layers)
     states = zero_state_bytes(zero, L.dp) * params
     m = c.global_batch // (c.micro_batch * L.dp)
     if pipeline == "gpipe":
-        layers_held = m * per_stage
+        layers_held = m * len(layers)
     elif pipeline == "interleaved":
         layers_held = c.layers * (1 + (L.pp - 1) / (L.pp * chunks))
     else:
-        layers_held = min(L.pp, m) * per_stage
-    full = layer_stored_bytes(c, L.tp, sequence_parallel)
+        layers_held = min(L.pp - s, m) * len(layers)
+    full = layer_stored_bytes(c, L.tp, sequence_parallel, recompute == "selective")
     if recompute == "full":
         stored = 2 * c.seq * c.micro_batch * c.hidden / (L.tp if sequence_parallel else 1)
         activations = stored * layers_held + full

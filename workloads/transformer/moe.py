@@ -67,6 +67,7 @@ from netsim import costmodel
 from netsim.checks import check_int, check_real
 
 from workloads.errors import WorkloadError
+from workloads.transformer.flops import MLPS, mlp_forward_flops
 from workloads.transformer.layout import ep_group
 from workloads.transformer.stages import shard_parameters
 
@@ -152,6 +153,8 @@ def experts_forward_flops(c, m, tp=1):
     """Forward FLOPs of the experts on one shard: ``16 h^2`` per routed token, ``1/t`` each.
 
     The tensor-parallel shards gather their routed tokens and split each expert's GEMMs.
+    An expert is the model's MLP (``2 n h f`` per token for ``n`` matrices of width
+    ``f``, :func:`workloads.transformer.flops.mlp_forward_flops`; ``16 h^2`` for GPT-3's).
 
     Examples
     --------
@@ -160,7 +163,7 @@ def experts_forward_flops(c, m, tp=1):
     >>> experts_forward_flops(c, moe(4)) == 2 * mlp_forward_flops(c)   # top_k x the dense MLP
     True
     """
-    return 16 * c.hidden ** 2 * routed_tokens(c, m, tp)
+    return 2 * MLPS[c.mlp] * c.hidden * c.ffn * routed_tokens(c, m, tp)
 
 
 def alltoall_bytes(c, m, tp=1):
@@ -178,8 +181,9 @@ def alltoall_bytes(c, m, tp=1):
 def mlp_shard_parameters(c, tp=1):
     """Parameters of one MLP (or one expert) on one shard: ``(8 h^2 + 4 h)/t + h``.
 
-    Split as in :func:`workloads.transformer.stages.shard_parameters`: the two
-    weights and the first bias split, the second bias whole.
+    Split as in :func:`workloads.transformer.stages.shard_parameters`: the
+    weights and the first biases split, the last bias whole; for ``n`` matrices
+    of width ``f``, ``(n h f + (n - 1) f)/t + h`` (no bias without ``bias``).
 
     Examples
     --------
@@ -187,8 +191,8 @@ def mlp_shard_parameters(c, tp=1):
     >>> mlp_shard_parameters(config(1, 64, 4, 8, 0), 2)
     16576
     """
-    h = c.hidden
-    return (8 * h * h + 4 * h) // tp + h
+    n, bias = MLPS[c.mlp], int(c.bias)
+    return (n * c.hidden * c.ffn + bias * (n - 1) * c.ffn) // tp + bias * c.hidden
 
 
 def expert_parameters(c, m, tp=1, ep=1):
@@ -230,8 +234,7 @@ def iteration_flops_delta(c, m, recompute="full"):
     >>> iteration_flops_delta(c, moe(4, top_k=1), "none") == 4 * 2 * 3 * 2 * 32 * 64 * 4
     True
     """
-    per = (router_forward_flops(c, m) + experts_forward_flops(c, m)
-           - 16 * c.micro_batch * c.seq * c.hidden ** 2)
+    per = router_forward_flops(c, m) + experts_forward_flops(c, m) - mlp_forward_flops(c)
     layers = sum(is_moe(m, i) for i in range(c.layers))
     return c.global_batch // c.micro_batch * layers * (4 if recompute == "full" else 3) * per
 

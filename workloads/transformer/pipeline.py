@@ -39,9 +39,13 @@ count and ``get_model_chunk_id``), which needs ``m`` a multiple of ``p``.
 When a hop between stages takes ``h``, GPipe takes ``2 (p - 1) h`` more (one
 hop per stage to fill, one to drain), but 1F1B also waits in its steady state:
 a stage's backward needs the gradient that went round the later stages and
-back. :func:`timeline` gives a schedule's exact time for uniform stages by
-walking its ops in dependency order (each op starts when its stage is free and
-its input has arrived).
+back. :func:`timeline` gives a schedule's exact time by walking its ops in
+dependency order (each op starts when its stage is free and its input has
+arrived), for uniform stages or stages of uneven work (an uneven split of the
+layers): there the slowest stage sets the rate of the steady state, and GPipe
+takes ``sum_s (t_f,s + t_b,s) + (m - 1)(max_s t_f,s + max_s t_b,s)`` (every
+stage's ops once to fill and drain, the slowest's ``m - 1`` more); 1F1B at most
+that, its exact time the longest path the walk finds.
 
 References
 ----------
@@ -192,11 +196,12 @@ def iteration_time(p, m, t_forward, t_backward, chunks=1):
 
 
 def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.0):
-    """Exact times of a pipeline of uniform stages: the makespan and each stage's end.
+    """Exact times of a pipeline: the makespan and each stage's end.
 
     Each op starts once its stage has finished the op before it and its input
     (:func:`source`) arrived: the other op ended ``hop`` ago. ``t_forward`` and
-    ``t_backward`` are one chunk's. An op with an input first spends ``gather``
+    ``t_backward`` are one chunk's, the same on every stage, or a sequence of
+    ``p``: stage ``s``'s (stages of uneven work). An op with an input first spends ``gather``
     on its stage's stream reassembling it (Megatron-LM's scatter/gather of
     pipeline tensors: an allgather among the tensor-parallel shards).
 
@@ -218,8 +223,18 @@ def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.
     True
     >>> timeline("gpipe", 2, 4, 1.0, 2.0, hop=0.5, gather=0.25)[0]   # 16 + 8 gathers on stage 1
     18.0
+
+    Uneven stages: GPipe takes ``sum_s (t_f,s + t_b,s) + (m - 1)(max t_f + max
+    t_b)``, 1F1B at most that (its light stages fill in while the slowest waits).
+
+    >>> timeline("gpipe", 3, 4, [1.0, 2.0, 1.0], [2.0, 4.0, 2.0])[0]   # 12 + (4 - 1)(2 + 4)
+    30.0
+    >>> timeline("1f1b", 3, 4, [1.0, 2.0, 1.0], [2.0, 4.0, 2.0])[0]
+    28.0
     """
     orders = [order(schedule, p, m, s, chunks) for s in range(p)]
+    t_forward, t_backward = (t if hasattr(t, "__len__") else [t] * p
+                             for t in (t_forward, t_backward))
     end, free, pos = {}, [0.0] * p, [0] * p
     while any(pos[s] < len(orders[s]) for s in range(p)):
         moved = False
@@ -230,7 +245,7 @@ def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.
                 if src is not None and (kind, src, j) not in end:
                     break
                 ready = end[(kind, src, j)] + hop if src is not None else 0.0
-                took = (t_forward if kind == "F" else t_backward) + (gather if src else 0.0)
+                took = (t_forward if kind == "F" else t_backward)[s] + (gather if src else 0.0)
                 free[s] = end[(kind, (s, c), j)] = max(free[s], ready) + took
                 pos[s] += 1
                 moved = True

@@ -3,12 +3,15 @@
 Shared by the trace (:func:`workloads.transformer.iteration.schedule`) and its closed form
 (:func:`workloads.transformer.closed.closed_form`), so that both count the same
 work. Layers are split evenly over the ``pp`` stages (Megatron-LM requires
-``layers % pp == 0``); every tensor-parallel shard of a stage does ``1/tp`` of
+``layers % pp == 0``), or unevenly as Megatron-LM's
+``--decoder-first-pipeline-num-layers`` and ``--decoder-last-pipeline-num-layers``
+split them (:func:`stage_layers`); every tensor-parallel shard of a stage does ``1/tp`` of
 each matrix multiplication (Narayanan et al. SC'21, section 2.3) and holds
 ``1/tp`` of each split weight (:func:`shard_parameters`). Stage 0 holds the
 embeddings (the word embedding split by vocabulary, ``V h / tp``, and the
 position embedding whole, ``s h``); with ``pp > 1`` the last stage holds a copy
-of the word embedding's shard for the logit layer (Megatron ties them). The data-parallel gradient
+of the word embedding's shard for the logit layer (Megatron ties them), and
+untied its own logit layer at any ``pp`` (:func:`embedding_shard`). The data-parallel gradient
 allreduce goes in buckets in the order the backward pass completes gradients
 (last layer first), each closed once it holds at least ``bucket_bytes``, as
 PyTorch DDP's ``Reducer`` fills them (``bucket_cap_mb`` = 25 MiB by default,
@@ -22,10 +25,13 @@ from netsim.checks import check_int, check_real
 from workloads.transformer import pipeline as _pipeline
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import layout
-from workloads.transformer.flops import (RECOMPUTE, attention_forward_flops, logit_forward_flops,
-                                mlp_forward_flops)
+from workloads.transformer.flops import (RECOMPUTE, attention_core_forward_flops,
+                                         attention_forward_flops,
+                                         layer_parameter_split, logit_forward_flops,
+                                         mlp_forward_flops)
 
-__all__ = ["Stage", "stage", "check_fit", "check", "buckets", "shard_parameters"]
+__all__ = ["Stage", "stage", "stage_layers", "check_fit", "check", "buckets",
+           "shard_parameters", "embedding_shard"]
 
 
 class Stage(NamedTuple):
@@ -36,6 +42,8 @@ class Stage(NamedTuple):
     the logit layer (0 off the last stage). ``grads``: parameters per gradient
     source in the order the backward pass completes them, as ``(source,
     parameters)`` with source ``"logit"``, a layer index or ``"embedding"``.
+    ``core``: forward FLOPs of one layer's attention core that selective
+    recomputation runs again before the layer's backward (0 otherwise).
     """
 
     index: int
@@ -44,6 +52,7 @@ class Stage(NamedTuple):
     mlp: float
     logit: float
     grads: tuple
+    core: float = 0.0
 
 
 def shard_parameters(c, tp):
@@ -54,7 +63,8 @@ def shard_parameters(c, tp):
     two layer norms (``4 h``) and the two biases added after an allreduce
     (``2 h``) whole on every shard (``megatron/core/tensor_parallel/layers.py``:
     ``ColumnParallelLinear`` splits its bias, ``RowParallelLinear`` does not);
-    at ``tp = 1`` the layer's ``12 h^2 + 13 h``.
+    at ``tp = 1`` the layer's ``12 h^2 + 13 h``. Other shapes split as
+    :func:`workloads.transformer.flops.layer_parameter_split` says.
 
     Examples
     --------
@@ -63,11 +73,87 @@ def shard_parameters(c, tp):
     >>> shard_parameters(c, 1) == layer_parameters(c), shard_parameters(c, 2)
     (True, 25184)
     """
-    return (12 * c.hidden ** 2 + 7 * c.hidden) // tp + 6 * c.hidden
+    split, whole = layer_parameter_split(c)
+    return split // tp + whole
 
 
-def check_fit(c, L):
-    """Raise :class:`WorkloadError` unless the model splits evenly over the layout ``L``.
+def embedding_shard(c, tp, first, last):
+    """Embedding parameters a shard of a stage holds: ``(first stage's, last stage's)``.
+
+    The first stage: the word embedding split by vocabulary, ``V h / tp``, and
+    learned position embeddings whole, ``s h``. The last: the logit layer's
+    ``V h / tp``, a copy of the word embedding's shard when they are tied and
+    ``pp > 1`` (Megatron ties them), its own weights when untied; with one stage
+    and tied weights, nothing more.
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import config
+    >>> c = config(2, 8, 2, 4, 16)
+    >>> embedding_shard(c, 2, True, False), embedding_shard(c, 2, False, True)
+    ((96, 0), (0, 64))
+    >>> embedding_shard(c._replace(tied=False, position="rope"), 2, True, True)
+    (64, 64)
+    """
+    head = (c.vocab // tp + c.seq * (c.position == "learned")) * c.hidden if first else 0
+    tail = c.vocab * c.hidden // tp if last and c.vocab and (not first or not c.tied) else 0
+    return head, tail
+
+
+def stage_layers(layers, pp, first_stage_layers=None, last_stage_layers=None):
+    """How many layers each of ``pp`` stages holds: evenly, or Megatron-LM's uneven split.
+
+    Given ``first_stage_layers`` and/or ``last_stage_layers`` (Megatron-LM's
+    ``--decoder-first-pipeline-num-layers`` and ``--decoder-last-pipeline-num-layers``,
+    ``megatron/training/arguments.py``), those stages hold that many and the
+    remaining layers split evenly over the stages between, at least one each, or
+    none when no stage is left between (the "Uneven PP" check of
+    ``TransformerConfig.__post_init__``, ``megatron/core/transformer/transformer_config.py``,
+    Megatron-LM core_v0.15.0rc7-2333-gd98e8a6).
+
+    Raises
+    ------
+    WorkloadError
+        Naming the constraint the split breaks.
+
+    Examples
+    --------
+    >>> stage_layers(8, 4), stage_layers(126, 16, 7, 7)
+    ((2, 2, 2, 2), (7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7))
+    >>> stage_layers(126, 16, 6, 6)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: 114 layers left for 14 middle pipeline stages do not split evenly over them (first_stage_layers 6, last_stage_layers 6)
+    """
+    if first_stage_layers is None and last_stage_layers is None:
+        if layers % pp:
+            raise WorkloadError(f"{layers} layers do not split over {pp} pipeline stages")
+        return (layers // pp,) * pp
+    ends, rest, middle = {}, layers, pp
+    for name, n in (("first_stage_layers", first_stage_layers),
+                    ("last_stage_layers", last_stage_layers)):
+        if n is not None:
+            ends[name] = check_int(n, name, error=WorkloadError)
+            rest, middle = rest - ends[name], middle - 1
+    given = ", ".join(f"{k} {v}" for k, v in ends.items())
+    if middle < 0:
+        raise WorkloadError(f"first and last stage layers need pp >= 2, got pp {pp}")
+    if rest < 0:
+        raise WorkloadError(f"{given} exceed the model's {layers} layers")
+    if bool(rest) != bool(middle) or (middle and rest % middle):
+        raise WorkloadError(f"{rest} layers left for {middle} middle pipeline stages do not "
+                            f"split evenly over them ({given})")
+    return ((ends.get("first_stage_layers"),) * ("first_stage_layers" in ends)
+            + (rest // middle if middle else 0,) * middle
+            + (ends.get("last_stage_layers"),) * ("last_stage_layers" in ends))
+
+
+def check_fit(c, L, first_stage_layers=None, last_stage_layers=None):
+    """Raise :class:`WorkloadError` unless the model splits over the layout ``L``.
+
+    Its layers over the stages (:func:`stage_layers`), its heads, key/value heads,
+    MLP width and vocabulary over the tensor-parallel shards, its global batch
+    over the replicas' micro-batches.
 
     Examples
     --------
@@ -78,10 +164,13 @@ def check_fit(c, L):
     ...
     workloads.errors.WorkloadError: 3 layers do not split over 2 pipeline stages
     """
-    if c.layers % L.pp:
-        raise WorkloadError(f"{c.layers} layers do not split over {L.pp} pipeline stages")
+    stage_layers(c.layers, L.pp, first_stage_layers, last_stage_layers)
     if c.heads % L.tp:
         raise WorkloadError(f"{c.heads} heads do not split over tp {L.tp}")
+    if c.kv % L.tp:
+        raise WorkloadError(f"{c.kv} key/value heads (kv_heads) do not split over tp {L.tp}")
+    if c.ffn % L.tp:
+        raise WorkloadError(f"the MLP's width ffn_hidden {c.ffn} does not split over tp {L.tp}")
     if c.vocab % L.tp:
         raise WorkloadError(f"vocabulary {c.vocab} does not split over tp {L.tp} (pad it)")
     if c.global_batch % (c.micro_batch * L.dp):
@@ -89,8 +178,10 @@ def check_fit(c, L):
                             f"{c.micro_batch} x dp {L.dp}")
 
 
-def stage(c, L, index):
+def stage(c, L, index, first_stage_layers=None, last_stage_layers=None):
     """Stage ``index`` of model ``c`` under layout ``L``: a :class:`Stage`.
+
+    ``first_stage_layers`` and ``last_stage_layers``: an uneven split (:func:`stage_layers`).
 
     Examples
     --------
@@ -99,17 +190,19 @@ def stage(c, L, index):
     >>> s = stage(config(4, 8, 2, 4, 16), Layout(2, 2, 1), 1)
     >>> s.layers, s.grads[0], s.grads[1]   # logit copy 16*8/2, layer 3: (12*64+7*8)/2 + 6*8
     ((2, 3), ('logit', 64), (3, 460))
+    >>> stage(config(5, 8, 2, 4, 16), Layout(1, 3, 1), 1, 1, 2).layers
+    (1, 2)
     """
-    check_fit(c, L)
-    per = c.layers // L.pp
-    layers = tuple(range(index * per, (index + 1) * per))
+    check_fit(c, L, first_stage_layers, last_stage_layers)
+    counts = stage_layers(c.layers, L.pp, first_stage_layers, last_stage_layers)
+    start = sum(counts[:index])
+    layers = tuple(range(start, start + counts[index]))
     last, first = index == L.pp - 1, index == 0
-    grads = []
-    if last and c.vocab and not first:
-        grads.append(("logit", c.vocab * c.hidden // L.tp))
+    head, tail = embedding_shard(c, L.tp, first, last)
+    grads = [("logit", tail)] if tail else []
     grads += [(k, shard_parameters(c, L.tp)) for k in reversed(layers)]
     if first and c.vocab:
-        grads.append(("embedding", (c.vocab // L.tp + c.seq) * c.hidden))
+        grads.append(("embedding", head))
     return Stage(index, layers, attention_forward_flops(c) / L.tp, mlp_forward_flops(c) / L.tp,
                  logit_forward_flops(c) / L.tp if last else 0.0, tuple(grads))
 
@@ -145,8 +238,12 @@ def buckets(grads, element, bucket_bytes):
     return out
 
 
-def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1):
+def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1,
+          first_stage_layers=None, last_stage_layers=None):
     """Check a schedule's options; its :class:`~workloads.transformer.layout.Layout` and stages.
+
+    ``first_stage_layers`` and ``last_stage_layers`` split the layers unevenly
+    (:func:`stage_layers`), under GPipe or 1F1B (one chunk per stage).
 
     Returns
     -------
@@ -159,7 +256,8 @@ def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1
     ------
     WorkloadError
         For a bad degree, schedule, chunk count, recomputation, bucket size or
-        iteration count, or a model that does not split over the layout.
+        iteration count, or a model that does not split over the layout, or an
+        uneven split under the interleaved schedule.
 
     Examples
     --------
@@ -177,7 +275,18 @@ def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1
         raise WorkloadError(f"unknown recompute {recompute!r}; known: {', '.join(RECOMPUTE)}")
     check_real(bucket_bytes, "bucket_bytes", lo=0, strict=True, error=WorkloadError)
     check_int(iterations, "iterations", error=WorkloadError)
-    check_fit(c, L)
+    uneven = (first_stage_layers, last_stage_layers)
+    check_fit(c, L, *uneven)
     _pipeline.check_chunks(pipeline, L.pp, c.global_batch // (c.micro_batch * L.dp), chunks)
-    virtual = L._replace(pp=L.pp * chunks)
-    return L, [[stage(c, virtual, k * L.pp + s) for k in range(chunks)] for s in range(L.pp)]
+    if uneven != (None, None):
+        if pipeline == "interleaved":
+            raise WorkloadError("first/last stage layers need the 1f1b or gpipe schedule "
+                                "(uneven interleaved stages are not modelled)")
+        stages = [[stage(c, L, s, *uneven)] for s in range(L.pp)]
+    else:
+        virtual = L._replace(pp=L.pp * chunks)
+        stages = [[stage(c, virtual, k * L.pp + s) for k in range(chunks)] for s in range(L.pp)]
+    if recompute == "selective":
+        core = attention_core_forward_flops(c) / L.tp
+        stages = [[st._replace(core=core) for st in row] for row in stages]
+    return L, stages

@@ -10,10 +10,10 @@ import json
 from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes, parse_spec, parse_workers
-from workloads.transformer.flops import CONFIGS, get_config
+from workloads.transformer.flops import CONFIGS, Config, get_config
 from workloads.transformer.layout import layout
 from workloads.transformer.moe import moe
-from workloads.transformer.stages import check
+from workloads.transformer.stages import check, stage_layers
 
 from studies.cli.console import check_options, expect, write, write_csv
 from studies.cli.options import given_options, option_value
@@ -39,7 +39,8 @@ def add_arguments(p):
     g = p.add_argument_group("transformer (PARADIGM transformer)")
     g.add_argument("--config", default="gpt3-13b", metavar="NAME[:k=v,...]",
                    help="model: " + ", ".join(CONFIGS) + ", with changes such as "
-                        "gpt3-13b:layers=8,seq=1024 (default gpt3-13b)")
+                        "gpt3-13b:layers=8,seq=1024 or gpt3-13b:ffn_hidden=13824,mlp=swiglu,"
+                        "kv_heads=8 (keys: " + ", ".join(Config._fields) + "; default gpt3-13b)")
     g.add_argument("--tp", type=int, default=8, help="tensor-parallel degree (default 8)")
     g.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
     g.add_argument("--micro-batch", type=int, default=1, help="sequences per micro-batch "
@@ -50,7 +51,16 @@ def add_arguments(p):
     g.add_argument("--pipeline", default="1f1b", help="1f1b (default), gpipe or interleaved")
     g.add_argument("--chunks", type=int, default=None,
                    help="chunks of layers per stage of the interleaved schedule (default 2)")
-    g.add_argument("--recompute", default="full", help="full (default) or none")
+    g.add_argument("--first-stage-layers", type=int, default=None, metavar="N",
+                   help="layers on the first pipeline stage, the rest split evenly over the "
+                        "stages between (Megatron-LM's --decoder-first-pipeline-num-layers; "
+                        "1f1b or gpipe)")
+    g.add_argument("--last-stage-layers", type=int, default=None, metavar="N",
+                   help="layers on the last pipeline stage (Megatron-LM's "
+                        "--decoder-last-pipeline-num-layers)")
+    g.add_argument("--recompute", default="full",
+                   help="full (default), selective (the attention core only, Korthikanti et al. "
+                        "2022 section 5) or none")
     g.add_argument("--sequence-parallel", action="store_true",
                    help="tensor-parallel blocks as allgather + reduce-scatter")
     g.add_argument("--zero", type=int, default=0, metavar="1|2|3",
@@ -97,10 +107,12 @@ def parse_config(text, micro_batch, global_batch, given=()):
     --------
     >>> parse_config("gpt3-13b:layers=8", 1, 64).layers
     8
+    >>> parse_config("gpt3-13b:ffn_hidden=13824,mlp=swiglu,kv_heads=8", 1, 64).kv
+    8
     >>> parse_config("gpt3-13b:colour=red", 1, 64)
     Traceback (most recent call last):
     ...
-    netsim.errors.NetsimError: --config gpt3-13b has no option 'colour'; options: layers, hidden, heads, seq, vocab, micro_batch, global_batch, precision
+    netsim.errors.NetsimError: --config gpt3-13b has no option 'colour'; options: layers, hidden, heads, seq, vocab, micro_batch, global_batch, precision, ffn_hidden, mlp, kv_heads, bias, norm, position, tied
     """
     name, items = parse_spec(text, "--config", NetsimError)
     if name not in CONFIGS:
@@ -175,9 +187,13 @@ def _layouts(c, args, workers, chunks):
         out = []
         for P in workers:
             L = layout(args.tp, args.pp, None, world=P)
-            check(c, L.tp, L.pp, L.dp, args.pipeline, args.recompute, 1.0, 1, chunks)
+            check(c, L.tp, L.pp, L.dp, args.pipeline, args.recompute, 1.0, 1, chunks,
+                  args.first_stage_layers, args.last_stage_layers)
             out.append((L.tp, L.pp, L.dp))
         return out
+    if args.first_stage_layers is not None or args.last_stage_layers is not None:
+        raise NetsimError("--sweep tries even splits only; --first-stage-layers and "
+                          "--last-stage-layers need a given --pp")
     P = max(workers)
     out = sweep_layouts(c, P)
     if not out:   # the sweep's own refusal, before its topology is built
@@ -214,6 +230,11 @@ def check_work(args, c, workers, chunks):
     expect(args, seconds, f"transformer at P = {', '.join(map(str, workers))}")
 
 
+def _split(c, args):
+    """Layers per pipeline stage of the options (:func:`workloads.transformer.stages.stage_layers`)."""
+    return stage_layers(c.layers, args.pp, args.first_stage_layers, args.last_stage_layers)
+
+
 def run(args):
     """Run ``netsim scale transformer`` on parsed arguments; the report on stdout.
 
@@ -247,6 +268,9 @@ def run(args):
     kw = dict(pipeline=args.pipeline, recompute=args.recompute,
               sequence_parallel=args.sequence_parallel, chunks=chunks, zero=args.zero,
               fsdp=args.fsdp)
+    if args.first_stage_layers is not None or args.last_stage_layers is not None:
+        kw.update(first_stage_layers=args.first_stage_layers,
+                  last_stage_layers=args.last_stage_layers)
     if experts is not None:
         kw["moe"] = experts
     if args.sweep:
@@ -273,6 +297,8 @@ def run(args):
     print(table(head, rows))
     source = "given" if args.efficiency is not None else "from Narayanan et al. SC'21 Table 1"
     shard = ("; FSDP" if args.fsdp else "") + (f"; ZeRO-{args.zero}" if args.zero else "")
+    if "first_stage_layers" in kw:
+        shard += f"; stages of {', '.join(map(str, _split(c, args)))} layers"
     if experts is not None:
         shard += (f"; {experts.experts} experts, top-{experts.top_k}, capacity factor "
                   f"{experts.capacity_factor:g}, every {experts.every}"
