@@ -190,6 +190,7 @@ print(json.dumps({"solves": solves, "flows": flows_solved,
 
 def threshold(n):
     """Measure numba's load and the numpy loops' extra cost; print the constants they imply."""
+    sys.path.insert(0, ROOT)  # this tree's engine, as the children's PYTHONPATH has it
     from netsim.engine import flows
 
     load = statistics.median(child(["-c", _LOAD])[0]["load"] for _ in range(n))

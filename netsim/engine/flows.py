@@ -48,12 +48,13 @@ _NO_BOUND = np.zeros(0)  # kernels.fill_bounded's 'no flow bounded'
 #: The batch path's loops: numpy until the work pays numba's load ("auto"), or always one.
 BATCH = ("auto", "numpy", "compiled")
 #: A batch solve's fixed cost, in flows solved: what the numpy loops spend per solve
-#: beyond the compiled ones, over what they spend per flow (benchmarks/startup.py).
-BATCH_INSTANT_WORK = 800
+#: beyond the compiled ones, over what they spend per flow (``benchmarks/startup.py
+#: --threshold``, 2026-12-07: 60-63 us per solve, 66-68 ns per flow; 910-925).
+BATCH_INSTANT_WORK = 900
 #: The batch work (:attr:`FlowTable.batch_work`) after which ``batch="auto"`` loads the
 #: compiled kernels: numba's load in a fresh process over the numpy loops' extra cost
-#: per flow solved (measured by benchmarks/startup.py).
-COMPILE_WORK = 8_000_000
+#: per flow solved (the same measurement: 0.43-0.50 s over 66-68 ns, 6.4-7.4 million).
+COMPILE_WORK = 7_000_000
 
 
 def check_batch(batch):
