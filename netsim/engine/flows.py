@@ -459,7 +459,7 @@ class FlowTable:
                                self.L)
 
     def _rerate_batch(self, comp, changed):
-        """Solve the rates of flows ``comp`` and set the loads of ``changed`` links (compiled).
+        """Solve the rates of flows ``comp`` and set the loads of ``changed`` links (batch loops).
 
         ``comp`` is sorted by slot and ``changed`` by link; every link of ``comp``
         is in ``changed``.
