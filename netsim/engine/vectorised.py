@@ -43,12 +43,14 @@ def release(done, ptr, succ, waiting):
     """
     lo = ptr[done]
     found = succ[ranges(lo, ptr[done + 1] - lo)]
-    if len(found) <= 1 or (found[1:] > found[:-1]).all():  # no successor twice: no unique
-        waiting[found] -= 1
-        return found[waiting[found] == 0].astype(np.int64)
-    uniq, counts = np.unique(found, return_counts=True)
-    waiting[uniq] -= counts.astype(waiting.dtype)
-    return uniq[waiting[uniq] == 0].astype(np.int64)
+    if len(found) > 1 and not (found[1:] > found[:-1]).all():
+        found = np.sort(found)  # a sort, then np.unique only if a successor appears twice
+        if not (found[1:] > found[:-1]).all():
+            uniq, counts = np.unique(found, return_counts=True)
+            waiting[uniq] -= counts.astype(waiting.dtype)
+            return uniq[waiting[uniq] == 0].astype(np.int64)
+    waiting[found] -= 1
+    return found[waiting[found] == 0].astype(np.int64)
 
 
 def _marked_rows(mark, links):
@@ -83,14 +85,14 @@ def component(active, links, mark, added, removed, pad):
     mark[removed] = True
     mark[links[added].ravel()] = True
     mark[pad] = False
-    slots = np.flatnonzero(active)
+    slots = active.nonzero()[0]  # np.flatnonzero without its wrappers
     rows = links.take(slots, axis=0)
     sel = _marked_rows(mark, rows)
     # Close over the flows that share a link with a marked one. Each sweep marks the
     # links of the flows it newly selected and tests only the flows not selected yet;
     # a chain of flows takes a sweep per flow (the batch work that sends a replay to
     # the compiled search, which follows the chain in one pass).
-    rest = np.flatnonzero(~sel)
+    rest = (~sel).nonzero()[0]
     new = rows[sel].ravel()
     while True:
         grow = ~mark[new]
@@ -102,7 +104,7 @@ def component(active, links, mark, added, removed, pad):
         sel[hit] = True
         rest = rest[~sel[rest]]
         new = rows.take(hit, axis=0).ravel()
-    changed = np.flatnonzero(mark)
+    changed = mark.nonzero()[0]
     mark[changed] = False
     return slots[sel], changed
 
@@ -128,7 +130,7 @@ def fill_bounded(links, capacity, pad, cut, bound):
     flat = links[valid]
     present = np.zeros(capacity.shape[0], bool)
     present[flat] = True
-    ids = np.flatnonzero(present)
+    ids = present.nonzero()[0]
     if len(ids) == len(flat):
         # No link is shared: each flow its smallest capacity (np.fmin skips a NaN, as
         # the kernel's `capacity < r` does), then its bound where that is smaller.
@@ -193,9 +195,10 @@ def apply_rates(comp, rates, changed, now, rem, rate, since, finish, links, cap,
     """
     ncl = len(changed)
     old = load[changed]
+    capacity = cap[changed]
     dt = now - link_t[changed]
     busy[changed] += np.where(old > 0, dt, 0.0)
-    saturated[changed] += np.where(old >= saturation * cap[changed], dt, 0.0)
+    saturated[changed] += np.where(old >= saturation * capacity, dt, 0.0)
     link_t[changed] = now
     if len(comp):
         left = rem[comp] - rate[comp] * (now - since[comp])
@@ -221,6 +224,6 @@ def apply_rates(comp, rates, changed, now, rem, rate, since, finish, links, cap,
     else:
         out = changed[:0], new_load[:0]
     load[changed] = new_load
-    peak_util[changed] = np.maximum(peak_util[changed], new_load / cap[changed])
+    peak_util[changed] = np.maximum(peak_util[changed], new_load / capacity)
     peak_flows[changed] = np.maximum(peak_flows[changed], new_count)
     return out
