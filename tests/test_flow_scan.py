@@ -2,7 +2,8 @@
 
 A chain of flows, flow i crossing links i and i + 1, is one connected component:
 a flow added at its head changes every rate down the chain. The batch path
-(:meth:`FlowTable.rerate` with ``small=-1``, :func:`netsim.engine.kernels.component`) must
+(:meth:`FlowTable.rerate` with ``small=-1``, :func:`netsim.engine.kernels.component` and
+its numpy sweeps, :func:`netsim.engine.vectorised.component`) must
 find the whole chain, short or long, and its rates
 must equal a max-min solve over every active flow (:func:`netsim.engine.maxmin.max_min_rates_small`)
 and the incremental path's bit for bit. A flow on links of its own stays untouched.
@@ -15,10 +16,10 @@ from netsim.engine.flows import FlowTable
 from netsim.engine.maxmin import max_min_rates_small
 
 
-def _chain(small, length):
+def _chain(small, length, batch="compiled"):
     links = length + 3  # the chain's links 0..length, and two of the loner's
     cap = np.array([1e9 * (1 + (k % 3)) for k in range(links)])
-    table = FlowTable(cap, hops=2, small=small)
+    table = FlowTable(cap, hops=2, small=small, batch=batch)
     routes = np.array([[i, i + 1] for i in range(1, length)] + [[length + 1, length + 2]])
     slots = table.add(np.arange(len(routes)), np.full(len(routes), 1e6), routes)
     table.rerate(slots, slots[:0], slots[:0])
@@ -28,9 +29,10 @@ def _chain(small, length):
     return table, cap, np.concatenate([slots, head]), before
 
 
+@pytest.mark.parametrize("loops", ["compiled", "numpy"])
 @pytest.mark.parametrize("length", [3, 12])
-def test_batch_search_finds_the_whole_chain(length):
-    batch, cap, slots, before = _chain(-1, length)
+def test_batch_search_finds_the_whole_chain(length, loops):
+    batch, cap, slots, before = _chain(-1, length, loops)
     incremental, _, _, _ = _chain(10 ** 6, length)
     # A global solve over every active flow by the plain-Python filling, not the
     # compiled one the batch path uses.
@@ -49,7 +51,8 @@ def test_link_lists_follow_flows_that_start_and_end():
     """The batch path's per-link lists, kept across instants, hold exactly the active flows."""
     rng = np.random.default_rng(1)
     L, hops = 12, 3
-    table = FlowTable(np.full(L, 1e9), hops=hops, small=-1)  # every instant a batch
+    # every instant a batch, on the compiled loops (the numpy ones keep no lists)
+    table = FlowTable(np.full(L, 1e9), hops=hops, small=-1, batch="compiled")
     none = np.zeros(0, np.int64)
     for step in range(40):
         n = int(rng.integers(1, 6))

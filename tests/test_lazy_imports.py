@@ -52,10 +52,22 @@ def test_small_replay_loads_no_compiled_kernel():
     assert "numba" not in mods and "netsim.engine.kernels" not in mods
 
 
-def test_batch_path_loads_the_kernels():
-    # A synchronous ring's steps start P flows at one instant: the compiled batch path.
+def test_a_small_batch_replay_loads_no_compiled_kernel():
+    # A synchronous ring's steps start P flows at one instant: the batch path, whose numpy
+    # loops serve until the work would pay numba's load.
     mods = loaded("import networkx as nx, netsim\n"
                   "from netsim.comm.collectives import ring_allreduce\n"
+                  "G = nx.star_graph(16); nx.set_edge_attributes(G, 1e9, 'bandwidth')\n"
+                  "nx.set_edge_attributes(G, 0.0, 'latency')\n"
+                  "netsim.simulate(ring_allreduce(16, 1e6), G)")
+    assert "numba" not in mods and "netsim.engine.kernels" not in mods
+
+
+def test_batch_work_past_the_threshold_loads_the_kernels():
+    mods = loaded("import networkx as nx, netsim\n"
+                  "from netsim.comm.collectives import ring_allreduce\n"
+                  "from netsim.engine import flows\n"
+                  "flows.COMPILE_WORK = 0\n"
                   "G = nx.star_graph(16); nx.set_edge_attributes(G, 1e9, 'bandwidth')\n"
                   "nx.set_edge_attributes(G, 0.0, 'latency')\n"
                   "netsim.simulate(ring_allreduce(16, 1e6), G)")

@@ -1,7 +1,7 @@
 """The flow-level engine: a trace replayed on a compiled network, SimPy ordering its events.
 
-Why it has several execution paths (general, small-event, fused instants, compiled batch,
-reference) and what state each may touch: docs/engine-design.md.
+Why it has several execution paths (general, small-event, fused instants, batch on numpy or
+compiled loops, reference) and what state each may touch: docs/engine-design.md.
 
 Modules
 -------
@@ -15,5 +15,6 @@ replay      The flow-level fluid engine: replays a trace on a network, SimPy ord
 small       The small-event path: an instant of a few ops in plain Python, and its fused form.
 tcp         TCP's start-up as a time-varying per-flow rate bound: slow start, store-and-forward, handshake.
 transport   The engine's side of per-flow rate bounds and of TCP's start-up (:mod:`netsim.engine.tcp`).
+vectorised  The batch path's loops in numpy: the compiled kernels' float operations, without numba.
 views       The replay's state as named records: memoryviews of its op, link and flow columns.
 """

@@ -27,19 +27,55 @@ none does exactly the float operations it did before bounds existed.
 """
 
 import heapq
+import sys
 
 import numpy as np
 
+from netsim.checks import check_choice
 from netsim.engine import flow_index
 from netsim.engine.maxmin import SHARE_CUT, max_min_rates, max_min_rates_small
 from netsim.engine.views import flow_views, link_views
+from netsim.errors import NetsimError
 
-__all__ = ["SATURATION", "FlowTable"]
+__all__ = ["BATCH", "BATCH_INSTANT_WORK", "COMPILE_WORK", "SATURATION", "FlowTable",
+           "check_batch"]
 
 SATURATION = 0.99  # a link direction is saturated at >= 99 % of its capacity
 _SMALL_SOLVE = 16  # components of at most this many flows are solved in plain Python
 _NONE = np.zeros(0, np.int64)
 _NO_BOUND = np.zeros(0)  # kernels.fill_bounded's 'no flow bounded'
+
+#: The batch path's loops: numpy until the work pays numba's load ("auto"), or always one.
+BATCH = ("auto", "numpy", "compiled")
+#: A batch solve's fixed cost, in flows solved: what the numpy loops spend per solve
+#: beyond the compiled ones, over what they spend per flow (``benchmarks/startup.py
+#: --threshold``, 2026-12-07: 60-63 us per solve, 66-68 ns per flow; 910-925).
+BATCH_INSTANT_WORK = 900
+#: The batch work (:attr:`FlowTable.batch_work`) after which ``batch="auto"`` loads the
+#: compiled kernels: numba's load in a fresh process over the numpy loops' extra cost
+#: per flow solved (the same measurement: 0.43-0.50 s over 66-68 ns, 6.4-7.4 million).
+COMPILE_WORK = 7_000_000
+
+
+def check_batch(batch):
+    """``batch`` if it names a choice of the batch path's loops, :data:`BATCH`.
+
+    Raises
+    ------
+    NetsimError
+        Naming the value and the choices.
+
+    Examples
+    --------
+    >>> check_batch("numpy")
+    'numpy'
+    >>> check_batch("jit")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: unknown batch 'jit'; known: auto, numpy, compiled
+    """
+    check_choice(batch, "batch", BATCH, error=NetsimError)
+    return batch
 
 
 def _as_list(x):
@@ -64,6 +100,9 @@ class FlowTable:
     priority : bool
         Share by strict priority between the flows' classes (:meth:`add`'s
         ``priority``) instead of plain max-min (:mod:`netsim.engine.maxmin`).
+    batch : {"auto", "numpy", "compiled"}
+        The batch path's loops (:meth:`kernels`): numpy until the batch work pays
+        numba's load, or always the one named. Bit-identical either way.
 
     Attributes
     ----------
@@ -78,6 +117,11 @@ class FlowTable:
         ``(time, link, load)`` array chunks, with ``link_series``.
     rate_solves : int
         Max-min solves so far.
+    compiled : bool
+        Whether the batch path runs the compiled kernels (from now on).
+    batch_work : int
+        The batch work the numpy loops have done: flows solved, plus
+        :data:`BATCH_INSTANT_WORK` per solve.
     link_views, flow_views : LinkViews, FlowViews
         Memoryviews of the link and flow columns by name, for the plain-Python paths
         (:mod:`netsim.engine.views`); ``flow_views`` is renewed when the slots grow.
@@ -99,7 +143,7 @@ class FlowTable:
     [7, 8]
     """
 
-    def __init__(self, capacity, hops, link_series=False, small=8, priority=False):
+    def __init__(self, capacity, hops, link_series=False, small=8, priority=False, batch="auto"):
         L = self.L = len(capacity)
         self.cap = np.concatenate([np.asarray(capacity, np.float64), [np.inf]])
         self.hops = hops
@@ -138,7 +182,12 @@ class FlowTable:
         # kernels.index_add), kept by add and pop_finished; None when the incremental
         # path has changed flows since, until the next batch search rebuilds them.
         self._lists = None
-        self._kernels = None  # netsim.engine.kernels, once the batch path first needs it
+        # The batch path's loops: netsim.engine.vectorised (numpy) or netsim.engine.kernels
+        # (compiled), chosen when the batch path first needs them (see kernels()).
+        self._kernels = None
+        self.compiled = False
+        self.batch = check_batch(batch)
+        self.batch_work = 0  # flows solved by the numpy loops, plus BATCH_INSTANT_WORK per solve
 
     def add(self, ops, sizes, links, priority=0, bound=np.inf):
         """Put messages ``ops`` of ``sizes`` bytes on routes ``links`` in the lowest free slots,
@@ -273,18 +322,35 @@ class FlowTable:
         return ended, finished, removed
 
     def kernels(self):
-        """The compiled loops, :mod:`netsim.engine.kernels`, imported on the first batch instant.
+        """The batch path's loops: :mod:`netsim.engine.vectorised` or :mod:`netsim.engine.kernels`.
 
-        Not at import: numba's import and the kernels' load from its cache cost a few
-        tenths of a second that replays without a large batch never need. Kept here
-        rather than imported in each function: a relative import costs about 1 us per
-        call, and a large replay makes millions of kernel calls.
+        With ``batch="auto"`` the numpy loops serve until the batch work they did
+        (:attr:`batch_work`: flows solved, plus :data:`BATCH_INSTANT_WORK` per solve)
+        passes :data:`COMPILE_WORK`, the work whose numpy cost over the compiled one
+        pays numba's load in a fresh process; then the compiled kernels, for the rest
+        of the replay. If the kernels are already loaded (another replay of the
+        process did it), they serve from the first instant. Both give bit-identical
+        results, so the choice changes only the speed. Kept here rather than imported
+        in each function: a relative import costs about 1 us per call, and a large
+        replay makes millions of kernel calls.
         """
-        if self._kernels is None:
-            from netsim.engine import kernels
+        loops = self._kernels
+        if loops is None:
+            if self.batch == "compiled" or (self.batch == "auto"
+                                            and "netsim.engine.kernels" in sys.modules):
+                return self._compile()
+            from netsim.engine import vectorised as loops
 
-            self._kernels = kernels
-        return self._kernels
+            self._kernels = loops
+        return loops
+
+    def _compile(self):
+        """Move the batch path to the compiled kernels (numba's load, once per process)."""
+        from netsim.engine import kernels
+
+        self._kernels = kernels
+        self.compiled = True
+        return kernels
 
     def _alloc(self, size):
         """Grow the flow slots to ``size``."""
@@ -383,13 +449,17 @@ class FlowTable:
 
     def _component_scan(self, added, removed):
         """:func:`netsim.engine.flow_index.component` for large batches: a compiled search over the
-        per-link lists."""
+        per-link lists, or numpy sweeps over the active flows."""
+        loops = self.kernels()
+        if not self.compiled:
+            return loops.component(self.fl_active, self.fl_links, self._mark, added, removed,
+                                   self.L)
         head, nxt, _ = self._link_lists()
-        return self.kernels().component(head, nxt, self.fl_links, self._mark, self._sel, added,
-                                        removed, self.L)
+        return loops.component(head, nxt, self.fl_links, self._mark, self._sel, added, removed,
+                               self.L)
 
     def _rerate_batch(self, comp, changed):
-        """Solve the rates of flows ``comp`` and set the loads of ``changed`` links (compiled).
+        """Solve the rates of flows ``comp`` and set the loads of ``changed`` links (batch loops).
 
         ``comp`` is sorted by slot and ``changed`` by link; every link of ``comp``
         is in ``changed``.
@@ -400,11 +470,15 @@ class FlowTable:
             bound = self.fl_bound[comp] if self.bounded else None
             if self.by_class:
                 rates = max_min_rates(links, self.cap, pad=self.L, priority=self.fl_prio[comp],
-                                      bound=bound)
+                                      bound=bound, loops=kernels)
             else:  # max_min_rates' one class, without its conversions (a few us per solve)
                 rates = kernels.fill_bounded(links, self.cap, self.L, SHARE_CUT,
                                              _NO_BOUND if bound is None else bound)
             self.rate_solves += 1
+            if not self.compiled:
+                self.batch_work += len(comp) + BATCH_INSTANT_WORK
+                if self.batch_work > COMPILE_WORK and self.batch == "auto":
+                    self._compile()  # from the next instant: this one ends on the numpy loops
         else:
             rates = np.zeros(0)
         moved, moved_load = kernels.apply_rates(

@@ -28,9 +28,11 @@ whose implementations numba compiles anew for each kernel), measured with an emp
 wall time. Every later process pays about 0.5 s of CPU once, on its first batch
 instant: importing numba (0.14 s), numba's registries (0.37 s, 0.17 s of it
 ``scipy.linalg`` for numba's BLAS check) and loading the kernels from the cache
-(0.02 s). This module is imported only there (``FlowTable.kernels`` in
-:mod:`netsim.engine.flows` and ``netsim.engine.maxmin`` import it on the batch path's first use),
-so ``import netsim`` and replays that stay on the small-event path never load numba.
+(0.02 s). This module is imported only when a replay's batch work would pay that
+back (``FlowTable.kernels`` in :mod:`netsim.engine.flows`; until then the same loops run in
+numpy, :mod:`netsim.engine.vectorised`) or when :func:`netsim.engine.maxmin.max_min_rates` is
+called without ``loops``, so ``import netsim``, replays that stay on the small-event path and
+small batch replays never load numba.
 ``NUMBA_DISABLE_JIT=1`` runs them as the plain Python they are.
 """
 

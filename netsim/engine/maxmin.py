@@ -65,7 +65,7 @@ def check_sharing(sharing):
     return sharing
 
 
-def max_min_rates(flow_links, capacity, pad=-1, priority=None, bound=None):
+def max_min_rates(flow_links, capacity, pad=-1, priority=None, bound=None, loops=None):
     """Max-min fair rate of each flow (by strict priority class with ``priority``),
     each within its ``bound``.
 
@@ -83,6 +83,10 @@ def max_min_rates(flow_links, capacity, pad=-1, priority=None, bound=None):
         class: plain max-min.
     bound : ndarray of float, optional
         Largest rate of each flow (bytes/s, > 0; inf: unbounded); None bounds none.
+    loops : module, optional
+        Whose ``fill_bounded`` fills: :mod:`netsim.engine.kernels` (compiled, the
+        default) or :mod:`netsim.engine.vectorised` (numpy, no numba to load); the
+        rates are the same bit for bit.
 
     Returns
     -------
@@ -115,11 +119,11 @@ def max_min_rates(flow_links, capacity, pad=-1, priority=None, bound=None):
         classes = np.unique(priority)
         if len(classes) > 1:
             return _by_class(np.asarray(flow_links), capacity, pad, np.asarray(priority),
-                             classes[::-1], bound)
-    return _fill(np.asarray(flow_links), capacity, pad, bound)
+                             classes[::-1], bound, loops)
+    return _fill(np.asarray(flow_links), capacity, pad, bound, loops)
 
 
-def _by_class(flow_links, capacity, pad, priority, classes, bound=None):
+def _by_class(flow_links, capacity, pad, priority, classes, bound=None, loops=None):
     """Strict priority: each class (highest first) max-min shares what the ones above left.
 
     The residual is taken flow by flow, link by link, in flow order: the float
@@ -130,7 +134,7 @@ def _by_class(flow_links, capacity, pad, priority, classes, bound=None):
     for p in classes.tolist():
         sel = np.flatnonzero(priority == p)
         sub = flow_links[sel]
-        r = _fill(sub, left, pad, None if bound is None else bound[sel])
+        r = _fill(sub, left, pad, None if bound is None else bound[sel], loops)
         rates[sel] = r
         valid = sub != pad
         np.subtract.at(left, sub[valid], np.broadcast_to(r[:, None], sub.shape)[valid])
@@ -138,11 +142,13 @@ def _by_class(flow_links, capacity, pad, priority, classes, bound=None):
     return rates
 
 
-def _fill(flow_links, capacity, pad, bound=None):
-    """Progressive filling of one class (see :func:`max_min_rates`), compiled."""
-    # Imported here: numba's import and the kernels' load from cache cost a few tenths
-    # of a second that runs without a large batch never need.
-    from netsim.engine.kernels import fill_bounded
+def _fill(flow_links, capacity, pad, bound=None, loops=None):
+    """Progressive filling of one class (see :func:`max_min_rates`), by ``loops``' filling."""
+    if loops is None:
+        # Imported here: numba's import and the kernels' load from cache cost a few tenths
+        # of a second that runs without a large batch never need.
+        from netsim.engine import kernels as loops
+    fill_bounded = loops.fill_bounded
 
     links = np.ascontiguousarray(flow_links, np.int64)
     capacity = np.ascontiguousarray(capacity, np.float64)

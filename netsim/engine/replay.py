@@ -54,7 +54,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from netsim.errors import DeadlockError, NetsimError, TraceError
-from netsim.engine.flows import SATURATION, FlowTable
+from netsim.engine.flows import SATURATION, FlowTable, check_batch
 from netsim.engine.maxmin import check_sharing
 from netsim.network.compiled import route_loads
 from netsim.engine.environment import ReplayEnvironment
@@ -78,7 +78,7 @@ class _Replay:
 
     def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None,
                  seed=0, priority=None, small_event=SMALL_EVENT, bound=None, tcp=None,
-                 fused=True):
+                 fused=True, batch="auto"):
         n = trace.num_ops
         self.small_event = small_event
         self.priority = None if priority is None else np.asarray(priority, np.int64)
@@ -121,7 +121,7 @@ class _Replay:
         self.due = []
         self.settling = False
         self.flows = FlowTable(net.bandwidth, self.pair_links.shape[1], link_series, small_event,
-                               priority is not None)
+                               priority is not None, batch)
         self.wake_time = np.inf
         self.wake_token = 0
         self.settles = 0
@@ -460,7 +460,7 @@ class Record(NamedTuple):
 
 def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None, seed=0,
            sharing="maxmin", priority=None, small_event=SMALL_EVENT, bound=None,
-           transport="fluid", tcp=None, fused=True):
+           transport="fluid", tcp=None, fused=True, batch="auto"):
     """Replay ``trace`` on ``net`` and return its :class:`Record`.
 
     ``sharing="maxmin"`` (the default) shares every link direction max-min fairly
@@ -516,6 +516,12 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
         pass (:func:`netsim.engine.small.plain_callbacks`). Bit-identical either way, so
         this changes only the speed; False runs every small instant through the
         general path (the tests compare the two that way).
+    batch : {"auto", "numpy", "compiled"}
+        The loops of the batch path: numpy (:mod:`netsim.engine.vectorised`) until
+        the replay's batch work would pay numba's load, then the compiled kernels
+        (:mod:`netsim.engine.kernels`), which serve from the start if the process has
+        loaded them already (``"auto"``); or always one of them. Bit-identical
+        either way, so this changes only the speed.
 
     Returns
     -------
@@ -550,5 +556,6 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
         raise NetsimError("TCP options need transport='tcp'")
     options = tcp_options(tcp) if transport == "tcp" else None
     return _Replay(trace, net, nodes, seconds, progress, link_series, ecmp, seed, prio,
-                   small_event, _transport.check_bound(bound, trace), options, fused).run()
+                   small_event, _transport.check_bound(bound, trace), options, fused,
+                   check_batch(batch)).run()
 
