@@ -53,7 +53,7 @@ from typing import Mapping, NamedTuple
 
 from netsim.checks import check_int
 from netsim.errors import NcclModelError
-from netsim.comm.nccl.search import SPEEDS, raise_tree_intra, search_channels
+from netsim.comm.nccl.search import MAX_NVLS_ARITY, SPEEDS, raise_tree_intra, search_channels
 from netsim.comm.nccl.limits import (LL_MAX_BW, NVLS_EFFICIENCY, PER_CH_MAX_NVLS_TREE_BW,
                      PER_CH_MAX_RING_LL128_BW, PER_CH_MAX_TREE_BW, PER_CH_MAX_TREE_LL128_BW,
                      table_indices)
@@ -84,10 +84,10 @@ PROTOCOLS = ("LL", "LL128", "Simple")
 NCCL_FUNC_ORDER = ("broadcast", "reduce", "allgather", "reduce_scatter", "allreduce")
 # Of NCCL's algorithms, those the tuning model here times: all but CollNet Direct.
 _MODELLED = tuple(a for a in NCCL_ALGO_ORDER if a != "collnet_direct")
-# src/include/device.h: NCCL_MAX_NVLS_ARITY (NVLS heads) and NCCL_MAX_DIRECT_ARITY (CollNet);
-# enqueue.cc ``updateCollCostTable`` times NVLS only for allreduce beyond the first local ranks,
+# src/include/device.h: NCCL_MAX_DIRECT_ARITY (CollNet); enqueue.cc ``updateCollCostTable``
+# times NVLS only for allreduce beyond NCCL_MAX_NVLS_ARITY (search.MAX_NVLS_ARITY) local ranks,
 # and CollNet chain only up to NCCL_MAX_DIRECT_ARITY + 1 of them.
-_MAX_NVLS_ARITY, _MAX_DIRECT_ARITY = 32, 7
+_MAX_DIRECT_ARITY = 7
 _HW = types.MappingProxyType({"nvlink": 0, "pci": 1, "net": 2})  # NCCL_HW_NVLINK, NCCL_HW_PCI, NCCL_HW_NET
 
 # tuning.cc ``baseLatencies`` (us): rows Tree, Ring, CollNetDirect, CollNetChain, NVLS,
@@ -338,7 +338,7 @@ def _applies(comm, op, algorithm, protocol):
     if algorithm in ("nvls", "nvls_tree") and comm.graphs[algorithm].n_channels < 2:
         return False  # "NVLS/NVLStree needs at least 2 channels"
     local = comm.n_ranks // comm.n_nodes
-    if algorithm in ("nvls", "nvls_tree") and op != "allreduce" and local > _MAX_NVLS_ARITY:
+    if algorithm in ("nvls", "nvls_tree") and op != "allreduce" and local > MAX_NVLS_ARITY:
         return False  # enqueue.cc updateCollCostTable: only allreduce past NCCL_MAX_NVLS_ARITY
     if algorithm == "collnet_chain" and local > _MAX_DIRECT_ARITY + 1:
         return False  # enqueue.cc: "Disable CollNet Chain for more than 8 local GPUs"
