@@ -133,6 +133,16 @@ def _megatron(docs, draw):
             "megatron-sensitivity-flops": sensitivity("flops")}
 
 
+def _transformer_layouts(docs, draw):
+    from studies.validation import transformer_layouts as v
+    from studies.validation.transformer_layouts_report import markdown, summary_text
+
+    if draw:   # the replays take minutes: stored beside the data, which --check compares
+        v.save(v.predictions())
+    rows, preds = v.load(), v.cached()
+    return {"layouts-table": markdown(rows, preds), "layouts-summary": summary_text(rows, preds)}
+
+
 def _schemes(docs, draw):
     from studies.claims import schemes
 
@@ -199,6 +209,11 @@ JOBS = MappingProxyType({
                     ("transformer_scaling.png",), _megatron,
                     "Narayanan et al. SC'21 Table 1 against the transformer closed form "
                     "(studies.validation.megatron), seconds"),
+    "transformer-layouts": Job("transformer.md", ("layouts-table", "layouts-summary"), (),
+                               _transformer_layouts,
+                               "published runs where the layout matters against the simulation "
+                               "(studies.validation.transformer_layouts), minutes; --check reads "
+                               "the stored predictions"),
     "claims": Job("claims.md", ("claims-table", "claims-regions"), (), _claims,
                   "netsim claims --seeds 0..4 --quick --markdown, about a minute or more"),
     "nccl": Job("validation.md", _nccl_blocks(), ("nccl_validation.png",), _nccl,
