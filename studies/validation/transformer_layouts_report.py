@@ -72,7 +72,7 @@ def _rho(a, b):
 
 
 def summary(rows, preds):
-    """Median and worst |error| of the prediction and of the null model, over every row.
+    """Median and worst absolute relative error of the prediction and of the null model, over every row.
 
     Examples
     --------
