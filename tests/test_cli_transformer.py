@@ -8,6 +8,7 @@ from conftest import one_line_error
 from studies.cli.parser import main
 from studies.scaling.transformer import peak_of
 from topologies import dgx_h100
+from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import get_config, iteration_flops
 
 TOPO = "gpu_cluster:machine=dgx_h100"
@@ -24,8 +25,12 @@ def test_scale_reports_time_mfu_and_the_terms_that_add_up(capsys, tmp_path):
     for r in rs:
         assert r["time"] == pytest.approx(r["compute"] + r["bubble"] + r["tp_comm"]
                                           + r["pp_comm"] + r["dp_comm"], rel=1e-12)
-        # bubble (p - 1)/m of the compute, m = B / dp micro-batches of one sequence
-        assert r["bubble"] == pytest.approx(r["compute"] * 3 / (512 // r["dp"]), rel=1e-9)
+        # bubble (p - 1)/m of a light stage's compute, m = B / dp micro-batches of one
+        # sequence: the last stage's logit layer makes it the slowest, and the others' one
+        # micro-batch each fills the pipeline (the uniform formula, without the vocabulary)
+        light = closed_form(c._replace(vocab=0), 8, 4, r["dp"], device_flops=0.5 * 989.5e12)
+        assert r["bubble"] == pytest.approx(light["compute"] * 3 / (512 // r["dp"]), rel=1e-9)
+        assert r["bubble"] < r["compute"] * 3 / (512 // r["dp"])
         # MFU: the model's FLOPs without recomputation over time x P x the H100's peak
         assert r["mfu"] == pytest.approx(
             iteration_flops(c, "none") / (r["time"] * r["P"] * peak_of(dgx_h100())), rel=1e-12)

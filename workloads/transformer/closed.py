@@ -35,10 +35,11 @@ ep           ``(v m + p - 1) a``: the experts' all-to-alls (``a`` per chunk and
              blocking time ``c_f + c_b``; 0 without experts
 ============ ==================================================================
 
-**Uneven stages** (``first_stage_layers``, ``last_stage_layers``: Megatron-LM's
-split, :func:`workloads.transformer.stages.stage_layers`): each stage ``s`` has
-its own ``t_f,s`` and ``t_b,s`` and the slowest sets the pipeline's rate. The
-time is the schedule's exact timeline over them
+**Uneven stages or chunks** (``first_stage_layers``, ``last_stage_layers``:
+Megatron-LM's split, :func:`workloads.transformer.stages.stage_layers`; or, with a
+vocabulary, the logit layer in the last chunk of the last stage): each stage ``s``
+(each of its chunks) has its own ``t_f,s`` and ``t_b,s`` and the slowest sets the
+pipeline's rate. The time is the schedule's exact timeline over them
 (:func:`workloads.transformer.pipeline.timeline`): under GPipe
 
     ``T = sum_s (t_f,s + t_b,s) + (m - 1)(max_s t_f,s + max_s t_b,s) + e_pp + e_dp``
@@ -46,16 +47,16 @@ time is the schedule's exact timeline over them
 (1F1B at most that: its light stages fill in while the slowest waits). Then
 compute is the slowest stage's ``m (x_f + x_b)``, the bubble what the
 timeline of compute alone adds to it, and ``tp`` what the collectives add to
-that timeline. An even split keeps the formula above (a uniform pipeline).
-
-The slowest stage's ``t_f`` and ``t_b`` (the mean of its chunks') stand for
-every chunk's: exact when the chunks are alike (``vocab = 0``; else the last
-one's logit layer makes its stage the slowest), and for communication exact
-with no contention (with several chunks, the gradient buckets' start is
-approximate).
-Collectives cost what MPICH's ring costs (:mod:`netsim.costmodel`:
-``ring_allreduce``, ``ring_allgather``, ``ring_reduce_scatter``) on each group's
-``(alpha, beta)``.
+that timeline. Chunks all alike (an even split, ``vocab = 0``) keep the formula
+above (a uniform pipeline). ``t_forward`` and ``t_backward`` in the result are the
+slowest stage's (the mean of its chunks'). Communication is exact with no
+contention (with several chunks, the gradient buckets' start is approximate).
+Each collective costs ``price``'s seconds for it where the caller gives them (the
+library the replay runs, e.g. NCCL's plan of the call replayed alone:
+:class:`netsim.comm.priced.NcclPrices`), else what MPICH's ring costs
+(:mod:`netsim.costmodel`: ``ring_allreduce``, ``ring_allgather``,
+``ring_reduce_scatter``; ``alltoall``) on each group's ``(alpha, beta)``
+(:func:`workloads.transformer.prices.seconds`).
 """
 
 from netsim import costmodel
@@ -68,6 +69,7 @@ from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import BLOCKS, memory_seconds
 from workloads.transformer.zero import check_zero, zero3_timeline
+from workloads.transformer.prices import seconds as _seconds
 
 __all__ = ["closed_form", "TERMS"]
 
@@ -83,7 +85,7 @@ def _cost(links, name):
 def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
                 sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
                 chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
-                moe=None, ep=1, first_stage_layers=None, last_stage_layers=None):
+                moe=None, ep=1, first_stage_layers=None, last_stage_layers=None, price=None):
     """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
 
     Parameters
@@ -114,6 +116,10 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     first_stage_layers, last_stage_layers : int, optional
         An uneven split of the layers (the module's docstring: each stage's own
         times in the schedule's timeline).
+    price : callable, optional
+        ``price(group, op, nbytes)``: the seconds of one collective on the first group
+        of ``"tp"``, ``"dp"``, ``"ep"`` or ``"edp"`` as the replay runs it, or None
+        for MPICH's ring on ``links`` (:func:`workloads.transformer.prices.seconds`).
 
     Returns
     -------
@@ -140,14 +146,14 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
-    a, b = _cost(links, "tp")
-    if L.tp == 1:
-        pre = post = 0.0
-    elif sequence_parallel:
-        pre = costmodel.ring_allgather(L.tp, act, a, b)
-        post = costmodel.ring_reduce_scatter(L.tp, act, a, b)
+
+    def cost(group, op, members, nbytes):
+        return _seconds(group, op, members, nbytes, links, price)
+
+    if sequence_parallel:
+        pre, post = cost("tp", "allgather", L.tp, act), cost("tp", "reduce_scatter", L.tp, act)
     else:
-        pre, post = 0.0, costmodel.ring_allreduce(L.tp, act, a, b)
+        pre, post = 0.0, cost("tp", "allreduce", L.tp, act)
     redo = recompute == "full"
     F = float(device_flops)
     mem = _layer_memory(memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth), redo)
@@ -155,18 +161,18 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     per = [[_chunk(st, pre, post, redo, F, mem) for st in chunk_list] for chunk_list in stages]
     if p:   # the MoE layers' extra work, and their dense and expert gradients apart
         per = [[tuple(x + y for x, y in zip(row, chunk_delta(st, p, st.mlp, pre, post, redo,
-                                                                links, F)))
+                                                                links, F, price)))
                 for row, st in zip(rows, chunk_list)] for rows, chunk_list in zip(per, stages)]
         experts, stages = expert_grads(stages, p), dense_stages(stages, p)
     # the slowest stage, its chunks taken as alike (their mean)
     means = [tuple(sum(col) / chunks for col in zip(*row)) for row in per]
     slowest = max(range(L.pp), key=lambda s: sum(means[s]))
     xf, xb, cf, cb = means[slowest]
-    a2a = sum(chunk_alltoall(st, p, redo, links) for st in stages[slowest]) / chunks
+    a2a = sum(chunk_alltoall(st, p, redo, links, price) for st in stages[slowest]) / chunks
     a_pp, b_pp = _cost(links, "pp")
     gather = scatter_gather and L.tp > 1 and L.pp > 1
     hop = costmodel.hockney(act // L.tp if gather else act, a_pp, b_pp) if L.pp > 1 else 0.0
-    regather = costmodel.ring_allgather(L.tp, act, a, b) if gather else 0.0
+    regather = cost("tp", "allgather", L.tp, act) if gather else 0.0
     t_f, t_b = xf + cf, xb + cb
     v = chunks
     ideal = _pipeline.iteration_time(L.pp, m, t_f, t_b, v)
@@ -176,14 +182,15 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     compute, e_ep = m * v * (xf + xb), (m * v + L.pp - 1) * a2a
     bubble = (L.pp - 1) * (xf + xb)
     e_tp = (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0
-    if len({len(st.layers) for chunk_list in stages for st in chunk_list}) > 1:
-        # uneven stages: each its own times, the slowest setting the rate (the docstring)
-        pipe, ends, ideal, work = _uneven(pipeline, L.pp, m, means, hop, regather)
+    if len({row for rows in per for row in rows}) > 1:
+        # uneven stages or chunks: each its own times, the slowest setting the rate (the
+        # docstring)
+        pipe, ends, ideal, work = _uneven(pipeline, L.pp, m, per, hop, regather, v)
         bubble, e_tp = work - compute, ideal - work - e_ep
     out = {"compute": compute, "bubble": bubble, "tp": e_tp, "pp": pipe - ideal,
            "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
                              _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
-                             mem[1], p, experts if p else None, links),
+                             mem[1], p, experts if p else None, links, price),
            "ep": e_ep}
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
@@ -192,7 +199,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                  st.logit / F + (pre if st.logit else 0),
                  2 * st.logit / F + (post if st.logit else 0))
         end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times, c.element,
-                                 L.dp, _cost(links, "dp")))
+                                 L.dp, _cost(links, "dp"), _stream(price, "dp")))
         out["dp"] = end - out["compute"] - out["tp"]
     out["time"] = sum(out[k] for k in TERMS)
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
@@ -200,14 +207,22 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     return out
 
 
-def _uneven(pipeline, pp, m, means, hop, regather):
-    """A pipeline of stages of uneven work: ``(time, each stage's end, time without hops,
-    time of compute alone)`` from the schedule's timeline over each stage's
-    ``(x_f, x_b, c_f, c_b)`` in ``means``."""
-    t_f, t_b = [x[0] + x[2] for x in means], [x[1] + x[3] for x in means]
-    pipe, ends = _pipeline.timeline(pipeline, pp, m, t_f, t_b, hop, 1, regather)
-    ideal = _pipeline.timeline(pipeline, pp, m, t_f, t_b)[0]
-    work = _pipeline.timeline(pipeline, pp, m, [x[0] for x in means], [x[1] for x in means])[0]
+def _stream(price, group):
+    """``price`` of one group as ``f(op, nbytes)``, or None (MPICH's ring)."""
+    return None if price is None else (lambda op, nbytes: price(group, op, nbytes))
+
+
+def _uneven(pipeline, pp, m, per, hop, regather, chunks):
+    """A pipeline of stages or chunks of uneven work: ``(time, each stage's end, time
+    without hops, time of compute alone)`` from the schedule's timeline over each stage's
+    each chunk's ``(x_f, x_b, c_f, c_b)`` in ``per``."""
+    def col(k, j=None):
+        return [[x[k] + (0.0 if j is None else x[j]) for x in rows] for rows in per]
+
+    t_f, t_b = col(0, 2), col(1, 3)
+    pipe, ends = _pipeline.timeline(pipeline, pp, m, t_f, t_b, hop, chunks, regather)
+    ideal = _pipeline.timeline(pipeline, pp, m, t_f, t_b, chunks=chunks)[0]
+    work = _pipeline.timeline(pipeline, pp, m, col(0), col(1), chunks=chunks)[0]
     return pipe, ends, ideal, work
 
 
@@ -231,7 +246,7 @@ def _chunk(st, pre, post, redo, F, mem):
 
 def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
                 redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
-                links=None):
+                links=None, price=None):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
 
     Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
@@ -246,7 +261,10 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
     """
     if L.dp == 1 or zstage == 3:
         return 0.0
-    reduce = costmodel.ring_reduce_scatter if zstage else costmodel.ring_allreduce
+    name = "reduce_scatter" if zstage else "allreduce"
+
+    def reduce(members, nbytes, *ab, group="dp"):
+        return _seconds(group, name, members, nbytes, {group: ab}, price)
     worst = 0.0
     for s, chunks in enumerate(stages):
         t = ends[s] - sum(x[1] + x[3] for x in per[s])
@@ -258,7 +276,7 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
             layer = (((2 + redo) * (st.attention + st.mlp) + st.core) / F + layer_memory
                      + 2 * block_comm * (1 + redo))
             if p:
-                flops, _, cb = layer_delta(p, block_comm - post, post, redo, links)
+                flops, _, cb = layer_delta(p, block_comm - post, post, redo, links, price)
                 moe = (2 + redo) * (flops - st.mlp) / F + cb
             for source, _ in st.grads:
                 if source not in ("embedding", "logit"):
@@ -274,7 +292,7 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
         for source, cost in plan:
             finish = max(finish, done[source]) + cost
         if zstage:
-            finish += costmodel.ring_allgather(L.dp, sum(n for _, n in grads) * param_element,
-                                               *ab)
+            finish += _seconds("dp", "allgather", L.dp,
+                               sum(n for _, n in grads) * param_element, {"dp": ab}, price)
         worst = max(worst, finish - pipe)
     return max(0.0, worst)

@@ -43,9 +43,8 @@ References
    toward training trillion parameter models", SC'20, arXiv:1910.02054.
 """
 
-from netsim import costmodel
-
 from workloads.errors import WorkloadError
+from workloads.transformer.prices import seconds
 
 __all__ = ["ZERO_STAGES", "check_zero", "make_gather", "zero3_timeline"]
 
@@ -121,7 +120,7 @@ def make_gather(b, L, units, element, it, chain):
     return gather
 
 
-def zero3_timeline(st, order, times, element, dp, ab):
+def zero3_timeline(st, order, times, element, dp, ab, price=None):
     """One iteration of the one stage under ZeRO-3: ``(end of compute, end of the gradients)``.
 
     Parameters
@@ -139,6 +138,9 @@ def zero3_timeline(st, order, times, element, dp, ab):
         Replicas.
     ab : (float, float)
         ``(alpha, beta)`` of the data-parallel group.
+    price : callable, optional
+        ``price(op, nbytes)``: a call's seconds as the replay runs it (None: MPICH's
+        ring on ``ab``).
 
     Returns
     -------
@@ -157,7 +159,10 @@ def zero3_timeline(st, order, times, element, dp, ab):
     """
     layer_f, layer_b, logit_f, logit_b = times
     units = dict(st.grads)
-    gather_t = {u: costmodel.ring_allgather(dp, n * element, *ab) for u, n in units.items()}
+    def cost(op, nbytes):
+        return seconds("dp", op, dp, nbytes, {"dp": ab}, price and (lambda g, o, n: price(o, n)))
+
+    gather_t = {u: cost("allgather", n * element) for u, n in units.items()}
     g = c = 0.0
     done = {}
 
@@ -183,6 +188,5 @@ def zero3_timeline(st, order, times, element, dp, ab):
     done["embedding"] = c
     finish = 0.0
     for source, params in st.grads:
-        finish = (max(finish, done[source])
-                  + costmodel.ring_reduce_scatter(dp, params * element, *ab))
+        finish = max(finish, done[source]) + cost("reduce_scatter", params * element)
     return c, finish
