@@ -38,21 +38,24 @@ import math
 import numpy as np
 
 from netsim import simulate as replay
+from netsim.comm.priced import NcclPrices
 from netsim.costmodel import alpha_beta
+from netsim.network.compiled import as_network
 from netsim.errors import NetsimError
 from topologies.devices import device_flops
 from workloads.errors import WorkloadError
-from workloads.transformer.layout import ep_group, layout
+from workloads.transformer.layout import ep_group, expert_dp_group, layout
 from workloads.transformer.iteration import schedule
 from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import iteration_flops
 from workloads.transformer.memory import memory_per_gpu
 from workloads.transformer.moe import iteration_flops_delta
 
+from studies.scaling.gaps import slower, why
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
-__all__ = ["gpus_of", "peak_of", "links_of", "dp_rails", "default_efficiency", "point", "study",
-           "sweep", "sweep_layouts", "plot"]
+__all__ = ["gpus_of", "peak_of", "links_of", "hop_of", "dp_rails", "price_of", "default_efficiency",
+           "point", "study", "sweep", "sweep_layouts", "plot"]
 
 
 def gpus_of(G):
@@ -87,7 +90,8 @@ def peak_of(G, precision="fp16"):
 def links_of(G, L, ep=1, library="auto"):
     """``{"tp": (alpha, beta), "pp": ..., "dp": ..., "ep": ..., "edp": ...}`` of ``L`` on ``G``.
 
-    ``dp``: the first and last replica of the first data-parallel group (its
+    ``pp``: a pipeline hop as the replay moves it (:func:`hop_of`); ``dp``: the first
+    and last replica of the first data-parallel group (its
     ring's slowest hop when the group leaves a machine; with ``tp < 8`` on
     8-GPU machines, replicas 0 and 1 share a machine even when the group spans
     several, and their NVLink would stand for the whole ring); ``ep``: the
@@ -124,11 +128,55 @@ def links_of(G, L, ep=1, library="auto"):
         rails = dp_rails(G, [nodes[r] for r in L.dp_group(0, 0)]) if library != "mpich" else 1
         dp = (alpha, beta / rails)
     return {"tp": alpha_beta(G, placement=nodes[:L.tp]) if L.tp > 1 else (0.0, 0.0),
-            "pp": pair(0, L.rank(1, 0, 0)) if L.pp > 1 else (0.0, 0.0),
+            "pp": hop_of(G, L, nodes),
             "dp": dp,
             "ep": (alpha_beta(G, placement=[nodes[r] for r in ep_group(L, ep, 0, 0, 0)])
                    if ep > 1 else (0.0, 0.0)),
             "edp": pair(0, L.rank(0, L.dp - ep, 0)) if L.dp > ep else (0.0, 0.0)}
+
+
+def hop_of(G, L, nodes=None):
+    """``(alpha, beta)`` of a pipeline hop when every shard of every replica of a stage
+    sends its activation at once, as the schedule's ranks do in step.
+
+    The hops from stage 0 to stage 1 are routed as the replay routes messages; a link
+    direction that ``c`` of them cross gives each ``1/c`` of its bandwidth (their
+    max-min fair share: the hops start together with the same bytes), so ``beta`` is
+    the most seconds per byte of any hop and ``alpha`` the longest path latency.
+    Without contention it is the alpha-beta of one hop (:func:`netsim.costmodel.alpha_beta`);
+    on a DGX H100 cluster two GPUs of a PCIe switch reach the network through the same
+    NIC on their shortest path, so the hops of shards ``2i`` and ``2i + 1`` share it.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        The graph the replay runs on (under NCCL the effective one, :func:`price_of`).
+    L : workloads.transformer.layout.Layout
+    nodes : list, optional
+        The node of each rank (default :func:`gpus_of`).
+
+    Examples
+    --------
+    >>> from topologies import gpu_cluster
+    >>> from workloads.transformer.layout import Layout
+    >>> G = gpu_cluster("dgx_h100", 2)
+    >>> a, b = hop_of(G, Layout(8, 2, 1)); a, 1 / b   # two hops per NIC: half of its 50 GB/s
+    (1.6e-06, 25000000000.0)
+    >>> hop_of(G, Layout(1, 2, 1)) == alpha_beta(G, placement=["gpu0", "gpu1"])
+    True
+    """
+    if L.pp == 1:
+        return 0.0, 0.0
+    nodes = gpus_of(G) if nodes is None else nodes
+    net = as_network(G)
+    pairs = [(L.rank(0, r, k), L.rank(1, r, k)) for r in range(L.dp) for k in range(L.tp)]
+    src = np.array([net.node_of(nodes[a]) for a, _ in pairs], np.int64)
+    dst = np.array([net.node_of(nodes[b]) for _, b in pairs], np.int64)
+    _, links, lat = net.routes(src, dst)
+    used = links[links < net.num_links]
+    share = np.concatenate([net.bandwidth / np.maximum(np.bincount(used, minlength=net.num_links),
+                                                       1), [np.inf]])
+    return float(lat.max()), float(1.0 / share[links].min())
 
 
 def dp_rails(G, members):
@@ -159,6 +207,47 @@ def dp_rails(G, members):
     return max(1.0, min(machine.count(m) * nics.get(m, 0) / gpus[m] for m in set(machine)))
 
 
+def price_of(G, L, ep=1, library="auto", prices=None):
+    """How the replay prices ``L``'s collectives on ``G``: ``(price, effective graph)``.
+
+    Where the library resolves to NCCL (``"auto"`` with every rank on a gpu node, as
+    :func:`point` places them, or ``"nccl"``: :func:`netsim.comm.library.choose`),
+    ``price(group, op, nbytes)`` is the seconds of NCCL's plan of the call on the
+    first group of ``group`` (``"tp"``, ``"dp"``, ``"ep"``, ``"edp"``) replayed alone
+    on the links NCCL counts on (:class:`netsim.comm.priced.NcclPrices`, whose cache
+    ``prices`` a sweep shares), and the effective graph is the one the replay runs
+    everything on, messages included (:func:`netsim.comm.nccl.hardware.effective_graph`;
+    None when the layout has no collective, so the replay runs on ``G``). With
+    ``library="mpich"`` (or ``"gloo"``): ``(None, None)``, MPICH's rings on
+    :func:`links_of`.
+
+    Examples
+    --------
+    >>> from topologies import dgx_h100
+    >>> from workloads.transformer.layout import Layout
+    >>> price, E = price_of(dgx_h100(), Layout(8, 1, 1))
+    >>> 0 < price("tp", "allreduce", 2**26) < 1e-3, E is not None
+    (True, True)
+    >>> price_of(dgx_h100(), Layout(8, 1, 1), library="mpich")
+    (None, None)
+    """
+    if library not in ("auto", "nccl"):
+        return None, None
+    nodes = gpus_of(G)
+    if len(nodes) < L.world:
+        raise NetsimError(f"the topology has {len(nodes)} GPUs for {L.world} ranks")
+    prices = NcclPrices(G) if prices is None else prices
+    groups = {"tp": L.tp_group(0, 0), "dp": L.dp_group(0, 0), "ep": ep_group(L, ep, 0, 0, 0),
+              "edp": expert_dp_group(L, ep, 0, 0, 0)}
+    groups = {k: [nodes[r] for r in v] for k, v in groups.items()}
+
+    def price(group, op, nbytes):
+        return prices.seconds(groups[group], op, nbytes)
+
+    widest = max(groups.values(), key=len)
+    return price, prices.graph(widest) if len(widest) > 1 else None
+
+
 def default_efficiency():
     """The efficiency taken from Narayanan et al.'s Table 1 under the FLOPs-only rule.
 
@@ -167,15 +256,22 @@ def default_efficiency():
     Examples
     --------
     >>> round(default_efficiency(), 3)
-    0.573
+    0.572
     """
     return efficiency_from(ROWS[REFERENCE], rule="flops")
 
 
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
-          first_stage_layers=None, last_stage_layers=None):
+          first_stage_layers=None, last_stage_layers=None, prices=None):
     """One layout on one topology: a record of the closed form (and the replay).
+
+    The closed form prices each collective as the replay runs it (:func:`price_of`:
+    NCCL's plan of the call alone on GPU nodes, MPICH's ring with ``library="mpich"``);
+    ``prices`` is a :class:`netsim.comm.priced.NcclPrices` of ``G`` to share between
+    the points of a sweep. With ``simulate``, ``why`` says why the replay differs from
+    the closed form: which class of calls or hops took longer than alone
+    (:mod:`studies.scaling.gaps`), beside ``saturated_link``.
 
     ``zero`` and ``fsdp`` shard the data parallelism
     (:mod:`workloads.transformer.zero`) and its memory; ``moe`` and ``ep`` add
@@ -199,7 +295,12 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
               last_stage_layers=last_stage_layers)
     shard = dict(zero=zero, fsdp=fsdp) if moe is None else dict(zero=zero, fsdp=fsdp, moe=moe,
                                                                  ep=ep)
-    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L, ep, library), **kw,
+    prices = NcclPrices(G) if prices is None else prices
+    price, E = price_of(G, L, ep, library, prices)
+    links = links_of(G, L, ep, library)
+    if E is not None:   # the hops run on the graph the NCCL calls run on
+        links["pp"] = hop_of(E, L, gpus_of(G))
+    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links, price=price, **kw,
                     **shard)
     rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
            "time": f["time"], "compute": f["compute"], "bubble": f["bubble"],
@@ -212,10 +313,13 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     model = iteration_flops(c, "none") + (0 if moe is None else
                                           iteration_flops_delta(c, moe, "none"))
     rec["mfu"] = model / (L.world * peak * f["time"])
-    rec["simulated"], rec["saturated_link"] = None, None
+    rec["simulated"], rec["saturated_link"], rec["why"] = None, None, None
     if simulate:
         t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kw, **shard)
-        r = replay(t, G, placement=gpus_of(G)[:L.world], library=library, collapse=True)
+        where = gpus_of(G)[:L.world]
+        r = replay(t, G, placement=where, library=library, collapse=True)
+        rec["why"] = why(slower(t, r, G, where, prices, links["pp"] if L.pp > 1 else None),
+                         f["time"], r.makespan)
         rec["simulated"] = r.makespan
         rec["mfu_simulated"] = model / (L.world * peak * r.makespan)
         top = r.bottlenecks(1)
@@ -265,11 +369,11 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
     (True, True)
     """
     e = default_efficiency() if efficiency is None else efficiency
-    out = []
+    out, prices = [], NcclPrices(G)   # one cache of NCCL's prices for every layout
     for tp, pp, dp in sweep_layouts(c, P, max_tp):
         for ep in _expert_degrees(dp, kwargs.get("moe")):
             try:
-                rec = point(c, layout(tp, pp, dp), G, e, **kwargs, **ep)
+                rec = point(c, layout(tp, pp, dp), G, e, **kwargs, **ep, prices=prices)
             except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
                 continue
             if memory is None or rec["memory"] <= memory:

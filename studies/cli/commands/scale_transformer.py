@@ -295,6 +295,13 @@ def run(args):
         rows = [row + (format_time(r["simulated"]), r["saturated_link"] or "-")
                 for row, r in zip(rows, records)]
     print(table(head, rows))
+    if args.simulate and not args.sweep:   # the replay's number first, the closed form beside
+        print("\nsimulated against the closed form (collectives priced as the replay runs "
+              "them, each alone):")
+        for r in records:
+            print(f"  P={r['P']}: {format_time(r['simulated'])} against "
+                  f"{format_time(r['time'])} ({r['simulated'] / r['time'] - 1:+.2%}); "
+                  f"why: {r['why']}")
     source = "given" if args.efficiency is not None else "from Narayanan et al. SC'21 Table 1"
     shard = ("; FSDP" if args.fsdp else "") + (f"; ZeRO-{args.zero}" if args.zero else "")
     if "first_stage_layers" in kw:
