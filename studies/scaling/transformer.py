@@ -40,10 +40,11 @@ import numpy as np
 from netsim import simulate as replay
 from netsim.costmodel import alpha_beta
 from netsim.errors import NetsimError
+from netsim.network.symmetry import SymmetryError
 from topologies.devices import device_flops
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import ep_group, layout
-from workloads.transformer.iteration import schedule
+from workloads.transformer.iteration import schedule, shift
 from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import iteration_flops
 from workloads.transformer.memory import memory_per_gpu
@@ -51,8 +52,8 @@ from workloads.transformer.moe import iteration_flops_delta
 
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
-__all__ = ["gpus_of", "peak_of", "links_of", "dp_rails", "default_efficiency", "point", "study",
-           "sweep", "sweep_layouts", "plot"]
+__all__ = ["gpus_of", "peak_of", "links_of", "dp_rails", "default_efficiency", "point",
+           "replicas_of", "replay_point", "study", "sweep", "sweep_layouts", "plot"]
 
 
 def gpus_of(G):
@@ -214,14 +215,65 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rec["mfu"] = model / (L.world * peak * f["time"])
     rec["simulated"], rec["saturated_link"] = None, None
     if simulate:
-        t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kw, **shard)
-        r = replay(t, G, placement=gpus_of(G)[:L.world], library=library, collapse=True)
+        r, rec["replicas_simulated"] = replay_point(c, L, G, rate, library, **kw, **shard)
         rec["simulated"] = r.makespan
         rec["mfu_simulated"] = model / (L.world * peak * r.makespan)
         top = r.bottlenecks(1)
         rec["saturated_link"] = (f"{top[0]['link']} ({top[0]['saturated'] / r.makespan:.0%})"
                                  if top and top[0]["saturated"] > 0 else None)
     return rec
+
+
+def replicas_of(L, G):
+    """The fewest data-parallel replicas of ``L`` that fill whole machines of ``G``
+    (``lcm(tp, GPUs per machine) / tp``), or ``dp`` when that does not divide it.
+
+    Examples
+    --------
+    >>> from topologies import gpu_cluster
+    >>> G = gpu_cluster("dgx_h100", 4)
+    >>> replicas_of(layout(8, 1, 4), G), replicas_of(layout(2, 1, 16), G), replicas_of(layout(1, 1, 4), G)
+    (1, 4, 4)
+    """
+    placement = gpus_of(G)[:L.world]
+    machine = [G.nodes[v].get("node") for v in placement]
+    per = sum(1 for m in machine if m == machine[0])
+    k = math.lcm(L.tp, per) // L.tp
+    return k if L.dp % k == 0 else L.dp
+
+
+def replay_point(c, L, G, rate, library="auto", **kwargs):
+    """The replay of one iteration of layout ``L``: its Result and the replicas simulated.
+
+    Data-parallel replicas on alike machines are simulated once per copy
+    (:func:`workloads.transformer.iteration.schedule` with ``replicas=``, replayed
+    with ``symmetry=``: :mod:`netsim.network.symmetry`): the fewest replicas
+    that fill whole machines (``lcm(tp, GPUs per machine) / tp``), the others'
+    work the same shifted. Where that is no symmetry (NCCL's plan of a
+    data-parallel call is a tree rooted at one replica, the machines differ,
+    experts join the replicas), every replica is simulated. Every NCCL call that
+    runs alone on its links is replayed once (``collapse=True``).
+
+    Examples
+    --------
+    >>> from topologies import gpu_cluster
+    >>> from workloads.transformer.flops import get_config
+    >>> c = get_config("gpt3-1.3b", global_batch=16)
+    >>> r, k = replay_point(c, layout(8, 1, 2), gpu_cluster("dgx_h100", 2), 1e14)
+    >>> k, r.makespan > 0
+    (1, True)
+    """
+    placement = gpus_of(G)[:L.world]
+    k = replicas_of(L, G)
+    if k < L.dp and kwargs.get("moe") is None:
+        t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, replicas=k, **kwargs)
+        try:
+            return replay(t, G, placement=placement, library=library, collapse=True,
+                          symmetry=shift(L.tp, L.pp, L.dp, k)), k
+        except SymmetryError:
+            pass
+    t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs)
+    return replay(t, G, placement=placement, library=library, collapse=True), L.dp
 
 
 def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):

@@ -52,7 +52,9 @@ pass it belongs to.
 closed form: compute, bubble and exposed communication per parallelism.
 """
 
-from netsim.checks import check_real
+import numpy as np
+
+from netsim.checks import check_int, check_real
 from netsim.trace.core import TraceBuilder
 
 from workloads.transformer import pipeline as _pipeline
@@ -62,11 +64,12 @@ from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import activation_bytes
 from workloads.transformer.moe import (bucket_groups, dense_stages, expert_grads, make_meet, make_mlp,
                               plan, run_jointly)
+from workloads.transformer.layout import Layout
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import memory_seconds
 from workloads.transformer.zero import check_zero, make_gather
 
-__all__ = ["schedule", "measure", "closed_form", "DESCRIPTION", "TAGS"]
+__all__ = ["schedule", "shift", "measure", "closed_form", "DESCRIPTION", "TAGS"]
 
 DESCRIPTION = "transformer training with tensor x pipeline x data parallelism (Megatron-LM)."
 #: The tags of the trace's communication, one per parallelism (``ep``: experts' all-to-alls).
@@ -76,7 +79,7 @@ TAGS = ("tp", "pp", "dp", "ep")
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
-             ep=1, first_stage_layers=None, last_stage_layers=None):
+             ep=1, first_stage_layers=None, last_stage_layers=None, replicas=None):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -121,6 +124,12 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         over the stages between (Megatron-LM's uneven split,
         :func:`workloads.transformer.stages.stage_layers`); GPipe or 1F1B.
 
+    replicas : int, optional
+        Write the ops of data-parallel replicas ``0 .. replicas - 1`` only (a
+        divisor of ``dp``); the data-parallel collectives still name every
+        replica. The others' work is the same shifted by ``replicas``
+        (:func:`shift`), for :func:`netsim.simulate`'s ``symmetry=``. Not with experts.
+
     Returns
     -------
     netsim.Trace
@@ -145,6 +154,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     zstage = check_zero(zero, fsdp, L)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     element = grad_element or c.element
+    built = _replicas(replicas, L, p)
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
     meta = {"paradigm": "transformer", "config": c._asdict(), "tp": L.tp, "pp": L.pp,
@@ -205,15 +215,15 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                   if zstage == 3 else None)
         ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
                            chunks, scatter_gather and L.tp > 1, gather, mlp,
-                           make_meet(b, L, p, it, c.element))
+                           make_meet(b, L, p, it, c.element), built)
         _gradients(L, stages, element, 1 if zstage == 3 else bucket_bytes, it, b, ready, last,
-                   zstage, c.element, p, experts)
+                   zstage, c.element, p, experts, built)
         chain[:] = last[(0, 0)]
     return b.build()
 
 
 def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks, regather,
-               gather, mlp, meet):
+               gather, mlp, meet, built):
     """Add one iteration's forwards, backwards and pipeline messages; the gradient-ready ops.
 
     Stages are built in an order in which every message exists before the op
@@ -255,7 +265,7 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                             for x, op in enumerate(last[(s, r)])]
 
                 # the replicas meet at the experts' all-to-alls (none without experts)
-                run_jointly([replica(r) for r in range(L.dp)], meet)
+                run_jointly([replica(r) for r in range(built)], meet)
                 pos[s] += 1
                 moved = True
         if not moved:   # pragma: no cover - the schedules of workloads.transformer.pipeline never deadlock
@@ -304,7 +314,7 @@ def _backward(st, s, r, it, block, extra, recompute, done, fetch, mlp):
 
 
 def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, param_element,
-               p=None, experts=None):
+               p=None, experts=None, built=None):
     """Add the data-parallel buckets; the next iteration's ops wait for them.
 
     Allreduces under plain data parallelism, reduce-scatters under ZeRO (then,
@@ -313,6 +323,7 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
     chain with the dense ones in the order they complete.
     """
     name = "reduce_scatter" if zstage else "allreduce"
+    built = L.dp if built is None else built
     for s, chunks in enumerate(stages):
         # the last chunk's gradients complete first (Megatron-LM: one DDP bucket set per chunk)
         dense = [g for st in reversed(chunks) for g in st.grads]
@@ -322,7 +333,7 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
             prev = {r: [] for r in range(L.dp)}   # each replica's last bucket
             for source, nbytes, groups in plan:
                 for members in (g for g in groups if len(g) > 1):
-                    deps = [ready[(s, r)][source][k] for r in members]
+                    deps = [ready[(s, r)][source][k] for r in members if r < built]
                     deps += [x for x in dict.fromkeys(sum((prev[r] for r in members), []))]
                     op = b.collective(name, tuple(L.rank(s, r, k) for r in members), nbytes,
                                       deps=deps, iteration=it, tag="dp", element=element)
@@ -336,6 +347,39 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
                 shard = list(last[(s, r)])
                 shard[k] = prev[r][0] if prev[r] else shard[k]
                 last[(s, r)] = shard
+
+
+def _replicas(replicas, L, p):
+    """The replicas whose ops the trace holds: ``replicas``, a divisor of ``dp``, or all."""
+    if replicas is None:
+        return L.dp
+    replicas = check_int(replicas, "replicas", error=WorkloadError)
+    if L.dp % replicas:
+        raise WorkloadError(f"replicas {replicas} does not divide dp {L.dp}")
+    if p and replicas < L.dp:
+        raise WorkloadError("replicas < dp with experts: their all-to-alls join the replicas")
+    return replicas
+
+
+def shift(tp, pp, dp, replicas):
+    """The rank permutation that moves each replica ``replicas`` replicas on.
+
+    ``sigma`` sends rank ``(s, d, x)`` (stage, replica, shard) to ``(s, d +
+    replicas mod dp, x)``, which does the same work; each cycle's smallest rank
+    is in replicas ``0 .. replicas - 1`` (:func:`schedule` with ``replicas=``).
+
+    Examples
+    --------
+    >>> shift(1, 1, 4, 2).tolist()     # replicas 0, 1 are simulated; 2, 3 copy them
+    [2, 3, 0, 1]
+    """
+    L = Layout(tp, pp, dp)
+    sigma = np.empty(L.world, np.int64)
+    for s in range(pp):
+        for d in range(dp):
+            for x in range(tp):
+                sigma[L.rank(s, d, x)] = L.rank(s, (d + replicas) % dp, x)
+    return sigma
 
 
 def measure(trace):

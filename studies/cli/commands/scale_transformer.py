@@ -138,6 +138,14 @@ _HEAD = ["P", "tp", "pp", "dp", "m", "time", "compute", "bubble", "TP", "PP", "D
 _MOE_HEAD = _HEAD[:4] + ["ep"] + _HEAD[4:11] + ["EP"] + _HEAD[11:]
 
 
+def _replicas(r):
+    """How many data-parallel replicas a record's replay simulated, in words."""
+    k, dp = r["replicas_simulated"], r["dp"]
+    if k == dp:
+        return f"every replica ({dp})"
+    return f"{k} of {dp} replicas (the others their copies)"
+
+
 def _row(r):
     row = (r["P"], r["tp"], r["pp"], r["dp"], r["microbatches"], format_time(r["time"]),
            format_time(r["compute"]), format_time(r["bubble"]), format_time(r["tp_comm"]),
@@ -309,3 +317,8 @@ def run(args):
           f"{'' if experts is None else ', EP'}); topology {args.topology}"
           + ("; layouts fastest first" if args.sweep else "")
           + (f", those needing more than {args.memory} per GPU left out" if args.memory else ""))
+    if args.simulate and not args.sweep:
+        print("simulated: " + "; ".join(
+            f"P = {r['P']}, {_replicas(r)}" for r in records)
+              + " (netsim.network.symmetry); NCCL calls alone on their links replayed once "
+              "each (netsim.comm.alone)")
