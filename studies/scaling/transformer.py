@@ -61,20 +61,25 @@ def gpus_of(G):
     return [n for n, k in G.nodes(data="kind") if k == "gpu"]
 
 
-def peak_of(G, precision="fp16"):
-    """Dense peak FLOP/s of the GPUs of ``G`` (their ``model`` attribute).
+def peak_of(G, precision="fp16", device=None):
+    """Dense peak FLOP/s of the GPUs of ``G`` (their ``model`` attribute), or of ``device``.
+
+    ``device`` (a :data:`topologies.devices.DEVICES` name) overrides what the
+    graph's GPU nodes say.
 
     Raises
     ------
     NetsimError
-        For a graph without GPUs or with GPUs of no known model.
+        For a graph without GPUs or with GPUs of no known model, or an unknown ``device``.
 
     Examples
     --------
     >>> from topologies import dgx_h100
-    >>> peak_of(dgx_h100()) / 1e12
-    989.5
+    >>> peak_of(dgx_h100()) / 1e12, peak_of(dgx_h100(), device="A100") / 1e12
+    (989.5, 312.0)
     """
+    if device is not None:
+        return device_flops(device, "fp16" if precision in ("fp16", "bf16") else precision)
     gpus = gpus_of(G)
     if not gpus:
         raise NetsimError("the topology has no gpu nodes: a transformer's training runs on GPUs "
@@ -175,8 +180,11 @@ def default_efficiency():
 
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
-          first_stage_layers=None, last_stage_layers=None):
+          first_stage_layers=None, last_stage_layers=None, device=None):
     """One layout on one topology: a record of the closed form (and the replay).
+
+    ``device`` names the GPU model whose peak the study uses instead of the one
+    the topology's GPU nodes name (:func:`peak_of`).
 
     ``zero`` and ``fsdp`` shard the data parallelism
     (:mod:`workloads.transformer.zero`) and its memory; ``moe`` and ``ep`` add
@@ -193,7 +201,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     >>> 0 < r["mfu"] < 0.5, r["bubble"]
     (True, 0.0)
     """
-    peak = peak_of(G, c.precision)
+    peak = peak_of(G, c.precision, device)
     rate = efficiency * peak
     kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
               chunks=chunks, first_stage_layers=first_stage_layers,

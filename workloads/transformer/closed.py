@@ -67,7 +67,7 @@ from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta
                               expert_grads, is_moe, layer_delta, plan)
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import BLOCKS, memory_seconds
-from workloads.transformer.zero import check_zero, zero3_timeline
+from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, zero3_timeline
 
 __all__ = ["closed_form", "TERMS"]
 
@@ -83,7 +83,8 @@ def _cost(links, name):
 def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
                 sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
                 chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
-                moe=None, ep=1, first_stage_layers=None, last_stage_layers=None):
+                moe=None, ep=1, first_stage_layers=None, last_stage_layers=None,
+                inflight_allgathers=INFLIGHT_ALLGATHERS):
     """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
 
     Parameters
@@ -101,8 +102,12 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         As for :func:`workloads.transformer.iteration.schedule`. Under ZeRO-1/2 the
         buckets are reduce-scatters and an allgather of the parameters follows
         them; under ZeRO-3 (one stage) the exact timeline of
-        :func:`workloads.transformer.zero.zero3_timeline` is the time, and ``dp``
+        :func:`workloads.transformer.zero.zero3_timeline` (the hooks of
+        :class:`workloads.transformer.zero.Issue`: one stream, FSDP's rate
+        limiter, the root kept gathered under ``fsdp``) is the time, and ``dp``
         is all of it that is not compute or tensor-parallel time.
+    inflight_allgathers : int or None
+        As for :func:`workloads.transformer.iteration.schedule`.
     moe, ep : workloads.transformer.moe.Moe, int
         As for :func:`workloads.transformer.iteration.schedule`: each MoE layer adds its
         router and experts' FLOPs and its blocking all-to-alls (``links["ep"]``,
@@ -135,7 +140,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks,
                       first_stage_layers, last_stage_layers)
-    zstage = check_zero(zero, fsdp, L)
+    zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
@@ -191,8 +196,9 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                  ((2 + redo) * (st.attention + st.mlp) + st.core) / F + mem[1] + n * (1 + redo),
                  st.logit / F + (pre if st.logit else 0),
                  2 * st.logit / F + (post if st.logit else 0))
-        end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times, c.element,
-                                 L.dp, _cost(links, "dp")))
+        end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times,
+                                 (c.element, element), L.dp, _cost(links, "dp"), bool(fsdp),
+                                 inflight_allgathers))
         out["dp"] = end - out["compute"] - out["tp"]
     out["time"] = sum(out[k] for k in TERMS)
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),

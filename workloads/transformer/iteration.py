@@ -67,7 +67,7 @@ from workloads.transformer.moe import (bucket_groups, dense_stages, expert_grads
 from workloads.transformer.layout import Layout
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import memory_seconds
-from workloads.transformer.zero import check_zero, make_gather
+from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, make_gather
 
 __all__ = ["schedule", "shift", "measure", "closed_form", "DESCRIPTION", "TAGS"]
 
@@ -79,7 +79,8 @@ TAGS = ("tp", "pp", "dp", "ep")
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
-             ep=1, first_stage_layers=None, last_stage_layers=None, replicas=None):
+             ep=1, first_stage_layers=None, last_stage_layers=None,
+             inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -109,7 +110,12 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     zero : {0, 1, 2, 3}
         ZeRO's stage of sharded data parallelism (:mod:`workloads.transformer.zero`).
     fsdp : bool
-        PyTorch FSDP (full sharding): ZeRO-3's traffic.
+        PyTorch FSDP (full sharding): ZeRO-3's traffic, the root unit kept gathered
+        from its forward to its backward.
+    inflight_allgathers : int or None
+        ZeRO-3/FSDP's rate limiter: free events queued before an allgather
+        waits for the oldest (FSDP's default 2; None: no limit,
+        :class:`workloads.transformer.zero.Issue`).
     memory_bandwidth : float, optional
         Bytes/s of a rank's memory: each attention and MLP block's FLOP op is
         followed by one of its memory traffic's seconds
@@ -151,7 +157,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                                 ("last_stage_layers", last_stage_layers)) if v is not None}
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks,
                       **uneven)
-    zstage = check_zero(zero, fsdp, L)
+    zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     element = grad_element or c.element
     built = _replicas(replicas, L, p)
@@ -163,6 +169,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             "sequence_parallel": bool(sequence_parallel), "bucket_bytes": float(bucket_bytes),
             "scatter_gather": bool(scatter_gather), "zero": zstage, "fsdp": bool(fsdp),
             "grad_element": element, **uneven}
+    if zstage == 3:
+        meta["inflight_allgathers"] = inflight_allgathers
     if p:
         meta.update(moe=moe._asdict(), ep=p.ep)
         experts, stages = expert_grads(stages, p), dense_stages(stages, p)
@@ -209,16 +217,20 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         yield from ()
 
     mlp = make_mlp(p, block, last, dense)
-    chain = [None] * L.tp   # each shard's last ZeRO-3 allgather or reduce-scatter
+    chain, at = [None] * L.tp, [0]   # each shard's last ZeRO-3 collective; the iteration
+    gather = (make_gather(b, L, stages[0][0], (c.element, element), at, chain, bool(fsdp),
+                          inflight_allgathers) if zstage == 3 else None)
     for it in range(iterations):
-        gather = (make_gather(b, L, dict(stages[0][0].grads), c.element, it, chain)
-                  if zstage == 3 else None)
+        at[0] = it
         ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
                            chunks, scatter_gather and L.tp > 1, gather, mlp,
                            make_meet(b, L, p, it, c.element), built)
-        _gradients(L, stages, element, 1 if zstage == 3 else bucket_bytes, it, b, ready, last,
-                   zstage, c.element, p, experts, built)
-        chain[:] = last[(0, 0)]
+        if zstage == 3:   # the optimizer step waits for every reduce-scatter
+            for r in range(L.dp):
+                last[(0, r)] = list(chain)
+        else:
+            _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, c.element,
+                       p, experts, built)
     return b.build()
 
 
@@ -250,12 +262,12 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                         deps = extra + [x for x in last[(s, r)] if x is not None]
                         extra = [b.collective("allgather", L.tp_group(s, r), act, deps=deps,
                                               iteration=it, tag="pp", element=c.element)] * L.tp
-                    fetch = gather and (lambda unit: gather(s, (j, kind, unit)))
+                    hook = gather and _hook(last, s, r, j == m - 1)
                     if kind == "F":
-                        yield from _forward(st, s, r, it, block, extra, fetch, mlp)
+                        yield from _forward(st, s, r, it, block, extra, hook, mlp)
                     else:
                         yield from _backward(st, s, r, it, block, extra, recompute,
-                                             ready.setdefault((s, r), {}), fetch, mlp)
+                                             ready.setdefault((s, r), {}), hook, mlp)
                     to = _pipeline.target(kind, s, k, L.pp, chunks)
                     if to is not None:
                         sent[(kind, to, j, r)] = [
@@ -264,8 +276,8 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                                       iteration=it, tag="pp")
                             for x, op in enumerate(last[(s, r)])]
 
-                # the replicas meet at the experts' all-to-alls (none without experts)
-                run_jointly([replica(r) for r in range(built)], meet)
+                # the replicas meet at the experts' all-to-alls or ZeRO-3's hooks (or never)
+                run_jointly([replica(r) for r in range(built)], gather or meet)
                 pos[s] += 1
                 moved = True
         if not moved:   # pragma: no cover - the schedules of workloads.transformer.pipeline never deadlock
@@ -273,32 +285,52 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
     return ready
 
 
-def _forward(st, s, r, it, block, extra, fetch, mlp):
+def _hook(last, s, r, sync):
+    """ZeRO-3's hooks of replica ``r``: ``hook(name, unit, backward)`` yields its request.
+
+    A round of requests is answered by :func:`workloads.transformer.zero.make_gather`:
+    ``"pre"`` gets each shard's allgather of ``unit``; ``"post"`` hands over the
+    unit's last compute ops (the stream's last), ``sync`` in the last micro-batch.
+    """
+    def hook(name, unit, backward):
+        return (yield (name, unit, backward, sync, list(last[(s, r)])))
+    return hook
+
+
+def _forward(st, s, r, it, block, extra, hook, mlp):
     """One chunk's forward of one micro-batch on replica ``r`` of stage ``s`` (a generator).
 
-    ``fetch(unit)``, under ZeRO-3, gives each shard's allgather of a unit's
-    parameters; ``mlp`` builds a layer's MLP block (yielding at its all-to-alls).
+    ``hook``, under ZeRO-3, runs a unit's pre and post hooks (:func:`_hook`);
+    ``mlp`` builds a layer's MLP block (yielding at its all-to-alls).
     """
-    if fetch and any(g == "embedding" for g, _ in st.grads):
-        fetch("embedding")   # the root unit: the first layer's gather follows it
+    root = hook and any(g == "embedding" for g, _ in st.grads)
+    if root:   # the root unit: the embedding computes nothing here, the logit layer uses it
+        yield from hook("pre", "embedding", False)
     for layer in st.layers:
-        extra = fetch(layer) if fetch else extra
+        if hook:
+            extra = yield from hook("pre", layer, False)
         block(s, r, st.attention, it, "forward", extra, kind="attention")
         yield from mlp(st, layer, s, r, it, "forward", 1)
+        if hook:
+            yield from hook("post", layer, False)
         extra = None
     if st.logit:
         block(s, r, st.logit, it, "forward", extra, after=False)
+    if root:
+        yield from hook("post", "embedding", False)
 
 
-def _backward(st, s, r, it, block, extra, recompute, done, fetch, mlp):
+def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp):
     """One chunk's backward (after its recomputed forward); ``done`` gets each gradient's op."""
-    if fetch and any(g == "embedding" for g, _ in st.grads):
-        extra = fetch("embedding")   # the root unit again, for the tied logit layer
+    root = hook and any(g == "embedding" for g, _ in st.grads)
+    if root:   # the root unit again (gathered still under FSDP), for the tied logit layer
+        extra = yield from hook("pre", "embedding", True)
     if st.logit:
         done["logit"] = block(s, r, 2 * st.logit, it, "backward", extra, before=False)
         extra = None
     for layer in reversed(st.layers):
-        extra = fetch(layer) if fetch else extra
+        if hook:
+            extra = yield from hook("pre", layer, True)
         if recompute == "full":
             block(s, r, st.attention, it, "recompute", extra, kind="attention")
             yield from mlp(st, layer, s, r, it, "recompute", 1)
@@ -308,9 +340,13 @@ def _backward(st, s, r, it, block, extra, recompute, done, fetch, mlp):
             block(s, r, st.core, it, "recompute", before=False, after=False)
         done[layer] = done["expert", layer] = block(s, r, 2 * st.attention, it, "backward",
                                                     kind="attention")
+        if hook:
+            yield from hook("post", layer, True)
         extra = None
     if st.index == 0:
         done["embedding"] = done[st.layers[0]]
+    if root:
+        yield from hook("post", "embedding", True)
 
 
 def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, param_element,

@@ -10,6 +10,7 @@ import json
 from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes, parse_spec, parse_workers
+from topologies.devices import device_flops
 from workloads.transformer.flops import CONFIGS, Config, get_config
 from workloads.transformer.layout import layout
 from workloads.transformer.moe import moe
@@ -23,7 +24,7 @@ from studies.scaling.run_length import check_passes
 from studies.scaling.trace_size import check_ops
 from studies.scaling.transformer import default_efficiency, plot, study, sweep, sweep_layouts
 
-__all__ = ["add_arguments", "parse_config", "parse_experts", "check_work", "run"]
+__all__ = ["add_arguments", "parse_config", "parse_experts", "check_device", "check_work", "run"]
 
 
 def add_arguments(p):
@@ -238,6 +239,33 @@ def check_work(args, c, workers, chunks):
     expect(args, seconds, f"transformer at P = {', '.join(map(str, workers))}")
 
 
+def check_device(name, precision):
+    """``--device`` in transformer mode: a GPU name of :data:`topologies.devices.DEVICES`, or None.
+
+    Raises
+    ------
+    NetsimError
+        For a precision given with it (the model's is used) or an unknown name, listing
+        the known ones.
+
+    Examples
+    --------
+    >>> check_device("a100", "fp16")
+    'a100'
+    >>> check_device("A100:tf32", "fp16")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --device A100:tf32: with PARADIGM transformer give a GPU name alone (the precision is the model's, fp16)
+    """
+    if name is None:
+        return None
+    if ":" in name:
+        raise NetsimError(f"--device {name}: with PARADIGM transformer give a GPU name alone "
+                          f"(the precision is the model's, {precision})")
+    device_flops(name, "fp16" if precision in ("fp16", "bf16") else precision)
+    return name
+
+
 def _split(c, args):
     """Layers per pipeline stage of the options (:func:`workloads.transformer.stages.stage_layers`)."""
     return stage_layers(c.layers, args.pp, args.first_stage_layers, args.last_stage_layers)
@@ -267,6 +295,7 @@ def run(args):
     c = parse_config(args.config, args.micro_batch, args.global_batch,
                      given=given_options(args, add_arguments))
     experts = parse_experts(args)
+    device = check_device(getattr(args, "device", None), c.precision)
     workers = parse_workers(args.workers)
     chunks = args.chunks if args.chunks is not None else (
         2 if args.pipeline == "interleaved" else 1)
@@ -281,6 +310,8 @@ def run(args):
                   last_stage_layers=args.last_stage_layers)
     if experts is not None:
         kw["moe"] = experts
+    if device is not None:
+        kw["device"] = device
     if args.sweep:
         memory = parse_bytes(args.memory) if args.memory is not None else None
         records = sweep(c, max(workers), make(max(workers)), e, memory=memory, **kw)
@@ -311,8 +342,9 @@ def run(args):
         shard += (f"; {experts.experts} experts, top-{experts.top_k}, capacity factor "
                   f"{experts.capacity_factor:g}, every {experts.every}"
                   f" layer(s)")
+    peak = f"the dense FP16 peak of {device}" if device else "the dense FP16 peak"
     print(f"\n{args.config}, b = {c.micro_batch}, B = {c.global_batch}, {args.pipeline}, "
-          f"recompute {args.recompute}{shard}; efficiency {e:.3f} of the dense FP16 peak ({source}); "
+          f"recompute {args.recompute}{shard}; efficiency {e:.3f} of {peak} ({source}); "
           f"closed form (compute + bubble + exposed TP, PP, DP"
           f"{'' if experts is None else ', EP'}); topology {args.topology}"
           + ("; layouts fastest first" if args.sweep else "")
