@@ -192,3 +192,20 @@ def test_bad_compute_options_are_refused():
     with pytest.raises(WorkloadError, match="mixture-of-experts"):
         closed_form(c, dp=2, compute="gemm", device=TINY, moe=moe(4), ep=2)
     assert math.isfinite(closed_form(c, compute="gemm", device=TINY)["time"])
+
+
+def test_the_documented_table_of_achieved_tflops_is_recomputed():
+    from doc_pages import DOCS
+
+    text = (DOCS / "transformer.md").read_text()
+    section = text[text.index("## Compute time from GEMM shapes"):text.index("## Closed form")]
+    rows = [line.split("|")[1:-1] for line in section.splitlines()
+            if line.startswith(("| A100 | gpt3", "| H100 | gpt3"))]
+    assert len(rows) == 6
+    for gpu, name, tp, *cells in (map(str.strip, r) for r in rows):
+        d, c, tp = device_gemm(gpu), get_config(name), int(tp)
+        a, s, f = achieved_flops(c, tp, d), block_seconds(c, tp, d), block_flops(c, tp)
+        layer = 3 * (f["attention"] + f["mlp"]) / sum(
+            s[u, p] for u in ("attention", "mlp") for p in ("forward", "backward"))
+        want = [f"{a[u] / 1e12:.0f}" for u in ("attention", "mlp", "logit")]
+        assert cells == want + [f"{layer / 1e12:.0f}", f"{layer / d.peak:.0%}"]
