@@ -26,7 +26,7 @@ mlp         first matrix (SwiGLU: gate and    ``(T, (n - 1) f/t, h)``
             ``linear_fc1`` of width ``2 f``)
             last matrix                       ``(T, h, f/t)``
 logit       vocabulary slice                  ``(T, V/t, h)``
-core        scores and values (selective recomputation runs them again)
+core        scores and values, again          as in attention (selective recomputation)
 =========== ================================= ==========================================
 
 (``n`` = 2 matrices for GeLU, 3 for SwiGLU, :data:`workloads.transformer.flops.MLPS`.)
