@@ -41,7 +41,7 @@ from netsim import simulate as replay
 from netsim.costmodel import alpha_beta
 from netsim.errors import NetsimError
 from netsim.network.symmetry import SymmetryError
-from topologies.devices import device_flops
+from topologies.devices import device_flops, device_gemm
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import ep_group, layout
 from workloads.transformer.iteration import schedule, shift
@@ -52,7 +52,7 @@ from workloads.transformer.moe import iteration_flops_delta
 
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
-__all__ = ["gpus_of", "peak_of", "links_of", "dp_rails", "default_efficiency", "point",
+__all__ = ["gpus_of", "peak_of", "gemm_of", "links_of", "dp_rails", "default_efficiency", "point",
            "replicas_of", "replay_point", "study", "sweep", "sweep_layouts", "plot"]
 
 
@@ -88,6 +88,29 @@ def peak_of(G, precision="fp16", device=None):
     if model is None:
         raise NetsimError("the topology's GPUs name no model; give --device")
     return device_flops(model, "fp16" if precision in ("fp16", "bf16") else precision)
+
+
+def gemm_of(G):
+    """The GEMM time model of the GPUs of ``G`` (:func:`topologies.devices.device_gemm`).
+
+    Raises
+    ------
+    NetsimError
+        For a graph without GPUs, GPUs of no model, or a model with no GEMM
+        benchmark row.
+
+    Examples
+    --------
+    >>> from topologies import dgx_a100
+    >>> gemm_of(dgx_a100()).sms
+    108
+    """
+    gpus = gpus_of(G)
+    model = G.nodes[gpus[0]].get("model") if gpus else None
+    if model is None:
+        raise NetsimError("compute='gemm' needs GPUs of a named model (try "
+                          "--topology gpu_cluster:machine=dgx_h100)")
+    return device_gemm(model)
 
 
 def links_of(G, L, ep=1, library="auto"):
@@ -180,7 +203,7 @@ def default_efficiency():
 
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
-          first_stage_layers=None, last_stage_layers=None, device=None):
+          first_stage_layers=None, last_stage_layers=None, device=None, compute="flops"):
     """One layout on one topology: a record of the closed form (and the replay).
 
     ``device`` names the GPU model whose peak the study uses instead of the one
@@ -190,7 +213,10 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     (:mod:`workloads.transformer.zero`) and its memory; ``moe`` and ``ep`` add
     experts (:mod:`workloads.transformer.moe`); ``first_stage_layers`` and
     ``last_stage_layers`` split the layers unevenly over the stages
-    (:func:`workloads.transformer.stages.stage_layers`).
+    (:func:`workloads.transformer.stages.stage_layers`). ``compute="gemm"``
+    times each block from its GEMMs' shapes on the topology's GPU model
+    (:func:`gemm_of`, :mod:`workloads.transformer.gemm`) and ``efficiency``
+    is not used; the record's ``compute_rule`` says so.
 
     Examples
     --------
@@ -200,6 +226,9 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     >>> r = point(c, layout(8, 1, 1), dgx_h100(), 0.5)
     >>> 0 < r["mfu"] < 0.5, r["bubble"]
     (True, 0.0)
+    >>> g = point(c, layout(8, 1, 1), dgx_h100(), 0.5, compute="gemm")
+    >>> g["compute_rule"], g["mfu"] < r["mfu"]
+    ('gemm', True)
     """
     peak = peak_of(G, c.precision, device)
     rate = efficiency * peak
@@ -208,6 +237,10 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
               last_stage_layers=last_stage_layers)
     shard = dict(zero=zero, fsdp=fsdp) if moe is None else dict(zero=zero, fsdp=fsdp, moe=moe,
                                                                  ep=ep)
+    if compute not in ("flops", "gemm"):
+        raise NetsimError(f"unknown compute {compute!r}; known: flops, gemm")
+    if compute == "gemm":
+        shard.update(compute="gemm", device=gemm_of(G))
     f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L, ep, library), **kw,
                     **shard)
     rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
@@ -215,6 +248,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
            "tp_comm": f["tp"], "pp_comm": f["pp"], "dp_comm": f["dp"]}
     if moe is not None:
         rec.update(ep=ep, ep_comm=f["ep"])
+    if compute == "gemm":
+        rec["compute_rule"] = "gemm"
     rec["memory"] = memory_per_gpu(c, L.tp, L.pp, L.dp, zero=3 if fsdp else zero, **kw,
                                    **({} if moe is None else dict(moe=moe, ep=ep)))["total"]
     rec["tokens_per_s"] = c.global_batch * c.seq / f["time"]

@@ -45,6 +45,8 @@ A rank's compute ops and its blocking tensor-parallel collectives run one after
 another (one CUDA stream); its pipeline messages and gradient buckets do not
 hold its compute up. The compute ops are in FLOPs; ``device_flops`` (the rate
 achieved: peak times an efficiency) goes into the trace's metadata. With
+``compute="gemm"`` they are in seconds instead, each block's GEMMs timed from
+their shapes on a GPU (:mod:`workloads.transformer.gemm`). With
 ``memory_bandwidth`` each block's FLOP op is followed by an op of the seconds
 its memory traffic takes (:mod:`workloads.transformer.compute`), tagged as the
 pass it belongs to.
@@ -67,6 +69,7 @@ from workloads.transformer.moe import (bucket_groups, dense_stages, expert_grads
 from workloads.transformer.layout import Layout
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import memory_seconds
+from workloads.transformer.gemm import block_seconds, check_compute
 from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, make_gather
 
 __all__ = ["schedule", "shift", "measure", "closed_form", "DESCRIPTION", "TAGS"]
@@ -80,7 +83,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
              ep=1, first_stage_layers=None, last_stage_layers=None,
-             inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None):
+             inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None, compute="flops", device=None):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -129,6 +132,14 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         Layers on the first and on the last pipeline stage, the rest split evenly
         over the stages between (Megatron-LM's uneven split,
         :func:`workloads.transformer.stages.stage_layers`); GPipe or 1F1B.
+    compute : {"flops", "gemm"}
+        The compute ops' time: FLOPs (over ``device_flops`` at replay), or
+        seconds from each block's GEMM shapes on ``device``
+        (:func:`workloads.transformer.gemm.block_seconds`; dense layers in
+        fp16/bf16).
+    device : netsim.costmodel.gemm.GemmDevice, optional
+        The GPU of ``compute="gemm"`` (e.g.
+        :func:`topologies.devices.device_gemm`), stored in the metadata.
 
     replicas : int, optional
         Write the ops of data-parallel replicas ``0 .. replicas - 1`` only (a
@@ -159,6 +170,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                       **uneven)
     zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
+    dev = check_compute(compute, device, c, moe)
+    gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
     built = _replicas(replicas, L, p)
     m = c.global_batch // (c.micro_batch * L.dp)
@@ -179,6 +192,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     mem = memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth)
     if memory_bandwidth is not None:
         meta["memory_bandwidth"] = float(memory_bandwidth)
+    if dev:
+        meta.update(compute="gemm", gemm_device=dev._asdict())
     if device_flops is not None:
         meta["device_flops"] = check_real(device_flops, "device_flops", lo=0, strict=True,
                                           error=WorkloadError)
@@ -187,11 +202,13 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     # last[(stage, replica)]: the op each shard's stream waits for next.
     last = {(s, r): [None] * L.tp for s in range(L.pp) for r in range(L.dp)}
 
-    def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None, size=None):
+    def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None, size=None,
+              unit=None):
         """One block on every shard of (s, r): [pre collective] compute [post collective].
 
         ``kind`` ("attention", "mlp"; None for the logit layer): its memory op's seconds;
-        ``size``: the bytes of its collectives (default the activation's).
+        ``size``: the bytes of its collectives (default the activation's); ``unit``: the
+        GEMM seconds it takes under ``compute="gemm"`` (default ``kind``).
         """
         group, prev, size = L.tp_group(s, r), last[(s, r)], act if size is None else size
         deps = [[x for x in (prev[k], None if extra is None else extra[k]) if x is not None]
@@ -200,7 +217,9 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             op = b.collective(pre, group, size, deps=sum(deps, []), iteration=it, tag="tp",
                               element=c.element)
             deps = [[op]] * L.tp
-        ops = [b.compute(rank, flops=flops, deps=deps[k], iteration=it, tag=tag)
+        work = ({"seconds": gemm[unit or kind, "backward" if tag == "backward" else "forward"]}
+                if gemm else {"flops": flops})
+        ops = [b.compute(rank, **work, deps=deps[k], iteration=it, tag=tag)
                for k, rank in enumerate(group)]
         if kind and mem[(kind, tag)]:
             ops = [b.compute(rank, seconds=mem[(kind, tag)], deps=[op], iteration=it, tag=tag)
@@ -315,7 +334,7 @@ def _forward(st, s, r, it, block, extra, hook, mlp):
             yield from hook("post", layer, False)
         extra = None
     if st.logit:
-        block(s, r, st.logit, it, "forward", extra, after=False)
+        block(s, r, st.logit, it, "forward", extra, after=False, unit="logit")
     if root:
         yield from hook("post", "embedding", False)
 
@@ -326,7 +345,8 @@ def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp):
     if root:   # the root unit again (gathered still under FSDP), for the tied logit layer
         extra = yield from hook("pre", "embedding", True)
     if st.logit:
-        done["logit"] = block(s, r, 2 * st.logit, it, "backward", extra, before=False)
+        done["logit"] = block(s, r, 2 * st.logit, it, "backward", extra, before=False,
+                              unit="logit")
         extra = None
     for layer in reversed(st.layers):
         if hook:
@@ -337,7 +357,7 @@ def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp):
             extra = None
         yield from mlp(st, layer, s, r, it, "backward", 2, extra)
         if st.core:   # selective recomputation: the attention core again, on the shard alone
-            block(s, r, st.core, it, "recompute", before=False, after=False)
+            block(s, r, st.core, it, "recompute", before=False, after=False, unit="core")
         done[layer] = done["expert", layer] = block(s, r, 2 * st.attention, it, "backward",
                                                     kind="attention")
         if hook:

@@ -87,6 +87,10 @@ def add_arguments(p):
     g.add_argument("--efficiency", type=float, default=None,
                    help="achieved share of the GPUs' dense FP16 peak (default: taken from "
                         "Narayanan et al. SC'21 Table 1, the 145.6B row)")
+    g.add_argument("--compute", default="flops", choices=("flops", "gemm"),
+                   help="compute time: flops (FLOPs at --efficiency of the peak, the default) "
+                        "or gemm (each block's GEMMs from their shapes: tile and wave "
+                        "quantisation on the GPU model, one calibration row per GPU)")
     g.add_argument("--simulate", action="store_true",
                    help="also replay the trace on the topology (slow for large models)")
     g.add_argument("--sweep", action="store_true",
@@ -305,6 +309,9 @@ def run(args):
     kw = dict(pipeline=args.pipeline, recompute=args.recompute,
               sequence_parallel=args.sequence_parallel, chunks=chunks, zero=args.zero,
               fsdp=args.fsdp)
+    gemm = getattr(args, "compute", "flops") == "gemm"
+    if gemm:
+        kw["compute"] = "gemm"
     if args.first_stage_layers is not None or args.last_stage_layers is not None:
         kw.update(first_stage_layers=args.first_stage_layers,
                   last_stage_layers=args.last_stage_layers)
@@ -326,7 +333,8 @@ def run(args):
                  + (f" (fastest layouts of P = {max(workers)})" if args.sweep else ""))
         write(args.png, lambda f: plot(records[:8], f, title=title), binary=True)
     if args.json:
-        print(json.dumps({"efficiency": e, "records": records}))
+        print(json.dumps({"efficiency": None if gemm else e, "records": records,
+                          **({"compute": "gemm"} if gemm else {})}))
         return
     head, rows = list(_HEAD if experts is None else _MOE_HEAD), [_row(r) for r in records]
     if args.simulate and not args.sweep:
@@ -335,6 +343,10 @@ def run(args):
                 for row, r in zip(rows, records)]
     print(table(head, rows))
     source = "given" if args.efficiency is not None else "from Narayanan et al. SC'21 Table 1"
+    peak = f"the dense FP16 peak of {device}" if device else "the dense FP16 peak"
+    rate = (f"efficiency {e:.3f} of {peak} ({source})" if not gemm else
+            "compute from GEMM shapes (tile and wave quantisation, calibrated on "
+            "stas00/ml-engineering's MAMF table)")
     shard = ("; FSDP" if args.fsdp else "") + (f"; ZeRO-{args.zero}" if args.zero else "")
     if "first_stage_layers" in kw:
         shard += f"; stages of {', '.join(map(str, _split(c, args)))} layers"
@@ -342,9 +354,8 @@ def run(args):
         shard += (f"; {experts.experts} experts, top-{experts.top_k}, capacity factor "
                   f"{experts.capacity_factor:g}, every {experts.every}"
                   f" layer(s)")
-    peak = f"the dense FP16 peak of {device}" if device else "the dense FP16 peak"
     print(f"\n{args.config}, b = {c.micro_batch}, B = {c.global_batch}, {args.pipeline}, "
-          f"recompute {args.recompute}{shard}; efficiency {e:.3f} of {peak} ({source}); "
+          f"recompute {args.recompute}{shard}; {rate}; "
           f"closed form (compute + bubble + exposed TP, PP, DP"
           f"{'' if experts is None else ', EP'}); topology {args.topology}"
           + ("; layouts fastest first" if args.sweep else "")
