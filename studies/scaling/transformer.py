@@ -41,6 +41,7 @@ from netsim import simulate as replay
 from netsim.costmodel import alpha_beta
 from netsim.errors import NetsimError
 from netsim.network.symmetry import SymmetryError
+from netsim.units import format_time
 from topologies.devices import device_flops, device_gemm
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import ep_group, layout
@@ -50,10 +51,12 @@ from workloads.transformer.flops import iteration_flops
 from workloads.transformer.memory import memory_per_gpu
 from workloads.transformer.moe import iteration_flops_delta
 
+from studies.memory import available_memory
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
 __all__ = ["gpus_of", "peak_of", "gemm_of", "links_of", "dp_rails", "default_efficiency", "point",
-           "replicas_of", "replay_point", "study", "sweep", "sweep_layouts", "plot"]
+           "replicas_of", "check_full_replay", "replay_point", "study", "sweep", "sweep_layouts",
+           "plot"]
 
 
 def gpus_of(G):
@@ -285,6 +288,47 @@ def replicas_of(L, G):
     return k if L.dp % k == 0 else L.dp
 
 
+#: Peak bytes and CPU seconds of a transformer replay per op of its trace, every replica
+#: simulated: gpt3-175b TP 8 PP 16 at P = 1,024 on DGX H100 clusters, 2,786,576 trace ops,
+#: 1.63 GB peak and 27 s of CPU in all (benchmarks/transformer_phases.py --all-replicas,
+#: 2026-12-07, load average about 10).
+FULL_REPLAY_BYTES_PER_OP = 1.63e9 / 2_786_576
+FULL_REPLAY_SECONDS_PER_OP = 27.1 / 2_786_576
+
+
+def check_full_replay(ops, why, limit=None):
+    """Refuse a replay of every replica whose ``ops`` trace ops would not fit in memory.
+
+    Raises
+    ------
+    NetsimError
+        With the estimate of memory and time, and ``why`` the replicas are not simulated once.
+
+    Examples
+    --------
+    >>> check_full_replay(10**6, "a test", limit=16e9)
+    >>> check_full_replay(10**9, "a test", limit=16e9)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: the replay of every replica of a test would take about 585 GB and 2.7 h of CPU (10^9 trace ops at 585 B and 9.7 us each, benchmarks/transformer_phases.py); 16 GB are available
+    """
+    limit = available_memory() if limit is None else limit
+    need = ops * FULL_REPLAY_BYTES_PER_OP
+    if limit is not None and need > limit:
+        cpu = ops * FULL_REPLAY_SECONDS_PER_OP
+        raise NetsimError(f"the replay of every replica of {why} would take about "
+                          f"{need / 1e9:.0f} GB and {format_time(cpu)} of CPU "
+                          f"({_count(ops)} trace ops at {FULL_REPLAY_BYTES_PER_OP:.0f} B and "
+                          f"{FULL_REPLAY_SECONDS_PER_OP * 1e6:.1f} us each, "
+                          f"benchmarks/transformer_phases.py); {limit / 1e9:.0f} GB are available")
+
+
+def _count(n):
+    """``n`` as 10^k when it is a power of ten, else with thousands separators."""
+    k = math.log10(n) if n > 0 else 0
+    return f"10^{int(k)}" if k == int(k) else f"{n:,}"
+
+
 def replay_point(c, L, G, rate, library="auto", **kwargs):
     """The replay of one iteration of layout ``L``: its Result and the replicas simulated.
 
@@ -313,8 +357,8 @@ def replay_point(c, L, G, rate, library="auto", **kwargs):
         try:
             return replay(t, G, placement=placement, library=library, collapse=True,
                           symmetry=shift(L.tp, L.pp, L.dp, k)), k
-        except SymmetryError:
-            pass
+        except SymmetryError as exc:
+            check_full_replay(t.num_ops * L.dp // k, f"P = {L.world} ({exc})")
     t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs)
     return replay(t, G, placement=placement, library=library, collapse=True), L.dp
 
