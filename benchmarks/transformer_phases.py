@@ -24,6 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from netsim.comm.alone import overlapping  # noqa: E402
 from netsim.comm.library import expand  # noqa: E402
 from netsim.result import replay_expansion  # noqa: E402
 from netsim.trace.core import COLLECTIVE  # noqa: E402
@@ -104,6 +105,8 @@ def main(argv=None):
     x = phase("expand", rows, lambda: expand(t, G, gpus_of(G)[:a.P], "auto",
                                              collapse=not a.full, symmetry=sigma))
     r = phase("replay", rows, lambda: replay_expansion(t, x))
+    if x.alone is not None and overlapping(r.expanded_ops["start"], r.expanded_ops["end"], x):
+        print("calls of a class kept as one op overlapped: netsim.simulate would replay again")
     calls = int((t.kind == COLLECTIVE).sum())
     print(f"trace ops {len(t):,} (collective calls {calls:,}); after expansion {len(x.trace):,} "
           f"ops; makespan {r.makespan:.4f} s; CPU in all {sum(c for _, c, _ in rows):.1f} s")
