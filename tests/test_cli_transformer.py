@@ -116,3 +116,26 @@ def test_fsdp_keeps_the_time_terms_adding_up_and_shards_the_memory(capsys):
     assert saved == pytest.approx(16 * (1 - 1 / 16) * parameters(get_config("gpt3-1.3b")),
                                   rel=1e-12)
     assert runs[("--zero", "1")]["dp_comm"] > 0 and runs[("--fsdp",)]["dp_comm"] > 0
+
+
+def test_device_sets_the_gpu_whose_peak_the_study_uses(capsys):
+    args = ["scale", "transformer", "--config", "gpt3-1.3b", "--tp", "8", "--topology", TOPO,
+            "-P", "8", "--global-batch", "16", "--efficiency", "0.5", "--json"]
+    assert main(args) == 0
+    h100 = json.loads(capsys.readouterr().out)["records"][0]
+    assert main(args + ["--device", "a100"]) == 0
+    a100 = json.loads(capsys.readouterr().out)["records"][0]
+    # the compute at half of the A100's dense FP16 peak (312 TFLOP/s, NVIDIA's datasheet)
+    # instead of the H100's (989.5); the links stay the DGX H100's
+    assert a100["compute"] == pytest.approx(h100["compute"] * 989.5 / 312, rel=1e-12)
+    assert a100["tp_comm"] == h100["tp_comm"]
+    c = get_config("gpt3-1.3b", global_batch=16)
+    assert a100["mfu"] == pytest.approx(iteration_flops(c, "none") / (a100["time"] * 8 * 312e12),
+                                        rel=1e-12)
+
+
+@pytest.mark.parametrize("device,needle", [("TPU", "unknown device 'TPU'; known devices: V100"),
+                                           ("A100:tf32", "give a GPU name alone")])
+def test_unknown_device_is_refused_in_one_line(capsys, device, needle):
+    one_line_error(capsys, ["scale", "transformer", "--config", "gpt3-1.3b", "--topology", TOPO,
+                            "-P", "8", "--device", device], needle)

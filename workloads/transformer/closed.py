@@ -4,7 +4,8 @@ The closed form of :func:`workloads.transformer.iteration.schedule`'s trace. Wit
 micro-batches, ``p`` stages of ``v`` chunks each (``v = 1`` but for the
 interleaved schedule), and a chunk's forward and backward of one micro-batch
 taking ``t_f = x_f + c_f`` and ``t_b = x_b + c_b`` (compute ``x``: FLOPs at the
-rate ``F``, plus with ``memory_bandwidth`` the layers' memory traffic,
+rate ``F``, or with ``compute="gemm"`` each GEMM's time from its shape,
+:mod:`workloads.transformer.gemm`; plus with ``memory_bandwidth`` the layers' memory traffic,
 :mod:`workloads.transformer.compute`; and the blocking tensor-parallel
 collectives ``c``), the pipeline takes
 (Narayanan et al. SC'21, section 2.2):
@@ -68,7 +69,8 @@ from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta
                               expert_grads, is_moe, layer_delta, plan)
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import BLOCKS, memory_seconds
-from workloads.transformer.zero import check_zero, zero3_timeline
+from workloads.transformer.gemm import block_seconds, check_compute, stage_seconds
+from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, zero3_timeline
 from workloads.transformer.prices import seconds as _seconds
 
 __all__ = ["closed_form", "TERMS"]
@@ -85,7 +87,9 @@ def _cost(links, name):
 def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
                 sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
                 chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
-                moe=None, ep=1, first_stage_layers=None, last_stage_layers=None, price=None):
+                moe=None, ep=1, first_stage_layers=None, last_stage_layers=None,
+                inflight_allgathers=INFLIGHT_ALLGATHERS, compute="flops", device=None,
+                price=None):
     """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
 
     Parameters
@@ -103,8 +107,12 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         As for :func:`workloads.transformer.iteration.schedule`. Under ZeRO-1/2 the
         buckets are reduce-scatters and an allgather of the parameters follows
         them; under ZeRO-3 (one stage) the exact timeline of
-        :func:`workloads.transformer.zero.zero3_timeline` is the time, and ``dp``
+        :func:`workloads.transformer.zero.zero3_timeline` (the hooks of
+        :class:`workloads.transformer.zero.Issue`: one stream, FSDP's rate
+        limiter, the root kept gathered under ``fsdp``) is the time, and ``dp``
         is all of it that is not compute or tensor-parallel time.
+    inflight_allgathers : int or None
+        As for :func:`workloads.transformer.iteration.schedule`.
     moe, ep : workloads.transformer.moe.Moe, int
         As for :func:`workloads.transformer.iteration.schedule`: each MoE layer adds its
         router and experts' FLOPs and its blocking all-to-alls (``links["ep"]``,
@@ -116,6 +124,11 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     first_stage_layers, last_stage_layers : int, optional
         An uneven split of the layers (the module's docstring: each stage's own
         times in the schedule's timeline).
+    compute, device : {"flops", "gemm"}, netsim.costmodel.gemm.GemmDevice
+        As for :func:`workloads.transformer.iteration.schedule`: under
+        ``"gemm"`` a layer's and the logit layer's compute seconds are their
+        GEMMs' (:func:`workloads.transformer.gemm.stage_seconds`) and
+        ``device_flops`` is not read.
     price : callable, optional
         ``price(group, op, nbytes)``: the seconds of one collective on the first group
         of ``"tp"``, ``"dp"``, ``"ep"`` or ``"edp"`` as the replay runs it, or None
@@ -141,8 +154,10 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks,
                       first_stage_layers, last_stage_layers)
-    zstage = check_zero(zero, fsdp, L)
+    zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
+    dev = check_compute(compute, device, c, moe)
+    gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
@@ -155,10 +170,11 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     else:
         pre, post = 0.0, cost("tp", "allreduce", L.tp, act)
     redo = recompute == "full"
-    F = float(device_flops)
+    F = float(device_flops) if gemm is None else None
     mem = _layer_memory(memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth), redo)
     # per chunk: forward compute, backward compute, forward comm, backward comm (seconds)
-    per = [[_chunk(st, pre, post, redo, F, mem) for st in chunk_list] for chunk_list in stages]
+    per = [[_chunk(st, pre, post, redo, F, mem, gemm) for st in chunk_list]
+           for chunk_list in stages]
     if p:   # the MoE layers' extra work, and their dense and expert gradients apart
         per = [[tuple(x + y for x, y in zip(row, chunk_delta(st, p, st.mlp, pre, post, redo,
                                                                 links, F, price)))
@@ -190,16 +206,16 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     out = {"compute": compute, "bubble": bubble, "tp": e_tp, "pp": pipe - ideal,
            "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
                              _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
-                             mem[1], p, experts if p else None, links, price),
+                             mem[1], p, experts if p else None, links, gemm, price),
            "ep": e_ep}
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
-        times = ((st.attention + st.mlp) / F + mem[0] + n,
-                 ((2 + redo) * (st.attention + st.mlp) + st.core) / F + mem[1] + n * (1 + redo),
-                 st.logit / F + (pre if st.logit else 0),
-                 2 * st.logit / F + (post if st.logit else 0))
-        end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times, c.element,
-                                 L.dp, _cost(links, "dp"), _stream(price, "dp")))
+        lf, lb, gf, gb = _times(st, F, redo, gemm)
+        times = (lf + mem[0] + n, lb + mem[1] + n * (1 + redo), gf + (pre if st.logit else 0),
+                 gb + (post if st.logit else 0))
+        end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times,
+                                 (c.element, element), L.dp, _cost(links, "dp"), bool(fsdp),
+                                 inflight_allgathers, _stream(price, "dp")))
         out["dp"] = end - out["compute"] - out["tp"]
     out["time"] = sum(out[k] for k in TERMS)
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
@@ -233,12 +249,27 @@ def _layer_memory(ms, redo):
     return forward, backward
 
 
-def _chunk(st, pre, post, redo, F, mem):
+def _times(st, F, redo, gemm=None):
+    """A layer's forward and backward (with its recomputation) and the logit layer's forward and
+    backward compute seconds: FLOPs at ``F``, or the GEMMs' seconds of table ``gemm``."""
+    if gemm is not None:
+        return stage_seconds(gemm, st, redo)
+    return ((st.attention + st.mlp) / F, ((2 + redo) * (st.attention + st.mlp) + st.core) / F,
+            st.logit / F, 2 * st.logit / F)
+
+
+def _chunk(st, pre, post, redo, F, mem, gemm=None):
     """A chunk's forward and backward compute seconds and blocking tensor-parallel time per
-    micro-batch; ``mem``: a layer's memory seconds (forward, backward)."""
+    micro-batch; ``mem``: a layer's memory seconds (forward, backward); ``gemm``: the GEMM
+    seconds of :func:`workloads.transformer.gemm.block_seconds` (None: FLOPs at ``F``)."""
     n, block = len(st.layers), pre + post
-    xf = (n * (st.attention + st.mlp) + st.logit) / F + n * mem[0]
-    xb = (n * (2 + redo) * (st.attention + st.mlp) + n * st.core + 2 * st.logit) / F + n * mem[1]
+    if gemm is None:
+        xf = (n * (st.attention + st.mlp) + st.logit) / F + n * mem[0]
+        xb = ((n * (2 + redo) * (st.attention + st.mlp) + n * st.core + 2 * st.logit) / F
+              + n * mem[1])
+    else:
+        lf, lb, gf, gb = stage_seconds(gemm, st, redo)
+        xf, xb = n * lf + gf + n * mem[0], n * lb + gb + n * mem[1]
     cf = 2 * n * block + (pre if st.logit else 0)
     cb = 2 * n * block * (1 + redo) + (post if st.logit else 0)
     return xf, xb, cf, cb
@@ -246,7 +277,7 @@ def _chunk(st, pre, post, redo, F, mem):
 
 def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
                 redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
-                links=None, price=None):
+                links=None, gemm=None, price=None):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
 
     Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
@@ -272,9 +303,9 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
         for st in reversed(chunks):
             # the logit layer's backward comes first, whether or not it holds its own
             # gradient (with one stage the embedding's is the tied word embedding's)
-            t += 2 * st.logit / F + (post if st.logit else 0)
-            layer = (((2 + redo) * (st.attention + st.mlp) + st.core) / F + layer_memory
-                     + 2 * block_comm * (1 + redo))
+            _, back, _, logit = _times(st, F, redo, gemm)
+            t += logit + (post if st.logit else 0)
+            layer = back + layer_memory + 2 * block_comm * (1 + redo)
             if p:
                 flops, _, cb = layer_delta(p, block_comm - post, post, redo, links, price)
                 moe = (2 + redo) * (flops - st.mlp) / F + cb
