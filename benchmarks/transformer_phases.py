@@ -24,13 +24,17 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from netsim.comm.alone import overlapping  # noqa: E402
 from netsim.comm.library import expand  # noqa: E402
 from netsim.result import replay_expansion  # noqa: E402
 from netsim.trace.core import COLLECTIVE  # noqa: E402
+from netsim.trace.perturb import perturb  # noqa: E402
 from studies.registry import topology_factory  # noqa: E402
-from studies.scaling.transformer import default_efficiency, gpus_of, peak_of  # noqa: E402
+from studies.scaling.transformer import (default_efficiency, gpus_of, peak_of,  # noqa: E402
+                                         replicas_of)
 from workloads.transformer.flops import get_config  # noqa: E402
-from workloads.transformer.iteration import schedule  # noqa: E402
+from workloads.transformer.iteration import schedule, shift  # noqa: E402
+from workloads.transformer.layout import layout  # noqa: E402
 
 
 def _peak_reset():
@@ -70,20 +74,39 @@ def main(argv=None):
     p.add_argument("--topology", default="gpu_cluster:machine=dgx_h100")
     p.add_argument("--global-batch", type=int, default=512, help="as netsim scale transformer")
     p.add_argument("--micro-batch", type=int, default=1, help="as netsim scale transformer")
+    p.add_argument("--first-stage-layers", type=int, help="as netsim scale transformer")
+    p.add_argument("--last-stage-layers", type=int, help="as netsim scale transformer")
     p.add_argument("--full", action="store_true",
-                   help="expand every NCCL call (default: calls alone on their links as one op "
-                        "each, netsim.comm.alone)")
+                   help="every replica, every NCCL call expanded (default: the replicas of "
+                        "whole machines once, netsim.network.symmetry; calls alone on their "
+                        "links as one op each, netsim.comm.alone)")
+    p.add_argument("--all-replicas", action="store_true",
+                   help="simulate every data-parallel replica (the full replay a straggler needs), "
+                        "NCCL calls alone on their links still replayed once")
+    p.add_argument("--straggler", metavar="RANK:FACTOR",
+                   help="one slow rank (netsim.trace.perturb's spec, e.g. 0:1.2x): breaks the "
+                        "replicas' symmetry, so every replica is simulated")
     a = p.parse_args(argv)
     c = get_config(a.config, global_batch=a.global_batch, micro_batch=a.micro_batch)
     rows = []
     print(f"{a.config}, TP {a.tp}, PP {a.pp}, P = {a.P} on {a.topology}")
     G = phase("topology", rows, lambda: topology_factory(a.topology)(a.P))
     rate = default_efficiency() * peak_of(G, c.precision)
-    t = phase("trace", rows, lambda: schedule(c, a.tp, a.pp, a.P // (a.tp * a.pp),
-                                              device_flops=rate))
+    L = layout(a.tp, a.pp, None, world=a.P)
+    k = L.dp if a.full or a.all_replicas or a.straggler else replicas_of(L, G)
+    sigma = shift(L.tp, L.pp, L.dp, k) if k < L.dp else None
+    print(f"replicas simulated: {k} of {L.dp}; NCCL calls alone on their links "
+          f"{'expanded' if a.full else 'replayed once'}")
+    uneven = {k: v for k, v in (("first_stage_layers", a.first_stage_layers),
+                                ("last_stage_layers", a.last_stage_layers)) if v is not None}
+    t = phase("trace", rows, lambda: perturb(schedule(c, L.tp, L.pp, L.dp, device_flops=rate,
+                                                      replicas=k, **uneven),
+                                             straggler=a.straggler))
     x = phase("expand", rows, lambda: expand(t, G, gpus_of(G)[:a.P], "auto",
-                                                  collapse=not a.full))
+                                             collapse=not a.full, symmetry=sigma))
     r = phase("replay", rows, lambda: replay_expansion(t, x))
+    if x.alone is not None and overlapping(r.expanded_ops["start"], r.expanded_ops["end"], x):
+        print("calls of a class kept as one op overlapped: netsim.simulate would replay again")
     calls = int((t.kind == COLLECTIVE).sum())
     print(f"trace ops {len(t):,} (collective calls {calls:,}); after expansion {len(x.trace):,} "
           f"ops; makespan {r.makespan:.4f} s; CPU in all {sum(c for _, c, _ in rows):.1f} s")

@@ -36,6 +36,7 @@ from netsim.comm import alone as _alone
 from netsim.comm import library as _library
 from netsim.errors import NetsimError
 from netsim.network.compiled import as_network
+from netsim.network.symmetry import Quotient
 from netsim.trace.core import HOST_GAP, check_trace
 from netsim.trace.ops import touches
 
@@ -304,7 +305,7 @@ def _plain(x):
 
 def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False,
              ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None, library="auto",
-             transport="fluid", tcp=None, collapse=False):
+             transport="fluid", tcp=None, collapse=False, symmetry=None):
     """Replay a trace on a topology and return its :class:`Result`.
 
     Parameters
@@ -361,6 +362,18 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         is expanded again and the trace replayed again. Not with
         ``link_series``, ``ecmp`` or ``transport="tcp"`` (then every call is
         expanded).
+    symmetry : array_like of int, optional
+        A permutation ``sigma`` of the ranks (a shift of identical data-parallel
+        replicas) under which the trace's work is symmetric; the trace holds the
+        ops of each cycle's smallest rank only, and its collectives name every
+        member. The replay runs one flow per orbit on the quotient network
+        (:mod:`netsim.network.symmetry`, :mod:`netsim.comm.replicas`): the full
+        replay's times, with a flow per copy. Links the permutation moves report
+        their own statistics (each stands for its copies), links it fixes their
+        whole load. Ranks other than the simulated ones have no statistics of
+        their own (those of their cycle's smallest rank are theirs).
+        :class:`~netsim.network.symmetry.SymmetryError` says why a permutation
+        is not a symmetry of the placement, the graph or a call's plan.
 
     Returns
     -------
@@ -415,7 +428,7 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
                           f"{type(progress).__name__} {progress!r:.40}")
     _library.check_library(library)
     net = as_network(topology)
-    if not trace.num_collectives:
+    if not trace.num_collectives and symmetry is None:
         nodes = net.placement(trace.ranks, placement)
         seconds = trace.compute_seconds(device_flops)
         t0 = time.perf_counter()
@@ -426,7 +439,8 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     collapse = collapse and not link_series and ecmp is None and transport == "fluid"
     keep = frozenset()
     while True:
-        x = _library.expand(trace, net, placement, library, collapse=collapse, keep=keep)
+        x = _library.expand(trace, net, placement, library, collapse=collapse, keep=keep,
+                            symmetry=symmetry)
         res = replay_expansion(trace, x, device_flops, progress, link_series, ecmp, ecmp_seed,
                                sharing, priority, transport, tcp)
         bad = (_alone.overlapping(res.expanded_ops["start"], res.expanded_ops["end"], x)
@@ -465,7 +479,15 @@ def replay_expansion(trace, x, device_flops=None, progress=None, link_series=Fal
     extra = (0, 0.0)
     if x.alone is not None:
         record, *extra = _alone.add_back(record, x)
-    res = Result(record, trace, x.net, time.perf_counter() - t0, expansion=x)
+    net = x.net
+    if isinstance(net, Quotient):   # a fixed link carried one copy's flows: all of them
+        g, fixed = net.g, net.fixed_link
+        record = record._replace(**{name: np.where(fixed, getattr(record, name) * g,
+                                                   getattr(record, name))
+                                    for name in ("link_bytes", "link_messages",
+                                                 "link_peak_flows")})
+        net = net.base
+    res = Result(record, trace, net, time.perf_counter() - t0, expansion=x)
     res.stats["messages"] += extra[0]
     res.stats["bytes"] += extra[1]
     return res

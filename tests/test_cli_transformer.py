@@ -8,6 +8,7 @@ from conftest import one_line_error
 from studies.cli.parser import main
 from studies.scaling.transformer import peak_of
 from topologies import dgx_h100
+from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import get_config, iteration_flops
 
 TOPO = "gpu_cluster:machine=dgx_h100"
@@ -24,8 +25,12 @@ def test_scale_reports_time_mfu_and_the_terms_that_add_up(capsys, tmp_path):
     for r in rs:
         assert r["time"] == pytest.approx(r["compute"] + r["bubble"] + r["tp_comm"]
                                           + r["pp_comm"] + r["dp_comm"], rel=1e-12)
-        # bubble (p - 1)/m of the compute, m = B / dp micro-batches of one sequence
-        assert r["bubble"] == pytest.approx(r["compute"] * 3 / (512 // r["dp"]), rel=1e-9)
+        # bubble (p - 1)/m of a light stage's compute, m = B / dp micro-batches of one
+        # sequence: the last stage's logit layer makes it the slowest, and the others' one
+        # micro-batch each fills the pipeline (the uniform formula, without the vocabulary)
+        light = closed_form(c._replace(vocab=0), 8, 4, r["dp"], device_flops=0.5 * 989.5e12)
+        assert r["bubble"] == pytest.approx(light["compute"] * 3 / (512 // r["dp"]), rel=1e-9)
+        assert r["bubble"] < r["compute"] * 3 / (512 // r["dp"])
         # MFU: the model's FLOPs without recomputation over time x P x the H100's peak
         assert r["mfu"] == pytest.approx(
             iteration_flops(c, "none") / (r["time"] * r["P"] * peak_of(dgx_h100())), rel=1e-12)
@@ -111,3 +116,26 @@ def test_fsdp_keeps_the_time_terms_adding_up_and_shards_the_memory(capsys):
     assert saved == pytest.approx(16 * (1 - 1 / 16) * parameters(get_config("gpt3-1.3b")),
                                   rel=1e-12)
     assert runs[("--zero", "1")]["dp_comm"] > 0 and runs[("--fsdp",)]["dp_comm"] > 0
+
+
+def test_device_sets_the_gpu_whose_peak_the_study_uses(capsys):
+    args = ["scale", "transformer", "--config", "gpt3-1.3b", "--tp", "8", "--topology", TOPO,
+            "-P", "8", "--global-batch", "16", "--efficiency", "0.5", "--json"]
+    assert main(args) == 0
+    h100 = json.loads(capsys.readouterr().out)["records"][0]
+    assert main(args + ["--device", "a100"]) == 0
+    a100 = json.loads(capsys.readouterr().out)["records"][0]
+    # the compute at half of the A100's dense FP16 peak (312 TFLOP/s, NVIDIA's datasheet)
+    # instead of the H100's (989.5); the links stay the DGX H100's
+    assert a100["compute"] == pytest.approx(h100["compute"] * 989.5 / 312, rel=1e-12)
+    assert a100["tp_comm"] == h100["tp_comm"]
+    c = get_config("gpt3-1.3b", global_batch=16)
+    assert a100["mfu"] == pytest.approx(iteration_flops(c, "none") / (a100["time"] * 8 * 312e12),
+                                        rel=1e-12)
+
+
+@pytest.mark.parametrize("device,needle", [("TPU", "unknown device 'TPU'; known devices: V100"),
+                                           ("A100:tf32", "give a GPU name alone")])
+def test_unknown_device_is_refused_in_one_line(capsys, device, needle):
+    one_line_error(capsys, ["scale", "transformer", "--config", "gpt3-1.3b", "--topology", TOPO,
+                            "-P", "8", "--device", device], needle)

@@ -89,11 +89,13 @@ References
 from types import MappingProxyType
 from typing import NamedTuple
 
+from netsim.costmodel.gemm import calibrate, gemm_device
 from netsim.errors import TopologyError
 
 __all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops", "model_key",
            "COMPUTE_CAPABILITY", "compute_capability", "LAUNCH_LATENCY", "launch_latency",
-           "HBM_BANDWIDTH", "hbm_bandwidth", "HOST_CPUS", "host_cpu"]
+           "HBM_BANDWIDTH", "hbm_bandwidth", "SM_COUNT", "GEMM_BENCHMARK", "device_gemm",
+           "HOST_CPUS", "host_cpu"]
 
 
 class DeviceError(TopologyError):
@@ -347,6 +349,80 @@ def hbm_bandwidth(model):
     topologies.devices.DeviceError: unknown GPU model 'A100'; known: V100, V100-PCIe, A100-40GB, A100-80GB, A100-PCIe-40GB, A100-PCIe-80GB, H100, H100-PCIe, H200, H800, B200, GB200, GB300, L40S, MI300X
     """
     return _by_model(HBM_BANDWIDTH, model)
+
+
+#: Streaming multiprocessors (SMs) of each GPU model, the ``S`` of a GEMM's wave quantisation
+#: (:mod:`netsim.costmodel.gemm`): 80 for the Tesla V100 (SXM2 and PCIe, NVIDIA's "Tesla V100 GPU
+#: Architecture" whitepaper, 2017: "Tesla V100 ... 80 SMs"); 108 for the A100 (SXM4 and PCIe,
+#: "NVIDIA A100 Tensor Core GPU Architecture" whitepaper, 2020, and the "Matrix Multiplication
+#: Background User's Guide", DU-09799-001, section 3.2: "an NVIDIA A100 GPU has 108 SMs"); 132
+#: for the H100 SXM5 and 114 for the H100 PCIe ("NVIDIA H100 Tensor Core GPU Architecture"
+#: whitepaper, 2022); 132 for the H200 SXM (the H100 SXM5's GH100 with HBM3e; stas00/ml-engineering
+#: ``compute/accelerator/README.md``, commit 744d01e, "Caches" table: "H200 SXM ... 132 SMs") and
+#: for the H800 SXM5 (the H100 SXM5's compute, source [5] of the module docstring: an assumption,
+#: named as one). No public SM count of the Blackwell parts as NVIDIA ships them was found: they
+#: have none here.
+SM_COUNT = MappingProxyType({
+    "V100": 80, "V100-PCIe": 80, "A100": 108, "A100-PCIe": 108, "H100": 132, "H100-PCIe": 114,
+    "H200": 132, "H800": 132,
+})
+
+#: The one GEMM calibration of each GPU type: ``(measured FLOP/s, (m, n, k), HBM model)``, a row of
+#: the "Maximum Achievable Matmul FLOPS comparison table" (BF16, no sparsity) of
+#: stas00/ml-engineering ``compute/accelerator/README.md`` at commit 744d01e (``mamf-finder.py``
+#: times ``torch.mm`` of ``A[m, k]`` and ``B[k, n]``, a mean of 100 iterations after 50 warm-up
+#: ones, and reports the best shape it found, "MxNxK"): "NVIDIA A100 SXM 271.2 | 312 | 86.9% |
+#: 1024x10240x5120"; "NVIDIA A100 PCIe 252.9 | 312 | 81.1% | 2048x5120x6144"; "NVIDIA H100 SXM
+#: 794.5 | 989 | 80.3% | 2048x2048x13312 | H200 is the same" (the H200's row is the H100's, as the
+#: note says). The HBM model gives the memory roofline (:data:`HBM_BANDWIDTH`: the 80 GB A100s, an
+#: assumption where the row does not say; the calibration is compute-bound either way). Set once
+#: from the table and never tuned: the GEMM model's efficiency ``eta`` is the row's throughput
+#: over the peak and over the quantisation of the row's own shape
+#: (:func:`netsim.costmodel.gemm.calibrate`). No row: no GEMM model (V100, H100 PCIe, H800).
+GEMM_BENCHMARK = MappingProxyType({
+    "A100": (271.2e12, (1024, 10240, 5120), "A100-80GB"),
+    "A100-PCIe": (252.9e12, (2048, 5120, 6144), "A100-PCIe-80GB"),
+    "H100": (794.5e12, (2048, 2048, 13312), "H100"),
+    "H200": (794.5e12, (2048, 2048, 13312), "H200"),
+})
+
+
+def device_gemm(model):
+    """The GEMM time model of a GPU model (:class:`netsim.costmodel.gemm.GemmDevice`).
+
+    Its dense FP16/BF16 peak (:func:`device_flops`), its memory bandwidth
+    (:data:`HBM_BANDWIDTH`), its SMs (:data:`SM_COUNT`) and its one calibration
+    constant from :data:`GEMM_BENCHMARK`, with the 256 x 128 tile of
+    :data:`netsim.costmodel.gemm.TILE`.
+
+    Parameters
+    ----------
+    model : str
+        A key of :data:`GEMM_BENCHMARK`; case and dashes do not matter.
+
+    Returns
+    -------
+    netsim.costmodel.gemm.GemmDevice
+
+    Raises
+    ------
+    DeviceError
+        For a model without an SM count or a benchmark row, listing those with both.
+
+    Examples
+    --------
+    >>> a100, h100 = device_gemm("A100"), device_gemm("h100")
+    >>> a100.sms, round(a100.efficiency, 3), h100.sms, round(h100.efficiency, 3)
+    (108, 0.88, 132, 0.828)
+    >>> device_gemm("V100")
+    Traceback (most recent call last):
+    ...
+    topologies.devices.DeviceError: unknown GPU model with a GEMM benchmark 'V100'; known: A100, A100-PCIe, H100, H200
+    """
+    measured, shape, hbm = _by_model(GEMM_BENCHMARK, model, "GPU model with a GEMM benchmark")
+    key = next(k for k in GEMM_BENCHMARK if model_key(k) == model_key(model))
+    plain = gemm_device(device_flops(key, "fp16"), hbm_bandwidth(hbm), SM_COUNT[key])
+    return plain._replace(efficiency=calibrate(measured, *shape, plain))
 
 
 #: Host CPUs, by part or family: the attributes of their graph nodes. ``memory_bandwidth`` is

@@ -49,11 +49,13 @@ import numpy as np
 
 from netsim.comm import alone as _alone
 from netsim.comm import mpich
+from netsim.comm import replicas as _replicas
 from netsim.comm.assembly import assemble
 from netsim.trace.collop import MPICH_ONLY
 from netsim.checks import check_choice
 from netsim.errors import NcclModelError, TraceError
 from netsim.network.compiled import as_network
+from netsim.network.symmetry import quotient
 from netsim.trace.core import COMPUTE, MESSAGE, ranges
 
 __all__ = ["LIBRARIES", "Expansion", "check_library", "choose", "expand", "fold", "mpich_wire",
@@ -307,7 +309,7 @@ def _gloo_block(a, i, spec, nbytes, state, options):
 
 
 def expand(trace, topology, placement=None, library="auto", nccl_options=None,
-           gloo_options=None, collapse=False, keep=frozenset()):
+           gloo_options=None, collapse=False, keep=frozenset(), symmetry=None):
     """Expand every collective op of ``trace`` with the library chosen for it.
 
     Parameters
@@ -332,6 +334,11 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         that no two calls of a class overlapped (:func:`netsim.comm.alone.overlapping`).
     keep : container, optional
         Classes (member-node tuples) never collapsed.
+    symmetry : array_like of int, optional
+        A rank permutation under which the trace's work is symmetric, the trace
+        holding the simulated ranks' ops only (:mod:`netsim.comm.replicas`); the
+        expansion's ``net`` is then the quotient network
+        (:func:`netsim.network.symmetry.quotient`).
 
     Returns
     -------
@@ -401,6 +408,12 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         net_g = as_network(gloo_state["H"])
         nodes = np.array([net_g.node_of(net.nodes[x]) for x in nodes], np.int64)
         net = net_g
+    q = None
+    if symmetry is not None and net is not None:
+        q = quotient(net, nodes, symmetry)
+        planned = _replicas.home_share(q, planned)
+        _replicas.check_blocks(a, q, nodes)
+        net = q
     alone = _alone.collapse(a, net, nodes, planned, keep) if collapse else None
     for i, (key, call) in planned.items():
         _nccl_block(a, i, call, None if alone is None or i not in alone.calls
@@ -408,6 +421,8 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
     extra = [net.node_of(x) for x in a.extra_nodes] if net is not None else []
     nodes = np.concatenate([nodes, np.array(extra, np.int64)])
     out, first, count, parts = assemble(a)
+    if q is not None:
+        parts = _replicas.home_parts(parts, q, nodes)
     return Expansion(out, net, nodes, first, count, parts,
                      {k: np.array(v) for k, v in calls.items()},
                      _bounds(a, first, count, out.num_ops), alone)

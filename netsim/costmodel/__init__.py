@@ -1,4 +1,5 @@
-"""Closed forms of the collectives of :mod:`netsim.comm.collectives`, and the alpha-beta of a topology.
+"""Closed forms of the collectives of :mod:`netsim.comm.collectives`, the alpha-beta of a topology,
+and a GEMM's time from its shape (:mod:`netsim.costmodel.gemm`).
 
 Every collective of :mod:`netsim.comm.collectives` has a function of the same name
 here giving its time in the alpha-beta-gamma model (Hockney 1994): a message
@@ -38,6 +39,8 @@ from netsim.costmodel.allreduce import (alltoall, ps_push_pull, rabenseifner_all
                         recursive_halving_reduce_scatter, ring_allgather, ring_allreduce,
                         ring_reduce_scatter)
 from netsim.costmodel.alphabeta import hockney, patarasuk_yuan_bound
+from netsim.costmodel.gemm import (GemmDevice, calibrate, gemm_device, gemm_seconds,
+                                    quantisation)
 from netsim.costmodel.rooted import (be_broadcast, binomial_broadcast, binomial_reduce, linear_pipeline,
                      optimal_segments, pipeline_allreduce, pipeline_broadcast, pipeline_reduce)
 from netsim.costmodel.topology import alpha_beta, busiest_link, contention_bound, link_loads
@@ -66,4 +69,9 @@ __all__ = [
     "link_loads",
     "contention_bound",
     "busiest_link",
+    "GemmDevice",
+    "gemm_device",
+    "gemm_seconds",
+    "quantisation",
+    "calibrate",
 ]

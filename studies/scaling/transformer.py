@@ -38,21 +38,28 @@ import math
 import numpy as np
 
 from netsim import simulate as replay
+from netsim.comm.priced import NcclPrices
 from netsim.costmodel import alpha_beta
+from netsim.network.compiled import as_network
 from netsim.errors import NetsimError
-from topologies.devices import device_flops
+from netsim.network.symmetry import SymmetryError
+from netsim.units import format_time
+from topologies.devices import device_flops, device_gemm
 from workloads.errors import WorkloadError
-from workloads.transformer.layout import ep_group, layout
-from workloads.transformer.iteration import schedule
+from workloads.transformer.layout import ep_group, expert_dp_group, layout
+from workloads.transformer.iteration import schedule, shift
 from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import iteration_flops
 from workloads.transformer.memory import memory_per_gpu
 from workloads.transformer.moe import iteration_flops_delta
 
+from studies.memory import available_memory
+from studies.scaling.gaps import slower, why
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
-__all__ = ["gpus_of", "peak_of", "links_of", "dp_rails", "default_efficiency", "point", "study",
-           "sweep", "sweep_layouts", "plot"]
+__all__ = ["gpus_of", "peak_of", "gemm_of", "links_of", "hop_of", "dp_rails", "price_of",
+           "default_efficiency", "point", "replicas_of", "check_full_replay", "replay_point",
+           "study", "sweep", "sweep_layouts", "plot"]
 
 
 def gpus_of(G):
@@ -60,20 +67,25 @@ def gpus_of(G):
     return [n for n, k in G.nodes(data="kind") if k == "gpu"]
 
 
-def peak_of(G, precision="fp16"):
-    """Dense peak FLOP/s of the GPUs of ``G`` (their ``model`` attribute).
+def peak_of(G, precision="fp16", device=None):
+    """Dense peak FLOP/s of the GPUs of ``G`` (their ``model`` attribute), or of ``device``.
+
+    ``device`` (a :data:`topologies.devices.DEVICES` name) overrides what the
+    graph's GPU nodes say.
 
     Raises
     ------
     NetsimError
-        For a graph without GPUs or with GPUs of no known model.
+        For a graph without GPUs or with GPUs of no known model, or an unknown ``device``.
 
     Examples
     --------
     >>> from topologies import dgx_h100
-    >>> peak_of(dgx_h100()) / 1e12
-    989.5
+    >>> peak_of(dgx_h100()) / 1e12, peak_of(dgx_h100(), device="A100") / 1e12
+    (989.5, 312.0)
     """
+    if device is not None:
+        return device_flops(device, "fp16" if precision in ("fp16", "bf16") else precision)
     gpus = gpus_of(G)
     if not gpus:
         raise NetsimError("the topology has no gpu nodes: a transformer's training runs on GPUs "
@@ -84,10 +96,34 @@ def peak_of(G, precision="fp16"):
     return device_flops(model, "fp16" if precision in ("fp16", "bf16") else precision)
 
 
+def gemm_of(G):
+    """The GEMM time model of the GPUs of ``G`` (:func:`topologies.devices.device_gemm`).
+
+    Raises
+    ------
+    NetsimError
+        For a graph without GPUs, GPUs of no model, or a model with no GEMM
+        benchmark row.
+
+    Examples
+    --------
+    >>> from topologies import dgx_a100
+    >>> gemm_of(dgx_a100()).sms
+    108
+    """
+    gpus = gpus_of(G)
+    model = G.nodes[gpus[0]].get("model") if gpus else None
+    if model is None:
+        raise NetsimError("compute='gemm' needs GPUs of a named model (try "
+                          "--topology gpu_cluster:machine=dgx_h100)")
+    return device_gemm(model)
+
+
 def links_of(G, L, ep=1, library="auto"):
     """``{"tp": (alpha, beta), "pp": ..., "dp": ..., "ep": ..., "edp": ...}`` of ``L`` on ``G``.
 
-    ``dp``: the first and last replica of the first data-parallel group (its
+    ``pp``: a pipeline hop as the replay moves it (:func:`hop_of`); ``dp``: the first
+    and last replica of the first data-parallel group (its
     ring's slowest hop when the group leaves a machine; with ``tp < 8`` on
     8-GPU machines, replicas 0 and 1 share a machine even when the group spans
     several, and their NVLink would stand for the whole ring); ``ep``: the
@@ -124,11 +160,55 @@ def links_of(G, L, ep=1, library="auto"):
         rails = dp_rails(G, [nodes[r] for r in L.dp_group(0, 0)]) if library != "mpich" else 1
         dp = (alpha, beta / rails)
     return {"tp": alpha_beta(G, placement=nodes[:L.tp]) if L.tp > 1 else (0.0, 0.0),
-            "pp": pair(0, L.rank(1, 0, 0)) if L.pp > 1 else (0.0, 0.0),
+            "pp": hop_of(G, L, nodes),
             "dp": dp,
             "ep": (alpha_beta(G, placement=[nodes[r] for r in ep_group(L, ep, 0, 0, 0)])
                    if ep > 1 else (0.0, 0.0)),
             "edp": pair(0, L.rank(0, L.dp - ep, 0)) if L.dp > ep else (0.0, 0.0)}
+
+
+def hop_of(G, L, nodes=None):
+    """``(alpha, beta)`` of a pipeline hop when every shard of every replica of a stage
+    sends its activation at once, as the schedule's ranks do in step.
+
+    The hops from stage 0 to stage 1 are routed as the replay routes messages; a link
+    direction that ``c`` of them cross gives each ``1/c`` of its bandwidth (their
+    max-min fair share: the hops start together with the same bytes), so ``beta`` is
+    the most seconds per byte of any hop and ``alpha`` the longest path latency.
+    Without contention it is the alpha-beta of one hop (:func:`netsim.costmodel.alpha_beta`);
+    on a DGX H100 cluster two GPUs of a PCIe switch reach the network through the same
+    NIC on their shortest path, so the hops of shards ``2i`` and ``2i + 1`` share it.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        The graph the replay runs on (under NCCL the effective one, :func:`price_of`).
+    L : workloads.transformer.layout.Layout
+    nodes : list, optional
+        The node of each rank (default :func:`gpus_of`).
+
+    Examples
+    --------
+    >>> from topologies import gpu_cluster
+    >>> from workloads.transformer.layout import Layout
+    >>> G = gpu_cluster("dgx_h100", 2)
+    >>> a, b = hop_of(G, Layout(8, 2, 1)); a, 1 / b   # two hops per NIC: half of its 50 GB/s
+    (1.6e-06, 25000000000.0)
+    >>> hop_of(G, Layout(1, 2, 1)) == alpha_beta(G, placement=["gpu0", "gpu1"])
+    True
+    """
+    if L.pp == 1:
+        return 0.0, 0.0
+    nodes = gpus_of(G) if nodes is None else nodes
+    net = as_network(G)
+    pairs = [(L.rank(0, r, k), L.rank(1, r, k)) for r in range(L.dp) for k in range(L.tp)]
+    src = np.array([net.node_of(nodes[a]) for a, _ in pairs], np.int64)
+    dst = np.array([net.node_of(nodes[b]) for _, b in pairs], np.int64)
+    _, links, lat = net.routes(src, dst)
+    used = links[links < net.num_links]
+    share = np.concatenate([net.bandwidth / np.maximum(np.bincount(used, minlength=net.num_links),
+                                                       1), [np.inf]])
+    return float(lat.max()), float(1.0 / share[links].min())
 
 
 def dp_rails(G, members):
@@ -159,6 +239,47 @@ def dp_rails(G, members):
     return max(1.0, min(machine.count(m) * nics.get(m, 0) / gpus[m] for m in set(machine)))
 
 
+def price_of(G, L, ep=1, library="auto", prices=None):
+    """How the replay prices ``L``'s collectives on ``G``: ``(price, effective graph)``.
+
+    Where the library resolves to NCCL (``"auto"`` with every rank on a gpu node, as
+    :func:`point` places them, or ``"nccl"``: :func:`netsim.comm.library.choose`),
+    ``price(group, op, nbytes)`` is the seconds of NCCL's plan of the call on the
+    first group of ``group`` (``"tp"``, ``"dp"``, ``"ep"``, ``"edp"``) replayed alone
+    on the links NCCL counts on (:class:`netsim.comm.priced.NcclPrices`, whose cache
+    ``prices`` a sweep shares), and the effective graph is the one the replay runs
+    everything on, messages included (:func:`netsim.comm.nccl.hardware.effective_graph`;
+    None when the layout has no collective, so the replay runs on ``G``). With
+    ``library="mpich"`` (or ``"gloo"``): ``(None, None)``, MPICH's rings on
+    :func:`links_of`.
+
+    Examples
+    --------
+    >>> from topologies import dgx_h100
+    >>> from workloads.transformer.layout import Layout
+    >>> price, E = price_of(dgx_h100(), Layout(8, 1, 1))
+    >>> 0 < price("tp", "allreduce", 2**26) < 1e-3, E is not None
+    (True, True)
+    >>> price_of(dgx_h100(), Layout(8, 1, 1), library="mpich")
+    (None, None)
+    """
+    if library not in ("auto", "nccl"):
+        return None, None
+    nodes = gpus_of(G)
+    if len(nodes) < L.world:
+        raise NetsimError(f"the topology has {len(nodes)} GPUs for {L.world} ranks")
+    prices = NcclPrices(G) if prices is None else prices
+    groups = {"tp": L.tp_group(0, 0), "dp": L.dp_group(0, 0), "ep": ep_group(L, ep, 0, 0, 0),
+              "edp": expert_dp_group(L, ep, 0, 0, 0)}
+    groups = {k: [nodes[r] for r in v] for k, v in groups.items()}
+
+    def price(group, op, nbytes):
+        return prices.seconds(groups[group], op, nbytes)
+
+    widest = max(groups.values(), key=len)
+    return price, prices.graph(widest) if len(widest) > 1 else None
+
+
 def default_efficiency():
     """The efficiency taken from Narayanan et al.'s Table 1 under the FLOPs-only rule.
 
@@ -167,21 +288,34 @@ def default_efficiency():
     Examples
     --------
     >>> round(default_efficiency(), 3)
-    0.573
+    0.572
     """
     return efficiency_from(ROWS[REFERENCE], rule="flops")
 
 
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
-          first_stage_layers=None, last_stage_layers=None):
+          first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
+          prices=None):
     """One layout on one topology: a record of the closed form (and the replay).
+
+    The closed form prices each collective as the replay runs it (:func:`price_of`:
+    NCCL's plan of the call alone on GPU nodes, MPICH's ring with ``library="mpich"``);
+    ``prices`` is a :class:`netsim.comm.priced.NcclPrices` of ``G`` to share between
+    the points of a sweep. With ``simulate``, ``why`` says why the replay differs from
+    the closed form: which class of calls or hops took longer than alone
+    (:mod:`studies.scaling.gaps`), beside ``saturated_link``; the replay is
+    :func:`replay_point`'s. ``device`` names the GPU model whose peak the study uses
+    instead of the one the topology's GPU nodes name (:func:`peak_of`).
 
     ``zero`` and ``fsdp`` shard the data parallelism
     (:mod:`workloads.transformer.zero`) and its memory; ``moe`` and ``ep`` add
     experts (:mod:`workloads.transformer.moe`); ``first_stage_layers`` and
     ``last_stage_layers`` split the layers unevenly over the stages
-    (:func:`workloads.transformer.stages.stage_layers`).
+    (:func:`workloads.transformer.stages.stage_layers`). ``compute="gemm"``
+    times each block from its GEMMs' shapes on the topology's GPU model
+    (:func:`gemm_of`, :mod:`workloads.transformer.gemm`) and ``efficiency``
+    is not used; the record's ``compute_rule`` says so.
 
     Examples
     --------
@@ -191,37 +325,146 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     >>> r = point(c, layout(8, 1, 1), dgx_h100(), 0.5)
     >>> 0 < r["mfu"] < 0.5, r["bubble"]
     (True, 0.0)
+    >>> g = point(c, layout(8, 1, 1), dgx_h100(), 0.5, compute="gemm")
+    >>> g["compute_rule"], g["mfu"] < r["mfu"]
+    ('gemm', True)
     """
-    peak = peak_of(G, c.precision)
+    peak = peak_of(G, c.precision, device)
     rate = efficiency * peak
     kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
               chunks=chunks, first_stage_layers=first_stage_layers,
               last_stage_layers=last_stage_layers)
     shard = dict(zero=zero, fsdp=fsdp) if moe is None else dict(zero=zero, fsdp=fsdp, moe=moe,
                                                                  ep=ep)
-    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links_of(G, L, ep, library), **kw,
+    if compute not in ("flops", "gemm"):
+        raise NetsimError(f"unknown compute {compute!r}; known: flops, gemm")
+    if compute == "gemm":
+        shard.update(compute="gemm", device=gemm_of(G))
+    prices = NcclPrices(G) if prices is None else prices
+    price, E = price_of(G, L, ep, library, prices)
+    links = links_of(G, L, ep, library)
+    if E is not None:   # the hops run on the graph the NCCL calls run on
+        links["pp"] = hop_of(E, L, gpus_of(G))
+    f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links, price=price, **kw,
                     **shard)
     rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
            "time": f["time"], "compute": f["compute"], "bubble": f["bubble"],
            "tp_comm": f["tp"], "pp_comm": f["pp"], "dp_comm": f["dp"]}
     if moe is not None:
         rec.update(ep=ep, ep_comm=f["ep"])
+    if compute == "gemm":
+        rec["compute_rule"] = "gemm"
     rec["memory"] = memory_per_gpu(c, L.tp, L.pp, L.dp, zero=3 if fsdp else zero, **kw,
                                    **({} if moe is None else dict(moe=moe, ep=ep)))["total"]
     rec["tokens_per_s"] = c.global_batch * c.seq / f["time"]
     model = iteration_flops(c, "none") + (0 if moe is None else
                                           iteration_flops_delta(c, moe, "none"))
     rec["mfu"] = model / (L.world * peak * f["time"])
-    rec["simulated"], rec["saturated_link"] = None, None
+    rec["simulated"], rec["saturated_link"], rec["why"] = None, None, None
     if simulate:
-        t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kw, **shard)
-        r = replay(t, G, placement=gpus_of(G)[:L.world], library=library, collapse=True)
+        r, rec["replicas_simulated"], t = replay_point(c, L, G, rate, library, **kw, **shard)
+        rec["why"] = why(slower(t, r, G, gpus_of(G)[:L.world], prices,
+                                links["pp"] if L.pp > 1 else None), f["time"], r.makespan)
         rec["simulated"] = r.makespan
         rec["mfu_simulated"] = model / (L.world * peak * r.makespan)
         top = r.bottlenecks(1)
         rec["saturated_link"] = (f"{top[0]['link']} ({top[0]['saturated'] / r.makespan:.0%})"
                                  if top and top[0]["saturated"] > 0 else None)
     return rec
+
+
+def replicas_of(L, G):
+    """The fewest data-parallel replicas of ``L`` that fill whole machines of ``G``
+    (``lcm(tp, GPUs per machine) / tp``), or ``dp`` when that does not divide it.
+
+    Examples
+    --------
+    >>> from topologies import gpu_cluster
+    >>> G = gpu_cluster("dgx_h100", 4)
+    >>> replicas_of(layout(8, 1, 4), G), replicas_of(layout(2, 1, 16), G), replicas_of(layout(1, 1, 4), G)
+    (1, 4, 4)
+    """
+    placement = gpus_of(G)[:L.world]
+    machine = [G.nodes[v].get("node") for v in placement]
+    per = sum(1 for m in machine if m == machine[0])
+    k = math.lcm(L.tp, per) // L.tp
+    return k if L.dp % k == 0 else L.dp
+
+
+#: Peak bytes and CPU seconds of a transformer replay per op of its trace, every replica
+#: simulated: gpt3-175b TP 8 PP 16 at P = 1,024 on DGX H100 clusters, 2,786,576 trace ops,
+#: 1.63 GB peak and 27 s of CPU in all (benchmarks/transformer_phases.py --all-replicas,
+#: 2026-12-07, load average about 10).
+FULL_REPLAY_BYTES_PER_OP = 1.63e9 / 2_786_576
+FULL_REPLAY_SECONDS_PER_OP = 27.1 / 2_786_576
+
+
+def check_full_replay(ops, why, limit=None):
+    """Refuse a replay of every replica whose ``ops`` trace ops would not fit in memory.
+
+    Raises
+    ------
+    NetsimError
+        With the estimate of memory and time, and ``why`` the replicas are not simulated once.
+
+    Examples
+    --------
+    >>> check_full_replay(10**6, "a test", limit=16e9)
+    >>> check_full_replay(10**9, "a test", limit=16e9)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: the replay of every replica of a test would take about 585 GB and 9.73e+03 s of CPU (10^9 trace ops at 585 B and 9.7 us each, benchmarks/transformer_phases.py); 16 GB are available
+    """
+    limit = available_memory() if limit is None else limit
+    need = ops * FULL_REPLAY_BYTES_PER_OP
+    if limit is not None and need > limit:
+        cpu = ops * FULL_REPLAY_SECONDS_PER_OP
+        raise NetsimError(f"the replay of every replica of {why} would take about "
+                          f"{need / 1e9:.0f} GB and {format_time(cpu)} of CPU "
+                          f"({_count(ops)} trace ops at {FULL_REPLAY_BYTES_PER_OP:.0f} B and "
+                          f"{FULL_REPLAY_SECONDS_PER_OP * 1e6:.1f} us each, "
+                          f"benchmarks/transformer_phases.py); {limit / 1e9:.0f} GB are available")
+
+
+def _count(n):
+    """``n`` as 10^k when it is a power of ten, else with thousands separators."""
+    k = math.log10(n) if n > 0 else 0
+    return f"10^{int(k)}" if k == int(k) else f"{n:,}"
+
+
+def replay_point(c, L, G, rate, library="auto", **kwargs):
+    """The replay of one iteration of layout ``L``: its Result, the replicas simulated and
+    the trace replayed (theirs).
+
+    Data-parallel replicas on alike machines are simulated once per copy
+    (:func:`workloads.transformer.iteration.schedule` with ``replicas=``, replayed
+    with ``symmetry=``: :mod:`netsim.network.symmetry`): the fewest replicas
+    that fill whole machines (``lcm(tp, GPUs per machine) / tp``), the others'
+    work the same shifted. Where that is no symmetry (NCCL's plan of a
+    data-parallel call is a tree rooted at one replica, the machines differ,
+    experts join the replicas), every replica is simulated. Every NCCL call that
+    runs alone on its links is replayed once (``collapse=True``).
+
+    Examples
+    --------
+    >>> from topologies import gpu_cluster
+    >>> from workloads.transformer.flops import get_config
+    >>> c = get_config("gpt3-1.3b", global_batch=16)
+    >>> r, k, _ = replay_point(c, layout(8, 1, 2), gpu_cluster("dgx_h100", 2), 1e14)
+    >>> k, r.makespan > 0
+    (1, True)
+    """
+    placement = gpus_of(G)[:L.world]
+    k = replicas_of(L, G)
+    if k < L.dp and kwargs.get("moe") is None:
+        t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, replicas=k, **kwargs)
+        try:
+            return replay(t, G, placement=placement, library=library, collapse=True,
+                          symmetry=shift(L.tp, L.pp, L.dp, k)), k, t
+        except SymmetryError as exc:
+            check_full_replay(t.num_ops * L.dp // k, f"P = {L.world} ({exc})")
+    t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs)
+    return replay(t, G, placement=placement, library=library, collapse=True), L.dp, t
 
 
 def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):
@@ -265,11 +508,11 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
     (True, True)
     """
     e = default_efficiency() if efficiency is None else efficiency
-    out = []
+    out, prices = [], NcclPrices(G)   # one cache of NCCL's prices for every layout
     for tp, pp, dp in sweep_layouts(c, P, max_tp):
         for ep in _expert_degrees(dp, kwargs.get("moe")):
             try:
-                rec = point(c, layout(tp, pp, dp), G, e, **kwargs, **ep)
+                rec = point(c, layout(tp, pp, dp), G, e, **kwargs, **ep, prices=prices)
             except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
                 continue
             if memory is None or rec["memory"] <= memory:

@@ -4,7 +4,8 @@ The closed form of :func:`workloads.transformer.iteration.schedule`'s trace. Wit
 micro-batches, ``p`` stages of ``v`` chunks each (``v = 1`` but for the
 interleaved schedule), and a chunk's forward and backward of one micro-batch
 taking ``t_f = x_f + c_f`` and ``t_b = x_b + c_b`` (compute ``x``: FLOPs at the
-rate ``F``, plus with ``memory_bandwidth`` the layers' memory traffic,
+rate ``F``, or with ``compute="gemm"`` each GEMM's time from its shape,
+:mod:`workloads.transformer.gemm`; plus with ``memory_bandwidth`` the layers' memory traffic,
 :mod:`workloads.transformer.compute`; and the blocking tensor-parallel
 collectives ``c``), the pipeline takes
 (Narayanan et al. SC'21, section 2.2):
@@ -35,10 +36,11 @@ ep           ``(v m + p - 1) a``: the experts' all-to-alls (``a`` per chunk and
              blocking time ``c_f + c_b``; 0 without experts
 ============ ==================================================================
 
-**Uneven stages** (``first_stage_layers``, ``last_stage_layers``: Megatron-LM's
-split, :func:`workloads.transformer.stages.stage_layers`): each stage ``s`` has
-its own ``t_f,s`` and ``t_b,s`` and the slowest sets the pipeline's rate. The
-time is the schedule's exact timeline over them
+**Uneven stages or chunks** (``first_stage_layers``, ``last_stage_layers``:
+Megatron-LM's split, :func:`workloads.transformer.stages.stage_layers`; or, with a
+vocabulary, the logit layer in the last chunk of the last stage): each stage ``s``
+(each of its chunks) has its own ``t_f,s`` and ``t_b,s`` and the slowest sets the
+pipeline's rate. The time is the schedule's exact timeline over them
 (:func:`workloads.transformer.pipeline.timeline`): under GPipe
 
     ``T = sum_s (t_f,s + t_b,s) + (m - 1)(max_s t_f,s + max_s t_b,s) + e_pp + e_dp``
@@ -46,16 +48,16 @@ time is the schedule's exact timeline over them
 (1F1B at most that: its light stages fill in while the slowest waits). Then
 compute is the slowest stage's ``m (x_f + x_b)``, the bubble what the
 timeline of compute alone adds to it, and ``tp`` what the collectives add to
-that timeline. An even split keeps the formula above (a uniform pipeline).
-
-The slowest stage's ``t_f`` and ``t_b`` (the mean of its chunks') stand for
-every chunk's: exact when the chunks are alike (``vocab = 0``; else the last
-one's logit layer makes its stage the slowest), and for communication exact
-with no contention (with several chunks, the gradient buckets' start is
-approximate).
-Collectives cost what MPICH's ring costs (:mod:`netsim.costmodel`:
-``ring_allreduce``, ``ring_allgather``, ``ring_reduce_scatter``) on each group's
-``(alpha, beta)``.
+that timeline. Chunks all alike (an even split, ``vocab = 0``) keep the formula
+above (a uniform pipeline). ``t_forward`` and ``t_backward`` in the result are the
+slowest stage's (the mean of its chunks'). Communication is exact with no
+contention (with several chunks, the gradient buckets' start is approximate).
+Each collective costs ``price``'s seconds for it where the caller gives them (the
+library the replay runs, e.g. NCCL's plan of the call replayed alone:
+:class:`netsim.comm.priced.NcclPrices`), else what MPICH's ring costs
+(:mod:`netsim.costmodel`: ``ring_allreduce``, ``ring_allgather``,
+``ring_reduce_scatter``; ``alltoall``) on each group's ``(alpha, beta)``
+(:func:`workloads.transformer.prices.seconds`).
 """
 
 from netsim import costmodel
@@ -67,7 +69,9 @@ from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta
                               expert_grads, is_moe, layer_delta, plan)
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import BLOCKS, memory_seconds
-from workloads.transformer.zero import check_zero, zero3_timeline
+from workloads.transformer.gemm import block_seconds, check_compute, stage_seconds
+from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, zero3_timeline
+from workloads.transformer.prices import seconds as _seconds
 
 __all__ = ["closed_form", "TERMS"]
 
@@ -83,7 +87,9 @@ def _cost(links, name):
 def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompute="full",
                 sequence_parallel=False, bucket_bytes=None, grad_element=None, links=None,
                 chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
-                moe=None, ep=1, first_stage_layers=None, last_stage_layers=None):
+                moe=None, ep=1, first_stage_layers=None, last_stage_layers=None,
+                inflight_allgathers=INFLIGHT_ALLGATHERS, compute="flops", device=None,
+                price=None):
     """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
 
     Parameters
@@ -101,8 +107,12 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         As for :func:`workloads.transformer.iteration.schedule`. Under ZeRO-1/2 the
         buckets are reduce-scatters and an allgather of the parameters follows
         them; under ZeRO-3 (one stage) the exact timeline of
-        :func:`workloads.transformer.zero.zero3_timeline` is the time, and ``dp``
+        :func:`workloads.transformer.zero.zero3_timeline` (the hooks of
+        :class:`workloads.transformer.zero.Issue`: one stream, FSDP's rate
+        limiter, the root kept gathered under ``fsdp``) is the time, and ``dp``
         is all of it that is not compute or tensor-parallel time.
+    inflight_allgathers : int or None
+        As for :func:`workloads.transformer.iteration.schedule`.
     moe, ep : workloads.transformer.moe.Moe, int
         As for :func:`workloads.transformer.iteration.schedule`: each MoE layer adds its
         router and experts' FLOPs and its blocking all-to-alls (``links["ep"]``,
@@ -114,6 +124,15 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     first_stage_layers, last_stage_layers : int, optional
         An uneven split of the layers (the module's docstring: each stage's own
         times in the schedule's timeline).
+    compute, device : {"flops", "gemm"}, netsim.costmodel.gemm.GemmDevice
+        As for :func:`workloads.transformer.iteration.schedule`: under
+        ``"gemm"`` a layer's and the logit layer's compute seconds are their
+        GEMMs' (:func:`workloads.transformer.gemm.stage_seconds`) and
+        ``device_flops`` is not read.
+    price : callable, optional
+        ``price(group, op, nbytes)``: the seconds of one collective on the first group
+        of ``"tp"``, ``"dp"``, ``"ep"`` or ``"edp"`` as the replay runs it, or None
+        for MPICH's ring on ``links`` (:func:`workloads.transformer.prices.seconds`).
 
     Returns
     -------
@@ -135,38 +154,41 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks,
                       first_stage_layers, last_stage_layers)
-    zstage = check_zero(zero, fsdp, L)
+    zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
+    dev = check_compute(compute, device, c, moe)
+    gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
-    a, b = _cost(links, "tp")
-    if L.tp == 1:
-        pre = post = 0.0
-    elif sequence_parallel:
-        pre = costmodel.ring_allgather(L.tp, act, a, b)
-        post = costmodel.ring_reduce_scatter(L.tp, act, a, b)
+
+    def cost(group, op, members, nbytes):
+        return _seconds(group, op, members, nbytes, links, price)
+
+    if sequence_parallel:
+        pre, post = cost("tp", "allgather", L.tp, act), cost("tp", "reduce_scatter", L.tp, act)
     else:
-        pre, post = 0.0, costmodel.ring_allreduce(L.tp, act, a, b)
+        pre, post = 0.0, cost("tp", "allreduce", L.tp, act)
     redo = recompute == "full"
-    F = float(device_flops)
+    F = float(device_flops) if gemm is None else None
     mem = _layer_memory(memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth), redo)
     # per chunk: forward compute, backward compute, forward comm, backward comm (seconds)
-    per = [[_chunk(st, pre, post, redo, F, mem) for st in chunk_list] for chunk_list in stages]
+    per = [[_chunk(st, pre, post, redo, F, mem, gemm) for st in chunk_list]
+           for chunk_list in stages]
     if p:   # the MoE layers' extra work, and their dense and expert gradients apart
         per = [[tuple(x + y for x, y in zip(row, chunk_delta(st, p, st.mlp, pre, post, redo,
-                                                                links, F)))
+                                                                links, F, price)))
                 for row, st in zip(rows, chunk_list)] for rows, chunk_list in zip(per, stages)]
         experts, stages = expert_grads(stages, p), dense_stages(stages, p)
     # the slowest stage, its chunks taken as alike (their mean)
     means = [tuple(sum(col) / chunks for col in zip(*row)) for row in per]
     slowest = max(range(L.pp), key=lambda s: sum(means[s]))
     xf, xb, cf, cb = means[slowest]
-    a2a = sum(chunk_alltoall(st, p, redo, links) for st in stages[slowest]) / chunks
+    a2a = sum(chunk_alltoall(st, p, redo, links, price) for st in stages[slowest]) / chunks
     a_pp, b_pp = _cost(links, "pp")
     gather = scatter_gather and L.tp > 1 and L.pp > 1
     hop = costmodel.hockney(act // L.tp if gather else act, a_pp, b_pp) if L.pp > 1 else 0.0
-    regather = costmodel.ring_allgather(L.tp, act, a, b) if gather else 0.0
+    regather = cost("tp", "allgather", L.tp, act) if gather else 0.0
     t_f, t_b = xf + cf, xb + cb
     v = chunks
     ideal = _pipeline.iteration_time(L.pp, m, t_f, t_b, v)
@@ -176,23 +198,24 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     compute, e_ep = m * v * (xf + xb), (m * v + L.pp - 1) * a2a
     bubble = (L.pp - 1) * (xf + xb)
     e_tp = (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0
-    if len({len(st.layers) for chunk_list in stages for st in chunk_list}) > 1:
-        # uneven stages: each its own times, the slowest setting the rate (the docstring)
-        pipe, ends, ideal, work = _uneven(pipeline, L.pp, m, means, hop, regather)
+    if len({row for rows in per for row in rows}) > 1:
+        # uneven stages or chunks: each its own times, the slowest setting the rate (the
+        # docstring)
+        pipe, ends, ideal, work = _uneven(pipeline, L.pp, m, per, hop, regather, v)
         bubble, e_tp = work - compute, ideal - work - e_ep
     out = {"compute": compute, "bubble": bubble, "tp": e_tp, "pp": pipe - ideal,
            "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
                              _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
-                             mem[1], p, experts if p else None, links),
+                             mem[1], p, experts if p else None, links, gemm, price),
            "ep": e_ep}
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
-        times = ((st.attention + st.mlp) / F + mem[0] + n,
-                 ((2 + redo) * (st.attention + st.mlp) + st.core) / F + mem[1] + n * (1 + redo),
-                 st.logit / F + (pre if st.logit else 0),
-                 2 * st.logit / F + (post if st.logit else 0))
-        end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times, c.element,
-                                 L.dp, _cost(links, "dp")))
+        lf, lb, gf, gb = _times(st, F, redo, gemm)
+        times = (lf + mem[0] + n, lb + mem[1] + n * (1 + redo), gf + (pre if st.logit else 0),
+                 gb + (post if st.logit else 0))
+        end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times,
+                                 (c.element, element), L.dp, _cost(links, "dp"), bool(fsdp),
+                                 inflight_allgathers, _stream(price, "dp")))
         out["dp"] = end - out["compute"] - out["tp"]
     out["time"] = sum(out[k] for k in TERMS)
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
@@ -200,14 +223,22 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     return out
 
 
-def _uneven(pipeline, pp, m, means, hop, regather):
-    """A pipeline of stages of uneven work: ``(time, each stage's end, time without hops,
-    time of compute alone)`` from the schedule's timeline over each stage's
-    ``(x_f, x_b, c_f, c_b)`` in ``means``."""
-    t_f, t_b = [x[0] + x[2] for x in means], [x[1] + x[3] for x in means]
-    pipe, ends = _pipeline.timeline(pipeline, pp, m, t_f, t_b, hop, 1, regather)
-    ideal = _pipeline.timeline(pipeline, pp, m, t_f, t_b)[0]
-    work = _pipeline.timeline(pipeline, pp, m, [x[0] for x in means], [x[1] for x in means])[0]
+def _stream(price, group):
+    """``price`` of one group as ``f(op, nbytes)``, or None (MPICH's ring)."""
+    return None if price is None else (lambda op, nbytes: price(group, op, nbytes))
+
+
+def _uneven(pipeline, pp, m, per, hop, regather, chunks):
+    """A pipeline of stages or chunks of uneven work: ``(time, each stage's end, time
+    without hops, time of compute alone)`` from the schedule's timeline over each stage's
+    each chunk's ``(x_f, x_b, c_f, c_b)`` in ``per``."""
+    def col(k, j=None):
+        return [[x[k] + (0.0 if j is None else x[j]) for x in rows] for rows in per]
+
+    t_f, t_b = col(0, 2), col(1, 3)
+    pipe, ends = _pipeline.timeline(pipeline, pp, m, t_f, t_b, hop, chunks, regather)
+    ideal = _pipeline.timeline(pipeline, pp, m, t_f, t_b, chunks=chunks)[0]
+    work = _pipeline.timeline(pipeline, pp, m, col(0), col(1), chunks=chunks)[0]
     return pipe, ends, ideal, work
 
 
@@ -218,12 +249,27 @@ def _layer_memory(ms, redo):
     return forward, backward
 
 
-def _chunk(st, pre, post, redo, F, mem):
+def _times(st, F, redo, gemm=None):
+    """A layer's forward and backward (with its recomputation) and the logit layer's forward and
+    backward compute seconds: FLOPs at ``F``, or the GEMMs' seconds of table ``gemm``."""
+    if gemm is not None:
+        return stage_seconds(gemm, st, redo)
+    return ((st.attention + st.mlp) / F, ((2 + redo) * (st.attention + st.mlp) + st.core) / F,
+            st.logit / F, 2 * st.logit / F)
+
+
+def _chunk(st, pre, post, redo, F, mem, gemm=None):
     """A chunk's forward and backward compute seconds and blocking tensor-parallel time per
-    micro-batch; ``mem``: a layer's memory seconds (forward, backward)."""
+    micro-batch; ``mem``: a layer's memory seconds (forward, backward); ``gemm``: the GEMM
+    seconds of :func:`workloads.transformer.gemm.block_seconds` (None: FLOPs at ``F``)."""
     n, block = len(st.layers), pre + post
-    xf = (n * (st.attention + st.mlp) + st.logit) / F + n * mem[0]
-    xb = (n * (2 + redo) * (st.attention + st.mlp) + n * st.core + 2 * st.logit) / F + n * mem[1]
+    if gemm is None:
+        xf = (n * (st.attention + st.mlp) + st.logit) / F + n * mem[0]
+        xb = ((n * (2 + redo) * (st.attention + st.mlp) + n * st.core + 2 * st.logit) / F
+              + n * mem[1])
+    else:
+        lf, lb, gf, gb = stage_seconds(gemm, st, redo)
+        xf, xb = n * lf + gf + n * mem[0], n * lb + gb + n * mem[1]
     cf = 2 * n * block + (pre if st.logit else 0)
     cb = 2 * n * block * (1 + redo) + (post if st.logit else 0)
     return xf, xb, cf, cb
@@ -231,7 +277,7 @@ def _chunk(st, pre, post, redo, F, mem):
 
 def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
                 redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
-                links=None):
+                links=None, gemm=None, price=None):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
 
     Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
@@ -246,7 +292,10 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
     """
     if L.dp == 1 or zstage == 3:
         return 0.0
-    reduce = costmodel.ring_reduce_scatter if zstage else costmodel.ring_allreduce
+    name = "reduce_scatter" if zstage else "allreduce"
+
+    def reduce(members, nbytes, *ab, group="dp"):
+        return _seconds(group, name, members, nbytes, {group: ab}, price)
     worst = 0.0
     for s, chunks in enumerate(stages):
         t = ends[s] - sum(x[1] + x[3] for x in per[s])
@@ -254,11 +303,11 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
         for st in reversed(chunks):
             # the logit layer's backward comes first, whether or not it holds its own
             # gradient (with one stage the embedding's is the tied word embedding's)
-            t += 2 * st.logit / F + (post if st.logit else 0)
-            layer = (((2 + redo) * (st.attention + st.mlp) + st.core) / F + layer_memory
-                     + 2 * block_comm * (1 + redo))
+            _, back, _, logit = _times(st, F, redo, gemm)
+            t += logit + (post if st.logit else 0)
+            layer = back + layer_memory + 2 * block_comm * (1 + redo)
             if p:
-                flops, _, cb = layer_delta(p, block_comm - post, post, redo, links)
+                flops, _, cb = layer_delta(p, block_comm - post, post, redo, links, price)
                 moe = (2 + redo) * (flops - st.mlp) / F + cb
             for source, _ in st.grads:
                 if source not in ("embedding", "logit"):
@@ -274,7 +323,7 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
         for source, cost in plan:
             finish = max(finish, done[source]) + cost
         if zstage:
-            finish += costmodel.ring_allgather(L.dp, sum(n for _, n in grads) * param_element,
-                                               *ab)
+            finish += _seconds("dp", "allgather", L.dp,
+                               sum(n for _, n in grads) * param_element, {"dp": ab}, price)
         worst = max(worst, finish - pipe)
     return max(0.0, worst)

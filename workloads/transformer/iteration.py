@@ -45,6 +45,8 @@ A rank's compute ops and its blocking tensor-parallel collectives run one after
 another (one CUDA stream); its pipeline messages and gradient buckets do not
 hold its compute up. The compute ops are in FLOPs; ``device_flops`` (the rate
 achieved: peak times an efficiency) goes into the trace's metadata. With
+``compute="gemm"`` they are in seconds instead, each block's GEMMs timed from
+their shapes on a GPU (:mod:`workloads.transformer.gemm`). With
 ``memory_bandwidth`` each block's FLOP op is followed by an op of the seconds
 its memory traffic takes (:mod:`workloads.transformer.compute`), tagged as the
 pass it belongs to.
@@ -52,7 +54,9 @@ pass it belongs to.
 closed form: compute, bubble and exposed communication per parallelism.
 """
 
-from netsim.checks import check_real
+import numpy as np
+
+from netsim.checks import check_int, check_real
 from netsim.trace.core import TraceBuilder
 
 from workloads.transformer import pipeline as _pipeline
@@ -62,11 +66,13 @@ from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import activation_bytes
 from workloads.transformer.moe import (bucket_groups, dense_stages, expert_grads, make_meet, make_mlp,
                               plan, run_jointly)
+from workloads.transformer.layout import Layout
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import memory_seconds
-from workloads.transformer.zero import check_zero, make_gather
+from workloads.transformer.gemm import block_seconds, check_compute
+from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, make_gather
 
-__all__ = ["schedule", "measure", "closed_form", "DESCRIPTION", "TAGS"]
+__all__ = ["schedule", "shift", "measure", "closed_form", "DESCRIPTION", "TAGS"]
 
 DESCRIPTION = "transformer training with tensor x pipeline x data parallelism (Megatron-LM)."
 #: The tags of the trace's communication, one per parallelism (``ep``: experts' all-to-alls).
@@ -76,7 +82,8 @@ TAGS = ("tp", "pp", "dp", "ep")
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
-             ep=1, first_stage_layers=None, last_stage_layers=None):
+             ep=1, first_stage_layers=None, last_stage_layers=None,
+             inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None, compute="flops", device=None):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -106,7 +113,12 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     zero : {0, 1, 2, 3}
         ZeRO's stage of sharded data parallelism (:mod:`workloads.transformer.zero`).
     fsdp : bool
-        PyTorch FSDP (full sharding): ZeRO-3's traffic.
+        PyTorch FSDP (full sharding): ZeRO-3's traffic, the root unit kept gathered
+        from its forward to its backward.
+    inflight_allgathers : int or None
+        ZeRO-3/FSDP's rate limiter: free events queued before an allgather
+        waits for the oldest (FSDP's default 2; None: no limit,
+        :class:`workloads.transformer.zero.Issue`).
     memory_bandwidth : float, optional
         Bytes/s of a rank's memory: each attention and MLP block's FLOP op is
         followed by one of its memory traffic's seconds
@@ -120,6 +132,20 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         Layers on the first and on the last pipeline stage, the rest split evenly
         over the stages between (Megatron-LM's uneven split,
         :func:`workloads.transformer.stages.stage_layers`); GPipe or 1F1B.
+    compute : {"flops", "gemm"}
+        The compute ops' time: FLOPs (over ``device_flops`` at replay), or
+        seconds from each block's GEMM shapes on ``device``
+        (:func:`workloads.transformer.gemm.block_seconds`; dense layers in
+        fp16/bf16).
+    device : netsim.costmodel.gemm.GemmDevice, optional
+        The GPU of ``compute="gemm"`` (e.g.
+        :func:`topologies.devices.device_gemm`), stored in the metadata.
+
+    replicas : int, optional
+        Write the ops of data-parallel replicas ``0 .. replicas - 1`` only (a
+        divisor of ``dp``); the data-parallel collectives still name every
+        replica. The others' work is the same shifted by ``replicas``
+        (:func:`shift`), for :func:`netsim.simulate`'s ``symmetry=``. Not with experts.
 
     Returns
     -------
@@ -142,9 +168,12 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                                 ("last_stage_layers", last_stage_layers)) if v is not None}
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks,
                       **uneven)
-    zstage = check_zero(zero, fsdp, L)
+    zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
+    dev = check_compute(compute, device, c, moe)
+    gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
+    built = _replicas(replicas, L, p)
     m = c.global_batch // (c.micro_batch * L.dp)
     act = activation_bytes(c)
     meta = {"paradigm": "transformer", "config": c._asdict(), "tp": L.tp, "pp": L.pp,
@@ -153,6 +182,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             "sequence_parallel": bool(sequence_parallel), "bucket_bytes": float(bucket_bytes),
             "scatter_gather": bool(scatter_gather), "zero": zstage, "fsdp": bool(fsdp),
             "grad_element": element, **uneven}
+    if zstage == 3:
+        meta["inflight_allgathers"] = inflight_allgathers
     if p:
         meta.update(moe=moe._asdict(), ep=p.ep)
         experts, stages = expert_grads(stages, p), dense_stages(stages, p)
@@ -161,6 +192,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     mem = memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth)
     if memory_bandwidth is not None:
         meta["memory_bandwidth"] = float(memory_bandwidth)
+    if dev:
+        meta.update(compute="gemm", gemm_device=dev._asdict())
     if device_flops is not None:
         meta["device_flops"] = check_real(device_flops, "device_flops", lo=0, strict=True,
                                           error=WorkloadError)
@@ -169,11 +202,13 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     # last[(stage, replica)]: the op each shard's stream waits for next.
     last = {(s, r): [None] * L.tp for s in range(L.pp) for r in range(L.dp)}
 
-    def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None, size=None):
+    def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None, size=None,
+              unit=None):
         """One block on every shard of (s, r): [pre collective] compute [post collective].
 
         ``kind`` ("attention", "mlp"; None for the logit layer): its memory op's seconds;
-        ``size``: the bytes of its collectives (default the activation's).
+        ``size``: the bytes of its collectives (default the activation's); ``unit``: the
+        GEMM seconds it takes under ``compute="gemm"`` (default ``kind``).
         """
         group, prev, size = L.tp_group(s, r), last[(s, r)], act if size is None else size
         deps = [[x for x in (prev[k], None if extra is None else extra[k]) if x is not None]
@@ -182,7 +217,9 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             op = b.collective(pre, group, size, deps=sum(deps, []), iteration=it, tag="tp",
                               element=c.element)
             deps = [[op]] * L.tp
-        ops = [b.compute(rank, flops=flops, deps=deps[k], iteration=it, tag=tag)
+        work = ({"seconds": gemm[unit or kind, "backward" if tag == "backward" else "forward"]}
+                if gemm else {"flops": flops})
+        ops = [b.compute(rank, **work, deps=deps[k], iteration=it, tag=tag)
                for k, rank in enumerate(group)]
         if kind and mem[(kind, tag)]:
             ops = [b.compute(rank, seconds=mem[(kind, tag)], deps=[op], iteration=it, tag=tag)
@@ -199,21 +236,25 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         yield from ()
 
     mlp = make_mlp(p, block, last, dense)
-    chain = [None] * L.tp   # each shard's last ZeRO-3 allgather or reduce-scatter
+    chain, at = [None] * L.tp, [0]   # each shard's last ZeRO-3 collective; the iteration
+    gather = (make_gather(b, L, stages[0][0], (c.element, element), at, chain, bool(fsdp),
+                          inflight_allgathers) if zstage == 3 else None)
     for it in range(iterations):
-        gather = (make_gather(b, L, dict(stages[0][0].grads), c.element, it, chain)
-                  if zstage == 3 else None)
+        at[0] = it
         ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
                            chunks, scatter_gather and L.tp > 1, gather, mlp,
-                           make_meet(b, L, p, it, c.element))
-        _gradients(L, stages, element, 1 if zstage == 3 else bucket_bytes, it, b, ready, last,
-                   zstage, c.element, p, experts)
-        chain[:] = last[(0, 0)]
+                           make_meet(b, L, p, it, c.element), built)
+        if zstage == 3:   # the optimizer step waits for every reduce-scatter
+            for r in range(L.dp):
+                last[(0, r)] = list(chain)
+        else:
+            _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, c.element,
+                       p, experts, built)
     return b.build()
 
 
 def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks, regather,
-               gather, mlp, meet):
+               gather, mlp, meet, built):
     """Add one iteration's forwards, backwards and pipeline messages; the gradient-ready ops.
 
     Stages are built in an order in which every message exists before the op
@@ -240,12 +281,12 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                         deps = extra + [x for x in last[(s, r)] if x is not None]
                         extra = [b.collective("allgather", L.tp_group(s, r), act, deps=deps,
                                               iteration=it, tag="pp", element=c.element)] * L.tp
-                    fetch = gather and (lambda unit: gather(s, (j, kind, unit)))
+                    hook = gather and _hook(last, s, r, j == m - 1)
                     if kind == "F":
-                        yield from _forward(st, s, r, it, block, extra, fetch, mlp)
+                        yield from _forward(st, s, r, it, block, extra, hook, mlp)
                     else:
                         yield from _backward(st, s, r, it, block, extra, recompute,
-                                             ready.setdefault((s, r), {}), fetch, mlp)
+                                             ready.setdefault((s, r), {}), hook, mlp)
                     to = _pipeline.target(kind, s, k, L.pp, chunks)
                     if to is not None:
                         sent[(kind, to, j, r)] = [
@@ -254,8 +295,8 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                                       iteration=it, tag="pp")
                             for x, op in enumerate(last[(s, r)])]
 
-                # the replicas meet at the experts' all-to-alls (none without experts)
-                run_jointly([replica(r) for r in range(L.dp)], meet)
+                # the replicas meet at the experts' all-to-alls or ZeRO-3's hooks (or never)
+                run_jointly([replica(r) for r in range(built)], gather or meet)
                 pos[s] += 1
                 moved = True
         if not moved:   # pragma: no cover - the schedules of workloads.transformer.pipeline never deadlock
@@ -263,48 +304,73 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
     return ready
 
 
-def _forward(st, s, r, it, block, extra, fetch, mlp):
+def _hook(last, s, r, sync):
+    """ZeRO-3's hooks of replica ``r``: ``hook(name, unit, backward)`` yields its request.
+
+    A round of requests is answered by :func:`workloads.transformer.zero.make_gather`:
+    ``"pre"`` gets each shard's allgather of ``unit``; ``"post"`` hands over the
+    unit's last compute ops (the stream's last), ``sync`` in the last micro-batch.
+    """
+    def hook(name, unit, backward):
+        return (yield (name, unit, backward, sync, list(last[(s, r)])))
+    return hook
+
+
+def _forward(st, s, r, it, block, extra, hook, mlp):
     """One chunk's forward of one micro-batch on replica ``r`` of stage ``s`` (a generator).
 
-    ``fetch(unit)``, under ZeRO-3, gives each shard's allgather of a unit's
-    parameters; ``mlp`` builds a layer's MLP block (yielding at its all-to-alls).
+    ``hook``, under ZeRO-3, runs a unit's pre and post hooks (:func:`_hook`);
+    ``mlp`` builds a layer's MLP block (yielding at its all-to-alls).
     """
-    if fetch and any(g == "embedding" for g, _ in st.grads):
-        fetch("embedding")   # the root unit: the first layer's gather follows it
+    root = hook and any(g == "embedding" for g, _ in st.grads)
+    if root:   # the root unit: the embedding computes nothing here, the logit layer uses it
+        yield from hook("pre", "embedding", False)
     for layer in st.layers:
-        extra = fetch(layer) if fetch else extra
+        if hook:
+            extra = yield from hook("pre", layer, False)
         block(s, r, st.attention, it, "forward", extra, kind="attention")
         yield from mlp(st, layer, s, r, it, "forward", 1)
+        if hook:
+            yield from hook("post", layer, False)
         extra = None
     if st.logit:
-        block(s, r, st.logit, it, "forward", extra, after=False)
+        block(s, r, st.logit, it, "forward", extra, after=False, unit="logit")
+    if root:
+        yield from hook("post", "embedding", False)
 
 
-def _backward(st, s, r, it, block, extra, recompute, done, fetch, mlp):
+def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp):
     """One chunk's backward (after its recomputed forward); ``done`` gets each gradient's op."""
-    if fetch and any(g == "embedding" for g, _ in st.grads):
-        extra = fetch("embedding")   # the root unit again, for the tied logit layer
+    root = hook and any(g == "embedding" for g, _ in st.grads)
+    if root:   # the root unit again (gathered still under FSDP), for the tied logit layer
+        extra = yield from hook("pre", "embedding", True)
     if st.logit:
-        done["logit"] = block(s, r, 2 * st.logit, it, "backward", extra, before=False)
+        done["logit"] = block(s, r, 2 * st.logit, it, "backward", extra, before=False,
+                              unit="logit")
         extra = None
     for layer in reversed(st.layers):
-        extra = fetch(layer) if fetch else extra
+        if hook:
+            extra = yield from hook("pre", layer, True)
         if recompute == "full":
             block(s, r, st.attention, it, "recompute", extra, kind="attention")
             yield from mlp(st, layer, s, r, it, "recompute", 1)
             extra = None
         yield from mlp(st, layer, s, r, it, "backward", 2, extra)
         if st.core:   # selective recomputation: the attention core again, on the shard alone
-            block(s, r, st.core, it, "recompute", before=False, after=False)
+            block(s, r, st.core, it, "recompute", before=False, after=False, unit="core")
         done[layer] = done["expert", layer] = block(s, r, 2 * st.attention, it, "backward",
                                                     kind="attention")
+        if hook:
+            yield from hook("post", layer, True)
         extra = None
     if st.index == 0:
         done["embedding"] = done[st.layers[0]]
+    if root:
+        yield from hook("post", "embedding", True)
 
 
 def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, param_element,
-               p=None, experts=None):
+               p=None, experts=None, built=None):
     """Add the data-parallel buckets; the next iteration's ops wait for them.
 
     Allreduces under plain data parallelism, reduce-scatters under ZeRO (then,
@@ -313,6 +379,7 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
     chain with the dense ones in the order they complete.
     """
     name = "reduce_scatter" if zstage else "allreduce"
+    built = L.dp if built is None else built
     for s, chunks in enumerate(stages):
         # the last chunk's gradients complete first (Megatron-LM: one DDP bucket set per chunk)
         dense = [g for st in reversed(chunks) for g in st.grads]
@@ -322,7 +389,7 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
             prev = {r: [] for r in range(L.dp)}   # each replica's last bucket
             for source, nbytes, groups in plan:
                 for members in (g for g in groups if len(g) > 1):
-                    deps = [ready[(s, r)][source][k] for r in members]
+                    deps = [ready[(s, r)][source][k] for r in members if r < built]
                     deps += [x for x in dict.fromkeys(sum((prev[r] for r in members), []))]
                     op = b.collective(name, tuple(L.rank(s, r, k) for r in members), nbytes,
                                       deps=deps, iteration=it, tag="dp", element=element)
@@ -336,6 +403,39 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
                 shard = list(last[(s, r)])
                 shard[k] = prev[r][0] if prev[r] else shard[k]
                 last[(s, r)] = shard
+
+
+def _replicas(replicas, L, p):
+    """The replicas whose ops the trace holds: ``replicas``, a divisor of ``dp``, or all."""
+    if replicas is None:
+        return L.dp
+    replicas = check_int(replicas, "replicas", error=WorkloadError)
+    if L.dp % replicas:
+        raise WorkloadError(f"replicas {replicas} does not divide dp {L.dp}")
+    if p and replicas < L.dp:
+        raise WorkloadError("replicas < dp with experts: their all-to-alls join the replicas")
+    return replicas
+
+
+def shift(tp, pp, dp, replicas):
+    """The rank permutation that moves each replica ``replicas`` replicas on.
+
+    ``sigma`` sends rank ``(s, d, x)`` (stage, replica, shard) to ``(s, d +
+    replicas mod dp, x)``, which does the same work; each cycle's smallest rank
+    is in replicas ``0 .. replicas - 1`` (:func:`schedule` with ``replicas=``).
+
+    Examples
+    --------
+    >>> shift(1, 1, 4, 2).tolist()     # replicas 0, 1 are simulated; 2, 3 copy them
+    [2, 3, 0, 1]
+    """
+    L = Layout(tp, pp, dp)
+    sigma = np.empty(L.world, np.int64)
+    for s in range(pp):
+        for d in range(dp):
+            for x in range(tp):
+                sigma[L.rank(s, d, x)] = L.rank(s, (d + replicas) % dp, x)
+    return sigma
 
 
 def measure(trace):

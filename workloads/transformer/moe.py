@@ -63,12 +63,12 @@ References
 import math
 from typing import NamedTuple
 
-from netsim import costmodel
 from netsim.checks import check_int, check_real
 
 from workloads.errors import WorkloadError
 from workloads.transformer.flops import MLPS, mlp_forward_flops
 from workloads.transformer.layout import ep_group
+from workloads.transformer.prices import seconds
 from workloads.transformer.stages import shard_parameters
 
 __all__ = ["Moe", "moe", "Plan", "plan", "is_moe", "routed_tokens", "router_forward_flops",
@@ -447,8 +447,10 @@ def bucket_groups(L, p, dense, experts, element, bucket_bytes, buckets):
 
 # -- the closed form's side --------------------------------------------------------------------
 
-def chunk_alltoall(st, p, redo, links):
+def chunk_alltoall(st, p, redo, links, price=None):
     """A chunk's blocking all-to-all time per micro-batch, forward and backward (with recompute).
+
+    ``links`` and ``price`` price the calls (:func:`workloads.transformer.prices.seconds`).
 
     Examples
     --------
@@ -463,41 +465,42 @@ def chunk_alltoall(st, p, redo, links):
     if p is None or p.ep == 1:
         return 0.0
     n = sum(is_moe(p.moe, i) for i in st.layers)
-    return n * 2 * (2 + redo) * costmodel.alltoall(p.ep, p.alltoall, *links.get("ep", (0, 0)))
+    return n * 2 * (2 + redo) * seconds("ep", "alltoall", p.ep, p.alltoall, links, price)
 
 
-def layer_delta(p, pre, post, redo, links):
+def layer_delta(p, pre, post, redo, links, price=None):
     """What an MoE layer adds to a dense one: forward and backward FLOPs and blocking time.
 
     ``pre`` and ``post`` are the dense MLP block's tensor-parallel collectives
-    (replaced); ``links`` the ``{"tp", "ep"}`` ``(alpha, beta)`` costs.
+    (replaced); ``links`` the ``{"tp", "ep"}`` ``(alpha, beta)`` costs, ``price``
+    the library's (:func:`workloads.transformer.prices.seconds`).
     """
-    links = links or {}
-    a, b = links.get("tp") or (0.0, 0.0)
-    comm = 0.0
-    if p.tp > 1:
-        comm += (costmodel.ring_allgather(p.tp, p.gathered, a, b)
-                 + costmodel.ring_reduce_scatter(p.tp, p.gathered, a, b))
-    if p.ep > 1:
-        comm += 2 * costmodel.alltoall(p.ep, p.alltoall, *(links.get("ep") or (0, 0)))
+    comm = (seconds("tp", "allgather", p.tp, p.gathered, links, price)
+            + seconds("tp", "reduce_scatter", p.tp, p.gathered, links, price)
+            + 2 * seconds("ep", "alltoall", p.ep, p.alltoall, links, price))
     return (p.router + p.experts, comm - pre - post, comm * (1 + redo) - (pre + post) * (1 + redo))
 
 
-def chunk_delta(st, p, mlp, pre, post, redo, links, F):
+def chunk_delta(st, p, mlp, pre, post, redo, links, F, price=None):
     """A chunk's added forward and backward compute seconds (at ``F`` FLOP/s) and blocking
     time from its MoE layers."""
     if p is None:
         return 0.0, 0.0, 0.0, 0.0
     n = sum(is_moe(p.moe, i) for i in st.layers)
-    flops, cf, cb = layer_delta(p, pre, post, redo, links)
+    flops, cf, cb = layer_delta(p, pre, post, redo, links, price)
     return n * (flops - mlp) / F, n * (2 + redo) * (flops - mlp) / F, n * cf, n * cb
 
 
 def bucket_costs(L, p, dense, experts, element, bucket_bytes, buckets, reduce, links):
-    """``[(last source, seconds)]``: each bucket's allreduce on its group, completion order."""
+    """``[(last source, seconds)]``: each bucket's allreduce on its group, completion order.
+
+    ``reduce(members, nbytes, alpha, beta, group=...)``: a bucket's seconds on ``"dp"``
+    or ``"edp"``.
+    """
     ab = (links or {}).get("dp") or (0.0, 0.0)
     edp = (links or {}).get("edp") or (0.0, 0.0)
-    return [(g, reduce(len(groups[0]), n, *(ab if len(groups) == 1 else edp))
+    return [(g, reduce(len(groups[0]), n, *(ab if len(groups) == 1 else edp),
+                       group="dp" if len(groups) == 1 else "edp")
              if len(groups[0]) > 1 else 0.0)
             for g, n, groups in bucket_groups(L, p, dense, experts, element, bucket_bytes,
                                               buckets)]

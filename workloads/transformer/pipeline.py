@@ -195,13 +195,22 @@ def iteration_time(p, m, t_forward, t_backward, chunks=1):
     return (chunks * m + p - 1) * (t_forward + t_backward)
 
 
+def _per_chunk(t, p, chunks):
+    """Seconds of each stage's each chunk from one number, one per stage, or one per chunk."""
+    if not hasattr(t, "__len__"):
+        return [[t] * chunks] * p
+    return [list(x) if hasattr(x, "__len__") else [x] * chunks for x in t]
+
+
 def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.0):
     """Exact times of a pipeline: the makespan and each stage's end.
 
     Each op starts once its stage has finished the op before it and its input
     (:func:`source`) arrived: the other op ended ``hop`` ago. ``t_forward`` and
     ``t_backward`` are one chunk's, the same on every stage, or a sequence of
-    ``p``: stage ``s``'s (stages of uneven work). An op with an input first spends ``gather``
+    ``p``: stage ``s``'s (stages of uneven work), each of which may be a sequence of
+    ``chunks``: each chunk's (chunks of uneven work, e.g. the logit layer in the last
+    chunk of the last stage). An op with an input first spends ``gather``
     on its stage's stream reassembling it (Megatron-LM's scatter/gather of
     pipeline tensors: an allgather among the tensor-parallel shards).
 
@@ -231,10 +240,19 @@ def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.
     30.0
     >>> timeline("1f1b", 3, 4, [1.0, 2.0, 1.0], [2.0, 4.0, 2.0])[0]
     28.0
+
+    Uneven chunks: ``(v m + p - 1)(t_f + t_b) = 27`` for alike ones; a chunk of the
+    last stage twice as heavy adds its 4 forwards' and 4 backwards' extra ``4 (1 + 2)``,
+    all on the stage that sets the pace.
+
+    >>> timeline("interleaved", 2, 4, 1.0, 2.0, chunks=2)[0]
+    27.0
+    >>> timeline("interleaved", 2, 4, [[1.0, 1.0], [1.0, 2.0]], [[2.0] * 2, [2.0, 4.0]],
+    ...          chunks=2)[0]
+    39.0
     """
     orders = [order(schedule, p, m, s, chunks) for s in range(p)]
-    t_forward, t_backward = (t if hasattr(t, "__len__") else [t] * p
-                             for t in (t_forward, t_backward))
+    t_forward, t_backward = (_per_chunk(t, p, chunks) for t in (t_forward, t_backward))
     end, free, pos = {}, [0.0] * p, [0] * p
     while any(pos[s] < len(orders[s]) for s in range(p)):
         moved = False
@@ -245,7 +263,7 @@ def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.
                 if src is not None and (kind, src, j) not in end:
                     break
                 ready = end[(kind, src, j)] + hop if src is not None else 0.0
-                took = (t_forward if kind == "F" else t_backward)[s] + (gather if src else 0.0)
+                took = (t_forward if kind == "F" else t_backward)[s][c] + (gather if src else 0.0)
                 free[s] = end[(kind, (s, c), j)] = max(free[s], ready) + took
                 pos[s] += 1
                 moved = True

@@ -169,8 +169,10 @@ def sharp_switches(G, hw):
     ('leaf',)
     """
     rails = min((len(x) for x in hw.nics), default=0)
-    if len(hw.machines) < 2 or rails == 0:
-        return None
+    if len(hw.machines) < 2 or rails == 0 or not any(
+            k == "switch" and d.get("sharp", False) for _, k, d in
+            ((n, d.get("kind"), d) for n, d in G.nodes(data=True))):
+        return None   # no switch reduces in the network
     net = G.subgraph(n for n, k in G.nodes(data="kind") if k in _NET_KINDS or k == "nic")
     order = {n: i for i, n in enumerate(G.nodes)}
     picks = []
@@ -272,7 +274,7 @@ def _near(G, start, want, through):
     return [n for _, n in found]
 
 
-def describe(G, ranks=None):
+def describe(G, ranks=None, cpu_vendor=None):
     """Read the graph: ranks, machines, NVSwitches, NIC rails, CPUs, compute capability.
 
     Parameters
@@ -281,6 +283,9 @@ def describe(G, ranks=None):
         A graph following the attribute contract of :mod:`netsim.comm.nccl`.
     ranks : sequence of nodes, optional
         The GPU node of each rank (default: every ``kind="gpu"`` node in graph order).
+    cpu_vendor : {"intel", "amd"}, optional
+        The graph's CPU vendor when an earlier call has read it (it is the whole
+        graph's: read once per replay, not once per group).
 
     Returns
     -------
@@ -325,6 +330,7 @@ def describe(G, ranks=None):
     machines = tuple(tuple(r for r in range(len(gpus)) if machine[r] == m)
                      for m in range(len(order)))
     nvswitch, nvls, nics, rail_gpu, rail_near = [], True, [], [], []
+    position = {n: i for i, n in enumerate(G.nodes)}
     for members in machines:
         sw = _near(G, gpus[members[0]], {"nvswitch"}, ())
         nvswitch.append(sw[0] if sw else None)
@@ -334,7 +340,7 @@ def describe(G, ranks=None):
             for nic in _near(G, gpus[r], {"nic"}, _PCI_KINDS):
                 if nic not in rails:
                     rails.append(nic)
-        rails = sorted(rails, key=list(G.nodes).index)
+        rails = sorted(rails, key=position.__getitem__)
         nics.append(tuple(rails))
         picks, nears, used = [], [], {}
         for nic in rails:  # the nearest GPU, the least used first (two NICs on one switch)
@@ -354,7 +360,7 @@ def describe(G, ranks=None):
         p2p=all(bool(G.nodes[g].get("p2p", True)) for g in gpus),
         nvswitch=tuple(nvswitch), nvls=nvls, nics=tuple(nics), rail_gpu=tuple(rail_gpu),
         rail_near=tuple(rail_near), cpu=cpu,
-        intra="nvlink" if direct else "pci", cpu_vendor=_cpu_vendor(G))
+        intra="nvlink" if direct else "pci", cpu_vendor=cpu_vendor or _cpu_vendor(G))
 
 
 def effective_graph(G, compcap):

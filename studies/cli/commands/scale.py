@@ -96,7 +96,9 @@ def add_arguments(p):
                    help="samples per worker per step (default: the recording's)")
     g.add_argument("--device", metavar="NAME[:PRECISION]",
                    help="device preset for the compute ops: V100, A100, H100 (-PCIe), "
-                        "optionally :fp32 (default), :tf32 or :fp16")
+                        "optionally :fp32 (default), :tf32 or :fp16; with PARADIGM "
+                        "transformer a GPU name alone, whose dense peak replaces that of the "
+                        "topology's GPUs (the precision is the model's)")
     g.add_argument("--device-flops", type=float, default=None,
                    help="device throughput, FLOP/s (default: the trace's device_flops; a "
                         f"recording's is a V100's FP32 {V100_FP32_FLOPS / 1e12:g}e12)")
@@ -240,9 +242,9 @@ _MODES = {"collectives": "collectives (--algorithms)", "paradigm": "a PARADIGM's
 
 _APPLIES = {
     **dict.fromkeys(("algorithms", "bytes", "segments", "logy"), ("collectives",)),
-    **dict.fromkeys(("model", "batch", "device", "device_flops", "dataset", "iterations", "seed",
+    **dict.fromkeys(("model", "batch", "device_flops", "dataset", "iterations", "seed",
                      "options", "strong", "straggler", "jitter"), ("paradigm",)),
-    "library": ("paradigm", "transformer"), "transport": ("collectives", "paradigm"),
+    "library": ("paradigm", "transformer"), "device": ("paradigm", "transformer"), "transport": ("collectives", "paradigm"),
     "force": ("collectives", "paradigm", "transformer"),
 }
 """Option destination -> the modes it applies to (the transformer's own options: transformer;

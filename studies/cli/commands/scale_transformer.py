@@ -10,6 +10,7 @@ import json
 from netsim.checks import check_real
 from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes, parse_spec, parse_workers
+from topologies.devices import device_flops
 from workloads.transformer.flops import CONFIGS, Config, get_config
 from workloads.transformer.layout import layout
 from workloads.transformer.moe import moe
@@ -23,7 +24,7 @@ from studies.scaling.run_length import check_passes
 from studies.scaling.trace_size import check_ops
 from studies.scaling.transformer import default_efficiency, plot, study, sweep, sweep_layouts
 
-__all__ = ["add_arguments", "parse_config", "parse_experts", "check_work", "run"]
+__all__ = ["add_arguments", "parse_config", "parse_experts", "check_device", "check_work", "run"]
 
 
 def add_arguments(p):
@@ -86,6 +87,10 @@ def add_arguments(p):
     g.add_argument("--efficiency", type=float, default=None,
                    help="achieved share of the GPUs' dense FP16 peak (default: taken from "
                         "Narayanan et al. SC'21 Table 1, the 145.6B row)")
+    g.add_argument("--compute", default="flops", choices=("flops", "gemm"),
+                   help="compute time: flops (FLOPs at --efficiency of the peak, the default) "
+                        "or gemm (each block's GEMMs from their shapes: tile and wave "
+                        "quantisation on the GPU model, one calibration row per GPU)")
     g.add_argument("--simulate", action="store_true",
                    help="also replay the trace on the topology (slow for large models)")
     g.add_argument("--sweep", action="store_true",
@@ -136,6 +141,14 @@ _HEAD = ["P", "tp", "pp", "dp", "m", "time", "compute", "bubble", "TP", "PP", "D
          "tokens/s", "MFU", "memory"]
 #: With experts: ``ep`` after ``dp`` and the exposed all-to-all after ``DP``.
 _MOE_HEAD = _HEAD[:4] + ["ep"] + _HEAD[4:11] + ["EP"] + _HEAD[11:]
+
+
+def _replicas(r):
+    """How many data-parallel replicas a record's replay simulated, in words."""
+    k, dp = r["replicas_simulated"], r["dp"]
+    if k == dp:
+        return f"every replica ({dp})"
+    return f"{k} of {dp} replicas (the others their copies)"
 
 
 def _row(r):
@@ -230,6 +243,33 @@ def check_work(args, c, workers, chunks):
     expect(args, seconds, f"transformer at P = {', '.join(map(str, workers))}")
 
 
+def check_device(name, precision):
+    """``--device`` in transformer mode: a GPU name of :data:`topologies.devices.DEVICES`, or None.
+
+    Raises
+    ------
+    NetsimError
+        For a precision given with it (the model's is used) or an unknown name, listing
+        the known ones.
+
+    Examples
+    --------
+    >>> check_device("a100", "fp16")
+    'a100'
+    >>> check_device("A100:tf32", "fp16")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --device A100:tf32: with PARADIGM transformer give a GPU name alone (the precision is the model's, fp16)
+    """
+    if name is None:
+        return None
+    if ":" in name:
+        raise NetsimError(f"--device {name}: with PARADIGM transformer give a GPU name alone "
+                          f"(the precision is the model's, {precision})")
+    device_flops(name, "fp16" if precision in ("fp16", "bf16") else precision)
+    return name
+
+
 def _split(c, args):
     """Layers per pipeline stage of the options (:func:`workloads.transformer.stages.stage_layers`)."""
     return stage_layers(c.layers, args.pp, args.first_stage_layers, args.last_stage_layers)
@@ -249,7 +289,7 @@ def run(args):
     >>> run(p.parse_args(["--pp", "4"]))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
      P  tp  pp  dp    m  time ...
     --  --  --  --  ---  ...
-    64   8   4   2  256  4.83 s ...
+    64   8   4   2  256  5.1 s ...
     ...
     """
     check_options(args, tp=(1, None), pp=(1, None), micro_batch=(1, None),
@@ -259,6 +299,7 @@ def run(args):
     c = parse_config(args.config, args.micro_batch, args.global_batch,
                      given=given_options(args, add_arguments))
     experts = parse_experts(args)
+    device = check_device(getattr(args, "device", None), c.precision)
     workers = parse_workers(args.workers)
     chunks = args.chunks if args.chunks is not None else (
         2 if args.pipeline == "interleaved" else 1)
@@ -268,11 +309,16 @@ def run(args):
     kw = dict(pipeline=args.pipeline, recompute=args.recompute,
               sequence_parallel=args.sequence_parallel, chunks=chunks, zero=args.zero,
               fsdp=args.fsdp)
+    gemm = getattr(args, "compute", "flops") == "gemm"
+    if gemm:
+        kw["compute"] = "gemm"
     if args.first_stage_layers is not None or args.last_stage_layers is not None:
         kw.update(first_stage_layers=args.first_stage_layers,
                   last_stage_layers=args.last_stage_layers)
     if experts is not None:
         kw["moe"] = experts
+    if device is not None:
+        kw["device"] = device
     if args.sweep:
         memory = parse_bytes(args.memory) if args.memory is not None else None
         records = sweep(c, max(workers), make(max(workers)), e, memory=memory, **kw)
@@ -287,7 +333,8 @@ def run(args):
                  + (f" (fastest layouts of P = {max(workers)})" if args.sweep else ""))
         write(args.png, lambda f: plot(records[:8], f, title=title), binary=True)
     if args.json:
-        print(json.dumps({"efficiency": e, "records": records}))
+        print(json.dumps({"efficiency": None if gemm else e, "records": records,
+                          **({"compute": "gemm"} if gemm else {})}))
         return
     head, rows = list(_HEAD if experts is None else _MOE_HEAD), [_row(r) for r in records]
     if args.simulate and not args.sweep:
@@ -295,7 +342,18 @@ def run(args):
         rows = [row + (format_time(r["simulated"]), r["saturated_link"] or "-")
                 for row, r in zip(rows, records)]
     print(table(head, rows))
+    if args.simulate and not args.sweep:   # the replay's number first, the closed form beside
+        print("\nsimulated against the closed form (collectives priced as the replay runs "
+              "them, each alone):")
+        for r in records:
+            print(f"  P={r['P']}: {format_time(r['simulated'])} against "
+                  f"{format_time(r['time'])} ({r['simulated'] / r['time'] - 1:+.2%}); "
+                  f"why: {r['why']}")
     source = "given" if args.efficiency is not None else "from Narayanan et al. SC'21 Table 1"
+    peak = f"the dense FP16 peak of {device}" if device else "the dense FP16 peak"
+    rate = (f"efficiency {e:.3f} of {peak} ({source})" if not gemm else
+            "compute from GEMM shapes (tile and wave quantisation, calibrated on "
+            "stas00/ml-engineering's MAMF table)")
     shard = ("; FSDP" if args.fsdp else "") + (f"; ZeRO-{args.zero}" if args.zero else "")
     if "first_stage_layers" in kw:
         shard += f"; stages of {', '.join(map(str, _split(c, args)))} layers"
@@ -304,8 +362,13 @@ def run(args):
                   f"{experts.capacity_factor:g}, every {experts.every}"
                   f" layer(s)")
     print(f"\n{args.config}, b = {c.micro_batch}, B = {c.global_batch}, {args.pipeline}, "
-          f"recompute {args.recompute}{shard}; efficiency {e:.3f} of the dense FP16 peak ({source}); "
+          f"recompute {args.recompute}{shard}; {rate}; "
           f"closed form (compute + bubble + exposed TP, PP, DP"
           f"{'' if experts is None else ', EP'}); topology {args.topology}"
           + ("; layouts fastest first" if args.sweep else "")
           + (f", those needing more than {args.memory} per GPU left out" if args.memory else ""))
+    if args.simulate and not args.sweep:
+        print("simulated: " + "; ".join(
+            f"P = {r['P']}, {_replicas(r)}" for r in records)
+              + " (netsim.network.symmetry); NCCL calls alone on their links replayed once "
+              "each (netsim.comm.alone)")
