@@ -296,7 +296,7 @@ def default_efficiency():
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
-          prices=None):
+          prices=None, progress=None):
     """One layout on one topology: a record of the closed form (and the replay).
 
     The closed form prices each collective as the replay runs it (:func:`price_of`:
@@ -305,7 +305,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     the points of a sweep. With ``simulate``, ``why`` says why the replay differs from
     the closed form: which class of calls or hops took longer than alone
     (:mod:`studies.scaling.gaps`), beside ``saturated_link``; the replay is
-    :func:`replay_point`'s. ``device`` names the GPU model whose peak the study uses
+    :func:`replay_point`'s (``progress``: its :func:`netsim.simulate` progress hook).
+    ``device`` names the GPU model whose peak the study uses
     instead of the one the topology's GPU nodes name (:func:`peak_of`).
 
     ``zero`` and ``fsdp`` shard the data parallelism
@@ -362,7 +363,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rec["mfu"] = model / (L.world * peak * f["time"])
     rec["simulated"], rec["saturated_link"], rec["why"] = None, None, None
     if simulate:
-        r, rec["replicas_simulated"], t = replay_point(c, L, G, rate, library, **kw, **shard)
+        r, rec["replicas_simulated"], t = replay_point(c, L, G, rate, library, progress,
+                                                       **kw, **shard)
         rec["why"] = why(slower(t, r, G, gpus_of(G)[:L.world], prices,
                                 links["pp"] if L.pp > 1 else None), f["time"], r.makespan)
         rec["simulated"] = r.makespan
@@ -432,7 +434,7 @@ def _count(n):
     return f"10^{int(k)}" if k == int(k) else f"{n:,}"
 
 
-def replay_point(c, L, G, rate, library="auto", **kwargs):
+def replay_point(c, L, G, rate, library="auto", progress=None, **kwargs):
     """The replay of one iteration of layout ``L``: its Result, the replicas simulated and
     the trace replayed (theirs).
 
@@ -460,11 +462,12 @@ def replay_point(c, L, G, rate, library="auto", **kwargs):
         t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, replicas=k, **kwargs)
         try:
             return replay(t, G, placement=placement, library=library, collapse=True,
-                          symmetry=shift(L.tp, L.pp, L.dp, k)), k, t
+                          symmetry=shift(L.tp, L.pp, L.dp, k), progress=progress), k, t
         except SymmetryError as exc:
             check_full_replay(t.num_ops * L.dp // k, f"P = {L.world} ({exc})")
     t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs)
-    return replay(t, G, placement=placement, library=library, collapse=True), L.dp, t
+    return (replay(t, G, placement=placement, library=library, collapse=True,
+                   progress=progress), L.dp, t)
 
 
 def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):

@@ -16,7 +16,7 @@ from workloads.transformer.layout import layout
 from workloads.transformer.moe import moe
 from workloads.transformer.stages import check, stage_layers
 
-from studies.cli.console import check_options, expect, write, write_csv
+from studies.cli.console import check_options, expect, progress, write, write_csv
 from studies.cli.options import given_options, option_value
 from studies.registry import topology_factory
 from studies.reports.text import table
@@ -323,9 +323,12 @@ def run(args):
         memory = parse_bytes(args.memory) if args.memory is not None else None
         records = sweep(c, max(workers), make(max(workers)), e, memory=memory, **kw)
     else:
-        records = study(c, args.tp, args.pp, workers, make, e, simulate=args.simulate,
-                        library=getattr(args, "library", None) or "auto",
-                        **kw, **({} if experts is None else {"ep": args.ep}))
+        # The replays' ops are counted as they run (collectives expand at replay): no total.
+        with progress(args, None, "replay", unit="op", show=args.simulate) as bar:
+            records = study(c, args.tp, args.pp, workers, make, e, simulate=args.simulate,
+                            library=getattr(args, "library", None) or "auto",
+                            progress=bar if bar.drawn else None,
+                            **kw, **({} if experts is None else {"ep": args.ep}))
     if getattr(args, "csv", None):
         write_csv(args.csv, records)
     if getattr(args, "png", None):
