@@ -50,6 +50,7 @@ import numpy as np
 from netsim.comm import alone as _alone
 from netsim.comm import mpich
 from netsim.comm import replicas as _replicas
+from netsim.comm.priced import NcclPrices
 from netsim.comm.assembly import assemble
 from netsim.trace.collop import MPICH_ONLY
 from netsim.checks import check_choice
@@ -231,25 +232,15 @@ def _mpich_block(a, i, spec, nbytes, cache):
             "latency": 0.0, "tuning_time": np.nan}
 
 
-def _nccl_call(a, i, spec, nbytes, setups, cache, options):
-    """NCCL's plan of call ``i`` (cached by member nodes, op, bytes and algorithm): its key,
-    the plan and the call's row of ``calls``."""
-    # Imported here: the NCCL model (and networkx's algorithms with it) loads with the first
-    # call it runs, not with `import netsim`.
-    from netsim.comm import nccl
-
+def _nccl_call(a, i, spec, nbytes, planner, options):
+    """NCCL's plan of call ``i`` (:meth:`netsim.comm.priced.NcclPrices.plan`, cached by
+    member nodes, op, bytes and algorithm): its key, the plan and the call's row of ``calls``."""
     nodes = tuple(a.names[r] for r in mpich.local_order(spec))
     key = (nodes, spec.op, nbytes, spec.algorithm)
-    if key not in cache:
-        if nodes not in setups:
-            E = next(iter(setups.values())).E if setups else None
-            setups[nodes] = nccl.model.setup(a.net.graph, nodes, E)
-        try:
-            cache[key] = nccl.model.plan(setups[nodes], spec.op, nbytes, spec.algorithm,
-                                         **options)
-        except NcclModelError as exc:
-            raise NcclModelError(f"op {i}: {exc}") from None
-    call = cache[key]
+    try:
+        call = planner.plan(nodes, spec.op, nbytes, spec.algorithm, **options)
+    except NcclModelError as exc:
+        raise NcclModelError(f"op {i}: {exc}") from None
     return key, call, {"library": "nccl", "algorithm": call.algorithm,
                        "protocol": call.protocol, "channels": call.channels,
                        "latency": call.latency, "tuning_time": call.tuning_time}
@@ -376,7 +367,8 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
     colls = np.flatnonzero(trace.is_collective)
     calls = {k: [] for k in ("op", "library", "algorithm", "protocol", "channels", "latency",
                              "tuning_time")}
-    setups, mpich_cache, nccl_cache, gloo_state = {}, {}, {}, {}
+    mpich_cache, gloo_state = {}, {}
+    planner = None   # NCCL's, made with the first NCCL call
     planned = {}   # NCCL call -> (plan key, plan): their blocks are built once all are planned
     for i in colls.tolist():
         spec = trace.specs.row(int(trace.spec[i]))
@@ -389,8 +381,9 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         elif lib == "nccl":
             if not nbytes.is_integer():
                 raise NcclModelError(f"op {i}: NCCL moves whole bytes, got {nbytes!r}")
-            key, call, row = _nccl_call(a, i, spec, int(nbytes), setups, nccl_cache,
-                                        nccl_options or {})
+            if planner is None:
+                planner = NcclPrices(net.graph)
+            key, call, row = _nccl_call(a, i, spec, int(nbytes), planner, nccl_options or {})
             planned[i] = (key, call)
         elif lib == "gloo":
             row = _gloo_block(a, i, spec, nbytes, gloo_state, gloo_options or {})
@@ -399,9 +392,8 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         calls["op"].append(i)
         for k, v in row.items():
             calls[k].append(v)
-    if setups:   # the replay runs on the capacities NCCL counts on, channel limits included
-        E = next(iter(setups.values())).E
-        net_e = as_network(E)
+    if planner is not None:   # the replay runs on the capacities NCCL counts on
+        net_e = as_network(planner.E)
         nodes = np.array([net_e.node_of(net.nodes[x]) for x in nodes], np.int64)
         net = net_e
     elif gloo_state:   # the replay runs on the graph with the hosts' memory nodes

@@ -53,7 +53,8 @@ class NcclPrices:
     def __init__(self, G):
         self.G = G
         self._setups = {}    # member nodes -> netsim.comm.nccl.model.Setup
-        self._calls = {}     # (member nodes, op, bytes, hint) -> (Call, seconds)
+        self._plans = {}     # (member nodes, op, bytes, hint, options) -> Call
+        self._seconds = {}   # (member nodes, op, bytes, hint) -> seconds alone
         self._net = None     # the compiled effective graph, and its size when compiled
         self._size = None
 
@@ -92,23 +93,24 @@ class NcclPrices:
             self._net, self._size = as_network(E), size
         return self._net
 
-    def _priced(self, nodes, op, nbytes, algorithm):
-        from netsim.comm.nccl import model
-
-        nodes = tuple(nodes)
-        key = (nodes, op, int(nbytes), algorithm)
-        if key not in self._calls:
-            call = model.plan(self._setup(nodes), op, int(nbytes), algorithm)
-            self._calls[key] = (call, isolated(call, self.network()).seconds)
-        return self._calls[key]
-
-    def plan(self, nodes, op, nbytes, algorithm=None):
+    def plan(self, nodes, op, nbytes, algorithm=None, **options):
         """NCCL's plan of the call (:class:`netsim.comm.nccl.model.Call`), as the replay plans it.
+
+        The one planner of NCCL calls: :func:`netsim.comm.library.expand` plans every
+        call of a replay through it, and :meth:`seconds` prices the same plans.
 
         Parameters
         ----------
         nodes, op, nbytes, algorithm
             As for :meth:`seconds`.
+        **options
+            ``protocol``, ``channels`` and ``launch`` of
+            :func:`netsim.comm.nccl.model.plan` (default: NCCL's choice, ``"proc"``).
+
+        Raises
+        ------
+        NcclModelError
+            For a call NCCL cannot run.
 
         Examples
         --------
@@ -118,7 +120,14 @@ class NcclPrices:
         >>> NcclPrices(G).plan(["g0", "g1"], "allreduce", 2**20).algorithm
         'ring'
         """
-        return self._priced(nodes, op, nbytes, algorithm)[0]
+        from netsim.comm.nccl import model
+
+        nodes = tuple(nodes)
+        key = (nodes, op, int(nbytes), algorithm, tuple(sorted(options.items())))
+        if key not in self._plans:
+            self._plans[key] = model.plan(self._setup(nodes), op, int(nbytes), algorithm,
+                                          **options)
+        return self._plans[key]
 
     def seconds(self, nodes, op, nbytes, algorithm=None):
         """Seconds of one call among ``nodes`` with its links to itself.
@@ -154,4 +163,7 @@ class NcclPrices:
         """
         if len(nodes) < 2 or nbytes == 0:
             return 0.0
-        return self._priced(nodes, op, nbytes, algorithm)[1]
+        key = (tuple(nodes), op, int(nbytes), algorithm)
+        if key not in self._seconds:
+            self._seconds[key] = isolated(self.plan(*key), self.network()).seconds
+        return self._seconds[key]
