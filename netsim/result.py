@@ -480,13 +480,8 @@ def replay_expansion(trace, x, device_flops=None, progress=None, link_series=Fal
     if x.alone is not None:
         record, *extra = _alone.add_back(record, x)
     net = x.net
-    if isinstance(net, Quotient):   # a fixed link carried one copy's flows: all of them
-        g, fixed = net.g, net.fixed_link
-        record = record._replace(**{name: np.where(fixed, getattr(record, name) * g,
-                                                   getattr(record, name))
-                                    for name in ("link_bytes", "link_messages",
-                                                 "link_peak_flows")})
-        net = net.base
+    if isinstance(net, Quotient):   # the links' statistics of the whole network
+        record, net = net.whole(record), net.base
     res = Result(record, trace, net, time.perf_counter() - t0, expansion=x)
     res.stats["messages"] += extra[0]
     res.stats["bytes"] += extra[1]

@@ -15,6 +15,7 @@ MPICH's and gloo's schedules are kept only where every member is a home rank.
 import numpy as np
 
 from netsim.network.symmetry import SymmetryError
+from netsim.trace.core import ranges
 
 __all__ = ["home_share", "check_blocks", "home_parts"]
 
@@ -134,8 +135,6 @@ def home_parts(parts, q, nodes):
     >>> home_parts(p, q, np.array([0, 1]))["gate"].tolist()
     [4]
     """
-    from netsim.trace.core import ranges
-
     keep = np.flatnonzero(_simulated(q, nodes)[parts["rank"]])
     out = {"op": parts["op"][keep], "rank": parts["rank"][keep]}
     for name in ("gate", "end"):

@@ -61,9 +61,33 @@ class Quotient:
     def __getattr__(self, name):   # everything else is the base network's
         return getattr(self.base, name)
 
-    @property
-    def num_links(self):
-        return self.base.num_links
+    def whole(self, record):
+        """A replay's record on this quotient as the whole network's: a fixed link carried
+        one copy's flows of each orbit, so its bytes, messages and peak flow count are
+        ``g`` times the record's (times and utilisations are already the whole's).
+
+        Examples
+        --------
+        Two machines on a switch ``sw``, which a link to ``core`` joins: the shift of the
+        machines fixes that link, so the one copy's 1 byte on it stands for 2.
+
+        >>> import networkx as nx
+        >>> from collections import namedtuple
+        >>> from netsim.network.compiled import as_network
+        >>> G = nx.Graph(); G.add_edge("sw", "core", bandwidth=1e9, latency=0.0)
+        >>> for m in (0, 1):
+        ...     G.add_node(f"gpu{m}", node=m); G.add_edge(f"gpu{m}", "sw", bandwidth=1e9, latency=0.0)
+        >>> net = as_network(G)
+        >>> q = quotient(net, np.array([net.node_of("gpu0"), net.node_of("gpu1")]), [1, 0])
+        >>> Record = namedtuple("Record", "link_bytes link_messages link_peak_flows")
+        >>> ones = np.ones(net.num_links)
+        >>> w = q.whole(Record(ones, ones.astype(int), ones.astype(int)))
+        >>> [(net.link_name(k), int(b)) for k, b in enumerate(w.link_bytes) if b > 1]
+        [('sw->core', 2), ('core->sw', 2)]
+        """
+        return record._replace(**{name: np.where(self.fixed_link, getattr(record, name) * self.g,
+                                                  getattr(record, name))
+                                  for name in ("link_bytes", "link_messages", "link_peak_flows")})
 
     def routes(self, src, dst, placed=None, channel=None, ecmp=None, seed=0):
         """The base network's routes with each link direction replaced by its representative.

@@ -429,13 +429,8 @@ def shift(tp, pp, dp, replicas):
     >>> shift(1, 1, 4, 2).tolist()     # replicas 0, 1 are simulated; 2, 3 copy them
     [2, 3, 0, 1]
     """
-    L = Layout(tp, pp, dp)
-    sigma = np.empty(L.world, np.int64)
-    for s in range(pp):
-        for d in range(dp):
-            for x in range(tp):
-                sigma[L.rank(s, d, x)] = L.rank(s, (d + replicas) % dp, x)
-    return sigma
+    ranks = np.arange(Layout(tp, pp, dp).world).reshape(pp, dp, tp)   # Layout.rank's order
+    return np.roll(ranks, -replicas, axis=1).reshape(-1)
 
 
 def measure(trace):

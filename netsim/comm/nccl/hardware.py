@@ -170,8 +170,7 @@ def sharp_switches(G, hw):
     """
     rails = min((len(x) for x in hw.nics), default=0)
     if len(hw.machines) < 2 or rails == 0 or not any(
-            k == "switch" and d.get("sharp", False) for _, k, d in
-            ((n, d.get("kind"), d) for n, d in G.nodes(data=True))):
+            d.get("kind") == "switch" and d.get("sharp", False) for _, d in G.nodes(data=True)):
         return None   # no switch reduces in the network
     net = G.subgraph(n for n, k in G.nodes(data="kind") if k in _NET_KINDS or k == "nic")
     order = {n: i for i, n in enumerate(G.nodes)}
