@@ -43,7 +43,7 @@ from netsim.costmodel import alpha_beta
 from netsim.network.compiled import as_network
 from netsim.errors import NetsimError
 from netsim.network.symmetry import SymmetryError
-from netsim.units import format_time
+from netsim.units import format_bytes, format_time
 from topologies.devices import device_flops, device_gemm
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import ep_group, expert_dp_group, layout
@@ -415,23 +415,17 @@ def check_full_replay(ops, why, limit=None):
     >>> check_full_replay(10**9, "a test", limit=16e9)
     Traceback (most recent call last):
     ...
-    netsim.errors.NetsimError: the replay of every replica of a test would take about 585 GB and 9.73e+03 s of CPU (10^9 trace ops at 585 B and 9.7 us each, benchmarks/transformer_phases.py); 16 GB are available
+    netsim.errors.NetsimError: the replay of every replica of a test would take about 585 GB and 9.73e+03 s of CPU (1,000,000,000 trace ops at 585 B and 9.7 us each, benchmarks/transformer_phases.py); 16 GB are available
     """
     limit = available_memory() if limit is None else limit
     need = ops * FULL_REPLAY_BYTES_PER_OP
     if limit is not None and need > limit:
         cpu = ops * FULL_REPLAY_SECONDS_PER_OP
         raise NetsimError(f"the replay of every replica of {why} would take about "
-                          f"{need / 1e9:.0f} GB and {format_time(cpu)} of CPU "
-                          f"({_count(ops)} trace ops at {FULL_REPLAY_BYTES_PER_OP:.0f} B and "
+                          f"{format_bytes(need)} and {format_time(cpu)} of CPU "
+                          f"({ops:,} trace ops at {FULL_REPLAY_BYTES_PER_OP:.0f} B and "
                           f"{FULL_REPLAY_SECONDS_PER_OP * 1e6:.1f} us each, "
-                          f"benchmarks/transformer_phases.py); {limit / 1e9:.0f} GB are available")
-
-
-def _count(n):
-    """``n`` as 10^k when it is a power of ten, else with thousands separators."""
-    k = math.log10(n) if n > 0 else 0
-    return f"10^{int(k)}" if k == int(k) else f"{n:,}"
+                          f"benchmarks/transformer_phases.py); {format_bytes(limit)} are available")
 
 
 def replay_point(c, L, G, rate, library="auto", progress=None, **kwargs):
