@@ -492,7 +492,6 @@ class FlowTable:
 
     def _rerate_small(self, comp, changed):
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
-        now = self.now
         cap = self.link_views.cap
         route = self.route
         if len(comp) == 1 and len(set(route[comp[0]])) == len(route[comp[0]]):

@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from netsim.checks import check_int, is_real
+from netsim.checks import is_real
 from netsim.errors import TopologyError
 from netsim.network.multipath import (ECMP, check_ecmp, ecmp_hash, equal_cost_dag, path_counts, route_loads,
                         unrank_path)
