@@ -305,7 +305,7 @@ def _plain(x):
 
 def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False,
              ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None, library="auto",
-             transport="fluid", tcp=None, collapse=False, symmetry=None):
+             transport="fluid", tcp=None, collapse=False, symmetry=None, planner=None):
     """Replay a trace on a topology and return its :class:`Result`.
 
     Parameters
@@ -374,6 +374,9 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         their own (those of their cycle's smallest rank are theirs).
         :class:`~netsim.network.symmetry.SymmetryError` says why a permutation
         is not a symmetry of the placement, the graph or a call's plan.
+    planner : netsim.comm.priced.NcclPrices, optional
+        NCCL's planner on ``topology``'s graph, shared with whatever priced the same
+        calls (a closed form): each plan is made once (:func:`netsim.comm.library.expand`).
 
     Returns
     -------
@@ -440,7 +443,7 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     keep = frozenset()
     while True:
         x = _library.expand(trace, net, placement, library, collapse=collapse, keep=keep,
-                            symmetry=symmetry)
+                            symmetry=symmetry, planner=planner)
         res = replay_expansion(trace, x, device_flops, progress, link_series, ecmp, ecmp_seed,
                                sharing, priority, transport, tcp)
         bad = (_alone.overlapping(res.expanded_ops["start"], res.expanded_ops["end"], x)

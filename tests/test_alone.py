@@ -113,3 +113,18 @@ def test_link_series_ecmp_and_tcp_replay_every_call_expanded():
     for kw in (dict(link_series=True), dict(ecmp="hash")):
         r = simulate(t, G, placement=_gpus(G, 8), collapse=True, **kw)
         assert r.expanded.alone is None
+
+
+def test_a_planner_shared_with_a_closed_form_plans_the_replay_and_one_of_another_graph_is_refused():
+    from netsim.comm.priced import NcclPrices
+    from netsim.errors import TraceError
+
+    G, t = dgx_h100(), _one()
+    prices = NcclPrices(G)
+    alone = prices.seconds(_gpus(G, 8), "allreduce", int(64e6))   # as a closed form prices it
+    r = simulate(t, G, placement=_gpus(G, 8), collapse=True, planner=prices)
+    full = simulate(t, G, placement=_gpus(G, 8)).makespan   # every flow of the call expanded
+    assert r.makespan == pytest.approx(full, rel=1e-12)
+    assert alone == pytest.approx(full, rel=1e-12)
+    with pytest.raises(TraceError, match="another graph"):
+        simulate(t, G, placement=_gpus(G, 8), planner=NcclPrices(dgx_h100()))

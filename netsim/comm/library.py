@@ -300,7 +300,7 @@ def _gloo_block(a, i, spec, nbytes, state, options):
 
 
 def expand(trace, topology, placement=None, library="auto", nccl_options=None,
-           gloo_options=None, collapse=False, keep=frozenset(), symmetry=None):
+           gloo_options=None, collapse=False, keep=frozenset(), symmetry=None, planner=None):
     """Expand every collective op of ``trace`` with the library chosen for it.
 
     Parameters
@@ -330,6 +330,9 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         holding the simulated ranks' ops only (:mod:`netsim.comm.replicas`); the
         expansion's ``net`` is then the quotient network
         (:func:`netsim.network.symmetry.quotient`).
+    planner : netsim.comm.priced.NcclPrices, optional
+        The planner of NCCL calls on ``topology``'s graph, to share its setups and plans
+        with a closed form that priced the same calls (default: a new one).
 
     Returns
     -------
@@ -368,7 +371,8 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
     calls = {k: [] for k in ("op", "library", "algorithm", "protocol", "channels", "latency",
                              "tuning_time")}
     mpich_cache, gloo_state = {}, {}
-    planner = None   # NCCL's, made with the first NCCL call
+    if planner is not None and (net is None or planner.G is not net.graph):
+        raise TraceError("the NCCL planner was made for another graph than the topology's")
     planned = {}   # NCCL call -> (plan key, plan): their blocks are built once all are planned
     for i in colls.tolist():
         spec = trace.specs.row(int(trace.spec[i]))
@@ -381,7 +385,7 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         elif lib == "nccl":
             if not nbytes.is_integer():
                 raise NcclModelError(f"op {i}: NCCL moves whole bytes, got {nbytes!r}")
-            if planner is None:
+            if planner is None:   # made with the first NCCL call
                 planner = NcclPrices(net.graph)
             key, call, row = _nccl_call(a, i, spec, int(nbytes), planner, nccl_options or {})
             planned[i] = (key, call)
@@ -392,7 +396,7 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         calls["op"].append(i)
         for k, v in row.items():
             calls[k].append(v)
-    if planner is not None:   # the replay runs on the capacities NCCL counts on
+    if planner is not None and planner.E is not None:   # on the capacities NCCL counts on
         net_e = as_network(planner.E)
         nodes = np.array([net_e.node_of(net.nodes[x]) for x in nodes], np.int64)
         net = net_e

@@ -364,7 +364,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rec["simulated"], rec["saturated_link"], rec["why"] = None, None, None
     if simulate:
         r, rec["replicas_simulated"], t = replay_point(c, L, G, rate, library, progress,
-                                                       **kw, **shard)
+                                                       prices, **kw, **shard)
         rec["why"] = why(slower(t, r, G, gpus_of(G)[:L.world], prices,
                                 links["pp"] if L.pp > 1 else None), f["time"], r.makespan)
         rec["simulated"] = r.makespan
@@ -428,7 +428,7 @@ def check_full_replay(ops, why, limit=None):
                           f"benchmarks/transformer_phases.py); {format_bytes(limit)} are available")
 
 
-def replay_point(c, L, G, rate, library="auto", progress=None, **kwargs):
+def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, **kwargs):
     """The replay of one iteration of layout ``L``: its Result, the replicas simulated and
     the trace replayed (theirs).
 
@@ -439,7 +439,9 @@ def replay_point(c, L, G, rate, library="auto", progress=None, **kwargs):
     work the same shifted. Where that is no symmetry (NCCL's plan of a
     data-parallel call is a tree rooted at one replica, the machines differ,
     experts join the replicas), every replica is simulated. Every NCCL call that
-    runs alone on its links is replayed once (``collapse=True``).
+    runs alone on its links is replayed once (``collapse=True``). ``prices`` (the closed
+    form's :class:`netsim.comm.priced.NcclPrices` of ``G``) plans the replay's calls too,
+    each plan made once; ``progress`` is :func:`netsim.simulate`'s hook.
 
     Examples
     --------
@@ -456,12 +458,13 @@ def replay_point(c, L, G, rate, library="auto", progress=None, **kwargs):
         t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, replicas=k, **kwargs)
         try:
             return replay(t, G, placement=placement, library=library, collapse=True,
-                          symmetry=shift(L.tp, L.pp, L.dp, k), progress=progress), k, t
+                          symmetry=shift(L.tp, L.pp, L.dp, k), progress=progress,
+                          planner=prices), k, t
         except SymmetryError as exc:
             check_full_replay(t.num_ops * L.dp // k, f"P = {L.world} ({exc})")
     t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs)
     return (replay(t, G, placement=placement, library=library, collapse=True,
-                   progress=progress), L.dp, t)
+                   progress=progress, planner=prices), L.dp, t)
 
 
 def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):
