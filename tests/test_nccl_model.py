@@ -404,3 +404,20 @@ def test_a_gpu_that_names_a_model_but_not_its_sm_is_refused():
         nccl.simulate(G, "allreduce", 1 << 20)
     nx.set_node_attributes(G, compute_capability("H100"), "sm")
     assert nccl.simulate(G, "allreduce", 1 << 20).makespan > 0
+
+
+def test_nvls_needs_two_of_the_groups_gpus_on_a_machine():
+    # ncclNvlsInit (transport/nvls.cc, NCCL v2.30.7-1) returns with nvlsSupport = 0 when the
+    # communicator's topology holds fewer than 2 GPUs: a group of one GPU per DGX H100
+    # (NVLS-capable NVSwitches) has no nvls_tree to choose; two GPUs per machine have it.
+    from topologies import gpu_cluster
+
+    G = gpu_cluster("dgx_h100", 4)
+    one = [f"gpu{8 * m}" for m in range(4)]
+    two = [f"gpu{8 * m + i}" for m in range(4) for i in (0, 1)]
+    from netsim.comm.nccl.model import setup
+
+    assert "nvls_tree" not in setup(G, one).comm.graphs
+    assert "nvls_tree" in setup(G, two).comm.graphs
+    with pytest.raises(NcclModelError, match="at least 2 of the group's GPUs"):
+        nccl.simulate(G, "allreduce", 2**25, ranks=one, algorithm="nvls_tree")

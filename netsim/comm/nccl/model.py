@@ -168,7 +168,9 @@ def _comm(G, E, hw, sharp):
                                       bw2, link=link, latency_inter=net_lat)
         if sharp:   # CollNet chain: the tree's channels and speeds
             graphs["collnet_chain"] = graphs["tree"]
-    if hw.nvls and cc >= 90 and hw.p2p:
+    # ncclNvlsInit (transport/nvls.cc, v2.30.7-1) leaves NVLS off where the communicator
+    # has fewer than 2 GPUs on the machine (its topology's ncclTopoGetGpuCount)
+    if hw.nvls and cc >= 90 and hw.p2p and min(map(len, hw.machines)) >= 2:
         if len(hw.machines) == 1:
             c3, intra3, inter3 = search.nvls_intra(kw["link_bw"], kw["n_gpus"], cc)
             graphs["nvls"] = tuning.Graph(c3, intra3, inter3, link=link)
@@ -198,6 +200,9 @@ def _check_algorithm(hw, comm, op, algorithm):
         if not hw.nvls or hw.compcap < 90:
             raise NcclModelError(f"{algorithm} needs an NVSwitch with nvls=True (gen3, sm >= 90) "
                                  f"on every machine; this graph has none")
+        if min(map(len, hw.machines)) < 2:
+            raise NcclModelError(f"{algorithm} needs at least 2 of the group's GPUs on each "
+                                 f"machine (ncclNvlsInit); a machine holds 1")
     if (algorithm == "collnet_chain" and len(hw.machines) > 1
             and "collnet_chain" not in comm.graphs):
         raise NcclModelError("collnet_chain needs network switches with sharp=True (InfiniBand "
