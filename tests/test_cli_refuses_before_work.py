@@ -308,8 +308,6 @@ def test_list_alone_still_lists(capsys, argv):
      "PARADIGM transformer"),
     (["scale", "transformer", "-P", "64", "--library", "nccl"], "--library applies with --simulate"),
     (["scale", "transformer", "-P", "64", "--memory", "80GB"], "--memory applies with --sweep"),
-    (["scale", "transformer", "-P", "64", "--simulate", "--sweep"],
-     "--sweep ranks the layouts of the largest P by the closed form alone: give one"),
     (["scale", "t.npz", "-P", "2,4", "--dataset", "iris"],
      "--dataset applies to a PARADIGM's recordings, not to the trace file t.npz"),
     (["scale", "t.npz", "-P", "2,4", "--seed", "3"],

@@ -58,8 +58,8 @@ from studies.scaling.gaps import slower, why
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
 __all__ = ["gpus_of", "peak_of", "gemm_of", "links_of", "hop_of", "dp_rails", "price_of",
-           "default_efficiency", "point", "replicas_of", "check_full_replay", "replay_point",
-           "study", "sweep", "sweep_layouts", "plot"]
+           "default_efficiency", "point", "replicas_of", "full_replay_ops", "FullReplayRefused", "check_full_replay",
+           "replay_point", "study", "sweep", "sweep_layouts", "plot"]
 
 
 def gpus_of(G):
@@ -296,7 +296,7 @@ def default_efficiency():
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
-          prices=None, progress=None):
+          prices=None, progress=None, notice=None):
     """One layout on one topology: a record of the closed form (and the replay).
 
     The closed form prices each collective as the replay runs it (:func:`price_of`:
@@ -305,7 +305,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     the points of a sweep. With ``simulate``, ``why`` says why the replay differs from
     the closed form: which class of calls or hops took longer than alone
     (:mod:`studies.scaling.gaps`), beside ``saturated_link``; the replay is
-    :func:`replay_point`'s (``progress``: its :func:`netsim.simulate` progress hook).
+    :func:`replay_point`'s (``progress``: its :func:`netsim.simulate` progress hook;
+    ``notice``: told the CPU estimate of a replay of every replica before it starts).
     ``device`` names the GPU model whose peak the study uses
     instead of the one the topology's GPU nodes name (:func:`peak_of`).
 
@@ -364,7 +365,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rec["simulated"], rec["saturated_link"], rec["why"] = None, None, None
     if simulate:
         r, rec["replicas_simulated"], t = replay_point(c, L, G, rate, library, progress,
-                                                       prices, **kw, **shard)
+                                                       prices, notice, **kw, **shard)
         rec["why"] = why(slower(t, r, G, gpus_of(G)[:L.world], prices,
                                 links["pp"] if L.pp > 1 else None), f["time"], r.makespan)
         rec["simulated"] = r.makespan
@@ -393,42 +394,90 @@ def replicas_of(L, G):
     return k if L.dp % k == 0 else L.dp
 
 
-#: Peak bytes and CPU seconds of a transformer replay per op of its trace, every replica
-#: simulated: gpt3-175b TP 8 PP 16 at P = 1,024 on DGX H100 clusters, 2,786,576 trace ops,
+#: Peak bytes and CPU seconds of a transformer replay per op it expands to, every replica
+#: simulated: gpt3-175b TP 8 PP 16 at P = 1,024 on DGX H100 clusters (B = 512), 2,862,624
+#: ops after expansion (2,786,576 in the trace; :func:`full_replay_ops` estimates 2,861,056),
 #: 1.63 GB peak and 27 s of CPU in all (benchmarks/transformer_phases.py --all-replicas,
 #: 2026-12-07, load average about 10).
-FULL_REPLAY_BYTES_PER_OP = 1.63e9 / 2_786_576
-FULL_REPLAY_SECONDS_PER_OP = 27.1 / 2_786_576
+FULL_REPLAY_BYTES_PER_OP = 1.63e9 / 2_862_624
+FULL_REPLAY_SECONDS_PER_OP = 27.1 / 2_862_624
+
+
+def full_replay_ops(t, dp, k, G, placement, prices):
+    """The ops a replay of every replica expands to, from the trace ``t`` of ``k`` of the
+    ``dp`` replicas: its ops inside the replicas ``dp / k`` times (a call inside one machine
+    as one op, since it runs alone there: :mod:`netsim.comm.alone`; one across machines at
+    its NCCL plan's flows), and each call spanning the replicas (the trace holds it once) at
+    its plan's flows. ``prices`` plans as the replay does, so the plans are made once.
+
+    Examples
+    --------
+    >>> from topologies import gpu_cluster
+    >>> from workloads.transformer.flops import get_config
+    >>> c = get_config("gpt3-1.3b", global_batch=16)
+    >>> G = gpu_cluster("dgx_h100", 2); placement = gpus_of(G)
+    >>> t = schedule(c, 8, 1, 2, device_flops=1e14, replicas=1)
+    >>> full = schedule(c, 8, 1, 2, device_flops=1e14)
+    >>> est = full_replay_ops(t, 2, 1, G, placement, NcclPrices(G))
+    >>> est == full_replay_ops(full, 2, 2, G, placement, NcclPrices(G))
+    True
+    """
+    from netsim.comm.mpich import local_order   # the group in the order the library plans it
+
+    machine = np.array([G.nodes[v].get("node") for v in placement], dtype=object)
+    colls = t.is_collective
+    home = np.zeros(t.ranks, bool)
+    home[t.rank[~colls]] = True
+    ops = int((~colls).sum()) * dp // k
+    for i in np.flatnonzero(colls).tolist():
+        spec = t.specs.row(int(t.spec[i]))
+        group = list(spec.group)
+        each = dp // k if home[group].all() else 1
+        if len(set(machine[group].tolist())) < 2 or not t.size[i]:
+            ops += each
+            continue
+        nodes = [placement[r] for r in local_order(spec)]
+        ops += each * len(prices.plan(nodes, spec.op, int(t.size[i]), spec.algorithm).flows)
+    return ops
+
+
+class FullReplayRefused(NetsimError):
+    """A replay of every replica that would not fit in memory (:func:`check_full_replay`)."""
 
 
 def check_full_replay(ops, why, limit=None):
-    """Refuse a replay of every replica whose ``ops`` trace ops would not fit in memory.
+    """Refuse a replay of every replica whose ``ops`` expanded ops would not fit in memory;
+    else its CPU seconds by the same measurement.
 
     Raises
     ------
-    NetsimError
+    FullReplayRefused
         With the estimate of memory and time, and ``why`` the replicas are not simulated once.
 
     Examples
     --------
-    >>> check_full_replay(10**6, "a test", limit=16e9)
+    >>> round(check_full_replay(10**6, "a test", limit=16e9), 2)
+    9.47
     >>> check_full_replay(10**9, "a test", limit=16e9)
     Traceback (most recent call last):
     ...
-    netsim.errors.NetsimError: the replay of every replica of a test would take about 585 GB and 9.73e+03 s of CPU (1,000,000,000 trace ops at 585 B and 9.7 us each, benchmarks/transformer_phases.py); 16 GB are available
+    studies.scaling.transformer.FullReplayRefused: the replay of every replica of a test would take about 569 GB and 9.47e+03 s of CPU (1,000,000,000 ops after expansion at 569 B and 9.5 us each, benchmarks/transformer_phases.py); 16 GB are available
     """
     limit = available_memory() if limit is None else limit
-    need = ops * FULL_REPLAY_BYTES_PER_OP
+    need, cpu = ops * FULL_REPLAY_BYTES_PER_OP, ops * FULL_REPLAY_SECONDS_PER_OP
     if limit is not None and need > limit:
-        cpu = ops * FULL_REPLAY_SECONDS_PER_OP
-        raise NetsimError(f"the replay of every replica of {why} would take about "
-                          f"{format_bytes(need)} and {format_time(cpu)} of CPU "
-                          f"({ops:,} trace ops at {FULL_REPLAY_BYTES_PER_OP:.0f} B and "
-                          f"{FULL_REPLAY_SECONDS_PER_OP * 1e6:.1f} us each, "
-                          f"benchmarks/transformer_phases.py); {format_bytes(limit)} are available")
+        raise FullReplayRefused(f"the replay of every replica of {why} would take about "
+                                f"{format_bytes(need)} and {format_time(cpu)} of CPU "
+                                f"({ops:,} ops after expansion at "
+                                f"{FULL_REPLAY_BYTES_PER_OP:.0f} B and "
+                                f"{FULL_REPLAY_SECONDS_PER_OP * 1e6:.1f} us each, "
+                                f"benchmarks/transformer_phases.py); "
+                                f"{format_bytes(limit)} are available")
+    return cpu
 
 
-def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, **kwargs):
+def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, notice=None,
+                 **kwargs):
     """The replay of one iteration of layout ``L``: its Result, the replicas simulated and
     the trace replayed (theirs).
 
@@ -441,7 +490,10 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, **kw
     experts join the replicas), every replica is simulated. Every NCCL call that
     runs alone on its links is replayed once (``collapse=True``). ``prices`` (the closed
     form's :class:`netsim.comm.priced.NcclPrices` of ``G``) plans the replay's calls too,
-    each plan made once; ``progress`` is :func:`netsim.simulate`'s hook.
+    each plan made once; ``progress`` is :func:`netsim.simulate`'s hook. A replay of every
+    replica is priced first (:func:`full_replay_ops`, :func:`check_full_replay`): refused
+    when it would not fit in memory, else ``notice(seconds, what)`` is called with its CPU
+    estimate before it starts.
 
     Examples
     --------
@@ -453,16 +505,30 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, **kw
     (1, True)
     """
     placement = gpus_of(G)[:L.world]
+    prices = NcclPrices(G) if prices is None else prices
     k = replicas_of(L, G)
-    if k < L.dp and kwargs.get("moe") is None:
+    nccl = library != "mpich"
+    if kwargs.get("moe") is not None:
+        why = "experts' all-to-alls join the replicas"
+    elif k == L.dp:
+        why = "no fewer replicas fill whole machines alike"
+    else:
         t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, replicas=k, **kwargs)
         try:
             return replay(t, G, placement=placement, library=library, collapse=True,
                           symmetry=shift(L.tp, L.pp, L.dp, k), progress=progress,
                           planner=prices), k, t
         except SymmetryError as exc:
-            check_full_replay(t.num_ops * L.dp // k, f"P = {L.world} ({exc})")
+            why = str(exc)
+            ops = (full_replay_ops(t, L.dp, k, G, placement, prices) if nccl
+                   else t.num_ops * L.dp // k)
+            seconds = check_full_replay(ops, f"P = {L.world} ({why})")
     t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs)
+    if k == L.dp or kwargs.get("moe") is not None:
+        ops = full_replay_ops(t, L.dp, L.dp, G, placement, prices) if nccl else t.num_ops
+        seconds = check_full_replay(ops, f"P = {L.world} ({why})")
+    if notice is not None:
+        notice(seconds, f"the replay of every replica of P = {L.world} ({why})")
     return (replay(t, G, placement=placement, library=library, collapse=True,
                    progress=progress, planner=prices), L.dp, t)
 
@@ -489,8 +555,9 @@ def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):
             for P in workers]
 
 
-def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
-    """Every layout of ``P`` GPUs the model splits over, fastest first (closed form).
+def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, simulate=False, progress=None,
+          notice=None, **kwargs):
+    """Every layout of ``P`` GPUs the model splits over, fastest first.
 
     ``tp`` runs over the powers of two up to ``max_tp`` (one machine), ``pp``
     over the divisors of the layer count; ``dp`` is the rest and must divide
@@ -498,6 +565,14 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
     ``ep`` runs over the common divisors of ``dp`` and the experts. With
     ``memory`` (bytes per GPU), the layouts needing more
     (:func:`workloads.transformer.memory.memory_per_gpu`) are left out.
+
+    Without ``simulate`` the layouts are ranked by the closed form. With it each
+    layout kept is also replayed (:func:`point` with ``simulate=True``, one
+    :class:`~netsim.comm.priced.NcclPrices` for all, ``progress`` and ``notice`` as there) and
+    ranked by the simulated time; a layout whose replay cannot run (its replicas
+    have no symmetry and every replica would not fit in memory:
+    :func:`check_full_replay`) keeps its closed form, ``simulated`` None and the
+    reason in ``not_simulated``, and is ranked after the simulated ones.
 
     Examples
     --------
@@ -516,11 +591,25 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, **kwargs):
             except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
                 continue
             if memory is None or rec["memory"] <= memory:
-                out.append(rec)
+                out.append(rec if not simulate else
+                           _simulated_point(c, layout(tp, pp, dp), G, e, rec, prices,
+                                            dict(progress=progress, notice=notice), ep,
+                                            kwargs))
     if not out:
         raise NetsimError(f"no layout of {P} GPUs fits the model"
                           + (f" in {memory / 1e9:g} GB per GPU" if memory else ""))
+    if simulate:
+        return sorted(out, key=lambda r: (r["simulated"] is None, r["simulated"] or r["time"]))
     return sorted(out, key=lambda r: r["time"])
+
+
+def _simulated_point(c, L, G, e, rec, prices, hooks, ep, kwargs):
+    """``rec``'s layout replayed too (its :func:`point` with ``simulate=True``), or ``rec``
+    with ``not_simulated`` saying why its replay cannot run."""
+    try:
+        return point(c, L, G, e, **kwargs, **ep, prices=prices, simulate=True, **hooks)
+    except FullReplayRefused as exc:   # with its estimate
+        return {**rec, "not_simulated": str(exc)}
 
 
 def sweep_layouts(c, P, max_tp=8):

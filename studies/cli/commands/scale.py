@@ -280,9 +280,6 @@ def _refuse_other_modes(args):
                                   ("memory", "--memory", "sweep")):
             if dest in given and not getattr(args, needs):
                 raise NetsimError(f"{flag} applies with --{needs}")
-        if args.simulate and args.sweep:
-            raise NetsimError("--simulate replays each P's layout; --sweep ranks the layouts of "
-                              "the largest P by the closed form alone: give one")
 
 
 def _run_paradigm(args, perturbation=None):

@@ -92,9 +92,12 @@ def add_arguments(p):
                         "or gemm (each block's GEMMs from their shapes: tile and wave "
                         "quantisation on the GPU model, one calibration row per GPU)")
     g.add_argument("--simulate", action="store_true",
-                   help="also replay the trace on the topology (slow for large models)")
+                   help="also replay the trace on the topology: identical data-parallel "
+                        "replicas once, each NCCL call alone on its links once (refused with "
+                        "its estimate where every replica must be replayed and would not fit)")
     g.add_argument("--sweep", action="store_true",
-                   help="rank every (TP, PP, DP) layout of the largest P by the closed form")
+                   help="rank every (TP, PP, DP) layout of the largest P by the closed form "
+                        "(with --simulate: replay each layout kept and rank by the replay)")
     g.add_argument("--memory", default=None, metavar="BYTES",
                    help="with --sweep: leave out layouts needing more memory per GPU, e.g. "
                         "80GB (an H100 SXM or A100 80GB, NVIDIA's datasheets)")
@@ -319,15 +322,19 @@ def run(args):
         kw["moe"] = experts
     if device is not None:
         kw["device"] = device
-    if args.sweep:
-        memory = parse_bytes(args.memory) if args.memory is not None else None
-        records = sweep(c, max(workers), make(max(workers)), e, memory=memory, **kw)
-    else:
-        # The replays' ops are counted as they run (collectives expand at replay): no total.
-        with progress(args, None, "replay", unit="op", show=args.simulate) as bar:
+    library = getattr(args, "library", None) or "auto"
+    # The replays' ops are counted as they run (collectives expand at replay): no total.
+    with progress(args, None, "replay", unit="op", show=args.simulate) as bar:
+        hooks = dict(progress=bar if bar.drawn else None,
+                     notice=lambda seconds, what: expect(args, seconds, what))
+        if args.sweep:
+            memory = parse_bytes(args.memory) if args.memory is not None else None
+            records = sweep(c, max(workers), make(max(workers)), e, memory=memory,
+                            simulate=args.simulate, **hooks,
+                            **({"library": library} if args.simulate else {}), **kw)
+        else:
             records = study(c, args.tp, args.pp, workers, make, e, simulate=args.simulate,
-                            library=getattr(args, "library", None) or "auto",
-                            progress=bar if bar.drawn else None,
+                            library=library, **hooks,
                             **kw, **({} if experts is None else {"ep": args.ep}))
     if getattr(args, "csv", None):
         write_csv(args.csv, records)
@@ -340,16 +347,21 @@ def run(args):
                           **({"compute": "gemm"} if gemm else {})}))
         return
     head, rows = list(_HEAD if experts is None else _MOE_HEAD), [_row(r) for r in records]
-    if args.simulate and not args.sweep:
+    if args.simulate:
         head += ["simulated", "saturated link"]
-        rows = [row + (format_time(r["simulated"]), r["saturated_link"] or "-")
-                for row, r in zip(rows, records)]
+        rows = [row + (format_time(r["simulated"]) if r["simulated"] is not None else "-",
+                       r["saturated_link"] or "-") for row, r in zip(rows, records)]
     print(table(head, rows))
-    if args.simulate and not args.sweep:   # the replay's number first, the closed form beside
+    if args.simulate:   # the replay's number first, the closed form beside
         print("\nsimulated against the closed form (collectives priced as the replay runs "
               "them, each alone):")
         for r in records:
-            print(f"  P={r['P']}: {format_time(r['simulated'])} against "
+            at = f"P={r['P']}" + (f" tp {r['tp']} pp {r['pp']} dp {r['dp']}" if args.sweep
+                                  else "")
+            if r["simulated"] is None:
+                print(f"  {at}: not simulated: {r['not_simulated']}")
+                continue
+            print(f"  {at}: {format_time(r['simulated'])} against "
                   f"{format_time(r['time'])} ({r['simulated'] / r['time'] - 1:+.2%}); "
                   f"why: {r['why']}")
     source = "given" if args.efficiency is not None else "from Narayanan et al. SC'21 Table 1"
@@ -368,10 +380,12 @@ def run(args):
           f"recompute {args.recompute}{shard}; {rate}; "
           f"closed form (compute + bubble + exposed TP, PP, DP"
           f"{'' if experts is None else ', EP'}); topology {args.topology}"
-          + ("; layouts fastest first" if args.sweep else "")
+          + (f"; layouts fastest first{' as simulated' if args.simulate else ''}"
+             if args.sweep else "")
           + (f", those needing more than {args.memory} per GPU left out" if args.memory else ""))
-    if args.simulate and not args.sweep:
+    if args.simulate:
         print("simulated: " + "; ".join(
-            f"P = {r['P']}, {_replicas(r)}" for r in records)
+            (f"tp {r['tp']} pp {r['pp']}" if args.sweep else f"P = {r['P']}")
+            + f", {_replicas(r)}" for r in records if r["simulated"] is not None)
               + " (netsim.network.symmetry); NCCL calls alone on their links replayed once "
               "each (netsim.comm.alone)")
