@@ -174,6 +174,7 @@ def _nccl(docs, draw):
     reports = v.validated()  # each row predicted once for the tables, the summary and the figure
     out = {name: v.table(v.load(file), reports[file]) for name, file in v.BLOCKS}
     out["nccl-summary"] = v.summary(reports)
+    out["nccl-machines"] = v.by_machine(reports)
     if draw:
         v.plot(docs / v.FIGURE, reports=reports)
     return out
@@ -188,7 +189,7 @@ def _gloo(docs, draw):
 def _nccl_blocks():
     from studies.validation.nccl import BLOCKS
 
-    return tuple(name for name, _ in BLOCKS) + ("nccl-summary",)
+    return tuple(name for name, _ in BLOCKS) + ("nccl-summary", "nccl-machines")
 
 
 JOBS = MappingProxyType({

@@ -187,6 +187,6 @@ def test_other_op_rows_are_shown_unless_reported():
                 if r["op"] != "allreduce"]
     assert {r["machine"] for r in rows + reported} >= {"a100_nvswitch", "h100_nvswitch",
                                                       "h20_nvswitch"}
-    assert {r["op"] for r in rows + reported} == {"sendrecv", "alltoall"}
+    assert {r["op"] for r in rows + reported} == {"sendrecv", "alltoall", "allgather"}
     assert {r["origin"] for r in reported} == {"nccl_measurements_ops.csv",
                                                "nccl_measurements_ops_holdout.csv"}

@@ -286,6 +286,7 @@ def machine_comm(machine, n_nodes):
         "a100_nvswitch": dict(link_bw=_nvswitch_port(80, "A100"), compcap=80),
         "h100_nvswitch": dict(link_bw=_nvswitch_port(90, "H100"), compcap=90),
         "gb200_nvl72": dict(link_bw=_nvswitch_port(100, "GB200"), compcap=100, n_gpus=72),
+        "b200_nvswitch": dict(link_bw=_nvswitch_port(100, "B200"), compcap=100),
         # No P2P: every hop goes GPU-CPU over PCIe gen4 and between sockets over AMD's link.
         "pcie_4090": dict(link_bw=min(nt.pci_bw("gen4"), nt.CPU_LINK_BW["amd"] * GB), compcap=89),
     }
@@ -293,7 +294,7 @@ def machine_comm(machine, n_nodes):
         "p4dn_efa": (80, "EFA", 4), "h100_ndr": (90, "NDR", 8), "h20_ndr": (90, "NDR", 8),
         "a100_roce": (80, "RoCE-100G", 16), "p4de_efa": (80, "EFA", 4),
         "h100_efa": (90, "EFA", 32), "h100_roce": (90, "RoCE-200G", 16),
-        "a100_hdr": (80, "HDR", 8),
+        "a100_hdr": (80, "HDR", 8), "b200_roce": (100, "RoCE-400G", 8),
     }
     graphs = {}
     if machine in single:
@@ -304,7 +305,7 @@ def machine_comm(machine, n_nodes):
         graphs["ring"] = Graph(n, bw, bw, link=link)
         n, bw = nt.search_channels(**kw, pattern="tree", min_channels=n, max_channels=n)
         graphs["tree"] = Graph(n, bw, bw, link=link)
-        if machine in ("h100_nvswitch", "gb200_nvl72"):  # NVLS: min(32, GPUs) heads
+        if machine in ("h100_nvswitch", "gb200_nvl72", "b200_nvswitch"):  # NVLS: min(32, GPUs) heads
             n, intra, inter = search.nvls_intra(kw["link_bw"], per_node, cc)
             graphs["nvls"] = Graph(n, intra, inter)
         return Comm(per_node, 1, cc, graphs, "amd" if machine == "pcie_4090" else "intel")

@@ -44,8 +44,9 @@ def test_every_row_is_simulated_on_its_machine_and_its_error_recomputed():
     report, median, worst = v.validate(rows)
     # The counted file: the 17 rows kept from before, the 34 added from aws-samples
     # (p4de, p5), OCI (BM.GPU.H100.8, BM.GPU.B4.8) and Azure (ND A100 v4), and the 5 of one
-    # GB200 NVL72 rack (coreweave/nccl-tests#43).
-    assert len(report) == len(rows) == 56
+    # GB200 NVL72 rack (coreweave/nccl-tests#43), and the 8 of GCP A4 (B200) VMs, one and two
+    # (yangwhale/gpu-tpu-pedia).
+    assert len(report) == len(rows) == 64
     kinds = {row["machine"] for row in rows}
     assert len(kinds) >= 4
     assert {k for k in kinds if nccl_report.MEASURED_MACHINES[k][1] in ("HDR", "NDR", "EFA")
@@ -82,7 +83,7 @@ def test_page_summary_is_the_median_and_worst_of_counted_and_of_all_rows():
     rows = v.load()
     counted = errors(rows)
     every = errors([row for _, file in v.BLOCKS for row in v.load(file)])
-    assert len(every) == 56 + 3 + 4 + 1 + 13
+    assert len(every) == 64 + 3 + 11 + 1 + 13
     lines = v.summary().splitlines()
     assert printed(lines[0]) == figures(counted) and printed(lines[-1]) == figures(every)
     # The subsets, selected here by their own definitions (sizes in bytes, the launch column).
@@ -114,3 +115,23 @@ def test_well_described_machines_stay_close():
              (row["nodes"] == "1" and int(row["bytes"]) >= 2**24)
              or "oracle-japan/ocitutorials" in row["source_url"] and row["nodes"] == "2")]
     assert len(close) == 10 and max(close) <= 0.18 and statistics.median(close) <= 0.08
+
+
+def test_page_machine_table_is_each_keys_counted_rows():
+    # Recomputed here from the rows of the two counted files: per machine key, the median and
+    # worst |error| and the verdict (at least 3 rows, median at most 15 %).
+    assert block("nccl-machines") == v.by_machine()
+    per = {}
+    for file in ("nccl_measurements.csv", "nccl_measurements_ops.csv"):
+        rows = v.load(file)
+        for row, err in zip(rows, errors(rows)):
+            per.setdefault(row["machine"], []).append(err)
+    lines = v.by_machine().splitlines()[2:]
+    assert len(lines) == len(per)
+    for line in lines:
+        key, n, median, worst, verdict = [c.strip() for c in line.strip("|").split("|")]
+        errs = per[key]
+        assert int(n) == len(errs)
+        assert float(median.rstrip("%")) == round(100 * statistics.median(errs), 1)
+        assert float(worst.rstrip("%")) == round(100 * max(errs), 1)
+        assert verdict == ("yes" if len(errs) >= 3 and statistics.median(errs) <= 0.15 else "no")

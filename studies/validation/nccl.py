@@ -25,10 +25,10 @@ import numpy as np
 from netsim import nccl
 
 from studies.reports.nccl import measurements
-from topologies import dgx1, dgx_a100, dgx_h100, gb200_nvl72, gpu_cluster, pcie_box
+from topologies import dgx1, dgx_a100, dgx_b200, dgx_h100, gb200_nvl72, gpu_cluster, pcie_box
 
-__all__ = ["PAGE", "BLOCKS", "CLASSES", "COUNTED", "FIGURE", "MACHINES", "load", "machine",
-           "predict", "validate", "validated", "table", "summary", "plot"]
+__all__ = ["PAGE", "BLOCKS", "CLASSES", "COUNTED", "FIGURE", "MACHINES", "VALIDATED", "load",
+           "machine", "predict", "validate", "validated", "table", "summary", "by_machine", "plot"]
 
 PAGE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 """The documentation page that shows the tables (in a checkout; not installed)."""
@@ -41,7 +41,10 @@ PAGE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 # rails at RoCE 400 Gb/s: the same bandwidth per machine, half the rails. p4de is p4d's network
 # (4 x 100 Gb/s EFA) with 80 GB A100s; Azure's ND A100 v4 VMs have 8 x HDR 200 Gb/s each.
 # gb200_nvl72 is one NVL72 rack: 72 GPUs in one NVLink domain, which NCCL's MNNVL takes for
-# one node (no network crossed).
+# one node (no network crossed). GCP's A4 VM (a4-highgpu-8g) is an HGX B200 (8 B200 on NVLink5
+# switches) with one 400 Gb/s RoCE NIC a GPU, two GPUs and two NICs a PCIe switch (the
+# nvidia-smi topo of google/dranet's page): dgx_b200 for one VM, hgx_b200's rails at RoCE 400
+# Gb/s for several.
 _BUILDS = {
     "dgx1_v100": (dgx1, {}, None),
     "a100_nvswitch": (dgx_a100, {}, None),
@@ -57,6 +60,8 @@ _BUILDS = {
     "h100_roce": (gpu_cluster, {"machine": "dgx_h100", "nic": "RoCE-400G"}, None),
     "a100_hdr": (gpu_cluster, {"machine": "dgx_a100", "nic": "HDR"}, None),
     "gb200_nvl72": (gb200_nvl72, {}, None),
+    "b200_nvswitch": (dgx_b200, {}, None),
+    "b200_roce": (gpu_cluster, {"machine": "hgx_b200", "nic": "RoCE-400G"}, None),
 }
 MACHINES = tuple(_BUILDS)
 
@@ -99,7 +104,7 @@ def load(name="nccl_measurements.csv"):
     Examples
     --------
     >>> len(load()), len(load("nccl_measurements_holdout.csv"))
-    (56, 3)
+    (64, 3)
     """
     return measurements(name)
 
@@ -160,7 +165,7 @@ def validated():
     --------
     >>> reports = validated()
     >>> sorted(reports) == sorted(file for _, file in BLOCKS), len(reports[COUNTED])
-    (True, 56)
+    (True, 64)
     """
     return {file: validate(load(file))[0] for _, file in BLOCKS}
 
@@ -257,7 +262,7 @@ def summary(reports=None):
     Examples
     --------
     >>> first = summary().splitlines()[0]
-    >>> first.startswith("- counted rows (nccl_measurements.csv): median"), "over 56 rows" in first
+    >>> first.startswith("- counted rows (nccl_measurements.csv): median"), "over 64 rows" in first
     (True, True)
     """
     reports = validated() if reports is None else reports
@@ -275,6 +280,39 @@ def summary(reports=None):
                  f"gloo_measurements.csv): {_figures([abs(e) for _, _, e in report] + gloo)}")
     lines.append(f"- all rows of the {len(BLOCKS)} files, the reported ones included: "
                  f"{_figures([abs(e) for _, _, e in every])}")
+    return "\n".join(lines)
+
+
+VALIDATED = (3, 0.15)
+"""A machine is validated when at least ``VALIDATED[0]`` counted rows of it (any operation)
+have a median \\|error\\| of at most ``VALIDATED[1]`` (issue 44's acceptance)."""
+
+COUNTED_FILES = (COUNTED, "nccl_measurements_ops.csv")
+
+
+def by_machine(reports=None):
+    r"""Per machine key, the counted rows' median and worst error and whether it is validated.
+
+    The counted rows are those of :data:`COUNTED` and of the counted file of other
+    operations; a machine is validated by :data:`VALIDATED`. ``reports``: :func:`validated`'s.
+
+    Examples
+    --------
+    >>> print(by_machine().splitlines()[0])
+    | machine | counted rows | median \|error\| | worst \|error\| | validated (>= 3 rows, median <= 15 %) |
+    """
+    reports = validated() if reports is None else reports
+    errors = {}
+    for file in COUNTED_FILES:
+        for row, _, err in reports[file]:
+            errors.setdefault(row["machine"], []).append(abs(err))
+    lines = ["| machine | counted rows | median \\|error\\| | worst \\|error\\| "
+             "| validated (>= 3 rows, median <= 15 %) |", "|---|---|---|---|---|"]
+    for key in sorted(errors):
+        errs, (least, bound) = errors[key], VALIDATED
+        ok = len(errs) >= least and statistics.median(errs) <= bound
+        lines.append(f"| {key} | {len(errs)} | {statistics.median(errs):.1%} | {max(errs):.1%} "
+                     f"| {'yes' if ok else 'no'} |")
     return "\n".join(lines)
 
 
