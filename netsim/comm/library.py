@@ -397,7 +397,7 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         for k, v in row.items():
             calls[k].append(v)
     if planner is not None and planner.E is not None:   # on the capacities NCCL counts on
-        net_e = as_network(planner.E)
+        net_e = planner.network()   # compiled once per planner, its route cache kept
         nodes = np.array([net_e.node_of(net.nodes[x]) for x in nodes], np.int64)
         net = net_e
     elif gloo_state:   # the replay runs on the graph with the hosts' memory nodes

@@ -93,8 +93,15 @@ def slower(trace, result, G, placement, prices=None, hop=None, rtol=1e-6):
             float(ops["end"][i] - ops["start"][i]))
     calls = result.collectives
     cache, prices = {}, prices or NcclPrices(G)
+    # a call the replay kept as one op ran as its plan alone (netsim.comm.alone), which the
+    # replay priced already: its isolated seconds are the price, not replayed again
+    collapsed = getattr(result.expanded, "alone", None)
     for k, i in enumerate(np.asarray(calls["op"], np.int64).tolist()):
         spec = trace.specs.row(int(trace.spec[i]))
+        if collapsed is not None and i in collapsed.calls:
+            add(_tag(tags, trace.tag[i]), spec.op, collapsed.plans[collapsed.calls[i]].seconds,
+                float(calls["end"][k] - calls["ready"][k]))
+            continue
         members = [placement[r] for r in spec.group]
         nbytes, lib = float(trace.size[i]), str(calls["library"][k])
         key = (tuple(members), spec.op, nbytes, lib)

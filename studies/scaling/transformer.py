@@ -181,8 +181,9 @@ def hop_of(G, L, nodes=None):
 
     Parameters
     ----------
-    G : networkx.Graph
-        The graph the replay runs on (under NCCL the effective one, :func:`price_of`).
+    G : networkx.Graph or netsim.network.compiled.Network
+        The graph the replay runs on (under NCCL the effective one, :func:`price_of`), or
+        its compiled network (whose route cache is then kept).
     L : workloads.transformer.layout.Layout
     nodes : list, optional
         The node of each rank (default :func:`gpus_of`).
@@ -345,8 +346,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     prices = NcclPrices(G) if prices is None else prices
     price, E = price_of(G, L, ep, library, prices)
     links = links_of(G, L, ep, library)
-    if E is not None:   # the hops run on the graph the NCCL calls run on
-        links["pp"] = hop_of(E, L, gpus_of(G))
+    if E is not None:   # the hops run on the graph the NCCL calls run on (compiled once)
+        links["pp"] = hop_of(prices.network(), L, gpus_of(G))
     f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links, price=price, **kw,
                     **shard)
     rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
