@@ -140,3 +140,24 @@ def test_the_export_command_says_one_warning_line(tmp_path):
     assert run.returncode == 0, run.stderr
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: 2 compute op(s) are given in FLOPs")
+
+
+def test_a_dependency_named_twice_is_written_once(tmp_path):
+    """Chakra's feeders release a node when as many parents as its ``data_deps`` entries have
+    finished (a set would not count twice), so a repeated entry leaves the node waiting for
+    ever: ASTRA-sim ends with no rank finished. A netsim trace may name a dependency twice
+    (the transformer's sequence-parallel allgather waits for the reduce-scatter once per
+    member); each node lists it once."""
+    b = netsim.TraceBuilder(2)
+    rs = b.collective("reduce_scatter", [0, 1], 64e3)
+    ag = b.collective("allgather", [0, 1], 64e3, deps=[rs, rs])
+    c = b.compute(0, seconds=1e-6, deps=[ag, ag])
+    _ = b.message(0, 1, 8, deps=[c, c])
+    trace = b.build()
+    assert trace.deps(ag).tolist() == [rs, rs]          # the trace keeps both
+    save_chakra(trace, tmp_path)
+    for r in range(2):
+        _, nodes = read_et(tmp_path / f"chakra.{r}.et")
+        for node in nodes:
+            assert len(node.data_deps) == len(set(node.data_deps)), (r, node.name)
+        assert {n.id: list(n.data_deps) for n in nodes}[2 * ag] == [2 * rs]

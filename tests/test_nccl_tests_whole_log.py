@@ -119,3 +119,62 @@ def test_json_has_step_factor_and_the_devices(capsys):
     assert [d["rank"] for d in config["devices"]] == list(range(8))
     assert set(config["devices"][0]) == {"rank", "group", "pid", "hostname", "device",
                                          "device_hex", "device_info"}
+
+
+# A real log, as posted in github.com/NVIDIA/nccl-tests/issues/287 (2025-03-14, an RTX 5090,
+# alltoall_perf of an nccl-tests release before 2.19: no version line yet); the lines netsim
+# must match are quoted, not stored.
+POSTED = """\
+# nThread 1 nGpus 1 minBytes 33554432 maxBytes 33554432 step: 1048576(bytes) warmup iters: 5 \
+iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid 2181762 on   GENOA-01 device  0 [0x01] NVIDIA GeForce RTX 5090
+#
+#                                                              out-of-place                  \
+     in-place          
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time \
+  algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us) \
+ (GB/s)  (GB/s)       
+    33554432       8388608     float    none      -1    19.56  1715.44    0.00      0     0.78 \
+ 43046.10    0.00    N/A
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 0 
+#
+"""
+
+
+def _ends(line, fields):
+    """Column where each of the first ``fields`` blank-separated fields ends."""
+    return [m.end() for m in re.finditer(r"\S+", line)][:fields]
+
+
+def test_the_layout_lines_match_a_posted_log_line_by_line(capsys):
+    """Lines nccl-tests has printed the same way since before 2.19 match a posted log
+    byte for byte: the out-of-place banner, the five leading columns of a row (size, count,
+    type, redop, root right-aligned at 12, 12, 8, 6, 6 with two spaces between), the
+    out-of-bounds line and the bus-bandwidth line with its trailing blank. What 2.19.6
+    changed (src/util.cu at a0b82b2) differs, and only that: the version, 'Collective test
+    starting' and 'concluded' lines and 'unalign' are new, and the column names are
+    separated by two blanks ('%6s  %6s'), where the posted release had one before '#wrong'."""
+    out = _out(capsys, ["collective", "alltoall", "--library", "nccl", "--topology",
+                        "dgx_h100", "--sizes", "32MiB"])
+    ours, theirs = out.splitlines(), POSTED.splitlines()
+    banner = [x for x in theirs if "out-of-place" in x]
+    assert banner and banner[0] in ours
+    names = [x for x in theirs if "busbw" in x][0]
+    assert [x for x in ours if "busbw" in x][0].split() == names.split()
+    units = [x for x in theirs if "(elements)" in x][0]
+    assert [x for x in ours if "(elements)" in x][0].split() == units.split()
+    row = [x for x in theirs if x[:1] not in ("#", "")][0]
+    mine = [x for x in ours if x[:1] not in ("#", "")][0]
+    assert _ends(mine, 5) == _ends(row, 5) and len(mine.split()) == len(row.split())
+    for footer in ("# Out of bounds values : 0 OK", "#"):
+        assert footer in theirs and footer in ours
+    avg = [x for x in ours if x.startswith("# Avg bus bandwidth    : ")]
+    assert len(avg) == 1 and avg[0].endswith(" ")
+    assert theirs[theirs.index("# Out of bounds values : 0 OK") + 1] == "# Avg bus bandwidth    : 0 "
+    # SuperBench's rules read both the same way: one row of the same size
+    assert [r[0] for r in superbench_rows(POSTED)] == [r[0] for r in superbench_rows(out)] \
+        == [33554432]

@@ -484,7 +484,7 @@ def _collective_nodes(pb, trace, i, name, common, nodes, groups, node_on, pgs):
     if spec.op not in _COMM_TYPE:
         raise TraceError(f"op {i}: Chakra has no collective type for {spec.op}")
     members = groups[i]
-    deps = trace.deps(i).tolist()
+    deps = list(dict.fromkeys(trace.deps(i).tolist()))    # once each, as in save_chakra
     where = {d: _touched(trace, d, groups) & members for d in deps}
     lost = [d for d in deps if not where[d]]
     if lost:
@@ -634,7 +634,10 @@ def save_chakra(trace, directory, prefix="chakra"):
                          f"rank {rank}: Chakra cannot express it")
 
     for i in range(trace.num_ops):
-        deps = trace.deps(i)
+        # each dependency once: Chakra's feeders count a node's data_deps entries and
+        # release it when as many parents have finished, so a repeated entry (a trace may
+        # name an op twice, once per member it shares) would leave it waiting for ever
+        deps = list(dict.fromkeys(trace.deps(i).tolist()))
         name = trace.tags[trace.tag[i]] if trace.tag[i] >= 0 else ""
         common = [_attr(pb, "netsim_iteration", int(trace.iteration[i]))]
         r = int(trace.rank[i])

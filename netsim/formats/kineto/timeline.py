@@ -32,6 +32,16 @@ Layout of ``<prefix><rank>.json``
   kernel's start, with its correlation, and one ``ProfilerStep#K`` (``cat``
   ``user_annotation``) per iteration K, from the previous iteration's end to its own
   (:attr:`Result.iteration_end`), on the host thread.
+* **Correlation ids** count up from one more than the number of events in the file. In
+  Kineto they are CUPTI's, a counter of the process's CUDA calls since it started, so a
+  profile's first id is above 1 (4,066 to 6,935,929 in the profiles under
+  ``tests/data/kineto``); any distinct positive ids are the format. Starting above the
+  event count keeps HTA 0.5.0 working under pandas 3: ``transform_correlation_to_index``
+  (``hta/common/trace.py``) makes ``index_correlation`` with the dtype of the
+  ``correlation`` column, which the parser has downcast to the smallest integer type
+  holding the ids, then writes row numbers into it; pandas 3 refuses a value the dtype
+  cannot hold, so ids 1..N of 64-127 kernels (int8) with more than 127 rows failed.
+  Ids above the row count fit every row number.
 
 So HTA's compute time of a rank is netsim's ``compute``, its non-compute time netsim's
 ``exposed_communication``, and its idle time netsim's ``idle`` less the time before the
@@ -173,6 +183,8 @@ def _events(trace, result, k, r):
         yield {"ph": "M", "name": "process_name", "pid": device, "tid": 0,
                "args": {"name": "GPU"}}
     before = 0.0
+    devices = len(set(k["device"][mine].tolist()) or {r})
+    first = 1 + devices + len(result.iteration_end) + 2 * len(mine)   # events in the file
     for step, t in enumerate(result.iteration_end.tolist()):
         yield {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}",
                "pid": pid, "tid": host, "ts": _us(before), "dur": _us(t - before),
@@ -180,7 +192,7 @@ def _events(trace, result, k, r):
         before = t
     for n, i in enumerate(mine.tolist()):
         op, comm, s = int(k["op"][i]), bool(k["comm"][i]), int(k["stream"][i])
-        corr = n + 1
+        corr = first + n + 1
         yield {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid,
                "tid": host, "ts": _us(k["start"][i]), "dur": 0.0,
                "args": {"correlation": corr}}
