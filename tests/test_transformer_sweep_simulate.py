@@ -36,3 +36,24 @@ def test_a_layout_whose_replay_cannot_run_keeps_its_closed_form_and_says_why(mon
                in r["not_simulated"] for r in refused)
     assert rows[:len(ran)] == ran      # the simulated ones first
     assert all(r["replicas_simulated"] < r["dp"] for r in ran)
+
+
+@pytest.mark.parametrize("tp, pp, machines", [(8, 2, 4), (8, 1, 4), (4, 2, 4)])
+def test_the_full_replays_estimate_counts_the_ops_the_expansion_makes(tp, pp, machines):
+    # full_replay_ops counts from the trace and NCCL's plans; netsim.comm.library.expand
+    # builds the ops (collapse=True): the two must agree (calls across machines at their
+    # flows, calls alone inside a machine as one op, the rest as they are)
+    from netsim.comm.library import expand
+    from netsim.comm.priced import NcclPrices
+    from workloads.transformer.iteration import schedule
+
+    c = get_config("gpt3-1.3b", global_batch=16)
+    G = gpu_cluster("dgx_h100", machines)
+    P = 8 * machines
+    placement = st.gpus_of(G)[:P]
+    dp = P // (tp * pp)
+    t = schedule(c, tp, pp, dp, device_flops=1e14)
+    prices = NcclPrices(G)
+    est = st.full_replay_ops(t, dp, dp, G, placement, prices)
+    made = len(expand(t, G, placement, "auto", collapse=True, planner=prices).trace)
+    assert est == made

@@ -397,7 +397,7 @@ def replicas_of(L, G):
 
 #: Peak bytes and CPU seconds of a transformer replay per op it expands to, every replica
 #: simulated: gpt3-175b TP 8 PP 16 at P = 1,024 on DGX H100 clusters (B = 512), 2,862,624
-#: ops after expansion (2,786,576 in the trace; :func:`full_replay_ops` estimates 2,861,056),
+#: ops after expansion (2,786,576 in the trace; :func:`full_replay_ops` counts the same),
 #: 1.63 GB peak and 27 s of CPU in all (benchmarks/transformer_phases.py --all-replicas,
 #: 2026-12-07, load average about 10).
 FULL_REPLAY_BYTES_PER_OP = 1.63e9 / 2_862_624
@@ -406,10 +406,12 @@ FULL_REPLAY_SECONDS_PER_OP = 27.1 / 2_862_624
 
 def full_replay_ops(t, dp, k, G, placement, prices):
     """The ops a replay of every replica expands to, from the trace ``t`` of ``k`` of the
-    ``dp`` replicas: its ops inside the replicas ``dp / k`` times (a call inside one machine
-    as one op, since it runs alone there: :mod:`netsim.comm.alone`; one across machines at
-    its NCCL plan's flows), and each call spanning the replicas (the trace holds it once) at
-    its plan's flows. ``prices`` plans as the replay does, so the plans are made once.
+    ``dp`` replicas: its ops inside the replicas ``dp / k`` times, and each call spanning the
+    replicas (the trace holds it once) once. A call inside one machine whose links no other
+    group's call uses there (no other group has two members on the machine) is one op, as it
+    runs alone (:mod:`netsim.comm.alone`); any other call counts its NCCL plan's flows and
+    the two ops the expansion adds to them.
+    ``prices`` plans as the replay does, so the plans are made once.
 
     Examples
     --------
@@ -430,15 +432,24 @@ def full_replay_ops(t, dp, k, G, placement, prices):
     home = np.zeros(t.ranks, bool)
     home[t.rank[~colls]] = True
     ops = int((~colls).sum()) * dp // k
+    inside = {}   # machine -> the member sets with two or more members on it
+    for j in np.unique(t.spec[colls]).tolist():
+        group = t.specs.row(int(j)).group
+        on = machine[list(group)].tolist()
+        for m in {m for m in on if on.count(m) > 1}:
+            inside.setdefault(m, set()).add(frozenset(group))
     for i in np.flatnonzero(colls).tolist():
         spec = t.specs.row(int(t.spec[i]))
         group = list(spec.group)
         each = dp // k if home[group].all() else 1
-        if len(set(machine[group].tolist())) < 2 or not t.size[i]:
+        where = set(machine[group].tolist())
+        if not t.size[i] or len(group) < 2 or (
+                len(where) == 1 and inside[where.pop()] == {frozenset(group)}):
             ops += each
             continue
         nodes = [placement[r] for r in local_order(spec)]
-        ops += each * len(prices.plan(nodes, spec.op, int(t.size[i]), spec.algorithm).flows)
+        # an expanded call is its flows and two ops of its own (netsim.comm.library)
+        ops += each * (len(prices.plan(nodes, spec.op, int(t.size[i]), spec.algorithm).flows) + 2)
     return ops
 
 
