@@ -43,6 +43,7 @@ from netsim.costmodel import alpha_beta
 from netsim.network.compiled import as_network
 from netsim.errors import NetsimError
 from netsim.network.symmetry import SymmetryError
+from netsim.trace.perturb import perturb
 from netsim.units import format_bytes, format_time
 from topologies.devices import device_flops, device_gemm
 from workloads.errors import WorkloadError
@@ -297,7 +298,7 @@ def default_efficiency():
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
-          prices=None, progress=None, notice=None):
+          prices=None, progress=None, notice=None, perturbation=None):
     """One layout on one topology: a record of the closed form (and the replay).
 
     The closed form prices each collective as the replay runs it (:func:`price_of`:
@@ -307,7 +308,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     the closed form: which class of calls or hops took longer than alone
     (:mod:`studies.scaling.gaps`), beside ``saturated_link``; the replay is
     :func:`replay_point`'s (``progress``: its :func:`netsim.simulate` progress hook;
-    ``notice``: told the CPU estimate of a replay of every replica before it starts).
+    ``notice``: told the CPU estimate of a replay of every replica before it starts;
+    ``perturbation``: :func:`netsim.trace.perturb.perturb`'s options for the replay).
     ``device`` names the GPU model whose peak the study uses
     instead of the one the topology's GPU nodes name (:func:`peak_of`).
 
@@ -366,7 +368,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rec["simulated"], rec["saturated_link"], rec["why"] = None, None, None
     if simulate:
         r, rec["replicas_simulated"], t = replay_point(c, L, G, rate, library, progress,
-                                                       prices, notice, **kw, **shard)
+                                                       prices, notice, perturbation,
+                                                       **kw, **shard)
         rec["why"] = why(slower(t, r, G, gpus_of(G)[:L.world], prices,
                                 links["pp"] if L.pp > 1 else None), f["time"], r.makespan)
         rec["simulated"] = r.makespan
@@ -489,7 +492,7 @@ def check_full_replay(ops, why, limit=None):
 
 
 def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, notice=None,
-                 **kwargs):
+                 perturbation=None, **kwargs):
     """The replay of one iteration of layout ``L``: its Result, the replicas simulated and
     the trace replayed (theirs).
 
@@ -505,7 +508,9 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
     each plan made once; ``progress`` is :func:`netsim.simulate`'s hook. A replay of every
     replica is priced first (:func:`full_replay_ops`, :func:`check_full_replay`): refused
     when it would not fit in memory, else ``notice(seconds, what)`` is called with its CPU
-    estimate before it starts.
+    estimate before it starts. ``perturbation`` (:func:`netsim.trace.perturb.perturb`'s
+    ``straggler``, ``jitter``, ``seed``) slows the compute of the trace replayed: the
+    replicas then differ, and every replica is replayed.
 
     Examples
     --------
@@ -520,7 +525,9 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
     prices = NcclPrices(G) if prices is None else prices
     k = replicas_of(L, G)
     nccl = library != "mpich"
-    if kwargs.get("moe") is not None:
+    if perturbation:
+        why = "its perturbation makes the replicas differ"
+    elif kwargs.get("moe") is not None:
         why = "experts' all-to-alls join the replicas"
     elif k == L.dp:
         why = "no fewer replicas fill whole machines alike"
@@ -535,8 +542,9 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
             ops = (full_replay_ops(t, L.dp, k, G, placement, prices) if nccl
                    else t.num_ops * L.dp // k)
             seconds = check_full_replay(ops, f"P = {L.world} ({why})")
-    t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs)
-    if k == L.dp or kwargs.get("moe") is not None:
+    t = perturb(schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs),
+                **(perturbation or {}))
+    if k == L.dp or kwargs.get("moe") is not None or perturbation:
         ops = full_replay_ops(t, L.dp, L.dp, G, placement, prices) if nccl else t.num_ops
         seconds = check_full_replay(ops, f"P = {L.world} ({why})")
     if notice is not None:

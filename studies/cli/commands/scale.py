@@ -154,7 +154,7 @@ def run(args, title=None):
                     if path and os.path.isfile(path)])
     perturbation = perturb_options(args)
     if getattr(args, "paradigm", None) == "transformer":
-        return scale_transformer.run(args)
+        return scale_transformer.run(args, perturbation)
     if getattr(args, "paradigm", None):
         return _run_paradigm(args, perturbation)
     algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
@@ -242,8 +242,9 @@ _MODES = {"collectives": "collectives (--algorithms)", "paradigm": "a PARADIGM's
 
 _APPLIES = {
     **dict.fromkeys(("algorithms", "bytes", "segments", "logy"), ("collectives",)),
-    **dict.fromkeys(("model", "batch", "device_flops", "dataset", "iterations", "seed",
-                     "options", "strong", "straggler", "jitter"), ("paradigm",)),
+    **dict.fromkeys(("model", "batch", "device_flops", "dataset", "iterations", "options",
+                     "strong"), ("paradigm",)),
+    **dict.fromkeys(("seed", "straggler", "jitter"), ("paradigm", "transformer")),
     "library": ("paradigm", "transformer"), "device": ("paradigm", "transformer"), "transport": ("collectives", "paradigm"),
     "force": ("collectives", "paradigm", "transformer"),
 }
@@ -277,9 +278,17 @@ def _refuse_other_modes(args):
                                   f"file {paradigm} (recorded already)")
     if mode == "transformer":
         for dest, flag, needs in (("library", "--library", "simulate"),
-                                  ("memory", "--memory", "sweep")):
+                                  ("memory", "--memory", "sweep"),
+                                  ("straggler", "--straggler", "simulate"),
+                                  ("jitter", "--jitter", "simulate")):
             if dest in given and not getattr(args, needs):
-                raise NetsimError(f"{flag} applies with --{needs}")
+                raise NetsimError(f"{flag} applies with --{needs} (it perturbs the replay; "
+                                  f"the closed form is not perturbed)" if needs == "simulate"
+                                  and dest != "library" else f"{flag} applies with --{needs}")
+        draws = getattr(args, "jitter", None) or "p=" in (getattr(args, "straggler", None) or "")
+        if "seed" in given and not draws:
+            raise NetsimError(f"{given['seed']} applies with --jitter or a p=P:Kx --straggler "
+                              f"(their draws) in PARADIGM transformer")
 
 
 def _run_paradigm(args, perturbation=None):

@@ -17,7 +17,7 @@ from workloads.transformer.moe import moe
 from workloads.transformer.stages import check, stage_layers
 
 from studies.cli.console import check_options, expect, progress, write, write_csv
-from studies.cli.options import given_options, option_value
+from studies.cli.options import given_options, option_value, perturb_label
 from studies.registry import topology_factory
 from studies.reports.text import table
 from studies.scaling.run_length import check_passes
@@ -278,8 +278,11 @@ def _split(c, args):
     return stage_layers(c.layers, args.pp, args.first_stage_layers, args.last_stage_layers)
 
 
-def run(args):
+def run(args, perturbation=None):
     """Run ``netsim scale transformer`` on parsed arguments; the report on stdout.
+
+    ``perturbation`` (:func:`studies.cli.options.perturb_options`' dict) perturbs the
+    replay's compute (``--straggler``, ``--jitter``), every replica replayed.
 
     Examples
     --------
@@ -327,6 +330,8 @@ def run(args):
     with progress(args, None, "replay", unit="op", show=args.simulate) as bar:
         hooks = dict(progress=bar if bar.drawn else None,
                      notice=lambda seconds, what: expect(args, seconds, what))
+        if perturbation:
+            hooks["perturbation"] = perturbation
         if args.sweep:
             memory = parse_bytes(args.memory) if args.memory is not None else None
             records = sweep(c, max(workers), make(max(workers)), e, memory=memory,
@@ -383,6 +388,9 @@ def run(args):
           + (f"; layouts fastest first{' as simulated' if args.simulate else ''}"
              if args.sweep else "")
           + (f", those needing more than {args.memory} per GPU left out" if args.memory else ""))
+    if perturbation:
+        print(f"perturbed at replay: {perturb_label(perturbation)} (seed "
+              f"{perturbation['seed']}); closed forms unperturbed")
     if args.simulate:
         print("simulated: " + "; ".join(
             (f"tp {r['tp']} pp {r['pp']}" if args.sweep else f"P = {r['P']}")
