@@ -176,8 +176,9 @@ def hop_of(G, L, nodes=None):
     max-min fair share: the hops start together with the same bytes), so ``beta`` is
     the most seconds per byte of any hop and ``alpha`` the longest path latency.
     Without contention it is the alpha-beta of one hop (:func:`netsim.costmodel.alpha_beta`);
-    on a DGX H100 cluster two GPUs of a PCIe switch reach the network through the same
-    NIC on their shortest path, so the hops of shards ``2i`` and ``2i + 1`` share it.
+    on a DGX H100 cluster each GPU's hop leaves through its own NIC (the graph's ``rail``,
+    :mod:`netsim.network.compiled`), so a TP 8 stage's eight hops run at a NIC's full rate;
+    where GPUs share a NIC (DGX-1: two GPUs a NIC) their hops share it.
 
     Parameters
     ----------
@@ -192,8 +193,8 @@ def hop_of(G, L, nodes=None):
     >>> from topologies import gpu_cluster
     >>> from workloads.transformer.layout import Layout
     >>> G = gpu_cluster("dgx_h100", 2)
-    >>> a, b = hop_of(G, Layout(8, 2, 1)); a, 1 / b   # two hops per NIC: half of its 50 GB/s
-    (1.6e-06, 25000000000.0)
+    >>> a, b = hop_of(G, Layout(8, 2, 1)); a, 1 / b   # one hop per NIC: its 50 GB/s
+    (1.6e-06, 50000000000.0)
     >>> hop_of(G, Layout(1, 2, 1)) == alpha_beta(G, placement=["gpu0", "gpu1"])
     True
     """
