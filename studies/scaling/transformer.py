@@ -297,7 +297,7 @@ def default_efficiency():
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
-          prices=None, progress=None):
+          prices=None, progress=None, tp_overlap=False):
     """One layout on one topology: a record of the closed form (and the replay).
 
     The closed form prices each collective as the replay runs it (:func:`price_of`:
@@ -317,7 +317,9 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     (:func:`workloads.transformer.stages.stage_layers`). ``compute="gemm"``
     times each block from its GEMMs' shapes on the topology's GPU model
     (:func:`gemm_of`, :mod:`workloads.transformer.gemm`) and ``efficiency``
-    is not used; the record's ``compute_rule`` says so.
+    is not used; the record's ``compute_rule`` says so. ``tp_overlap`` runs the
+    tensor-parallel collectives beside the compute (Megatron-LM's ``--tp-comm-overlap``,
+    :mod:`workloads.transformer.tp_overlap`).
 
     Examples
     --------
@@ -342,6 +344,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
         raise NetsimError(f"unknown compute {compute!r}; known: flops, gemm")
     if compute == "gemm":
         shard.update(compute="gemm", device=gemm_of(G))
+    if tp_overlap:
+        shard["tp_overlap"] = True
     prices = NcclPrices(G) if prices is None else prices
     price, E = price_of(G, L, ep, library, prices)
     links = links_of(G, L, ep, library)

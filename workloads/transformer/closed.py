@@ -69,6 +69,7 @@ from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta
                               expert_grads, is_moe, layer_delta, plan)
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import BLOCKS, memory_seconds
+from workloads.transformer.tp_overlap import check_tp_overlap, exposed
 from workloads.transformer.gemm import block_seconds, check_compute, stage_seconds
 from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, zero3_timeline
 from workloads.transformer.prices import seconds as _seconds
@@ -89,7 +90,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                 chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
                 moe=None, ep=1, first_stage_layers=None, last_stage_layers=None,
                 inflight_allgathers=INFLIGHT_ALLGATHERS, compute="flops", device=None,
-                price=None):
+                price=None, tp_overlap=False):
     """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
 
     Parameters
@@ -133,6 +134,11 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         ``price(group, op, nbytes)``: the seconds of one collective on the first group
         of ``"tp"``, ``"dp"``, ``"ep"`` or ``"edp"`` as the replay runs it, or None
         for MPICH's ring on ``links`` (:func:`workloads.transformer.prices.seconds`).
+    tp_overlap : bool
+        As for :func:`workloads.transformer.iteration.schedule`: a block's collectives
+        add only what exceeds its compute
+        (:func:`workloads.transformer.tp_overlap.exposed`) to ``t_f``, ``t_b`` and the
+        ``tp`` term.
 
     Returns
     -------
@@ -156,6 +162,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                       first_stage_layers, last_stage_layers)
     zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
+    overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
     dev = check_compute(compute, device, c, moe)
     gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
@@ -171,10 +178,11 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         pre, post = 0.0, cost("tp", "allreduce", L.tp, act)
     redo = recompute == "full"
     F = float(device_flops) if gemm is None else None
-    mem = _layer_memory(memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth), redo)
+    ms = memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth)
+    mem = _layer_memory(ms, redo)
     # per chunk: forward compute, backward compute, forward comm, backward comm (seconds)
-    per = [[_chunk(st, pre, post, redo, F, mem, gemm) for st in chunk_list]
-           for chunk_list in stages]
+    per = [[_chunk(st, pre, post, redo, F, mem, gemm, ms if overlap else None)
+            for st in chunk_list] for chunk_list in stages]
     if p:   # the MoE layers' extra work, and their dense and expert gradients apart
         per = [[tuple(x + y for x, y in zip(row, chunk_delta(st, p, st.mlp, pre, post, redo,
                                                                 links, F, price)))
@@ -258,10 +266,14 @@ def _times(st, F, redo, gemm=None):
             st.logit / F, 2 * st.logit / F)
 
 
-def _chunk(st, pre, post, redo, F, mem, gemm=None):
+def _chunk(st, pre, post, redo, F, mem, gemm=None, ms=None):
     """A chunk's forward and backward compute seconds and blocking tensor-parallel time per
     micro-batch; ``mem``: a layer's memory seconds (forward, backward); ``gemm``: the GEMM
-    seconds of :func:`workloads.transformer.gemm.block_seconds` (None: FLOPs at ``F``)."""
+    seconds of :func:`workloads.transformer.gemm.block_seconds` (None: FLOPs at ``F``);
+    ``ms``: each block's memory seconds, given under the tensor-parallel overlap
+    (:func:`_overlapped`)."""
+    if ms is not None:
+        return _overlapped(st, pre, post, redo, F, gemm, ms)
     n, block = len(st.layers), pre + post
     if gemm is None:
         xf = (n * (st.attention + st.mlp) + st.logit) / F + n * mem[0]
@@ -272,6 +284,34 @@ def _chunk(st, pre, post, redo, F, mem, gemm=None):
         xf, xb = n * lf + gf + n * mem[0], n * lb + gb + n * mem[1]
     cf = 2 * n * block + (pre if st.logit else 0)
     cb = 2 * n * block * (1 + redo) + (post if st.logit else 0)
+    return xf, xb, cf, cb
+
+
+def _overlapped(st, pre, post, redo, F, gemm, ms):
+    """:func:`_chunk` under ``tp_overlap``: each block's compute seconds as the trace's ops
+    (its GEMMs', or its FLOPs at ``F``, plus its memory op), its collectives adding
+    only what exceeds them (:func:`workloads.transformer.tp_overlap.exposed`)."""
+    flops = {"attention": st.attention, "mlp": st.mlp, "logit": st.logit}
+    scale = {"forward": 1, "recompute": 1, "backward": 2}
+
+    def x(unit, tag):
+        pas = "backward" if tag == "backward" else "forward"
+        t = gemm[unit, pas] if gemm is not None else scale[tag] * flops[unit] / F
+        return t + ms.get((unit, tag), 0.0)
+    n, block = len(st.layers), pre + post
+    passes = {"forward": ("forward",), "backward": ("backward",) + ("recompute",) * redo}
+    out = []
+    for name, tags in passes.items():
+        blocks = [x(u, tag) for tag in tags for u in BLOCKS]
+        compute = n * sum(blocks)
+        comm = n * sum(exposed(t, block) for t in blocks)
+        if st.logit:
+            t = x("logit", name)
+            compute, comm = compute + t, comm + exposed(t, pre if name == "forward" else post)
+        if name == "backward" and st.core:   # selective: the attention core, no collective
+            compute += n * (gemm["core", "forward"] if gemm is not None else st.core / F)
+        out.append((compute, comm))
+    (xf, cf), (xb, cb) = out
     return xf, xb, cf, cb
 
 

@@ -70,6 +70,7 @@ from workloads.transformer.layout import Layout
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import memory_seconds
 from workloads.transformer.gemm import block_seconds, check_compute
+from workloads.transformer.tp_overlap import check_tp_overlap
 from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, make_gather
 
 __all__ = ["schedule", "shift", "measure", "closed_form", "DESCRIPTION", "TAGS"]
@@ -83,7 +84,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
              ep=1, first_stage_layers=None, last_stage_layers=None,
-             inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None, compute="flops", device=None):
+             inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None, compute="flops", device=None,
+             tp_overlap=False):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -140,6 +142,10 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     device : netsim.costmodel.gemm.GemmDevice, optional
         The GPU of ``compute="gemm"`` (e.g.
         :func:`topologies.devices.device_gemm`), stored in the metadata.
+    tp_overlap : bool
+        Megatron-LM's ``--tp-comm-overlap`` (with ``sequence_parallel``): each block's
+        allgather and reduce-scatter run beside its compute, the next block waiting for
+        both (:mod:`workloads.transformer.tp_overlap`).
 
     replicas : int, optional
         Write the ops of data-parallel replicas ``0 .. replicas - 1`` only (a
@@ -170,6 +176,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                       **uneven)
     zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
+    overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
     dev = check_compute(compute, device, c, moe)
     gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
@@ -184,6 +191,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             "grad_element": element, **uneven}
     if zstage == 3:
         meta["inflight_allgathers"] = inflight_allgathers
+    if overlap:
+        meta["tp_overlap"] = True
     if p:
         meta.update(moe=moe._asdict(), ep=p.ep)
         experts, stages = expert_grads(stages, p), dense_stages(stages, p)
@@ -213,10 +222,14 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         group, prev, size = L.tp_group(s, r), last[(s, r)], act if size is None else size
         deps = [[x for x in (prev[k], None if extra is None else extra[k]) if x is not None]
                 for k in range(L.tp)]
+        comm = None   # under the overlap: the block's last collective, beside its compute
         if L.tp > 1 and pre and before:
             op = b.collective(pre, group, size, deps=sum(deps, []), iteration=it, tag="tp",
                               element=c.element)
-            deps = [[op]] * L.tp
+            if overlap:
+                comm = op
+            else:
+                deps = [[op]] * L.tp
         work = ({"seconds": gemm[unit or kind, "backward" if tag == "backward" else "forward"]}
                 if gemm else {"flops": flops})
         ops = [b.compute(rank, **work, deps=deps[k], iteration=it, tag=tag)
@@ -225,9 +238,16 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             ops = [b.compute(rank, seconds=mem[(kind, tag)], deps=[op], iteration=it, tag=tag)
                    for rank, op in zip(group, ops)]
         if L.tp > 1 and post and after:
-            op = b.collective(post, group, size, deps=ops, iteration=it, tag="tp",
-                              element=c.element)
-            ops = [op] * L.tp
+            op = b.collective(post, group, size,
+                              deps=([comm] if comm is not None else sum(deps, [])) if overlap
+                              else ops, iteration=it, tag="tp", element=c.element)
+            if overlap:
+                comm = op
+            else:
+                ops = [op] * L.tp
+        if comm is not None:   # the next block waits for the compute and the collectives
+            ops = [b.compute(rank, seconds=0.0, deps=[x, comm], iteration=it, tag=tag)
+                   for rank, x in zip(group, ops)]
         last[(s, r)] = ops
         return ops
 
