@@ -297,7 +297,7 @@ def default_efficiency():
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
-          prices=None, progress=None, tp_overlap=False):
+          prices=None, progress=None, tp_overlap=False, param_gather="after"):
     """One layout on one topology: a record of the closed form (and the replay).
 
     The closed form prices each collective as the replay runs it (:func:`price_of`:
@@ -319,7 +319,9 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     (:func:`gemm_of`, :mod:`workloads.transformer.gemm`) and ``efficiency``
     is not used; the record's ``compute_rule`` says so. ``tp_overlap`` runs the
     tensor-parallel collectives beside the compute (Megatron-LM's ``--tp-comm-overlap``,
-    :mod:`workloads.transformer.tp_overlap`).
+    :mod:`workloads.transformer.tp_overlap`); ``param_gather="overlap"`` gathers ZeRO-1/2's
+    parameters under the first forward (Megatron-LM's ``--overlap-param-gather``,
+    :mod:`workloads.transformer.param_gather`).
 
     Examples
     --------
@@ -346,6 +348,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
         shard.update(compute="gemm", device=gemm_of(G))
     if tp_overlap:
         shard["tp_overlap"] = True
+    if param_gather != "after":
+        shard["param_gather"] = param_gather
     prices = NcclPrices(G) if prices is None else prices
     price, E = price_of(G, L, ep, library, prices)
     links = links_of(G, L, ep, library)

@@ -69,6 +69,7 @@ from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta
                               expert_grads, is_moe, layer_delta, plan)
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import BLOCKS, memory_seconds
+from workloads.transformer.param_gather import check_param_gather, first_forward, forward_buckets
 from workloads.transformer.tp_overlap import check_tp_overlap, exposed
 from workloads.transformer.gemm import block_seconds, check_compute, stage_seconds
 from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, zero3_timeline
@@ -90,7 +91,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                 chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
                 moe=None, ep=1, first_stage_layers=None, last_stage_layers=None,
                 inflight_allgathers=INFLIGHT_ALLGATHERS, compute="flops", device=None,
-                price=None, tp_overlap=False):
+                price=None, tp_overlap=False, param_gather="after"):
     """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
 
     Parameters
@@ -139,6 +140,11 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         add only what exceeds its compute
         (:func:`workloads.transformer.tp_overlap.exposed`) to ``t_f``, ``t_b`` and the
         ``tp`` term.
+    param_gather : {"after", "overlap"}
+        As for :func:`workloads.transformer.iteration.schedule`: overlapped, each stage's
+        first forward is timed with its buckets' allgathers
+        (:func:`workloads.transformer.param_gather.first_forward`) in the pipeline's
+        timeline, and what they delay the pipeline is counted in ``dp``.
 
     Returns
     -------
@@ -163,6 +169,8 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
+    gathered = check_param_gather(param_gather, zstage, chunks,
+                                  first_stage_layers is not None or last_stage_layers is not None)
     dev = check_compute(compute, device, c, moe)
     gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
@@ -211,10 +219,20 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         # docstring)
         pipe, ends, ideal, work = _uneven(pipeline, L.pp, m, per, hop, regather, v)
         bubble, e_tp = work - compute, ideal - work - e_ep
+    delay = 0.0
+    if gathered:   # each stage's first forward waits for its buckets' allgathers
+        first = [_first_forward(st[0], row[0], F, gemm, pre, overlap, element, bucket_bytes,
+                                c.element, L.dp, _cost(links, "dp"), price)
+                 for st, row in zip(stages, per)]
+        each = [[x[0] + x[2] for x in rows] for rows in per], [[x[1] + x[3] for x in rows]
+                                                                for rows in per]
+        gated, ends = _pipeline.timeline(pipeline, L.pp, m, *each, hop, v, regather, first)
+        delay = gated - _pipeline.timeline(pipeline, L.pp, m, *each, hop, v, regather)[0]
     out = {"compute": compute, "bubble": bubble, "tp": e_tp, "pp": pipe - ideal,
-           "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
-                             _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
-                             mem[1], p, experts if p else None, links, gemm, price),
+           "dp": delay + _exposed_dp(L, stages, per, ends, pipe + delay, F, element,
+                                     bucket_bytes, _cost(links, "dp"), pre + post, post, redo,
+                                     zstage, c.element, mem[1], p, experts if p else None,
+                                     links, gemm, price, not gathered, overlap),
            "ep": e_ep}
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
@@ -229,6 +247,31 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
                t_forward=t_f, t_backward=t_b)
     return out
+
+
+def _first_forward(st, row, F, gemm, pre, overlap, element, bucket_bytes, param_element, dp,
+                   ab, price):
+    """A stage's first forward under the overlapped parameter allgather, ``f(start) -> end``:
+    its units (the embedding, each layer, the logit layer) in the forward's order, their
+    buckets and allgathers (:func:`workloads.transformer.param_gather.first_forward`)."""
+    xf, _, cf, _ = row
+    logit = _logit(st, F, gemm, pre, overlap, False)
+    layer = (xf + cf - logit) / len(st.layers)
+    units = ([("embedding", 0.0)] if any(g == "embedding" for g, _ in st.grads) else [])
+    units += [(k, layer) for k in st.layers] + ([("logit", logit)] if st.logit else [])
+    buckets = forward_buckets(st, element, bucket_bytes)
+    gathers = [_seconds("dp", "allgather", dp, n * param_element, {"dp": ab}, price)
+               for _, n in buckets]
+    return first_forward(units, buckets, gathers)
+
+
+def _logit(st, F, gemm, comm, overlap, backward):
+    """The logit layer's forward (or backward) seconds with its collective of ``comm``
+    seconds (beside it under ``overlap``); 0 off the last stage."""
+    if not st.logit:
+        return 0.0
+    x = _times(st, F, False, gemm)[3 if backward else 2]
+    return x + (exposed(x, comm) if overlap else comm)
 
 
 def _stream(price, group):
@@ -317,7 +360,7 @@ def _overlapped(st, pre, post, redo, F, gemm, ms):
 
 def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
                 redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
-                links=None, gemm=None, price=None):
+                links=None, gemm=None, price=None, allgather=True, overlap=False):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
 
     Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
@@ -340,12 +383,15 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
     for s, chunks in enumerate(stages):
         t = ends[s] - sum(x[1] + x[3] for x in per[s])
         done, grads = {}, []
-        for st in reversed(chunks):
+        for st, row in zip(reversed(chunks), reversed(per[s])):
             # the logit layer's backward comes first, whether or not it holds its own
             # gradient (with one stage the embedding's is the tied word embedding's)
             _, back, _, logit = _times(st, F, redo, gemm)
             t += logit + (post if st.logit else 0)
             layer = back + layer_memory + 2 * block_comm * (1 + redo)
+            if overlap:   # the tensor-parallel collectives beside the compute: the chunk's row
+                t += _logit(st, F, gemm, post, True, True) - logit - (post if st.logit else 0)
+                layer = (row[1] + row[3] - _logit(st, F, gemm, post, True, True)) / len(st.layers)
             if p:
                 flops, _, cb = layer_delta(p, block_comm - post, post, redo, links, price)
                 moe = (2 + redo) * (flops - st.mlp) / F + cb
@@ -362,7 +408,7 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
             plan = [(g, reduce(L.dp, n, *ab)) for g, n in buckets(grads, element, bucket_bytes)]
         for source, cost in plan:
             finish = max(finish, done[source]) + cost
-        if zstage:
+        if zstage and allgather:
             finish += _seconds("dp", "allgather", L.dp,
                                sum(n for _, n in grads) * param_element, {"dp": ab}, price)
         worst = max(worst, finish - pipe)
