@@ -8,6 +8,7 @@ and the closed form equals the replay where no two calls share a link.
 
 import pytest
 
+from conftest import one_line_error
 from studies.scaling.transformer import point
 from topologies import dgx_h100, gpu_cluster
 from workloads.errors import WorkloadError
@@ -65,3 +66,13 @@ def test_what_is_not_modelled_is_refused(kw, match):
     for f in (schedule, closed_form):
         with pytest.raises(WorkloadError, match=match):
             f(C, tp=8, dp=2, **args)
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--tp-overlap"], "tp_overlap needs sequence_parallel"),
+    (["--overlap-param-gather"], "needs ZeRO-1 or ZeRO-2"),
+])
+def test_the_cli_refuses_in_one_line(capsys, extra, needle):
+    one_line_error(capsys, ["scale", "transformer", "--config", "gpt3-1.3b", "--tp", "8", "-P",
+                            "16", "--global-batch", "32", "--topology",
+                            "gpu_cluster:machine=dgx_h100", *extra], needle)

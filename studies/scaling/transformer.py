@@ -297,7 +297,8 @@ def default_efficiency():
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
-          prices=None, progress=None, tp_overlap=False, param_gather="after"):
+          prices=None, progress=None, tp_overlap=False, param_gather="after",
+          grad_element=None, bucket_bytes=None):
     """One layout on one topology: a record of the closed form (and the replay).
 
     The closed form prices each collective as the replay runs it (:func:`price_of`:
@@ -321,7 +322,9 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     tensor-parallel collectives beside the compute (Megatron-LM's ``--tp-comm-overlap``,
     :mod:`workloads.transformer.tp_overlap`); ``param_gather="overlap"`` gathers ZeRO-1/2's
     parameters under the first forward (Megatron-LM's ``--overlap-param-gather``,
-    :mod:`workloads.transformer.param_gather`).
+    :mod:`workloads.transformer.param_gather`); ``grad_element`` (bytes per gradient value
+    reduced) and ``bucket_bytes`` (the gradient buckets' size) are
+    :func:`workloads.transformer.iteration.schedule`'s.
 
     Examples
     --------
@@ -350,6 +353,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
         shard["tp_overlap"] = True
     if param_gather != "after":
         shard["param_gather"] = param_gather
+    shard.update((k, v) for k, v in (("grad_element", grad_element),
+                                     ("bucket_bytes", bucket_bytes)) if v is not None)
     prices = NcclPrices(G) if prices is None else prices
     price, E = price_of(G, L, ep, library, prices)
     links = links_of(G, L, ep, library)
