@@ -320,11 +320,11 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     (:func:`gemm_of`, :mod:`workloads.transformer.gemm`) and ``efficiency``
     is not used; the record's ``compute_rule`` says so. ``tp_overlap`` runs the
     tensor-parallel collectives beside the compute (Megatron-LM's ``--tp-comm-overlap``,
-    :mod:`workloads.transformer.tp_overlap`); ``param_gather="overlap"`` gathers ZeRO-1/2's
-    parameters under the first forward (Megatron-LM's ``--overlap-param-gather``,
-    :mod:`workloads.transformer.param_gather`); ``grad_element`` (bytes per gradient value
-    reduced) and ``bucket_bytes`` (the gradient buckets' size) are
-    :func:`workloads.transformer.iteration.schedule`'s.
+    :mod:`workloads.transformer.overlaps.tp`); ``param_gather="overlap"`` gathers
+    ZeRO-1/2's parameters under the first forward (Megatron-LM's
+    ``--overlap-param-gather``, :mod:`workloads.transformer.overlaps.param_gather`);
+    ``grad_element`` (bytes per gradient value reduced) and ``bucket_bytes`` (the
+    gradient buckets' size) are :func:`workloads.transformer.iteration.schedule`'s.
 
     Examples
     --------

@@ -69,8 +69,9 @@ from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta
                               expert_grads, is_moe, layer_delta, plan)
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import BLOCKS, memory_seconds
-from workloads.transformer.param_gather import check_param_gather, first_forward, forward_buckets
-from workloads.transformer.tp_overlap import check_tp_overlap, exposed
+from workloads.transformer.overlaps.param_gather import (check_param_gather, first_forward,
+                                                           forward_buckets)
+from workloads.transformer.overlaps.tp import check_tp_overlap, exposed
 from workloads.transformer.gemm import block_seconds, check_compute, stage_seconds
 from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, zero3_timeline
 from workloads.transformer.prices import seconds as _seconds
@@ -138,12 +139,12 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     tp_overlap : bool
         As for :func:`workloads.transformer.iteration.schedule`: a block's collectives
         add only what exceeds its compute
-        (:func:`workloads.transformer.tp_overlap.exposed`) to ``t_f``, ``t_b`` and the
+        (:func:`workloads.transformer.overlaps.tp.exposed`) to ``t_f``, ``t_b`` and the
         ``tp`` term.
     param_gather : {"after", "overlap"}
         As for :func:`workloads.transformer.iteration.schedule`: overlapped, each stage's
         first forward is timed with its buckets' allgathers
-        (:func:`workloads.transformer.param_gather.first_forward`) in the pipeline's
+        (:func:`workloads.transformer.overlaps.param_gather.first_forward`) in the pipeline's
         timeline, and what they delay the pipeline is counted in ``dp``.
 
     Returns
@@ -253,7 +254,7 @@ def _first_forward(st, row, F, gemm, pre, overlap, element, bucket_bytes, param_
                    ab, price):
     """A stage's first forward under the overlapped parameter allgather, ``f(start) -> end``:
     its units (the embedding, each layer, the logit layer) in the forward's order, their
-    buckets and allgathers (:func:`workloads.transformer.param_gather.first_forward`)."""
+    buckets and allgathers (:func:`workloads.transformer.overlaps.param_gather.first_forward`)."""
     xf, _, cf, _ = row
     logit = _logit(st, F, gemm, pre, overlap, False)
     layer = (xf + cf - logit) / len(st.layers)
@@ -333,7 +334,7 @@ def _chunk(st, pre, post, redo, F, mem, gemm=None, ms=None):
 def _overlapped(st, pre, post, redo, F, gemm, ms):
     """:func:`_chunk` under ``tp_overlap``: each block's compute seconds as the trace's ops
     (its GEMMs', or its FLOPs at ``F``, plus its memory op), its collectives adding
-    only what exceeds them (:func:`workloads.transformer.tp_overlap.exposed`)."""
+    only what exceeds them (:func:`workloads.transformer.overlaps.tp.exposed`)."""
     flops = {"attention": st.attention, "mlp": st.mlp, "logit": st.logit}
     scale = {"forward": 1, "recompute": 1, "backward": 2}
 

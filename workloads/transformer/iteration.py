@@ -70,8 +70,8 @@ from workloads.transformer.layout import Layout
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import memory_seconds
 from workloads.transformer.gemm import block_seconds, check_compute
-from workloads.transformer.param_gather import check_param_gather, make_gate
-from workloads.transformer.tp_overlap import check_tp_overlap
+from workloads.transformer.overlaps.param_gather import check_param_gather, make_gate
+from workloads.transformer.overlaps.tp import check_tp_overlap
 from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, make_gather
 
 __all__ = ["schedule", "shift", "measure", "closed_form", "DESCRIPTION", "TAGS"]
@@ -146,11 +146,11 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     tp_overlap : bool
         Megatron-LM's ``--tp-comm-overlap`` (with ``sequence_parallel``): each block's
         allgather and reduce-scatter run beside its compute, the next block waiting for
-        both (:mod:`workloads.transformer.tp_overlap`).
+        both (:mod:`workloads.transformer.overlaps.tp`).
     param_gather : {"after", "overlap"}
         Under ZeRO-1/2: the parameter allgather after the reduce-scatters, or bucket by
         bucket under the next iteration's first forward (Megatron-LM's
-        ``--overlap-param-gather``, :mod:`workloads.transformer.param_gather`).
+        ``--overlap-param-gather``, :mod:`workloads.transformer.overlaps.param_gather`).
 
     replicas : int, optional
         Write the ops of data-parallel replicas ``0 .. replicas - 1`` only (a
@@ -353,7 +353,7 @@ def _forward(st, s, r, it, block, extra, hook, mlp, gate=None):
     ``hook``, under ZeRO-3, runs a unit's pre and post hooks (:func:`_hook`);
     ``mlp`` builds a layer's MLP block (yielding at its all-to-alls); ``gate``, in
     the first micro-batch under Megatron's overlapped parameter allgather, adds the
-    allgathers a block waits for (:func:`workloads.transformer.param_gather.make_gate`).
+    allgathers a block waits for (:func:`workloads.transformer.overlaps.param_gather.make_gate`).
     """
     embedding = gate and any(g == "embedding" for g, _ in st.grads)
     root = hook and any(g == "embedding" for g, _ in st.grads)
@@ -414,7 +414,7 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
 
     Allreduces under plain data parallelism, reduce-scatters under ZeRO (then,
     for ZeRO-1/2 with ``allgather``, an allgather of the shard's updated parameters;
-    without, it runs under the next forward: :mod:`workloads.transformer.param_gather`). With experts
+    without, it runs under the next forward: :mod:`workloads.transformer.overlaps.param_gather`). With experts
     (plan ``p``), their buckets go over the expert-data-parallel groups, in one
     chain with the dense ones in the order they complete.
     """

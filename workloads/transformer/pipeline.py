@@ -215,7 +215,7 @@ def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.
     pipeline tensors: an allgather among the tensor-parallel shards). ``first``, a
     function per stage ``f(start) -> end``, times stage ``s``'s first forward
     (micro-batch 0, chunk 0) instead (the overlapped parameter allgather,
-    :func:`workloads.transformer.param_gather.first_forward`).
+    :func:`workloads.transformer.overlaps.param_gather.first_forward`).
 
     Returns
     -------
