@@ -42,7 +42,11 @@ The NIC counts and rates are the vendors'; how the adapters share PCIe
 switches with the GPUs is the DGX A100 layout (four PCIe switches, each with
 two GPUs and two compute adapters, [2]) carried over to the H100/H200 boards
 and the EC2 instances, whose switch layout is not published: an assumption,
-which matters only for traffic between a GPU and another pair's NIC.
+which matters only for traffic between a GPU and another pair's NIC. Where a machine
+has one NIC per GPU, GPU ``i`` of a switch owns the switch's NIC ``i``: both carry
+``rail``, and routing sends the GPU's network traffic through its own NIC
+(:mod:`netsim.network.compiled`, *Rails*), as NCCL picks a GPU's NIC (one adapter per
+GPU, [8]).
 
 Networks
 --------
@@ -197,8 +201,10 @@ def _with_nics(one, kind):
     per_switch = nics // switches
     for j in range(switches):
         G.add_node(f"pcie{j}", kind="pcie_switch", node=0)
-        for g in gpus[j * spec.gpus_per_switch:(j + 1) * spec.gpus_per_switch]:
+        for i, g in enumerate(gpus[j * spec.gpus_per_switch:(j + 1) * spec.gpus_per_switch]):
             G.add_edge(g, f"pcie{j}", **_pcie_link(spec.gen))
+            if per_switch == spec.gpus_per_switch:   # one NIC per GPU: the GPU's own rail
+                G.nodes[g]["rail"] = j * per_switch + i
     for r in range(nics):
         G.add_node(f"nic{r}", kind="nic", node=0, rail=r)
         G.add_edge(f"nic{r}", f"pcie{r // per_switch}", **_pcie_link(spec.gen))

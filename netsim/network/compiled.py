@@ -31,6 +31,15 @@ predecessor at every node, is the one route every message took before
 channels, so channel 0 without ECMP replays exactly as before. Routes are
 computed on first use and cached on the :class:`Network`.
 
+**Rails.** A node may carry ``rail`` (an integer): a GPU's own NIC rail, and the
+NIC's. A message from a node with a rail counts, as a third cost after latency and
+hops, the nodes of *another* rail on its path, so of paths equal in latency and hops
+it takes the one through its own NIC. Machines whose PCIe switches hold two GPUs and
+two NICs (DGX A100 and H100) give each GPU two NICs at equal cost; the host uses the
+GPU's own, as NCCL does (``ncclTopoGetLocalNet``, NCCL v2.30.7-1 src/graph/topo.cc:
+among the NICs nearest a GPU, the one indexed by the GPU's device number). A source
+without a rail routes as before.
+
 The compute nodes, which host ranks by default, are described in
 :mod:`netsim.network.placement`.
 """
@@ -150,6 +159,8 @@ class Network:
         # only be a path's last node. Dijkstra skips it unless it is a target, which
         # keeps routing on stars and trees linear in the number of routes asked for.
         self._dead_end = [a[0][0] if a and all(x[0] == a[0][0] for x in a) else -1 for a in adj]
+        self._rail = [_rail_of(n, G.nodes[n]) for n in self.nodes]
+        self._off_rail = {}
         self._routes = {}
         self._dags = {}
 
@@ -184,6 +195,36 @@ class Network:
             return self.index[node]
         except (KeyError, TypeError):
             raise TopologyError(f"node {node!r} is not in the topology") from None
+
+    def off_rail(self, src):
+        """Per node, 1 where its ``rail`` differs from node ``src``'s, else 0 (a list).
+
+        The third routing cost of a path from ``src`` (module docstring, *Rails*): all
+        zeros when ``src`` has no rail.
+
+        Examples
+        --------
+        Two GPUs behind one switch with two NICs, each GPU's own NIC named by ``rail``:
+
+        >>> import networkx as nx
+        >>> G = nx.Graph()
+        >>> G.add_nodes_from([("g0", {"rail": 0}), ("g1", {"rail": 1}), ("sw", {}),
+        ...                   ("nic0", {"rail": 0}), ("nic1", {"rail": 1}), ("net", {})])
+        >>> for u, v in [("g0", "sw"), ("g1", "sw"), ("sw", "nic0"), ("sw", "nic1"),
+        ...              ("nic0", "net"), ("nic1", "net")]:
+        ...     G.add_edge(u, v, bandwidth=1e9, latency=1e-6)
+        >>> net = Network(G)
+        >>> net.off_rail(net.node_of("g1"))
+        [1, 0, 0, 1, 0, 0]
+        >>> net.path("g0", "net"), net.path("g1", "net")   # each through its own NIC
+        (['g0', 'sw', 'nic0', 'net'], ['g1', 'sw', 'nic1', 'net'])
+        """
+        r = self._rail[src]
+        off = self._off_rail.get(r)
+        if off is None:
+            off = self._off_rail[r] = [int(r is not None and x is not None and x != r)
+                                       for x in self._rail]
+        return off
 
     def route(self, src, dst, path=0):
         """Link directions from node index ``src`` to ``dst`` (a tuple; cached).
@@ -261,22 +302,24 @@ class Network:
         return [u] + [self.nodes[self.link_dst[k]] for k in links]
 
     def _solve(self, src, targets):
-        """Dijkstra from ``src`` on (latency, hops); cache routes to every node settled.
+        """Dijkstra from ``src`` on (latency, hops, nodes off its rail); cache routes to
+        every node settled.
 
-        Stops once every target is settled. Among equal (latency, hops) the
-        predecessor with the lowest node index wins.
+        Stops once every target is settled. Among equal costs the predecessor with
+        the lowest node index wins.
         """
         if src in targets:
             self._routes[(src, src)] = ()
-        INF = (math.inf, math.inf)
-        dist = {src: (0, 0)}
+        INF = (math.inf, math.inf, math.inf)
+        dist = {src: (0, 0, 0)}
         pred = {}
         done = set()
-        heap = [(0, 0, src)]
+        heap = [(0, 0, 0, src)]
         left = set(targets) - {src}
         adj, link_src, dead_end = self._adj, self._src_list, self._dead_end
+        off = self.off_rail(src)
         while heap and left:
-            d, h, u = heapq.heappop(heap)
+            d, h, o, u = heapq.heappop(heap)
             if u in done:
                 continue
             done.add(u)
@@ -284,11 +327,11 @@ class Network:
             for v, link, fs in adj[u]:
                 if (dead_end[v] == u and v not in targets) or v in done:
                     continue
-                cand = (d + fs, h + 1)
+                cand = (d + fs, h + 1, o + off[v])
                 old = dist.get(v, INF)
                 if cand < old or (cand == old and u < link_src[pred[v]]):
                     if cand < old:
-                        heapq.heappush(heap, (cand[0], cand[1], v))
+                        heapq.heappush(heap, (*cand, v))
                     dist[v] = cand
                     pred[v] = link
         for v in done:
@@ -402,7 +445,8 @@ class Network:
         entry = self._dags.get(src)
         if entry is None or not set(dsts) <= entry[0]:
             targets = set(dsts) | (entry[0] if entry else set())
-            order, preds = equal_cost_dag(self._adj, src, targets, self._dead_end)
+            order, preds = equal_cost_dag(self._adj, src, targets, self._dead_end,
+                                          self.off_rail(src))
             entry = self._dags[src] = (targets, preds, path_counts(order, preds))
         return entry
 
@@ -515,6 +559,16 @@ class Network:
             seen[idx] = r
             out[r] = idx
         return out
+
+
+def _rail_of(node, data):
+    """A node's ``rail`` attribute: an int, or None without one."""
+    r = data.get("rail")
+    if r is None:
+        return None
+    if isinstance(r, bool) or not isinstance(r, (int, np.integer)):
+        raise TopologyError(f"node {node!r} has rail {r!r}: it must be an integer")
+    return int(r)
 
 
 def _scale(u, v, data):

@@ -31,8 +31,8 @@ _MASK = (1 << 64) - 1
 ECMP = (None, "hash")
 
 
-def equal_cost_dag(adj, src, targets, dead_end):
-    """Dijkstra on (cost, hops) from ``src`` keeping every equal-cost predecessor link.
+def equal_cost_dag(adj, src, targets, dead_end, penalty=None):
+    """Dijkstra on (cost, hops, penalty) from ``src`` keeping every equal-cost predecessor link.
 
     Parameters
     ----------
@@ -46,6 +46,10 @@ def equal_cost_dag(adj, src, targets, dead_end):
     dead_end : list of int
         ``dead_end[v]`` is the one neighbour of a node whose every link leads
         back to it (-1 otherwise); such a node is only entered as a target.
+    penalty : list of int, optional
+        ``penalty[v]`` is added to the third cost of a path entering node ``v``
+        (the nodes off the source's rail: :meth:`netsim.network.compiled.Network.off_rail`);
+        default none.
 
     Returns
     -------
@@ -63,15 +67,16 @@ def equal_cost_dag(adj, src, targets, dead_end):
     >>> preds[3]
     [(1, 2), (2, 3)]
     """
-    dist = {src: (0, 0)}
+    penalty = [0] * len(adj) if penalty is None else penalty
+    dist = {src: (0, 0, 0)}
     preds = {src: []}
     done, order = set(), []
-    heap = [(0, 0, src)]
+    heap = [(0, 0, 0, src)]
     left = set(targets) - {src}
     if src in targets:
         order.append(src)
     while heap and left:
-        d, h, u = heapq.heappop(heap)
+        d, h, o, u = heapq.heappop(heap)
         if u in done:
             continue
         done.add(u)
@@ -81,12 +86,12 @@ def equal_cost_dag(adj, src, targets, dead_end):
         for v, link, cost in adj[u]:
             if (dead_end[v] == u and v not in targets) or v in done:
                 continue
-            cand = (d + cost, h + 1)
+            cand = (d + cost, h + 1, o + penalty[v])
             old = dist.get(v)
             if old is None or cand < old:
                 dist[v] = cand
                 preds[v] = [(u, link)]
-                heapq.heappush(heap, (cand[0], cand[1], v))
+                heapq.heappush(heap, (*cand, v))
             elif cand == old:
                 preds[v].append((u, link))
     if src not in order:

@@ -59,8 +59,9 @@ from studies.scaling.gaps import slower, why
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
 __all__ = ["gpus_of", "peak_of", "gemm_of", "links_of", "hop_of", "dp_rails", "price_of",
-           "default_efficiency", "point", "replicas_of", "full_replay_ops", "FullReplayRefused", "check_full_replay",
-           "replay_point", "study", "sweep", "sweep_layouts", "plot"]
+           "default_efficiency", "point", "replicas_of", "full_replay_ops",
+           "FullReplayRefused", "check_full_replay", "replay_point", "study", "sweep",
+           "sweep_layouts", "plot"]
 
 
 def gpus_of(G):
@@ -177,8 +178,9 @@ def hop_of(G, L, nodes=None):
     max-min fair share: the hops start together with the same bytes), so ``beta`` is
     the most seconds per byte of any hop and ``alpha`` the longest path latency.
     Without contention it is the alpha-beta of one hop (:func:`netsim.costmodel.alpha_beta`);
-    on a DGX H100 cluster two GPUs of a PCIe switch reach the network through the same
-    NIC on their shortest path, so the hops of shards ``2i`` and ``2i + 1`` share it.
+    on a DGX H100 cluster each GPU's hop leaves through its own NIC (the graph's ``rail``,
+    :mod:`netsim.network.compiled`), so a TP 8 stage's eight hops run at a NIC's full rate;
+    where GPUs share a NIC (DGX-1: two GPUs a NIC) their hops share it.
 
     Parameters
     ----------
@@ -194,8 +196,8 @@ def hop_of(G, L, nodes=None):
     >>> from topologies import gpu_cluster
     >>> from workloads.transformer.layout import Layout
     >>> G = gpu_cluster("dgx_h100", 2)
-    >>> a, b = hop_of(G, Layout(8, 2, 1)); a, 1 / b   # two hops per NIC: half of its 50 GB/s
-    (1.6e-06, 25000000000.0)
+    >>> a, b = hop_of(G, Layout(8, 2, 1)); a, 1 / b   # one hop per NIC: its 50 GB/s
+    (1.6e-06, 50000000000.0)
     >>> hop_of(G, Layout(1, 2, 1)) == alpha_beta(G, placement=["gpu0", "gpu1"])
     True
     """
@@ -298,7 +300,8 @@ def default_efficiency():
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
-          prices=None, progress=None, notice=None, perturbation=None):
+          prices=None, progress=None, notice=None, perturbation=None, tp_overlap=False,
+          param_gather="after", grad_element=None, bucket_bytes=None):
     """One layout on one topology: a record of the closed form (and the replay).
 
     The closed form prices each collective as the replay runs it (:func:`price_of`:
@@ -320,7 +323,13 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     (:func:`workloads.transformer.stages.stage_layers`). ``compute="gemm"``
     times each block from its GEMMs' shapes on the topology's GPU model
     (:func:`gemm_of`, :mod:`workloads.transformer.gemm`) and ``efficiency``
-    is not used; the record's ``compute_rule`` says so.
+    is not used; the record's ``compute_rule`` says so. ``tp_overlap`` runs the
+    tensor-parallel collectives beside the compute (Megatron-LM's ``--tp-comm-overlap``,
+    :mod:`workloads.transformer.overlaps.tp`); ``param_gather="overlap"`` gathers
+    ZeRO-1/2's parameters under the first forward (Megatron-LM's
+    ``--overlap-param-gather``, :mod:`workloads.transformer.overlaps.param_gather`);
+    ``grad_element`` (bytes per gradient value reduced) and ``bucket_bytes`` (the
+    gradient buckets' size) are :func:`workloads.transformer.iteration.schedule`'s.
 
     Examples
     --------
@@ -345,6 +354,12 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
         raise NetsimError(f"unknown compute {compute!r}; known: flops, gemm")
     if compute == "gemm":
         shard.update(compute="gemm", device=gemm_of(G))
+    if tp_overlap:
+        shard["tp_overlap"] = True
+    if param_gather != "after":
+        shard["param_gather"] = param_gather
+    shard.update((k, v) for k, v in (("grad_element", grad_element),
+                                     ("bucket_bytes", bucket_bytes)) if v is not None)
     prices = NcclPrices(G) if prices is None else prices
     price, E = price_of(G, L, ep, library, prices)
     links = links_of(G, L, ep, library)

@@ -9,13 +9,17 @@ recomputation or the scale changes the measured throughput
 its strong-scaling figure (a 177B GPT at a fixed batch on 96 to 4608 GPUs), and
 torchtitan's Llama runs (FSDP, FSDP + TP) on H100 and A100.
 
-For each row the prediction is the time per iteration of
-:func:`studies.scaling.transformer.point` on ``gpu_cluster:machine=dgx_a100`` or
-``dgx_h100`` with the row's GPU count, each GPU at the project's one efficiency
+For each row the prediction is the time per iteration of the replay of the trace
+(:func:`studies.scaling.transformer.point` with ``simulate=True``, the closed form
+beside it) on ``gpu_cluster:machine=dgx_a100`` or ``dgx_h100`` with the row's GPU
+count, each GPU at the project's one efficiency
 (:func:`studies.scaling.transformer.default_efficiency`, taken from Narayanan et al.'s
 Table 1 row :data:`studies.validation.megatron.REFERENCE`, the 145.6B model at 148
-TFLOP/s per A100): the replay of the trace (``simulate=True``) where it is cheap
-(:func:`simulated`), else the closed form, marked. No constant is taken from these rows.
+TFLOP/s per A100). No constant is taken from these rows. Each row runs its framework's
+mechanisms as its configuration turns them on (:func:`options`): Megatron-Core's
+TP communication overlap (``--tp-comm-overlap``) and its distributed optimizer's
+overlapped parameter allgather (``--overlap-param-gather``), its gradient buckets and
+fp32 gradient reduction; torchtitan's FSDP2 reducing gradients in fp32.
 
 The null model runs every row at the calibration row's throughput per unit of peak
 (:data:`NULL_SHARE`: 148 of the A100's 312 TFLOP/s, the same share of the H100's
@@ -28,7 +32,7 @@ counts its throughput); :func:`summary` gives Spearman's rank correlation of the
 predicted against the measured ranking and whether the predicted fastest is the
 measured fastest.
 
-Predictions are slow to compute (minutes), so :func:`predictions` is run by
+Predictions take minutes to compute, so :func:`predictions` is run by
 ``python -m studies.regenerate transformer-layouts``, which stores them in
 ``studies/data/transformer_layouts_predicted.csv`` (:func:`cached`) and the table of
 ``docs/transformer.md`` (:func:`markdown`); a test recomputes the table from the two
@@ -46,9 +50,8 @@ from workloads.transformer.flops import config, iteration_flops
 from workloads.transformer.iteration import schedule
 from workloads.transformer.layout import layout
 
-__all__ = ["DATA", "PREDICTED", "NULL_SHARE", "MACHINES", "SIMULATE_LIMIT", "load", "model",
-           "measured_time", "model_rate", "null_time", "simulated", "predict", "predictions", "save",
-           "cached"]
+__all__ = ["DATA", "PREDICTED", "NULL_SHARE", "MACHINES", "load", "model", "measured_time",
+           "model_rate", "null_time", "options", "predict", "predictions", "save", "cached"]
 
 _HERE = pathlib.Path(__file__).resolve().parent.parent / "data"
 #: The measurements: one published run per line (sources in ``transformer_layouts.md``).
@@ -60,15 +63,10 @@ PREDICTED = _HERE / "transformer_layouts_predicted.csv"
 NULL_SHARE = ROWS[REFERENCE].tflops * 1e12 / PEAK
 #: The machine each GPU model runs on (``gpu_cluster:machine=...``).
 MACHINES = {"A100": "dgx_a100", "H100": "dgx_h100"}
-#: A row is replayed when its micro-batches per replica times layers (times 4 with tensor
-#: parallelism, whose collectives dominate the replay's cost) are at most this; else the
-#: closed form. A cost rule, set before any error was seen: GPT 16B at TP 4 (4 x 32 x 4 = 512)
-#: replays in about 20 s, GPT 177B at TP 8, PP 6 on 96 GPUs (576 x 96 x 4) in about 100 s.
-SIMULATE_LIMIT = 512
 
 _INT = ("gpus", "layers", "hidden", "heads", "vocab", "seq", "micro_batch", "global_batch", "tp",
         "pp", "dp", "chunks", "zero")
-_BOOL = ("bias", "tied", "fsdp", "sequence_parallel")
+_BOOL = ("bias", "tied", "fsdp", "sequence_parallel", "tp_comm_overlap", "overlap_param_gather")
 _FIELDS = ("id", "method", "closed", "simulated", "predicted", "null", "note")
 
 
@@ -163,30 +161,48 @@ def null_time(row):
                                                    * device_flops(row["gpu"], "fp16"))
 
 
-def simulated(row):
-    """Whether a row is replayed (True) or predicted by the closed form (cost only).
+def options(row):
+    """The keyword arguments of :func:`studies.scaling.transformer.point` for a row.
+
+    The layout's, plus what the row's framework does with them:
+
+    * ``megatron-core`` (the README's H100 runs, Megatron-Core r0.8.0): the flags the README
+      names, ``--tp-comm-overlap`` (``tp_overlap``, where the row has tensor parallelism)
+      and ``--overlap-param-gather`` (``param_gather="overlap"``); gradients accumulated
+      and reduced in fp32 under bf16 (``megatron/training/arguments.py``:
+      ``accumulate_allreduce_grads_in_fp32 = True`` with ``--bf16``), in buckets of
+      ``max(40e6, 1e6 dp)`` of them (``megatron/core/distributed/distributed_data_parallel.py``,
+      the default ``bucket_size`` with ``--overlap-grad-reduce``).
+    * ``torchtitan``: FSDP2 with ``MixedPrecisionPolicy(param_dtype=bfloat16,
+      reduce_dtype=float32)`` (``torchtitan/parallelisms/parallelize_llama.py`` at
+      504e7641d; ``--training.mixed_precision_reduce`` "float32" in
+      ``torchtitan/config_manager.py`` at 9dec370): the gradients' reduce-scatters in fp32.
 
     Examples
     --------
-    >>> [simulated(r) for r in load()[:2]]
-    [True, True]
+    >>> o = options(load()[1])   # Megatron-Core, TP 2, DP 48
+    >>> o["tp_overlap"], o["param_gather"], o["grad_element"], o["bucket_bytes"] / 1e6
+    (True, 'overlap', 4, 192.0)
     """
-    m = row["global_batch"] // (row["micro_batch"] * row["dp"])
-    return m * row["layers"] * (4 if row["tp"] > 1 else 1) <= SIMULATE_LIMIT
-
-
-def _options(row):
-    return dict(pipeline="interleaved" if row["chunks"] > 1 else "1f1b", chunks=row["chunks"],
-                recompute=row["recompute"], sequence_parallel=row["sequence_parallel"],
-                zero=row["zero"], fsdp=row["fsdp"])
+    out = dict(pipeline="interleaved" if row["chunks"] > 1 else "1f1b", chunks=row["chunks"],
+               recompute=row["recompute"], sequence_parallel=row["sequence_parallel"],
+               zero=row["zero"], fsdp=row["fsdp"], tp_overlap=row["tp_comm_overlap"],
+               param_gather="overlap" if row["overlap_param_gather"] else "after",
+               grad_element=4)
+    if row["framework"] == "megatron-core":
+        out["bucket_bytes"] = 4 * max(40e6, 1e6 * row["dp"])
+    elif row["framework"] != "torchtitan":
+        raise ValueError(f"unknown framework {row['framework']!r} of row {row['id']}")
+    return out
 
 
 def predict(row, efficiency=None):
     """One row's prediction: a dict of :data:`_FIELDS` (times in seconds).
 
-    ``method`` is ``"simulated"`` or ``"closed form"``; ``predicted`` is the replay's
-    makespan where the row is replayed, else the closed form. A closed form that
-    raises is recorded in ``note`` (and the replay still runs).
+    ``predicted`` is the replay's makespan (``method`` ``"simulated"``), ``closed`` the
+    closed form beside it, ``note`` why the two differ (:mod:`studies.scaling.gaps`:
+    which class of calls or hops the replay found slower than alone), or that the
+    closed form raised (the replay then runs alone).
 
     Examples
     --------
@@ -198,20 +214,16 @@ def predict(row, efficiency=None):
     e = default_efficiency() if efficiency is None else efficiency
     c, L = model(row), layout(row["tp"], row["pp"], row["dp"])
     G = topology_factory(f"gpu_cluster:machine={MACHINES[row['gpu']]}")(row["gpus"])
-    sim, note = simulated(row), ""
+    kw = options(row)
     try:
-        rec = point(c, L, G, e, simulate=sim, **_options(row))
-        closed, made = rec["time"], rec["simulated"]
-    except (KeyError, ValueError) as exc:   # a closed form that fails: say so, replay anyway
-        closed, made, sim = None, None, True
+        rec = point(c, L, G, e, simulate=True, **kw)
+        closed, made, note = rec["time"], rec["simulated"], rec["why"] or ""
+    except (KeyError, ValueError) as exc:   # a closed form that fails: say so, replay alone
+        t = schedule(c, L.tp, L.pp, L.dp, device_flops=e * peak_of(G, c.precision), **kw)
+        closed, made = None, replay(t, G, placement=gpus_of(G)[:L.world], collapse=True).makespan
         note = f"closed form failed: {type(exc).__name__} {exc}"
-    if sim and made is None:
-        t = schedule(c, L.tp, L.pp, L.dp, device_flops=e * peak_of(G, c.precision),
-                     **_options(row))
-        made = replay(t, G, placement=gpus_of(G)[:L.world], collapse=True).makespan
-    return {"id": row["id"], "method": "simulated" if sim else "closed form", "closed": closed,
-            "simulated": made, "predicted": made if sim else closed, "null": null_time(row),
-            "note": note}
+    return {"id": row["id"], "method": "simulated", "closed": closed, "simulated": made,
+            "predicted": made, "null": null_time(row), "note": note}
 
 
 def predictions(rows=None, out=None):

@@ -69,6 +69,9 @@ from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta
                               expert_grads, is_moe, layer_delta, plan)
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import BLOCKS, memory_seconds
+from workloads.transformer.overlaps.param_gather import (check_param_gather, first_forward,
+                                                           forward_buckets)
+from workloads.transformer.overlaps.tp import check_tp_overlap, exposed
 from workloads.transformer.gemm import block_seconds, check_compute, stage_seconds
 from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, zero3_timeline
 from workloads.transformer.prices import seconds as _seconds
@@ -89,7 +92,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                 chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
                 moe=None, ep=1, first_stage_layers=None, last_stage_layers=None,
                 inflight_allgathers=INFLIGHT_ALLGATHERS, compute="flops", device=None,
-                price=None):
+                price=None, tp_overlap=False, param_gather="after"):
     """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
 
     Parameters
@@ -133,6 +136,16 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         ``price(group, op, nbytes)``: the seconds of one collective on the first group
         of ``"tp"``, ``"dp"``, ``"ep"`` or ``"edp"`` as the replay runs it, or None
         for MPICH's ring on ``links`` (:func:`workloads.transformer.prices.seconds`).
+    tp_overlap : bool
+        As for :func:`workloads.transformer.iteration.schedule`: a block's collectives
+        add only what exceeds its compute
+        (:func:`workloads.transformer.overlaps.tp.exposed`) to ``t_f``, ``t_b`` and the
+        ``tp`` term.
+    param_gather : {"after", "overlap"}
+        As for :func:`workloads.transformer.iteration.schedule`: overlapped, each stage's
+        first forward is timed with its buckets' allgathers
+        (:func:`workloads.transformer.overlaps.param_gather.first_forward`) in the pipeline's
+        timeline, and what they delay the pipeline is counted in ``dp``.
 
     Returns
     -------
@@ -156,6 +169,9 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                       first_stage_layers, last_stage_layers)
     zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
+    overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
+    gathered = check_param_gather(param_gather, zstage, chunks,
+                                  first_stage_layers is not None or last_stage_layers is not None)
     dev = check_compute(compute, device, c, moe)
     gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
@@ -171,10 +187,11 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         pre, post = 0.0, cost("tp", "allreduce", L.tp, act)
     redo = recompute == "full"
     F = float(device_flops) if gemm is None else None
-    mem = _layer_memory(memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth), redo)
+    ms = memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth)
+    mem = _layer_memory(ms, redo)
     # per chunk: forward compute, backward compute, forward comm, backward comm (seconds)
-    per = [[_chunk(st, pre, post, redo, F, mem, gemm) for st in chunk_list]
-           for chunk_list in stages]
+    per = [[_chunk(st, pre, post, redo, F, mem, gemm, ms if overlap else None)
+            for st in chunk_list] for chunk_list in stages]
     if p:   # the MoE layers' extra work, and their dense and expert gradients apart
         per = [[tuple(x + y for x, y in zip(row, chunk_delta(st, p, st.mlp, pre, post, redo,
                                                                 links, F, price)))
@@ -203,10 +220,20 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         # docstring)
         pipe, ends, ideal, work = _uneven(pipeline, L.pp, m, per, hop, regather, v)
         bubble, e_tp = work - compute, ideal - work - e_ep
+    delay = 0.0
+    if gathered:   # each stage's first forward waits for its buckets' allgathers
+        first = [_first_forward(st[0], row[0], F, gemm, pre, overlap, element, bucket_bytes,
+                                c.element, L.dp, _cost(links, "dp"), price)
+                 for st, row in zip(stages, per)]
+        each = [[x[0] + x[2] for x in rows] for rows in per], [[x[1] + x[3] for x in rows]
+                                                                for rows in per]
+        gated, ends = _pipeline.timeline(pipeline, L.pp, m, *each, hop, v, regather, first)
+        delay = gated - _pipeline.timeline(pipeline, L.pp, m, *each, hop, v, regather)[0]
     out = {"compute": compute, "bubble": bubble, "tp": e_tp, "pp": pipe - ideal,
-           "dp": _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes,
-                             _cost(links, "dp"), pre + post, post, redo, zstage, c.element,
-                             mem[1], p, experts if p else None, links, gemm, price),
+           "dp": delay + _exposed_dp(L, stages, per, ends, pipe + delay, F, element,
+                                     bucket_bytes, _cost(links, "dp"), pre + post, post, redo,
+                                     zstage, c.element, mem[1], p, experts if p else None,
+                                     links, gemm, price, not gathered, overlap),
            "ep": e_ep}
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
@@ -221,6 +248,31 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
                t_forward=t_f, t_backward=t_b)
     return out
+
+
+def _first_forward(st, row, F, gemm, pre, overlap, element, bucket_bytes, param_element, dp,
+                   ab, price):
+    """A stage's first forward under the overlapped parameter allgather, ``f(start) -> end``:
+    its units (the embedding, each layer, the logit layer) in the forward's order, their
+    buckets and allgathers (:func:`workloads.transformer.overlaps.param_gather.first_forward`)."""
+    xf, _, cf, _ = row
+    logit = _logit(st, F, gemm, pre, overlap, False)
+    layer = (xf + cf - logit) / len(st.layers)
+    units = ([("embedding", 0.0)] if any(g == "embedding" for g, _ in st.grads) else [])
+    units += [(k, layer) for k in st.layers] + ([("logit", logit)] if st.logit else [])
+    buckets = forward_buckets(st, element, bucket_bytes)
+    gathers = [_seconds("dp", "allgather", dp, n * param_element, {"dp": ab}, price)
+               for _, n in buckets]
+    return first_forward(units, buckets, gathers)
+
+
+def _logit(st, F, gemm, comm, overlap, backward):
+    """The logit layer's forward (or backward) seconds with its collective of ``comm``
+    seconds (beside it under ``overlap``); 0 off the last stage."""
+    if not st.logit:
+        return 0.0
+    x = _times(st, F, False, gemm)[3 if backward else 2]
+    return x + (exposed(x, comm) if overlap else comm)
 
 
 def _stream(price, group):
@@ -258,10 +310,14 @@ def _times(st, F, redo, gemm=None):
             st.logit / F, 2 * st.logit / F)
 
 
-def _chunk(st, pre, post, redo, F, mem, gemm=None):
+def _chunk(st, pre, post, redo, F, mem, gemm=None, ms=None):
     """A chunk's forward and backward compute seconds and blocking tensor-parallel time per
     micro-batch; ``mem``: a layer's memory seconds (forward, backward); ``gemm``: the GEMM
-    seconds of :func:`workloads.transformer.gemm.block_seconds` (None: FLOPs at ``F``)."""
+    seconds of :func:`workloads.transformer.gemm.block_seconds` (None: FLOPs at ``F``);
+    ``ms``: each block's memory seconds, given under the tensor-parallel overlap
+    (:func:`_overlapped`)."""
+    if ms is not None:
+        return _overlapped(st, pre, post, redo, F, gemm, ms)
     n, block = len(st.layers), pre + post
     if gemm is None:
         xf = (n * (st.attention + st.mlp) + st.logit) / F + n * mem[0]
@@ -275,9 +331,37 @@ def _chunk(st, pre, post, redo, F, mem, gemm=None):
     return xf, xb, cf, cb
 
 
+def _overlapped(st, pre, post, redo, F, gemm, ms):
+    """:func:`_chunk` under ``tp_overlap``: each block's compute seconds as the trace's ops
+    (its GEMMs', or its FLOPs at ``F``, plus its memory op), its collectives adding
+    only what exceeds them (:func:`workloads.transformer.overlaps.tp.exposed`)."""
+    flops = {"attention": st.attention, "mlp": st.mlp, "logit": st.logit}
+    scale = {"forward": 1, "recompute": 1, "backward": 2}
+
+    def x(unit, tag):
+        pas = "backward" if tag == "backward" else "forward"
+        t = gemm[unit, pas] if gemm is not None else scale[tag] * flops[unit] / F
+        return t + ms.get((unit, tag), 0.0)
+    n, block = len(st.layers), pre + post
+    passes = {"forward": ("forward",), "backward": ("backward",) + ("recompute",) * redo}
+    out = []
+    for name, tags in passes.items():
+        blocks = [x(u, tag) for tag in tags for u in BLOCKS]
+        compute = n * sum(blocks)
+        comm = n * sum(exposed(t, block) for t in blocks)
+        if st.logit:
+            t = x("logit", name)
+            compute, comm = compute + t, comm + exposed(t, pre if name == "forward" else post)
+        if name == "backward" and st.core:   # selective: the attention core, no collective
+            compute += n * (gemm["core", "forward"] if gemm is not None else st.core / F)
+        out.append((compute, comm))
+    (xf, cf), (xb, cb) = out
+    return xf, xb, cf, cb
+
+
 def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
                 redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
-                links=None, gemm=None, price=None):
+                links=None, gemm=None, price=None, allgather=True, overlap=False):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
 
     Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
@@ -300,12 +384,15 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
     for s, chunks in enumerate(stages):
         t = ends[s] - sum(x[1] + x[3] for x in per[s])
         done, grads = {}, []
-        for st in reversed(chunks):
+        for st, row in zip(reversed(chunks), reversed(per[s])):
             # the logit layer's backward comes first, whether or not it holds its own
             # gradient (with one stage the embedding's is the tied word embedding's)
             _, back, _, logit = _times(st, F, redo, gemm)
             t += logit + (post if st.logit else 0)
             layer = back + layer_memory + 2 * block_comm * (1 + redo)
+            if overlap:   # the tensor-parallel collectives beside the compute: the chunk's row
+                t += _logit(st, F, gemm, post, True, True) - logit - (post if st.logit else 0)
+                layer = (row[1] + row[3] - _logit(st, F, gemm, post, True, True)) / len(st.layers)
             if p:
                 flops, _, cb = layer_delta(p, block_comm - post, post, redo, links, price)
                 moe = (2 + redo) * (flops - st.mlp) / F + cb
@@ -322,7 +409,7 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
             plan = [(g, reduce(L.dp, n, *ab)) for g, n in buckets(grads, element, bucket_bytes)]
         for source, cost in plan:
             finish = max(finish, done[source]) + cost
-        if zstage:
+        if zstage and allgather:
             finish += _seconds("dp", "allgather", L.dp,
                                sum(n for _, n in grads) * param_element, {"dp": ab}, price)
         worst = max(worst, finish - pipe)

@@ -70,6 +70,8 @@ from workloads.transformer.layout import Layout
 from workloads.transformer.stages import buckets, check
 from workloads.transformer.compute import memory_seconds
 from workloads.transformer.gemm import block_seconds, check_compute
+from workloads.transformer.overlaps.param_gather import check_param_gather, make_gate
+from workloads.transformer.overlaps.tp import check_tp_overlap
 from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, make_gather
 
 __all__ = ["schedule", "shift", "measure", "closed_form", "DESCRIPTION", "TAGS"]
@@ -83,7 +85,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
              bucket_bytes=DDP_BUCKET_BYTES, grad_element=None, iterations=1, device_flops=None,
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
              ep=1, first_stage_layers=None, last_stage_layers=None,
-             inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None, compute="flops", device=None):
+             inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None, compute="flops", device=None,
+             tp_overlap=False, param_gather="after"):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -140,6 +143,14 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     device : netsim.costmodel.gemm.GemmDevice, optional
         The GPU of ``compute="gemm"`` (e.g.
         :func:`topologies.devices.device_gemm`), stored in the metadata.
+    tp_overlap : bool
+        Megatron-LM's ``--tp-comm-overlap`` (with ``sequence_parallel``): each block's
+        allgather and reduce-scatter run beside its compute, the next block waiting for
+        both (:mod:`workloads.transformer.overlaps.tp`).
+    param_gather : {"after", "overlap"}
+        Under ZeRO-1/2: the parameter allgather after the reduce-scatters, or bucket by
+        bucket under the next iteration's first forward (Megatron-LM's
+        ``--overlap-param-gather``, :mod:`workloads.transformer.overlaps.param_gather`).
 
     replicas : int, optional
         Write the ops of data-parallel replicas ``0 .. replicas - 1`` only (a
@@ -170,6 +181,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                       **uneven)
     zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
+    overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
+    gathered = check_param_gather(param_gather, zstage, chunks, bool(uneven))
     dev = check_compute(compute, device, c, moe)
     gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
@@ -184,6 +197,10 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             "grad_element": element, **uneven}
     if zstage == 3:
         meta["inflight_allgathers"] = inflight_allgathers
+    if overlap:
+        meta["tp_overlap"] = True
+    if gathered:
+        meta["param_gather"] = "overlap"
     if p:
         meta.update(moe=moe._asdict(), ep=p.ep)
         experts, stages = expert_grads(stages, p), dense_stages(stages, p)
@@ -211,12 +228,16 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         GEMM seconds it takes under ``compute="gemm"`` (default ``kind``).
         """
         group, prev, size = L.tp_group(s, r), last[(s, r)], act if size is None else size
-        deps = [[x for x in (prev[k], None if extra is None else extra[k]) if x is not None]
-                for k in range(L.tp)]
+        deps = [[x for x in (prev[k], *_ops(None if extra is None else extra[k]))
+                 if x is not None] for k in range(L.tp)]
+        comm = None   # under the overlap: the block's last collective, beside its compute
         if L.tp > 1 and pre and before:
             op = b.collective(pre, group, size, deps=sum(deps, []), iteration=it, tag="tp",
                               element=c.element)
-            deps = [[op]] * L.tp
+            if overlap:
+                comm = op
+            else:
+                deps = [[op]] * L.tp
         work = ({"seconds": gemm[unit or kind, "backward" if tag == "backward" else "forward"]}
                 if gemm else {"flops": flops})
         ops = [b.compute(rank, **work, deps=deps[k], iteration=it, tag=tag)
@@ -225,9 +246,16 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             ops = [b.compute(rank, seconds=mem[(kind, tag)], deps=[op], iteration=it, tag=tag)
                    for rank, op in zip(group, ops)]
         if L.tp > 1 and post and after:
-            op = b.collective(post, group, size, deps=ops, iteration=it, tag="tp",
-                              element=c.element)
-            ops = [op] * L.tp
+            op = b.collective(post, group, size,
+                              deps=([comm] if comm is not None else sum(deps, [])) if overlap
+                              else ops, iteration=it, tag="tp", element=c.element)
+            if overlap:
+                comm = op
+            else:
+                ops = [op] * L.tp
+        if comm is not None:   # the next block waits for the compute and the collectives
+            ops = [b.compute(rank, seconds=0.0, deps=[x, comm], iteration=it, tag=tag)
+                   for rank, x in zip(group, ops)]
         last[(s, r)] = ops
         return ops
 
@@ -241,20 +269,22 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                           inflight_allgathers) if zstage == 3 else None)
     for it in range(iterations):
         at[0] = it
+        gate = (make_gate(b, L, stages, element, bucket_bytes, c.element, last, it, built)
+                if gathered else None)
         ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
                            chunks, scatter_gather and L.tp > 1, gather, mlp,
-                           make_meet(b, L, p, it, c.element), built)
+                           make_meet(b, L, p, it, c.element), built, gate)
         if zstage == 3:   # the optimizer step waits for every reduce-scatter
             for r in range(L.dp):
                 last[(0, r)] = list(chain)
         else:
             _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, c.element,
-                       p, experts, built)
+                       p, experts, built, not gathered)
     return b.build()
 
 
 def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks, regather,
-               gather, mlp, meet, built):
+               gather, mlp, meet, built, gate=None):
     """Add one iteration's forwards, backwards and pipeline messages; the gradient-ready ops.
 
     Stages are built in an order in which every message exists before the op
@@ -283,7 +313,8 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                                               iteration=it, tag="pp", element=c.element)] * L.tp
                     hook = gather and _hook(last, s, r, j == m - 1)
                     if kind == "F":
-                        yield from _forward(st, s, r, it, block, extra, hook, mlp)
+                        first = gate and j == 0 and (lambda src, ex: gate(s, r, src, ex))
+                        yield from _forward(st, s, r, it, block, extra, hook, mlp, first)
                     else:
                         yield from _backward(st, s, r, it, block, extra, recompute,
                                              ready.setdefault((s, r), {}), hook, mlp)
@@ -316,24 +347,32 @@ def _hook(last, s, r, sync):
     return hook
 
 
-def _forward(st, s, r, it, block, extra, hook, mlp):
+def _forward(st, s, r, it, block, extra, hook, mlp, gate=None):
     """One chunk's forward of one micro-batch on replica ``r`` of stage ``s`` (a generator).
 
     ``hook``, under ZeRO-3, runs a unit's pre and post hooks (:func:`_hook`);
-    ``mlp`` builds a layer's MLP block (yielding at its all-to-alls).
+    ``mlp`` builds a layer's MLP block (yielding at its all-to-alls); ``gate``, in
+    the first micro-batch under Megatron's overlapped parameter allgather, adds the
+    allgathers a block waits for (:func:`workloads.transformer.overlaps.param_gather.make_gate`).
     """
+    embedding = gate and any(g == "embedding" for g, _ in st.grads)
     root = hook and any(g == "embedding" for g, _ in st.grads)
     if root:   # the root unit: the embedding computes nothing here, the logit layer uses it
         yield from hook("pre", "embedding", False)
     for layer in st.layers:
         if hook:
             extra = yield from hook("pre", layer, False)
+        if gate:
+            extra = gate((["embedding"] if embedding and layer == st.layers[0] else [])
+                         + [layer], extra)
         block(s, r, st.attention, it, "forward", extra, kind="attention")
         yield from mlp(st, layer, s, r, it, "forward", 1)
         if hook:
             yield from hook("post", layer, False)
         extra = None
     if st.logit:
+        if gate:
+            extra = gate(["logit"], extra)
         block(s, r, st.logit, it, "forward", extra, after=False, unit="logit")
     if root:
         yield from hook("post", "embedding", False)
@@ -370,11 +409,12 @@ def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp):
 
 
 def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, param_element,
-               p=None, experts=None, built=None):
+               p=None, experts=None, built=None, allgather=True):
     """Add the data-parallel buckets; the next iteration's ops wait for them.
 
     Allreduces under plain data parallelism, reduce-scatters under ZeRO (then,
-    for ZeRO-1/2, an allgather of the shard's updated parameters). With experts
+    for ZeRO-1/2 with ``allgather``, an allgather of the shard's updated parameters;
+    without, it runs under the next forward: :mod:`workloads.transformer.overlaps.param_gather`). With experts
     (plan ``p``), their buckets go over the expert-data-parallel groups, in one
     chain with the dense ones in the order they complete.
     """
@@ -394,7 +434,7 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
                     op = b.collective(name, tuple(L.rank(s, r, k) for r in members), nbytes,
                                       deps=deps, iteration=it, tag="dp", element=element)
                     prev.update((r, [op]) for r in members)
-            if zstage in (1, 2):
+            if zstage in (1, 2) and allgather:
                 params = sum(n for st in chunks for _, n in st.grads) * param_element
                 op = b.collective("allgather", L.dp_group(s, k), params, deps=prev[0],
                                   iteration=it, tag="dp", element=param_element)
@@ -403,6 +443,11 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
                 shard = list(last[(s, r)])
                 shard[k] = prev[r][0] if prev[r] else shard[k]
                 last[(s, r)] = shard
+
+
+def _ops(x):
+    """An op or a tuple of ops (a block's inputs per shard) as a tuple."""
+    return x if isinstance(x, tuple) else (x,)
 
 
 def _replicas(replicas, L, p):

@@ -202,7 +202,7 @@ def _per_chunk(t, p, chunks):
     return [list(x) if hasattr(x, "__len__") else [x] * chunks for x in t]
 
 
-def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.0):
+def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.0, first=None):
     """Exact times of a pipeline: the makespan and each stage's end.
 
     Each op starts once its stage has finished the op before it and its input
@@ -212,7 +212,10 @@ def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.
     ``chunks``: each chunk's (chunks of uneven work, e.g. the logit layer in the last
     chunk of the last stage). An op with an input first spends ``gather``
     on its stage's stream reassembling it (Megatron-LM's scatter/gather of
-    pipeline tensors: an allgather among the tensor-parallel shards).
+    pipeline tensors: an allgather among the tensor-parallel shards). ``first``, a
+    function per stage ``f(start) -> end``, times stage ``s``'s first forward
+    (micro-batch 0, chunk 0) instead (the overlapped parameter allgather,
+    :func:`workloads.transformer.overlaps.param_gather.first_forward`).
 
     Returns
     -------
@@ -264,7 +267,11 @@ def timeline(schedule, p, m, t_forward, t_backward, hop=0.0, chunks=1, gather=0.
                     break
                 ready = end[(kind, src, j)] + hop if src is not None else 0.0
                 took = (t_forward if kind == "F" else t_backward)[s][c] + (gather if src else 0.0)
-                free[s] = end[(kind, (s, c), j)] = max(free[s], ready) + took
+                start = max(free[s], ready)
+                if first is not None and kind == "F" and j == 0 and c == 0:
+                    free[s] = end[(kind, (s, c), j)] = first[s](start + (gather if src else 0.0))
+                else:
+                    free[s] = end[(kind, (s, c), j)] = start + took
                 pos[s] += 1
                 moved = True
         if not moved:   # pragma: no cover - the schedules above never deadlock

@@ -30,7 +30,7 @@ from workloads.transformer.flops import (RECOMPUTE, attention_core_forward_flops
                                          layer_parameter_split, logit_forward_flops,
                                          mlp_forward_flops)
 
-__all__ = ["Stage", "stage", "stage_layers", "check_fit", "check", "buckets",
+__all__ = ["bucket_members", "Stage", "stage", "stage_layers", "check_fit", "check", "buckets",
            "shard_parameters", "embedding_shard"]
 
 
@@ -229,12 +229,24 @@ def buckets(grads, element, bucket_bytes):
     >>> buckets([("a", 10), ("b", 10), ("c", 30), ("d", 5)], 4, 60)
     [('b', 80), ('c', 120), ('d', 20)]
     """
-    out, size = [], 0
+    return [(sources[-1], size) for sources, size in bucket_members(grads, element, bucket_bytes)]
+
+
+def bucket_members(grads, element, bucket_bytes):
+    """:func:`buckets` with every source of each bucket: a list of (sources, bytes).
+
+    Examples
+    --------
+    >>> bucket_members([("a", 10), ("b", 10), ("c", 30), ("d", 5)], 4, 60)
+    [(('a', 'b'), 80), (('c',), 120), (('d',), 20)]
+    """
+    out, size, members = [], 0, []
     for k, (source, params) in enumerate(grads):
         size += params * element
+        members.append(source)
         if size >= bucket_bytes or k == len(grads) - 1:
-            out.append((source, size))
-            size = 0
+            out.append((tuple(members), size))
+            size, members = 0, []
     return out
 
 

@@ -70,6 +70,12 @@ def add_arguments(p):
                         "it does not apply to)")
     g.add_argument("--fsdp", action="store_true",
                    help="PyTorch FSDP full sharding: ZeRO-3's traffic and memory")
+    g.add_argument("--tp-overlap", action="store_true",
+                   help="tensor-parallel collectives beside the GEMMs (Megatron-LM "
+                        "--tp-comm-overlap; needs --sequence-parallel)")
+    g.add_argument("--overlap-param-gather", action="store_true",
+                   help="ZeRO-1/2's parameter allgather under the next forward, bucket by "
+                        "bucket (Megatron-LM --overlap-param-gather; needs --zero 1 or 2)")
     g.add_argument("--experts", type=int, default=None, metavar="E",
                    help="mixture-of-experts layers of E experts (with tp > 1 they need "
                         "--sequence-parallel, as in Megatron-LM)")
@@ -295,7 +301,7 @@ def run(args, perturbation=None):
     >>> run(p.parse_args(["--pp", "4"]))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
      P  tp  pp  dp    m  time ...
     --  --  --  --  ---  ...
-    64   8   4   2  256  5.1 s ...
+    64   8   4   2  256  4.93 s ...
     ...
     """
     check_options(args, tp=(1, None), pp=(1, None), micro_batch=(1, None),
@@ -318,6 +324,10 @@ def run(args, perturbation=None):
     gemm = getattr(args, "compute", "flops") == "gemm"
     if gemm:
         kw["compute"] = "gemm"
+    if getattr(args, "tp_overlap", False):
+        kw["tp_overlap"] = True
+    if getattr(args, "overlap_param_gather", False):
+        kw["param_gather"] = "overlap"
     if args.first_stage_layers is not None or args.last_stage_layers is not None:
         kw.update(first_stage_layers=args.first_stage_layers,
                   last_stage_layers=args.last_stage_layers)
