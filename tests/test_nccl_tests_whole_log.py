@@ -13,7 +13,9 @@ reduce_scatter (``src/all_gather.cu``, ``src/reduce_scatter.cu``) each rank's sh
 
 The third-party reader is SuperBench's nccl-bw benchmark (github.com/microsoft/superbenchmark,
 commit 2c88db9, ``superbench/benchmarks/micro_benchmarks/cuda_nccl_bw_performance.py``,
-``_process_raw_result``), whose rules :func:`superbench_rows` restates.
+``_process_raw_result``), whose rules :func:`superbench_rows` restates; with
+``NETSIM_SUPERBENCH_NCCL`` naming that file (from a checkout of SuperBench; MIT licence, not
+kept here), SuperBench's own method reads netsim's output too.
 """
 
 import json
@@ -178,3 +180,67 @@ def test_the_layout_lines_match_a_posted_log_line_by_line(capsys):
     # SuperBench's rules read both the same way: one row of the same size
     assert [r[0] for r in superbench_rows(POSTED)] == [r[0] for r in superbench_rows(out)] \
         == [33554432]
+
+
+def _superbench_parser(path):
+    """SuperBench's own ``CudaNcclBwBenchmark._process_raw_result``, run unchanged: its module
+    executed from ``path`` with stand-ins for the package's framework (logger, registry and
+    base class), which the parsing method does not use beyond adding results."""
+    import sys
+    import types
+
+    class Base:
+        pass
+
+    class Registry:
+        @staticmethod
+        def register_benchmark(*args, **kwargs):
+            return None
+
+    stubs = {
+        "superbench": {}, "superbench.common": {},
+        "superbench.common.utils": {"logger": types.SimpleNamespace(error=lambda *a: None)},
+        "superbench.benchmarks": {"BenchmarkRegistry": Registry, "ReturnCode": object,
+                                  "Platform": types.SimpleNamespace(CUDA="CUDA", ROCM="ROCM")},
+        "superbench.benchmarks.micro_benchmarks": {"MicroBenchmarkWithInvoke": Base},
+    }
+    saved = {name: sys.modules.get(name) for name in stubs}
+    try:
+        for name, attrs in stubs.items():
+            sys.modules[name] = types.SimpleNamespace(**attrs)
+        module = types.ModuleType("superbench_nccl_bw")
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), module.__dict__)
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = old
+    return module.CudaNcclBwBenchmark._process_raw_result
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("NETSIM_SUPERBENCH_NCCL"),
+                    reason="set NETSIM_SUPERBENCH_NCCL to SuperBench's "
+                           "cuda_nccl_bw_performance.py (github.com/microsoft/superbenchmark)")
+@pytest.mark.parametrize("in_place", [False, True])
+def test_superbenchs_own_parser_reads_every_row(capsys, in_place):
+    import os
+    import types
+
+    parse = _superbench_parser(os.environ["NETSIM_SUPERBENCH_NCCL"])
+    out = _out(capsys, ["collective", "allreduce", "--library", "nccl", "--topology", "dgx1",
+                        "--sizes", "8B..1KiB"])
+    results = {}
+    bench = types.SimpleNamespace(
+        _args=types.SimpleNamespace(operation="allreduce", in_place=in_place,
+                                    log_raw_data=False),
+        _result=types.SimpleNamespace(add_raw_data=lambda *a: None,
+                                      add_result=lambda k, v: results.__setitem__(k, v)),
+        _curr_run_index=0, _name="nccl-bw")
+    assert parse(bench, 0, out) is True
+    table = [line.split() for line in out.splitlines() if line[:1] not in ("#", "")]
+    col = 9 if in_place else 5   # time, algbw, busbw of the in-place or out-of-place half
+    assert {k: v for k, v in results.items()} == {
+        f"allreduce_{f[0]}_{name}": float(f[col + i])
+        for f in table for i, name in enumerate(("time", "algbw", "busbw"))}
