@@ -152,3 +152,39 @@ def test_a_sweep_starts_no_more_local_workers_than_points(tmp_path):
                         log=said.append)
     assert summary["ran"] == 1
     assert "a local cluster of 1 threads" in said[0]
+
+
+def test_fine_priority_pieces_are_priced_at_the_priority_path_cost(capsys, monkeypatch):
+    # 1kB pieces of resnet50: 102,237 pieces an iteration (each layer's floats in chunks of
+    # 250), a ring allreduce each (4 messages at P = 2), 2 iterations: 817,896 messages at
+    # 74 us (PRIORITY_MESSAGE_SECONDS) = 60.5 s, plus 204,474 pairs at 6.5 us = 1.33 s: about
+    # 62 s, announced on any stderr. It was priced at 2.9 us a message (2.4 s) and ran 3 min.
+    import studies.cli.commands.overlap as ov
+    from studies.cli.parser import main
+
+    assert ov.piece_count("resnet50", "priority", 25 * 2**20, 1e3) == 102237
+
+    def study(*args, **kwargs):
+        raise KeyboardInterrupt        # announced, then stopped before any replay
+    monkeypatch.setattr(ov, "overlap_study", study)
+    assert main(["overlap", "-P", "2", "--models", "resnet50", "--networks", "10GbE",
+                 "--modes", "priority", "--partition", "1kB"]) == 130
+    assert "overlap of 1 runs: about 62 s of CPU by the work estimate" in capsys.readouterr().err
+
+
+def test_a_long_window_is_probed_over_a_few_iterations_before_its_estimate(capsys,
+                                                                            monkeypatch):
+    # n_push = 1e6: ps-async's window is one push period, 10^6 iterations. The probe traces
+    # at P = 8 and 16 were built over all of them (minutes, silent) before P = 64 was priced.
+    import studies.scaling.paradigm as sp
+
+    asked, real = [], sp.traces
+
+    def traces(source, workers, iterations=None, **kwargs):
+        asked.append(iterations)
+        return real(source, workers, iterations=iterations, **kwargs)
+    monkeypatch.setattr(sp, "traces", traces)
+    one_line_error(capsys, ["scale", "ps-async", "-P", "2..64", "--set", "n_push=1000000"],
+                   "ps-async at P = 64 (grown from its traces at P = 8, 16)",
+                   "over the 3600 s allowed")
+    assert asked == [sp.PROBE_ITERATIONS]   # the probes only, over 16 iterations

@@ -21,7 +21,8 @@ from studies.cli.console import (check_not_read, check_options, check_png, check
 from studies.cli.options import add_force_argument, add_library_argument
 from studies.scaling.overlap import PARTITION_BYTES, overlap_study, plot_overlap
 from studies.reports.text import table
-from studies.scaling.trace_size import check_ops, message_count
+from studies.scaling.trace_size import (MESSAGE_SECONDS, PRIORITY_MESSAGE_SECONDS, TIME_LIMIT,
+                                         check_ops, message_count)
 
 HELP = ("overlap study: time per iteration against P for no overlap, layer-wise, DDP buckets "
         "and partitions with priorities, next to closed forms")
@@ -152,6 +153,16 @@ def run(args):
                                  "--iterations or larger pieces", limit=float("inf"),
                                  topology="star", ranks=P,
                                  pairs=count * P)["seconds"]
+            # strict-priority sharing costs more per message than max-min's batch path
+            urgent = sum(n for (_, mode), n in per_run.items() if mode == "priority")
+            seconds += (urgent * len(split(args.networks)) * ring
+                        * (PRIORITY_MESSAGE_SECONDS - MESSAGE_SECONDS))
+        if seconds > TIME_LIMIT:
+            raise NetsimError(f"overlap of {runs} runs would take about {seconds:.3g} s of CPU, "
+                              f"over the {TIME_LIMIT:.0f} s allowed (a priority piece's message "
+                              f"at {PRIORITY_MESSAGE_SECONDS * 1e6:g} us, benchmarks/README.md); "
+                              f"use a smaller P, fewer --iterations or larger pieces, or --force "
+                              f"to try anyway")
         expect(args, seconds, f"overlap of {runs} runs")
     with progress(args, runs, "overlap", unit="run") as bar:  # 17-60 s showed nothing
         records = overlap_study(models=split(args.models), networks=split(args.networks),
