@@ -188,3 +188,8 @@ def test_a_long_window_is_probed_over_a_few_iterations_before_its_estimate(capsy
                    "ps-async at P = 64 (grown from its traces at P = 8, 16)",
                    "over the 3600 s allowed")
     assert asked == [sp.PROBE_ITERATIONS]   # the probes only, over 16 iterations
+
+
+def test_an_experiment_named_twice_is_refused(capsys):
+    # `claims --only lp,lp` ran lp's claims twice over and printed each row twice.
+    one_line_error(capsys, ["claims", "--only", "lp,lp"], "--only names lp twice; give each once")
