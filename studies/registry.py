@@ -113,10 +113,11 @@ def topology_factory(spec):
     if "n" in params and "n=" not in opts:
         return lambda hosts: parse_topology(f"{spec}{sep}n={hosts}")
     if "nodes" in params and "nodes=" not in opts:
-        one = parse_topology(f"{spec}{sep}nodes=1")
-        per = max(1, sum(k == "gpu" for _, k in one.nodes(data="kind")))
-        return lambda hosts: (one if hosts <= per else
-                              parse_topology(f"{spec}{sep}nodes={-(-hosts // per)}"))
+        # GPUs per machine counted on two machines: a network option (network=fat_tree)
+        # applies to two, and one machine built for a few ranks refuses it (nothing to join)
+        two = parse_topology(f"{spec}{sep}nodes=2")
+        per = max(1, sum(k == "gpu" for _, k in two.nodes(data="kind")) // 2)
+        return lambda hosts: parse_topology(f"{spec}{sep}nodes={max(1, -(-hosts // per))}")
     G = parse_topology(spec)
     return lambda hosts: G
 

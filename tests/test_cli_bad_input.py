@@ -100,7 +100,7 @@ def test_topology_specs_silently_accepted_before(capsys, spec, needle):
 
 @pytest.mark.parametrize("item, needle", [
     ("hidden=", "option hidden has an empty value"),
-    ("hidden=32,", "option hidden takes a tuple"),
+    ("hidden=32,", "option hidden takes comma-separated integers"),
 ])
 def test_empty_paradigm_option_values(capsys, item, needle):
     one_line_error(capsys, ["record", "single", "--set", item], needle)

@@ -117,3 +117,27 @@ sys.exit(main(["sweep", {str(cfg)!r}, "-j", "2", "-o", {str(tmp_path / "out.csv"
     assert p.returncode == 130, p.stderr[-2000:]
     assert p.stderr == "netsim: interrupted\n", p.stderr[-2000:]
     assert not (tmp_path / "out.png").exists()  # stopped before the grid ran
+
+
+# A Ctrl-C while the interpreter tears its modules down, after the command returned: Python
+# has put SIGINT back to its default action by then (_PySignal_Fini), so it killed the
+# process with no word (status -2 to subprocess) whenever the teardown was slow, as after
+# `netsim scale transformer --sweep`. An object whose teardown sends SIGINT stands for that
+# moment, deterministically.
+_DURING_TEARDOWN = """
+import os, signal, sys
+class Late:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+late = Late()   # a global of __main__: deleted with the modules, after SIGINT's reset
+sys.argv = ["netsim", "collective", "ring", "-P", "2", "-n", "-1MB"]
+from studies.cli.entry import main
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_while_the_interpreter_tears_down_keeps_the_status():
+    p = _run(_DURING_TEARDOWN)
+    # the command's own status and its one line: the process ended before the teardown
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("netsim: error: ") and len(p.stderr.splitlines()) == 1

@@ -259,7 +259,7 @@ _T = ["scale", "transformer", "-P", "8", "--topology", "dgx_h100"]
     (["--config", "gpt3-13b:layers=8,"], "has an empty option (a stray comma?)"),
     (["--config", "gpt3-13b:colour=red"],
      "--config gpt3-13b has no option 'colour'; options: layers, hidden"),
-    (["--config", "gpt3-13b:layers=eight"], "option layers takes a int, got 'eight'"),
+    (["--config", "gpt3-13b:layers=eight"], "option layers takes an integer, got 'eight'"),
     # neither the config's batch nor the option's wins silently, at any value
     (["--config", "gpt3-13b:global_batch=1024", "--global-batch", "256"],
      "--config gives global_batch=1024 and --global-batch is given too"),

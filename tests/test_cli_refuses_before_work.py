@@ -156,7 +156,7 @@ def test_sweep_refuses_a_point_too_big_before_the_cluster(capsys, tmp_path):
     ("topologies: [star]\nparadigms: [ps-sync]\nP: [2]\noptions: {ps-sync: {lr: .nan}}\n",
      "options of ps-sync: lr must be a finite number > 0, got nan"),
     ("topologies: [star]\nparadigms: [ps-sync]\nP: [2]\noptions: {ps-sync: {servers: two}}\n",
-     "option servers takes a int, got 'two'"),
+     "option servers takes an integer, got 'two'"),
 ])
 def test_bad_sweep_configs_are_refused_before_the_first_point(capsys, tmp_path, text, needle):
     pytest.importorskip("yaml")

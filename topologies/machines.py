@@ -43,7 +43,7 @@ from topologies.links import (
     SOCKET_LATENCY,
     technology,
 )
-from topologies.rails import cluster_of
+from topologies.rails import cluster_of, one_machine
 
 __all__ = ["pcie_tree", "pcie_box", "dgx1", "dgx_a100", "dgx_h100", "hgx_h200", "dgx_b200",
            "hgx_h800", "l40s_box"]
@@ -73,8 +73,7 @@ def _pcie(gen, latency=PCIE_LATENCY):
 
 def _cluster(fn, nodes, network, nic, build):
     """None for one plain machine, else the cluster of ``nodes`` machines ``build()``."""
-    nodes = check_int(nodes, f"{fn}: nodes", error=TopologyError)
-    if nodes == 1 and nic is None:
+    if one_machine(fn, nodes, network, nic):
         return None
     return cluster_of(build(), fn, nodes, network=network, nic=nic)
 

@@ -17,11 +17,8 @@ import itertools
 
 import networkx as nx
 
-from netsim.checks import check_int
-from netsim.errors import TopologyError
-
 from topologies.links import INFINITY_FABRIC, NVLINK_LATENCY
-from topologies.rails import cluster_of
+from topologies.rails import cluster_of, one_machine
 
 __all__ = ["mi300x"]
 
@@ -71,8 +68,7 @@ def mi300x(nodes=1, network="rail", nic=None):
     448.0
     """
     fn = "mi300x"
-    nodes = check_int(nodes, f"{fn}: nodes", error=TopologyError)
-    if nodes > 1 or nic is not None:
+    if not one_machine(fn, nodes, network, nic):
         return cluster_of(mi300x(), fn, nodes, network=network, nic=nic)
     G = nx.Graph(name="mi300x(8 MI300X, all pairs joined by one Infinity Fabric link, 64 GB/s)")
     gpus = [f"gpu{i}" for i in range(8)]

@@ -29,7 +29,7 @@ from netsim.errors import TopologyError
 
 from topologies.devices import compute_capability, launch_latency
 from topologies.links import NVLINK, NVLINK_LATENCY, NVLINK_LINKS_PER_GPU, technology
-from topologies.rails import cluster_of
+from topologies.rails import cluster_of, one_machine
 
 __all__ = ["GPUS_PER_TRAY", "MAX_NVL", "nvl_rack", "gb200_nvl72", "gb300_nvl72"]
 
@@ -98,7 +98,7 @@ def nvl_rack(fn, model, nvl=MAX_NVL):
 def _rack_or_cluster(fn, model, nvl, nodes, network, nic):
     nodes = check_int(nodes, f"{fn}: nodes (NVLink domains)", error=TopologyError)
     one = nvl_rack(fn, model, nvl)
-    if nodes == 1 and nic is None:
+    if one_machine(fn, nodes, network, nic):
         return one
     return cluster_of(one, fn, nodes, network=network, nic=nic)
 

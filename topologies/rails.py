@@ -134,7 +134,7 @@ from netsim.errors import TopologyError
 from topologies import _validate as _check
 from topologies.links import PCIE_X16, technology
 
-__all__ = ["MachineKind", "MACHINES", "NETWORKS", "cluster_of"]
+__all__ = ["MachineKind", "MACHINES", "NETWORKS", "cluster_of", "one_machine"]
 
 
 class MachineKind(NamedTuple):
@@ -209,6 +209,50 @@ def _with_nics(one, kind):
         G.add_node(f"nic{r}", kind="nic", node=0, rail=r)
         G.add_edge(f"nic{r}", f"pcie{r // per_switch}", **_pcie_link(spec.gen))
     return G
+
+
+def one_machine(fn, nodes, network="rail", nic=None):
+    """Whether builder ``fn`` makes one plain machine (``nodes`` 1, no ``nic``), its options checked.
+
+    One machine has no network between machines: a ``network`` other than the default
+    would change nothing there and is refused, as an unknown one is anywhere.
+
+    Parameters
+    ----------
+    fn : str
+        The builder, for the messages.
+    nodes : int
+    network : str
+        One of :data:`NETWORKS`.
+    nic : str or None
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    TopologyError
+        For ``nodes < 1``, an unknown network, or a network other than ``"rail"`` for one
+        machine without a ``nic``.
+
+    Examples
+    --------
+    >>> one_machine("dgx_h100", 1), one_machine("dgx_h100", 2, "fat_tree")
+    (True, False)
+    >>> one_machine("dgx_h100", 1, "fat_tree")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TopologyError: dgx_h100: network='fat_tree' joins machines: it applies with nodes > 1 or a nic, and there is one machine
+    """
+    nodes = check_int(nodes, f"{fn}: nodes", error=TopologyError)
+    network = _check.choice(fn, "network", network, dict.fromkeys(NETWORKS))
+    if nodes > 1 or nic is not None:
+        return False
+    if network != NETWORKS[0]:
+        raise TopologyError(f"{fn}: network={network!r} joins machines: it applies with nodes > 1 "
+                            f"or a nic, and there is one machine")
+    return True
 
 
 def cluster_of(one, kind, nodes, network="rail", nic=None, sharp=False):

@@ -381,7 +381,7 @@ def _untyped(pb, node):
 def _files(directory):
     if not os.path.isdir(directory):
         raise TraceError(f"{directory}: not a directory of Chakra .et files")
-    found = {}
+    found, prefixes = {}, {}
     for name in sorted(os.listdir(directory)):
         m = _FILE.match(name)
         if m:
@@ -389,6 +389,11 @@ def _files(directory):
             if r in found:
                 raise TraceError(f"{directory}: two files for rank {r}: {found[r]} and {name}")
             found[r] = name
+            prefixes.setdefault(m.group(1), name)
+    if len(prefixes) > 1:  # two exports (two jobs) in one folder: ranks of each would mix
+        first, second = list(prefixes.values())[:2]
+        raise TraceError(f"{directory}: files of {len(prefixes)} prefixes ({first}, {second}): "
+                         f"one folder holds one job's <prefix>.<rank>.et files")
     if not found:
         raise TraceError(f"{directory}: no Chakra files named <prefix>.<rank>.et")
     missing = sorted(set(range(max(found) + 1)) - set(found))

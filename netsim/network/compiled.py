@@ -119,10 +119,6 @@ class Network:
         self.nodes = list(G.nodes)
         self.index = {n: i for i, n in enumerate(self.nodes)}
         src, dst, bw, lat = [], [], [], []
-        missing = sum("latency" not in d for _, _, d in G.edges(data=True))
-        if missing:
-            warnings.warn(f"{missing} of {G.number_of_edges()} edges carry no latency: "
-                          f"taken as 0 s", stacklevel=2)
         for u, v, data in G.edges(data=True):
             b = data.get("bandwidth")
             if b is None:
@@ -145,6 +141,11 @@ class Network:
                 dst.append(self.index[c])
                 bw.append(float(b))
                 lat.append(float(lt))
+        # warned once every edge passed: a graph refused for a bad edge gets its error alone
+        missing = sum("latency" not in d for _, _, d in G.edges(data=True))
+        if missing:
+            warnings.warn(f"{missing} of {G.number_of_edges()} edges carry no latency: "
+                          f"taken as 0 s", stacklevel=2)
         self.link_src = np.array(src, np.int64)
         self.link_dst = np.array(dst, np.int64)
         self.bandwidth = np.array(bw, np.float64)

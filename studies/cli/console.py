@@ -326,7 +326,8 @@ def _check_backend():
 
 
 def check_not_read(writes, reads):
-    """Refuse, before any work, an output that is one of the command's inputs or lies in one.
+    """Refuse, before any work, an output that is one of the command's inputs or lies in one,
+    or that another of its outputs names too.
 
     A command that wrote over what it reads would lose the input (``netsim replay t.json
     --csv t.json``); one that wrote into a folder it reads whole (``netsim import kineto prof
@@ -357,13 +358,23 @@ def check_not_read(writes, reads):
     Traceback (most recent call last):
     ...
     netsim.errors.NetsimError: --csv .../t.json is the input .../t.json: writing it would overwrite what the command reads; give another name
+    >>> check_not_read({"--csv": os.path.join(d, "o.json"), "--timeline": os.path.join(d, "o.json")},
+    ...                [])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --csv and --timeline both name .../o.json: the second would overwrite the first; give two names
     """
     import os
 
+    named = {}  # resolved output -> the option naming it: two outputs in one file lose one
     for flag, out in writes.items():
         if out is None:
             continue
         target = os.path.realpath(out)
+        if target in named:
+            raise NetsimError(f"{named[target]} and {flag} both name {out}: the second would "
+                              f"overwrite the first; give two names")
+        named[target] = flag
         for path in reads:
             if path is None:
                 continue

@@ -38,6 +38,13 @@ def main(argv=None):
     {"algorithm": "ring", ...}
     0
     """
+    ended = []   # the program's status, once the command returned (see _end_before_teardown)
+    if argv is None:   # run as the program (the console script, python -m), not called
+        import atexit
+
+        # registered first, so called last: after every exit handler a command's imports
+        # register (multiprocessing's, logging's), before the modules' teardown
+        atexit.register(_end_before_teardown, ended)
     try:
         from studies.cli import parser as cli
 
@@ -45,9 +52,31 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("netsim: interrupted", file=sys.stderr)
         status = INTERRUPTED
-    if argv is None:   # run as the program (the console script, python -m), not called
+    if argv is None:
         _exit_on_ctrl_c()
+        ended.append(status)
     return status
+
+
+def _end_before_teardown(ended):
+    """End the process with the command's status before Python tears its modules down.
+
+    By then Python has put SIGINT back to its default action (``_PySignal_Fini``), and
+    tearing down numpy, numba and the rest takes a while after a large command: a Ctrl-C
+    then killed the process with no word and no status of its own. Nothing is left to do
+    at that point but flushing the standard streams, done here. Does nothing when the
+    command raised (``ended`` empty): Python ends as usual, with its traceback.
+    """
+    if not ended:
+        return
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):   # a closed pipe (`netsim ... | head`), a closed stream
+            pass
+    os._exit(ended[0])
 
 
 def _on_ctrl_c(signum, frame):

@@ -64,7 +64,7 @@ def option_value(key, text, default, words=()):
     >>> option_value("servers", "two", 1)
     Traceback (most recent call last):
     ...
-    netsim.errors.NetsimError: option servers takes a int, got 'two'
+    netsim.errors.NetsimError: option servers takes an integer, got 'two'
     """
     if not str(text).strip():
         raise NetsimError(f"option {key} has an empty value; give {key}=VALUE")
@@ -90,7 +90,9 @@ def option_value(key, text, default, words=()):
         if isinstance(default, float):
             return float(text)
     except ValueError:
-        raise NetsimError(f"option {key} takes a {type(default).__name__}, got {text!r}") from None
+        kind = ("comma-separated integers" if isinstance(default, (tuple, list)) else
+                "an integer" if isinstance(default, int) else "a number")
+        raise NetsimError(f"option {key} takes {kind}, got {text!r}") from None
     if default is None and "," in text:  # ringtmp's hidden=256,256 (its default is None)
         try:
             return parse_shape(text, key)

@@ -542,10 +542,14 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
                 "iterations recorded: the projection repeats the recording's last epoch")
     seconds = 0.0  # of the points beyond the probe sizes, priced here
     if not force and workers[-1] > PROBE[-1]:
-        probe = traces(base if base is not None else source, list(PROBE), iterations=windows[0][1],
+        # probed over a few of the window's iterations, the counts scaled to all of it: a
+        # window of 10^6 iterations (ps-async's n_push=1000000) was built whole at each
+        # probe size, minutes before any estimate
+        n = min(windows[0][1], PROBE_ITERATIONS)
+        probe = traces(base if base is not None else source, list(PROBE), iterations=n,
                        seed=seed, dataset=dataset, model=model, batch=batch,
                        base_workers=base_workers, start=windows[0][0], **options)
-        counts = [projection_ops(t, t.ranks) for t in probe]
+        counts = [projection_ops(t, t.ranks) * windows[0][1] / n for t in probe]
         for P in workers:
             if P > PROBE[-1]:
                 seconds += check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its "
@@ -590,6 +594,11 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
             **_summary(workers, records, T1, strong, level), "closed_form_note": note,
             **({"closed_form_gaps": gaps} if gaps else {})}
 
+
+#: Iterations of a window the probe traces are built over (:func:`study`, beyond
+#: :data:`studies.scaling.trace_size.PROBE`): an estimate of the window's ops, scaled to its
+#: length, as a window's iterations in whole periods are alike.
+PROBE_ITERATIONS = 16
 
 #: The relative gap between simulation and closed form beyond which a study lists the P
 #: with the paradigm's reason (``closed_form_gaps``).

@@ -39,7 +39,7 @@ from studies.memory import available_memory, graph_size
 __all__ = ["message_count", "pair_count", "fan_in_dependencies", "bytes_per_op",
            "available_memory", "check_fits", "check_ops", "projection_ops", "grown_ops",
            "grown_ranks", "topology_size", "unequal_paths", "replay_seconds", "PROBE",
-           "MESSAGE_SECONDS", "SMALL_MESSAGE_SECONDS", "BATCH_OPS", "PAIR_SECONDS", "DEP_SECONDS", "BUILD_SECONDS",
+           "MESSAGE_SECONDS", "SMALL_MESSAGE_SECONDS", "PRIORITY_MESSAGE_SECONDS", "BATCH_OPS", "PAIR_SECONDS", "DEP_SECONDS", "BUILD_SECONDS",
            "ROUTE_SECONDS", "TIME_LIMIT"]
 
 PROBE = (8, 16)
@@ -59,6 +59,13 @@ SMALL_MESSAGE_SECONDS = 16.7e-6
 pipeline on 9 ranks or fewer; a paradigm's trace, whose compute ops desynchronise the
 ranks): each instant takes the engine's plain-Python small-event path). ``benchmarks/README.md``, "The work estimate", calibration row "lp, star, P = 8,
 k = 10000" (16.7 and 16.9 us); the desynchronised ring of the same page costs 17.8-21.5 us."""
+
+PRIORITY_MESSAGE_SECONDS = 74e-6
+"""CPU seconds per message of a replay with strict-priority sharing and many pieces in flight
+at once (``netsim overlap``'s priority mode: each layer's gradient cut into pieces, all
+released when its backward ends). ``benchmarks/README.md``, "The work estimate", row
+"overlap priority, resnet50, P = 2, 10kB pieces" (74.2 and 75.5 us, the lower taken); it
+grows with the pieces in flight: 3kB pieces cost 1.22x, 1kB about 3x what it prices."""
 
 BATCH_OPS = 8
 """Ops an instant must start or end, beyond which the engine takes its compiled batch path

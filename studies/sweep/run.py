@@ -145,6 +145,9 @@ def read_rows(path):
         return []
     except OSError as exc:
         raise NetsimError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, csv.Error) as exc:  # a binary file, or a CSV broken mid-row
+        raise NetsimError(f"{path} is not a sweep's CSV output ({type(exc).__name__}); give "
+                          f"another output file") from None
     if header is None:
         return []
     if tuple(header) != COLUMNS:
@@ -193,8 +196,9 @@ def _sort_output(path, points):
 
 # -- running ---------------------------------------------------------------------------------
 
-def _client(scheduler, jobs, processes, timeout):
-    """A Dask client: of the scheduler at ``scheduler``, else of a new LocalCluster."""
+def _client(scheduler, jobs, processes, timeout, points):
+    """A Dask client: of the scheduler at ``scheduler``, else of a new LocalCluster of ``jobs``
+    workers (default: the cores), at most ``points`` (more would only wait, and start slowly)."""
     import logging
 
     try:
@@ -207,7 +211,7 @@ def _client(scheduler, jobs, processes, timeout):
         except (OSError, TimeoutError, ValueError) as exc:
             why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise NetsimError(f"cannot reach the Dask scheduler at {scheduler}: {why}") from None
-    n = jobs or os.cpu_count() or 1
+    n = min(jobs or os.cpu_count() or 1, points)  # a worker per point at most: more idle
     cluster = None
     try:
         # Workers started inside never see a Ctrl-C (a traceback each); one pressed while they
@@ -306,7 +310,7 @@ def run_sweep(config, output=None, scheduler=None, jobs=None, processes=True, ti
             return summary
         own = None
         if client is None:
-            client, own = _client(scheduler, jobs, processes, timeout)
+            client, own = _client(scheduler, jobs, processes, timeout, len(todo))
         if log is not None:
             where = (scheduler or "the given cluster" if own is None else
                      f"a local cluster of {len(own.workers)} "

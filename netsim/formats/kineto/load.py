@@ -259,12 +259,14 @@ def load_kineto(paths_or_dir, steps=None, algorithm="ring", symmetric=False, gap
                              f"{by_rank[prof['rank']]['path']}")
         by_rank[prof["rank"]] = prof
     if symmetric and len(profs) != 1:
-        raise TraceError(f"symmetric=True takes one rank's file, got {len(profs)}")
+        raise TraceError(f"symmetric=True (netsim import --symmetric) takes one rank's file, "
+                         f"got {len(profs)}")
     if not symmetric and len(by_rank) != world:
         missing = sorted(set(range(world)) - set(by_rank))
         raise TraceError(f"missing rank file for rank {missing[0]} of world size {world} "
                          f"(have ranks {sorted(by_rank)} from {len(files)} file(s); "
-                         f"use symmetric=True for one rank of a data-parallel job)")
+                         f"use symmetric=True, netsim import --symmetric, for one rank of a "
+                         f"data-parallel job)")
     kept = {r: _select_steps(p, steps) for r, p in by_rank.items()}
     numbers = {r: [n for n, _, _ in k] for r, k in kept.items()}
     for r, p in by_rank.items():

@@ -89,6 +89,9 @@ def _experiments(text):
     if unknown or not names:
         raise UsageError(f"--only takes names among {', '.join(claims.EXPERIMENTS)}, "
                          f"got {text!r}")
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:  # its runs twice over, its rows repeated
+        raise UsageError(f"--only names {twice} twice; give each once")
     return names
 
 

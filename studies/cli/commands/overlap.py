@@ -11,15 +11,18 @@ import json
 
 from netsim.errors import NetsimError
 from netsim.units import format_time, parse_bytes, parse_workers
+from workloads.errors import WorkloadError
 from workloads.models import get_model
+from workloads.option_ranges import check_option
 from workloads.overlap import DDP_BUCKET_BYTES, OVERLAP, pieces
 
-from studies.cli.console import (check_options, check_png, check_writable, expect, log, progress,
-                                 write, write_csv)
+from studies.cli.console import (check_not_read, check_options, check_png, check_writable,
+                                 expect, log, progress, write, write_csv)
 from studies.cli.options import add_force_argument, add_library_argument
 from studies.scaling.overlap import PARTITION_BYTES, overlap_study, plot_overlap
 from studies.reports.text import table
-from studies.scaling.trace_size import check_ops, message_count
+from studies.scaling.trace_size import (MESSAGE_SECONDS, PRIORITY_MESSAGE_SECONDS, TIME_LIMIT,
+                                         check_ops, message_count)
 
 HELP = ("overlap study: time per iteration against P for no overlap, layer-wise, DDP buckets "
         "and partitions with priorities, next to closed forms")
@@ -108,6 +111,7 @@ def run(args):
     check_options(args, batch_size=(1, None), iterations=(1, None))
     check_png(args.png)
     check_writable(args.csv)
+    check_not_read({"--csv": args.csv, "--png": args.png}, [])
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()]
     for flag in ("models", "networks", "modes"):
         names = split(getattr(args, flag))
@@ -124,6 +128,12 @@ def run(args):
     runs = len(split(args.models)) * len(split(args.networks)) * len(workers) * len(
         split(args.modes))
     partition, bucket = parse_bytes(args.partition), parse_bytes(args.bucket)
+    for flag, key, value in (("partition", "partition_bytes", partition),
+                             ("bucket", "bucket_bytes", bucket)):
+        try:  # the workload's own range, before pricing: a 0-byte piece would price nonsense
+            check_option(key, value)
+        except WorkloadError as exc:
+            raise NetsimError(f"--{flag} {getattr(args, flag)}: {exc}") from None
     if not args.force:  # each piece of each iteration is a ring allreduce on a star
         # a model's pieces in each mode: counted, not cut (a 1-byte partition is 10^8 pieces)
         per_run = {(name, mode): piece_count(name, mode, bucket, partition)
@@ -140,9 +150,19 @@ def run(args):
             seconds += check_ops(count * ring, f"overlap at P = {P} ({count:.3g} pieces an "
                                  f"iteration over its runs, {args.iterations} iterations, a "
                                  f"ring allreduce each)", "messages", "a smaller P, fewer "
-                                 f"--iterations or larger pieces", limit=float("inf"),
+                                 "--iterations or larger pieces", limit=float("inf"),
                                  topology="star", ranks=P,
                                  pairs=count * P)["seconds"]
+            # strict-priority sharing costs more per message than max-min's batch path
+            urgent = sum(n for (_, mode), n in per_run.items() if mode == "priority")
+            seconds += (urgent * len(split(args.networks)) * ring
+                        * (PRIORITY_MESSAGE_SECONDS - MESSAGE_SECONDS))
+        if seconds > TIME_LIMIT:
+            raise NetsimError(f"overlap of {runs} runs would take about {seconds:.3g} s of CPU, "
+                              f"over the {TIME_LIMIT:.0f} s allowed (a priority piece's message "
+                              f"at {PRIORITY_MESSAGE_SECONDS * 1e6:g} us, benchmarks/README.md); "
+                              f"use a smaller P, fewer --iterations or larger pieces, or --force "
+                              f"to try anyway")
         expect(args, seconds, f"overlap of {runs} runs")
     with progress(args, runs, "overlap", unit="run") as bar:  # 17-60 s showed nothing
         records = overlap_study(models=split(args.models), networks=split(args.networks),

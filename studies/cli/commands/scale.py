@@ -157,7 +157,10 @@ def run(args, title=None):
         return scale_transformer.run(args, perturbation)
     if getattr(args, "paradigm", None):
         return _run_paradigm(args, perturbation)
-    algorithms = [a.strip() for a in (args.algorithms or "lp,mst,be,ring").split(",") if a.strip()]
+    algorithms = [a.strip() for a in (args.algorithms if args.algorithms is not None
+                                      else "lp,mst,be,ring").split(",") if a.strip()]
+    if not algorithms:  # `-a ''` named none: not the default silently
+        raise NetsimError(f"--algorithms {args.algorithms!r} names none; give at least one")
     if not algorithms:
         raise NetsimError(f"--algorithms {args.algorithms!r} names none; give at least one")
     for name in algorithms:
