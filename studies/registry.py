@@ -30,7 +30,7 @@ from workloads.models import MODELS
 from studies.cli.options import option_value
 
 __all__ = ["TOPOLOGIES", "PARADIGMS", "COLLECTIVES", "MODELS", "REGISTRY", "parse_topology",
-           "topology_factory", "parse_placement"]
+           "spec_gpus", "topology_factory", "parse_placement"]
 
 TOPOLOGIES = MappingProxyType({name: getattr(topologies, name) for name in topologies.BUILDERS})
 """Topology name -> builder (read-only)."""
@@ -267,11 +267,41 @@ def spec_size(spec):
     return None if size is None else {"elements": int(size[0]), "bytes": int(size[1])}
 
 
-def _extended_size(builder, kwargs):
-    """``(elements, bytes, large options)`` extended from probes at 8 and 16, or None."""
+def spec_gpus(spec):
+    """The gpu nodes of a builder spec's graph, estimated without building it.
+
+    As :func:`spec_size`: extended from the graphs built with the spec's large integer
+    options at 8 and 16; None for a spec without one (a small graph) or a graph file.
+
+    Examples
+    --------
+    >>> spec_gpus("gpu_cluster:machine=dgx_h100,nodes=100000")   # 8 GPUs a machine
+    800000
+    >>> spec_gpus("dgx_h100") is None
+    True
+    """
+    if spec.endswith((".json", ".graphml")):
+        return None
+    try:
+        parts = _spec(spec)
+    except TopologyError:
+        return None
+
+    def gpus(make):
+        return sum(1 for _, k in make().nodes(data="kind") if k == "gpu"), 0
+
+    size = _extended_size(*parts[1:], measure=gpus)
+    return None if size is None else int(round(size[0]))
+
+
+def _extended_size(builder, kwargs, measure=None):
+    """``(elements, bytes, large options)`` extended from probes at 8 and 16, or None;
+    ``measure(make)`` gives what is extended instead of the graph's size (its first of two)."""
     import math
 
     from studies.memory import graph_size
+
+    measure = graph_size if measure is None else measure
 
     large = {k: v for k, v in kwargs.items()
              if isinstance(v, int) and not isinstance(v, bool) and v >= LARGE_OPTION}
@@ -285,7 +315,7 @@ def _extended_size(builder, kwargs):
     for key in ("",) + tuple(large):      # every large option at 16, then each in turn at 8
         try:
             probe = {**kwargs, **base, **({key: 8} if key else {})}
-            sizes[key] = graph_size(lambda: builder(**probe))
+            sizes[key] = measure(lambda: builder(**probe))
         except (TopologyError, TypeError, ValueError):
             return None
     e16, b16 = sizes[""]

@@ -454,3 +454,16 @@ def test_replay_options_that_need_another_are_refused_without_it(capsys, tmp_pat
                                                                   needle):
     t = _two_rank_trace(tmp_path / "t.npz")
     one_line_error(capsys, ["replay", t, "--topology", "star", *extra], needle)
+
+
+def test_an_nccl_call_on_a_huge_cluster_is_refused_with_its_estimate(capsys, monkeypatch):
+    # nodes=100000 DGX H100: 800,000 GPUs (8 a machine, counted on probes of 8 and 16
+    # machines), a route search from each over the graph's ~4.2e6 nodes and edges at
+    # 17.4 ns a step: about 5.9e4 s, over the hour allowed; nothing built.
+    import studies.cli.commands.collective as col
+
+    monkeypatch.setattr(col, "topology_factory", lambda spec: pytest.fail("built"))
+    monkeypatch.setattr(col, "parse_topology", lambda spec: pytest.fail("built"))
+    one_line_error(capsys, ["collective", "allreduce", "--library", "nccl", "-n", "1MB",
+                            "--topology", "gpu_cluster:machine=dgx_h100,nodes=100000"],
+                   "route searches from 800000 sources", "--force to try anyway")

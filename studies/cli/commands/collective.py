@@ -227,6 +227,15 @@ def _run_nccl(args):
     spec = args.topology or "dgx_h100"
     if args.workers is not None:
         check_int(args.workers, "P")
+    if not args.force:   # the graph's build and a route search from each GPU, before either
+        from studies.registry import spec_gpus
+        from studies.scaling.trace_size import check_ops
+
+        ranks = args.workers if args.workers is not None else spec_gpus(spec)
+        if ranks is not None:
+            fits = check_ops(0, f"the topology {spec}", topology=spec, ranks=ranks)
+            expect(args, fits.get("seconds"), f"NCCL's {args.algorithm} on {spec}")
+    if args.workers is not None:
         G = topology_factory(spec)(args.workers)
     else:
         G = parse_topology(spec)
