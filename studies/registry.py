@@ -257,13 +257,7 @@ def spec_size(spec):
     >>> spec_size("star:n=8") is None
     True
     """
-    if spec.endswith((".json", ".graphml")):
-        return None
-    try:
-        parts = _spec(spec)
-    except TopologyError:   # a size option left to the ranks (star without n): not fixed
-        return None
-    size = _extended_size(*parts[1:])
+    size = _sized(spec)
     return None if size is None else {"elements": int(size[0]), "bytes": int(size[1])}
 
 
@@ -280,18 +274,23 @@ def spec_gpus(spec):
     >>> spec_gpus("dgx_h100") is None
     True
     """
+    def gpus(make):
+        return sum(1 for _, k in make().nodes(data="kind") if k == "gpu"), 0
+
+    size = _sized(spec, gpus)
+    return None if size is None else int(round(size[0]))
+
+
+def _sized(spec, measure=None):
+    """:func:`_extended_size` of a builder spec, or None for a graph file or a spec whose
+    size option is left to the ranks (star without n)."""
     if spec.endswith((".json", ".graphml")):
         return None
     try:
         parts = _spec(spec)
     except TopologyError:
         return None
-
-    def gpus(make):
-        return sum(1 for _, k in make().nodes(data="kind") if k == "gpu"), 0
-
-    size = _extended_size(*parts[1:], measure=gpus)
-    return None if size is None else int(round(size[0]))
+    return _extended_size(*parts[1:], measure=measure)
 
 
 def _extended_size(builder, kwargs, measure=None):
