@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from netsim import simulate as replay
+from netsim.comm.mpich import local_order
 from netsim.comm.priced import NcclPrices
 from netsim.costmodel import alpha_beta
 from netsim.network.compiled import as_network
@@ -58,7 +59,7 @@ from studies.memory import available_memory
 from studies.scaling.gaps import slower, why
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
-__all__ = ["gpus_of", "peak_of", "gemm_of", "links_of", "hop_of", "dp_rails", "price_of",
+__all__ = ["gpus_of", "machines_of", "peak_of", "gemm_of", "links_of", "hop_of", "dp_rails", "price_of",
            "default_efficiency", "point", "replicas_of", "full_replay_ops",
            "FullReplayRefused", "check_full_replay", "replay_point", "study", "sweep",
            "sweep_layouts", "plot"]
@@ -67,6 +68,18 @@ __all__ = ["gpus_of", "peak_of", "gemm_of", "links_of", "hop_of", "dp_rails", "p
 def gpus_of(G):
     """The GPU nodes of ``G`` in graph order (where ranks are placed)."""
     return [n for n, k in G.nodes(data="kind") if k == "gpu"]
+
+
+def machines_of(G, nodes):
+    """The machine (the ``node`` attribute, 0 without one) of each of ``nodes``.
+
+    Examples
+    --------
+    >>> from topologies import gpu_cluster
+    >>> machines_of(gpu_cluster("dgx_h100", 2), ["gpu0", "gpu7", "gpu8"])
+    [0, 0, 1]
+    """
+    return [G.nodes[v].get("node", 0) for v in nodes]
 
 
 def peak_of(G, precision="fp16", device=None):
@@ -232,7 +245,7 @@ def dp_rails(G, members):
     >>> dp_rails(two, [f"gpu{i}" for i in range(16)]), dp_rails(two, ["gpu0", "gpu8"])
     (8.0, 1.0)
     """
-    machine = [G.nodes[g].get("node", 0) for g in members]
+    machine = machines_of(G, members)
     if len(set(machine)) < 2:
         return 1
     gpus, nics = {}, {}
@@ -406,8 +419,7 @@ def replicas_of(L, G):
     >>> replicas_of(layout(8, 1, 4), G), replicas_of(layout(2, 1, 16), G), replicas_of(layout(1, 1, 4), G)
     (1, 4, 4)
     """
-    placement = gpus_of(G)[:L.world]
-    machine = [G.nodes[v].get("node") for v in placement]
+    machine = machines_of(G, gpus_of(G)[:L.world])
     per = sum(1 for m in machine if m == machine[0])
     k = math.lcm(L.tp, per) // L.tp
     return k if L.dp % k == 0 else L.dp
@@ -443,9 +455,7 @@ def full_replay_ops(t, dp, k, G, placement, prices):
     >>> est == full_replay_ops(full, 2, 2, G, placement, NcclPrices(G))
     True
     """
-    from netsim.comm.mpich import local_order   # the group in the order the library plans it
-
-    machine = np.array([G.nodes[v].get("node") for v in placement], dtype=object)
+    machine = np.array(machines_of(G, placement), dtype=object)
     colls = t.is_collective
     home = np.zeros(t.ranks, bool)
     home[t.rank[~colls]] = True
@@ -465,7 +475,7 @@ def full_replay_ops(t, dp, k, G, placement, prices):
                 len(where) == 1 and inside[where.pop()] == {frozenset(group)}):
             ops += each
             continue
-        nodes = [placement[r] for r in local_order(spec)]
+        nodes = [placement[r] for r in local_order(spec)]   # as the library plans it
         # an expanded call is its flows and two ops of its own (netsim.comm.library)
         ops += each * (len(prices.plan(nodes, spec.op, int(t.size[i]), spec.algorithm).flows) + 2)
     return ops
@@ -539,7 +549,7 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
     placement = gpus_of(G)[:L.world]
     prices = NcclPrices(G) if prices is None else prices
     k = replicas_of(L, G)
-    nccl = library != "mpich"
+    nccl, seconds = library != "mpich", None
     if perturbation:
         why = "its perturbation makes the replicas differ"
     elif kwargs.get("moe") is not None:
@@ -552,16 +562,15 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
             return replay(t, G, placement=placement, library=library, collapse=True,
                           symmetry=shift(L.tp, L.pp, L.dp, k), progress=progress,
                           planner=prices), k, t
-        except SymmetryError as exc:
-            why = str(exc)
-            ops = (full_replay_ops(t, L.dp, k, G, placement, prices) if nccl
-                   else t.num_ops * L.dp // k)
-            seconds = check_full_replay(ops, f"P = {L.world} ({why})")
+        except SymmetryError as exc:   # priced from the replicas' trace, before the whole
+            why, seconds = str(exc), check_full_replay(
+                full_replay_ops(t, L.dp, k, G, placement, prices) if nccl
+                else t.num_ops * L.dp // k, f"P = {L.world} ({exc})")
     t = perturb(schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs),
                 **(perturbation or {}))
-    if k == L.dp or kwargs.get("moe") is not None or perturbation:
-        ops = full_replay_ops(t, L.dp, L.dp, G, placement, prices) if nccl else t.num_ops
-        seconds = check_full_replay(ops, f"P = {L.world} ({why})")
+    if seconds is None:
+        seconds = check_full_replay(full_replay_ops(t, L.dp, L.dp, G, placement, prices)
+                                    if nccl else t.num_ops, f"P = {L.world} ({why})")
     if notice is not None:
         notice(seconds, f"the replay of every replica of P = {L.world} ({why})")
     return (replay(t, G, placement=placement, library=library, collapse=True,
