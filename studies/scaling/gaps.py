@@ -99,16 +99,16 @@ def slower(trace, result, G, placement, prices=None, hop=None, rtol=1e-6):
     for k, i in enumerate(np.asarray(calls["op"], np.int64).tolist()):
         spec = trace.specs.row(int(trace.spec[i]))
         if collapsed is not None and i in collapsed.calls:
-            add(_tag(tags, trace.tag[i]), spec.op, collapsed.plans[collapsed.calls[i]].seconds,
-                float(calls["end"][k] - calls["ready"][k]))
-            continue
-        members = [placement[r] for r in spec.group]
-        nbytes, lib = float(trace.size[i]), str(calls["library"][k])
-        key = (tuple(members), spec.op, nbytes, lib)
-        if key not in cache:
-            cache[key] = _alone(lib, members, spec, nbytes, net, prices)
-        if cache[key] is not None:
-            add(_tag(tags, trace.tag[i]), spec.op, cache[key],
+            alone = collapsed.plans[collapsed.calls[i]].seconds
+        else:
+            members = [placement[r] for r in spec.group]
+            nbytes, lib = float(trace.size[i]), str(calls["library"][k])
+            key = (tuple(members), spec.op, nbytes, lib)
+            if key not in cache:
+                cache[key] = _alone(lib, members, spec, nbytes, net, prices)
+            alone = cache[key]
+        if alone is not None:
+            add(_tag(tags, trace.tag[i]), spec.op, alone,
                 float(calls["end"][k] - calls["ready"][k]))
     out = [r for r in rows.values() if r["slower"]]
     return sorted(out, key=lambda r: r["alone"] - r["replay"])
