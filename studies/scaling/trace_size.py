@@ -39,8 +39,8 @@ from studies.memory import available_memory, graph_size
 __all__ = ["message_count", "pair_count", "fan_in_dependencies", "bytes_per_op",
            "available_memory", "check_fits", "check_ops", "projection_ops", "grown_ops",
            "grown_ranks", "topology_size", "unequal_paths", "replay_seconds", "PROBE",
-           "MESSAGE_SECONDS", "SMALL_MESSAGE_SECONDS", "PRIORITY_MESSAGE_SECONDS", "BATCH_OPS", "PAIR_SECONDS", "DEP_SECONDS", "BUILD_SECONDS",
-           "ROUTE_SECONDS", "TIME_LIMIT"]
+           "MESSAGE_SECONDS", "SMALL_MESSAGE_SECONDS", "PRIORITY_MESSAGE_SECONDS", "BATCH_OPS",
+           "PAIR_SECONDS", "DEP_SECONDS", "BUILD_SECONDS", "ROUTE_SECONDS", "TIME_LIMIT"]
 
 PROBE = (8, 16)
 """The rank counts a paradigm's traces are built at to estimate their size at a larger P

@@ -21,8 +21,8 @@ from netsim.units import format_bandwidth, format_bytes, format_time, parse_byte
 
 from studies.reports import nccl as nccl_report, nccl_tests as nccl_tests_format
 from studies.cli.console import check_options, check_png, expect
-from studies.registry import COLLECTIVES, parse_topology, topology_factory
-from studies.scaling.trace_size import check_fits
+from studies.registry import COLLECTIVES, parse_topology, spec_gpus, topology_factory
+from studies.scaling.trace_size import check_fits, check_ops
 from studies.reports.text import table
 
 HELP = "one collective: simulated time next to its closed form, and why they differ"
@@ -228,9 +228,6 @@ def _run_nccl(args):
     if args.workers is not None:
         check_int(args.workers, "P")
     if not args.force:   # the graph's build and a route search from each GPU, before either
-        from studies.registry import spec_gpus
-        from studies.scaling.trace_size import check_ops
-
         ranks = args.workers if args.workers is not None else spec_gpus(spec)
         if ranks is not None:
             fits = check_ops(0, f"the topology {spec}", topology=spec, ranks=ranks)

@@ -280,14 +280,13 @@ def _refuse_other_modes(args):
                 raise NetsimError(f"{flag} applies to a PARADIGM's recordings, not to the trace "
                                   f"file {paradigm} (recorded already)")
     if mode == "transformer":
-        for dest, flag, needs in (("library", "--library", "simulate"),
-                                  ("memory", "--memory", "sweep"),
-                                  ("straggler", "--straggler", "simulate"),
-                                  ("jitter", "--jitter", "simulate")):
+        perturbs = " (it perturbs the replay; the closed form is not perturbed)"
+        for dest, flag, needs, why in (("library", "--library", "simulate", ""),
+                                       ("memory", "--memory", "sweep", ""),
+                                       ("straggler", "--straggler", "simulate", perturbs),
+                                       ("jitter", "--jitter", "simulate", perturbs)):
             if dest in given and not getattr(args, needs):
-                raise NetsimError(f"{flag} applies with --{needs} (it perturbs the replay; "
-                                  f"the closed form is not perturbed)" if needs == "simulate"
-                                  and dest != "library" else f"{flag} applies with --{needs}")
+                raise NetsimError(f"{flag} applies with --{needs}{why}")
         draws = getattr(args, "jitter", None) or "p=" in (getattr(args, "straggler", None) or "")
         if "seed" in given and not draws:
             raise NetsimError(f"{given['seed']} applies with --jitter or a p=P:Kx --straggler "
