@@ -320,8 +320,9 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     The closed form prices each collective as the replay runs it (:func:`price_of`:
     NCCL's plan of the call alone on GPU nodes, MPICH's ring with ``library="mpich"``);
     ``prices`` is a :class:`netsim.comm.priced.NcclPrices` of ``G`` to share between
-    the points of a sweep. With ``simulate``, ``why`` says why the replay differs from
-    the closed form: which class of calls or hops took longer than alone
+    the points of a sweep. ``simulate`` (a bool, or a test of the closed form's record,
+    as a sweep's memory limit) also replays the layout; then ``why`` says why the replay
+    differs from the closed form: which class of calls or hops took longer than alone
     (:mod:`studies.scaling.gaps`), beside ``saturated_link``; the replay is
     :func:`replay_point`'s (``progress``: its :func:`netsim.simulate` progress hook;
     ``notice``: told the CPU estimate of a replay of every replica before it starts;
@@ -394,7 +395,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
                                           iteration_flops_delta(c, moe, "none"))
     rec["mfu"] = model / (L.world * peak * f["time"])
     rec["simulated"], rec["saturated_link"], rec["why"] = None, None, None
-    if simulate:
+    if simulate(rec) if callable(simulate) else simulate:
         r, rec["replicas_simulated"], t = replay_point(c, L, G, rate, library, progress,
                                                        prices, notice, perturbation,
                                                        **kw, **shard)
@@ -612,7 +613,8 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, simulate=False, progr
 
     Without ``simulate`` the layouts are ranked by the closed form. With it each
     layout kept is also replayed (:func:`point` with ``simulate=True``, one
-    :class:`~netsim.comm.priced.NcclPrices` for all, ``progress`` and ``notice`` as there) and
+    :class:`~netsim.comm.priced.NcclPrices` for all, ``progress`` and ``notice`` as there;
+    a layout left out by ``memory`` is not replayed) and
     ranked by the simulated time; a layout whose replay cannot run (its replicas
     have no symmetry and every replica would not fit in memory:
     :func:`check_full_replay`) keeps its closed form, ``simulated`` None and the
@@ -628,32 +630,28 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, simulate=False, progr
     """
     e = default_efficiency() if efficiency is None else efficiency
     out, prices = [], NcclPrices(G)   # one cache of NCCL's prices for every layout
+    def fits(rec):
+        return memory is None or rec["memory"] <= memory
+
+    hooks = dict(progress=progress, notice=notice, simulate=fits) if simulate else {}
     for tp, pp, dp in sweep_layouts(c, P, max_tp):
         for ep in _expert_degrees(dp, kwargs.get("moe")):
+            L = layout(tp, pp, dp)
             try:
-                rec = point(c, layout(tp, pp, dp), G, e, **kwargs, **ep, prices=prices)
+                rec = point(c, L, G, e, **kwargs, **ep, prices=prices, **hooks)
             except WorkloadError:   # e.g. the interleaved schedule's chunks do not fit pp
                 continue
-            if memory is None or rec["memory"] <= memory:
-                out.append(rec if not simulate else
-                           _simulated_point(c, layout(tp, pp, dp), G, e, rec, prices,
-                                            dict(progress=progress, notice=notice), ep,
-                                            kwargs))
+            except FullReplayRefused as exc:   # with its estimate; its closed form again
+                rec = {**point(c, L, G, e, **kwargs, **ep, prices=prices),
+                       "not_simulated": str(exc)}
+            if fits(rec):
+                out.append(rec)
     if not out:
         raise NetsimError(f"no layout of {P} GPUs fits the model"
                           + (f" in {memory / 1e9:g} GB per GPU" if memory else ""))
     if simulate:
         return sorted(out, key=lambda r: (r["simulated"] is None, r["simulated"] or r["time"]))
     return sorted(out, key=lambda r: r["time"])
-
-
-def _simulated_point(c, L, G, e, rec, prices, hooks, ep, kwargs):
-    """``rec``'s layout replayed too (its :func:`point` with ``simulate=True``), or ``rec``
-    with ``not_simulated`` saying why its replay cannot run."""
-    try:
-        return point(c, L, G, e, **kwargs, **ep, prices=prices, simulate=True, **hooks)
-    except FullReplayRefused as exc:   # with its estimate
-        return {**rec, "not_simulated": str(exc)}
 
 
 def sweep_layouts(c, P, max_tp=8):
