@@ -21,6 +21,15 @@ def test_each_layout_replays_as_the_study_of_that_layout_does_ranked_by_the_repl
         "gpu_cluster:machine=dgx_h100"), 0.5, simulate=True)[0]
     assert alone["simulated"] == pytest.approx(best["simulated"], rel=1e-12)
     assert alone["time"] == pytest.approx(best["time"], rel=1e-12)
+    # and as the whole trace replayed by netsim.simulate, every replica and every call
+    # expanded (no symmetry, no collapse: an independent path)
+    from netsim import simulate
+    from workloads.transformer.iteration import schedule
+
+    rate = 0.5 * st.peak_of(G, c.precision)
+    whole = schedule(c, best["tp"], best["pp"], best["dp"], device_flops=rate)
+    assert simulate(whole, G, placement=st.gpus_of(G)[:16]).makespan == pytest.approx(
+        best["simulated"], rel=1e-9)
 
 
 def test_a_layout_whose_replay_cannot_run_keeps_its_closed_form_and_says_why(monkeypatch):
