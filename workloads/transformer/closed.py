@@ -242,7 +242,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                  gb + (post if st.logit else 0))
         end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times,
                                  (c.element, element), L.dp, _cost(links, "dp"), bool(fsdp),
-                                 inflight_allgathers, _stream(price, "dp")))
+                                 inflight_allgathers, price))
         out["dp"] = end - out["compute"] - out["tp"]
     out["time"] = sum(out[k] for k in TERMS)
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
@@ -273,11 +273,6 @@ def _logit(st, F, gemm, comm, overlap, backward):
         return 0.0
     x = _times(st, F, False, gemm)[3 if backward else 2]
     return x + (exposed(x, comm) if overlap else comm)
-
-
-def _stream(price, group):
-    """``price`` of one group as ``f(op, nbytes)``, or None (MPICH's ring)."""
-    return None if price is None else (lambda op, nbytes: price(group, op, nbytes))
 
 
 def _uneven(pipeline, pp, m, per, hop, regather, chunks):
