@@ -209,9 +209,9 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     t_f, t_b = xf + cf, xb + cb
     v = chunks
     ideal = _pipeline.iteration_time(L.pp, m, t_f, t_b, v)
-    pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v, regather)
-    if not hop and not regather:   # the same time as the formula, without the rounding of a long sum
-        pipe = ideal
+    timed, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v, regather)
+    # without hops the same time as the formula, which is free of the rounding of a long sum
+    pipe = ideal if not hop and not regather else timed
     compute, e_ep = m * v * (xf + xb), (m * v + L.pp - 1) * a2a
     bubble = (L.pp - 1) * (xf + xb)
     e_tp = (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0
@@ -219,16 +219,15 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         # uneven stages or chunks: each its own times, the slowest setting the rate (the
         # docstring)
         pipe, ends, ideal, work = _uneven(pipeline, L.pp, m, per, hop, regather, v)
-        bubble, e_tp = work - compute, ideal - work - e_ep
+        bubble, e_tp, timed = work - compute, ideal - work - e_ep, pipe
     delay = 0.0
     if gathered:   # each stage's first forward waits for its buckets' allgathers
         first = [_first_forward(st[0], row[0], F, gemm, pre, overlap, element, bucket_bytes,
                                 c.element, L.dp, _cost(links, "dp"), price)
                  for st, row in zip(stages, per)]
-        each = [[x[0] + x[2] for x in rows] for rows in per], [[x[1] + x[3] for x in rows]
-                                                                for rows in per]
-        gated, ends = _pipeline.timeline(pipeline, L.pp, m, *each, hop, v, regather, first)
-        delay = gated - _pipeline.timeline(pipeline, L.pp, m, *each, hop, v, regather)[0]
+        gated, ends = _pipeline.timeline(pipeline, L.pp, m, *_rows(per), hop, v, regather,
+                                         first)
+        delay = gated - timed
     out = {"compute": compute, "bubble": bubble, "tp": e_tp, "pp": pipe - ideal,
            "dp": delay + _exposed_dp(L, stages, per, ends, pipe + delay, F, element,
                                      bucket_bytes, _cost(links, "dp"), pre + post, post, redo,
@@ -279,14 +278,18 @@ def _uneven(pipeline, pp, m, per, hop, regather, chunks):
     """A pipeline of stages or chunks of uneven work: ``(time, each stage's end, time
     without hops, time of compute alone)`` from the schedule's timeline over each stage's
     each chunk's ``(x_f, x_b, c_f, c_b)`` in ``per``."""
-    def col(k, j=None):
-        return [[x[k] + (0.0 if j is None else x[j]) for x in rows] for rows in per]
-
-    t_f, t_b = col(0, 2), col(1, 3)
+    t_f, t_b = _rows(per)
     pipe, ends = _pipeline.timeline(pipeline, pp, m, t_f, t_b, hop, chunks, regather)
     ideal = _pipeline.timeline(pipeline, pp, m, t_f, t_b, chunks=chunks)[0]
-    work = _pipeline.timeline(pipeline, pp, m, col(0), col(1), chunks=chunks)[0]
+    work = _pipeline.timeline(pipeline, pp, m, *_rows(per, comm=False), chunks=chunks)[0]
     return pipe, ends, ideal, work
+
+
+def _rows(per, comm=True):
+    """Each stage's each chunk's forward and backward seconds, ``x_f + c_f`` and ``x_b +
+    c_b`` of its ``(x_f, x_b, c_f, c_b)`` in ``per`` (the compute alone without ``comm``)."""
+    return ([[x[0] + x[2] if comm else x[0] for x in rows] for rows in per],
+            [[x[1] + x[3] if comm else x[1] for x in rows] for rows in per])
 
 
 def _layer_memory(ms, redo):
