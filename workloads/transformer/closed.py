@@ -223,14 +223,14 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     delay = 0.0
     if gathered:   # each stage's first forward waits for its buckets' allgathers
         first = [_first_forward(st[0], row[0], F, gemm, pre, overlap, element, bucket_bytes,
-                                c.element, L.dp, _cost(links, "dp"), price)
+                                c.element, L.dp, links, price)
                  for st, row in zip(stages, per)]
         gated, ends = _pipeline.timeline(pipeline, L.pp, m, *_rows(per), hop, v, regather,
                                          first)
         delay = gated - timed
     out = {"compute": compute, "bubble": bubble, "tp": e_tp, "pp": pipe - ideal,
            "dp": delay + _exposed_dp(L, stages, per, ends, pipe + delay, F, element,
-                                     bucket_bytes, _cost(links, "dp"), pre + post, post, redo,
+                                     bucket_bytes, pre + post, post, redo,
                                      zstage, c.element, mem[1], p, experts if p else None,
                                      links, gemm, price, not gathered, overlap),
            "ep": e_ep}
@@ -250,7 +250,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
 
 
 def _first_forward(st, row, F, gemm, pre, overlap, element, bucket_bytes, param_element, dp,
-                   ab, price):
+                   links, price):
     """A stage's first forward under the overlapped parameter allgather, ``f(start) -> end``:
     its units (the embedding, each layer, the logit layer) in the forward's order, their
     buckets and allgathers (:func:`workloads.transformer.overlaps.param_gather.first_forward`)."""
@@ -260,7 +260,7 @@ def _first_forward(st, row, F, gemm, pre, overlap, element, bucket_bytes, param_
     units = ([("embedding", 0.0)] if any(g == "embedding" for g, _ in st.grads) else [])
     units += [(k, layer) for k in st.layers] + ([("logit", logit)] if st.logit else [])
     buckets = forward_buckets(st, element, bucket_bytes)
-    gathers = [_seconds("dp", "allgather", dp, n * param_element, {"dp": ab}, price)
+    gathers = [_seconds("dp", "allgather", dp, n * param_element, links, price)
                for _, n in buckets]
     return first_forward(units, buckets, gathers)
 
@@ -357,7 +357,7 @@ def _overlapped(st, pre, post, redo, F, gemm, ms):
     return xf, xb, cf, cb
 
 
-def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
+def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, block_comm, post,
                 redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
                 links=None, gemm=None, price=None, allgather=True, overlap=False):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
@@ -376,8 +376,8 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
         return 0.0
     name = "reduce_scatter" if zstage else "allreduce"
 
-    def reduce(members, nbytes, *ab, group="dp"):
-        return _seconds(group, name, members, nbytes, {group: ab}, price)
+    def reduce(members, nbytes, group="dp"):
+        return _seconds(group, name, members, nbytes, links, price)
     worst = 0.0
     for s, chunks in enumerate(stages):
         t = ends[s] - sum(x[1] + x[3] for x in per[s])
@@ -401,14 +401,13 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
             grads += st.grads
         finish = 0.0
         if p:
-            plan = bucket_costs(L, p, grads, experts[s], element, bucket_bytes, buckets, reduce,
-                                links)
+            plan = bucket_costs(L, p, grads, experts[s], element, bucket_bytes, buckets, reduce)
         else:
-            plan = [(g, reduce(L.dp, n, *ab)) for g, n in buckets(grads, element, bucket_bytes)]
+            plan = [(g, reduce(L.dp, n)) for g, n in buckets(grads, element, bucket_bytes)]
         for source, cost in plan:
             finish = max(finish, done[source]) + cost
         if zstage and allgather:
             finish += _seconds("dp", "allgather", L.dp,
-                               sum(n for _, n in grads) * param_element, {"dp": ab}, price)
+                               sum(n for _, n in grads) * param_element, links, price)
         worst = max(worst, finish - pipe)
     return max(0.0, worst)
