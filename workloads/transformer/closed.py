@@ -389,8 +389,9 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, block_comm
             t += logit + (post if st.logit else 0)
             layer = back + layer_memory + 2 * block_comm * (1 + redo)
             if overlap:   # the tensor-parallel collectives beside the compute: the chunk's row
-                t += _logit(st, F, gemm, post, True, True) - logit - (post if st.logit else 0)
-                layer = (row[1] + row[3] - _logit(st, F, gemm, post, True, True)) / len(st.layers)
+                beside = _logit(st, F, gemm, post, True, True)
+                t += beside - logit - (post if st.logit else 0)
+                layer = (row[1] + row[3] - beside) / len(st.layers)
             if p:
                 flops, _, cb = layer_delta(p, block_comm - post, post, redo, links, price)
                 moe = (2 + redo) * (flops - st.mlp) / F + cb
