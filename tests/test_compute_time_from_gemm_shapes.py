@@ -149,8 +149,6 @@ LAYERS = WITH_LOGIT._replace(vocab=0)   # every stage alike: the closed form is 
 ])
 def test_replay_is_the_closed_form_with_gemm_seconds(c, kw):
     # latency-only links: nothing shares a link, so the replay is the closed form's timeline
-    # (with a logit layer under pipelining the closed form takes the last stage's times for
-    # every stage in either rule, an approximation: one stage there)
     lat = 1e-6
     t = schedule(c, compute="gemm", device=TINY, **kw)
     r = simulate(t, star(t.ranks, 1e30, lat), library="mpich")

@@ -209,9 +209,9 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     t_f, t_b = xf + cf, xb + cb
     v = chunks
     ideal = _pipeline.iteration_time(L.pp, m, t_f, t_b, v)
-    pipe, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v, regather)
-    if not hop and not regather:   # the same time as the formula, without the rounding of a long sum
-        pipe = ideal
+    timed, ends = _pipeline.timeline(pipeline, L.pp, m, t_f, t_b, hop, v, regather)
+    # without hops the same time as the formula, which is free of the rounding of a long sum
+    pipe = ideal if not hop and not regather else timed
     compute, e_ep = m * v * (xf + xb), (m * v + L.pp - 1) * a2a
     bubble = (L.pp - 1) * (xf + xb)
     e_tp = (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0
@@ -219,19 +219,18 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         # uneven stages or chunks: each its own times, the slowest setting the rate (the
         # docstring)
         pipe, ends, ideal, work = _uneven(pipeline, L.pp, m, per, hop, regather, v)
-        bubble, e_tp = work - compute, ideal - work - e_ep
+        bubble, e_tp, timed = work - compute, ideal - work - e_ep, pipe
     delay = 0.0
     if gathered:   # each stage's first forward waits for its buckets' allgathers
         first = [_first_forward(st[0], row[0], F, gemm, pre, overlap, element, bucket_bytes,
-                                c.element, L.dp, _cost(links, "dp"), price)
+                                c.element, L.dp, links, price)
                  for st, row in zip(stages, per)]
-        each = [[x[0] + x[2] for x in rows] for rows in per], [[x[1] + x[3] for x in rows]
-                                                                for rows in per]
-        gated, ends = _pipeline.timeline(pipeline, L.pp, m, *each, hop, v, regather, first)
-        delay = gated - _pipeline.timeline(pipeline, L.pp, m, *each, hop, v, regather)[0]
+        gated, ends = _pipeline.timeline(pipeline, L.pp, m, *_rows(per), hop, v, regather,
+                                         first)
+        delay = gated - timed
     out = {"compute": compute, "bubble": bubble, "tp": e_tp, "pp": pipe - ideal,
            "dp": delay + _exposed_dp(L, stages, per, ends, pipe + delay, F, element,
-                                     bucket_bytes, _cost(links, "dp"), pre + post, post, redo,
+                                     bucket_bytes, pre + post, post, redo,
                                      zstage, c.element, mem[1], p, experts if p else None,
                                      links, gemm, price, not gathered, overlap),
            "ep": e_ep}
@@ -242,7 +241,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                  gb + (post if st.logit else 0))
         end = max(zero3_timeline(st, _pipeline.order(pipeline, 1, m, 0), times,
                                  (c.element, element), L.dp, _cost(links, "dp"), bool(fsdp),
-                                 inflight_allgathers, _stream(price, "dp")))
+                                 inflight_allgathers, price))
         out["dp"] = end - out["compute"] - out["tp"]
     out["time"] = sum(out[k] for k in TERMS)
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
@@ -251,7 +250,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
 
 
 def _first_forward(st, row, F, gemm, pre, overlap, element, bucket_bytes, param_element, dp,
-                   ab, price):
+                   links, price):
     """A stage's first forward under the overlapped parameter allgather, ``f(start) -> end``:
     its units (the embedding, each layer, the logit layer) in the forward's order, their
     buckets and allgathers (:func:`workloads.transformer.overlaps.param_gather.first_forward`)."""
@@ -261,7 +260,7 @@ def _first_forward(st, row, F, gemm, pre, overlap, element, bucket_bytes, param_
     units = ([("embedding", 0.0)] if any(g == "embedding" for g, _ in st.grads) else [])
     units += [(k, layer) for k in st.layers] + ([("logit", logit)] if st.logit else [])
     buckets = forward_buckets(st, element, bucket_bytes)
-    gathers = [_seconds("dp", "allgather", dp, n * param_element, {"dp": ab}, price)
+    gathers = [_seconds("dp", "allgather", dp, n * param_element, links, price)
                for _, n in buckets]
     return first_forward(units, buckets, gathers)
 
@@ -275,23 +274,22 @@ def _logit(st, F, gemm, comm, overlap, backward):
     return x + (exposed(x, comm) if overlap else comm)
 
 
-def _stream(price, group):
-    """``price`` of one group as ``f(op, nbytes)``, or None (MPICH's ring)."""
-    return None if price is None else (lambda op, nbytes: price(group, op, nbytes))
-
-
 def _uneven(pipeline, pp, m, per, hop, regather, chunks):
     """A pipeline of stages or chunks of uneven work: ``(time, each stage's end, time
     without hops, time of compute alone)`` from the schedule's timeline over each stage's
     each chunk's ``(x_f, x_b, c_f, c_b)`` in ``per``."""
-    def col(k, j=None):
-        return [[x[k] + (0.0 if j is None else x[j]) for x in rows] for rows in per]
-
-    t_f, t_b = col(0, 2), col(1, 3)
+    t_f, t_b = _rows(per)
     pipe, ends = _pipeline.timeline(pipeline, pp, m, t_f, t_b, hop, chunks, regather)
     ideal = _pipeline.timeline(pipeline, pp, m, t_f, t_b, chunks=chunks)[0]
-    work = _pipeline.timeline(pipeline, pp, m, col(0), col(1), chunks=chunks)[0]
+    work = _pipeline.timeline(pipeline, pp, m, *_rows(per, comm=False), chunks=chunks)[0]
     return pipe, ends, ideal, work
+
+
+def _rows(per, comm=True):
+    """Each stage's each chunk's forward and backward seconds, ``x_f + c_f`` and ``x_b +
+    c_b`` of its ``(x_f, x_b, c_f, c_b)`` in ``per`` (the compute alone without ``comm``)."""
+    return ([[x[0] + x[2] if comm else x[0] for x in rows] for rows in per],
+            [[x[1] + x[3] if comm else x[1] for x in rows] for rows in per])
 
 
 def _layer_memory(ms, redo):
@@ -359,7 +357,7 @@ def _overlapped(st, pre, post, redo, F, gemm, ms):
     return xf, xb, cf, cb
 
 
-def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_comm, post,
+def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, block_comm, post,
                 redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
                 links=None, gemm=None, price=None, allgather=True, overlap=False):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
@@ -378,8 +376,8 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
         return 0.0
     name = "reduce_scatter" if zstage else "allreduce"
 
-    def reduce(members, nbytes, *ab, group="dp"):
-        return _seconds(group, name, members, nbytes, {group: ab}, price)
+    def reduce(members, nbytes, group="dp"):
+        return _seconds(group, name, members, nbytes, links, price)
     worst = 0.0
     for s, chunks in enumerate(stages):
         t = ends[s] - sum(x[1] + x[3] for x in per[s])
@@ -391,8 +389,9 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
             t += logit + (post if st.logit else 0)
             layer = back + layer_memory + 2 * block_comm * (1 + redo)
             if overlap:   # the tensor-parallel collectives beside the compute: the chunk's row
-                t += _logit(st, F, gemm, post, True, True) - logit - (post if st.logit else 0)
-                layer = (row[1] + row[3] - _logit(st, F, gemm, post, True, True)) / len(st.layers)
+                beside = _logit(st, F, gemm, post, True, True)
+                t += beside - logit - (post if st.logit else 0)
+                layer = (row[1] + row[3] - beside) / len(st.layers)
             if p:
                 flops, _, cb = layer_delta(p, block_comm - post, post, redo, links, price)
                 moe = (2 + redo) * (flops - st.mlp) / F + cb
@@ -403,14 +402,13 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, ab, block_
             grads += st.grads
         finish = 0.0
         if p:
-            plan = bucket_costs(L, p, grads, experts[s], element, bucket_bytes, buckets, reduce,
-                                links)
+            plan = bucket_costs(L, p, grads, experts[s], element, bucket_bytes, buckets, reduce)
         else:
-            plan = [(g, reduce(L.dp, n, *ab)) for g, n in buckets(grads, element, bucket_bytes)]
+            plan = [(g, reduce(L.dp, n)) for g, n in buckets(grads, element, bucket_bytes)]
         for source, cost in plan:
             finish = max(finish, done[source]) + cost
         if zstage and allgather:
             finish += _seconds("dp", "allgather", L.dp,
-                               sum(n for _, n in grads) * param_element, {"dp": ab}, price)
+                               sum(n for _, n in grads) * param_element, links, price)
         worst = max(worst, finish - pipe)
     return max(0.0, worst)

@@ -491,16 +491,12 @@ def chunk_delta(st, p, mlp, pre, post, redo, links, F, price=None):
     return n * (flops - mlp) / F, n * (2 + redo) * (flops - mlp) / F, n * cf, n * cb
 
 
-def bucket_costs(L, p, dense, experts, element, bucket_bytes, buckets, reduce, links):
+def bucket_costs(L, p, dense, experts, element, bucket_bytes, buckets, reduce):
     """``[(last source, seconds)]``: each bucket's allreduce on its group, completion order.
 
-    ``reduce(members, nbytes, alpha, beta, group=...)``: a bucket's seconds on ``"dp"``
-    or ``"edp"``.
+    ``reduce(members, nbytes, group=...)``: a bucket's seconds on ``"dp"`` or ``"edp"``.
     """
-    ab = (links or {}).get("dp") or (0.0, 0.0)
-    edp = (links or {}).get("edp") or (0.0, 0.0)
-    return [(g, reduce(len(groups[0]), n, *(ab if len(groups) == 1 else edp),
-                       group="dp" if len(groups) == 1 else "edp")
+    return [(g, reduce(len(groups[0]), n, group="dp" if len(groups) == 1 else "edp")
              if len(groups[0]) > 1 else 0.0)
             for g, n, groups in bucket_groups(L, p, dense, experts, element, bucket_bytes,
                                               buckets)]

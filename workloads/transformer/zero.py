@@ -296,8 +296,8 @@ def zero3_timeline(st, order, times, elements, dp, ab, keep_root=False,
     limit : int or None
         As for :class:`Issue`.
     price : callable, optional
-        ``price(op, nbytes)``: a call's seconds as the replay runs it (None: MPICH's
-        ring on ``ab``, :func:`workloads.transformer.prices.seconds`).
+        ``price(group, op, nbytes)``: a call's seconds on ``"dp"`` as the replay runs it
+        (None: MPICH's ring on ``ab``, :func:`workloads.transformer.prices.seconds`).
 
     Returns
     -------
@@ -317,8 +317,7 @@ def zero3_timeline(st, order, times, elements, dp, ab, keep_root=False,
     layer_f, layer_b, logit_f, logit_b = times
     units = dict(st.grads)
     root = "embedding" in units
-    by_group = price and (lambda g, o, n: price(o, n))
-    cost = [{u: seconds("dp", op, dp, n * e, {"dp": ab}, by_group) for u, n in units.items()}
+    cost = [{u: seconds("dp", op, dp, n * e, {"dp": ab}, price) for u, n in units.items()}
             for op, e in (("allgather", elements[0]), ("reduce_scatter", elements[1]))]
     clock = {"stream": 0.0, "compute": 0.0}
 
