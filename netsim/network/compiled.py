@@ -56,6 +56,7 @@ from netsim.errors import TopologyError
 from netsim.network.multipath import (ECMP, check_ecmp, ecmp_hash, equal_cost_dag, path_counts, route_loads,
                         unrank_path)
 from netsim.network.placement import compute_nodes, leaves
+from netsim.network.search import route_toward
 from netsim.units import MAX_LATENCY, MIN_BANDWIDTH
 
 __all__ = ["Network", "as_network", "compute_nodes", "leaves", "check_topology", "route_loads",
@@ -63,6 +64,10 @@ __all__ = ["Network", "as_network", "compute_nodes", "leaves", "check_topology",
 
 # Latencies are compared in integer femtoseconds so that equal paths tie exactly.
 _FS = 1e15
+# A source's first search for at most this many targets goes from both ends
+# (netsim.network.search); a later one sweeps from the source and keeps every route it
+# settles, which serves a source asked for many targets one call at a time.
+_TOWARD = 8
 
 
 class Network:
@@ -162,6 +167,8 @@ class Network:
         self._dead_end = [a[0][0] if a and all(x[0] == a[0][0] for x in a) else -1 for a in adj]
         self._rail = [_rail_of(n, G.nodes[n]) for n in self.nodes]
         self._off_rail = {}
+        self._radj = None
+        self._searched = set()
         self._routes = {}
         self._dags = {}
 
@@ -307,10 +314,30 @@ class Network:
         every node settled.
 
         Stops once every target is settled. Among equal costs the predecessor with
-        the lowest node index wins.
+        the lowest node index wins. A source's first search for a few targets finds
+        the same routes from both ends and caches those alone
+        (:func:`netsim.network.search.route_toward`).
         """
         if src in targets:
             self._routes[(src, src)] = ()
+        if src not in self._searched and len(targets) <= _TOWARD:
+            self._searched.add(src)
+            if self._radj is None:
+                self._radj = [[] for _ in self.nodes]
+                for v, a in enumerate(self._adj):
+                    for w, link, fs in a:
+                        self._radj[w].append((v, link, fs))
+                self._dead_in = [a[0][0] if a and all(x[0] == a[0][0] for x in a) else -1
+                                 for a in self._radj]
+            off = self.off_rail(src)
+            for t in targets:
+                if t != src:
+                    r = route_toward(self._adj, self._radj, self._src_list, self._dead_end,
+                                     off, src, t, self._dead_in)
+                    if r is not None:
+                        self._routes[(src, t)] = r
+            return
+        self._searched.add(src)
         INF = (math.inf, math.inf, math.inf)
         dist = {src: (0, 0, 0)}
         pred = {}

@@ -165,19 +165,20 @@ def links_of(G, L, ep=1, library="auto"):
     nodes = gpus_of(G)
     if len(nodes) < L.world:
         raise NetsimError(f"the topology has {len(nodes)} GPUs for {L.world} ranks")
+    net = as_network(G)   # compiled once: its routes serve every price below
 
     def pair(a, b):
-        return alpha_beta(G, placement=[nodes[a], nodes[b]])
+        return alpha_beta(net, placement=[nodes[a], nodes[b]])
 
     dp = (0.0, 0.0)
     if L.dp > 1:
         alpha, beta = pair(0, L.rank(0, L.dp - 1, 0))
         rails = dp_rails(G, [nodes[r] for r in L.dp_group(0, 0)]) if library != "mpich" else 1
         dp = (alpha, beta / rails)
-    return {"tp": alpha_beta(G, placement=nodes[:L.tp]) if L.tp > 1 else (0.0, 0.0),
-            "pp": hop_of(G, L, nodes),
+    return {"tp": alpha_beta(net, placement=nodes[:L.tp]) if L.tp > 1 else (0.0, 0.0),
+            "pp": hop_of(net, L, nodes),
             "dp": dp,
-            "ep": (alpha_beta(G, placement=[nodes[r] for r in ep_group(L, ep, 0, 0, 0)])
+            "ep": (alpha_beta(net, placement=[nodes[r] for r in ep_group(L, ep, 0, 0, 0)])
                    if ep > 1 else (0.0, 0.0)),
             "edp": pair(0, L.rank(0, L.dp - ep, 0)) if L.dp > ep else (0.0, 0.0)}
 
