@@ -15,7 +15,7 @@ from netsim.network.symmetry import SymmetryError, quotient
 from studies.scaling.transformer import gpus_of, replay_point
 from topologies import gpu_cluster
 from workloads.transformer.flops import config, get_config
-from workloads.transformer.iteration import schedule, shift
+from workloads.transformer.iteration import schedule, shard_shift, shift
 from workloads.transformer.layout import Layout
 
 
@@ -103,7 +103,7 @@ def test_a_plan_that_is_no_symmetry_is_refused_and_the_study_replays_every_repli
     t = schedule(c, 2, 1, 16, device_flops=1e14, replicas=4)
     with pytest.raises(SymmetryError, match="not symmetric"):
         simulate(t, G, placement=gpus_of(G), collapse=True, symmetry=shift(2, 1, 16, 4))
-    r, k, _ = replay_point(c, Layout(2, 1, 16), G, 1e14)
+    r, k, _, _ = replay_point(c, Layout(2, 1, 16), G, 1e14)
     assert k == 16 and r.makespan > 0
 
 
@@ -133,3 +133,55 @@ def test_quotient_refuses_what_is_no_symmetry():
 def test_replicas_must_divide_dp():
     with pytest.raises(Exception, match="replicas 3 does not divide dp 4"):
         schedule(C, tp=1, pp=1, dp=4, replicas=3)
+
+
+#: Layouts whose tensor shards are simulated once (``shards=1`` and the shift of shards
+#: through a DGX H100's GPUs: next PCIe switch first, then the pair's other GPU).
+SHARD_CASES = {
+    "tp 8, pp 2, dp 2": dict(tp=8, pp=2, dp=2),
+    "tp 8, dp 16 (NCCL's trees across 16 machines)": dict(tp=8, pp=1, dp=16, bucket_bytes=2**25),
+    "tp 8, pp 2, dp 2, interleaved": dict(tp=8, pp=2, dp=2, pipeline="interleaved", chunks=2),
+    "tp 8, dp 2, sequence parallel, scatter/gather, pp 2": dict(
+        tp=8, pp=2, dp=2, sequence_parallel=True, scatter_gather=True),
+    "tp 8, dp 4, zero-1": dict(tp=8, pp=1, dp=4, zero=1),
+    "tp 8, dp 4, zero-3": dict(tp=8, pp=1, dp=4, zero=3),
+    "tp 8, pp 2, dp 2, tp overlap": dict(tp=8, pp=2, dp=2, tp_overlap=True,
+                                         sequence_parallel=True),
+}
+DGX_H100_SHARDS = [2, 3, 4, 5, 6, 7, 1, 0]   # 0 -> 2 -> 4 -> 6 -> 1 -> 3 -> 5 -> 7 -> 0
+
+
+@pytest.mark.parametrize("case", list(SHARD_CASES))
+def test_shards_simulated_once_replay_as_all_of_them(case):
+    kw = dict(SHARD_CASES[case])
+    L = Layout(kw["tp"], kw["pp"], kw["dp"])
+    G = gpu_cluster("dgx_h100", L.world // 8)
+    place = gpus_of(G)[:L.world]
+    whole = schedule(C, device_flops=1e14, **kw)
+    full = simulate(whole, G, placement=place, collapse=True)
+    t = schedule(C, device_flops=1e14, shards=1, **kw)
+    red = simulate(t, G, placement=place, collapse=True,
+                   symmetry=shard_shift(L.tp, L.pp, L.dp, DGX_H100_SHARDS))
+    assert t.num_ops < whole.num_ops
+    _same(full, red, np.arange(L.world)[np.arange(L.world) % L.tp == 0])
+
+
+def test_a_shift_of_shards_that_is_no_symmetry_is_refused():
+    """GPU 1 -> 2 would send PCIe switch 0 (GPUs 0, 1) to two switches."""
+    G = gpu_cluster("dgx_h100", 2)
+    net = as_network(G)
+    place = np.array([net.node_of(n) for n in gpus_of(G)])
+    with pytest.raises(SymmetryError, match="no like image"):
+        quotient(net, place, shard_shift(8, 1, 2, [1, 2, 3, 4, 5, 6, 7, 0]))
+
+
+def test_replay_point_takes_the_shards_where_trees_break_the_replicas():
+    """Data-parallel groups over 64 machines: NCCL's trees, no shift of replicas maps one
+    onto itself; the shards are simulated once and the makespan is the full replay's."""
+    c = get_config("gpt3-1.3b", global_batch=64, layers=2)
+    G = gpu_cluster("dgx_h100", 64)
+    r, k, s, t = replay_point(c, Layout(8, 1, 64), G, 1e14)
+    assert (k, s) == (64, 1)
+    full = simulate(schedule(c, 8, 1, 64, device_flops=1e14), G, placement=gpus_of(G),
+                    collapse=True)
+    assert r.makespan == pytest.approx(full.makespan, rel=1e-12)

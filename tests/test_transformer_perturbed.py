@@ -16,8 +16,8 @@ def test_a_straggler_replays_every_replica_as_the_perturbed_trace_does():
     c = get_config("gpt3-1.3b", global_batch=16)
     G = gpu_cluster("dgx_h100", 2)
     L, rate = layout(8, 1, 2), 1e14
-    plain, k, _ = st.replay_point(c, L, G, rate)
-    slow, k_slow, _ = st.replay_point(c, L, G, rate, perturbation={"straggler": "0:1.5x",
+    plain, k, _, _ = st.replay_point(c, L, G, rate)
+    slow, k_slow, _, _ = st.replay_point(c, L, G, rate, perturbation={"straggler": "0:1.5x",
                                                                     "seed": 0})
     assert (k, k_slow) == (1, L.dp)   # symmetric without it, every replica with it
     # the independent path: the whole trace perturbed and replayed by netsim.simulate

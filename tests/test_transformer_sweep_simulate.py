@@ -33,8 +33,9 @@ def test_each_layout_replays_as_the_study_of_that_layout_does_ranked_by_the_repl
 
 
 def test_a_layout_whose_replay_cannot_run_keeps_its_closed_form_and_says_why(monkeypatch):
-    # With 1 kB of memory every full replay (a layout without replica symmetry) is refused
-    # with its estimate; the layouts whose replicas are simulated once still run.
+    # With 1 kB of memory every full replay (a layout without replica or shard symmetry)
+    # is refused with its estimate; the layouts whose replicas or shards are simulated
+    # once still run.
     monkeypatch.setattr(st, "available_memory", lambda: 1e3)
     c = get_config("gpt3-1.3b", global_batch=16)
     rows = st.sweep(c, 16, gpu_cluster("dgx_h100", 2), 0.5, simulate=True)
@@ -44,7 +45,8 @@ def test_a_layout_whose_replay_cannot_run_keeps_its_closed_form_and_says_why(mon
     assert all("would take about" in r["not_simulated"] and "1 kB are available"
                in r["not_simulated"] for r in refused)
     assert rows[:len(ran)] == ran      # the simulated ones first
-    assert all(r["replicas_simulated"] < r["dp"] for r in ran)
+    assert all(r["replicas_simulated"] < r["dp"] or r["shards_simulated"] < r["tp"]
+               for r in ran)
 
 
 @pytest.mark.parametrize("tp, pp, machines", [(8, 2, 4), (8, 1, 4), (4, 2, 4)])

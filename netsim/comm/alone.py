@@ -115,7 +115,7 @@ def isolated(call, net):
                     links, {name: getattr(rec, name)[links] for name in _SUMS + _MAXES})
 
 
-def collapse(a, net, nodes, planned, keep=frozenset()):
+def collapse(a, net, nodes, planned, keep=frozenset(), whole=frozenset()):
     """Which NCCL calls run alone: each class that does, replayed once per plan.
 
     Parameters
@@ -131,6 +131,9 @@ def collapse(a, net, nodes, planned, keep=frozenset()):
         ``(member nodes, op, bytes, algorithm)``.
     keep : container
         Classes (member-node tuples) to leave expanded.
+    whole : container
+        Plan keys whose plans hold every flow of a call on a quotient network
+        (:func:`netsim.comm.replicas.home_share`): replayed on its base network.
 
     Returns
     -------
@@ -176,16 +179,45 @@ def collapse(a, net, nodes, planned, keep=frozenset()):
         owner.append(np.full(len(call.flows), cls, np.int64))
     alone = _alone_classes(net, np.concatenate(src), np.concatenate(dst),
                            np.concatenate(chan), np.concatenate(owner), len(classes))
+    if hasattr(net, "base"):   # on a quotient: a class's images are other classes too
+        _images_apart(net, planned, classes, alone)
     out = Alone({}, {}, {})
     for i, (key, call) in planned.items():
         cls = classes.get(key[0])
         if cls is None or not alone[cls] or not call.flows or trace.channel[i]:
             continue
         if key not in out.plans:
-            out.plans[key] = isolated(call, net)
+            out.plans[key] = isolated(call, net.base if key in whole else net)
         out.calls[i] = key
         out.classes.setdefault(key[0], []).append(i)
     return out
+
+
+def _images_apart(net, planned, classes, alone):
+    """On a quotient (:mod:`netsim.network.symmetry`), clear ``alone`` for each class whose
+    images under the permutation, other classes of the full replay, share its links.
+
+    A class whose members the permutation moves to other members has ``g - 1`` images
+    that are other classes (the copies' calls), and the quotient's routes show their
+    flows as its own. It runs alone only if its flows cross no link the permutation
+    fixes and no two links of one orbit (one the image of the other): NCCL's plan of a
+    GPU's data-parallel group through both NICs of its PCIe switch shares each with the
+    group of the switch's other GPU. A class the permutation maps onto itself is its own
+    image.
+    """
+    base, perm = net.base, net.perm
+    for key, call in {key: call for key, call in planned.values()}.items():
+        cls = classes.get(key[0])
+        if cls is None or not alone[cls] or not call.flows:
+            continue
+        members = np.array([base.node_of(v) for v in key[0]], np.int64)
+        if set(perm[members].tolist()) == set(members.tolist()):
+            continue
+        _, links, _ = base.routes([base.node_of(u) for u, _, _ in call.flows],
+                                  [base.node_of(v) for _, v, _ in call.flows])
+        used = np.unique(links[links < base.num_links])
+        if (net.orbit[used] < net.g).any() or len(np.unique(net.link_rep[used])) < len(used):
+            alone[cls] = False
 
 
 def _alone_classes(net, src, dst, chan, owner, n):

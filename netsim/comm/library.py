@@ -56,7 +56,7 @@ from netsim.trace.collop import MPICH_ONLY
 from netsim.checks import check_choice
 from netsim.errors import NcclModelError, TraceError
 from netsim.network.compiled import as_network
-from netsim.network.symmetry import quotient
+from netsim.network.symmetry import SymmetryError, quotient
 from netsim.trace.core import COMPUTE, MESSAGE, ranges
 
 __all__ = ["LIBRARIES", "Expansion", "check_library", "choose", "expand", "fold", "mpich_wire",
@@ -404,13 +404,17 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         net_g = as_network(gloo_state["H"])
         nodes = np.array([net_g.node_of(net.nodes[x]) for x in nodes], np.int64)
         net = net_g
-    q = None
+    q, whole = None, set()
     if symmetry is not None and net is not None:
         q = quotient(net, nodes, symmetry)
-        planned = _replicas.home_share(q, planned)
+        planned, whole = _replicas.home_share(q, planned)
         _replicas.check_blocks(a, q, nodes)
         net = q
-    alone = _alone.collapse(a, net, nodes, planned, keep) if collapse else None
+    alone = _alone.collapse(a, net, nodes, planned, keep, whole) if collapse else None
+    for i, (key, _) in planned.items():
+        if key in whole and (alone is None or i not in alone.calls):
+            raise SymmetryError(f"op {i}: NCCL's plan inside a machine is not symmetric "
+                                f"under the permutation and does not run alone")
     for i, (key, call) in planned.items():
         _nccl_block(a, i, call, None if alone is None or i not in alone.calls
                     else alone.plans[key].seconds)

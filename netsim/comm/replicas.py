@@ -34,12 +34,18 @@ def home_share(q, planned):
     dict
         Original op -> ``(plan key, plan)``: a call of simulated ranks as it is, one
         whose members the permutation maps onto themselves with its home flows.
+    set
+        The plan keys kept *whole*: calls inside one machine whose members the
+        permutation maps onto themselves but whose plan it does not (NCCL's ring
+        through a DGX's GPUs under a shift of shards that is not the ring's). Such a
+        call is exact only as one op of its isolated replay on the whole network
+        (:mod:`netsim.comm.alone`), which the expansion then requires.
 
     Raises
     ------
     SymmetryError
-        For a plan that the node permutation does not map onto itself (naming its
-        algorithm), or none of whose flows leaves the home.
+        For a plan across machines that the node permutation does not map onto itself
+        (naming its algorithm), or none of whose flows leaves the home.
 
     Examples
     --------
@@ -55,15 +61,17 @@ def home_share(q, planned):
     >>> q = quotient(net, np.array([net.node_of("gpu0"), net.node_of("gpu1")]), [1, 0])
     >>> Plan = namedtuple("Plan", "flows bounds algorithm")   # as netsim.comm.nccl's Call
     >>> ring = Plan((("gpu0", "gpu1", 8.0), ("gpu1", "gpu0", 8.0)), (1.0, 1.0), "ring")
-    >>> home_share(q, {5: ((("gpu0", "gpu1"),), ring)})[5][1].flows
+    >>> home_share(q, {5: ((("gpu0", "gpu1"),), ring)})[0][5][1].flows
     (('gpu0', 'gpu1', 8.0),)
     """
-    out, seen = {}, {}
+    out, seen, whole = {}, {}, set()
     for i, (key, call) in planned.items():
         if key not in seen:
             seen[key] = _share(q, key[0], call)
-        out[i] = (key, seen[key])
-    return out
+            if seen[key] is None:
+                whole.add(key)
+        out[i] = (key, call if seen[key] is None else seen[key])
+    return out, whole
 
 
 def _share(q, members, call):
@@ -71,23 +79,31 @@ def _share(q, members, call):
     idx = q.base.index
     src = np.array([idx[u] for u, _, _ in call.flows], np.int64)
     group = np.array([idx[v] for v in members], np.int64)
+    dst = np.array([idx[v] for _, v, _ in call.flows], np.int64)
+    if (np.lcm(q.size[src], q.size[dst]) != q.g).any():
+        raise SymmetryError(f"NCCL's {call.algorithm} plan has a flow with fewer than "
+                            f"{q.g} copies under the shift")
     if (q.home[group] & q.moved[group]).all():
-        if len(src) and not q.home[src].all():
-            raise SymmetryError("a call of the simulated ranks has flows leaving other machines")
+        # the call's images are the other copies' calls: each of its flows is one of its
+        # orbit, wherever it leaves from (a NIC its GPU shares with another's, say)
         return call
     if set(q.perm[group].tolist()) != set(group.tolist()):
         raise SymmetryError(f"a call's members {members[:4]}... neither lie in the simulated "
                             f"machines nor map onto themselves")
-    dst = np.array([idx[v] for _, v, _ in call.flows], np.int64)
     size = np.array([b for _, _, b in call.flows], np.float64)
     bound = np.asarray(call.bounds, np.float64)
     rows = sorted(zip(src.tolist(), dst.tolist(), size.tolist(), bound.tolist()))
     image = sorted(zip(q.perm[src].tolist(), q.perm[dst].tolist(), size.tolist(),
                        bound.tolist()))
     if rows != image:
+        machine = {q.base.graph.nodes[v].get("node", -1) for v in members}
+        if len(machine) == 1 and -1 not in machine:
+            return None   # kept whole: exact only as one op replayed alone
         raise SymmetryError(f"NCCL's {call.algorithm} plan of {len(rows)} flows is not "
                             f"symmetric under the replicas' shift")
-    keep = q.home[src] & q.moved[src]
+    # one flow of each orbit: the one whose end that moves with it (its tail where both
+    # do) lies in the home
+    keep = q.home[np.where(q.size[src] == q.g, src, dst)]
     if len(src) and not keep.any():
         raise SymmetryError("a call has no flow leaving the simulated machines")
     flows = tuple(f for f, k in zip(call.flows, keep.tolist()) if k)

@@ -33,6 +33,7 @@ ranks' ops only.
 import numpy as np
 
 from netsim.errors import NetsimError
+from netsim.network import automorphism as _automorphism
 
 __all__ = ["SymmetryError", "Quotient", "quotient"]
 
@@ -46,17 +47,24 @@ class Quotient:
 
     Attributes: ``base`` (the network), ``g`` (copies), ``perm`` (node
     permutation, an index array), ``home`` (bool per node: in a home machine or
-    fixed), ``moved`` (bool per node), ``link_rep`` (each link direction's
-    representative), ``fixed_link`` (bool per link), ``bandwidth`` (the
-    quotient's capacities). The replay reads ``routes``, ``num_links``,
+    fixed), ``moved`` (bool per node), ``size`` (each node's orbit size),
+    ``link_rep`` (each link direction's representative), ``fixed_link`` (bool
+    per link), ``orbit`` (each link direction's orbit size), ``bandwidth`` (the
+    quotient's capacities: a link of ``o`` copies carries ``g / o`` images of each
+    home flow crossing it, so its capacity is ``o / g`` of its own). The replay reads ``routes``, ``num_links``,
     ``bandwidth``, ``latency``, ``nodes``, ``link_src`` and ``link_dst``.
     """
 
-    def __init__(self, base, g, perm, home, link_rep, fixed_link):
+    def __init__(self, base, g, perm, home, link_rep, fixed_link, orbit=None, size=None):
         self.base, self.g, self.perm, self.home = base, g, perm, home
+        self.size = np.where(perm != np.arange(len(perm)), g, 1) if size is None else size
         self.moved = perm != np.arange(len(perm))
         self.link_rep, self.fixed_link = link_rep, fixed_link
-        self.bandwidth = np.where(fixed_link, base.bandwidth / g, base.bandwidth)
+        self.orbit = np.where(fixed_link, 1, g) if orbit is None else orbit
+        # a link whose orbit has o of the g copies carries g / o images of each home flow
+        self.bandwidth = np.where(fixed_link, base.bandwidth / g,
+                                  np.where(self.orbit == g, base.bandwidth,
+                                           base.bandwidth * self.orbit / g))
 
     def __getattr__(self, name):   # everything else is the base network's
         return getattr(self.base, name)
@@ -85,24 +93,23 @@ class Quotient:
         >>> [(net.link_name(k), int(b)) for k, b in enumerate(w.link_bytes) if b > 1]
         [('sw->core', 2), ('core->sw', 2)]
         """
-        return record._replace(**{name: np.where(self.fixed_link, getattr(record, name) * self.g,
+        copies = self.g // self.orbit
+        return record._replace(**{name: np.where(copies > 1, getattr(record, name) * copies,
                                                   getattr(record, name))
                                   for name in ("link_bytes", "link_messages", "link_peak_flows")})
 
     def routes(self, src, dst, placed=None, channel=None, ecmp=None, seed=0):
         """The base network's routes with each link direction replaced by its representative.
 
+        A flow may leave from any node: which flows stand for their orbits is the
+        callers' to choose (:mod:`netsim.comm.replicas`: one flow of each).
+
         Raises
         ------
         SymmetryError
-            For a route that leaves from outside the home, or that crosses two
-            links of one orbit.
+            For a route that crosses two links of one orbit.
         """
         src = np.asarray(src, np.int64)
-        if len(src) and not self.home[src].all():
-            bad = int(src[~self.home[src]][0])
-            raise SymmetryError(f"a flow leaves {self.base.nodes[bad]!r}, outside the "
-                                f"simulated machines")
         pair, links, lat = self.base.routes(src, dst, placed=placed, channel=channel, ecmp=ecmp,
                                             seed=seed)
         L = self.base.num_links
@@ -167,6 +174,8 @@ def quotient(net, placed, sigma):
         if m >= 0:
             local.setdefault(m, []).append(i)
     image = {}   # machine -> machine, from the ranks
+    node_map = np.full(n, -1, np.int64)
+    inside = False   # whether some rank changes its position within the machines
     for r, s in zip(range(P), sigma.tolist()):
         a, b = int(placed[r]), int(placed[s])
         ma, mb = int(machine[a]), int(machine[b])
@@ -176,22 +185,31 @@ def quotient(net, placed, sigma):
         if image.setdefault(ma, mb) != mb:
             raise SymmetryError(f"sigma sends machine {ma}'s ranks to machines {image[ma]} "
                                 f"and {mb}")
-        if local[ma].index(a) != local[mb].index(b):
-            raise SymmetryError(f"sigma sends {net.nodes[a]!r} to {net.nodes[b]!r}, another "
-                                f"position in its machine")
-    perm = np.arange(n, dtype=np.int64)
-    for ma, mb in image.items():
-        if len(local[ma]) != len(local[mb]):
-            raise SymmetryError(f"machines {ma} and {mb} differ in size")
-        perm[local[ma]] = local[mb]
-    if not np.array_equal(np.sort(perm), np.arange(n)):
-        raise SymmetryError("sigma's machine map is not a permutation of the machines")
-    _check_automorphism(net, perm, machine)
-    # The home: the machines of each cycle's smallest rank, and every fixed node.
-    first = _cycle_min(sigma)
-    home_machines = {int(machine[placed[r]]) for r in np.flatnonzero(first == np.arange(P))}
-    home = (machine < 0) | np.isin(machine, list(home_machines)) | (perm == np.arange(n))
-    return Quotient(net, g, perm, home, *_link_orbits(net, perm, home, g))
+        if node_map[a] >= 0 and node_map[a] != b:
+            raise SymmetryError(f"sigma sends the ranks on {net.nodes[a]!r} to two nodes")
+        node_map[a] = b
+        inside |= local[ma].index(a) != local[mb].index(b)
+    if inside:   # shards move among a machine's GPUs: the rest follows by refinement
+        rails = {}
+        for a in np.flatnonzero(node_map >= 0).tolist():
+            ra, rb = G.nodes[net.nodes[a]].get("rail"), G.nodes[net.nodes[node_map[a]]].get("rail")
+            if ra is not None and rails.setdefault(ra, rb) != rb:
+                raise SymmetryError(f"sigma sends rail {ra} to rails {rails[ra]} and {rb}")
+        machines = {m: image.get(m, m) for m in local}
+        perm = _automorphism.extend(net, node_map, machine, machines, rails, SymmetryError)
+        _automorphism.check(net, perm, rails, SymmetryError)
+    else:
+        perm = np.arange(n, dtype=np.int64)
+        for ma, mb in image.items():
+            if len(local[ma]) != len(local[mb]):
+                raise SymmetryError(f"machines {ma} and {mb} differ in size")
+            perm[local[ma]] = local[mb]
+        if not np.array_equal(np.sort(perm), np.arange(n)):
+            raise SymmetryError("sigma's machine map is not a permutation of the machines")
+        _automorphism.check(net, perm, error=SymmetryError)
+    size = _orbit_sizes(perm, g)
+    home = _home(perm, size, g, machine, placed, sigma, P)
+    return Quotient(net, g, perm, home, *_link_orbits(net, perm, home, g, size), size)
 
 
 def _order(sigma):
@@ -223,45 +241,77 @@ def _cycle_min(sigma):
         out, x = nxt, sigma[x]
 
 
-def _check_automorphism(net, perm, machine):
-    """Raise unless ``perm`` maps every node and edge to one with the same attributes."""
-    G = net.graph
-    names = net.nodes
-    for i in np.flatnonzero(perm != np.arange(len(perm))).tolist():
-        a = {k: v for k, v in G.nodes[names[i]].items() if k != "node"}
-        b = {k: v for k, v in G.nodes[names[perm[i]]].items() if k != "node"}
-        if a != b:
-            raise SymmetryError(f"{names[i]!r} and its image {names[perm[i]]!r} differ: "
-                                f"{a} against {b}")
-    for u, v, data in G.edges(data=True):
-        iu, iv = net.index[u], net.index[v]
-        pu, pv = names[perm[iu]], names[perm[iv]]
-        if not G.has_edge(pu, pv) or G.edges[pu, pv] != data:
-            raise SymmetryError(f"edge {u!r}-{v!r} has no like image {pu!r}-{pv!r}")
+def _orbit_sizes(perm, g):
+    """Each node's orbit size under ``perm`` (a divisor of ``g``)."""
+    size = np.zeros(len(perm), np.int64)
+    ident, cur = np.arange(len(perm)), perm.copy()
+    for i in range(1, g + 1):
+        size[(cur == ident) & (size == 0)] = i
+        cur = perm[cur]
+    return size
 
 
-def _link_orbits(net, perm, home, g):
-    """Each link direction's representative in the home, and whether the symmetry fixes it."""
+def _home(perm, size, g, machine, placed, sigma, P):
+    """One node of each orbit: a rank's node, the node of its cycle's smallest rank; any
+    other node, its orbit's one in those ranks' machines where there is one, else its
+    orbit's lowest index; a fixed node, itself."""
     n = len(perm)
-    key = {(s, d): k for k, (s, d) in enumerate(zip(net.link_src.tolist(),
-                                                    net.link_dst.tolist()))}
-    rep = np.arange(len(net.link_src), dtype=np.int64)
-    fixed = np.zeros(len(rep), bool)
-    # inverse powers: back[j][x] = perm^-j (x)
+    first = _cycle_min(sigma)
+    hosts = np.unique(np.asarray(placed, np.int64)[first == np.arange(P)])
+    ranked = np.zeros(n, bool)
+    ranked[np.asarray(placed, np.int64)] = True
+    in_home = np.isin(machine, np.unique(machine[hosts]))
+    home = size == 1
+    home[hosts] = True
+    seen = np.zeros(n, bool)
+    seen[home] = True
+    for v in np.flatnonzero(~seen).tolist():
+        orbit = [v]
+        x = perm[v]
+        while x != v:
+            orbit.append(int(x))
+            x = perm[x]
+        seen[orbit] = True
+        if ranked[orbit].any():
+            if home[orbit].sum() != 1:
+                raise SymmetryError("the ranks' nodes are not one of each orbit")
+            continue
+        mine = [x for x in orbit if in_home[x]]
+        home[mine[0] if len(mine) == 1 else min(orbit)] = True
+    if (size < g).any() and (home & (size > 1)).sum() == 0:
+        raise SymmetryError("no node of the simulated ranks moves")
+    return home
+
+
+def _link_orbits(net, perm, home, g, size):
+    """Each link direction's representative, whether the symmetry fixes it, and its
+    orbit's size (the least common multiple of its ends' orbits).
+
+    The representative is the orbit's member whose *anchor* end is in the home: the end
+    whose orbit is as large as the link's (the tail where both are)."""
+    src, dst = net.link_src, net.link_dst
+    n = len(perm)
+    orbit = np.lcm(size[src], size[dst])
+    fixed = orbit == 1
+    anchor_src = size[src] == orbit
+    if not (anchor_src | (size[dst] == orbit)).all():
+        k = int(np.flatnonzero(~(anchor_src | (size[dst] == orbit)))[0])
+        raise SymmetryError(f"link {net.link_name(k)} moves with neither of its ends")
+    key = src * n + dst
+    order = np.argsort(key)
     inv = np.empty(n, np.int64)
     inv[perm] = np.arange(n)
-    back, cur = [np.arange(n)], np.arange(n)
-    for _ in range(g - 1):
-        cur = inv[cur]
-        back.append(cur)
-    moved = perm != np.arange(n)
-    for k, (s, d) in enumerate(zip(net.link_src.tolist(), net.link_dst.tolist())):
-        if not moved[s] and not moved[d]:
-            fixed[k] = True
-            continue
-        end = s if moved[s] else d   # the end the symmetry moves decides the copy
-        for b in back:
-            if home[b[end]]:
-                rep[k] = key[(int(b[s]), int(b[d]))]
-                break
-    return rep, fixed
+    rep = np.arange(len(src), dtype=np.int64)
+    done = fixed.copy()
+    bs, bd = src.copy(), dst.copy()
+    for _ in range(g):
+        hit = ~done & home[np.where(anchor_src, bs, bd)]
+        if hit.any():
+            at = order[np.searchsorted(key, bs[hit] * n + bd[hit], sorter=order)]
+            rep[hit] = at
+            done |= hit
+        bs, bd = inv[bs], inv[bd]
+    if not done.all():
+        k = int(np.flatnonzero(~done)[0])
+        raise SymmetryError(f"link {net.link_name(k)} has no representative in the home")
+    return rep, fixed, orbit

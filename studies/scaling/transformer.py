@@ -43,13 +43,14 @@ from netsim.comm.priced import NcclPrices
 from netsim.costmodel import alpha_beta
 from netsim.network.compiled import as_network
 from netsim.errors import NetsimError
+from netsim.network.automorphism import odometers
 from netsim.network.symmetry import SymmetryError
 from netsim.trace.perturb import perturb
 from netsim.units import format_bytes, format_time
 from topologies.devices import device_flops, device_gemm
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import ep_group, expert_dp_group, layout
-from workloads.transformer.iteration import schedule, shift
+from workloads.transformer.iteration import schedule, shard_shift, shift
 from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import iteration_flops
 from workloads.transformer.memory import memory_per_gpu
@@ -397,9 +398,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rec["mfu"] = model / (L.world * peak * f["time"])
     rec["simulated"], rec["saturated_link"], rec["why"] = None, None, None
     if simulate(rec) if callable(simulate) else simulate:
-        r, rec["replicas_simulated"], t = replay_point(c, L, G, rate, library, progress,
-                                                       prices, notice, perturbation,
-                                                       **kw, **shard)
+        r, rec["replicas_simulated"], rec["shards_simulated"], t = replay_point(
+            c, L, G, rate, library, progress, prices, notice, perturbation, **kw, **shard)
         rec["why"] = why(slower(t, r, G, gpus_of(G)[:L.world], prices,
                                 links["pp"] if L.pp > 1 else None), f["time"], r.makespan)
         rec["simulated"] = r.makespan
@@ -520,17 +520,28 @@ def check_full_replay(ops, why, limit=None):
 
 def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, notice=None,
                  perturbation=None, **kwargs):
-    """The replay of one iteration of layout ``L``: its Result, the replicas simulated and
-    the trace replayed (theirs).
+    """The replay of one iteration of layout ``L``: its Result, the replicas and the
+    shards of each tensor-parallel group simulated, and the trace replayed (theirs).
 
-    Data-parallel replicas on alike machines are simulated once per copy
-    (:func:`workloads.transformer.iteration.schedule` with ``replicas=``, replayed
-    with ``symmetry=``: :mod:`netsim.network.symmetry`): the fewest replicas
-    that fill whole machines (``lcm(tp, GPUs per machine) / tp``), the others'
-    work the same shifted. Where that is no symmetry (NCCL's plan of a
-    data-parallel call is a tree rooted at one replica, the machines differ,
-    experts join the replicas), every replica is simulated. Every NCCL call that
-    runs alone on its links is replayed once (``collapse=True``). ``prices`` (the closed
+    Two symmetries are tried, each exact (:mod:`netsim.network.symmetry`), before the
+    replay of every rank:
+
+    * data-parallel replicas on alike machines, simulated once per copy
+      (:func:`workloads.transformer.iteration.schedule` with ``replicas=``, replayed
+      with ``symmetry=``): the fewest replicas that fill whole machines
+      (``lcm(tp, GPUs per machine) / tp``), the others' work the same shifted. It
+      fails where NCCL's plan of a data-parallel call is a tree rooted at one replica
+      (as at 128 machines), or the machines differ.
+    * the shards of each tensor-parallel group, simulated once (``shards=1``): a stage's
+      shards do the same work, and a cycle through a machine's GPUs that is an
+      automorphism of the graph (:func:`netsim.network.automorphism.odometers`: on a
+      DGX H100, GPU pairs on four PCIe switches) moves each shard's GPU, NIC and rail
+      to the next one's. Every data-parallel group maps to another wholesale, so a
+      tree needs no symmetry of its own. It fails where the machine has no such cycle
+      or a plan of a tensor-parallel call does not map onto itself.
+
+    With experts or a perturbation every rank is replayed. Every NCCL call that runs
+    alone on its links is replayed once (``collapse=True``). ``prices`` (the closed
     form's :class:`netsim.comm.priced.NcclPrices` of ``G``) plans the replay's calls too,
     each plan made once; ``progress`` is :func:`netsim.simulate`'s hook. A replay of every
     replica is priced first (:func:`full_replay_ops`, :func:`check_full_replay`): refused
@@ -539,35 +550,52 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
     ``straggler``, ``jitter``, ``seed``) slows the compute of the trace replayed: the
     replicas then differ, and every replica is replayed.
 
+    Returns
+    -------
+    tuple
+        ``(result, replicas simulated, shards simulated, trace)``.
+
     Examples
     --------
     >>> from topologies import gpu_cluster
     >>> from workloads.transformer.flops import get_config
     >>> c = get_config("gpt3-1.3b", global_batch=16)
-    >>> r, k, _ = replay_point(c, layout(8, 1, 2), gpu_cluster("dgx_h100", 2), 1e14)
-    >>> k, r.makespan > 0
-    (1, True)
+    >>> r, k, s, _ = replay_point(c, layout(8, 1, 2), gpu_cluster("dgx_h100", 2), 1e14)
+    >>> k, s, r.makespan > 0
+    (1, 8, True)
     """
     placement = gpus_of(G)[:L.world]
     prices = NcclPrices(G) if prices is None else prices
     k = replicas_of(L, G)
-    nccl, seconds = library != "mpich", None
+    nccl, seconds, t = library != "mpich", None, None
+
+    def run(trace, sigma):
+        return replay(trace, G, placement=placement, library=library, collapse=True,
+                      symmetry=sigma, progress=progress, planner=prices)
+
     if perturbation:
         why = "its perturbation makes the replicas differ"
     elif kwargs.get("moe") is not None:
         why = "experts' all-to-alls join the replicas"
-    elif k == L.dp:
-        why = "no fewer replicas fill whole machines alike"
     else:
-        t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, replicas=k, **kwargs)
-        try:
-            return replay(t, G, placement=placement, library=library, collapse=True,
-                          symmetry=shift(L.tp, L.pp, L.dp, k), progress=progress,
-                          planner=prices), k, t
-        except SymmetryError as exc:   # priced from the replicas' trace, before the whole
-            why, seconds = str(exc), check_full_replay(
+        why = "no fewer replicas fill whole machines alike"
+        if k < L.dp:
+            t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, replicas=k, **kwargs)
+            try:
+                return run(t, shift(L.tp, L.pp, L.dp, k)), k, L.tp, t
+            except SymmetryError as exc:
+                why = str(exc)
+        if L.tp > 1 and nccl:
+            s = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, shards=1, **kwargs)
+            for order in odometers(L.tp):
+                try:
+                    return run(s, shard_shift(L.tp, L.pp, L.dp, order)), L.dp, 1, s
+                except SymmetryError:
+                    continue
+        if t is not None:   # priced from the replicas' trace, before the whole
+            seconds = check_full_replay(
                 full_replay_ops(t, L.dp, k, G, placement, prices) if nccl
-                else t.num_ops * L.dp // k, f"P = {L.world} ({exc})")
+                else t.num_ops * L.dp // k, f"P = {L.world} ({why})")
     t = perturb(schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs),
                 **(perturbation or {}))
     if seconds is None:
@@ -575,8 +603,7 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
                                     if nccl else t.num_ops, f"P = {L.world} ({why})")
     if notice is not None:
         notice(seconds, f"the replay of every replica of P = {L.world} ({why})")
-    return (replay(t, G, placement=placement, library=library, collapse=True,
-                   progress=progress, planner=prices), L.dp, t)
+    return run(t, None), L.dp, L.tp, t
 
 
 def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):

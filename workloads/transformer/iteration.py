@@ -58,6 +58,7 @@ import numpy as np
 
 from netsim.checks import check_int, check_real
 from netsim.trace.core import TraceBuilder
+from netsim.trace.subset import Subset
 
 from workloads.transformer import pipeline as _pipeline
 from workloads.errors import WorkloadError
@@ -86,7 +87,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
              ep=1, first_stage_layers=None, last_stage_layers=None,
              inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None, compute="flops", device=None,
-             tp_overlap=False, param_gather="after"):
+             tp_overlap=False, param_gather="after", shards=None):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -157,6 +158,11 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         divisor of ``dp``); the data-parallel collectives still name every
         replica. The others' work is the same shifted by ``replicas``
         (:func:`shift`), for :func:`netsim.simulate`'s ``symmetry=``. Not with experts.
+    shards : int, optional
+        Write the ops of tensor-parallel shards ``0 .. shards - 1`` only (a divisor of
+        ``tp``; :class:`netsim.trace.subset.Subset`): the shards of a stage do the same
+        work, so the others' is the same moved among the machine's GPUs
+        (:func:`shard_shift`). Not with experts.
 
     Returns
     -------
@@ -214,7 +220,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     if device_flops is not None:
         meta["device_flops"] = check_real(device_flops, "device_flops", lo=0, strict=True,
                                           error=WorkloadError)
-    b = TraceBuilder(L.world, metadata=meta)
+    b = (TraceBuilder(L.world, metadata=meta) if shards is None
+         else Subset(L.world, np.arange(L.world) % L.tp < _shards(shards, L, p), metadata=meta))
     pre, post = ("allgather", "reduce_scatter") if sequence_parallel else (None, "allreduce")
     # last[(stage, replica)]: the op each shard's stream waits for next.
     last = {(s, r): [None] * L.tp for s in range(L.pp) for r in range(L.dp)}
@@ -450,6 +457,16 @@ def _ops(x):
     return x if isinstance(x, tuple) else (x,)
 
 
+def _shards(shards, L, p):
+    """The shards whose ops the trace holds: ``shards``, a divisor of ``tp``."""
+    shards = check_int(shards, "shards", error=WorkloadError)
+    if shards < 1 or L.tp % shards:
+        raise WorkloadError(f"shards {shards} does not divide tp {L.tp}")
+    if p:
+        raise WorkloadError("shards < tp with experts: their all-to-alls join the shards")
+    return shards
+
+
 def _replicas(replicas, L, p):
     """The replicas whose ops the trace holds: ``replicas``, a divisor of ``dp``, or all."""
     if replicas is None:
@@ -476,6 +493,28 @@ def shift(tp, pp, dp, replicas):
     """
     ranks = np.arange(Layout(tp, pp, dp).world).reshape(pp, dp, tp)   # Layout.rank's order
     return np.roll(ranks, -replicas, axis=1).reshape(-1)
+
+
+def shard_shift(tp, pp, dp, order):
+    """The rank permutation that moves each tensor shard to the next in ``order``.
+
+    ``sigma`` sends rank ``(s, d, x)`` (stage, replica, shard) to ``(s, d,
+    order[x])``, which does the same work when ``order`` is one cycle through the
+    ``tp`` shards; each cycle's smallest rank is shard 0 (:func:`schedule` with
+    ``shards=1``). Which cycles are symmetries depends on the machine: on a DGX H100,
+    whose PCIe switches hold GPUs 0-1, 2-3, 4-5 and 6-7, ``0 -> 2 -> 4 -> 6 -> 1 -> 3 -> 5
+    -> 7 -> 0`` is (:func:`netsim.network.automorphism.odometers`).
+
+    Examples
+    --------
+    >>> shard_shift(4, 1, 1, [1, 2, 3, 0]).tolist()
+    [1, 2, 3, 0]
+    >>> shard_shift(2, 2, 1, [1, 0]).tolist()   # each stage's two shards swap
+    [1, 0, 3, 2]
+    """
+    order = np.asarray(order, np.int64)
+    ranks = np.arange(Layout(tp, pp, dp).world).reshape(pp, dp, tp)   # Layout.rank's order
+    return ranks[:, :, order].reshape(-1)
 
 
 def measure(trace):

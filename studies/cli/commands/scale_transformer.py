@@ -153,8 +153,13 @@ _MOE_HEAD = _HEAD[:4] + ["ep"] + _HEAD[4:11] + ["EP"] + _HEAD[11:]
 
 
 def _replicas(r):
-    """How many data-parallel replicas a record's replay simulated, in words."""
+    """How many data-parallel replicas and tensor shards a record's replay simulated, in
+    words."""
     k, dp = r["replicas_simulated"], r["dp"]
+    s, tp = r.get("shards_simulated", r["tp"]), r["tp"]
+    if s < tp:
+        return (f"{s} of {tp} tensor shards of each stage (the others their copies), "
+                f"every replica ({dp})")
     if k == dp:
         return f"every replica ({dp})"
     return f"{k} of {dp} replicas (the others their copies)"
