@@ -26,6 +26,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from netsim.comm.alone import overlapping  # noqa: E402
 from netsim.comm.library import expand  # noqa: E402
+from netsim.network.automorphism import odometers  # noqa: E402
+from netsim.network.symmetry import SymmetryError  # noqa: E402
 from netsim.result import replay_expansion  # noqa: E402
 from netsim.trace.core import COLLECTIVE  # noqa: E402
 from netsim.trace.perturb import perturb  # noqa: E402
@@ -33,7 +35,7 @@ from studies.registry import topology_factory  # noqa: E402
 from studies.scaling.transformer import (default_efficiency, gpus_of, peak_of,  # noqa: E402
                                          replicas_of)
 from workloads.transformer.flops import get_config  # noqa: E402
-from workloads.transformer.iteration import schedule, shift  # noqa: E402
+from workloads.transformer.iteration import schedule, shard_shift, shift  # noqa: E402
 from workloads.transformer.layout import layout  # noqa: E402
 
 
@@ -86,6 +88,12 @@ def main(argv=None):
     p.add_argument("--straggler", metavar="RANK:FACTOR",
                    help="one slow rank (netsim.trace.perturb's spec, e.g. 0:1.2x): breaks the "
                         "replicas' symmetry, so every replica is simulated")
+    p.add_argument("--shards", action="store_true",
+                   help="simulate shard 0 of every tensor-parallel group and every replica "
+                        "(netsim.network.symmetry's shift of shards, the first cycle of "
+                        "netsim.network.automorphism.odometers that is a symmetry): what "
+                        "netsim scale transformer --simulate does where NCCL's trees break "
+                        "the replicas' symmetry")
     a = p.parse_args(argv)
     c = get_config(a.config, global_batch=a.global_batch, micro_batch=a.micro_batch)
     rows = []
@@ -93,17 +101,29 @@ def main(argv=None):
     G = phase("topology", rows, lambda: topology_factory(a.topology)(a.P))
     rate = default_efficiency() * peak_of(G, c.precision)
     L = layout(a.tp, a.pp, None, world=a.P)
-    k = L.dp if a.full or a.all_replicas or a.straggler else replicas_of(L, G)
+    k = L.dp if a.full or a.all_replicas or a.straggler or a.shards else replicas_of(L, G)
     sigma = shift(L.tp, L.pp, L.dp, k) if k < L.dp else None
-    print(f"replicas simulated: {k} of {L.dp}; NCCL calls alone on their links "
-          f"{'expanded' if a.full else 'replayed once'}")
+    print(f"replicas simulated: {k} of {L.dp}; shards: {1 if a.shards else L.tp} of {L.tp}; "
+          f"NCCL calls alone on their links {'expanded' if a.full else 'replayed once'}")
     uneven = {k: v for k, v in (("first_stage_layers", a.first_stage_layers),
                                 ("last_stage_layers", a.last_stage_layers)) if v is not None}
+    shards = {"shards": 1} if a.shards else {}
     t = phase("trace", rows, lambda: perturb(schedule(c, L.tp, L.pp, L.dp, device_flops=rate,
-                                                      replicas=k, **uneven),
+                                                      replicas=k, **uneven, **shards),
                                              straggler=a.straggler))
-    x = phase("expand", rows, lambda: expand(t, G, gpus_of(G)[:a.P], "auto",
-                                             collapse=not a.full, symmetry=sigma))
+
+    def by_shards():
+        for order in odometers(L.tp):
+            try:
+                return expand(t, G, gpus_of(G)[:a.P], "auto", collapse=not a.full,
+                              symmetry=shard_shift(L.tp, L.pp, L.dp, order))
+            except SymmetryError as exc:
+                print(f"  shift of shards {order}: {exc}")
+        raise SystemExit("no shift of shards is a symmetry here")
+
+    x = phase("expand", rows, by_shards if a.shards else
+              lambda: expand(t, G, gpus_of(G)[:a.P], "auto", collapse=not a.full,
+                             symmetry=sigma))
     r = phase("replay", rows, lambda: replay_expansion(t, x))
     if x.alone is not None and overlapping(r.expanded_ops["start"], r.expanded_ops["end"], x):
         print("calls of a class kept as one op overlapped: netsim.simulate would replay again")

@@ -374,12 +374,16 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
     if planner is not None and (net is None or planner.G is not net.graph):
         raise TraceError("the NCCL planner was made for another graph than the topology's")
     planned = {}   # NCCL call -> (plan key, plan): their blocks are built once all are planned
+    specs, nccl_calls = {}, {}   # per spec: (spec, library); per (spec, bytes): NCCL's plan
     for i in colls.tolist():
-        spec = trace.specs.row(int(trace.spec[i]))
+        j = int(trace.spec[i])
+        if j not in specs:
+            spec = trace.specs.row(j)
+            kinds = [None if net is None else net.graph.nodes[a.names[r]].get("kind")
+                     for r in spec.group]
+            specs[j] = spec, choose(library, spec, kinds, i)
+        spec, lib = specs[j]
         nbytes = float(trace.size[i])
-        kinds = [None if net is None else net.graph.nodes[a.names[r]].get("kind")
-                 for r in spec.group]
-        lib = choose(library, spec, kinds, i)
         if len(spec.group) < 2 or nbytes == 0:
             row = _pass_block(a, i, spec)
         elif lib == "nccl":
@@ -387,7 +391,10 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
                 raise NcclModelError(f"op {i}: NCCL moves whole bytes, got {nbytes!r}")
             if planner is None:   # made with the first NCCL call
                 planner = NcclPrices(net.graph)
-            key, call, row = _nccl_call(a, i, spec, int(nbytes), planner, nccl_options or {})
+            if (j, nbytes) not in nccl_calls:   # a layer's call each micro-batch: planned once
+                nccl_calls[j, nbytes] = _nccl_call(a, i, spec, int(nbytes), planner,
+                                                   nccl_options or {})
+            key, call, row = nccl_calls[j, nbytes]
             planned[i] = (key, call)
         elif lib == "gloo":
             row = _gloo_block(a, i, spec, nbytes, gloo_state, gloo_options or {})

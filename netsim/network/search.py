@@ -132,6 +132,8 @@ def _meet(adj, radj, dead_end, dead_in, off, src, dst):
                 cand = d + fs * _FS + _HOP + off[v]
                 if v in db and (best is None or cand + db[v] < best):
                     best = cand + db[v]
+                if best is not None and hb and cand + hb[0][0] >= best:
+                    continue   # no path through v beats best: every node left costs that
                 if cand < df.get(v, cand + 1):
                     df[v] = cand
                     heapq.heappush(hf, (cand, v))

@@ -583,6 +583,7 @@ class TraceBuilder:
         self._deps = []
         self._tags = {}
         self._specs = {}
+        self._made = {}   # collective arguments -> their spec, made once
 
     def _add(self, kind, rank, peer, size, duration, flops, deps, iteration, tag, channel=0,
              priority=0, spec=-1, queue=-1):
@@ -729,10 +730,18 @@ class TraceBuilder:
         >>> t = b.build(); t.num_collectives, int(t.rank[c]), t.specs.row(0).root
         (1, 2, 2)
         """
-        try:   # an unknown op or algorithm is refused here, naming the op
-            key = make_spec(op, ranks, root, algorithm, segments, element)
-        except TraceError as exc:
-            raise TraceError(f"op {len(self._deps)}: {exc}") from None
+        try:   # the same call again (a layer's allreduce each micro-batch) is looked up
+            memo = (op, tuple(ranks), root, algorithm, segments, element)
+            key = self._made.get(memo)
+        except TypeError:   # unhashable: make_spec says what is wrong with it
+            memo, key = None, None
+        if key is None:
+            try:   # an unknown op or algorithm is refused here, naming the op
+                key = make_spec(op, ranks, root, algorithm, segments, element)
+            except TraceError as exc:
+                raise TraceError(f"op {len(self._deps)}: {exc}") from None
+            if memo is not None:
+                self._made[memo] = key
         k = self._specs.setdefault(key, len(self._specs))
         return self._add(COLLECTIVE, spec_owner(key), -1, nbytes, 0.0, 0.0, deps, iteration,
                          tag, priority=priority, spec=k)

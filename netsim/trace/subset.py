@@ -50,6 +50,7 @@ class Subset:
         if self.keep.shape != (ranks,):
             raise TraceError(f"keep must hold one flag per rank ({ranks}), got "
                              f"{self.keep.shape}")
+        self._kept = set(np.flatnonzero(self.keep).tolist())
         self._b = TraceBuilder(ranks, metadata)
         self.ranks, self.metadata = ranks, self._b.metadata
 
@@ -62,7 +63,7 @@ class Subset:
             For a message between a kept rank and one not kept (no symmetry keeps one
             end of a message and drops the other).
         """
-        ks, kd = bool(self.keep[src]), bool(self.keep[dst])
+        ks, kd = src in self._kept, dst in self._kept
         if ks != kd:
             raise TraceError(f"a message from rank {src} to rank {dst} joins a kept rank to "
                              f"one not kept")
@@ -72,13 +73,13 @@ class Subset:
 
     def compute(self, rank, seconds=None, flops=None, deps=(), **kwargs):
         """As :meth:`TraceBuilder.compute`; :data:`DROPPED` on a rank not kept."""
-        if not self.keep[rank]:
+        if rank not in self._kept:
             return DROPPED
         return self._b.compute(rank, seconds=seconds, flops=flops, deps=_live(deps), **kwargs)
 
     def collective(self, op, ranks, nbytes, deps=(), **kwargs):
         """As :meth:`TraceBuilder.collective`; :data:`DROPPED` with no member kept."""
-        if not self.keep[list(ranks)].any():
+        if not any(r in self._kept for r in ranks):
             return DROPPED
         return self._b.collective(op, ranks, nbytes, deps=_live(deps), **kwargs)
 

@@ -58,7 +58,7 @@ import numpy as np
 
 from netsim.checks import check_int, check_real
 from netsim.trace.core import TraceBuilder
-from netsim.trace.subset import Subset
+from netsim.trace.subset import DROPPED, Subset
 
 from workloads.transformer import pipeline as _pipeline
 from workloads.errors import WorkloadError
@@ -220,8 +220,11 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     if device_flops is not None:
         meta["device_flops"] = check_real(device_flops, "device_flops", lo=0, strict=True,
                                           error=WorkloadError)
+    kept = L.tp if shards is None else _shards(shards, L, p)   # shards written
     b = (TraceBuilder(L.world, metadata=meta) if shards is None
-         else Subset(L.world, np.arange(L.world) % L.tp < _shards(shards, L, p), metadata=meta))
+         else Subset(L.world, np.arange(L.world) % L.tp < kept, metadata=meta))
+    groups = {(s, r): L.tp_group(s, r) for s in range(L.pp) for r in range(L.dp)}
+    pad = [DROPPED] * (L.tp - kept)   # the ops of the shards not written
     pre, post = ("allgather", "reduce_scatter") if sequence_parallel else (None, "allreduce")
     # last[(stage, replica)]: the op each shard's stream waits for next.
     last = {(s, r): [None] * L.tp for s in range(L.pp) for r in range(L.dp)}
@@ -234,9 +237,9 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         ``size``: the bytes of its collectives (default the activation's); ``unit``: the
         GEMM seconds it takes under ``compute="gemm"`` (default ``kind``).
         """
-        group, prev, size = L.tp_group(s, r), last[(s, r)], act if size is None else size
+        group, prev, size = groups[(s, r)], last[(s, r)], act if size is None else size
         deps = [[x for x in (prev[k], *_ops(None if extra is None else extra[k]))
-                 if x is not None] for k in range(L.tp)]
+                 if x is not None] for k in range(kept)]
         comm = None   # under the overlap: the block's last collective, beside its compute
         if L.tp > 1 and pre and before:
             op = b.collective(pre, group, size, deps=sum(deps, []), iteration=it, tag="tp",
@@ -244,11 +247,11 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             if overlap:
                 comm = op
             else:
-                deps = [[op]] * L.tp
+                deps = [[op]] * kept
         work = ({"seconds": gemm[unit or kind, "backward" if tag == "backward" else "forward"]}
                 if gemm else {"flops": flops})
-        ops = [b.compute(rank, **work, deps=deps[k], iteration=it, tag=tag)
-               for k, rank in enumerate(group)]
+        ops = [b.compute(group[k], **work, deps=deps[k], iteration=it, tag=tag)
+               for k in range(kept)]
         if kind and mem[(kind, tag)]:
             ops = [b.compute(rank, seconds=mem[(kind, tag)], deps=[op], iteration=it, tag=tag)
                    for rank, op in zip(group, ops)]
@@ -259,11 +262,11 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             if overlap:
                 comm = op
             else:
-                ops = [op] * L.tp
+                ops = [op] * kept
         if comm is not None:   # the next block waits for the compute and the collectives
             ops = [b.compute(rank, seconds=0.0, deps=[x, comm], iteration=it, tag=tag)
                    for rank, x in zip(group, ops)]
-        last[(s, r)] = ops
+        last[(s, r)] = ops = ops + pad if pad else ops
         return ops
 
     def dense(st, layer, s, r, it, tag, scale, extra=None):
@@ -286,6 +289,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                 last[(0, r)] = list(chain)
         else:
             _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, c.element,
+                       kept,
                        p, experts, built, not gathered)
     return b.build()
 
@@ -416,7 +420,7 @@ def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp):
 
 
 def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, param_element,
-               p=None, experts=None, built=None, allgather=True):
+               kept, p=None, experts=None, built=None, allgather=True):
     """Add the data-parallel buckets; the next iteration's ops wait for them.
 
     Allreduces under plain data parallelism, reduce-scatters under ZeRO (then,
@@ -432,7 +436,7 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
         dense = [g for st in reversed(chunks) for g in st.grads]
         plan = bucket_groups(L, p, dense, experts[s] if experts else [], element, bucket_bytes,
                              buckets)
-        for k in range(L.tp):
+        for k in range(kept):   # the shards written; the others' groups are their copies
             prev = {r: [] for r in range(L.dp)}   # each replica's last bucket
             for source, nbytes, groups in plan:
                 for members in (g for g in groups if len(g) > 1):
