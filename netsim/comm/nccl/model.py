@@ -401,12 +401,14 @@ def setup(G, ranks=None, E=None):
     >>> s = setup(G); s.hw.compcap, s.E.edges["g0", "g1"]["bandwidth"]
     (70, 20000000000.0)
     """
-    hw = hardware.describe(G, ranks, None if E is None else E.graph.get("nccl_cpu_vendor"))
+    hw = hardware.describe(G, ranks, None if E is None else E.graph.get("nccl_cpu_vendor"),
+                           None if E is None else E.graph.get("nccl_position"))
     if E is None:
         Network(G)  # the edges' bandwidth and latency are checked before they are read
         E = hardware.effective_graph(G, hw.compcap)
         E.graph["nccl_compcap"] = hw.compcap
         E.graph["nccl_cpu_vendor"] = hw.cpu_vendor
+        E.graph["nccl_position"] = {n: i for i, n in enumerate(G.nodes)}   # G's node order
     elif E.graph.get("nccl_compcap") != hw.compcap:
         raise NcclModelError(f"collectives of one replay run on GPUs of different compute "
                              f"capabilities ({E.graph.get('nccl_compcap')} and {hw.compcap}); "
