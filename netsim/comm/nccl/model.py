@@ -41,7 +41,9 @@ counted by the engine:
   NCCL v2.30.7-1's enqueue.cc gives it (:mod:`netsim.comm.nccl.p2p`: 8 for 128 MiB between
   two A100 on an NVSwitch, 32 from 512 MiB), each channel credited with the
   per-channel bandwidth of NCCL's ring graph, with LL for a send of at most
-  16 KiB per channel.
+  16 KiB per channel; charged one ring step of latency inside a machine, and across
+  machines the receiver's notice, the data's network latency and the proxy's posts of
+  every remote send and receive (:func:`netsim.comm.nccl.p2p.latency`).
 * GPU-side limits: a ring channel's flow out of a GPU is held to NCCL's
   per-channel limit of LL (``llMaxBw`` / channels) and LL128
   (``perChMaxRingLL128Bw``) in tuning.cc, and an NVLS tree channel's flows
@@ -290,13 +292,11 @@ def _net_peer_channels(E, hw, r):
 
 def _latency(comm, hw, op, algorithm, protocol):
     if op in ("alltoall", "sendrecv"):
-        # NCCL's tuning has no entry for point-to-point; one ring step is charged (with
-        # the network plugin's latency across machines, as for a ring's inter-node step).
-        hw_index = 2 if len(hw.machines) > 1 else 0 if hw.intra == "nvlink" else 1
-        ring = tuning.NCCL_ALGO_ORDER.index("ring")
-        p = tuning.PROTOCOLS.index(protocol)
-        net = comm.graphs["ring"].latency_inter if len(hw.machines) > 1 else 0.0
-        return (tuning.BASE_LAT_US[ring][p] + tuning.HW_LAT_US[hw_index][ring][p]) * 1e-6 + net
+        # NCCL's tuning has no entry for point-to-point: one ring step inside a machine;
+        # across machines the receiver's notice, the data and the proxy's posts (p2p.latency).
+        return p2p.latency(protocol, hw.intra, p2p.net_posts(op, hw.machine),
+                           comm.graphs["ring"].latency_inter, hw.cpu_vendor,
+                           flush=protocol == "Simple" and _runtime_flush(hw))
     return tuning.latency(comm, op, algorithm, protocol, flush=_runtime_flush(hw))
 
 

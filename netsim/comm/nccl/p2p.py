@@ -37,14 +37,28 @@ source of NCCL v2.30.7-1 (:data:`netsim.comm.nccl.tuning.NCCL_VERSION`).
   4 MiB / ``NCCL_STEPS`` 8).
 * **Protocol** (``addP2pToPlan``): LL when the send's bytes are at most its
   channels x ``NCCL_P2P_LL_THRESHOLD`` (16384), Simple otherwise.
+* **Latency** (:func:`latency`): NCCL's tuning model has no entry for point-to-point
+  calls. Inside a machine the call is charged one ring step (``baseLat`` + the
+  intra-node ``hwLat`` of the ring, tuning.cc). A send to another machine also waits
+  for its receiver: NCCL's IB transport posts a send only once the receiver's posted
+  receive has reached it (src/transport/net_ib/p2p.cc, "Wait for the receiver to have
+  posted the corresponding receive"; the receiver writes its buffer into the
+  sender's FIFO, ``ncclIbPostFifo``), so the data crosses the network after that
+  notice: two network latencies, each the tree's ``hwLat[NET]`` (tuning.cc uses it
+  where "latencies are fully exposed", one rank per node; a call of one step has
+  nothing to hide them behind) plus the network plugin's latency. And every send and
+  receive to another machine is one network operation that the GPU's proxy thread
+  posts, one after another: ``getNetOverhead`` each (1 us Intel, 2 us AMD, x3 for
+  Simple, tuning.cc), before the last one can cross.
 """
 
 from netsim.checks import check_int
+from netsim.comm.nccl import tuning
 from netsim.comm.nccl.tuning import NcclModelError
 
 __all__ = ["MAX_CHANNELS", "P2P_LL_THRESHOLD", "CHUNK_SIZE", "PER_CHANNEL_NET_BW",
            "MAX_P2P_PER_BATCH", "comm_channels", "net_peer_channels", "p2p_channels",
-           "step_size", "send_channels", "protocol"]
+           "step_size", "send_channels", "protocol", "net_posts", "latency"]
 
 MAX_CHANNELS = 64           # v2.30.7-1 src/include/device.h MAXCHANNELS
 MAX_P2P_PER_BATCH = 8       # v2.30.7-1 src/include/device.h NCCL_MAX_DEV_WORK_P2P_PER_BATCH
@@ -228,3 +242,85 @@ def protocol(nbytes, channels):
     ('LL', 'Simple', 'LL')
     """
     return "LL" if nbytes <= channels * P2P_LL_THRESHOLD else "Simple"
+
+
+def net_posts(op, machine_of):
+    """Network operations the busiest proxy posts for one call: sends and receives off-machine.
+
+    Parameters
+    ----------
+    op : {"alltoall", "sendrecv"}
+        alltoall sends to and receives from every other rank; sendrecv (nccl-tests'
+        ring shift) sends to rank ``r + 1`` and receives from ``r - 1``.
+    machine_of : sequence
+        The machine of each rank, in rank order.
+
+    Returns
+    -------
+    int
+        The most, over ranks, of its sends plus receives whose peer is on another
+        machine.
+
+    Examples
+    --------
+    Two machines of 8 GPUs: an alltoall posts 8 sends and 8 receives a rank; a
+    sendrecv at most one of each (ranks 7 and 8 send across, 0 and 8 receive):
+
+    >>> m = [0] * 8 + [1] * 8
+    >>> net_posts("alltoall", m), net_posts("sendrecv", m), net_posts("alltoall", [0] * 4)
+    (16, 1, 0)
+    """
+    n = len(machine_of)
+    if op == "alltoall":
+        return max(2 * sum(machine_of[b] != machine_of[a] for b in range(n)) for a in range(n))
+    if op != "sendrecv":
+        raise NcclModelError(f"point-to-point op must be alltoall or sendrecv, not {op!r}")
+    return max((machine_of[(a + 1) % n] != machine_of[a]) + (machine_of[a - 1] != machine_of[a])
+               for a in range(n))
+
+
+def latency(protocol, intra_link, posts, net_latency=0.0, cpu_vendor="intel", flush=False):
+    """Seconds charged to a point-to-point call before its bytes move (see the module docstring).
+
+    Parameters
+    ----------
+    protocol : {"LL", "Simple"}
+        The sends' protocol (:func:`protocol`).
+    intra_link : {"nvlink", "pci"}
+        The path between GPUs of one machine (its ``hwLat`` row).
+    posts : int
+        Network operations the busiest proxy posts (:func:`net_posts`); 0 when no
+        peer is on another machine.
+    net_latency : float, optional
+        Seconds the network plugin reports (0 for NCCL's InfiniBand/RoCE transport).
+    cpu_vendor : {"intel", "amd"}, optional
+        The host's, for ``getNetOverhead``.
+    flush : bool, optional
+        The receive is flushed (GPUDirect RDMA before compute capability 90, Simple):
+        one more network latency.
+
+    Returns
+    -------
+    float
+        ``baseLat`` of the ring, then the longer of one intra-node ring hop and, with
+        ``posts`` > 0, ``posts`` x the net overhead plus two network latencies (the
+        receiver's notice and the data), each ``hwLat[NET]`` of the tree plus
+        ``net_latency``.
+
+    Examples
+    --------
+    One machine, NVLink, LL: 6.6 + 0.6 us. Two machines of 8 GPUs, LL on InfiniBand:
+    6.6 + 16 x 1 + 2 x 5 us.
+
+    >>> round(latency("LL", "nvlink", 0) * 1e6, 6), round(latency("LL", "nvlink", 16) * 1e6, 6)
+    (7.2, 32.6)
+    """
+    ring = tuning.NCCL_ALGO_ORDER.index("ring")
+    p = tuning.PROTOCOLS.index(protocol)
+    hop = tuning.HW_LAT_US[0 if intra_link == "nvlink" else 1][ring][p] * 1e-6
+    posts = check_int(posts, "posts", minimum=0, error=NcclModelError)
+    if posts:
+        one_way = tuning.HW_LAT_US[2][tuning.NCCL_ALGO_ORDER.index("tree")][p] * 1e-6 + net_latency
+        hop = max(hop, posts * tuning.net_overhead(cpu_vendor, protocol) + 2 * one_way
+                  + (net_latency if flush else 0.0))
+    return tuning.BASE_LAT_US[ring][p] * 1e-6 + hop

@@ -65,7 +65,7 @@ __all__ = [
     "NVLS_EFFICIENCY", "TREE_CORRECTION_FACTOR",
     "NVLINK_BW", "PCI_BW", "CPU_LINK_BW", "SPEEDS", "Graph", "Comm", "Choice",
     "bus_factor", "steps", "nvlink_bw", "pci_bw", "pat_enabled", "search_channels", "raise_tree_intra",
-    "bandwidth", "latency", "algo_time", "choose",
+    "bandwidth", "latency", "net_overhead", "algo_time", "choose",
 ]
 
 NCCL_VERSION = "v2.30.7-1"
@@ -497,9 +497,7 @@ def latency(comm, op, algorithm, protocol, flush=True):
             else:  # Simple borrows the tree's hop latency ("waiting for proper chunk modeling")
                 lat += nsteps * (HW_LAT_US[hw][0][p] if protocol == "Simple" else hop)
         else:
-            overhead = 0.0
-            if nodes > 1:
-                overhead = (2.0 if comm.cpu_vendor == "amd" else 1.0) * (3 if protocol == "Simple" else 1)
+            overhead = net_overhead(comm.cpu_vendor, protocol) / _US if nodes > 1 else 0.0
             lat += (nsteps - inter_steps) * max(intra, overhead) + inter_steps * inter
     elif algorithm == "tree":
         if op == "allreduce":
@@ -513,6 +511,27 @@ def latency(comm, op, algorithm, protocol, flush=True):
     else:  # nvls_tree
         lat += intra + 2 * _log2i(nodes) * inter
     return lat * _US
+
+
+def net_overhead(cpu_vendor, protocol):
+    """Host time NCCL's model gives one network operation posted by the proxy, in seconds.
+
+    tuning.cc ``getNetOverhead`` (v2.30.7-1): 1 us on Intel (and other) x86 hosts,
+    2 us on AMD; ``ncclTopoTuneModel`` charges it three times for Simple ("Inter-node
+    rings still have to launch nsteps * net overhead").
+
+    Parameters
+    ----------
+    cpu_vendor : {"intel", "amd"}
+    protocol : {"LL", "LL128", "Simple"}
+
+    Examples
+    --------
+    >>> net_overhead("intel", "LL") * 1e6, net_overhead("amd", "Simple") * 1e6
+    (1.0, 6.0)
+    """
+    _index(protocol, PROTOCOLS, "protocol")
+    return (2.0 if cpu_vendor == "amd" else 1.0) * (3 if protocol == "Simple" else 1) * _US
 
 
 def _log2i(n):  # utils.h log2i: floor(log2(n)), 0 for n <= 1
