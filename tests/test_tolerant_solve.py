@@ -8,6 +8,7 @@ and end, on random traces with every instant a batch, jittered all-gathers on st
 whose up and down links tie, rate bounds and TCP. Each check also asserts that the
 tolerant solve ran (and succeeded) on the case, so that it cannot pass by falling back.
 Priority classes and the numpy loops always solve exactly: bit for bit the exact replay.
+A fresh process (no compiled kernels loaded) gives the same bits as a warm one.
 """
 
 import numpy as np
@@ -181,3 +182,33 @@ def test_exact_must_be_a_bool():
     net = Network(_star(2))
     with pytest.raises(NetsimError, match="exact must be True or False"):
         replay(trace, net, net.placement(2), trace.compute_seconds(), exact="no")
+
+
+_CHILD = """
+import sys
+from netsim import Network
+from netsim.engine.replay import replay
+from random_cases import jittered_allgather, star
+trace = jittered_allgather(10, 3)
+net = Network(star(10, False))
+assert "netsim.engine.kernels" not in sys.modules
+rec = replay(trace, net, net.placement(10), trace.compute_seconds(), exact=False)
+print(" ".join(x.hex() for x in rec.end.tolist()))
+"""
+
+
+def test_results_do_not_depend_on_what_the_process_had_loaded():
+    """A fresh process (no compiled kernels loaded) gives the bits of a warm one."""
+    import os
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(here), here, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
+                         env=env, check=True).stdout.split()
+    net = Network(_star(10, False))
+    trace = _jittered_allgather(10, 3)
+    rec = replay(trace, net, net.placement(10), trace.compute_seconds(), exact=False)
+    assert out == [x.hex() for x in rec.end.tolist()]

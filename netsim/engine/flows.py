@@ -507,13 +507,15 @@ class FlowTable:
         """:meth:`_rerate_batch` by :class:`netsim.engine.tolerant.Solver` (``exact=False``):
         only the flows whose rates the instant changes; False if it gave up (nothing changed).
 
-        On the compiled loops only: on the numpy ones the batch is solved exactly, and counts
-        towards loading the kernels as before.
+        On the compiled loops, which it loads at the first batch instant (unless
+        ``batch="numpy"``: then every batch is solved exactly), so that which instants it
+        solves, hence the last bits of the results, never depend on whether the process
+        had loaded them before.
         """
         if not self.compiled:
-            self.kernels()  # (batch="compiled", or kernels another replay loaded)
-            if not self.compiled:
+            if self.batch == "numpy":
                 return False
+            self._compile()
         if self._solver is None:
             from netsim.engine.tolerant import Solver
 

@@ -530,7 +530,10 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
         (:mod:`netsim.engine.tolerant`), and falls back to the exact solve past a
         size; results then agree with the exact ones within a relative 1e-9 rather
         than bit for bit. Much faster where jitter or a straggler spreads a
-        collective's starts over many instants. Priority classes always solve exactly.
+        collective's starts over many instants. It loads the compiled kernels at the
+        first batch instant (numba's load, about 0.5 s in a fresh process), so that its
+        results never depend on what the process had loaded; with ``batch="numpy"`` or
+        priority classes every instant solves exactly.
 
     Returns
     -------

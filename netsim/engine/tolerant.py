@@ -46,9 +46,10 @@ condition needs its exact largest rate. The kernels are in
 
 So results differ from the exact path's in the last bits, and its tests hold every op's
 start, first byte and end to the exact path's and to :mod:`netsim.engine.reference`
-within a relative 1e-9 (``tests/test_tolerant_solve.py``). Strict priority classes, and
-batches on the numpy loops (:mod:`netsim.engine.vectorised`, before numba's load pays),
-always take the exact path.
+within a relative 1e-9 (``tests/test_tolerant_solve.py``). The flow table loads the
+compiled kernels for it at the first batch instant, so that its results do not depend on
+what the process had loaded; strict priority classes, and ``batch="numpy"``
+(:mod:`netsim.engine.vectorised`), always take the exact path.
 """
 
 import numpy as np
