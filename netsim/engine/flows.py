@@ -103,6 +103,10 @@ class FlowTable:
     batch : {"auto", "numpy", "compiled"}
         The batch path's loops (:meth:`kernels`): numpy until the batch work pays
         numba's load, or always the one named. Bit-identical either way.
+    exact : bool
+        False: a large batch re-solves only the flows whose rates it changes
+        (:class:`netsim.engine.tolerant.Solver`, on the compiled loops, which it then
+        loads), within a relative 1e-9 of the exact solve; ignored with ``priority``.
 
     Attributes
     ----------
