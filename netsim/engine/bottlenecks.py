@@ -11,11 +11,25 @@ from numba import njit
 
 from netsim.engine.kernels import fill_bounded, push_link, rebase
 
-__all__ = ["DRIFT", "apply", "solve"]
+__all__ = ["DRIFT", "apply", "new_state", "solve"]
 
 #: A link's load is summed over its flows after this many updates by a change (each
 #: rounds in its last bit), so that a sum's error stays far below the tolerance.
 DRIFT = 256
+
+
+def new_state(count):
+    """The per-link state of :func:`~netsim.engine.bottlenecks.solve` for links with ``count`` flows, largest rates unknown.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in new_state(np.array([2, 0]))]
+    [[2, 0], [inf, 0.0], [0, 0], [0, 0], [0.0, 0.0]]
+    """
+    count = np.asarray(count, np.int64)
+    lmax = np.where(count > 0, np.inf, 0.0)
+    n = len(count)
+    return count, lmax, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n)
 
 
 @njit(cache=True)
@@ -117,7 +131,6 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
     >>> head, nxt, prv = np.full(4, -1), np.zeros(4, np.int64), np.zeros(4, np.int64)
     >>> index_add(np.array([0, 1]), links, 3, head, nxt, prv)
     >>> cap, rate = np.array([10.0, 4.0, 100.0, np.inf]), np.array([4.0, 0.0])
-    >>> from netsim.engine.tolerant import new_state
     >>> load, state = np.array([4.0, 4.0, 0.0, 0.0]), new_state(np.array([2, 1, 1, 0]))
     >>> state[1][:2], state[2][:2] = 4.0, 1  # links 0 and 1: one flow at 4
     >>> f, b, i = (lambda n: np.zeros(n)), (lambda n: np.zeros(n, np.bool_)), np.zeros(4, np.int64)
@@ -395,7 +408,6 @@ def apply(comp, rates, changed, new_load, summed, t_max, s_num, state, now, rem,
     >>> f = lambda x: np.array(x, np.float64)
     >>> rem, rate, since, finish = f([1000.0]), f([0.0]), f([1.0]), f([np.inf])
     >>> load, t, busy, sat, peak = (f([0.0, 0.0]) for _ in range(5))
-    >>> from netsim.engine.tolerant import new_state
     >>> state, none = new_state(np.array([1, 0])), np.zeros(2, np.int64)
     >>> state[1][0] = 0.0  # link 0's flow: rate 0 so far
     >>> moved, new = apply(np.array([0]), f([100.0]), np.array([0]), f([100.0]),

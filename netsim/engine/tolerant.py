@@ -55,27 +55,13 @@ what the process had loaded; strict priority classes, and ``batch="numpy"``
 import numpy as np
 from numba import njit
 
-from netsim.engine.bottlenecks import DRIFT, apply, solve
+from netsim.engine.bottlenecks import DRIFT, apply, new_state, solve
 from netsim.engine.maxmin import SHARE_CUT
 
 __all__ = ["DRIFT", "TOLERANCE", "Solver", "enter", "exact_links", "new_state"]
 
 #: The relative tolerance of the bottleneck conditions of :func:`~netsim.engine.bottlenecks.solve`.
 TOLERANCE = 1e-12
-
-
-def new_state(count):
-    """The per-link state of :func:`~netsim.engine.bottlenecks.solve` for links with ``count`` flows, largest rates unknown.
-
-    Examples
-    --------
-    >>> [a.tolist() for a in new_state(np.array([2, 0]))]
-    [[2, 0], [inf, 0.0], [0, 0], [0, 0], [0.0, 0.0]]
-    """
-    count = np.asarray(count, np.int64)
-    lmax = np.where(count > 0, np.inf, 0.0)
-    n = len(count)
-    return count, lmax, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n)
 
 
 @njit(cache=True)
