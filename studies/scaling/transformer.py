@@ -315,7 +315,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
           prices=None, progress=None, notice=None, perturbation=None, tp_overlap=False,
           param_gather="after", grad_element=None, bucket_bytes=None, memory_bandwidth=None,
-          gemm=None):
+          gemm=None, stage_buckets="every"):
     """One layout on one topology: a record of the closed form (and the replay).
 
     The closed form prices each collective as the replay runs it (:func:`price_of`:
@@ -346,8 +346,9 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     :mod:`workloads.transformer.overlaps.tp`); ``param_gather="overlap"`` gathers
     ZeRO-1/2's parameters under the first forward (Megatron-LM's
     ``--overlap-param-gather``, :mod:`workloads.transformer.overlaps.param_gather`);
-    ``grad_element`` (bytes per gradient value reduced) and ``bucket_bytes`` (the
-    gradient buckets' size) are :func:`workloads.transformer.iteration.schedule`'s.
+    ``grad_element`` (bytes per gradient value reduced), ``bucket_bytes`` (the
+    gradient buckets' size) and ``stage_buckets`` (which stages fill buckets) are
+    :func:`workloads.transformer.iteration.schedule`'s.
 
     Examples
     --------
@@ -376,6 +377,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
         shard["tp_overlap"] = True
     if param_gather != "after":
         shard["param_gather"] = param_gather
+    if stage_buckets != "every":
+        shard["stage_buckets"] = stage_buckets
     shard.update((k, v) for k, v in (("grad_element", grad_element),
                                      ("bucket_bytes", bucket_bytes),
                                      ("memory_bandwidth", memory_bandwidth)) if v is not None)

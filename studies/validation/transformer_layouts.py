@@ -213,7 +213,11 @@ def options(row):
       and reduced in fp32 under bf16 (``megatron/training/arguments.py``:
       ``accumulate_allreduce_grads_in_fp32 = True`` with ``--bf16``), in buckets of
       ``max(40e6, 1e6 dp)`` of them (``megatron/core/distributed/distributed_data_parallel.py``,
-      the default ``bucket_size`` with ``--overlap-grad-reduce``).
+      the default ``bucket_size`` with ``--overlap-grad-reduce``) on the first pipeline
+      stage only, every later stage in one bucket (``stage_buckets="first"``: the same
+      file sets ``bucket_size = None`` when the pipeline rank is above 0;
+      :func:`workloads.transformer.stages.stage_bucket_bytes`). Files at f2e5db402c, the
+      README commit that published the table.
     * ``torchtitan``: FSDP2 with ``MixedPrecisionPolicy(param_dtype=bfloat16,
       reduce_dtype=float32)`` (``torchtitan/parallelisms/parallelize_llama.py`` at
       504e7641d; ``--training.mixed_precision_reduce`` "float32" in
@@ -224,6 +228,8 @@ def options(row):
     >>> o = options(load()[1])   # Megatron-Core, TP 2, DP 48
     >>> o["tp_overlap"], o["param_gather"], o["grad_element"], o["bucket_bytes"] / 1e6
     (True, 'overlap', 4, 192.0)
+    >>> o["stage_buckets"]
+    'first'
     """
     out = dict(pipeline="interleaved" if row["chunks"] > 1 else "1f1b", chunks=row["chunks"],
                recompute=row["recompute"], sequence_parallel=row["sequence_parallel"],
@@ -231,7 +237,7 @@ def options(row):
                param_gather="overlap" if row["overlap_param_gather"] else "after",
                grad_element=4)
     if row["framework"] == "megatron-core":
-        out["bucket_bytes"] = 4 * max(40e6, 1e6 * row["dp"])
+        out.update(bucket_bytes=4 * max(40e6, 1e6 * row["dp"]), stage_buckets="first")
     elif row["framework"] != "torchtitan":
         raise ValueError(f"unknown framework {row['framework']!r} of row {row['id']}")
     return out
