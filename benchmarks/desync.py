@@ -21,7 +21,8 @@ Patterns (100 MB on a 10 GbE star, 1 us links, fixed seeds):
 
 Each case runs in a fresh process so that its peak RSS is its own. ``--transport tcp``
 replays the cases with TCP's start-up (``netsim.simulate(..., transport="tcp")``) for the
-cost of the TCP transport against the fluid one.
+cost of the TCP transport against the fluid one; ``--inexact`` replays with ``exact=False``
+(:mod:`netsim.engine.tolerant`).
 """
 
 import argparse
@@ -130,16 +131,17 @@ sys.path.insert(0, sys.argv[1])
 from desync import case
 from netsim import simulate
 trace, G = case(sys.argv[2], int(sys.argv[3]))
-transport = sys.argv[5]
+transport, exact = sys.argv[5], sys.argv[6] == "exact"
+
 w1, c1 = time.perf_counter(), time.process_time()
 # The first replay of the process pays whatever it loads on first use (numba and the compiled
 # kernels, netsim.engine.kernels, if the replay takes the batch path); a second one is warm.
-r = simulate(trace, G, transport=transport)
+r = simulate(trace, G, transport=transport, exact=exact)
 w2, c2 = time.perf_counter(), time.process_time()
 out = {"messages": trace.num_messages, "build": w1 - w0, "first_wall": w2 - w1,
        "first_cpu": c2 - c1, "makespan": r.makespan, "settles": r.stats["settles"]}
 if sys.argv[4] == "warm":
-    again = simulate(trace, G, transport=transport)
+    again = simulate(trace, G, transport=transport, exact=exact)
     assert again.makespan == r.makespan
     out.update(wall=time.perf_counter() - w2, cpu=time.process_time() - c2)
 out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -153,17 +155,18 @@ CASES = [("desync-ring", P) for P in (64, 128, 256, 1024)] + \
         [(k, P) for k in ("ps-async", "ps-async-straggler") for P in (64, 128, 256, 1024)]
 
 
-def run_case(kind, P, warm=True, transport="fluid"):
+def run_case(kind, P, warm=True, transport="fluid", exact=True):
     """Build and replay one case in a fresh process (twice if ``warm``); its measurements.
 
     ``process`` is the wall time of the whole process (interpreter start to exit) with one
     replay: the child is run a second time without the warm replay for it.
     """
+    mode = "exact" if exact else "inexact"
     out = json.loads(_timed([sys.executable, "-c", _CHILD, HERE, kind, str(P),
-                             "warm" if warm else "once", transport])[0])
+                             "warm" if warm else "once", transport, mode])[0])
     if warm:
         out["process"] = _timed([sys.executable, "-c", _CHILD, HERE, kind, str(P), "once",
-                                 transport])[1]
+                                 transport, mode])[1]
     else:
         out.update(wall=out["first_wall"], cpu=out["first_cpu"])
     return out
@@ -251,6 +254,9 @@ def main(argv=None):
                     help="netsim's transport (default fluid; tcp adds TCP's slow start)")
     ap.add_argument("--simgrid-max-p", type=int, default=256,
                     help="largest P run in SimGrid (default 256)")
+    ap.add_argument("--inexact", action="store_true",
+                    help="replay with exact=False (netsim.engine.tolerant: large batches "
+                         "re-solve only the flows whose rates change, within 1e-9)")
     args = ap.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix="netsim-bench-")
     simgrid = have_simgrid() and not args.no_simgrid
@@ -279,9 +285,9 @@ def main(argv=None):
              else [(k, P) for k, P in CASES if k in kinds])
     for kind, P in cases:
         warm = P <= args.warm_max_p
-        runs = [run_case(kind, P, warm, args.transport)]
+        runs = [run_case(kind, P, warm, args.transport, not args.inexact)]
         while len(runs) < args.repeat and runs[0]["messages"] <= args.max_messages:
-            runs.append(run_case(kind, P, warm, args.transport))
+            runs.append(run_case(kind, P, warm, args.transport, not args.inexact))
 
         def med(key):
             return statistics.median(x[key] for x in runs)

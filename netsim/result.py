@@ -305,7 +305,8 @@ def _plain(x):
 
 def simulate(trace, topology, placement=None, device_flops=None, progress=None, link_series=False,
              ecmp=None, ecmp_seed=0, sharing="maxmin", priority=None, library="auto",
-             transport="fluid", tcp=None, collapse=False, symmetry=None, planner=None):
+             transport="fluid", tcp=None, collapse=False, symmetry=None, planner=None,
+             exact=True):
     """Replay a trace on a topology and return its :class:`Result`.
 
     Parameters
@@ -377,6 +378,12 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     planner : netsim.comm.priced.NcclPrices, optional
         NCCL's planner on ``topology``'s graph, shared with whatever priced the same
         calls (a closed form): each plan is made once (:func:`netsim.comm.library.expand`).
+    exact : bool, optional
+        True (default): results bit-identical to the engine's specification
+        (:mod:`netsim.engine.reference`). False: large batches of a replay re-solve
+        only the flows whose rates change (:mod:`netsim.engine.tolerant`), within a
+        relative 1e-9 of the exact result; far faster where jitter or a straggler
+        spreads a collective's starts over many instants.
 
     Returns
     -------
@@ -437,7 +444,8 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         t0 = time.perf_counter()
         record = engine.replay(trace, net, nodes, seconds, progress=progress,
                                link_series=link_series, ecmp=ecmp, seed=ecmp_seed,
-                               sharing=sharing, priority=priority, transport=transport, tcp=tcp)
+                               sharing=sharing, priority=priority, transport=transport, tcp=tcp,
+                               exact=exact)
         return Result(record, trace, net, time.perf_counter() - t0)
     collapse = collapse and not link_series and ecmp is None and transport == "fluid"
     keep = frozenset()
@@ -445,7 +453,7 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
         x = _library.expand(trace, net, placement, library, collapse=collapse, keep=keep,
                             symmetry=symmetry, planner=planner)
         res = replay_expansion(trace, x, device_flops, progress, link_series, ecmp, ecmp_seed,
-                               sharing, priority, transport, tcp)
+                               sharing, priority, transport, tcp, exact)
         bad = (_alone.overlapping(res.expanded_ops["start"], res.expanded_ops["end"], x)
                if x.alone is not None else None)
         if not bad:
@@ -454,7 +462,8 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
 
 
 def replay_expansion(trace, x, device_flops=None, progress=None, link_series=False, ecmp=None,
-                     ecmp_seed=0, sharing="maxmin", priority=None, transport="fluid", tcp=None):
+                     ecmp_seed=0, sharing="maxmin", priority=None, transport="fluid", tcp=None,
+                     exact=True):
     """Replay an :class:`~netsim.comm.library.Expansion` of ``trace``; its :class:`Result`.
 
     The one replay path of a trace with collectives (:func:`simulate`) and of a
@@ -478,7 +487,8 @@ def replay_expansion(trace, x, device_flops=None, progress=None, link_series=Fal
     t0 = time.perf_counter()
     record = engine.replay(x.trace, x.net, x.nodes, seconds, progress=progress,
                            link_series=link_series, ecmp=ecmp, seed=ecmp_seed, sharing=sharing,
-                           priority=priority, bound=x.bound, transport=transport, tcp=tcp)
+                           priority=priority, bound=x.bound, transport=transport, tcp=tcp,
+                           exact=exact)
     extra = (0, 0.0)
     if x.alone is not None:
         record, *extra = _alone.add_back(record, x)

@@ -130,7 +130,8 @@ def _megatron(docs, draw):
              "--png", str(docs / "transformer_scaling.png")])
     return {"megatron-table": markdown(predictions()), "megatron-sensitivity": sensitivity(),
             "megatron-table-flops": markdown(predictions(rule="flops")),
-            "megatron-sensitivity-flops": sensitivity("flops")}
+            "megatron-sensitivity-flops": sensitivity("flops"),
+            "megatron-table-gemm": markdown(predictions(rule="gemm"))}
 
 
 def _transformer_layouts(docs, draw):
@@ -206,7 +207,8 @@ JOBS = MappingProxyType({
     "schemes": Job("studies.md", ("schemes-table",), ("schemes.png",), _schemes,
                    "schemes x architectures to 0.92 accuracy (studies.claims.schemes), about 10 s"),
     "megatron": Job("transformer.md", ("megatron-table", "megatron-sensitivity",
-                                       "megatron-table-flops", "megatron-sensitivity-flops"),
+                                       "megatron-table-flops", "megatron-sensitivity-flops",
+                                       "megatron-table-gemm"),
                     ("transformer_scaling.png",), _megatron,
                     "Narayanan et al. SC'21 Table 1 against the transformer closed form "
                     "(studies.validation.megatron), seconds"),

@@ -53,3 +53,25 @@ def random_case(seed):
     rng = np.random.default_rng(seed)
     G = random_topology(rng, directed=bool(rng.random() < 0.2))
     return G, random_trace(rng, G.number_of_nodes())
+
+
+def star(P, uneven=True):
+    """P hosts on one switch, 1 us links of 1.25 GB/s times 1, 2, 3 in turn (``uneven``) or
+    all equal (so that a flow's up and down links tie)."""
+    G = nx.Graph()
+    for i in range(P):
+        G.add_node(f"h{i}", kind="host")
+        G.add_edge(f"h{i}", "s", bandwidth=1.25e9 * ((1 + i % 3) if uneven else 1), latency=1e-6)
+    return G
+
+
+def jittered_allgather(P, seed, sizes=(1e5, 3e5, 1e6)):
+    """Every rank computes a random time, then sends one of ``sizes`` to every other rank."""
+    rng = np.random.default_rng(seed)
+    b = TraceBuilder(P)
+    for r in range(P):
+        c = b.compute(r, seconds=float(rng.uniform(0, 1e-3)))
+        for d in range(P):
+            if d != r:
+                b.message(r, d, float(rng.choice(sizes)), deps=[c])
+    return b.build()

@@ -12,37 +12,17 @@ one that never moves.
 
 import sys
 
-import networkx as nx
 import numpy as np
 import pytest
 
-from netsim import Network, TraceBuilder
+from netsim import Network
 from netsim.comm.collectives import ring_allreduce
 from netsim.engine import flows as flows_module
 from netsim.engine.flows import FlowTable
 from netsim.engine.replay import replay
 from netsim.errors import NetsimError
-from random_cases import random_case
-
-
-def _star(P, bandwidth=1.25e9):
-    G = nx.Graph()
-    for i in range(P):
-        G.add_node(f"h{i}", kind="host")
-        G.add_edge(f"h{i}", "s", bandwidth=bandwidth * (1 + i % 3), latency=1e-6)
-    return G
-
-
-def _jittered_allgather(P, seed):
-    """Every rank computes a random time, then sends a different size to every other rank."""
-    rng = np.random.default_rng(seed)
-    b = TraceBuilder(P)
-    for r in range(P):
-        c = b.compute(r, seconds=float(rng.uniform(0, 1e-3)))
-        for d in range(P):
-            if d != r:
-                b.message(r, d, float(rng.choice([1e5, 3e5, 1e6])), deps=[c])
-    return b.build()
+from random_cases import jittered_allgather as _jittered_allgather
+from random_cases import random_case, star as _star
 
 
 def _records(trace, G, **options):

@@ -6,7 +6,12 @@ import pytest
 
 from doc_pages import block
 from studies.validation import transformer_layouts as v
-from studies.validation.transformer_layouts_report import groups, markdown, summary_text
+from studies.validation.megatron import REFERENCE
+from studies.validation.megatron import ROWS as TABLE1
+from studies.validation.megatron import efficiency_from
+from studies.validation.megatron import predict as table1
+from studies.validation.transformer_layouts_report import (groups, judged, markdown, summary,
+                                                           summary_text)
 
 ROWS = v.load()
 PREDS = v.cached()
@@ -29,8 +34,9 @@ def test_every_row_is_replayed_with_the_closed_form_beside_it():
 def test_a_row_predicted_end_to_end_equals_its_stored_prediction(row):
     # a GPT row in one stage, one of two stages (TP 8) and an FSDP row; if the model changed,
     # run: python -m studies.regenerate transformer-layouts
-    fresh = v.predict(next(r for r in ROWS if r["id"] == row))
-    for k in ("closed", "simulated", "predicted", "null"):
+    r = next(r for r in ROWS if r["id"] == row)
+    fresh = v.predict(r, {r["gpu"]: PREDS[row]["efficiency"]})
+    for k in ("closed", "simulated", "predicted", "null", "efficiency"):
         assert (fresh[k] is None) == (PREDS[row][k] is None)
         if fresh[k] is not None:
             assert fresh[k] == pytest.approx(PREDS[row][k], rel=1e-9)
@@ -52,7 +58,7 @@ def test_the_set_spans_the_layouts_the_issue_asks_for():
     assert {r["tp"] for r in ROWS} >= {1, 2, 4, 8} and max(r["pp"] for r in ROWS) >= 16
     assert any(r["fsdp"] for r in ROWS) and any(r["zero"] for r in ROWS)
     assert all(r["tp"] * r["pp"] * r["dp"] == r["gpus"] for r in ROWS)
-    assert groups(ROWS, PREDS)["mcore-h100-strong"]["rows"] == 8
+    assert groups(ROWS, PREDS)["mcore-h100-strong"]["rows"] == 7   # its 2304-GPU point calibrates
 
 
 def test_no_row_comes_from_a_held_out_source():
@@ -61,3 +67,30 @@ def test_no_row_comes_from_a_held_out_source():
     for r in ROWS:
         text = " ".join([r["source"], r["location"], r["url"], r["notes"]]).lower()
         assert not any(h in text for h in held_out), r["id"]
+
+
+def test_each_gpu_has_one_efficiency_and_it_reproduces_its_calibration_run():
+    etas = {}
+    for r in ROWS:
+        assert etas.setdefault(r["gpu"], PREDS[r["id"]]["efficiency"]) == PREDS[r["id"]]["efficiency"]
+    # the A100's: Table 1's 145.6B row (148 TFLOP/s) under the GEMM rule, outside this set
+    assert etas["A100"] == pytest.approx(efficiency_from(TABLE1[REFERENCE], rule="gemm"), rel=1e-9)
+    assert table1(TABLE1[REFERENCE], etas["A100"], rule="gemm")[0] == pytest.approx(148, rel=1e-9)
+    # the H100's: the closed form of its calibration row takes the row's measured time
+    cal = next(r for r in ROWS if r["id"] == v.CALIBRATION["H100"])
+    assert PREDS[cal["id"]]["closed"] == pytest.approx(v.measured_time(cal), rel=1e-9)
+
+
+def test_the_calibration_row_is_shown_but_not_judged():
+    assert [r["id"] for r in ROWS if r not in judged(ROWS)] == [v.CALIBRATION["H100"]]
+    assert summary(ROWS, PREDS)["rows"] == len(ROWS) - 1
+    assert groups(ROWS, PREDS)["mcore-h100-weak"]["rows"] == 8
+    assert f"| {v.CALIBRATION['H100']} (calibration) |" in markdown(ROWS, PREDS)
+
+
+def test_the_null_model_runs_every_row_at_its_gpus_calibration_share():
+    cal = next(r for r in ROWS if r["id"] == v.CALIBRATION["H100"])
+    assert v.null_time(cal) == pytest.approx(v.measured_time(cal), rel=1e-12)
+    a100 = next(r for r in ROWS if r["gpu"] == "A100")
+    assert v.null_share("A100") == pytest.approx(148 / 312, rel=1e-12)
+    assert v.model_rate(a100, v.null_time(a100)) <= 148e12 + 1   # recomputation counted too

@@ -103,6 +103,10 @@ class FlowTable:
     batch : {"auto", "numpy", "compiled"}
         The batch path's loops (:meth:`kernels`): numpy until the batch work pays
         numba's load, or always the one named. Bit-identical either way.
+    exact : bool
+        False: a large batch re-solves only the flows whose rates it changes
+        (:class:`netsim.engine.tolerant.Solver`, on the compiled loops, which it then
+        loads), within a relative 1e-9 of the exact solve; ignored with ``priority``.
 
     Attributes
     ----------
@@ -143,7 +147,8 @@ class FlowTable:
     [7, 8]
     """
 
-    def __init__(self, capacity, hops, link_series=False, small=8, priority=False, batch="auto"):
+    def __init__(self, capacity, hops, link_series=False, small=8, priority=False, batch="auto",
+                 exact=True):
         L = self.L = len(capacity)
         self.cap = np.concatenate([np.asarray(capacity, np.float64), [np.inf]])
         self.hops = hops
@@ -188,6 +193,9 @@ class FlowTable:
         self.compiled = False
         self.batch = check_batch(batch)
         self.batch_work = 0  # flows solved by the numpy loops, plus BATCH_INSTANT_WORK per solve
+        # exact=False: large batches on the compiled loops try netsim.engine.tolerant first
+        self.exact = exact or self.by_class
+        self._solver = None  # its tolerant.Solver, made with the compiled loops
 
     def add(self, ops, sizes, links, priority=0, bound=np.inf):
         """Put messages ``ops`` of ``sizes`` bytes on routes ``links`` in the lowest free slots,
@@ -266,6 +274,8 @@ class FlowTable:
         self.fl_links[slots] = links
         if self._lists is not None:
             self.kernels().index_add(np.atleast_1d(slots), self.fl_links, self.L, *self._lists)
+            if self._solver is not None:
+                self._solver.enter(np.atleast_1d(slots), self.fl_links, self.fl_rate, 1)
 
     def pop_finished(self, limit):
         """End the flows predicted to end by ``limit``.
@@ -279,6 +289,8 @@ class FlowTable:
         self._free = None  # add_one's heap of free slots is rebuilt when next needed
         if self._lists is not None:
             self.kernels().index_remove(finished, self.fl_links, self.L, *self._lists)
+            if self._solver is not None:
+                self._solver.enter(finished, self.fl_links, self.fl_rate, -1)
         removed = self.fl_links[finished].ravel()
         ended = self.fl_op[finished]
         self.fl_active[finished] = False
@@ -427,8 +439,9 @@ class FlowTable:
         else:
             self.on_link = None  # stale: rebuilt when the next small event needs it
             self.ends = None
-            self._rerate_batch(*self._component_scan(np.asarray(added, np.int64),
-                                                     np.asarray(removed, np.int64)))
+            added, removed = np.asarray(added, np.int64), np.asarray(removed, np.int64)
+            if self.exact or not self._rerate_tolerant(added, removed):
+                self._rerate_batch(*self._component_scan(added, removed))
         ends = self.ends
         if ends is None:
             self.first_finish = self._first_finish()
@@ -445,6 +458,8 @@ class FlowTable:
             head = np.empty(self.L + 1, np.int64)
             self._lists = (head, np.empty(n, np.int64), np.empty(n, np.int64))
             self.kernels().index_build(self.fl_active, self.fl_links, self.L, *self._lists)
+            if self._solver is not None:  # its state of each link, kept beside the lists
+                self._solver.rebuild(self.fl_active, self.fl_links, self.fl_rate, self.load)
         return self._lists
 
     def _component_scan(self, added, removed):
@@ -487,13 +502,49 @@ class FlowTable:
             self.peak_util, self.peak_flows, self._pos, SATURATION, self.L, self.series is not None)
         if len(moved):
             self.series.append((np.full(len(moved), self.now), moved, moved_load))
+        if self._solver is not None and self._lists is not None:  # (exact=False)
+            self._solver.solved(comp, changed, self.fl_links, self.fl_rate)
         if self.ends is not None and len(comp):
             self._push_ends(zip(self.fl_finish[comp].tolist(), comp.tolist()))
+
+    def _rerate_tolerant(self, added, removed):
+        """:meth:`_rerate_batch` by :class:`netsim.engine.tolerant.Solver` (``exact=False``):
+        only the flows whose rates the instant changes; False if it gave up (nothing changed).
+
+        On the compiled loops, which it loads at the first batch instant (unless
+        ``batch="numpy"``: then every batch is solved exactly), so that which instants it
+        solves, hence the last bits of the results, never depend on whether the process
+        had loaded them before.
+        """
+        if not self.compiled:
+            if self.batch == "numpy":
+                return False
+            self._compile()
+        if self._solver is None:
+            from netsim.engine.tolerant import Solver
+
+            self._solver = Solver(self.cap, SATURATION)
+            self._lists = None  # rebuilt with the solver's state
+        head, nxt, _ = self._link_lists()
+        done = self._solver.rerate(
+            added, removed, head, nxt, self.fl_active, self.fl_links, self.fl_rate,
+            self.fl_bound if self.bounded else _NO_BOUND, self.fl_rem, self.fl_t,
+            self.fl_finish, self.now, self.load, self.link_t, self.busy, self.saturated,
+            self.peak_util, self.peak_flows, self.series is not None)
+        if done is None:
+            return False
+        self.rate_solves += 1
+        moved, moved_load = done
+        if len(moved):
+            self.series.append((np.full(len(moved), self.now), moved, moved_load))
+        return True
 
     def _rerate_small(self, comp, changed):
         """:meth:`_rerate_batch` for a few flows, in plain Python with the same float operations."""
         cap = self.link_views.cap
         route = self.route
+        if not self.exact:
+            self._lists = None  # and tolerant.solve's state: rebuilt when next needed
         if len(comp) == 1 and len(set(route[comp[0]])) == len(route[comp[0]]):
             # One flow, no link twice (the usual desynchronised event): its smallest
             # capacity, which is what _fill_small's no-shared-link case computes (min is

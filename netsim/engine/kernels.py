@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["apply_rates", "component", "fill", "fill_bounded", "index_add", "index_build",
-           "index_remove", "release"]
+           "index_remove", "push_link", "rebase", "release"]
 
 
 @njit(cache=True)
@@ -305,17 +305,10 @@ def component(head, nxt, links, mark, sel, added, removed, pad):
     stack = np.empty(mark.shape[0], np.int64)  # the marked links, in marking order
     n = 0
     for k in removed:
-        if k != pad and not mark[k]:
-            mark[k] = True
-            stack[n] = k
-            n += 1
+        n = push_link(k, pad, mark, stack, n)
     for s in added:
         for h in range(hops):
-            k = links[s, h]
-            if k != pad and not mark[k]:
-                mark[k] = True
-                stack[n] = k
-                n += 1
+            n = push_link(links[s, h], pad, mark, stack, n)
     comp = np.empty(sel.shape[0], np.int64)
     m = 0
     i = 0
@@ -331,12 +324,27 @@ def component(head, nxt, links, mark, sel, added, removed, pad):
             comp[m] = s
             m += 1
             for h in range(hops):
-                k = links[s, h]
-                if k != pad and not mark[k]:
-                    mark[k] = True
-                    stack[n] = k
-                    n += 1
+                n = push_link(links[s, h], pad, mark, stack, n)
     return _ascending(comp[:m], sel), _ascending(stack[:n], mark)
+
+
+@njit(cache=True)
+def push_link(k, pad, mark, stack, n):
+    """Mark link ``k`` and put it at ``stack[n]`` unless it is ``pad`` or marked; the new ``n``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mark, stack = np.zeros(3, np.bool_), np.zeros(3, np.int64)
+    >>> n = push_link(1, 2, mark, stack, 0); n = push_link(1, 2, mark, stack, n)
+    >>> push_link(2, 2, mark, stack, n), stack[:n].tolist()
+    (1, [1])
+    """
+    if k != pad and not mark[k]:
+        mark[k] = True
+        stack[n] = k
+        n += 1
+    return n
 
 
 @njit(cache=True)
@@ -439,11 +447,7 @@ def apply_rates(comp, rates, changed, now, rem, rate, since, finish, links, cap,
     for i in range(comp.shape[0]):
         s = comp[i]
         r = rates[i]
-        left = _floor0(rem[s] - rate[s] * (now - since[s]))
-        rem[s] = left
-        since[s] = now
-        rate[s] = r
-        finish[s] = now + left / r if r > 0 else np.inf
+        rebase(s, r, now, rem, rate, since, finish)
         for h in range(hops):
             k = links[s, h]
             if k != pad:
@@ -467,6 +471,26 @@ def apply_rates(comp, rates, changed, now, rem, rate, since, finish, links, cap,
         if new_count[p] > peak_flows[k]:
             peak_flows[k] = new_count[p]
     return moved[:m], moved_load[:m]
+
+
+@njit(cache=True)
+def rebase(s, r, now, rem, rate, since, finish):
+    """Bring flow ``s``'s bytes left to ``now`` at its old rate, give it rate ``r`` and
+    predict its end (``rem``, ``rate``, ``since``, ``finish`` per slot, updated in place).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rem, rate, since, finish = np.array([100.0]), np.array([10.0]), np.zeros(1), np.zeros(1)
+    >>> rebase(0, 20.0, 2.0, rem, rate, since, finish)
+    >>> rem.tolist(), finish.tolist()
+    ([80.0], [6.0])
+    """
+    left = _floor0(rem[s] - rate[s] * (now - since[s]))
+    rem[s] = left
+    since[s] = now
+    rate[s] = r
+    finish[s] = now + left / r if r > 0 else np.inf
 
 
 @njit(cache=True)

@@ -316,7 +316,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
           prices=None, progress=None, notice=None, perturbation=None, tp_overlap=False,
-          param_gather="after", grad_element=None, bucket_bytes=None):
+          param_gather="after", grad_element=None, bucket_bytes=None, memory_bandwidth=None,
+          gemm=None, stage_buckets="every"):
     """One layout on one topology: a record of the closed form (and the replay).
 
     The closed form prices each collective as the replay runs it (:func:`price_of`:
@@ -339,13 +340,17 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     (:func:`workloads.transformer.stages.stage_layers`). ``compute="gemm"``
     times each block from its GEMMs' shapes on the topology's GPU model
     (:func:`gemm_of`, :mod:`workloads.transformer.gemm`) and ``efficiency``
-    is not used; the record's ``compute_rule`` says so. ``tp_overlap`` runs the
+    is not used; the record's ``compute_rule`` says so (``gemm``: a
+    :class:`netsim.costmodel.gemm.GemmDevice` to use instead of :func:`gemm_of`'s,
+    e.g. with another calibration). ``memory_bandwidth`` adds each layer's memory
+    traffic (:mod:`workloads.transformer.compute`). ``tp_overlap`` runs the
     tensor-parallel collectives beside the compute (Megatron-LM's ``--tp-comm-overlap``,
     :mod:`workloads.transformer.overlaps.tp`); ``param_gather="overlap"`` gathers
     ZeRO-1/2's parameters under the first forward (Megatron-LM's
     ``--overlap-param-gather``, :mod:`workloads.transformer.overlaps.param_gather`);
-    ``grad_element`` (bytes per gradient value reduced) and ``bucket_bytes`` (the
-    gradient buckets' size) are :func:`workloads.transformer.iteration.schedule`'s.
+    ``grad_element`` (bytes per gradient value reduced), ``bucket_bytes`` (the
+    gradient buckets' size) and ``stage_buckets`` (which stages fill buckets) are
+    :func:`workloads.transformer.iteration.schedule`'s.
 
     Examples
     --------
@@ -369,13 +374,16 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     if compute not in ("flops", "gemm"):
         raise NetsimError(f"unknown compute {compute!r}; known: flops, gemm")
     if compute == "gemm":
-        shard.update(compute="gemm", device=gemm_of(G))
+        shard.update(compute="gemm", device=gemm_of(G) if gemm is None else gemm)
     if tp_overlap:
         shard["tp_overlap"] = True
     if param_gather != "after":
         shard["param_gather"] = param_gather
+    if stage_buckets != "every":
+        shard["stage_buckets"] = stage_buckets
     shard.update((k, v) for k, v in (("grad_element", grad_element),
-                                     ("bucket_bytes", bucket_bytes)) if v is not None)
+                                     ("bucket_bytes", bucket_bytes),
+                                     ("memory_bandwidth", memory_bandwidth)) if v is not None)
     prices = NcclPrices(G) if prices is None else prices
     price, E = price_of(G, L, ep, library, prices)
     links = links_of(G, L, ep, library)

@@ -64,7 +64,7 @@ from scipy.optimize import brentq
 from netsim.checks import check_choice
 from netsim.costmodel import alpha_beta
 from topologies import dgx_a100
-from topologies.devices import device_flops, hbm_bandwidth
+from topologies.devices import device_flops, device_gemm, hbm_bandwidth
 from workloads.overlap import DDP_BUCKET_BYTES
 from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import config, iteration_flops
@@ -132,9 +132,11 @@ PEAK = device_flops("A100", "fp16")
 #: README, on the runs of this table: "Each cluster node has 8 NVIDIA 80GB A100 GPUs";
 #: Korthikanti et al. 2022 section 6 says the same of Selene.
 HBM = hbm_bandwidth("A100-80GB")
-#: The compute-time rules (:mod:`workloads.transformer.compute`): FLOPs only, or FLOPs plus
-#: each layer's memory traffic at :data:`HBM`.
-RULES = ("flops", "memory")
+#: The compute-time rules (:mod:`workloads.transformer.compute`): FLOPs only, FLOPs plus
+#: each layer's memory traffic at :data:`HBM`, or each block's GEMMs timed from their shapes
+#: (:mod:`workloads.transformer.gemm`, the A100's 108 SMs and its tile and wave quantisation)
+#: plus the same memory traffic; the efficiency is then the GEMM model's ``eta``.
+RULES = ("flops", "memory", "gemm")
 
 
 def links():
@@ -167,14 +169,22 @@ def _options(row):
 
 def _bandwidth(rule):
     """The closed form's ``memory_bandwidth`` under a rule of :data:`RULES`."""
-    return HBM if check_choice(rule, "rule", RULES, error=ValueError) == "memory" else None
+    return HBM if check_choice(rule, "rule", RULES, error=ValueError) != "flops" else None
+
+
+def _compute(rule, efficiency):
+    """The closed form's ``compute`` and ``device`` under a rule: the GEMM rule's A100 at ``eta``."""
+    if rule != "gemm":
+        return {}
+    return dict(compute="gemm", device=device_gemm("A100")._replace(efficiency=efficiency))
 
 
 def predict(row, efficiency, ab=None, rule="memory"):
     """Predicted teraFLOP/s per GPU of a row at ``efficiency`` of the peak, and the closed form.
 
     ``rule``: ``"memory"`` (each layer's memory traffic at :data:`HBM` on top of
-    the FLOPs) or ``"flops"`` (FLOPs only).
+    the FLOPs), ``"flops"`` (FLOPs only) or ``"gemm"`` (each GEMM from its shape at
+    ``efficiency`` the GEMM model's ``eta``, plus the memory traffic).
 
     Examples
     --------
@@ -196,7 +206,7 @@ def predict(row, efficiency, ab=None, rule="memory"):
     dp = row.gpus // (row.tp * row.pp)
     f = closed_form(c, row.tp, row.pp, dp, device_flops=efficiency * PEAK,
                     links=links() if ab is None else ab, memory_bandwidth=_bandwidth(rule),
-                    **_options(row))
+                    **_options(row), **_compute(rule, efficiency))
     return iteration_flops(c) / (row.gpus * f["time"]) / 1e12, f
 
 
@@ -267,8 +277,8 @@ def markdown(rows):
                      f"{r['measured']:g} | {r['predicted']:.1f} | {r['error']:+.1%} | "
                      f"{r['bubble']:.1%} | {r['tp_share']:.1%} | {r['dp_share']:.1%} |")
     med, worst = errors(rows)
-    rule = ("FLOPs plus memory traffic at 2,039 GB/s" if rows[0]["rule"] == "memory"
-            else "FLOPs only")
+    rule = {"memory": "FLOPs plus memory traffic at 2,039 GB/s", "flops": "FLOPs only",
+            "gemm": "GEMM shapes plus memory traffic at 2,039 GB/s"}[rows[0]["rule"]]
     lines.append("")
     lines.append(f"{rule}: efficiency {rows[0]['efficiency']:.3f} of the 312 TFLOP/s peak; over "
                  f"the other nine rows the error is {med:.1%} in the median and {worst:.1%} at "

@@ -2,15 +2,30 @@
 
 Everything here is computed from the measurements (``transformer_layouts.csv``) and the
 stored predictions (``transformer_layouts_predicted.csv``) alone, so the table of
-``docs/transformer.md`` is regenerated in milliseconds and a test compares it.
+``docs/transformer.md`` is regenerated in milliseconds and a test compares it. A row an
+efficiency was taken from (:data:`~studies.validation.transformer_layouts.CALIBRATION`)
+is listed, marked, and left out of the errors' summary and of every ranking.
 """
 
 import numpy as np
 from scipy.stats import spearmanr
 
-from studies.validation.transformer_layouts import NULL_SHARE, measured_time, model_rate
+from studies.validation.transformer_layouts import (CALIBRATION, measured_time, model_rate,
+                                                   null_share)
 
-__all__ = ["GAP", "errors", "groups", "summary", "markdown", "summary_text"]
+__all__ = ["GAP", "judged", "errors", "groups", "summary", "markdown", "summary_text"]
+
+
+def judged(rows):
+    """The rows judged: every row but those an efficiency was taken from.
+
+    Examples
+    --------
+    >>> from studies.validation.transformer_layouts import load
+    >>> len(load()) - len(judged(load()))
+    1
+    """
+    return [r for r in rows if r["id"] not in CALIBRATION.values()]
 
 
 def errors(rows, preds):
@@ -36,20 +51,21 @@ def errors(rows, preds):
 def groups(rows, preds):
     """Each group's ranking: ``{group: dict}`` with Spearman's rho and the fastest rows.
 
-    Rows rank by model FLOPs per GPU-second (higher is faster). ``rho`` is Spearman's
-    rank correlation of the predicted against the measured rates (None for a group of
-    one row or a constant prediction); ``fastest`` whether the predicted fastest row is
-    the measured fastest; ``null_rho`` the null model's rho.
+    Over the :func:`judged` rows. Rows rank by model FLOPs per GPU-second (higher is faster).
+    ``rho`` is Spearman's rank correlation of the predicted against the measured rates (None
+    for a group of one row or a constant prediction); ``fastest`` whether the predicted fastest
+    row is the measured fastest; ``null_rho`` the null model's rho.
 
     Examples
     --------
     >>> from studies.validation.transformer_layouts import cached, load
     >>> g = groups(load(), cached())
-    >>> g["mcore-h100-strong"]["rows"]
-    8
+    >>> g["mcore-h100-strong"]["rows"]   # 8 points, the 2304-GPU one the H100's calibration
+    7
     """
     out = {}
     names = []
+    rows = judged(rows)
     for r in rows:
         names += [g for g in r["groups"] if g not in names]
     for g in names:
@@ -76,7 +92,9 @@ def _rho(a, b):
 
 
 def summary(rows, preds):
-    """Median and worst absolute relative error of the prediction and of the null model, over every row.
+    """Median and worst absolute relative error of the prediction and of the null model.
+
+    Over the :func:`judged` rows (the calibration row left out).
 
     Examples
     --------
@@ -85,7 +103,7 @@ def summary(rows, preds):
     >>> s["median"] <= s["worst"] and s["null_median"] <= s["null_worst"]
     True
     """
-    e = errors(rows, preds)
+    e = errors(judged(rows), preds)
     sim = np.abs([x["error"] for x in e])
     null = np.abs([x["null_error"] for x in e])
     return {"rows": len(e), "simulated": sum(x["method"] == "simulated" for x in e),
@@ -109,7 +127,8 @@ def markdown(rows, preds):
     for r, x in zip(rows, table):
         shard = " FSDP" if r["fsdp"] else f" ZeRO-{r['zero']}" if r["zero"] else ""
         closed = "-" if x["closed"] is None else f"{x['closed']:.3g}"
-        lines.append(f"| {r['id']} | {r['gpus']} {r['gpu']}{shard} | {r['tp']} | {r['pp']} | "
+        name = r["id"] + (" (calibration)" if r["id"] in CALIBRATION.values() else "")
+        lines.append(f"| {name} | {r['gpus']} {r['gpu']}{shard} | {r['tp']} | {r['pp']} | "
                      f"{r['dp']} | {r['micro_batch']} | {r['global_batch']} | {r['recompute']} | "
                      f"{x['measured']:.3g} | {x['predicted']:.3g} | {closed} | "
                      f"{x['error']:+.1%} | {x['null_error']:+.1%} |")
@@ -139,11 +158,16 @@ def summary_text(rows, preds):
     True
     """
     s = summary(rows, preds)
-    return (f"Over the {s['rows']} rows ({s['simulated']} replayed, the closed form beside "
-            f"each): the replay's |error| is {s['median']:.1%} in the median and "
-            f"{s['worst']:.1%} at worst; the null model's (every row at {NULL_SHARE:.1%} of "
-            f"its GPU's peak, the calibration row's share) {s['null_median']:.1%} and "
-            f"{s['null_worst']:.1%}.")
+    etas = {}
+    for r in rows:
+        etas.setdefault(r["gpu"], preds[r["id"]]["efficiency"])
+    cal = ", ".join(f"{g} {etas[g]:.3f} ({CALIBRATION[g]})" for g in sorted(etas))
+    share = ", ".join(f"{g} {null_share(g):.1%}" for g in sorted(etas))
+    return (f"Over the {s['rows']} rows other than the calibration row ({s['simulated']} "
+            f"replayed, the closed form beside each; GEMM efficiency {cal}): the replay's "
+            f"|error| is {s['median']:.1%} in the median and {s['worst']:.1%} at worst; the "
+            f"null model's (every row at its GPU's calibration run's share of the peak: "
+            f"{share}) {s['null_median']:.1%} and {s['null_worst']:.1%}.")
 
 
 def _fmt(x):

@@ -67,7 +67,7 @@ from workloads.overlap import DDP_BUCKET_BYTES
 from workloads.transformer.flops import activation_bytes
 from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta, dense_stages,
                               expert_grads, is_moe, layer_delta, plan)
-from workloads.transformer.stages import buckets, check
+from workloads.transformer.stages import buckets, check, stage_bucket_bytes
 from workloads.transformer.compute import BLOCKS, memory_seconds
 from workloads.transformer.overlaps.param_gather import (check_param_gather, first_forward,
                                                            forward_buckets)
@@ -92,7 +92,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                 chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
                 moe=None, ep=1, first_stage_layers=None, last_stage_layers=None,
                 inflight_allgathers=INFLIGHT_ALLGATHERS, compute="flops", device=None,
-                price=None, tp_overlap=False, param_gather="after"):
+                price=None, tp_overlap=False, param_gather="after", stage_buckets="every"):
     """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
 
     Parameters
@@ -146,6 +146,9 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         first forward is timed with its buckets' allgathers
         (:func:`workloads.transformer.overlaps.param_gather.first_forward`) in the pipeline's
         timeline, and what they delay the pipeline is counted in ``dp``.
+    stage_buckets : {"every", "first"}
+        As for :func:`workloads.transformer.iteration.schedule`: with ``"first"`` every
+        stage after the first reduces (and gathers) its gradients in one bucket.
 
     Returns
     -------
@@ -172,6 +175,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
     gathered = check_param_gather(param_gather, zstage, chunks,
                                   first_stage_layers is not None or last_stage_layers is not None)
+    sizes = stage_bucket_bytes(bucket_bytes, L.pp, stage_buckets, chunks)
     dev = check_compute(compute, device, c, moe)
     gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
@@ -222,15 +226,15 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
         bubble, e_tp, timed = work - compute, ideal - work - e_ep, pipe
     delay = 0.0
     if gathered:   # each stage's first forward waits for its buckets' allgathers
-        first = [_first_forward(st[0], row[0], F, gemm, pre, overlap, element, bucket_bytes,
+        first = [_first_forward(st[0], row[0], F, gemm, pre, overlap, element, size,
                                 c.element, L.dp, links, price)
-                 for st, row in zip(stages, per)]
+                 for st, row, size in zip(stages, per, sizes)]
         gated, ends = _pipeline.timeline(pipeline, L.pp, m, *_rows(per), hop, v, regather,
                                          first)
         delay = gated - timed
     out = {"compute": compute, "bubble": bubble, "tp": e_tp, "pp": pipe - ideal,
            "dp": delay + _exposed_dp(L, stages, per, ends, pipe + delay, F, element,
-                                     bucket_bytes, pre + post, post, redo,
+                                     sizes, pre + post, post, redo,
                                      zstage, c.element, mem[1], p, experts if p else None,
                                      links, gemm, price, not gathered, overlap),
            "ep": e_ep}
@@ -357,7 +361,7 @@ def _overlapped(st, pre, post, redo, F, gemm, ms):
     return xf, xb, cf, cb
 
 
-def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, block_comm, post,
+def _exposed_dp(L, stages, per, ends, pipe, F, element, sizes, block_comm, post,
                 redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
                 links=None, gemm=None, price=None, allgather=True, overlap=False):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
@@ -402,9 +406,9 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, bucket_bytes, block_comm
             grads += st.grads
         finish = 0.0
         if p:
-            plan = bucket_costs(L, p, grads, experts[s], element, bucket_bytes, buckets, reduce)
+            plan = bucket_costs(L, p, grads, experts[s], element, sizes[s], buckets, reduce)
         else:
-            plan = [(g, reduce(L.dp, n)) for g, n in buckets(grads, element, bucket_bytes)]
+            plan = [(g, reduce(L.dp, n)) for g, n in buckets(grads, element, sizes[s])]
         for source, cost in plan:
             finish = max(finish, done[source]) + cost
         if zstage and allgather:

@@ -68,7 +68,7 @@ from workloads.transformer.flops import activation_bytes
 from workloads.transformer.moe import (bucket_groups, dense_stages, expert_grads, make_meet, make_mlp,
                               plan, run_jointly)
 from workloads.transformer.layout import Layout
-from workloads.transformer.stages import buckets, check
+from workloads.transformer.stages import buckets, check, stage_bucket_bytes
 from workloads.transformer.compute import memory_seconds
 from workloads.transformer.gemm import block_seconds, check_compute
 from workloads.transformer.overlaps.param_gather import check_param_gather, make_gate
@@ -87,7 +87,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
              ep=1, first_stage_layers=None, last_stage_layers=None,
              inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None, compute="flops", device=None,
-             tp_overlap=False, param_gather="after", shards=None):
+             tp_overlap=False, param_gather="after", stage_buckets="every", shards=None):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -152,6 +152,10 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         Under ZeRO-1/2: the parameter allgather after the reduce-scatters, or bucket by
         bucket under the next iteration's first forward (Megatron-LM's
         ``--overlap-param-gather``, :mod:`workloads.transformer.overlaps.param_gather`).
+    stage_buckets : {"every", "first"}
+        Which pipeline stages fill buckets of ``bucket_bytes``: every stage, or the
+        first only, each later stage reducing its gradients in one bucket (Megatron-Core's
+        DDP; :func:`workloads.transformer.stages.stage_bucket_bytes`).
 
     replicas : int, optional
         Write the ops of data-parallel replicas ``0 .. replicas - 1`` only (a
@@ -189,6 +193,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
     gathered = check_param_gather(param_gather, zstage, chunks, bool(uneven))
+    sizes = stage_bucket_bytes(bucket_bytes, L.pp, stage_buckets, chunks)
     dev = check_compute(compute, device, c, moe)
     gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
@@ -207,6 +212,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         meta["tp_overlap"] = True
     if gathered:
         meta["param_gather"] = "overlap"
+    if stage_buckets != "every":
+        meta["stage_buckets"] = stage_buckets
     if p:
         meta.update(moe=moe._asdict(), ep=p.ep)
         experts, stages = expert_grads(stages, p), dense_stages(stages, p)
@@ -279,7 +286,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                           inflight_allgathers) if zstage == 3 else None)
     for it in range(iterations):
         at[0] = it
-        gate = (make_gate(b, L, stages, element, bucket_bytes, c.element, last, it, built)
+        gate = (make_gate(b, L, stages, element, sizes, c.element, last, it, built)
                 if gathered else None)
         ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
                            chunks, scatter_gather and L.tp > 1, gather, mlp,
@@ -288,8 +295,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
             for r in range(L.dp):
                 last[(0, r)] = list(chain)
         else:
-            _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, c.element,
-                       kept,
+            _gradients(L, stages, element, sizes, it, b, ready, last, zstage, c.element, kept,
                        p, experts, built, not gathered)
     return b.build()
 
@@ -419,9 +425,10 @@ def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp):
         yield from hook("post", "embedding", True)
 
 
-def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, param_element,
+def _gradients(L, stages, element, sizes, it, b, ready, last, zstage, param_element,
                kept, p=None, experts=None, built=None, allgather=True):
-    """Add the data-parallel buckets; the next iteration's ops wait for them.
+    """Add the data-parallel buckets (stage ``s``'s of ``sizes[s]`` bytes) of the ``kept``
+    shards; the next iteration's ops wait for them.
 
     Allreduces under plain data parallelism, reduce-scatters under ZeRO (then,
     for ZeRO-1/2 with ``allgather``, an allgather of the shard's updated parameters;
@@ -434,7 +441,7 @@ def _gradients(L, stages, element, bucket_bytes, it, b, ready, last, zstage, par
     for s, chunks in enumerate(stages):
         # the last chunk's gradients complete first (Megatron-LM: one DDP bucket set per chunk)
         dense = [g for st in reversed(chunks) for g in st.grads]
-        plan = bucket_groups(L, p, dense, experts[s] if experts else [], element, bucket_bytes,
+        plan = bucket_groups(L, p, dense, experts[s] if experts else [], element, sizes[s],
                              buckets)
         for k in range(kept):   # the shards written; the others' groups are their copies
             prev = {r: [] for r in range(L.dp)}   # each replica's last bucket

@@ -15,9 +15,12 @@ untied its own logit layer at any ``pp`` (:func:`embedding_shard`). The data-par
 allreduce goes in buckets in the order the backward pass completes gradients
 (last layer first), each closed once it holds at least ``bucket_bytes``, as
 PyTorch DDP's ``Reducer`` fills them (``bucket_cap_mb`` = 25 MiB by default,
-:data:`workloads.overlap.DDP_BUCKET_BYTES`).
+:data:`workloads.overlap.DDP_BUCKET_BYTES`); with ``stage_buckets="first"`` only the first
+stage does, every later one reducing its gradients in one bucket, as Megatron-Core
+(:func:`stage_bucket_bytes`).
 """
 
+import math
 from typing import NamedTuple
 
 from netsim.checks import check_int, check_real
@@ -31,7 +34,10 @@ from workloads.transformer.flops import (RECOMPUTE, attention_core_forward_flops
                                          mlp_forward_flops)
 
 __all__ = ["bucket_members", "Stage", "stage", "stage_layers", "check_fit", "check", "buckets",
-           "shard_parameters", "embedding_shard"]
+           "STAGE_BUCKETS", "stage_bucket_bytes", "shard_parameters", "embedding_shard"]
+
+#: Which pipeline stages fill gradient buckets of ``bucket_bytes`` (:func:`stage_bucket_bytes`).
+STAGE_BUCKETS = ("every", "first")
 
 
 class Stage(NamedTuple):
@@ -230,6 +236,47 @@ def buckets(grads, element, bucket_bytes):
     [('b', 80), ('c', 120), ('d', 20)]
     """
     return [(sources[-1], size) for sources, size in bucket_members(grads, element, bucket_bytes)]
+
+
+def stage_bucket_bytes(bucket_bytes, pp, stage_buckets="every", chunks=1):
+    """Each pipeline stage's gradient bucket size: a list of ``pp`` sizes in bytes.
+
+    ``"every"``: ``bucket_bytes`` on every stage. ``"first"``: on the first stage only;
+    every later stage reduces its gradients in one bucket (``math.inf``: it closes with
+    the stage's last gradient, after its last backward), as Megatron-Core's DDP does
+    (NVIDIA/Megatron-LM ``megatron/core/distributed/distributed_data_parallel.py`` at
+    f2e5db402c, July 2024, core_r0.8.0's code: "Turn off bucketing if we are on a
+    pipeline stage that is not the first (since data-parallel communication on these
+    stages is not on the critical path)", ``bucket_size = None`` when the pipeline rank
+    is above 0).
+
+    Raises
+    ------
+    WorkloadError
+        For an unknown choice, or ``"first"`` with several chunks per stage
+        (Megatron-Core then also reduces every model chunk after the first in one
+        bucket, ``disable_bucketing`` in ``megatron/training/training.py``: not modelled).
+
+    Examples
+    --------
+    >>> stage_bucket_bytes(40e6, 3), stage_bucket_bytes(40e6, 3, "first")
+    ([40000000.0, 40000000.0, 40000000.0], [40000000.0, inf, inf])
+    >>> buckets([("a", 10), ("b", 10)], 4, stage_bucket_bytes(40, 2, "first")[1])
+    [('b', 80)]
+    >>> stage_bucket_bytes(40e6, 2, "first", chunks=2)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: stage_buckets='first' with 2 chunks per stage is not modelled (Megatron-Core reduces every chunk after the first in one bucket too)
+    """
+    if stage_buckets not in STAGE_BUCKETS:
+        raise WorkloadError(f"unknown stage_buckets {stage_buckets!r}; known: "
+                            f"{', '.join(STAGE_BUCKETS)}")
+    if stage_buckets == "first" and chunks > 1:
+        raise WorkloadError(f"stage_buckets='first' with {chunks} chunks per stage is not "
+                            "modelled (Megatron-Core reduces every chunk after the first in one "
+                            "bucket too)")
+    size = float(bucket_bytes)
+    return [size if stage_buckets == "every" or s == 0 else math.inf for s in range(pp)]
 
 
 def bucket_members(grads, element, bucket_bytes):

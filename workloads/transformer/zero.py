@@ -72,7 +72,10 @@ per iteration, in the last micro-batch's post-backward hooks (gradient
 accumulation without resharding the gradients, as FSDP's ``no_sync``;
 DeepSpeed's ZeRO-3 instead reduces every micro-batch: the same at ``m =
 1``). Stage 3 needs one pipeline stage (DeepSpeed refuses ZeRO-2 and ZeRO-3
-with pipeline parallelism; so does this module for stage 3).
+with pipeline parallelism: v0.16.4 ``deepspeed/runtime/pipe/engine.py`` asserts the
+stage is below ``ZeroStageEnum.gradients``, "ZeRO-2 and ZeRO-3 are incompatible with
+pipeline parallelism"; so does this module for stage 3, and for FSDP, which torchtitan
+composes with pipeline stages but which is not modelled here).
 
 References
 ----------

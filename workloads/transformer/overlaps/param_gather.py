@@ -86,16 +86,17 @@ def forward_buckets(st, element, bucket_bytes):
     return out
 
 
-def make_gate(b, L, stages, element, bucket_bytes, param_element, last, it, built):
+def make_gate(b, L, stages, element, sizes, param_element, last, it, built):
     """Add the first allgather of each stage; return ``gate(s, r, sources, extra)``.
 
     ``gate`` is called by stage ``s``'s replica ``r`` before the first micro-batch's
     block of gradient ``sources`` (forward order), with ``extra`` the block's other
     inputs per shard (or None); it returns ``extra`` with, per shard, the allgather
     of every bucket those sources open, and adds each next bucket's allgather
-    (waiting for the previous one and for the block's inputs).
+    (waiting for the previous one and for the block's inputs). ``sizes``: each stage's
+    bucket size (:func:`workloads.transformer.stages.stage_bucket_bytes`).
     """
-    plan = [forward_buckets(chunks[0], element, bucket_bytes) for chunks in stages]
+    plan = [forward_buckets(chunks[0], element, sizes[s]) for s, chunks in enumerate(stages)]
     opens = [{srcs[0]: i for i, (srcs, _) in enumerate(p)} for p in plan]
     gathers = {}
 
