@@ -98,9 +98,12 @@ def test_measured_rows_match_machine_nodes_and_ranks():
     assert [r["time_us"] for r in rows] == ["164.3", "165.0", "227.4", "309.4", "1191.8",
                                             "3912.9", "26217"]
     # Rows their sources report as problems are never drawn: the 2-node NDR H100 rows of
-    # nccl-tests#290 and the 3-node p4dn row of nccl#527 are in the reported file only.
+    # nccl-tests#290 and the 3-node p4dn row of nccl#527 are in the reported file only; two
+    # DGX H100 draw the counted rows of nccl-tests#309 (two HGX H100 over NDR) alone.
     two = parse_topology("dgx_h100:nodes=2")
-    assert nccl_report.measured_rows(two, "allreduce", ranks) == []
+    drawn = nccl_report.measured_rows(two, "allreduce", ranks)
+    assert {r["source_url"] for r in drawn} == {"https://github.com/NVIDIA/nccl-tests/issues/309"}
+    assert len(drawn) == 8
     p4d3 = parse_topology("gpu_cluster:machine=p4d,nodes=3")
     assert nccl_report.measured_rows(p4d3, "allreduce", [f"gpu{i}" for i in range(24)]) == []
     reported = nccl_report.measurements("nccl_measurements_reported.csv")

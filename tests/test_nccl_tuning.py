@@ -295,6 +295,7 @@ def machine_comm(machine, n_nodes):
         "a100_roce": (80, "RoCE-100G", 16), "p4de_efa": (80, "EFA", 4),
         "h100_efa": (90, "EFA", 32), "h100_roce": (90, "RoCE-200G", 16),
         "a100_hdr": (80, "HDR", 8), "b200_roce": (100, "RoCE-400G", 8),
+        "h200_roce": (90, "RoCE-400G", 8),
     }
     graphs = {}
     if machine in single:

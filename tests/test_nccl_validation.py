@@ -45,8 +45,9 @@ def test_every_row_is_simulated_on_its_machine_and_its_error_recomputed():
     # The counted file: the 17 rows kept from before, the 34 added from aws-samples
     # (p4de, p5), OCI (BM.GPU.H100.8, BM.GPU.B4.8) and Azure (ND A100 v4), and the 5 of one
     # GB200 NVL72 rack (coreweave/nccl-tests#43), and the 8 of GCP A4 (B200) VMs, one and two
-    # (yangwhale/gpu-tpu-pedia).
-    assert len(report) == len(rows) == 64
+    # (yangwhale/gpu-tpu-pedia), and for issue 44 the 8 of two HGX H100 over NDR
+    # (NVIDIA/nccl-tests#309) and the 1 of two HGX H200 over RoCE (NVIDIA/nccl-tests#256).
+    assert len(report) == len(rows) == 73
     kinds = {row["machine"] for row in rows}
     assert len(kinds) >= 4
     assert {k for k in kinds if nccl_report.MEASURED_MACHINES[k][1] in ("HDR", "NDR", "EFA")
@@ -83,7 +84,7 @@ def test_page_summary_is_the_median_and_worst_of_counted_and_of_all_rows():
     rows = v.load()
     counted = errors(rows)
     every = errors([row for _, file in v.BLOCKS for row in v.load(file)])
-    assert len(every) == 64 + 3 + 11 + 1 + 13
+    assert len(every) == 73 + 3 + 11 + 1 + 13
     lines = v.summary().splitlines()
     assert printed(lines[0]) == figures(counted) and printed(lines[-1]) == figures(every)
     # The subsets, selected here by their own definitions (sizes in bytes, the launch column).

@@ -42,6 +42,7 @@ MEASURED_MACHINES = MappingProxyType({
     "gb200_nvl72": ("GB200", None),
     "b200_nvswitch": ("B200", None),
     "b200_roce": ("B200", "RoCE-400G"),
+    "h200_roce": ("H200", "RoCE-400G"),
 })
 """Machine key of the measurement files -> (GPU ``model``, network technology or None for
 one machine): how a graph is matched to its measured rows. The technology is the one of the

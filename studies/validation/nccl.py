@@ -62,6 +62,7 @@ _BUILDS = {
     "gb200_nvl72": (gb200_nvl72, {}, None),
     "b200_nvswitch": (dgx_b200, {}, None),
     "b200_roce": (gpu_cluster, {"machine": "hgx_b200", "nic": "RoCE-400G"}, None),
+    "h200_roce": (gpu_cluster, {"machine": "hgx_h200", "nic": "RoCE-400G"}, None),
 }
 MACHINES = tuple(_BUILDS)
 
@@ -104,7 +105,7 @@ def load(name="nccl_measurements.csv"):
     Examples
     --------
     >>> len(load()), len(load("nccl_measurements_holdout.csv"))
-    (64, 3)
+    (73, 3)
     """
     return measurements(name)
 
@@ -165,7 +166,7 @@ def validated():
     --------
     >>> reports = validated()
     >>> sorted(reports) == sorted(file for _, file in BLOCKS), len(reports[COUNTED])
-    (True, 64)
+    (True, 73)
     """
     return {file: validate(load(file))[0] for _, file in BLOCKS}
 
@@ -262,7 +263,7 @@ def summary(reports=None):
     Examples
     --------
     >>> first = summary().splitlines()[0]
-    >>> first.startswith("- counted rows (nccl_measurements.csv): median"), "over 64 rows" in first
+    >>> first.startswith("- counted rows (nccl_measurements.csv): median"), "over 73 rows" in first
     (True, True)
     """
     reports = validated() if reports is None else reports
