@@ -139,3 +139,16 @@ def test_record_prices_the_paradigms_default_epochs(monkeypatch, capsys):
     code, _ = run_cli(monkeypatch, capsys, ["record", "ps-sync", "--json"])
     assert code == 0
     assert calls == [(pytest.approx(30 * EPOCH_SECONDS, rel=1e-12), "recording ps-sync")]
+
+
+def test_a_paradigm_refused_by_its_study_prints_no_simulating_note(monkeypatch, capsys):
+    # ps-async with n_push = 10^6 at P = 64 is grown from its traces at the probe sizes and
+    # refused by the study's own estimate (over the hour allowed); the note "simulating ..."
+    # came before that refusal, so a terminal read two lines for one error.
+    code, err = run_cli(monkeypatch, capsys, ["scale", "ps-async", "-P", "64", "--set",
+                                              "n_push=1000000"])
+    assert code == 2 and err.startswith("netsim: error: ps-async at P = 64")
+    assert len(err.splitlines()) == 1 and "simulating" not in err
+    code, err = run_cli(monkeypatch, capsys, ["scale", "ps-sync", "-P", "4", "--iterations", "1",
+                                              "--png", "/dev/null"])
+    assert code == 0 and "simulating ps-sync at P = 4 ..." in err   # accepted: still noted

@@ -405,5 +405,6 @@ def run(args, perturbation=None):
         print("simulated: " + "; ".join(
             (f"tp {r['tp']} pp {r['pp']}" if args.sweep else f"P = {r['P']}")
             + f", {_replicas(r)}" for r in records if r["simulated"] is not None)
-              + " (netsim.network.symmetry); NCCL calls alone on their links replayed once "
-              "each (netsim.comm.alone)")
+              + " (netsim.network.symmetry)"
+              + ("; NCCL calls alone on their links replayed once each (netsim.comm.alone)"
+                 if library in ("auto", "nccl") else f"; {library}'s schedules as messages"))
