@@ -74,3 +74,11 @@ def test_mpich_replay_is_not_called_nccl_in_the_report(capsys):
     assert main(BASE + ["--simulate", "--library", "mpich"]) == 0
     out = capsys.readouterr().out
     assert "NCCL calls alone" not in out and "mpich's schedules as messages" in out
+
+
+@pytest.mark.parametrize("extra", [["--straggler", "0:1e300x"], ["--jitter", "uniform:1e300,1e301"]])
+def test_a_factor_that_overflows_the_compute_is_one_line(capsys, extra):
+    # each op's FLOPs (6.44e10 for a block of this model) times 1e300 is past the largest
+    # float (1.8e308); numpy's overflow warning came as a second line before
+    one_line_error(capsys, BASE + ["--simulate"] + extra, "makes compute op 0 hold more than "
+                                                          "the largest float")
