@@ -70,8 +70,16 @@ def jitter_factors(spec, n, seed=0):
     (True, True)
     >>> jitter_factors("uniform:2,2", 3).tolist()
     [2.0, 2.0, 2.0]
+    >>> jitter_factors(None, 3)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: jitter must be 'lognormal:SIGMA' or 'uniform:LO,HI' (or its parsed (name, params)), got None
     """
+    if not isinstance(spec, str) and not (isinstance(spec, tuple) and len(spec) == 2):
+        raise UnitError(f"jitter must be 'lognormal:SIGMA' or 'uniform:LO,HI' (or its parsed "
+                        f"(name, params)), got {spec!r}")
     name, params = parse_jitter(spec) if isinstance(spec, str) else spec
+    n = check_int(n, "n", 0, error=UnitError)
     seed = check_int(seed, "seed", 0, error=UnitError)
     rng = np.random.default_rng([seed, 0])
     if name == "lognormal":

@@ -61,6 +61,9 @@ library the replay runs, e.g. NCCL's plan of the call replayed alone:
 """
 
 from netsim import costmodel
+from netsim.checks import check_real
+
+from workloads.errors import WorkloadError
 
 from workloads.transformer import pipeline as _pipeline
 from workloads.overlap import DDP_BUCKET_BYTES
@@ -185,7 +188,8 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     else:
         pre, post = 0.0, cost("tp", "allreduce", L.tp, act)
     redo = recompute == "full"
-    F = float(device_flops) if gemm is None else None
+    F = (check_real(device_flops, "device_flops", lo=0, strict=True, error=WorkloadError)
+         if gemm is None else None)
     ms = memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth)
     mem = _layer_memory(ms, redo)
     # per chunk: forward compute, backward compute, forward comm, backward comm (seconds)
