@@ -59,8 +59,16 @@ def check_choice(value, name, known, error=NetsimError):
     Traceback (most recent call last):
     ...
     netsim.errors.NetsimError: unknown transport 'udp'; known: fluid, tcp
+    >>> check_choice([], "mlp", {"gelu": 4, "swiglu": 3})
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: unknown mlp []; known: gelu, swiglu
     """
-    if value not in known:
+    try:
+        hit = value in known
+    except TypeError:   # an unhashable value (a list, a dict) against a dict or set of names
+        hit = False
+    if not hit:
         raise error(f"unknown {name} {value!r}; known: {', '.join(map(str, known))}")
     return value
 

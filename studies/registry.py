@@ -122,7 +122,7 @@ def topology_factory(spec):
     return lambda hosts: G
 
 
-def parse_topology(spec):
+def parse_topology(spec, notice=None):
     """Build a topology from ``NAME[:key=value,...]`` or a ``.json`` / ``.graphml`` file.
 
     Values take human units (``bandwidth=10Gbps``, ``latency=1us``).
@@ -132,6 +132,9 @@ def parse_topology(spec):
     spec : str
         A name of :data:`TOPOLOGIES` with options, or a graph file
         (:func:`netsim.formats.graphio.read_topology`).
+    notice : callable, optional
+        ``notice(elements)``: told a large spec's estimated nodes and edges once its memory
+        check passed, before the build (``netsim topology`` announces the build's time).
 
     Returns
     -------
@@ -165,7 +168,9 @@ def parse_topology(spec):
 
         return read_topology(spec)
     name, builder, kwargs = _spec(spec)
-    _check_size(name, builder, kwargs)
+    elements = _check_size(name, builder, kwargs)
+    if elements is not None and notice is not None:
+        notice(elements)
     try:
         return builder(**kwargs)
     except TypeError as exc:
@@ -215,7 +220,8 @@ def _check_size(name, builder, kwargs, limit=None):
     Traceback (most recent call last):
     ...
     netsim.errors.TopologyError: topology star with n=100000000000 would hold about 7.8e+10 nodes and edges, ... over the 25.8 GB of memory available; use a smaller n
-    >>> _check_size("star", topologies.star, {"n": 5000}, limit=24 * 2**30)   # 10 kB x 300
+    >>> round(_check_size("star", topologies.star, {"n": 5000}, limit=24 * 2**30))   # fits
+    8052
     """
     from netsim.units import format_bytes
 
@@ -232,6 +238,7 @@ def _check_size(name, builder, kwargs, limit=None):
             f"topology {name} with {options} would hold about {elements:.2g} nodes and edges, "
             f"{format_bytes(nbytes)} (extended from small graphs built with them), over the "
             f"{format_bytes(limit)} of memory available; use a smaller {' or '.join(large)}")
+    return elements
 
 
 def spec_size(spec):

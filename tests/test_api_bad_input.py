@@ -73,3 +73,29 @@ def test_a_refused_op_leaves_the_builder_as_it_was():
     b.message(1, 0, 1e6, deps=[first])
     trace = b.build()
     assert trace.num_ops == 2 and trace.deps(1).tolist() == [0]
+
+
+@pytest.mark.parametrize("call, words", [
+    # each ended in a TypeError, ValueError or ZeroDivisionError from inside before
+    (lambda: __import__("workloads").record([], epochs=1), "unknown paradigm []"),
+    (lambda: __import__("workloads.transformer.flops", fromlist=["x"]).get_config([]),
+     "unknown model []"),
+    (lambda: __import__("workloads.transformer.flops", fromlist=["x"]).config(
+        2, 64, 4, 16, 0, ffn_hidden=96, mlp=[], kv_heads=2), "unknown mlp []"),
+    (lambda: _closed(0), "device_flops must be a finite number > 0, got 0"),
+    (lambda: _closed(None), "device_flops must be a finite number > 0, got None"),
+    (lambda: _closed("x"), "device_flops must be a finite number > 0, got 'x'"),
+    (lambda: netsim.trace.perturb.jitter_factors(None, 3), "jitter must be 'lognormal:SIGMA'"),
+    (lambda: netsim.trace.perturb.jitter_factors("lognormal:0.1", -1), "n must be an integer"),
+])
+def test_wrong_value_of_a_public_function_is_a_netsim_error(call, words):
+    with pytest.raises(NetsimError) as exc:
+        call()
+    assert words in str(exc.value)
+
+
+def _closed(device_flops):
+    from workloads.transformer.closed import closed_form
+    from workloads.transformer.flops import config
+
+    return closed_form(config(4, 64, 4, 32, 0, global_batch=8), pp=4, device_flops=device_flops)

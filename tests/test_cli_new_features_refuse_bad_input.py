@@ -437,7 +437,8 @@ def test_a_yaml_scalar_where_a_list_is_documented_is_a_list_of_one(tmp_path, cap
 
 def test_gloo_on_gpus_is_refused(capsys):
     one_line_error(capsys, ["collective", "allreduce", "--library", "gloo", "-P", "8", "-n",
-                            "1MB", "--topology", "dgx_h100"], "places the ranks on GPUs")
+                            "1MB", "--topology", "dgx_h100"],
+                   "library 'gloo' runs on hosts' cores; rank 0 sits on a 'gpu' node")
 
 
 def test_compare_with_ranks_is_refused(capsys, tmp_path):

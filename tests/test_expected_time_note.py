@@ -139,3 +139,72 @@ def test_record_prices_the_paradigms_default_epochs(monkeypatch, capsys):
     code, _ = run_cli(monkeypatch, capsys, ["record", "ps-sync", "--json"])
     assert code == 0
     assert calls == [(pytest.approx(30 * EPOCH_SECONDS, rel=1e-12), "recording ps-sync")]
+
+
+def test_a_paradigm_refused_by_its_study_prints_no_simulating_note(monkeypatch, capsys):
+    # ps-async with n_push = 10^6 at P = 64 is grown from its traces at the probe sizes and
+    # refused by the study's own estimate (over the hour allowed); the note "simulating ..."
+    # came before that refusal, so a terminal read two lines for one error.
+    code, err = run_cli(monkeypatch, capsys, ["scale", "ps-async", "-P", "64", "--set",
+                                              "n_push=1000000"])
+    assert code == 2 and err.startswith("netsim: error: ps-async at P = 64")
+    assert len(err.splitlines()) == 1 and "simulating" not in err
+    code, err = run_cli(monkeypatch, capsys, ["scale", "ps-sync", "-P", "4", "--iterations", "1",
+                                              "--png", "/dev/null"])
+    assert code == 0 and "simulating ps-sync at P = 4 ..." in err   # accepted: still noted
+
+
+TRANSFORMER = ["scale", "transformer", "-P", "16", "--topology", "gpu_cluster:machine=dgx_h100",
+               "--config", "gpt3-13b:layers=4"]
+
+
+def test_transformer_prices_every_timeline_its_closed_form_walks(monkeypatch, capsys):
+    from studies.scaling.run_length import LAYER_SECONDS, PASS_SECONDS
+    from studies.scaling.trace_size import check_ops
+
+    monkeypatch.setattr(console, "EXPECT_SECONDS", 0.0)
+    calls = spy(monkeypatch, "scale_transformer")
+    code, err = run_cli(monkeypatch, capsys, TRANSFORMER + ["--pp", "2", "--global-batch", "64"])
+    assert code == 0 and err.count(NOTE) == 1
+    # tp 8 x pp 2 of 16 GPUs: dp 1, m = 64 micro-batches, 2 m pp = 256 passes; two stages
+    # (the embedding on the first, the logit layer on the last) are uneven, so the closed
+    # form walks them 4 times (workloads.transformer.closed.timelines); the 4 layers are
+    # walked by the layouts' check and by the one point: 8 layer walks; and the topology.
+    topology = check_ops(0, "x", topology="gpu_cluster:machine=dgx_h100", ranks=16,
+                         passes=1)["seconds"]
+    assert calls == [(pytest.approx(256 * 4 * PASS_SECONDS + 8 * LAYER_SECONDS + topology,
+                                    rel=1e-12), "transformer at P = 16")]
+
+
+def test_transformer_refused_by_its_options_prints_no_note(monkeypatch, capsys):
+    # ZeRO-1 over dp 1 (tp 8 x pp 2 of 16 GPUs) was refused by the closed form after the
+    # note had been printed; every check of the closed form's options now runs first.
+    monkeypatch.setattr(console, "EXPECT_SECONDS", 0.0)
+    code, err = run_cli(monkeypatch, capsys, TRANSFORMER + ["--pp", "2", "--global-batch", "64",
+                                                            "--zero", "1"])
+    assert code == 2 and NOTE not in err
+    assert err == "netsim: error: ZeRO-1 shards over data-parallel replicas; dp is 1\n"
+
+
+def test_a_model_of_too_many_layers_is_refused_before_its_layers_are_listed(capsys):
+    from conftest import one_line_error
+
+    # 10^9 layers at studies.scaling.run_length.LAYER_BYTES = 134 B: 1.34e11 B = 134 GB
+    one_line_error(capsys, TRANSFORMER[:-1] + ["gpt3-13b:layers=1000000000", "--global-batch",
+                                               "16"],
+                   "would hold 1e+09 layers, 134 GB at 134 B each, over the")
+
+
+def test_topology_announces_the_build_of_a_large_spec(monkeypatch, capsys):
+    from studies.scaling.trace_size import BUILD_SECONDS
+
+    monkeypatch.setattr(console, "EXPECT_SECONDS", 0.0)
+    calls = spy(monkeypatch, "topology")
+    code, err = run_cli(monkeypatch, capsys, ["topology", "star:n=64", "--png", "/dev/null"])
+    assert code == 0 and err.count(NOTE) == 1
+    hand = 33 * (33 / 17) ** 2
+    assert calls == [(pytest.approx(hand * BUILD_SECONDS, rel=1e-12),
+                      f"building star:n=64 ({hand:.3g} nodes and edges)")]
+    # a star of 64 hosts holds 65 nodes and 64 edges: the power law through the probes at
+    # 8 (17 elements) and 16 (33) gives 33 (33/17)^2 = 124.3 at 64 (studies.registry
+    # ._check_size), low as the extension is for a graph of a + b v elements

@@ -1,5 +1,7 @@
 """A topology spec too large for memory is refused before it is built (issue 33)."""
 
+import math
+
 import pytest
 
 import topologies
@@ -20,5 +22,7 @@ def test_the_estimate_follows_the_graphs_growth():
     # gives 7.1e8 (the k^2 term slows the growth there): the same order, refused under 1 GB.
     with pytest.raises(TopologyError, match=r"about [0-9.]+e\+0[89] nodes and edges"):
         _check_size("fat_tree", topologies.fat_tree, {"k": 1000}, limit=10**9)
-    # A star of 5,000 hosts (10,001 elements) fits in 1 GB: no refusal.
-    assert _check_size("star", topologies.star, {"n": 5000}, limit=10**9) is None
+    # A star of 5,000 hosts (10,001 elements) fits in 1 GB: no refusal; the estimate is
+    # returned, the power law through 17 elements at n = 8 and 33 at n = 16, out to 5000.
+    assert _check_size("star", topologies.star, {"n": 5000}, limit=10**9) == pytest.approx(
+        33 * (33 / 17) ** math.log2(5000 / 16), rel=1e-12)

@@ -119,7 +119,7 @@ def describe(name):
 
 
 def _get(name):
-    if name not in PARADIGMS:
+    if not isinstance(name, str) or name not in PARADIGMS:
         raise WorkloadError(f"unknown paradigm {name!r}; known paradigms: {', '.join(PARADIGMS)}")
     return PARADIGMS[name]
 

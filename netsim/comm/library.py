@@ -119,6 +119,9 @@ def choose(library, spec, kinds, op=None):
     ------
     NcclModelError
         ``"nccl"`` with a member off a gpu node (naming the first), or an MPICH-only hint.
+    TraceError
+        ``"gloo"`` with a member on a gpu node (naming the first): the gloo model puts its
+        copies and sums on the member's host cores, which a gpu node does not carry.
 
     Examples
     --------
@@ -126,9 +129,17 @@ def choose(library, spec, kinds, op=None):
     >>> s = Spec("allreduce", (0, 1), -1, None, 0, 0)
     >>> choose("auto", s, ["gpu", "gpu"]), choose("auto", s, ["gpu", "host"])
     ('nccl', 'mpich')
+    >>> choose("gloo", s, ["host", "gpu"])
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: library 'gloo' runs on hosts' cores; rank 1 sits on a 'gpu' node (use library 'nccl' there)
     """
     where = "" if op is None else f"op {op}: "
     if library == "gloo":
+        on_gpu = [r for r, k in zip(spec.group, kinds) if k == "gpu"]
+        if on_gpu:
+            raise TraceError(f"{where}library 'gloo' runs on hosts' cores; rank {on_gpu[0]} "
+                             f"sits on a 'gpu' node (use library 'nccl' there)")
         return "gloo"
     if library == "nccl":
         off = [r for r, k in zip(spec.group, kinds) if k != "gpu"]

@@ -70,8 +70,16 @@ def jitter_factors(spec, n, seed=0):
     (True, True)
     >>> jitter_factors("uniform:2,2", 3).tolist()
     [2.0, 2.0, 2.0]
+    >>> jitter_factors(None, 3)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: jitter must be 'lognormal:SIGMA' or 'uniform:LO,HI' (or its parsed (name, params)), got None
     """
+    if not isinstance(spec, str) and not (isinstance(spec, tuple) and len(spec) == 2):
+        raise UnitError(f"jitter must be 'lognormal:SIGMA' or 'uniform:LO,HI' (or its parsed "
+                        f"(name, params)), got {spec!r}")
     name, params = parse_jitter(spec) if isinstance(spec, str) else spec
+    n = check_int(n, "n", 0, error=UnitError)
     seed = check_int(seed, "seed", 0, error=UnitError)
     rng = np.random.default_rng([seed, 0])
     if name == "lognormal":
@@ -182,14 +190,26 @@ def scale_compute(trace, factors, **metadata):
     >>> t = scale_compute(b.build(), [3.0, 2.0])
     >>> float(t.duration[0]), float(t.flops[1])
     (6.0, 2000000000.0)
+    >>> scale_compute(b.build(), [1.0, 1e300])
+    Traceback (most recent call last):
+    ...
+    netsim.errors.UnitError: a factor of 1e+300 makes compute op 1 hold more than the largest float (1e+09 FLOPs before); give a smaller factor
     """
     factors = np.asarray(factors, np.float64)
     if factors.shape != (trace.num_ops,) or not np.all(np.isfinite(factors) & (factors > 0)):
         raise UnitError(f"factors must be {trace.num_ops} finite numbers > 0")
     comp = trace.kind == COMPUTE
     timed = comp & ~np.isnan(trace.duration)
-    duration = np.where(timed, trace.duration * factors, trace.duration)
-    flops = np.where(comp & ~timed, trace.flops * factors, trace.flops)
+    with np.errstate(over="ignore"):   # an overflow is refused below, naming the op
+        duration = np.where(timed, trace.duration * factors, trace.duration)
+        flops = np.where(comp & ~timed, trace.flops * factors, trace.flops)
+    over = np.flatnonzero(comp & (np.isinf(duration) | np.isinf(flops)))
+    if over.size:
+        i = int(over[0])
+        raise UnitError(f"a factor of {factors[i]:.3g} makes compute op {i} "
+                        f"{'take' if timed[i] else 'hold'} more than the largest float "
+                        f"({trace.duration[i] if timed[i] else trace.flops[i]:.3g} "
+                        f"{'s' if timed[i] else 'FLOPs'} before); give a smaller factor")
     return trace.replace(duration=duration, flops=flops, metadata={**trace.metadata, **metadata})
 
 

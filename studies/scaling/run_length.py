@@ -19,7 +19,8 @@ from studies.memory import available_memory
 from studies.scaling.trace_size import TIME_LIMIT, check_ops
 
 __all__ = ["EPOCH_SECONDS", "WEIGHT_SECONDS", "SAMPLES", "SEED_SECONDS", "PASS_SECONDS",
-           "PASS_BYTES", "check_count", "check_passes", "model_copies", "check_widths",
+           "PASS_BYTES", "LAYER_SECONDS", "LAYER_BYTES", "check_count", "check_passes",
+           "check_layers", "model_copies", "check_widths",
            "check_training"]
 
 EPOCH_SECONDS = 1.8e-3
@@ -59,7 +60,54 @@ times): 280 B at 1f1b, p = 4, m = 10^4 and 308 B at m = 10^5 (tracemalloc's peak
 issue 48); the smaller is taken."""
 
 
-def check_passes(passes, what, limit=None, time_limit=TIME_LIMIT):
+LAYER_SECONDS = 2.1e-6
+"""CPU seconds per layer of a transformer's model in the checks and the closed form of one
+layout (each stage lists its layers' gradients, the closed form walks them for its buckets):
+``netsim scale transformer -P 16 --global-batch 16 --topology gpu_cluster:machine=dgx_h100``
+with ``--config gpt3-13b:layers=200000`` against ``layers=8``: 3.73 us a layer at pp 1,
+2.11 us at pp 2 (time.process_time, 2026-12, issue 48); the cheaper is taken."""
+
+LAYER_BYTES = 134
+"""Bytes held per layer of the model by the same runs: 531 B at pp 1, 134 B at pp 2
+(tracemalloc's peak); the smaller is taken."""
+
+
+def check_layers(layers, layouts, what, limit=None, time_limit=TIME_LIMIT):
+    """Refuse a transformer whose layer count alone would not fit or take too long.
+
+    Parameters
+    ----------
+    layers : int
+        The model's layers.
+    layouts : int
+        The layouts checked and computed (each walks every layer once more).
+    what : str
+        The option that chose the layers, for the message.
+    limit : int, optional
+        Bytes allowed (default :func:`studies.memory.available_memory`; None there: no check).
+    time_limit : float, optional
+
+    Returns
+    -------
+    float
+        The estimated CPU seconds (:data:`LAYER_SECONDS` a layer a layout, and once more for
+        the layouts' check).
+
+    Examples
+    --------
+    >>> check_layers(40, 1, "--config gpt3-13b")   # 40 layers walked twice at 2.1 us
+    0.000168
+    >>> check_layers(10**9, 1, "--config gpt3-13b:layers=1000000000", limit=16e9)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: --config gpt3-13b:layers=1000000000 would hold 1e+09 layers, 134 GB at 134 B each, over the 16 GB of memory available; use fewer layers, or --force to try anyway
+    """
+    _check_memory(layers, LAYER_BYTES, limit, f"{what} would hold {layers:.3g} layers",
+                  "fewer layers")
+    return check_count(layers * (layouts + 1), LAYER_SECONDS, what, "layer walk", time_limit)
+
+
+def check_passes(passes, what, limit=None, time_limit=TIME_LIMIT, runs=1):
     """Refuse a transformer closed form whose pipeline timeline would not fit or take too long.
 
     Parameters
@@ -72,11 +120,14 @@ def check_passes(passes, what, limit=None, time_limit=TIME_LIMIT):
     limit : int, optional
         Bytes allowed (default :func:`studies.memory.available_memory`; None there: no check).
     time_limit : float, optional
+    runs : int, optional
+        Times the closed form walks the passes (:func:`workloads.transformer.closed.timelines`);
+        the time counts each, the memory one.
 
     Returns
     -------
     float
-        The estimated CPU seconds (:data:`PASS_SECONDS` each).
+        The estimated CPU seconds (:data:`PASS_SECONDS` each pass of each run).
 
     Raises
     ------
@@ -90,15 +141,21 @@ def check_passes(passes, what, limit=None, time_limit=TIME_LIMIT):
     ...
     netsim.errors.NetsimError: tp 8 x pp 1 x dp 1, m = 1e+09 would list 2e+09 micro-batch passes in the closed form's pipeline timeline, 560 GB at 280 B each, over the 17.2 GB of memory available; ...
     """
+    _check_memory(passes, PASS_BYTES, limit, f"{what} would list {passes:.3g} micro-batch "
+                  f"passes in the closed form's pipeline timeline",
+                  "a smaller --global-batch or a larger --micro-batch")
+    return check_count(passes * runs, PASS_SECONDS, what, "micro-batch passe", time_limit)
+
+
+def _check_memory(count, unit_bytes, limit, held, instead):
+    """Refuse ``count`` items of ``unit_bytes`` each over ``limit`` bytes (default: the memory
+    available); ``held`` says what holds them and ``instead`` what to give instead."""
     limit = available_memory() if limit is None else limit
-    nbytes = passes * PASS_BYTES
+    nbytes = count * unit_bytes
     if limit is not None and nbytes > limit:
-        raise NetsimError(
-            f"{what} would list {passes:.3g} micro-batch passes in the closed form's pipeline "
-            f"timeline, {format_bytes(nbytes)} at {PASS_BYTES} B each, over the "
-            f"{format_bytes(limit)} of memory available; use a smaller --global-batch or a "
-            f"larger --micro-batch, or --force to try anyway")
-    return check_count(passes, PASS_SECONDS, what, "micro-batch passe", time_limit)
+        raise NetsimError(f"{held}, {format_bytes(nbytes)} at {unit_bytes} B each, over the "
+                          f"{format_bytes(limit)} of memory available; use {instead}, or "
+                          f"--force to try anyway")
 
 
 def check_count(count, unit_seconds, what, unit, time_limit=TIME_LIMIT):

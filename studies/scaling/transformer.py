@@ -54,7 +54,7 @@ from workloads.transformer.iteration import schedule, shard_shift, shift
 from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import iteration_flops
 from workloads.transformer.memory import memory_per_gpu
-from workloads.transformer.moe import iteration_flops_delta
+from workloads.transformer.moe import iteration_flops_delta, plan as moe_plan
 
 from studies.memory import available_memory
 from studies.scaling.gaps import slower, why
@@ -384,6 +384,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     shard.update((k, v) for k, v in (("grad_element", grad_element),
                                      ("bucket_bytes", bucket_bytes),
                                      ("memory_bandwidth", memory_bandwidth)) if v is not None)
+    if moe is not None:   # the expert groups are priced below: ep is checked against dp first
+        moe_plan(c, L, moe, ep, sequence_parallel)
     prices = NcclPrices(G) if prices is None else prices
     price, E = price_of(G, L, ep, library, prices)
     links = links_of(G, L, ep, library)

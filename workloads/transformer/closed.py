@@ -61,13 +61,17 @@ library the replay runs, e.g. NCCL's plan of the call replayed alone:
 """
 
 from netsim import costmodel
+from netsim.checks import check_real
+
+from workloads.errors import WorkloadError
 
 from workloads.transformer import pipeline as _pipeline
 from workloads.overlap import DDP_BUCKET_BYTES
 from workloads.transformer.flops import activation_bytes
 from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta, dense_stages,
                               expert_grads, is_moe, layer_delta, plan)
-from workloads.transformer.stages import buckets, check, stage_bucket_bytes
+from workloads.transformer.stages import (buckets, check, check_options as _check_stages,
+                                          stage_bucket_bytes)
 from workloads.transformer.compute import BLOCKS, memory_seconds
 from workloads.transformer.overlaps.param_gather import (check_param_gather, first_forward,
                                                            forward_buckets)
@@ -76,7 +80,7 @@ from workloads.transformer.gemm import block_seconds, check_compute, stage_secon
 from workloads.transformer.zero import INFLIGHT_ALLGATHERS, check_zero, zero3_timeline
 from workloads.transformer.prices import seconds as _seconds
 
-__all__ = ["closed_form", "TERMS"]
+__all__ = ["closed_form", "check_options", "TERMS", "timelines"]
 
 #: The terms of :func:`closed_form`, in the order they add up to ``time``.
 TERMS = ("compute", "bubble", "tp", "pp", "dp", "ep")
@@ -170,11 +174,10 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks,
                       first_stage_layers, last_stage_layers)
-    zstage = check_zero(zero, fsdp, L, inflight_allgathers)
-    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
-    overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
-    gathered = check_param_gather(param_gather, zstage, chunks,
-                                  first_stage_layers is not None or last_stage_layers is not None)
+    zstage, p, overlap, gathered = check_options(
+        c, tp, pp, dp, pipeline, recompute, sequence_parallel, bucket_bytes, chunks, zero, fsdp,
+        memory_bandwidth is not None, moe, ep, first_stage_layers, last_stage_layers,
+        inflight_allgathers, tp_overlap, param_gather, stage_buckets)[1:]
     sizes = stage_bucket_bytes(bucket_bytes, L.pp, stage_buckets, chunks)
     dev = check_compute(compute, device, c, moe)
     gemm = block_seconds(c, L.tp, dev) if dev else None
@@ -190,7 +193,8 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     else:
         pre, post = 0.0, cost("tp", "allreduce", L.tp, act)
     redo = recompute == "full"
-    F = float(device_flops) if gemm is None else None
+    F = (check_real(device_flops, "device_flops", lo=0, strict=True, error=WorkloadError)
+         if gemm is None else None)
     ms = memory_seconds(c, L.tp, sequence_parallel, memory_bandwidth)
     mem = _layer_memory(ms, redo)
     # per chunk: forward compute, backward compute, forward comm, backward comm (seconds)
@@ -251,6 +255,64 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     out.update(microbatches=m, bubble_fraction=_pipeline.bubble_fraction(L.pp, m, v),
                t_forward=t_f, t_backward=t_b)
     return out
+
+
+def check_options(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
+                  sequence_parallel=False, bucket_bytes=DDP_BUCKET_BYTES, chunks=1, zero=0,
+                  fsdp=False, memory=False, moe=None, ep=1, first_stage_layers=None,
+                  last_stage_layers=None, inflight_allgathers=INFLIGHT_ALLGATHERS,
+                  tp_overlap=False, param_gather="after", stage_buckets="every"):
+    """Every check :func:`closed_form` makes of its options, without listing any layer.
+
+    The layout's (:func:`workloads.transformer.stages.check_options`), the ZeRO stage's, the
+    experts' plan (``memory``: :func:`closed_form`'s ``memory_bandwidth`` is given), the
+    tensor-parallel overlap's and the parameter gather's: a command checks them all before
+    it announces or starts any work.
+
+    Returns
+    -------
+    tuple
+        ``(layout, ZeRO stage, experts' plan or None, tensor-parallel overlap,
+        parameter gather overlapped)``.
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import config
+    >>> check_options(config(4, 64, 4, 32, 0, global_batch=8), 1, 1, 2, zero=1)[:2]
+    (Layout(tp=1, pp=1, dp=2), 1)
+    >>> check_options(config(4, 64, 4, 32, 0, global_batch=8), 1, 1, 1, zero=1)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: ZeRO-1 shards over data-parallel replicas; dp is 1
+    """
+    L = _check_stages(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks,
+                      first_stage_layers, last_stage_layers)
+    zstage = check_zero(zero, fsdp, L, inflight_allgathers)
+    p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory)
+    overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
+    gathered = check_param_gather(param_gather, zstage, chunks,
+                                  first_stage_layers is not None or last_stage_layers is not None)
+    stage_bucket_bytes(bucket_bytes, L.pp, stage_buckets, chunks)   # its choice checked
+    return L, zstage, p, overlap, gathered
+
+
+def timelines(pp, chunks=1, zero=0, fsdp=False, param_gather="after"):
+    """How many times :func:`closed_form` walks every micro-batch pass of a layout, at most.
+
+    Its pipeline's timeline once; with more than one stage or chunk the embedding and the
+    logit layer make the stages uneven (any model with a vocabulary), and the timeline runs
+    three times more (with its hops, without them, compute alone: ``_uneven``); once more
+    gated by the overlapped parameter allgather, and once more for ZeRO-3's (FSDP's)
+    gather timeline. The work estimate prices the passes this many times
+    (:func:`studies.scaling.run_length.check_passes`).
+
+    Examples
+    --------
+    >>> timelines(1), timelines(4), timelines(2, param_gather="overlap"), timelines(1, zero=3)
+    (1, 4, 5, 2)
+    """
+    return ((1 if pp * chunks == 1 else 4) + (param_gather == "overlap")
+            + (zero == 3 or bool(fsdp)))
 
 
 def _first_forward(st, row, F, gemm, pre, overlap, element, bucket_bytes, param_element, dp,

@@ -303,7 +303,7 @@ def get_config(name, **changes):
     ...
     workloads.errors.WorkloadError: unknown model 'gpt5'; known: gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-13b, gpt3-175b, llama3-8b, llama3-70b, llama3-405b
     """
-    if name not in CONFIGS:
+    if not isinstance(name, str) or name not in CONFIGS:
         raise WorkloadError(f"unknown model {name!r}; known: {', '.join(CONFIGS)}")
     unknown = set(changes) - set(Config._fields)
     if unknown:

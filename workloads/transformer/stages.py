@@ -33,8 +33,9 @@ from workloads.transformer.flops import (RECOMPUTE, attention_core_forward_flops
                                          layer_parameter_split, logit_forward_flops,
                                          mlp_forward_flops)
 
-__all__ = ["bucket_members", "Stage", "stage", "stage_layers", "check_fit", "check", "buckets",
-           "STAGE_BUCKETS", "stage_bucket_bytes", "shard_parameters", "embedding_shard"]
+__all__ = ["bucket_members", "Stage", "stage", "stage_layers", "check_fit", "check_options",
+           "check", "buckets", "STAGE_BUCKETS", "stage_bucket_bytes", "shard_parameters",
+           "embedding_shard"]
 
 #: Which pipeline stages fill gradient buckets of ``bucket_bytes`` (:func:`stage_bucket_bytes`).
 STAGE_BUCKETS = ("every", "first")
@@ -297,6 +298,35 @@ def bucket_members(grads, element, bucket_bytes):
     return out
 
 
+def check_options(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1,
+                  first_stage_layers=None, last_stage_layers=None):
+    """:func:`check`'s checks without its stages (whose layers it would list): the Layout.
+
+    Examples
+    --------
+    >>> from workloads.transformer.flops import config
+    >>> check_options(config(4, 8, 2, 4, 0), 1, 2, 1, "gpipe", "none", 1e6, 1).pp
+    2
+    >>> check_options(config(4, 8, 2, 4, 0, global_batch=2), 1, 2, 1, "interleaved", "none",
+    ...               1e6, 1, 2, 1)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: first/last stage layers need the 1f1b or gpipe schedule (uneven interleaved stages are not modelled)
+    """
+    L = layout(tp, pp, dp)
+    if recompute not in RECOMPUTE:
+        raise WorkloadError(f"unknown recompute {recompute!r}; known: {', '.join(RECOMPUTE)}")
+    check_real(bucket_bytes, "bucket_bytes", lo=0, strict=True, error=WorkloadError)
+    check_int(iterations, "iterations", error=WorkloadError)
+    uneven = (first_stage_layers, last_stage_layers)
+    check_fit(c, L, *uneven)
+    _pipeline.check_chunks(pipeline, L.pp, c.global_batch // (c.micro_batch * L.dp), chunks)
+    if uneven != (None, None) and pipeline == "interleaved":
+        raise WorkloadError("first/last stage layers need the 1f1b or gpipe schedule "
+                            "(uneven interleaved stages are not modelled)")
+    return L
+
+
 def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1,
           first_stage_layers=None, last_stage_layers=None):
     """Check a schedule's options; its :class:`~workloads.transformer.layout.Layout` and stages.
@@ -329,18 +359,10 @@ def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1
     >>> [[k.layers for k in s] for s in stages]
     [[(0,), (2,)], [(1,), (3,)]]
     """
-    L = layout(tp, pp, dp)
-    if recompute not in RECOMPUTE:
-        raise WorkloadError(f"unknown recompute {recompute!r}; known: {', '.join(RECOMPUTE)}")
-    check_real(bucket_bytes, "bucket_bytes", lo=0, strict=True, error=WorkloadError)
-    check_int(iterations, "iterations", error=WorkloadError)
+    L = check_options(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks,
+                      first_stage_layers, last_stage_layers)
     uneven = (first_stage_layers, last_stage_layers)
-    check_fit(c, L, *uneven)
-    _pipeline.check_chunks(pipeline, L.pp, c.global_batch // (c.micro_batch * L.dp), chunks)
     if uneven != (None, None):
-        if pipeline == "interleaved":
-            raise WorkloadError("first/last stage layers need the 1f1b or gpipe schedule "
-                                "(uneven interleaved stages are not modelled)")
         stages = [[stage(c, L, s, *uneven)] for s in range(L.pp)]
     else:
         virtual = L._replace(pp=L.pp * chunks)

@@ -65,11 +65,6 @@ def run_gloo(args):
         fits = check_fits("ring", args.workers, topology=spec)
         expect(args, fits.get("seconds"), f"gloo {algorithm} allreduce on P = {args.workers}")
     G = topology_factory(spec)(args.workers)
-    if any(kind == "gpu" for _, kind in G.nodes(data="kind")):
-        # the model puts gloo's copies and sums on the hosts' cores; ranks go on the GPUs
-        raise NetsimError(f"topology {spec!r} places the ranks on GPUs; the gloo model runs "
-                          f"on hosts' cores (give a host topology such as star:cpu=..., or "
-                          f"--library nccl)")
     b = TraceBuilder(args.workers)
     b.collective("allreduce", range(args.workers), nbytes,
                  algorithm=algorithm if algorithm == "ring" else None)

@@ -291,6 +291,30 @@ def _refuse_other_modes(args):
         if "seed" in given and not draws:
             raise NetsimError(f"{given['seed']} applies with --jitter or a p=P:Kx --straggler "
                               f"(their draws) in PARADIGM transformer")
+        _refuse_transformer_no_ops(args, given)
+
+
+def _refuse_transformer_no_ops(args, given):
+    """Refuse a transformer option that the other options make change nothing.
+
+    ``--sweep`` tries every (tp, pp, dp) layout and every ep of the largest P, so a given
+    ``--tp``, ``--pp`` or ``--ep`` would be dropped; ``--compute gemm`` times the blocks from
+    their GEMMs, so ``--efficiency`` would be dropped; with a given ``--tp 1`` there is no
+    tensor-parallel collective for ``--sequence-parallel`` (or ``--tp-overlap``) to split.
+    """
+    if args.sweep:
+        for dest in ("tp", "pp", "ep"):
+            if dest in given:
+                raise NetsimError(f"{given[dest]} applies without --sweep (the sweep tries "
+                                  f"every {dest} of the largest P)")
+    if "efficiency" in given and getattr(args, "compute", "flops") == "gemm":
+        raise NetsimError("--efficiency applies with --compute flops (--compute gemm times "
+                          "each block from its GEMMs' shapes)")
+    if args.tp == 1 and not args.sweep:
+        for dest in ("sequence_parallel", "tp_overlap"):
+            if dest in given:
+                raise NetsimError(f"{given[dest]} splits the tensor-parallel collectives; "
+                                  f"with --tp 1 there are none (it would change nothing)")
 
 
 def _run_paradigm(args, perturbation=None):
@@ -325,14 +349,20 @@ def _run_paradigm(args, perturbation=None):
             priced += check_count(n, EPOCH_SECONDS, f"the window of {n} iterations in whole "
                                   f"periods that {args.paradigm}'s options ask for", "iteration")
     what = f"{args.paradigm} at P = {', '.join(map(str, workers))}"
-    note(args, f"simulating {what} ...")
+
+    def accepted(seconds):   # the study's estimate passed (a refusal prints no note before)
+        expect(args, seconds * (2 if baseline else 1) + priced, what)
+        note(args, f"simulating {what} ...")
+
+    if args.force:   # no estimate, no refusal: the work starts at once
+        note(args, f"simulating {what} ...")
+
     run = dict(model=args.model, device_flops=flops, iterations=args.iterations,
                seed=args.seed, dataset=dataset, strong=args.strong, batch=args.batch,
                perturbation=perturbation or None, library=args.library,
                transport=getattr(args, "transport", "fluid"), force=getattr(args, "force", False))
     st = study(args.paradigm, workers, topology_factory(args.topology),
-               expect=lambda s: expect(args, s * (2 if baseline else 1) + priced, what),
-               **run, **options)
+               expect=accepted, **run, **options)
     if defaults:
         st["defaults"] = defaults
     if baseline:

@@ -12,15 +12,16 @@ from netsim.errors import NetsimError
 from netsim.units import format_bytes, format_time, parse_bytes, parse_spec, parse_workers
 from topologies.devices import device_flops
 from workloads.transformer.flops import CONFIGS, Config, get_config
+from workloads.transformer.closed import check_options as check_layout, timelines
 from workloads.transformer.layout import layout
 from workloads.transformer.moe import moe
-from workloads.transformer.stages import check, stage_layers
+from workloads.transformer.stages import stage_layers
 
 from studies.cli.console import check_options, expect, progress, write, write_csv
 from studies.cli.options import given_options, option_value, perturb_label
 from studies.registry import topology_factory
 from studies.reports.text import table
-from studies.scaling.run_length import check_passes
+from studies.scaling.run_length import check_layers, check_passes
 from studies.scaling.trace_size import check_ops
 from studies.scaling.transformer import default_efficiency, plot, study, sweep, sweep_layouts
 
@@ -205,17 +206,23 @@ def parse_experts(args):
     return moe(args.experts, args.top_k, args.capacity_factor, args.moe_every)
 
 
-def _layouts(c, args, workers, chunks):
+def _layouts(c, args, workers, chunks, experts=None):
     """(tp, pp, dp) of each point the command computes: the given layout at each P, checked
-    as the closed form checks it (:func:`workloads.transformer.stages.check`), or with
+    as the closed form checks it (:func:`workloads.transformer.closed.check_options`), or with
     ``--sweep`` every layout :func:`studies.scaling.transformer.sweep` tries at the largest P,
     none of them a refusal naming P."""
     if not args.sweep:
         out = []
         for P in workers:
             L = layout(args.tp, args.pp, None, world=P)
-            check(c, L.tp, L.pp, L.dp, args.pipeline, args.recompute, 1.0, 1, chunks,
-                  args.first_stage_layers, args.last_stage_layers)
+            check_layout(c, L.tp, L.pp, L.dp, args.pipeline, args.recompute,
+                         args.sequence_parallel, chunks=chunks, zero=args.zero, fsdp=args.fsdp,
+                         moe=experts, ep=args.ep if experts is not None else 1,
+                         first_stage_layers=args.first_stage_layers,
+                         last_stage_layers=args.last_stage_layers,
+                         tp_overlap=getattr(args, "tp_overlap", False),
+                         param_gather="overlap" if getattr(args, "overlap_param_gather", False)
+                         else "after")
             out.append((L.tp, L.pp, L.dp))
         return out
     if args.first_stage_layers is not None or args.last_stage_layers is not None:
@@ -230,7 +237,7 @@ def _layouts(c, args, workers, chunks):
     return out
 
 
-def check_work(args, c, workers, chunks):
+def check_work(args, c, workers, chunks, experts=None):
     """Refuse, before any graph is built, points whose layout, closed form or topology fails.
 
     Each layout is checked first (:func:`_layouts`). The closed form lists each micro-batch's
@@ -241,15 +248,22 @@ def check_work(args, c, workers, chunks):
     with its estimate (:func:`studies.cli.console.expect`); with it only the layouts are
     checked.
     """
-    layouts = _layouts(c, args, workers, chunks)
-    if getattr(args, "force", False):
+    force = getattr(args, "force", False)
+    # every layer is listed by the layouts' check below, and walked again by each point (a
+    # sweep's layouts are counted once they are listed: one here, a lower bound)
+    seconds = 0.0 if force else check_layers(c.layers, 1 if args.sweep else len(workers),
+                                             f"--config {args.config}")
+    layouts = _layouts(c, args, workers, chunks, experts)
+    if force:
         return
-    seconds = 0.0
+    runs = timelines(1 if args.sweep else args.pp, chunks, args.zero, args.fsdp,
+                     "overlap" if getattr(args, "overlap_param_gather", False) else "after")
     for tp, pp, dp in layouts:
         m = c.global_batch // (c.micro_batch * dp)
         what = (f"--global-batch {c.global_batch} over tp {tp} x pp {pp} x dp {dp} "
                 f"(m = {m} micro-batches)")
-        seconds += check_passes(2 * m * chunks * pp, what)
+        seconds += check_passes(2 * m * chunks * pp, what,
+                                runs=runs if not args.sweep else timelines(pp, chunks))
     for P in sorted(set(workers)) if not args.sweep else [max(workers)]:
         seconds += check_ops(0, f"the topology {args.topology} of P = {P}",
                              topology=args.topology, ranks=P,
@@ -320,7 +334,7 @@ def run(args, perturbation=None):
     workers = parse_workers(args.workers)
     chunks = args.chunks if args.chunks is not None else (
         2 if args.pipeline == "interleaved" else 1)
-    check_work(args, c, workers, chunks)
+    check_work(args, c, workers, chunks, experts)
     make = topology_factory(args.topology)
     e = default_efficiency() if args.efficiency is None else args.efficiency
     kw = dict(pipeline=args.pipeline, recompute=args.recompute,
@@ -410,5 +424,6 @@ def run(args, perturbation=None):
         print("simulated: " + "; ".join(
             (f"tp {r['tp']} pp {r['pp']}" if args.sweep else f"P = {r['P']}")
             + f", {_replicas(r)}" for r in records if r["simulated"] is not None)
-              + " (netsim.network.symmetry); NCCL calls alone on their links replayed once "
-              "each (netsim.comm.alone)")
+              + " (netsim.network.symmetry)"
+              + ("; NCCL calls alone on their links replayed once each (netsim.comm.alone)"
+                 if library in ("auto", "nccl") else f"; {library}'s schedules as messages"))

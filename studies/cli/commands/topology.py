@@ -13,9 +13,10 @@ import warnings
 from netsim.errors import NetsimError
 from netsim.units import format_bandwidth, format_time
 
-from studies.cli.console import PROGRESS_MESSAGES, check_png, log, progress, write
+from studies.cli.console import PROGRESS_MESSAGES, check_png, expect, log, progress, write
 from studies.cli.options import refuse_with_list
 from studies.registry import TOPOLOGIES, parse_topology, topology_factory
+from studies.scaling.trace_size import BUILD_SECONDS
 from studies.reports.text import link_table, table
 
 HELP = "describe a topology and draw it to PNG"
@@ -109,7 +110,10 @@ def run(args):
         trace = load_trace(args.result)
         G = topology_factory(args.name)(trace.ranks)  # a builder without n: the trace's ranks
     else:
-        G = parse_topology(args.name)
+        # a large builder spec that fits in memory: its build is announced with its price
+        G = parse_topology(args.name, notice=lambda elements: expect(
+            args, elements * BUILD_SECONDS, f"building {args.name} ({elements:.3g} nodes and "
+                                            f"edges)"))
     with warnings.catch_warnings():
         # What the library would warn about is in topology_warnings, printed below once.
         warnings.simplefilter("ignore", UserWarning)
