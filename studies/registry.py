@@ -209,19 +209,19 @@ def _check_size(name, builder, kwargs, limit=None):
     For the integer options of at least :data:`LARGE_OPTION` (a host count, a fat
     tree's ``k``, a number of machines), the builder is called with each of them at
     16, then with each in turn at 8, the other options as given; the graph's nodes
-    and edges are extended to the options' values along the power law through the
-    two points of each (a graph of ``a + b v`` elements comes out at most 2x low,
-    one of ``v^3`` exactly), at the bytes per element of the graph at 16 (traced
-    with :mod:`tracemalloc`). A builder that refuses the probe values is not checked.
+    and edges are extended to the options' values along the larger of the power law
+    and the straight line through the two points of each (:func:`_growth`: a graph of
+    ``a + b v`` elements comes out exactly, one of ``v^3`` too), at the bytes per
+    element of the graph at 16 (traced with :mod:`tracemalloc`). A builder that refuses the probe values is not checked.
 
     Examples
     --------
     >>> _check_size("star", topologies.star, {"n": 10**11}, limit=24 * 2**30)
     Traceback (most recent call last):
     ...
-    netsim.errors.TopologyError: topology star with n=100000000000 would hold about 7.8e+10 nodes and edges, ... over the 25.8 GB of memory available; use a smaller n
+    netsim.errors.TopologyError: topology star with n=100000000000 would hold about 2e+11 nodes and edges, ... over the 25.8 GB of memory available; use a smaller n
     >>> round(_check_size("star", topologies.star, {"n": 5000}, limit=24 * 2**30))   # fits
-    8052
+    10001
     """
     from netsim.units import format_bytes
 
@@ -327,9 +327,26 @@ def _extended_size(builder, kwargs, measure=None):
     e16, b16 = sizes[""]
     elements = float(e16)
     for key, value in large.items():
-        elements = _power_law(elements, sizes[key][0], e16, 2, value / 16)
+        elements *= _growth(sizes[key][0], e16, value / 16)
     nbytes = elements * max(b16, 1) / max(e16, 1)          # bytes per element of the graph at 16
     return elements, nbytes, large
+
+
+def _growth(small, large, ratio):
+    """How much a graph grows from its probe at 16 (``large`` elements; ``small`` at 8) out
+    to ``ratio`` times that option: the larger of the power law and the straight line
+    through the two probes. A graph of ``a + b v`` elements is extended exactly by the
+    line and one of ``v^k`` by the power law; each alone is low for the other (the power
+    law through 17 and 33 elements puts a star of 5,000 hosts at 8,052 where it has
+    10,001), so neither is ever low by more than the other's error.
+
+    Examples
+    --------
+    >>> round(33 * _growth(17, 33, 5000 / 16)), round(8 * _growth(1, 8, 4))   # 1 + 2v; v^3
+    (10001, 512)
+    """
+    line = 1.0 + 2.0 * (ratio - 1.0) * (large - small) / max(large, 1)
+    return max(_power_law(1.0, small, large, 2, ratio), line)
 
 
 def _power_law(elements, small, large, step, ratio):

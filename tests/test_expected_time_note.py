@@ -202,9 +202,9 @@ def test_topology_announces_the_build_of_a_large_spec(monkeypatch, capsys):
     calls = spy(monkeypatch, "topology")
     code, err = run_cli(monkeypatch, capsys, ["topology", "star:n=64", "--png", "/dev/null"])
     assert code == 0 and err.count(NOTE) == 1
-    hand = 33 * (33 / 17) ** 2
+    hand = 1 + 2 * 64   # a star of 64 hosts: 65 nodes and 64 edges
     assert calls == [(pytest.approx(hand * BUILD_SECONDS, rel=1e-12),
                       f"building star:n=64 ({hand:.3g} nodes and edges)")]
-    # a star of 64 hosts holds 65 nodes and 64 edges: the power law through the probes at
-    # 8 (17 elements) and 16 (33) gives 33 (33/17)^2 = 124.3 at 64 (studies.registry
-    # ._check_size), low as the extension is for a graph of a + b v elements
+    # the straight line through the probes at 8 (17 elements) and 16 (33) gives it
+    # exactly, where the power law through them gave 33 (33/17)^2 = 124.3
+    # (studies.registry._growth)

@@ -23,6 +23,9 @@ def test_the_estimate_follows_the_graphs_growth():
     with pytest.raises(TopologyError, match=r"about [0-9.]+e\+0[89] nodes and edges"):
         _check_size("fat_tree", topologies.fat_tree, {"k": 1000}, limit=10**9)
     # A star of 5,000 hosts (10,001 elements) fits in 1 GB: no refusal; the estimate is
-    # returned, the power law through 17 elements at n = 8 and 33 at n = 16, out to 5000.
+    # returned: the straight line through 17 elements at n = 8 and 33 at n = 16 (2 a host,
+    # plus the switch), out to 5000, where the power law through them gives only
+    # 33 (33 / 17)^log2(5000 / 16) = 8,052.
     assert _check_size("star", topologies.star, {"n": 5000}, limit=10**9) == pytest.approx(
-        33 * (33 / 17) ** math.log2(5000 / 16), rel=1e-12)
+        1 + 2 * 5000, rel=1e-12)
+    assert 33 * (33 / 17) ** math.log2(5000 / 16) < 8053

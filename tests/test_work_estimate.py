@@ -11,11 +11,9 @@ count, they do not time).
 import math
 import tracemalloc
 
-import numpy as np
 import pytest
 
 from conftest import one_line_error
-from netsim.network.compiled import Network
 from studies.scaling.trace_size import (BUILD_SECONDS, MESSAGE_SECONDS, PAIR_SECONDS, ROUTE_SECONDS,
                                 SMALL_MESSAGE_SECONDS, TIME_LIMIT, check_fits, check_ops,
                                 replay_seconds, topology_size, unequal_paths)
@@ -218,9 +216,12 @@ def test_a_topology_slow_to_build_is_priced_without_building_it():
     assert peak < out["topology"]["bytes"] / 4   # not built (a build would take about a minute)
     small = parse_topology("dgx_h100:nodes=64")
     per_machine = (small.number_of_nodes() + small.number_of_edges()) / 64
-    # the power law through 8 and 16 machines errs low on a graph of a + b nodes elements
-    # (studies.registry._check_size: at most 2x); here 0.79x
-    assert 0.5 * 100000 * per_machine <= out["topology"]["elements"] <= 100000 * per_machine
+    # the graph holds 53 elements a machine and 17 besides (at 64 machines 1,353 nodes and
+    # 2,056 edges = 53 x 64 + 17): a graph of a + b nodes elements, which the straight line
+    # through the probes at 8 and 16 machines extends exactly (studies.registry._growth)
+    assert small.number_of_nodes() + small.number_of_edges() == 53 * 64 + 17
+    assert out["topology"]["elements"] == pytest.approx(53 * 100000 + 17, rel=1e-12)
+    assert out["topology"]["elements"] <= 100000 * per_machine
     assert out["seconds"] >= out["topology"]["elements"] * BUILD_SECONDS
     with pytest.raises(Exception, match=r"their build at 17.4 us each.*--force"):
         check_ops(112, "ring on P = 8", topology="dgx_h100:nodes=100000", ranks=8,
