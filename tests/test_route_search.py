@@ -34,11 +34,7 @@ def _random_graph(seed, directed):
 
 
 def _compare(net, pairs):
-    adj_r = [[] for _ in net.nodes]
-    for v, a in enumerate(net._adj):
-        for w, link, fs in a:
-            adj_r[w].append((v, link, fs))
-    dead_in = [a[0][0] if a and all(x[0] == a[0][0] for x in a) else -1 for a in adj_r]
+    adj_r, dead_in = net._reverse()
     full = {}
     for s, d in pairs:
         if s not in full:

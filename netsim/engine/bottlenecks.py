@@ -9,7 +9,7 @@ and the method: :mod:`netsim.engine.tolerant`, which keeps their per-link state.
 import numpy as np
 from numba import njit
 
-from netsim.engine.kernels import fill_bounded, push_link, rebase
+from netsim.engine.kernels import account, fill_bounded, push_link, rebase
 
 __all__ = ["DRIFT", "apply", "new_state", "solve"]
 
@@ -458,11 +458,7 @@ def apply(comp, rates, changed, new_load, summed, t_max, s_num, state, now, rem,
             peak_flows[k] = count[k]
         if x == load[k]:
             continue
-        dt = now - link_t[k]
-        old = load[k]
-        busy[k] += dt if old > 0 else 0.0
-        saturated[k] += dt if old >= saturation * cap[k] else 0.0
-        link_t[k] = now
+        account(k, now, load, link_t, cap, busy, saturated, saturation)
         load[k] = x
         u = x / cap[k]
         if not (peak_util[k] >= u or peak_util[k] != peak_util[k]):

@@ -39,7 +39,7 @@ small batch replays never load numba.
 import numpy as np
 from numba import njit
 
-__all__ = ["apply_rates", "component", "fill", "fill_bounded", "index_add", "index_build",
+__all__ = ["account", "apply_rates", "component", "fill", "fill_bounded", "index_add", "index_build",
            "index_remove", "push_link", "rebase", "release"]
 
 
@@ -432,11 +432,7 @@ def apply_rates(comp, rates, changed, now, rem, rate, since, finish, links, cap,
     ncl = changed.shape[0]
     hops = links.shape[1]
     for k in changed:
-        dt = now - link_t[k]
-        x = load[k]
-        busy[k] += dt if x > 0 else 0.0
-        saturated[k] += dt if x >= saturation * cap[k] else 0.0
-        link_t[k] = now
+        account(k, now, load, link_t, cap, busy, saturated, saturation)
     for p in range(ncl):
         pos[changed[p]] = p
     new_load = np.empty(ncl)
@@ -471,6 +467,26 @@ def apply_rates(comp, rates, changed, now, rem, rate, since, finish, links, cap,
         if new_count[p] > peak_flows[k]:
             peak_flows[k] = new_count[p]
     return moved[:m], moved_load[:m]
+
+
+@njit(cache=True)
+def account(k, now, load, link_t, cap, busy, saturated, saturation):
+    """Add link ``k``'s busy and saturated seconds since ``link_t[k]`` at its load so far,
+    and move ``link_t[k]`` to ``now`` (before its load changes; arrays updated in place).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> busy, sat, t = np.zeros(1), np.zeros(1), np.array([1.0])
+    >>> account(0, 3.0, np.array([99.5]), t, np.array([100.0]), busy, sat, 0.99)
+    >>> busy.tolist(), sat.tolist(), t.tolist()
+    ([2.0], [2.0], [3.0])
+    """
+    dt = now - link_t[k]
+    x = load[k]
+    busy[k] += dt if x > 0 else 0.0
+    saturated[k] += dt if x >= saturation * cap[k] else 0.0
+    link_t[k] = now
 
 
 @njit(cache=True)

@@ -322,18 +322,12 @@ class Network:
             self._routes[(src, src)] = ()
         if src not in self._searched and len(targets) <= _TOWARD:
             self._searched.add(src)
-            if self._radj is None:
-                self._radj = [[] for _ in self.nodes]
-                for v, a in enumerate(self._adj):
-                    for w, link, fs in a:
-                        self._radj[w].append((v, link, fs))
-                self._dead_in = [a[0][0] if a and all(x[0] == a[0][0] for x in a) else -1
-                                 for a in self._radj]
+            radj, dead_in = self._reverse()
             off = self.off_rail(src)
             for t in targets:
                 if t != src:
-                    r = route_toward(self._adj, self._radj, self._src_list, self._dead_end,
-                                     off, src, t, self._dead_in)
+                    r = route_toward(self._adj, radj, self._src_list, self._dead_end, off, src,
+                                     t, dead_in)
                     if r is not None:
                         self._routes[(src, t)] = r
             return
@@ -372,6 +366,19 @@ class Network:
                 links.append(link)
                 node = link_src[link]
             self._routes[(src, v)] = tuple(reversed(links))
+
+    def _reverse(self):
+        """Each node's in-links ``(tail, link, latency in fs)`` and, for a node whose every
+        in-link comes from one neighbour, that neighbour (else -1); made once, when a search
+        first goes from both ends."""
+        if self._radj is None:
+            radj = [[] for _ in self.nodes]
+            for v, a in enumerate(self._adj):
+                for w, link, fs in a:
+                    radj[w].append((v, link, fs))
+            self._radj = radj, [a[0][0] if a and all(x[0] == a[0][0] for x in a) else -1
+                                for a in radj]
+        return self._radj
 
     def routes(self, src, dst, placed=None, channel=None, ecmp=None, seed=0):
         """Routes for arrays of node-index pairs, as a padded link matrix.

@@ -48,31 +48,28 @@ class Quotient:
     Attributes: ``base`` (the network), ``g`` (copies), ``perm`` (node
     permutation, an index array), ``home`` (bool per node: in a home machine or
     fixed), ``moved`` (bool per node), ``size`` (each node's orbit size),
-    ``link_rep`` (each link direction's representative), ``fixed_link`` (bool
-    per link), ``orbit`` (each link direction's orbit size), ``bandwidth`` (the
+    ``link_rep`` (each link direction's representative), ``orbit`` (each link
+    direction's orbit size; 1: the symmetry fixes it), ``bandwidth`` (the
     quotient's capacities: a link of ``o`` copies carries ``g / o`` images of each
-    home flow crossing it, so its capacity is ``o / g`` of its own). The replay reads ``routes``, ``num_links``,
-    ``bandwidth``, ``latency``, ``nodes``, ``link_src`` and ``link_dst``.
+    home flow crossing it, so its capacity is ``o / g`` of its own). The replay reads
+    ``routes``, ``num_links``, ``bandwidth``, ``latency``, ``nodes``, ``link_src`` and
+    ``link_dst``.
     """
 
-    def __init__(self, base, g, perm, home, link_rep, fixed_link, orbit=None, size=None):
-        self.base, self.g, self.perm, self.home = base, g, perm, home
-        self.size = np.where(perm != np.arange(len(perm)), g, 1) if size is None else size
-        self.moved = perm != np.arange(len(perm))
-        self.link_rep, self.fixed_link = link_rep, fixed_link
-        self.orbit = np.where(fixed_link, 1, g) if orbit is None else orbit
-        # a link whose orbit has o of the g copies carries g / o images of each home flow
-        self.bandwidth = np.where(fixed_link, base.bandwidth / g,
-                                  np.where(self.orbit == g, base.bandwidth,
-                                           base.bandwidth * self.orbit / g))
+    def __init__(self, base, g, perm, home, size, link_rep, orbit):
+        self.base, self.g, self.perm, self.home, self.size = base, g, perm, home, size
+        self.moved = size > 1
+        self.link_rep, self.orbit = link_rep, orbit
+        self.bandwidth = np.where(orbit == g, base.bandwidth, base.bandwidth * orbit / g)
 
     def __getattr__(self, name):   # everything else is the base network's
         return getattr(self.base, name)
 
     def whole(self, record):
-        """A replay's record on this quotient as the whole network's: a fixed link carried
-        one copy's flows of each orbit, so its bytes, messages and peak flow count are
-        ``g`` times the record's (times and utilisations are already the whole's).
+        """A replay's record on this quotient as the whole network's: a link of ``o``
+        copies carried one copy's flows of each orbit, so its bytes, messages and peak flow
+        count are ``g / o`` times the record's (times and utilisations are already the
+        whole's).
 
         Examples
         --------
@@ -209,7 +206,7 @@ def quotient(net, placed, sigma):
         _automorphism.check(net, perm, error=SymmetryError)
     size = _orbit_sizes(perm, g)
     home = _home(perm, size, g, machine, placed, sigma, P)
-    return Quotient(net, g, perm, home, *_link_orbits(net, perm, home, g, size), size)
+    return Quotient(net, g, perm, home, size, *_link_orbits(net, perm, home, g, size))
 
 
 def _order(sigma):
@@ -278,21 +275,18 @@ def _home(perm, size, g, machine, placed, sigma, P):
             continue
         mine = [x for x in orbit if in_home[x]]
         home[mine[0] if len(mine) == 1 else min(orbit)] = True
-    if (size < g).any() and (home & (size > 1)).sum() == 0:
-        raise SymmetryError("no node of the simulated ranks moves")
     return home
 
 
 def _link_orbits(net, perm, home, g, size):
-    """Each link direction's representative, whether the symmetry fixes it, and its
-    orbit's size (the least common multiple of its ends' orbits).
+    """Each link direction's representative and its orbit's size (the least common
+    multiple of its ends' orbits; 1 where the symmetry fixes it).
 
     The representative is the orbit's member whose *anchor* end is in the home: the end
     whose orbit is as large as the link's (the tail where both are)."""
     src, dst = net.link_src, net.link_dst
     n = len(perm)
     orbit = np.lcm(size[src], size[dst])
-    fixed = orbit == 1
     anchor_src = size[src] == orbit
     if not (anchor_src | (size[dst] == orbit)).all():
         k = int(np.flatnonzero(~(anchor_src | (size[dst] == orbit)))[0])
@@ -302,7 +296,7 @@ def _link_orbits(net, perm, home, g, size):
     inv = np.empty(n, np.int64)
     inv[perm] = np.arange(n)
     rep = np.arange(len(src), dtype=np.int64)
-    done = fixed.copy()
+    done = orbit == 1   # a fixed link stands for itself
     bs, bd = src.copy(), dst.copy()
     for _ in range(g):
         hit = ~done & home[np.where(anchor_src, bs, bd)]
@@ -314,4 +308,4 @@ def _link_orbits(net, perm, home, g, size):
     if not done.all():
         k = int(np.flatnonzero(~done)[0])
         raise SymmetryError(f"link {net.link_name(k)} has no representative in the home")
-    return rep, fixed, orbit
+    return rep, orbit

@@ -46,11 +46,10 @@ class Subset:
     """
 
     def __init__(self, ranks, keep, metadata=None):
-        self.keep = np.asarray(keep, bool)
-        if self.keep.shape != (ranks,):
-            raise TraceError(f"keep must hold one flag per rank ({ranks}), got "
-                             f"{self.keep.shape}")
-        self._kept = set(np.flatnonzero(self.keep).tolist())
+        keep = np.asarray(keep, bool)
+        if keep.shape != (ranks,):
+            raise TraceError(f"keep must hold one flag per rank ({ranks}), got {keep.shape}")
+        self._kept = set(np.flatnonzero(keep).tolist())
         self._b = TraceBuilder(ranks, metadata)
         self.ranks, self.metadata = ranks, self._b.metadata
 
