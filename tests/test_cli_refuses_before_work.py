@@ -307,7 +307,10 @@ def test_list_alone_still_lists(capsys, argv):
      "--transport applies to collectives (--algorithms) or a PARADIGM's scaling, not to "
      "PARADIGM transformer"),
     (["scale", "transformer", "-P", "64", "--library", "nccl"], "--library applies with --simulate"),
-    (["scale", "transformer", "-P", "64", "--memory", "80GB"], "--memory applies with --sweep"),
+    (["scale", "transformer", "-P", "64", "--memory", "80GB", "--no-memory-check"],
+     "--memory sets the memory --no-memory-check would not check"),
+    (["scale", "transformer", "-P", "64", "--sweep", "--no-memory-check"],
+     "--no-memory-check applies without --sweep"),
     (["scale", "t.npz", "-P", "2,4", "--dataset", "iris"],
      "--dataset applies to a PARADIGM's recordings, not to the trace file t.npz"),
     (["scale", "t.npz", "-P", "2,4", "--seed", "3"],

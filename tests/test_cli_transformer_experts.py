@@ -22,7 +22,10 @@ def records(capsys, argv):
 
 
 def test_expert_parallel_terms_add_up_and_memory_falls_with_ep(capsys):
-    rs = {ep: records(capsys, ["--tp", "1", "-P", "16", "--experts", "8", "--ep", str(ep)])[0]
+    # ep 1 holds all 8 experts' states on each GPU, more than an H100's 80 GiB: computed
+    # past the memory check, to compare
+    rs = {ep: records(capsys, ["--tp", "1", "-P", "16", "--experts", "8", "--ep", str(ep),
+                               "--no-memory-check"])[0]
           for ep in (1, 2, 8)}
     c = get_config("gpt3-1.3b", global_batch=512)
     for ep, r in rs.items():

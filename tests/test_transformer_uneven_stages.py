@@ -97,7 +97,10 @@ _T = ["scale", "transformer", "--topology", "gpu_cluster:machine=dgx_h100", "--c
 
 def test_cli_splits_llama3_405b_over_16_stages(capsys):
     from studies.cli.parser import main
-    assert main(_T + ["--first-stage-layers", "7", "--last-stage-layers", "7"]) == 0
+    # under full recomputation the first stage holds 16 micro-batches' inputs of its 7
+    # layers: 90 GB per GPU, more than an H100's 80 GiB; computed past the memory check
+    assert main(_T + ["--first-stage-layers", "7", "--last-stage-layers", "7",
+                      "--no-memory-check"]) == 0
     assert "stages of 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7 layers" \
         in capsys.readouterr().out
 

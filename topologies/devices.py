@@ -94,7 +94,7 @@ from netsim.errors import TopologyError
 
 __all__ = ["Device", "DEVICES", "PRECISIONS", "DeviceError", "device_flops", "model_key",
            "COMPUTE_CAPABILITY", "compute_capability", "LAUNCH_LATENCY", "launch_latency",
-           "HBM_BANDWIDTH", "hbm_bandwidth", "SM_COUNT", "GEMM_BENCHMARK", "device_gemm",
+           "HBM_BANDWIDTH", "hbm_bandwidth", "GPU_MEMORY", "gpu_memory", "SM_COUNT", "GEMM_BENCHMARK", "device_gemm",
            "HOST_CPUS", "host_cpu"]
 
 
@@ -349,6 +349,51 @@ def hbm_bandwidth(model):
     topologies.devices.DeviceError: unknown GPU model 'A100'; known: V100, V100-PCIe, A100-40GB, A100-80GB, A100-PCIe-40GB, A100-PCIe-80GB, H100, H100-PCIe, H200, H800, B200, GB200, GB300, L40S, MI300X
     """
     return _by_model(HBM_BANDWIDTH, model)
+
+
+#: Memory of one GPU (its HBM, the L40S's GDDR6), bytes, by GPU model: the "Memory (GB)" column of
+#: the memory table of stas00/ml-engineering ``compute/accelerator/README.md`` (commit 744d01e,
+#: "Generally available"), which copies the vendors' datasheets: A100 SXM and PCIe 80, H100 SXM
+#: and PCIe 80, H200 SXM 141, B200 SXM 180, GB200 SXM 186, B300 SXM 288 (the GB300's GPU: note
+#: 24 there, "more memory for the latter"), L40S 48, MI300X 192. The H800 SXM5 has the H100's
+#: 80 (source [5] of the module docstring); the V100 32, the larger of its datasheet's 16 and 32 GB
+#: ([1]); the A100's 40 GB parts are not the ``A100`` of a topology (the 80 GB part, as
+#: :data:`GEMM_BENCHMARK` assumes): give the memory where it is another. Read as GiB
+#: (``2**30`` bytes), as that page's note on units says capacities "most often" are; GB
+#: (``10**9``) would be 7 % less. A check against these refuses only what cannot fit even then.
+GPU_MEMORY = MappingProxyType({k: v * 2**30 for k, v in {
+    "V100": 32, "V100-PCIe": 32, "A100": 80, "A100-PCIe": 80, "H100": 80, "H100-PCIe": 80,
+    "H200": 141, "H800": 80, "B200": 180, "GB200": 186, "GB300": 288, "L40S": 48, "MI300X": 192,
+}.items()})
+
+
+def gpu_memory(model):
+    """Bytes of one GPU's own memory (:data:`GPU_MEMORY`).
+
+    Parameters
+    ----------
+    model : str
+        A key of :data:`GPU_MEMORY` (a GPU node's ``model``); case and dashes do not matter.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    DeviceError
+        For a model without a memory figure, listing those with one.
+
+    Examples
+    --------
+    >>> gpu_memory("H100") / 2**30, gpu_memory("h200") / 2**30
+    (80.0, 141.0)
+    >>> gpu_memory("RTX4090")
+    Traceback (most recent call last):
+    ...
+    topologies.devices.DeviceError: unknown GPU model with a memory figure 'RTX4090'; known: V100, V100-PCIe, A100, A100-PCIe, H100, H100-PCIe, H200, H800, B200, GB200, GB300, L40S, MI300X
+    """
+    return float(_by_model(GPU_MEMORY, model, "GPU model with a memory figure"))
 
 
 #: Streaming multiprocessors (SMs) of each GPU model, the ``S`` of a GEMM's wave quantisation

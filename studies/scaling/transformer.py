@@ -53,10 +53,10 @@ from workloads.transformer.layout import ep_group, expert_dp_group, layout
 from workloads.transformer.iteration import schedule, shard_shift, shift
 from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import iteration_flops
-from workloads.transformer.memory import memory_per_gpu
 from workloads.transformer.moe import iteration_flops_delta, plan as moe_plan
 
 from studies.memory import available_memory
+from studies.scaling.fit import need
 from studies.scaling.gaps import slower, why
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
@@ -400,8 +400,8 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
         rec.update(ep=ep, ep_comm=f["ep"])
     if compute == "gemm":
         rec["compute_rule"] = "gemm"
-    rec["memory"] = memory_per_gpu(c, L.tp, L.pp, L.dp, zero=3 if fsdp else zero, **kw,
-                                   **({} if moe is None else dict(moe=moe, ep=ep)))["total"]
+    rec["memory"] = need(c, L, zero=zero, fsdp=fsdp, **kw,
+                         **({} if moe is None else dict(moe=moe, ep=ep)))["total"]
     rec["tokens_per_s"] = c.global_batch * c.seq / f["time"]
     model = iteration_flops(c, "none") + (0 if moe is None else
                                           iteration_flops_delta(c, moe, "none"))

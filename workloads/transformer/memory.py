@@ -21,7 +21,13 @@ Two parts, on the pipeline stage that holds the most:
   ``5 a s^2 b`` (section 5, Eq. 6). The first stage holds the most micro-batches' worth (section
   4.2.3; with an uneven split, :func:`memory_per_gpu` takes the fullest stage): ``L`` layers' worth under 1F1B (``p`` micro-batches of ``L/p``
   layers), ``L (1 + (p - 1)/(p v))`` interleaved over ``v`` chunks, and ``m L / p``
-  under GPipe.
+  under GPipe. Context parallelism over ``cp`` ranks (:mod:`workloads.transformer.context`)
+  gives each rank ``s / cp`` of every sequence: its activations are ``1/cp`` of these
+  (the attention scores too: ``s / cp`` queries against the ``s`` keys).
+
+The states split into ``weights`` (fp16, ``2`` bytes per parameter, ``2/d`` under ZeRO-3),
+``gradients`` (``2``; ``2/d`` from ZeRO-2) and ``optimizer`` (fp32 master weights, momentum and
+variance, ``12``; ``12/d`` from ZeRO-1), as ZeRO's section 3.1 counts them.
 
 With experts (:mod:`workloads.transformer.moe`), an MoE layer's shard holds
 its dense part, the router and ``E / ep`` experts' shards
@@ -36,7 +42,7 @@ from workloads.transformer.flops import layer_stored_bytes
 from workloads.transformer.moe import stage_parameters_delta
 from workloads.transformer.stages import embedding_shard, shard_parameters, stage_layers
 
-__all__ = ["OPTIMIZER_BYTES", "zero_state_bytes", "memory_per_gpu"]
+__all__ = ["OPTIMIZER_BYTES", "zero_state_bytes", "state_parts", "memory_per_gpu"]
 
 #: Bytes of model state per parameter under mixed-precision Adam (Rajbhandari et al. 2020).
 OPTIMIZER_BYTES = 16
@@ -56,10 +62,34 @@ def zero_state_bytes(zero, dp):
     return float((16, 4 + 12 / dp, 2 + 14 / dp, 16 / dp)[zero])
 
 
+def state_parts(zero, dp):
+    """Bytes per parameter of ``(weights, gradients, optimizer state)`` under ZeRO stage ``zero``.
+
+    Mixed-precision Adam (Rajbhandari et al. SC'20, section 3.1): fp16 weights ``2`` and
+    gradients ``2``, fp32 master weights, momentum and variance ``12``; ZeRO partitions
+    the optimizer state from stage 1, the gradients from stage 2 and the weights at
+    stage 3 over the ``d`` data-parallel ranks (section 5.1). They add up to
+    :func:`zero_state_bytes`.
+
+    Examples
+    --------
+    >>> [state_parts(z, 4) for z in (0, 1, 2, 3)]
+    [(2.0, 2.0, 12.0), (2.0, 2.0, 3.0), (2.0, 0.5, 3.0), (0.5, 0.5, 3.0)]
+    """
+    return (2 / dp if zero == 3 else 2.0, 2 / dp if zero >= 2 else 2.0,
+            12 / dp if zero >= 1 else 12.0)
+
+
 def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
                    sequence_parallel=False, chunks=1, zero=0, moe=None, ep=1,
-                   first_stage_layers=None, last_stage_layers=None):
+                   first_stage_layers=None, last_stage_layers=None, cp=1):
     """Bytes per GPU on the fullest stage: ``{"states": ..., "activations": ..., "total": ...}``.
+
+    The states also split into ``"weights"``, ``"gradients"`` and ``"optimizer"``
+    (:func:`state_parts`). ``dp`` is the data-parallel degree; with context parallelism
+    over ``cp`` ranks ZeRO partitions over the ``dp * cp`` ranks that reduce the
+    gradients (Megatron-Core's distributed optimizer over the data-parallel group "with
+    context parallel"), and the activations are ``1/cp``.
 
     With an even split the first stage (it holds the embeddings and, under
     1F1B, the most micro-batches); with ``first_stage_layers`` or
@@ -92,12 +122,19 @@ def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
     >>> c = get_config("llama3-405b", global_batch=16)
     >>> memory_per_gpu(c, 8, 16, first_stage_layers=7, last_stage_layers=7)["total"] > 0
     True
+
+    Context parallelism over 2 ranks halves the activations and keeps the states.
+
+    >>> a = memory_per_gpu(c, 8, 16, 1, first_stage_layers=7, last_stage_layers=7)
+    >>> b = memory_per_gpu(c, 8, 16, 1, first_stage_layers=7, last_stage_layers=7, cp=2)
+    >>> b["activations"] * 2 == a["activations"], b["states"] == a["states"]
+    (True, True)
     """
     L = make_layout(tp, pp, dp)
     counts = stage_layers(c.layers, L.pp, first_stage_layers, last_stage_layers)
     starts = [sum(counts[:s]) for s in range(L.pp)]
     kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
-              chunks=chunks, zero=zero, moe=moe, ep=ep)
+              chunks=chunks, zero=zero, moe=moe, ep=ep, cp=cp)
     if first_stage_layers is None and last_stage_layers is None:
         return _stage_memory(c, L, 0, range(counts[0]), **kw)
     return max((_stage_memory(c, L, s, range(starts[s], starts[s] + counts[s]), **kw)
@@ -105,13 +142,13 @@ def memory_per_gpu(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
 
 
 def _stage_memory(c, L, s, layers, pipeline, recompute, sequence_parallel, chunks, zero, moe,
-                  ep):
+                  ep, cp):
     """:func:`memory_per_gpu` of stage ``s`` holding ``layers``."""
     params = len(layers) * shard_parameters(c, L.tp) + sum(embedding_shard(c, L.tp, s == 0,
                                                                            s == L.pp - 1))
     if moe is not None:
         params += stage_parameters_delta(c, moe, L.tp, ep, layers)
-    states = zero_state_bytes(zero, L.dp) * params
+    weights, gradients, optimizer = (x * params for x in state_parts(zero, L.dp * cp))
     m = c.global_batch // (c.micro_batch * L.dp)
     if pipeline == "gpipe":
         layers_held = m * len(layers)
@@ -125,4 +162,7 @@ def _stage_memory(c, L, s, layers, pipeline, recompute, sequence_parallel, chunk
         activations = stored * layers_held + full
     else:
         activations = full * layers_held
-    return {"states": states, "activations": activations, "total": states + activations}
+    activations /= cp
+    states = zero_state_bytes(zero, L.dp * cp) * params   # the parts' sum, as ZeRO counts it
+    return {"weights": weights, "gradients": gradients, "optimizer": optimizer,
+            "states": states, "activations": activations, "total": states + activations}

@@ -282,7 +282,6 @@ def _refuse_other_modes(args):
     if mode == "transformer":
         perturbs = " (it perturbs the replay; the closed form is not perturbed)"
         for dest, flag, needs, why in (("library", "--library", "simulate", ""),
-                                       ("memory", "--memory", "sweep", ""),
                                        ("straggler", "--straggler", "simulate", perturbs),
                                        ("jitter", "--jitter", "simulate", perturbs)):
             if dest in given and not getattr(args, needs):
@@ -300,13 +299,21 @@ def _refuse_transformer_no_ops(args, given):
     ``--sweep`` tries every (tp, pp, dp) layout and every ep of the largest P, so a given
     ``--tp``, ``--pp`` or ``--ep`` would be dropped; ``--compute gemm`` times the blocks from
     their GEMMs, so ``--efficiency`` would be dropped; with a given ``--tp 1`` there is no
-    tensor-parallel collective for ``--sequence-parallel`` (or ``--tp-overlap``) to split.
+    tensor-parallel collective for ``--sequence-parallel`` (or ``--tp-overlap``) to split;
+    ``--no-memory-check`` checks nothing under ``--sweep`` or beside a ``--memory``.
     """
     if args.sweep:
         for dest in ("tp", "pp", "ep"):
             if dest in given:
                 raise NetsimError(f"{given[dest]} applies without --sweep (the sweep tries "
                                   f"every {dest} of the largest P)")
+    if "no_memory_check" in given:
+        if args.sweep:
+            raise NetsimError("--no-memory-check applies without --sweep (the sweep checks "
+                              "memory only with --memory, leaving out what does not fit)")
+        if "memory" in given:
+            raise NetsimError("--memory sets the memory --no-memory-check would not check; "
+                              "give one")
     if "efficiency" in given and getattr(args, "compute", "flops") == "gemm":
         raise NetsimError("--efficiency applies with --compute flops (--compute gemm times "
                           "each block from its GEMMs' shapes)")

@@ -22,10 +22,12 @@ from studies.cli.options import given_options, option_value, perturb_label
 from studies.registry import topology_factory
 from studies.reports.text import table
 from studies.scaling.run_length import check_layers, check_passes
+from studies.scaling.fit import capacity_of, check_memory
 from studies.scaling.trace_size import check_ops
 from studies.scaling.transformer import default_efficiency, plot, study, sweep, sweep_layouts
 
-__all__ = ["add_arguments", "parse_config", "parse_experts", "check_device", "check_work", "run"]
+__all__ = ["add_arguments", "parse_config", "parse_experts", "check_device", "check_work",
+           "check_fit", "run"]
 
 
 def add_arguments(p):
@@ -106,8 +108,13 @@ def add_arguments(p):
                    help="rank every (TP, PP, DP) layout of the largest P by the closed form "
                         "(with --simulate: replay each layout kept and rank by the replay)")
     g.add_argument("--memory", default=None, metavar="BYTES",
-                   help="with --sweep: leave out layouts needing more memory per GPU, e.g. "
-                        "80GB (an H100 SXM or A100 80GB, NVIDIA's datasheets)")
+                   help="memory of one GPU, e.g. 40GB: a layout needing more per GPU (weights, "
+                        "gradients, optimizer state, activations) is refused, and --sweep "
+                        "leaves it out (default: the GPU's datasheet figure, not applied by "
+                        "--sweep)")
+    g.add_argument("--no-memory-check", action="store_true",
+                   help="compute a layout even where it needs more memory per GPU than the "
+                        "GPU has (refused by default, naming what it needs)")
 
 
 def parse_config(text, micro_batch, global_batch, given=()):
@@ -298,9 +305,50 @@ def check_device(name, precision):
     return name
 
 
+def check_fit(args, c, workers, G, device, options):
+    """Refuse a P at which the layout of the options needs more memory per GPU than a GPU has.
+
+    The GPU's memory is ``--memory`` where given, else the datasheet's of ``--device`` or of
+    the GPUs of ``G`` (the topology of the first P: :func:`studies.scaling.fit.capacity_of`);
+    ``options`` are the study's (its memory options are read). Nothing is checked under
+    ``--sweep`` (``--memory`` leaves layouts out there) or with ``--no-memory-check``.
+
+    Raises
+    ------
+    studies.scaling.fit.OutOfMemory
+        Naming the P, the need by part, the memory and ``--no-memory-check``.
+    """
+    if args.sweep or getattr(args, "no_memory_check", False):
+        return
+    if args.memory is not None:
+        capacity, name = parse_bytes(args.memory), f"--memory {args.memory}"
+    else:
+        capacity, name = capacity_of(G, device)
+    keep = ("pipeline", "recompute", "sequence_parallel", "chunks", "zero", "fsdp", "moe",
+            "first_stage_layers", "last_stage_layers", "cp")
+    kw = {k: v for k, v in options.items() if k in keep}
+    if options.get("moe") is not None:
+        kw["ep"] = args.ep
+    for P in workers:
+        L = layout(args.tp, args.pp, None, world=P // kw.get("cp", 1))
+        try:
+            check_memory(c, L, capacity, name, f"--config {args.config} at P = {P} (tp {L.tp} "
+                         f"x pp {L.pp} x dp {L.dp}" + (f" x cp {kw['cp']}" if kw.get("cp", 1)
+                                                       > 1 else "") + ")", **kw)
+        except NetsimError as exc:
+            raise type(exc)(f"{exc}; --no-memory-check computes it anyway") from None
+
+
 def _split(c, args):
     """Layers per pipeline stage of the options (:func:`workloads.transformer.stages.stage_layers`)."""
     return stage_layers(c.layers, args.pp, args.first_stage_layers, args.last_stage_layers)
+
+
+def _once(make, built):
+    """``make`` that hands out each graph of ``built`` once before building any again."""
+    def once(P):
+        return built.pop(P) if P in built else make(P)
+    return once
 
 
 def run(args, perturbation=None):
@@ -355,6 +403,11 @@ def run(args, perturbation=None):
     if device is not None:
         kw["device"] = device
     library = getattr(args, "library", None) or "auto"
+    built = {}   # the first P's topology, built for the memory check, is the study's too
+    if not args.sweep and not getattr(args, "no_memory_check", False):
+        built[workers[0]] = make(workers[0])
+        check_fit(args, c, workers, built[workers[0]], device, kw)
+        make = _once(make, built)
     # The replays' ops are counted as they run (collectives expand at replay): no total.
     with progress(args, None, "replay", unit="op", show=args.simulate) as bar:
         hooks = dict(progress=bar if bar.drawn else None,
@@ -416,7 +469,10 @@ def run(args, perturbation=None):
           f"{'' if experts is None else ', EP'}); topology {args.topology}"
           + (f"; layouts fastest first{' as simulated' if args.simulate else ''}"
              if args.sweep else "")
-          + (f", those needing more than {args.memory} per GPU left out" if args.memory else ""))
+          + (f", those needing more than {args.memory} per GPU left out"
+             if args.memory and args.sweep else "")
+          + ("; memory per GPU not checked (--no-memory-check)"
+             if getattr(args, "no_memory_check", False) else ""))
     if perturbation:
         print(f"perturbed at replay: {perturb_label(perturbation)} (seed "
               f"{perturbation['seed']}); closed forms unperturbed")
