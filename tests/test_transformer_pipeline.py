@@ -217,3 +217,103 @@ def test_scatter_gather_replay_is_the_closed_form_on_latency_only_links(schedule
                     device_flops=RATE, links={"tp": ab, "pp": ab})
     assert f["pp"] > 0
     assert r.makespan == pytest.approx(f["time"], rel=1e-12)
+
+
+# Context parallelism: each sequence over cp ranks, keys and values passed in a ring beside the
+# attention core (workloads.transformer.context, Transformer Engine v2.5's ring attention).
+
+@pytest.mark.parametrize("cp", [2, 4])
+@pytest.mark.parametrize("tp,pp,dp,schedule_name,recompute", [
+    (1, 1, 1, "1f1b", "none"), (2, 1, 2, "1f1b", "full"), (2, 2, 1, "1f1b", "full"),
+    (1, 2, 2, "gpipe", "selective"), (2, 2, 1, "interleaved", "full")])
+@pytest.mark.parametrize("latency", [3e-4, 3e-6])
+def test_context_parallel_replay_is_the_closed_form_without_contention(
+        cp, tp, pp, dp, schedule_name, recompute, latency):
+    # Latency-only links: nothing shares bandwidth. At 3e-4 s a ring step's exchange (2 link
+    # latencies) outlasts its compute and the rings are exposed; at 3e-6 s the compute hides it.
+    t = schedule(UNIFORM, tp, pp, dp, cp=cp, pipeline=schedule_name, recompute=recompute,
+                 chunks=2 if schedule_name == "interleaved" else 1, device_flops=RATE)
+    assert t.ranks == tp * cp * pp * dp
+    r = simulate(t, star(t.ranks, 1e30, latency), library="mpich")
+    links = {k: (2 * latency, 0.0) for k in ("tp", "pp", "dp", "cp")}
+    f = closed_form(UNIFORM, tp, pp, dp, cp=cp, pipeline=schedule_name, recompute=recompute,
+                    chunks=2 if schedule_name == "interleaved" else 1, device_flops=RATE,
+                    links=links)
+    assert r.makespan == pytest.approx(f["time"], rel=1e-6)
+    assert (f["cp"] > 0) == (latency == 3e-4)
+
+
+def test_context_parallel_ring_on_real_links_is_the_closed_form_when_alone():
+    # cp 4 and tp 2 on a star of 1 GB/s links, gradients in one bucket after the backward
+    # (nothing else on the wire while the rings run): the rings' messages alone, at
+    # alpha + n beta each
+    bw, lat = 1e9, 1e-6
+    t = schedule(UNIFORM, 2, 1, 1, cp=4, bucket_bytes=1e30, device_flops=RATE)
+    r = simulate(t, star(t.ranks, bw, lat), library="mpich")
+    f = closed_form(UNIFORM, 2, 1, 1, cp=4, bucket_bytes=1e30, device_flops=RATE,
+                    links={k: (2 * lat, 1 / bw) for k in ("tp", "dp", "cp")})
+    assert r.makespan == pytest.approx(f["time"], rel=1e-6)
+
+
+def test_context_parallel_ring_worked_by_hand():
+    # One layer (h 64, 4 heads, s 32, b 1), cp 2, no recomputation, on latency-only links of
+    # 0.3 ms: a message takes c = 0.6 ms (two links). Per rank: the attention's GEMMs
+    # 2 b s h (3 h + h) / 2 = 524,288 FLOPs, its core 4 b s^2 h / 2 = 131,072 in 2 steps of
+    # x = 65,536 FLOPs; the MLP 16 b s h^2 / 2 = 1,048,576 FLOPs; at 1 GFLOP/s.
+    c = config(1, 64, 4, 32, 0)
+    x, c_msg = 65_536 / RATE, 6e-4
+    forward = 524_288 / RATE + (x + max(x, c_msg)) + 1_048_576 / RATE
+    backward = 2 * 1_048_576 / RATE + 2 * 524_288 / RATE + 2 * max(2 * x, c_msg)
+    allreduce = 2 * c_msg   # the gradient over the 2 ranks: MPICH's ring, 2 steps
+    t = schedule(c, cp=2, recompute="none", bucket_bytes=1e30, device_flops=RATE)
+    r = simulate(t, star(2, 1e30, 3e-4), library="mpich")
+    assert r.makespan == pytest.approx(forward + backward + allreduce, rel=1e-12)
+
+
+def test_context_parallel_flops_and_bytes_by_hand():
+    # 4 layers (h 64, 4 heads of which 2 key/value heads, s 32), b 2, B 8, tp 2, cp 2, pp 2,
+    # dp 1: m = 4 micro-batches
+    c = config(4, 64, 4, 32, 128, micro_batch=2, global_batch=8, kv_heads=2)
+    tp, cp, pp = 2, 2, 2
+    for recompute in ("full", "none", "selective"):
+        t = schedule(c, tp, pp, 1, cp=cp, recompute=recompute)
+        # every rank 1/(tp cp) of its stage: the ranks together are Narayanan's Eq. 3 (with
+        # GQA's narrower QKV GEMM, iteration_flops)
+        assert t.flops.sum() == pytest.approx(iteration_flops(c, recompute), rel=1e-12)
+        got = measure(t)
+        # keys and values of a rank: 2 b (s / cp) (k / tp) d values of 2 bytes
+        kv = 2 * 2 * 16 * 1 * 16 * 2
+        # per layer and micro-batch on each of the tp x cp ranks: forward cp - 1 messages of
+        # kv, backward 2 (cp - 1) kv, a recomputed forward (or core) cp - 1 more
+        again = recompute != "none"
+        per = (cp - 1) * kv * (1 + 2 + again)
+        assert got["cp"] == 4 * 4 * tp * cp * per
+        assert got["cp_calls"] == 4 * 4 * tp * cp * (cp - 1) * (1 + 2 + again)
+    # the pipeline sends a rank's own s / cp tokens: b (s / cp) h values
+    assert got["pp"] == 4 * tp * cp * (pp - 1) * 2 * (2 * 16 * 64 * 2)
+
+
+def test_context_parallel_ranks_are_megatrons_order():
+    # "tp-cp-ep-dp-pp": rank = ((stage dp + replica) cp + j) tp + shard. tp 2, cp 2, dp 2:
+    # the rings join ranks 2 apart in blocks of 4; each shard's gradients are reduced over
+    # the dp x cp = 4 ranks that hold it
+    c = config(2, 64, 4, 32, 0, global_batch=4)
+    t = schedule(c, 2, 1, 2, cp=2, recompute="none")
+    msg = t.is_message
+    assert set(zip(t.rank[msg].tolist(), t.peer[msg].tolist())) == {
+        (0, 2), (2, 0), (1, 3), (3, 1), (4, 6), (6, 4), (5, 7), (7, 5)}
+    groups = {t.specs.row(int(k)).group for k, tag in zip(t.spec[t.is_collective],
+                                                         t.tag[t.is_collective])
+              if t.tags[tag] == "dp"}
+    assert groups == {(0, 2, 4, 6), (1, 3, 5, 7)}
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"cp": 3}, "sequence 32 does not split over cp 3"),   # 32 % 6
+    ({"cp": 0}, "cp must be an integer >= 1"),
+    ({"cp": 2, "fsdp": True, "dp": 2}, "with ZeRO-3 or FSDP is not modelled"),
+    ({"cp": 2, "replicas": 1}, "replicas or shards"),
+    ({"cp": 2, "dp": 3}, "global batch")])
+def test_context_parallel_bad_options_are_refused_by_name(kwargs, needle):
+    with pytest.raises(WorkloadError, match=needle):
+        schedule(UNIFORM, **kwargs)

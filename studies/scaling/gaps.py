@@ -41,10 +41,12 @@ def slower(trace, result, G, placement, prices=None, hop=None, rtol=1e-6):
         The node of each rank, as given to the replay.
     prices : netsim.comm.priced.NcclPrices, optional
         NCCL calls' prices on ``G`` (shared with the closed form's, to reuse its cache).
-    hop : (float, float), optional
+    hop : (float, float) or dict, optional
         The ``(alpha, beta)`` the closed form charges a message (a pipeline hop, with
         the hops of one step sharing their links counted:
-        :func:`studies.scaling.transformer.hop_of`); default each message's path alone.
+        :func:`studies.scaling.transformer.hop_of`), or a dict of them by the message's
+        tag (a context-parallel ring's step too, ``ring_of``); default (or a tag the dict
+        lacks) each message's path alone.
     rtol : float
         A call is slower when it took more than ``1 + rtol`` times its time alone.
 
@@ -86,10 +88,12 @@ def slower(trace, result, G, placement, prices=None, hop=None, rtol=1e-6):
     hops = {}
     msg = np.flatnonzero(trace.is_message)
     for i in msg.tolist():
-        key = (placement[int(trace.rank[i])], placement[int(trace.peer[i])])
+        tag = _tag(tags, trace.tag[i])
+        given = hop.get(tag) if isinstance(hop, dict) else hop
+        key = (placement[int(trace.rank[i])], placement[int(trace.peer[i])], given)
         if key not in hops:
-            hops[key] = hop or alpha_beta(net, placement=list(key))
-        add(_tag(tags, trace.tag[i]), "message", hockney(float(trace.size[i]), *hops[key]),
+            hops[key] = given or alpha_beta(net, placement=list(key[:2]))
+        add(tag, "message", hockney(float(trace.size[i]), *hops[key]),
             float(ops["end"][i] - ops["start"][i]))
     calls = result.collectives
     cache, prices = {}, prices or NcclPrices(G)

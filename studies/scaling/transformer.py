@@ -60,7 +60,8 @@ from studies.scaling.fit import need
 from studies.scaling.gaps import slower, why
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
-__all__ = ["gpus_of", "machines_of", "peak_of", "gemm_of", "links_of", "hop_of", "dp_rails", "price_of",
+__all__ = ["gpus_of", "machines_of", "peak_of", "gemm_of", "links_of", "hop_of", "ring_of",
+           "dp_rails", "price_of",
            "default_efficiency", "point", "replicas_of", "full_replay_ops",
            "FullReplayRefused", "check_full_replay", "replay_point", "study", "sweep",
            "sweep_layouts", "plot"]
@@ -218,9 +219,38 @@ def hop_of(G, L, nodes=None):
     """
     if L.pp == 1:
         return 0.0, 0.0
+    pairs = [(L.rank(0, r, k), L.rank(1, r, k)) for r in range(L.dp) for k in range(L.tp)]
+    return _at_once(G, pairs, nodes)
+
+
+def ring_of(G, L, cp, nodes=None):
+    """``(alpha, beta)`` of a context-parallel ring's step when every rank of the first stage
+    sends its keys and values to the next of its ring at once, as the rings' ranks do in step.
+
+    ``L`` is the layout of the ``dp cp`` replicas (:mod:`workloads.transformer.context`); the
+    messages are routed and share their links as in :func:`hop_of` (``beta`` the slowest
+    message's seconds per byte, ``alpha`` the longest path latency); (0, 0) without context
+    parallelism.
+
+    Examples
+    --------
+    >>> from topologies import gpu_cluster
+    >>> from workloads.transformer.layout import Layout
+    >>> G = gpu_cluster("dgx_h100", 2)
+    >>> a, b = ring_of(G, Layout(8, 1, 2), 2); 1 / b   # each ring hop through its GPU's NIC
+    50000000000.0
+    """
+    if cp == 1:
+        return 0.0, 0.0
+    pairs = [(L.rank(0, r, k), L.rank(0, r - r % cp + (r + 1) % cp, k))
+             for r in range(L.dp) for k in range(L.tp)]
+    return _at_once(G, pairs, nodes)
+
+
+def _at_once(G, pairs, nodes=None):
+    """``(alpha, beta)`` of the slowest of the messages between rank ``pairs`` sent at once."""
     nodes = gpus_of(G) if nodes is None else nodes
     net = as_network(G)
-    pairs = [(L.rank(0, r, k), L.rank(1, r, k)) for r in range(L.dp) for k in range(L.tp)]
     src = np.array([net.node_of(nodes[a]) for a, _ in pairs], np.int64)
     dst = np.array([net.node_of(nodes[b]) for _, b in pairs], np.int64)
     _, links, lat = net.routes(src, dst)
@@ -317,8 +347,13 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
           prices=None, progress=None, notice=None, perturbation=None, tp_overlap=False,
           param_gather="after", grad_element=None, bucket_bytes=None, memory_bandwidth=None,
-          gemm=None, stage_buckets="every"):
+          gemm=None, stage_buckets="every", cp=1):
     """One layout on one topology: a record of the closed form (and the replay).
+
+    ``L`` is the ``tp x pp x dp`` layout; ``cp`` context parallelism
+    (:mod:`workloads.transformer.context`), ``tp cp pp dp`` GPUs: its rings' messages cost
+    :func:`ring_of`'s alpha-beta, the gradient buckets are priced over the ``dp cp`` ranks
+    that reduce them, and the record has ``cp`` and ``cp_comm`` (the rings' exposed time).
 
     The closed form prices each collective as the replay runs it (:func:`price_of`:
     NCCL's plan of the call alone on GPU nodes, MPICH's ring with ``library="mpich"``);
@@ -369,6 +404,9 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
               chunks=chunks, first_stage_layers=first_stage_layers,
               last_stage_layers=last_stage_layers)
+    if cp > 1:
+        kw["cp"] = cp
+    R = L._replace(dp=L.dp * cp)   # the ranks: dp cp replicas (workloads.transformer.context)
     shard = dict(zero=zero, fsdp=fsdp) if moe is None else dict(zero=zero, fsdp=fsdp, moe=moe,
                                                                  ep=ep)
     if compute not in ("flops", "gemm"):
@@ -387,17 +425,20 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     if moe is not None:   # the expert groups are priced below: ep is checked against dp first
         moe_plan(c, L, moe, ep, sequence_parallel)
     prices = NcclPrices(G) if prices is None else prices
-    price, E = price_of(G, L, ep, library, prices)
-    links = links_of(G, L, ep, library)
+    price, E = price_of(G, R, ep, library, prices)
+    links = links_of(G, R, ep, library)
     if E is not None:   # the hops run on the graph the NCCL calls run on (compiled once)
-        links["pp"] = hop_of(prices.network(), L, gpus_of(G))
+        links["pp"] = hop_of(prices.network(), R, gpus_of(G))
+    links["cp"] = ring_of(prices.network() if E is not None else G, R, cp, gpus_of(G))
     f = closed_form(c, L.tp, L.pp, L.dp, device_flops=rate, links=links, price=price, **kw,
                     **shard)
-    rec = {"P": L.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
+    rec = {"P": R.world, "tp": L.tp, "pp": L.pp, "dp": L.dp, "microbatches": f["microbatches"],
            "time": f["time"], "compute": f["compute"], "bubble": f["bubble"],
            "tp_comm": f["tp"], "pp_comm": f["pp"], "dp_comm": f["dp"]}
     if moe is not None:
         rec.update(ep=ep, ep_comm=f["ep"])
+    if cp > 1:
+        rec.update(cp=cp, cp_comm=f["cp"])
     if compute == "gemm":
         rec["compute_rule"] = "gemm"
     rec["memory"] = need(c, L, zero=zero, fsdp=fsdp, **kw,
@@ -405,15 +446,16 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     rec["tokens_per_s"] = c.global_batch * c.seq / f["time"]
     model = iteration_flops(c, "none") + (0 if moe is None else
                                           iteration_flops_delta(c, moe, "none"))
-    rec["mfu"] = model / (L.world * peak * f["time"])
+    rec["mfu"] = model / (R.world * peak * f["time"])
     rec["simulated"], rec["saturated_link"], rec["why"] = None, None, None
     if simulate(rec) if callable(simulate) else simulate:
         r, rec["replicas_simulated"], rec["shards_simulated"], t = replay_point(
             c, L, G, rate, library, progress, prices, notice, perturbation, **kw, **shard)
-        rec["why"] = why(slower(t, r, G, gpus_of(G)[:L.world], prices,
-                                links["pp"] if L.pp > 1 else None), f["time"], r.makespan)
+        hops = {k: links[k] for k, n in (("pp", L.pp), ("cp", cp)) if n > 1}
+        rec["why"] = why(slower(t, r, G, gpus_of(G)[:R.world], prices, hops), f["time"],
+                         r.makespan)
         rec["simulated"] = r.makespan
-        rec["mfu_simulated"] = model / (L.world * peak * r.makespan)
+        rec["mfu_simulated"] = model / (R.world * peak * r.makespan)
         top = r.bottlenecks(1)
         rec["saturated_link"] = (f"{top[0]['link']} ({top[0]['saturated'] / r.makespan:.0%})"
                                  if top and top[0]["saturated"] > 0 else None)
@@ -550,7 +592,8 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
       tree needs no symmetry of its own. It fails where the machine has no such cycle
       or a plan of a tensor-parallel call does not map onto itself.
 
-    With experts or a perturbation every rank is replayed. Every NCCL call that runs
+    With experts, context parallelism (``cp`` in ``kwargs``) or a perturbation every rank is
+    replayed. Every NCCL call that runs
     alone on its links is replayed once (``collapse=True``). ``prices`` (the closed
     form's :class:`netsim.comm.priced.NcclPrices` of ``G``) plans the replay's calls too,
     each plan made once; ``progress`` is :func:`netsim.simulate`'s hook. A replay of every
@@ -574,7 +617,8 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
     >>> k, s, r.makespan > 0
     (1, 8, True)
     """
-    placement = gpus_of(G)[:L.world]
+    cp = kwargs.get("cp", 1)
+    placement = gpus_of(G)[:L.world * cp]
     prices = NcclPrices(G) if prices is None else prices
     k = replicas_of(L, G)
     nccl, seconds, t = library != "mpich", None, None
@@ -587,6 +631,8 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
         why = "its perturbation makes the replicas differ"
     elif kwargs.get("moe") is not None:
         why = "experts' all-to-alls join the replicas"
+    elif cp > 1:
+        why = "context parallelism's rings join the replicas"
     else:
         why = "no fewer replicas fill whole machines alike"
         if k < L.dp:
@@ -610,9 +656,9 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
                 **(perturbation or {}))
     if seconds is None:
         seconds = check_full_replay(full_replay_ops(t, L.dp, L.dp, G, placement, prices)
-                                    if nccl else t.num_ops, f"P = {L.world} ({why})")
+                                    if nccl else t.num_ops, f"P = {len(placement)} ({why})")
     if notice is not None:
-        notice(seconds, f"the replay of every replica of P = {L.world} ({why})")
+        notice(seconds, f"the replay of every replica of P = {len(placement)} ({why})")
     return run(t, None), L.dp, L.tp, t
 
 
@@ -634,8 +680,8 @@ def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):
     ([1, 2], True)
     """
     e = default_efficiency() if efficiency is None else efficiency
-    return [point(c, layout(tp, pp, None, world=P), make_topology(P), e, **kwargs)
-            for P in workers]
+    return [point(c, layout(tp, pp, None, world=P, cp=kwargs.get("cp", 1)), make_topology(P),
+                  e, **kwargs) for P in workers]
 
 
 def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, simulate=False, progress=None,

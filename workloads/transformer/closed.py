@@ -34,6 +34,12 @@ ep           ``(v m + p - 1) a``: the experts' all-to-alls (``a`` per chunk and
              micro-batch, forward and backward, all exposed: they block the
              stream; :mod:`workloads.transformer.moe`), taken out of the
              blocking time ``c_f + c_b``; 0 without experts
+cp           ``(v m + p - 1) r``: what the context-parallel rings add to the
+             attention cores' compute (``r`` per chunk and micro-batch, forward,
+             recomputed forward and backward;
+             :func:`workloads.transformer.context.ring_exposed`: a forward ring takes
+             ``x + (cp - 1) max(x, c)``, a backward ring ``sum_i max(2 x, c_i)``),
+             taken out of ``c_f + c_b``; 0 without context parallelism
 ============ ==================================================================
 
 **Uneven stages or chunks** (``first_stage_layers``, ``last_stage_layers``:
@@ -73,6 +79,8 @@ from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta
 from workloads.transformer.stages import (buckets, check, check_options as _check_stages,
                                           stage_bucket_bytes)
 from workloads.transformer.compute import BLOCKS, memory_seconds
+from workloads.transformer.context import (check_combination, core_flops, kv_bytes,
+                                           ring_exposed)
 from workloads.transformer.overlaps.param_gather import (check_param_gather, first_forward,
                                                            forward_buckets)
 from workloads.transformer.overlaps.tp import check_tp_overlap, exposed
@@ -83,7 +91,7 @@ from workloads.transformer.prices import seconds as _seconds
 __all__ = ["closed_form", "check_options", "TERMS", "timelines"]
 
 #: The terms of :func:`closed_form`, in the order they add up to ``time``.
-TERMS = ("compute", "bubble", "tp", "pp", "dp", "ep")
+TERMS = ("compute", "bubble", "tp", "pp", "dp", "ep", "cp")
 
 
 def _cost(links, name):
@@ -96,7 +104,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
                 chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None,
                 moe=None, ep=1, first_stage_layers=None, last_stage_layers=None,
                 inflight_allgathers=INFLIGHT_ALLGATHERS, compute="flops", device=None,
-                price=None, tp_overlap=False, param_gather="after", stage_buckets="every"):
+                price=None, tp_overlap=False, param_gather="after", stage_buckets="every", cp=1):
     """Time per iteration of :func:`workloads.transformer.iteration.schedule`'s trace, term by term.
 
     Parameters
@@ -153,6 +161,10 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     stage_buckets : {"every", "first"}
         As for :func:`workloads.transformer.iteration.schedule`: with ``"first"`` every
         stage after the first reduces (and gathers) its gradients in one bucket.
+    cp : int
+        As for :func:`workloads.transformer.iteration.schedule`: the rings' messages cost
+        ``links["cp"]`` (Hockney's ``alpha + n beta`` each, every ring hop alike), the
+        gradient buckets ``links["dp"]`` (or ``price``) over the ``dp cp`` ranks.
 
     Returns
     -------
@@ -172,18 +184,19 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     (0.375, True)
     """
     bucket_bytes = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
+    check_combination(cp, compute=compute)
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks,
-                      first_stage_layers, last_stage_layers)
+                      first_stage_layers, last_stage_layers, cp)
     zstage, p, overlap, gathered = check_options(
         c, tp, pp, dp, pipeline, recompute, sequence_parallel, bucket_bytes, chunks, zero, fsdp,
         memory_bandwidth is not None, moe, ep, first_stage_layers, last_stage_layers,
-        inflight_allgathers, tp_overlap, param_gather, stage_buckets)[1:]
+        inflight_allgathers, tp_overlap, param_gather, stage_buckets, cp)[1:]
     sizes = stage_bucket_bytes(bucket_bytes, L.pp, stage_buckets, chunks)
     dev = check_compute(compute, device, c, moe)
     gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
-    m = c.global_batch // (c.micro_batch * L.dp)
-    act = activation_bytes(c)
+    m = c.global_batch // (c.micro_batch * (L.dp // cp))   # L.dp: the dp cp replicas
+    act = activation_bytes(c) // cp
 
     def cost(group, op, members, nbytes):
         return _seconds(group, op, members, nbytes, links, price)
@@ -200,6 +213,13 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     # per chunk: forward compute, backward compute, forward comm, backward comm (seconds)
     per = [[_chunk(st, pre, post, redo, F, mem, gemm, ms if overlap else None)
             for st in chunk_list] for chunk_list in stages]
+    ring_f, ring_b = ring_exposed(cp, core_flops(c, L.tp, cp) / (cp * F) if cp > 1 else 0.0,
+                                  kv_bytes(c, L.tp, cp), *_cost(links, "cp"))
+    ring_b += ring_f * (redo or recompute == "selective")   # the recomputed forward's ring
+    if cp > 1:   # each layer's rings, blocking the stream as the collectives do
+        per = [[(xf, xb, cf + len(st.layers) * ring_f, cb + len(st.layers) * ring_b)
+                for (xf, xb, cf, cb), st in zip(rows, chunk_list)]
+               for rows, chunk_list in zip(per, stages)]
     if p:   # the MoE layers' extra work, and their dense and expert gradients apart
         per = [[tuple(x + y for x, y in zip(row, chunk_delta(st, p, st.mlp, pre, post, redo,
                                                                 links, F, price)))
@@ -210,6 +230,7 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     slowest = max(range(L.pp), key=lambda s: sum(means[s]))
     xf, xb, cf, cb = means[slowest]
     a2a = sum(chunk_alltoall(st, p, redo, links, price) for st in stages[slowest]) / chunks
+    rings = sum(len(st.layers) for st in stages[slowest]) * (ring_f + ring_b) / chunks
     a_pp, b_pp = _cost(links, "pp")
     gather = scatter_gather and L.tp > 1 and L.pp > 1
     hop = costmodel.hockney(act // L.tp if gather else act, a_pp, b_pp) if L.pp > 1 else 0.0
@@ -221,13 +242,14 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
     # without hops the same time as the formula, which is free of the rounding of a long sum
     pipe = ideal if not hop and not regather else timed
     compute, e_ep = m * v * (xf + xb), (m * v + L.pp - 1) * a2a
+    e_cp = (m * v + L.pp - 1) * rings
     bubble = (L.pp - 1) * (xf + xb)
-    e_tp = (m * v + L.pp - 1) * (cf + cb - a2a) if L.tp > 1 else 0.0
+    e_tp = (m * v + L.pp - 1) * (cf + cb - a2a - rings) if L.tp > 1 else 0.0
     if len({row for rows in per for row in rows}) > 1:
         # uneven stages or chunks: each its own times, the slowest setting the rate (the
         # docstring)
         pipe, ends, ideal, work = _uneven(pipeline, L.pp, m, per, hop, regather, v)
-        bubble, e_tp, timed = work - compute, ideal - work - e_ep, pipe
+        bubble, e_tp, timed = work - compute, ideal - work - e_ep - e_cp, pipe
     delay = 0.0
     if gathered:   # each stage's first forward waits for its buckets' allgathers
         first = [_first_forward(st[0], row[0], F, gemm, pre, overlap, element, size,
@@ -240,8 +262,8 @@ def closed_form(c, tp=1, pp=1, dp=1, device_flops=None, pipeline="1f1b", recompu
            "dp": delay + _exposed_dp(L, stages, per, ends, pipe + delay, F, element,
                                      sizes, pre + post, post, redo,
                                      zstage, c.element, mem[1], p, experts if p else None,
-                                     links, gemm, price, not gathered, overlap),
-           "ep": e_ep}
+                                     links, gemm, price, not gathered, overlap, ring_b),
+           "ep": e_ep, "cp": e_cp}
     if zstage == 3:
         st, n = stages[0][0], 2 * (pre + post)
         lf, lb, gf, gb = _times(st, F, redo, gemm)
@@ -261,7 +283,7 @@ def check_options(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
                   sequence_parallel=False, bucket_bytes=DDP_BUCKET_BYTES, chunks=1, zero=0,
                   fsdp=False, memory=False, moe=None, ep=1, first_stage_layers=None,
                   last_stage_layers=None, inflight_allgathers=INFLIGHT_ALLGATHERS,
-                  tp_overlap=False, param_gather="after", stage_buckets="every"):
+                  tp_overlap=False, param_gather="after", stage_buckets="every", cp=1):
     """Every check :func:`closed_form` makes of its options, without listing any layer.
 
     The layout's (:func:`workloads.transformer.stages.check_options`), the ZeRO stage's, the
@@ -285,9 +307,10 @@ def check_options(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full",
     ...
     workloads.errors.WorkloadError: ZeRO-1 shards over data-parallel replicas; dp is 1
     """
+    check_combination(cp, zero, fsdp, moe, "flops", memory, tp_overlap, param_gather)
     L = _check_stages(c, tp, pp, dp, pipeline, recompute, bucket_bytes, 1, chunks,
-                      first_stage_layers, last_stage_layers)
-    zstage = check_zero(zero, fsdp, L, inflight_allgathers)
+                      first_stage_layers, last_stage_layers, cp)
+    zstage = check_zero(zero, fsdp, L._replace(dp=L.dp * cp), inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory)
     overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
     gathered = check_param_gather(param_gather, zstage, chunks,
@@ -425,7 +448,7 @@ def _overlapped(st, pre, post, redo, F, gemm, ms):
 
 def _exposed_dp(L, stages, per, ends, pipe, F, element, sizes, block_comm, post,
                 redo, zstage=0, param_element=2, layer_memory=0.0, p=None, experts=None,
-                links=None, gemm=None, price=None, allgather=True, overlap=False):
+                links=None, gemm=None, price=None, allgather=True, overlap=False, ring=0.0):
     """The gradient buckets' time after the pipeline's end, the most of any stage.
 
     Allreduces, or under ZeRO-1/2 reduce-scatters followed by an allgather of
@@ -436,7 +459,8 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, sizes, block_comm, post,
     (with several chunks, the last backward of each, taken as run back to back, the last
     chunk first). An MoE layer (plan ``p``) takes its extra time
     (:func:`workloads.transformer.moe.layer_delta`); the expert buckets
-    (``experts[s]``) complete with their layers.
+    (``experts[s]``) complete with their layers. ``ring``: what a layer's context-parallel
+    rings add to its backward (with its recomputed forward's).
     """
     if L.dp == 1 or zstage == 3:
         return 0.0
@@ -453,7 +477,7 @@ def _exposed_dp(L, stages, per, ends, pipe, F, element, sizes, block_comm, post,
             # gradient (with one stage the embedding's is the tied word embedding's)
             _, back, _, logit = _times(st, F, redo, gemm)
             t += logit + (post if st.logit else 0)
-            layer = back + layer_memory + 2 * block_comm * (1 + redo)
+            layer = back + layer_memory + 2 * block_comm * (1 + redo) + ring
             if overlap:   # the tensor-parallel collectives beside the compute: the chunk's row
                 beside = _logit(st, F, gemm, post, True, True)
                 t += beside - logit - (post if st.logit else 0)

@@ -35,6 +35,10 @@ ops in FLOPs, collective ops and messages:
   (:func:`workloads.transformer.stages.buckets`), each leaving as soon as the
   last micro-batch's backward has completed it, one after another on one
   stream, overlapping the rest of the backward pass (tag ``dp``).
+* **Context parallelism** (``cp``; :mod:`workloads.transformer.context`): each sequence
+  split over ``cp`` ranks (Megatron's order: ``dp cp`` replicas of ``1/cp`` of the work each),
+  the attention core a ring that passes keys and values among them (tag ``cp``), the
+  gradients reduced over the ``dp cp`` ranks.
 * **Recomputation** ``full`` (Korthikanti et al. 2022) runs each layer's forward
   again, with its tensor-parallel collectives, just before its backward;
   ``selective`` (their section 5) only its attention core
@@ -70,6 +74,7 @@ from workloads.transformer.moe import (bucket_groups, dense_stages, expert_grads
 from workloads.transformer.layout import Layout
 from workloads.transformer.stages import buckets, check, stage_bucket_bytes
 from workloads.transformer.compute import memory_seconds
+from workloads.transformer.context import check_combination, core_flops, make_ring
 from workloads.transformer.gemm import block_seconds, check_compute
 from workloads.transformer.overlaps.param_gather import check_param_gather, make_gate
 from workloads.transformer.overlaps.tp import check_tp_overlap
@@ -79,7 +84,7 @@ __all__ = ["schedule", "shift", "measure", "closed_form", "DESCRIPTION", "TAGS"]
 
 DESCRIPTION = "transformer training with tensor x pipeline x data parallelism (Megatron-LM)."
 #: The tags of the trace's communication, one per parallelism (``ep``: experts' all-to-alls).
-TAGS = ("tp", "pp", "dp", "ep")
+TAGS = ("tp", "pp", "dp", "ep", "cp")
 
 
 def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_parallel=False,
@@ -87,7 +92,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
              ep=1, first_stage_layers=None, last_stage_layers=None,
              inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None, compute="flops", device=None,
-             tp_overlap=False, param_gather="after", stage_buckets="every", shards=None):
+             tp_overlap=False, param_gather="after", stage_buckets="every", shards=None, cp=1):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -167,6 +172,11 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         ``tp``; :class:`netsim.trace.subset.Subset`): the shards of a stage do the same
         work, so the others' is the same moved among the machine's GPUs
         (:func:`shard_shift`). Not with experts.
+    cp : int
+        Context parallelism: each sequence over ``cp`` ranks (a divisor of half the
+        sequence), ``tp * cp * pp * dp`` ranks (:mod:`workloads.transformer.context`). Not
+        with experts, ZeRO-3/FSDP, ``compute="gemm"``, ``memory_bandwidth``, ``tp_overlap``,
+        ``param_gather="overlap"``, ``replicas`` or ``shards``.
 
     Returns
     -------
@@ -187,8 +197,10 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     """
     uneven = {k: v for k, v in (("first_stage_layers", first_stage_layers),
                                 ("last_stage_layers", last_stage_layers)) if v is not None}
+    check_combination(cp, zero, fsdp, moe, compute, memory_bandwidth is not None, tp_overlap,
+                      param_gather, replicas is not None or shards is not None)
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks,
-                      **uneven)
+                      **uneven, cp=cp)
     zstage = check_zero(zero, fsdp, L, inflight_allgathers)
     p = plan(c, L, moe, ep, sequence_parallel, bool(zstage), memory_bandwidth is not None)
     overlap = check_tp_overlap(tp_overlap, sequence_parallel, zstage, fsdp, moe) and L.tp > 1
@@ -198,14 +210,16 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     gemm = block_seconds(c, L.tp, dev) if dev else None
     element = grad_element or c.element
     built = _replicas(replicas, L, p)
-    m = c.global_batch // (c.micro_batch * L.dp)
-    act = activation_bytes(c)
+    m = c.global_batch // (c.micro_batch * (L.dp // cp))   # L.dp: the dp cp replicas
+    act = activation_bytes(c) // cp
     meta = {"paradigm": "transformer", "config": c._asdict(), "tp": L.tp, "pp": L.pp,
             "dp": L.dp, "pipeline": pipeline, "chunks": chunks, "recompute": recompute,
             "microbatches": m,
             "sequence_parallel": bool(sequence_parallel), "bucket_bytes": float(bucket_bytes),
             "scatter_gather": bool(scatter_gather), "zero": zstage, "fsdp": bool(fsdp),
             "grad_element": element, **uneven}
+    if cp > 1:
+        meta.update(cp=cp, dp=L.dp // cp)
     if zstage == 3:
         meta["inflight_allgathers"] = inflight_allgathers
     if overlap:
@@ -257,8 +271,11 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                 deps = [[op]] * kept
         work = ({"seconds": gemm[unit or kind, "backward" if tag == "backward" else "forward"]}
                 if gemm else {"flops": flops})
-        ops = [b.compute(group[k], **work, deps=deps[k], iteration=it, tag=tag)
-               for k in range(kept)]
+        if flops is None:   # the compute ran before (a context-parallel ring): the collective
+            ops = list(prev[:kept])
+        else:
+            ops = [b.compute(group[k], **work, deps=deps[k], iteration=it, tag=tag)
+                   for k in range(kept)]
         if kind and mem[(kind, tag)]:
             ops = [b.compute(rank, seconds=mem[(kind, tag)], deps=[op], iteration=it, tag=tag)
                    for rank, op in zip(group, ops)]
@@ -281,6 +298,21 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         yield from ()
 
     mlp = make_mlp(p, block, last, dense)
+    core = core_flops(c, L.tp, cp)
+
+    def attention(st, s, r, it, tag, extra=None, core_only=False):
+        """A layer's attention block (``core_only``: its core again, selective recomputation);
+        with ``cp > 1`` its core a ring among the context-parallel ranks, yielded for
+        :func:`workloads.transformer.context.make_ring` to build."""
+        scale = 2 if tag == "backward" else 1
+        if cp == 1:
+            if core_only:
+                return block(s, r, st.core, it, tag, before=False, after=False, unit="core")
+            return block(s, r, scale * st.attention, it, tag, extra, kind="attention")
+        if not core_only:
+            block(s, r, scale * (st.attention - core), it, tag, extra, after=False)
+        last[(s, r)] = yield (s, tag, core, tag == "backward", last[(s, r)])
+        return last[(s, r)] if core_only else block(s, r, None, it, tag, before=False)
     chain, at = [None] * L.tp, [0]   # each shard's last ZeRO-3 collective; the iteration
     gather = (make_gather(b, L, stages[0][0], (c.element, element), at, chain, bool(fsdp),
                           inflight_allgathers) if zstage == 3 else None)
@@ -290,7 +322,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
                 if gathered else None)
         ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
                            chunks, scatter_gather and L.tp > 1, gather, mlp,
-                           make_meet(b, L, p, it, c.element), built, gate)
+                           make_ring(b, c, L.tp, L.pp, L.dp // cp, cp, kept, it) if cp > 1
+                           else make_meet(b, L, p, it, c.element), built, gate, attention)
         if zstage == 3:   # the optimizer step waits for every reduce-scatter
             for r in range(L.dp):
                 last[(0, r)] = list(chain)
@@ -301,7 +334,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
 
 
 def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks, regather,
-               gather, mlp, meet, built, gate=None):
+               gather, mlp, meet, built, gate=None, attention=None):
     """Add one iteration's forwards, backwards and pipeline messages; the gradient-ready ops.
 
     Stages are built in an order in which every message exists before the op
@@ -331,10 +364,11 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                     hook = gather and _hook(last, s, r, j == m - 1)
                     if kind == "F":
                         first = gate and j == 0 and (lambda src, ex: gate(s, r, src, ex))
-                        yield from _forward(st, s, r, it, block, extra, hook, mlp, first)
+                        yield from _forward(st, s, r, it, block, extra, hook, mlp, first,
+                                            attention)
                     else:
                         yield from _backward(st, s, r, it, block, extra, recompute,
-                                             ready.setdefault((s, r), {}), hook, mlp)
+                                             ready.setdefault((s, r), {}), hook, mlp, attention)
                     to = _pipeline.target(kind, s, k, L.pp, chunks)
                     if to is not None:
                         sent[(kind, to, j, r)] = [
@@ -364,13 +398,15 @@ def _hook(last, s, r, sync):
     return hook
 
 
-def _forward(st, s, r, it, block, extra, hook, mlp, gate=None):
+def _forward(st, s, r, it, block, extra, hook, mlp, gate=None, attention=None):
     """One chunk's forward of one micro-batch on replica ``r`` of stage ``s`` (a generator).
 
     ``hook``, under ZeRO-3, runs a unit's pre and post hooks (:func:`_hook`);
     ``mlp`` builds a layer's MLP block (yielding at its all-to-alls); ``gate``, in
     the first micro-batch under Megatron's overlapped parameter allgather, adds the
-    allgathers a block waits for (:func:`workloads.transformer.overlaps.param_gather.make_gate`).
+    allgathers a block waits for (:func:`workloads.transformer.overlaps.param_gather.make_gate`);
+    ``attention`` builds a layer's attention block (a generator: a ring under context
+    parallelism).
     """
     embedding = gate and any(g == "embedding" for g, _ in st.grads)
     root = hook and any(g == "embedding" for g, _ in st.grads)
@@ -382,7 +418,7 @@ def _forward(st, s, r, it, block, extra, hook, mlp, gate=None):
         if gate:
             extra = gate((["embedding"] if embedding and layer == st.layers[0] else [])
                          + [layer], extra)
-        block(s, r, st.attention, it, "forward", extra, kind="attention")
+        yield from attention(st, s, r, it, "forward", extra)
         yield from mlp(st, layer, s, r, it, "forward", 1)
         if hook:
             yield from hook("post", layer, False)
@@ -395,7 +431,7 @@ def _forward(st, s, r, it, block, extra, hook, mlp, gate=None):
         yield from hook("post", "embedding", False)
 
 
-def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp):
+def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp, attention=None):
     """One chunk's backward (after its recomputed forward); ``done`` gets each gradient's op."""
     root = hook and any(g == "embedding" for g, _ in st.grads)
     if root:   # the root unit again (gathered still under FSDP), for the tied logit layer
@@ -408,14 +444,13 @@ def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp):
         if hook:
             extra = yield from hook("pre", layer, True)
         if recompute == "full":
-            block(s, r, st.attention, it, "recompute", extra, kind="attention")
+            yield from attention(st, s, r, it, "recompute", extra)
             yield from mlp(st, layer, s, r, it, "recompute", 1)
             extra = None
         yield from mlp(st, layer, s, r, it, "backward", 2, extra)
         if st.core:   # selective recomputation: the attention core again, on the shard alone
-            block(s, r, st.core, it, "recompute", before=False, after=False, unit="core")
-        done[layer] = done["expert", layer] = block(s, r, 2 * st.attention, it, "backward",
-                                                    kind="attention")
+            yield from attention(st, s, r, it, "recompute", core_only=True)
+        done[layer] = done["expert", layer] = yield from attention(st, s, r, it, "backward")
         if hook:
             yield from hook("post", layer, True)
         extra = None

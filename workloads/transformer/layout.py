@@ -71,13 +71,16 @@ class Layout(NamedTuple):
         return (stage,) + divmod(rest, self.tp)
 
 
-def layout(tp, pp, dp, world=None):
+def layout(tp, pp, dp, world=None, cp=1):
     """A checked :class:`Layout`; with ``world``, ``dp`` may be None (the rest of the ranks).
+
+    ``cp``: context parallelism (:mod:`workloads.transformer.context`), the world then
+    ``tp * cp * pp * dp`` ranks; the layout returned is of ``tp x pp x dp``.
 
     Raises
     ------
     WorkloadError
-        For a degree below 1, or a world not a multiple of ``tp * pp``.
+        For a degree below 1, or a world not a multiple of ``tp * pp`` (``* cp``).
 
     Examples
     --------
@@ -87,19 +90,27 @@ def layout(tp, pp, dp, world=None):
     Traceback (most recent call last):
     ...
     workloads.errors.WorkloadError: 48 ranks do not divide into tp 8 x pp 4
+    >>> layout(8, 1, None, world=64, cp=2)
+    Layout(tp=8, pp=1, dp=4)
+    >>> layout(8, 1, None, world=24, cp=2)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: 24 ranks do not divide into tp 8 x pp 1 x cp 2
     """
     tp = check_int(tp, "tp", error=WorkloadError)
     pp = check_int(pp, "pp", error=WorkloadError)
+    cp = check_int(cp, "cp", error=WorkloadError)
+    ctx = f" x cp {cp}" if cp > 1 else ""
     if dp is None:
         if world is None:
             raise WorkloadError("give dp or the world size")
         world = check_int(world, "world", error=WorkloadError)
-        if world % (tp * pp):
-            raise WorkloadError(f"{world} ranks do not divide into tp {tp} x pp {pp}")
-        dp = world // (tp * pp)
+        if world % (tp * pp * cp):
+            raise WorkloadError(f"{world} ranks do not divide into tp {tp} x pp {pp}{ctx}")
+        dp = world // (tp * pp * cp)
     dp = check_int(dp, "dp", error=WorkloadError)
-    if world is not None and world != tp * pp * dp:
-        raise WorkloadError(f"tp {tp} x pp {pp} x dp {dp} is not {world} ranks")
+    if world is not None and world != tp * pp * dp * cp:
+        raise WorkloadError(f"tp {tp} x pp {pp} x dp {dp}{ctx} is not {world} ranks")
     return Layout(tp, pp, dp)
 
 

@@ -28,6 +28,7 @@ from netsim.checks import check_int, check_real
 from workloads.transformer import pipeline as _pipeline
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import layout
+from workloads.transformer.context import check_cp
 from workloads.transformer.flops import (RECOMPUTE, attention_core_forward_flops,
                                          attention_forward_flops,
                                          layer_parameter_split, logit_forward_flops,
@@ -185,10 +186,12 @@ def check_fit(c, L, first_stage_layers=None, last_stage_layers=None):
                             f"{c.micro_batch} x dp {L.dp}")
 
 
-def stage(c, L, index, first_stage_layers=None, last_stage_layers=None):
+def stage(c, L, index, first_stage_layers=None, last_stage_layers=None, cp=1):
     """Stage ``index`` of model ``c`` under layout ``L``: a :class:`Stage`.
 
     ``first_stage_layers`` and ``last_stage_layers``: an uneven split (:func:`stage_layers`).
+    ``cp``: context parallelism, each rank's FLOPs ``1/cp``
+    (:mod:`workloads.transformer.context`); the parameters stay.
 
     Examples
     --------
@@ -210,8 +213,9 @@ def stage(c, L, index, first_stage_layers=None, last_stage_layers=None):
     grads += [(k, shard_parameters(c, L.tp)) for k in reversed(layers)]
     if first and c.vocab:
         grads.append(("embedding", head))
-    return Stage(index, layers, attention_forward_flops(c) / L.tp, mlp_forward_flops(c) / L.tp,
-                 logit_forward_flops(c) / L.tp if last else 0.0, tuple(grads))
+    n = L.tp * cp
+    return Stage(index, layers, attention_forward_flops(c) / n, mlp_forward_flops(c) / n,
+                 logit_forward_flops(c) / n if last else 0.0, tuple(grads))
 
 
 def buckets(grads, element, bucket_bytes):
@@ -299,8 +303,10 @@ def bucket_members(grads, element, bucket_bytes):
 
 
 def check_options(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1,
-                  first_stage_layers=None, last_stage_layers=None):
-    """:func:`check`'s checks without its stages (whose layers it would list): the Layout.
+                  first_stage_layers=None, last_stage_layers=None, cp=1):
+    """:func:`check`'s checks without its stages (whose layers it would list): the Layout
+    (of ``tp x pp x dp``; ``cp`` is checked against the sequence,
+    :func:`workloads.transformer.context.check_cp`).
 
     Examples
     --------
@@ -320,6 +326,7 @@ def check_options(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, 
     check_int(iterations, "iterations", error=WorkloadError)
     uneven = (first_stage_layers, last_stage_layers)
     check_fit(c, L, *uneven)
+    check_cp(c, cp)
     _pipeline.check_chunks(pipeline, L.pp, c.global_batch // (c.micro_batch * L.dp), chunks)
     if uneven != (None, None) and pipeline == "interleaved":
         raise WorkloadError("first/last stage layers need the 1f1b or gpipe schedule "
@@ -328,11 +335,13 @@ def check_options(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, 
 
 
 def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1,
-          first_stage_layers=None, last_stage_layers=None):
+          first_stage_layers=None, last_stage_layers=None, cp=1):
     """Check a schedule's options; its :class:`~workloads.transformer.layout.Layout` and stages.
 
     ``first_stage_layers`` and ``last_stage_layers`` split the layers unevenly
-    (:func:`stage_layers`), under GPipe or 1F1B (one chunk per stage).
+    (:func:`stage_layers`), under GPipe or 1F1B (one chunk per stage). With context
+    parallelism over ``cp`` ranks the layout is that of ``dp cp`` replicas, Megatron's rank
+    order (:mod:`workloads.transformer.context`), and each rank's FLOPs are ``1/cp``.
 
     Returns
     -------
@@ -360,14 +369,15 @@ def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1
     [[(0,), (2,)], [(1,), (3,)]]
     """
     L = check_options(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks,
-                      first_stage_layers, last_stage_layers)
+                      first_stage_layers, last_stage_layers, cp)
     uneven = (first_stage_layers, last_stage_layers)
     if uneven != (None, None):
-        stages = [[stage(c, L, s, *uneven)] for s in range(L.pp)]
+        stages = [[stage(c, L, s, *uneven, cp=cp)] for s in range(L.pp)]
     else:
         virtual = L._replace(pp=L.pp * chunks)
-        stages = [[stage(c, virtual, k * L.pp + s) for k in range(chunks)] for s in range(L.pp)]
+        stages = [[stage(c, virtual, k * L.pp + s, cp=cp) for k in range(chunks)]
+                  for s in range(L.pp)]
     if recompute == "selective":
-        core = attention_core_forward_flops(c) / L.tp
+        core = attention_core_forward_flops(c) / (L.tp * cp)
         stages = [[st._replace(core=core) for st in row] for row in stages]
-    return L, stages
+    return L._replace(dp=L.dp * cp), stages

@@ -300,6 +300,7 @@ def _refuse_transformer_no_ops(args, given):
     ``--tp``, ``--pp`` or ``--ep`` would be dropped; ``--compute gemm`` times the blocks from
     their GEMMs, so ``--efficiency`` would be dropped; with a given ``--tp 1`` there is no
     tensor-parallel collective for ``--sequence-parallel`` (or ``--tp-overlap``) to split;
+    ``--sweep`` tries no context parallelism, so ``--cp`` with it would be dropped;
     ``--no-memory-check`` checks nothing under ``--sweep`` or beside a ``--memory``.
     """
     if args.sweep:
@@ -307,6 +308,8 @@ def _refuse_transformer_no_ops(args, given):
             if dest in given:
                 raise NetsimError(f"{given[dest]} applies without --sweep (the sweep tries "
                                   f"every {dest} of the largest P)")
+        if "cp" in given:
+            raise NetsimError("--cp applies without --sweep (the sweep tries cp 1 only)")
     if "no_memory_check" in given:
         if args.sweep:
             raise NetsimError("--no-memory-check applies without --sweep (the sweep checks "

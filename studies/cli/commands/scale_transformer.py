@@ -47,6 +47,12 @@ def add_arguments(p):
                         "kv_heads=8 (keys: " + ", ".join(Config._fields) + "; default gpt3-13b)")
     g.add_argument("--tp", type=int, default=8, help="tensor-parallel degree (default 8)")
     g.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree (default 1)")
+    g.add_argument("--cp", type=int, default=1,
+                   help="context-parallel degree: each sequence over N GPUs (Megatron-Core "
+                        "with Transformer Engine's ring attention: keys and values passed "
+                        "round the N, beside the attention core; 2 N must divide the sequence; "
+                        "P = tp x cp x pp x dp; default 1; not with --sweep, --experts, "
+                        "ZeRO-3/--fsdp, --compute gemm, --tp-overlap, --overlap-param-gather)")
     g.add_argument("--micro-batch", type=int, default=1, help="sequences per micro-batch "
                                                                "(default 1)")
     g.add_argument("--global-batch", type=int, default=512,
@@ -158,6 +164,8 @@ _HEAD = ["P", "tp", "pp", "dp", "m", "time", "compute", "bubble", "TP", "PP", "D
          "tokens/s", "MFU", "memory"]
 #: With experts: ``ep`` after ``dp`` and the exposed all-to-all after ``DP``.
 _MOE_HEAD = _HEAD[:4] + ["ep"] + _HEAD[4:11] + ["EP"] + _HEAD[11:]
+#: With context parallelism: ``cp`` after ``dp`` and the rings' exposed time after ``DP``.
+_CP_HEAD = _HEAD[:4] + ["cp"] + _HEAD[4:11] + ["CP"] + _HEAD[11:]
 
 
 def _replicas(r):
@@ -178,9 +186,10 @@ def _row(r):
            format_time(r["compute"]), format_time(r["bubble"]), format_time(r["tp_comm"]),
            format_time(r["pp_comm"]), format_time(r["dp_comm"]), f"{r['tokens_per_s']:.4g}",
            f"{r['mfu']:.1%}", format_bytes(r["memory"]))
-    if "ep" not in r:
-        return row
-    return row[:4] + (r["ep"],) + row[4:11] + (format_time(r["ep_comm"]),) + row[11:]
+    for key in ("ep", "cp"):
+        if key in r:
+            return row[:4] + (r[key],) + row[4:11] + (format_time(r[f"{key}_comm"]),) + row[11:]
+    return row
 
 
 def parse_experts(args):
@@ -221,7 +230,7 @@ def _layouts(c, args, workers, chunks, experts=None):
     if not args.sweep:
         out = []
         for P in workers:
-            L = layout(args.tp, args.pp, None, world=P)
+            L = layout(args.tp, args.pp, None, world=P, cp=getattr(args, "cp", 1))
             check_layout(c, L.tp, L.pp, L.dp, args.pipeline, args.recompute,
                          args.sequence_parallel, chunks=chunks, zero=args.zero, fsdp=args.fsdp,
                          moe=experts, ep=args.ep if experts is not None else 1,
@@ -229,7 +238,7 @@ def _layouts(c, args, workers, chunks, experts=None):
                          last_stage_layers=args.last_stage_layers,
                          tp_overlap=getattr(args, "tp_overlap", False),
                          param_gather="overlap" if getattr(args, "overlap_param_gather", False)
-                         else "after")
+                         else "after", cp=getattr(args, "cp", 1))
             out.append((L.tp, L.pp, L.dp))
         return out
     if args.first_stage_layers is not None or args.last_stage_layers is not None:
@@ -330,7 +339,7 @@ def check_fit(args, c, workers, G, device, options):
     if options.get("moe") is not None:
         kw["ep"] = args.ep
     for P in workers:
-        L = layout(args.tp, args.pp, None, world=P // kw.get("cp", 1))
+        L = layout(args.tp, args.pp, None, world=P, cp=kw.get("cp", 1))
         try:
             check_memory(c, L, capacity, name, f"--config {args.config} at P = {P} (tp {L.tp} "
                          f"x pp {L.pp} x dp {L.dp}" + (f" x cp {kw['cp']}" if kw.get("cp", 1)
@@ -371,7 +380,7 @@ def run(args, perturbation=None):
     64   8   4   2  256  4.93 s ...
     ...
     """
-    check_options(args, tp=(1, None), pp=(1, None), micro_batch=(1, None),
+    check_options(args, tp=(1, None), pp=(1, None), cp=(1, None), micro_batch=(1, None),
                   global_batch=(1, None))
     if args.efficiency is not None:
         check_real(args.efficiency, "--efficiency", lo=0, hi=1, strict=(True, False))
@@ -400,6 +409,8 @@ def run(args, perturbation=None):
                   last_stage_layers=args.last_stage_layers)
     if experts is not None:
         kw["moe"] = experts
+    if getattr(args, "cp", 1) > 1:
+        kw["cp"] = args.cp
     if device is not None:
         kw["device"] = device
     library = getattr(args, "library", None) or "auto"
@@ -433,7 +444,8 @@ def run(args, perturbation=None):
         print(json.dumps({"efficiency": None if gemm else e, "records": records,
                           **({"compute": "gemm"} if gemm else {})}))
         return
-    head, rows = list(_HEAD if experts is None else _MOE_HEAD), [_row(r) for r in records]
+    head = list(_MOE_HEAD if experts is not None else _CP_HEAD if "cp" in kw else _HEAD)
+    rows = [_row(r) for r in records]
     if args.simulate:
         head += ["simulated", "saturated link"]
         rows = [row + (format_time(r["simulated"]) if r["simulated"] is not None else "-",
@@ -459,6 +471,9 @@ def run(args, perturbation=None):
     shard = ("; FSDP" if args.fsdp else "") + (f"; ZeRO-{args.zero}" if args.zero else "")
     if "first_stage_layers" in kw:
         shard += f"; stages of {', '.join(map(str, _split(c, args)))} layers"
+    if "cp" in kw:
+        shard += (f"; context parallelism over {args.cp} GPUs (ring attention, "
+                  f"sequence {c.seq} in {2 * args.cp} chunks)")
     if experts is not None:
         shard += (f"; {experts.experts} experts, top-{experts.top_k}, capacity factor "
                   f"{experts.capacity_factor:g}, every {experts.every}"
@@ -466,7 +481,8 @@ def run(args, perturbation=None):
     print(f"\n{args.config}, b = {c.micro_batch}, B = {c.global_batch}, {args.pipeline}, "
           f"recompute {args.recompute}{shard}; {rate}; "
           f"closed form (compute + bubble + exposed TP, PP, DP"
-          f"{'' if experts is None else ', EP'}); topology {args.topology}"
+          f"{'' if experts is None else ', EP'}{', CP' if 'cp' in kw else ''}); "
+          f"topology {args.topology}"
           + (f"; layouts fastest first{' as simulated' if args.simulate else ''}"
              if args.sweep else "")
           + (f", those needing more than {args.memory} per GPU left out"
