@@ -173,6 +173,8 @@ def _replicas(r):
     words."""
     k, dp = r["replicas_simulated"], r["dp"]
     s, tp = r.get("shards_simulated", r["tp"]), r["tp"]
+    if "cp" in r:
+        return f"every rank ({r['P']}: context parallelism's rings join the replicas)"
     if s < tp:
         return (f"{s} of {tp} tensor shards of each stage (the others their copies), "
                 f"every replica ({dp})")
