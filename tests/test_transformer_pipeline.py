@@ -220,7 +220,7 @@ def test_scatter_gather_replay_is_the_closed_form_on_latency_only_links(schedule
 
 
 # Context parallelism: each sequence over cp ranks, keys and values passed in a ring beside the
-# attention core (workloads.transformer.context, Transformer Engine v2.5's ring attention).
+# attention core (workloads.transformer.context.ring, Transformer Engine v2.5's ring attention).
 
 @pytest.mark.parametrize("cp", [2, 4])
 @pytest.mark.parametrize("tp,pp,dp,schedule_name,recompute", [

@@ -227,7 +227,7 @@ def ring_of(G, L, cp, nodes=None):
     """``(alpha, beta)`` of a context-parallel ring's step when every rank of the first stage
     sends its keys and values to the next of its ring at once, as the rings' ranks do in step.
 
-    ``L`` is the layout of the ``dp cp`` replicas (:mod:`workloads.transformer.context`); the
+    ``L`` is the layout of the ``dp cp`` replicas (:mod:`workloads.transformer.context.ring`); the
     messages are routed and share their links as in :func:`hop_of` (``beta`` the slowest
     message's seconds per byte, ``alpha`` the longest path latency); (0, 0) without context
     parallelism.
@@ -351,7 +351,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     """One layout on one topology: a record of the closed form (and the replay).
 
     ``L`` is the ``tp x pp x dp`` layout; ``cp`` context parallelism
-    (:mod:`workloads.transformer.context`), ``tp cp pp dp`` GPUs: its rings' messages cost
+    (:mod:`workloads.transformer.context.ring`), ``tp cp pp dp`` GPUs: its rings' messages cost
     :func:`ring_of`'s alpha-beta, the gradient buckets are priced over the ``dp cp`` ranks
     that reduce them, and the record has ``cp`` and ``cp_comm`` (the rings' exposed time).
 
@@ -406,7 +406,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
               last_stage_layers=last_stage_layers)
     if cp > 1:
         kw["cp"] = cp
-    R = L._replace(dp=L.dp * cp)   # the ranks: dp cp replicas (workloads.transformer.context)
+    R = L._replace(dp=L.dp * cp)   # the ranks: dp cp replicas (workloads.transformer.context.ring)
     shard = dict(zero=zero, fsdp=fsdp) if moe is None else dict(zero=zero, fsdp=fsdp, moe=moe,
                                                                  ep=ep)
     if compute not in ("flops", "gemm"):

@@ -4,6 +4,7 @@ Modules
 -------
 closed     Time per iteration of transformer training in closed form: compute, bubble, exposed traffic.
 compute    How long a transformer layer's blocks compute: matrix FLOPs at a rate, memory traffic at HBM speed.
+context    Context parallelism: each sequence split over cp ranks, keys and values passed in a ring.
 flops      A GPT-style transformer's configuration, its FLOPs and its byte counts, from published formulas.
 iteration  Transformer training with tensor, pipeline and data parallelism (Megatron-LM's PTD-P).
 layout     Rank layout of tensor x pipeline x data parallelism, tensor-parallel ranks adjacent.

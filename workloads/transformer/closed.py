@@ -79,7 +79,7 @@ from workloads.transformer.moe import (bucket_costs, chunk_alltoall, chunk_delta
 from workloads.transformer.stages import (buckets, check, check_options as _check_stages,
                                           stage_bucket_bytes)
 from workloads.transformer.compute import BLOCKS, memory_seconds
-from workloads.transformer.context import (check_combination, core_flops, kv_bytes,
+from workloads.transformer.context.ring import (check_combination, core_flops, kv_bytes,
                                            ring_exposed)
 from workloads.transformer.overlaps.param_gather import (check_param_gather, first_forward,
                                                            forward_buckets)

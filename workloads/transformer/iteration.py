@@ -35,7 +35,7 @@ ops in FLOPs, collective ops and messages:
   (:func:`workloads.transformer.stages.buckets`), each leaving as soon as the
   last micro-batch's backward has completed it, one after another on one
   stream, overlapping the rest of the backward pass (tag ``dp``).
-* **Context parallelism** (``cp``; :mod:`workloads.transformer.context`): each sequence
+* **Context parallelism** (``cp``; :mod:`workloads.transformer.context.ring`): each sequence
   split over ``cp`` ranks (Megatron's order: ``dp cp`` replicas of ``1/cp`` of the work each),
   the attention core a ring that passes keys and values among them (tag ``cp``), the
   gradients reduced over the ``dp cp`` ranks.
@@ -74,7 +74,7 @@ from workloads.transformer.moe import (bucket_groups, dense_stages, expert_grads
 from workloads.transformer.layout import Layout
 from workloads.transformer.stages import buckets, check, stage_bucket_bytes
 from workloads.transformer.compute import memory_seconds
-from workloads.transformer.context import check_combination, core_flops, make_ring
+from workloads.transformer.context.ring import check_combination, core_flops, make_ring
 from workloads.transformer.gemm import block_seconds, check_compute
 from workloads.transformer.overlaps.param_gather import check_param_gather, make_gate
 from workloads.transformer.overlaps.tp import check_tp_overlap
@@ -174,7 +174,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         (:func:`shard_shift`). Not with experts.
     cp : int
         Context parallelism: each sequence over ``cp`` ranks (a divisor of half the
-        sequence), ``tp * cp * pp * dp`` ranks (:mod:`workloads.transformer.context`). Not
+        sequence), ``tp * cp * pp * dp`` ranks (:mod:`workloads.transformer.context.ring`). Not
         with experts, ZeRO-3/FSDP, ``compute="gemm"``, ``memory_bandwidth``, ``tp_overlap``,
         ``param_gather="overlap"``, ``replicas`` or ``shards``.
 
@@ -303,7 +303,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     def attention(st, s, r, it, tag, extra=None, core_only=False):
         """A layer's attention block (``core_only``: its core again, selective recomputation);
         with ``cp > 1`` its core a ring among the context-parallel ranks, yielded for
-        :func:`workloads.transformer.context.make_ring` to build."""
+        :func:`workloads.transformer.context.ring.make_ring` to build."""
         scale = 2 if tag == "backward" else 1
         if cp == 1:
             if core_only:

@@ -74,7 +74,7 @@ class Layout(NamedTuple):
 def layout(tp, pp, dp, world=None, cp=1):
     """A checked :class:`Layout`; with ``world``, ``dp`` may be None (the rest of the ranks).
 
-    ``cp``: context parallelism (:mod:`workloads.transformer.context`), the world then
+    ``cp``: context parallelism (:mod:`workloads.transformer.context.ring`), the world then
     ``tp * cp * pp * dp`` ranks; the layout returned is of ``tp x pp x dp``.
 
     Raises

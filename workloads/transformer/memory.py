@@ -21,7 +21,7 @@ Two parts, on the pipeline stage that holds the most:
   ``5 a s^2 b`` (section 5, Eq. 6). The first stage holds the most micro-batches' worth (section
   4.2.3; with an uneven split, :func:`memory_per_gpu` takes the fullest stage): ``L`` layers' worth under 1F1B (``p`` micro-batches of ``L/p``
   layers), ``L (1 + (p - 1)/(p v))`` interleaved over ``v`` chunks, and ``m L / p``
-  under GPipe. Context parallelism over ``cp`` ranks (:mod:`workloads.transformer.context`)
+  under GPipe. Context parallelism over ``cp`` ranks (:mod:`workloads.transformer.context.ring`)
   gives each rank ``s / cp`` of every sequence: its activations are ``1/cp`` of these
   (the attention scores too: ``s / cp`` queries against the ``s`` keys).
 

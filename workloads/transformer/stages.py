@@ -28,7 +28,7 @@ from netsim.checks import check_int, check_real
 from workloads.transformer import pipeline as _pipeline
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import layout
-from workloads.transformer.context import check_cp
+from workloads.transformer.context.ring import check_cp
 from workloads.transformer.flops import (RECOMPUTE, attention_core_forward_flops,
                                          attention_forward_flops,
                                          layer_parameter_split, logit_forward_flops,
@@ -191,7 +191,7 @@ def stage(c, L, index, first_stage_layers=None, last_stage_layers=None, cp=1):
 
     ``first_stage_layers`` and ``last_stage_layers``: an uneven split (:func:`stage_layers`).
     ``cp``: context parallelism, each rank's FLOPs ``1/cp``
-    (:mod:`workloads.transformer.context`); the parameters stay.
+    (:mod:`workloads.transformer.context.ring`); the parameters stay.
 
     Examples
     --------
@@ -306,7 +306,7 @@ def check_options(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, 
                   first_stage_layers=None, last_stage_layers=None, cp=1):
     """:func:`check`'s checks without its stages (whose layers it would list): the Layout
     (of ``tp x pp x dp``; ``cp`` is checked against the sequence,
-    :func:`workloads.transformer.context.check_cp`).
+    :func:`workloads.transformer.context.ring.check_cp`).
 
     Examples
     --------
@@ -341,7 +341,7 @@ def check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks=1
     ``first_stage_layers`` and ``last_stage_layers`` split the layers unevenly
     (:func:`stage_layers`), under GPipe or 1F1B (one chunk per stage). With context
     parallelism over ``cp`` ranks the layout is that of ``dp cp`` replicas, Megatron's rank
-    order (:mod:`workloads.transformer.context`), and each rank's FLOPs are ``1/cp``.
+    order (:mod:`workloads.transformer.context.ring`), and each rank's FLOPs are ``1/cp``.
 
     Returns
     -------
