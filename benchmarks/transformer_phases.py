@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from netsim.comm.alone import overlapping  # noqa: E402
 from netsim.comm.library import expand  # noqa: E402
+from netsim.comm.priced import NcclPrices  # noqa: E402
 from netsim.network.automorphism import odometers  # noqa: E402
 from netsim.network.symmetry import SymmetryError  # noqa: E402
 from netsim.result import replay_expansion  # noqa: E402
@@ -94,6 +95,11 @@ def main(argv=None):
                         "netsim.network.automorphism.odometers that is a symmetry): what "
                         "netsim scale transformer --simulate does where NCCL's trees break "
                         "the replicas' symmetry")
+    p.add_argument("--fused", action="store_true",
+                   help="each stage's compute and tensor-parallel calls between pipeline "
+                        "messages as one op per shard (workloads.transformer.fused), the "
+                        "calls priced alone by the planner the expansion then uses: what "
+                        "netsim scale transformer --simulate does where the calls run alone")
     a = p.parse_args(argv)
     c = get_config(a.config, global_batch=a.global_batch, micro_batch=a.micro_batch)
     rows = []
@@ -108,6 +114,10 @@ def main(argv=None):
     uneven = {k: v for k, v in (("first_stage_layers", a.first_stage_layers),
                                 ("last_stage_layers", a.last_stage_layers)) if v is not None}
     shards = {"shards": 1} if a.shards else {}
+    prices, place = NcclPrices(G), gpus_of(G)[:a.P]
+    if a.fused:
+        shards["tp_seconds"] = lambda op, ranks, n: prices.seconds([place[x] for x in ranks],
+                                                                   op, n)
     t = phase("trace", rows, lambda: perturb(schedule(c, L.tp, L.pp, L.dp, device_flops=rate,
                                                       replicas=k, **uneven, **shards),
                                              straggler=a.straggler))
@@ -115,15 +125,15 @@ def main(argv=None):
     def by_shards():
         for order in odometers(L.tp):
             try:
-                return expand(t, G, gpus_of(G)[:a.P], "auto", collapse=not a.full,
-                              symmetry=shard_shift(L.tp, L.pp, L.dp, order))
+                return expand(t, G, place, "auto", collapse=not a.full,
+                              symmetry=shard_shift(L.tp, L.pp, L.dp, order), planner=prices)
             except SymmetryError as exc:
                 print(f"  shift of shards {order}: {exc}")
         raise SystemExit("no shift of shards is a symmetry here")
 
     x = phase("expand", rows, by_shards if a.shards else
-              lambda: expand(t, G, gpus_of(G)[:a.P], "auto", collapse=not a.full,
-                             symmetry=sigma))
+              lambda: expand(t, G, place, "auto", collapse=not a.full,
+                             symmetry=sigma, planner=prices))
     r = phase("replay", rows, lambda: replay_expansion(t, x))
     if x.alone is not None and overlapping(r.expanded_ops["start"], r.expanded_ops["end"], x):
         print("calls of a class kept as one op overlapped: netsim.simulate would replay again")

@@ -35,19 +35,28 @@ from typing import NamedTuple
 
 import numpy as np
 
+from netsim.errors import TraceError
 from netsim.trace.core import MESSAGE, TraceBuilder
 
-__all__ = ["Alone", "collapse", "isolated", "overlapping", "add_back"]
+__all__ = ["Alone", "FusedNotAlone", "collapse", "fuse", "isolated", "overlapping",
+           "add_back"]
+
+
+class FusedNotAlone(TraceError):
+    """A trace's fused calls (``metadata["fused_tp"]``) whose witness does not run alone,
+    or whose plan alone takes other seconds than the ones the trace summed."""
 
 
 class Alone(NamedTuple):
     """What :func:`collapse` did: ``calls`` maps each collapsed original op to its plan
     key; ``plans`` maps a plan key to its isolated :class:`Isolated` replay; ``classes``
-    maps a class (its member nodes) to its collapsed original ops."""
+    maps a class (its member nodes) to its collapsed original ops; ``fused`` maps a plan
+    key to the calls of it the trace holds inside fused ops (:func:`fuse`), or is None."""
 
     calls: dict
     plans: dict
     classes: dict
+    fused: dict = None
 
 
 class Isolated(NamedTuple):
@@ -115,7 +124,7 @@ def isolated(call, net):
                     links, {name: getattr(rec, name)[links] for name in _SUMS + _MAXES})
 
 
-def collapse(a, net, nodes, planned, keep=frozenset(), whole=frozenset()):
+def collapse(a, net, nodes, planned, keep=frozenset(), whole=frozenset(), replayed=None):
     """Which NCCL calls run alone: each class that does, replayed once per plan.
 
     Parameters
@@ -134,6 +143,9 @@ def collapse(a, net, nodes, planned, keep=frozenset(), whole=frozenset()):
     whole : container
         Plan keys whose plans hold every flow of a call on a quotient network
         (:func:`netsim.comm.replicas.home_share`): replayed on its base network.
+    replayed : callable, optional
+        ``replayed(key, call, net)``: the plan's :class:`Isolated` replay on ``net`` if
+        already made (:meth:`netsim.comm.priced.NcclPrices.alone`), else None.
 
     Returns
     -------
@@ -187,10 +199,69 @@ def collapse(a, net, nodes, planned, keep=frozenset(), whole=frozenset()):
         if cls is None or not alone[cls] or not call.flows or trace.channel[i]:
             continue
         if key not in out.plans:
-            out.plans[key] = isolated(call, net.base if key in whole else net)
+            on = net.base if key in whole else net
+            iso = None if replayed is None else replayed(key, call, on)
+            out.plans[key] = isolated(call, on) if iso is None else iso
         out.calls[i] = key
         out.classes.setdefault(key[0], []).append(i)
     return out
+
+
+def fuse(alone, trace, planned, rows):
+    """``alone`` with the calls a trace fused into its compute ops, each by its witness.
+
+    A trace written with fused chains (:mod:`workloads.transformer.fused`) holds, per
+    group and kind of call, one call as the collective it is (the witness) and counts
+    the others, each summed into a compute op at its seconds alone. They are the
+    replay's only if the witness's class runs alone (:func:`collapse` collapsed it) and
+    its plan alone takes the seconds summed.
+
+    Parameters
+    ----------
+    alone : Alone
+        :func:`collapse`'s result.
+    trace : netsim.Trace
+        The trace expanded.
+    planned : dict
+        Each NCCL call's op -> ``(plan key, plan)``.
+    rows : list
+        ``metadata["fused_tp"]``: ``[group ranks, op, bytes, count, seconds]`` rows.
+
+    Returns
+    -------
+    Alone
+        With ``fused``: plan key -> calls fused.
+
+    Raises
+    ------
+    FusedNotAlone
+        For a row without a collapsed witness, or whose seconds differ from its plan's
+        alone (relative 1e-12).
+
+    Examples
+    --------
+    >>> fuse(Alone({}, {}, {}), None, {}, [[[0, 1], "allreduce", 64.0, 3, 0.5]])
+    Traceback (most recent call last):
+    ...
+    netsim.comm.alone.FusedNotAlone: 3 fused allreduce calls of 64 B among ranks [0, 1]: their witness does not run alone
+    """
+    witness = {}
+    for i in planned:
+        if i in alone.calls:
+            spec = trace.specs.row(int(trace.spec[i]))
+            witness[tuple(int(x) for x in spec.group), spec.op, float(trace.size[i])] = i
+    fused = {}
+    for group, op, nbytes, count, seconds in rows:
+        i = witness.get((tuple(group), op, float(nbytes)))
+        what = f"{count} fused {op} calls of {nbytes:g} B among ranks {list(group)}"
+        if i is None:
+            raise FusedNotAlone(f"{what}: their witness does not run alone")
+        key = alone.calls[i]
+        alone_s = alone.plans[key].seconds
+        if abs(alone_s - seconds) > 1e-12 * max(abs(alone_s), abs(seconds)):
+            raise FusedNotAlone(f"{what}: summed at {seconds!r} s, alone {alone_s!r} s")
+        fused[key] = fused.get(key, 0) + count
+    return alone._replace(fused=fused)
 
 
 def _images_apart(net, planned, classes, alone):
@@ -304,7 +375,7 @@ def add_back(record, x):
     """
     cols = {name: getattr(record, name).copy() for name in _SUMS + _MAXES}
     transfer = record.transfer.copy()
-    counts = {}
+    counts = dict(x.alone.fused or {})   # calls fused into compute ops (:func:`fuse`)
     for i, key in x.alone.calls.items():
         counts[key] = counts.get(key, 0) + 1
         op = x.first[i]

@@ -428,7 +428,17 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         planned, whole = _replicas.home_share(q, planned)
         _replicas.check_blocks(a, q, nodes)
         net = q
-    alone = _alone.collapse(a, net, nodes, planned, keep, whole) if collapse else None
+    def replayed(key, call, on):   # the planner's replay of the plan alone, where it is one
+        if planner is not None and not nccl_options and on is planner.network():
+            return planner.alone(*key)
+        return None
+
+    alone = _alone.collapse(a, net, nodes, planned, keep, whole, replayed) if collapse else None
+    if trace.metadata.get("fused_tp"):   # calls summed into compute ops, each by its witness
+        if alone is None:
+            raise TraceError("a trace with fused tensor-parallel calls replays with "
+                             "collapse=True only")
+        alone = _alone.fuse(alone, trace, planned, trace.metadata["fused_tp"])
     for i, (key, _) in planned.items():
         if key in whole and (alone is None or i not in alone.calls):
             raise SymmetryError(f"op {i}: NCCL's plan inside a machine is not symmetric "

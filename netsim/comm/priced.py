@@ -54,7 +54,7 @@ class NcclPrices:
         self.G = G
         self._setups = {}    # member nodes -> netsim.comm.nccl.model.Setup
         self._plans = {}     # (member nodes, op, bytes, hint, options) -> Call
-        self._seconds = {}   # (member nodes, op, bytes, hint) -> seconds alone
+        self._replayed = {}   # (member nodes, op, bytes, hint) -> its plan replayed alone
         self._net = None     # the compiled effective graph, and its size when compiled
         self._size = None
 
@@ -87,10 +87,11 @@ class NcclPrices:
 
     def network(self):
         """The effective graph compiled for replay (recompiled if a setup added nodes)."""
-        E = self.E
-        size = (E.number_of_nodes(), E.number_of_edges())
+        # A setup changes the graph only by adding nodes (a host's memory, with its edges:
+        # netsim.comm.nccl.staging), so their count tells (edges take a walk to count).
+        size = self.E.number_of_nodes()
         if self._net is None or self._size != size:
-            self._net, self._size = as_network(E), size
+            self._net, self._size = as_network(self.E), size
         return self._net
 
     def plan(self, nodes, op, nbytes, algorithm=None, **options):
@@ -163,7 +164,23 @@ class NcclPrices:
         """
         if len(nodes) < 2 or nbytes == 0:
             return 0.0
+        return self.alone(nodes, op, nbytes, algorithm).seconds
+
+    def alone(self, nodes, op, nbytes, algorithm=None):
+        """The plan of the call replayed by itself (:func:`netsim.comm.alone.isolated`) on
+        :meth:`network`, made once per call: the replay's collapsed calls
+        (:func:`netsim.comm.alone.collapse`) and :meth:`seconds` share it.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> G = nx.Graph(); G.add_nodes_from(["g0", "g1"], kind="gpu", model="V100", sm=70)
+        >>> G.add_edge("g0", "g1", bandwidth=25e9, latency=0.0)
+        >>> p = NcclPrices(G)
+        >>> p.alone(["g0", "g1"], "allreduce", 10**9).messages   # a flow each way
+        2
+        """
         key = (tuple(nodes), op, int(nbytes), algorithm)
-        if key not in self._seconds:
-            self._seconds[key] = isolated(self.plan(*key), self.network()).seconds
-        return self._seconds[key]
+        if key not in self._replayed:
+            self._replayed[key] = isolated(self.plan(*key), self.network())
+        return self._replayed[key]

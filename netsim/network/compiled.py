@@ -168,7 +168,6 @@ class Network:
         self._rail = [_rail_of(n, G.nodes[n]) for n in self.nodes]
         self._off_rail = {}
         self._radj = None
-        self._searched = set()
         self._routes = {}
         self._dags = {}
 
@@ -310,28 +309,33 @@ class Network:
         return [u] + [self.nodes[self.link_dst[k]] for k in links]
 
     def _solve(self, src, targets):
-        """Dijkstra from ``src`` on (latency, hops, nodes off its rail); cache routes to
-        every node settled.
+        """Cache the least-cost routes from ``src`` to ``targets``, the cost being (latency,
+        hops, nodes off its rail).
 
-        Stops once every target is settled. Among equal costs the predecessor with
-        the lowest node index wins. A source's first search for a few targets finds
-        the same routes from both ends and caches those alone
-        (:func:`netsim.network.search.route_toward`).
+        For many targets a Dijkstra from ``src`` (:meth:`_sweep`) stops once every
+        target is settled and caches the route to every node settled. Among equal costs the predecessor with
+        the lowest node index wins. A search for a few targets (at most ``_TOWARD``)
+        finds the same routes from both ends and caches those alone
+        (:func:`netsim.network.search.route_toward`), however often the source was
+        searched before: a full sweep from a GPU of a large cluster costs a hundred of
+        those.
         """
         if src in targets:
             self._routes[(src, src)] = ()
-        if src not in self._searched and len(targets) <= _TOWARD:
-            self._searched.add(src)
-            radj, dead_in = self._reverse()
-            off = self.off_rail(src)
-            for t in targets:
-                if t != src:
-                    r = route_toward(self._adj, radj, self._src_list, self._dead_end, off, src,
-                                     t, dead_in)
-                    if r is not None:
-                        self._routes[(src, t)] = r
-            return
-        self._searched.add(src)
+        if len(targets) > _TOWARD:
+            return self._sweep(src, targets)
+        radj, dead_in = self._reverse()
+        off = self.off_rail(src)
+        for t in targets:
+            if t != src:
+                r = route_toward(self._adj, radj, self._src_list, self._dead_end, off, src,
+                                 t, dead_in)
+                if r is not None:
+                    self._routes[(src, t)] = r
+
+    def _sweep(self, src, targets):
+        """:meth:`_solve`'s Dijkstra from ``src`` until every target is settled, caching the
+        route to every node settled."""
         INF = (math.inf, math.inf, math.inf)
         dist = {src: (0, 0, 0)}
         pred = {}

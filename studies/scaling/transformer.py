@@ -38,6 +38,7 @@ import math
 import numpy as np
 
 from netsim import simulate as replay
+from netsim.comm.alone import FusedNotAlone
 from netsim.comm.mpich import local_order
 from netsim.comm.priced import NcclPrices
 from netsim.costmodel import alpha_beta
@@ -53,6 +54,7 @@ from workloads.transformer.layout import ep_group, expert_dp_group, layout
 from workloads.transformer.iteration import schedule, shard_shift, shift
 from workloads.transformer.closed import closed_form
 from workloads.transformer.flops import iteration_flops
+from workloads.transformer.fused import NotFusable
 from workloads.transformer.moe import iteration_flops_delta, plan as moe_plan
 
 from studies.memory import available_memory
@@ -451,6 +453,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     if simulate(rec) if callable(simulate) else simulate:
         r, rec["replicas_simulated"], rec["shards_simulated"], t = replay_point(
             c, L, G, rate, library, progress, prices, notice, perturbation, **kw, **shard)
+        rec["tp_fused"] = bool(t.metadata.get("fused_tp"))
         hops = {k: links[k] for k, n in (("pp", L.pp), ("cp", cp)) if n > 1}
         rec["why"] = why(slower(t, r, G, gpus_of(G)[:R.world], prices, hops), f["time"],
                          r.makespan)
@@ -622,10 +625,33 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
     prices = NcclPrices(G) if prices is None else prices
     k = replicas_of(L, G)
     nccl, seconds, t = library != "mpich", None, None
+    fusable = [nccl and L.tp > 1 and not perturbation and cp == 1]
 
-    def run(trace, sigma):
-        return replay(trace, G, placement=placement, library=library, collapse=True,
-                      symmetry=sigma, progress=progress, planner=prices)
+    def tp_seconds(op, ranks, nbytes):
+        return prices.seconds([placement[x] for x in ranks], op, nbytes)
+
+    def build(**kw):
+        """The trace, its tensor-parallel chains fused where they may be."""
+        if fusable[0]:
+            try:
+                return schedule(c, L.tp, L.pp, L.dp, device_flops=rate, tp_seconds=tp_seconds,
+                                **kw, **kwargs)
+            except NotFusable:
+                fusable[0] = False
+        return schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kw, **kwargs)
+
+    def run(trace, sigma, simulated, **kw):
+        """Replay ``trace`` (``simulated``: the replicas and shards it holds); a fused one
+        whose calls do not run alone is written unfused (``kw``: :func:`build`'s)."""
+        try:
+            r = replay(trace, G, placement=placement, library=library, collapse=True,
+                       symmetry=sigma, progress=progress, planner=prices)
+        except FusedNotAlone:
+            fusable[0] = False
+            trace = build(**kw)
+            r = replay(trace, G, placement=placement, library=library, collapse=True,
+                       symmetry=sigma, progress=progress, planner=prices)
+        return r, *simulated, trace
 
     if perturbation:
         why = "its perturbation makes the replicas differ"
@@ -636,30 +662,29 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
     else:
         why = "no fewer replicas fill whole machines alike"
         if k < L.dp:
-            t = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, replicas=k, **kwargs)
+            t = build(replicas=k)
             try:
-                return run(t, shift(L.tp, L.pp, L.dp, k)), k, L.tp, t
+                return run(t, shift(L.tp, L.pp, L.dp, k), (k, L.tp), replicas=k)
             except SymmetryError as exc:
                 why = str(exc)
         if L.tp > 1 and nccl:
-            s = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, shards=1, **kwargs)
+            s = build(shards=1)
             for order in odometers(L.tp):
                 try:
-                    return run(s, shard_shift(L.tp, L.pp, L.dp, order)), L.dp, 1, s
+                    return run(s, shard_shift(L.tp, L.pp, L.dp, order), (L.dp, 1), shards=1)
                 except SymmetryError:
                     continue
         if t is not None:   # priced from the replicas' trace, before the whole
             seconds = check_full_replay(
                 full_replay_ops(t, L.dp, k, G, placement, prices) if nccl
                 else t.num_ops * L.dp // k, f"P = {L.world} ({why})")
-    t = perturb(schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kwargs),
-                **(perturbation or {}))
+    t = perturb(build(), **(perturbation or {}))
     if seconds is None:
         seconds = check_full_replay(full_replay_ops(t, L.dp, L.dp, G, placement, prices)
                                     if nccl else t.num_ops, f"P = {len(placement)} ({why})")
     if notice is not None:
         notice(seconds, f"the replay of every replica of P = {len(placement)} ({why})")
-    return run(t, None), L.dp, L.tp, t
+    return run(t, None, (L.dp, L.tp))
 
 
 def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):

@@ -74,6 +74,7 @@ from workloads.transformer.moe import (bucket_groups, dense_stages, expert_grads
 from workloads.transformer.layout import Layout
 from workloads.transformer.stages import buckets, check, stage_bucket_bytes
 from workloads.transformer.compute import memory_seconds
+from workloads.transformer.fused import Chains, check_fusable
 from workloads.transformer.context.ring import check_combination, core_flops, make_ring
 from workloads.transformer.gemm import block_seconds, check_compute
 from workloads.transformer.overlaps.param_gather import check_param_gather, make_gate
@@ -92,7 +93,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
              chunks=1, scatter_gather=False, zero=0, fsdp=False, memory_bandwidth=None, moe=None,
              ep=1, first_stage_layers=None, last_stage_layers=None,
              inflight_allgathers=INFLIGHT_ALLGATHERS, replicas=None, compute="flops", device=None,
-             tp_overlap=False, param_gather="after", stage_buckets="every", shards=None, cp=1):
+             tp_overlap=False, param_gather="after", stage_buckets="every", shards=None,
+             tp_seconds=None, cp=1):
     """The trace of training transformer ``c`` under ``tp x pp x dp`` parallelism.
 
     Parameters
@@ -172,11 +174,19 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         ``tp``; :class:`netsim.trace.subset.Subset`): the shards of a stage do the same
         work, so the others' is the same moved among the machine's GPUs
         (:func:`shard_shift`). Not with experts.
+    tp_seconds : callable, optional
+        ``tp_seconds(op, ranks, nbytes)``: a tensor-parallel call's seconds alone
+        (:meth:`netsim.comm.priced.NcclPrices.seconds` on the ranks' GPUs). Given, each
+        stage's run of compute and tensor-parallel calls between two points that read it
+        is written as one op per shard of its summed seconds, the first call of each kind
+        of each group as the collective it is (:mod:`workloads.transformer.fused`; the
+        replay checks that the calls run alone). Not with ZeRO-3, experts, the
+        tensor-parallel overlap, the overlapped parameter allgather or scatter/gather.
     cp : int
         Context parallelism: each sequence over ``cp`` ranks (a divisor of half the
         sequence), ``tp * cp * pp * dp`` ranks (:mod:`workloads.transformer.context.ring`). Not
         with experts, ZeRO-3/FSDP, ``compute="gemm"``, ``memory_bandwidth``, ``tp_overlap``,
-        ``param_gather="overlap"``, ``replicas`` or ``shards``.
+        ``param_gather="overlap"``, ``replicas``, ``shards`` or ``tp_seconds``.
 
     Returns
     -------
@@ -198,7 +208,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     uneven = {k: v for k, v in (("first_stage_layers", first_stage_layers),
                                 ("last_stage_layers", last_stage_layers)) if v is not None}
     check_combination(cp, zero, fsdp, moe, compute, memory_bandwidth is not None, tp_overlap,
-                      param_gather, replicas is not None or shards is not None)
+                      param_gather, replicas is not None or shards is not None,
+                      tp_seconds is not None)
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks,
                       **uneven, cp=cp)
     zstage = check_zero(zero, fsdp, L, inflight_allgathers)
@@ -249,16 +260,30 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     pre, post = ("allgather", "reduce_scatter") if sequence_parallel else (None, "allreduce")
     # last[(stage, replica)]: the op each shard's stream waits for next.
     last = {(s, r): [None] * L.tp for s in range(L.pp) for r in range(L.dp)}
+    chains = None
+    if tp_seconds is not None:
+        check_fusable(L.tp, zstage, p, overlap, gathered, scatter_gather, dev, device_flops)
+        chains = Chains(b, groups, last, kept, pad, tp_seconds, c.element)
 
     def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None, size=None,
-              unit=None):
+              unit=None, read=False):
         """One block on every shard of (s, r): [pre collective] compute [post collective].
 
         ``kind`` ("attention", "mlp"; None for the logit layer): its memory op's seconds;
         ``size``: the bytes of its collectives (default the activation's); ``unit``: the
-        GEMM seconds it takes under ``compute="gemm"`` (default ``kind``).
+        GEMM seconds it takes under ``compute="gemm"`` (default ``kind``). With fused
+        chains, the block joins its stage's chain, written out (and returned) when
+        ``read``, else None.
         """
-        group, prev, size = groups[(s, r)], last[(s, r)], act if size is None else size
+        size = act if size is None else size
+        if chains is not None:
+            return _fused(chains, s, r, it, tag, extra, size, read,
+                          gemm[unit or kind, "backward" if tag == "backward" else "forward"]
+                          if gemm else flops / device_flops,
+                          mem[(kind, tag)] if kind else 0.0,
+                          pre if L.tp > 1 and before else None,
+                          post if L.tp > 1 and after else None)
+        group, prev = groups[(s, r)], last[(s, r)]
         deps = [[x for x in (prev[k], *_ops(None if extra is None else extra[k]))
                  if x is not None] for k in range(kept)]
         comm = None   # under the overlap: the block's last collective, beside its compute
@@ -300,15 +325,16 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     mlp = make_mlp(p, block, last, dense)
     core = core_flops(c, L.tp, cp)
 
-    def attention(st, s, r, it, tag, extra=None, core_only=False):
-        """A layer's attention block (``core_only``: its core again, selective recomputation);
-        with ``cp > 1`` its core a ring among the context-parallel ranks, yielded for
-        :func:`workloads.transformer.context.ring.make_ring` to build."""
+    def attention(st, s, r, it, tag, extra=None, core_only=False, read=False):
+        """A layer's attention block (``core_only``: its core again, selective recomputation;
+        ``read``: as for ``block``); with ``cp > 1`` its core a ring among the
+        context-parallel ranks, yielded for :func:`workloads.transformer.context.ring.make_ring`
+        to build."""
         scale = 2 if tag == "backward" else 1
         if cp == 1:
             if core_only:
                 return block(s, r, st.core, it, tag, before=False, after=False, unit="core")
-            return block(s, r, scale * st.attention, it, tag, extra, kind="attention")
+            return block(s, r, scale * st.attention, it, tag, extra, kind="attention", read=read)
         if not core_only:
             block(s, r, scale * (st.attention - core), it, tag, extra, after=False)
         last[(s, r)] = yield (s, tag, core, tag == "backward", last[(s, r)])
@@ -323,18 +349,34 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
         ready = _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last,
                            chunks, scatter_gather and L.tp > 1, gather, mlp,
                            make_ring(b, c, L.tp, L.pp, L.dp // cp, cp, kept, it) if cp > 1
-                           else make_meet(b, L, p, it, c.element), built, gate, attention)
+                           else make_meet(b, L, p, it, c.element), built, gate, chains, attention)
         if zstage == 3:   # the optimizer step waits for every reduce-scatter
             for r in range(L.dp):
                 last[(0, r)] = list(chain)
         else:
             _gradients(L, stages, element, sizes, it, b, ready, last, zstage, c.element, kept,
                        p, experts, built, not gathered)
-    return b.build()
+    t = b.build()
+    return t if chains is None else t.with_metadata(fused_tp=chains.counts())
+
+
+def _fused(chains, s, r, it, tag, extra, size, read, seconds, memory, pre, post):
+    """One block joining (s, r)'s chain (:class:`workloads.transformer.fused.Chains`):
+    [pre call] compute, memory [post call]; its ops when ``read``, else None."""
+    if pre:
+        chains.compute(s, r, 0.0, extra, it, tag)
+        chains.call(s, r, pre, size, it, tag)
+        extra = None
+    chains.compute(s, r, seconds, extra, it, tag)
+    if memory:
+        chains.compute(s, r, memory, None, it, tag)
+    if post:
+        chains.call(s, r, post, size, it, tag)
+    return chains.flush(s, r) if read else None
 
 
 def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, chunks, regather,
-               gather, mlp, meet, built, gate=None, attention=None):
+               gather, mlp, meet, built, gate=None, chains=None, attention=None):
     """Add one iteration's forwards, backwards and pipeline messages; the gradient-ready ops.
 
     Stages are built in an order in which every message exists before the op
@@ -367,8 +409,14 @@ def _iteration(c, L, stages, m, pipeline, recompute, act, it, b, block, last, ch
                         yield from _forward(st, s, r, it, block, extra, hook, mlp, first,
                                             attention)
                     else:
-                        yield from _backward(st, s, r, it, block, extra, recompute,
-                                             ready.setdefault((s, r), {}), hook, mlp, attention)
+                        # fused chains write a layer's gradient op apart in the last
+                        # micro-batch only, whose ops the buckets wait for
+                        done = (ready.setdefault((s, r), {}) if chains is None or j == m - 1
+                                else None)
+                        yield from _backward(st, s, r, it, block, extra, recompute, done,
+                                             hook, mlp, attention)
+                    if chains is not None:
+                        chains.flush(s, r)
                     to = _pipeline.target(kind, s, k, L.pp, chunks)
                     if to is not None:
                         sent[(kind, to, j, r)] = [
@@ -432,13 +480,15 @@ def _forward(st, s, r, it, block, extra, hook, mlp, gate=None, attention=None):
 
 
 def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp, attention=None):
-    """One chunk's backward (after its recomputed forward); ``done`` gets each gradient's op."""
+    """One chunk's backward (after its recomputed forward); ``done`` gets each gradient's op
+    (None: nobody reads them, so fused chains need not write them apart)."""
+    read, done = done is not None, {} if done is None else done
     root = hook and any(g == "embedding" for g, _ in st.grads)
     if root:   # the root unit again (gathered still under FSDP), for the tied logit layer
         extra = yield from hook("pre", "embedding", True)
     if st.logit:
         done["logit"] = block(s, r, 2 * st.logit, it, "backward", extra, before=False,
-                              unit="logit")
+                              unit="logit", read=read)
         extra = None
     for layer in reversed(st.layers):
         if hook:
@@ -450,7 +500,8 @@ def _backward(st, s, r, it, block, extra, recompute, done, hook, mlp, attention=
         yield from mlp(st, layer, s, r, it, "backward", 2, extra)
         if st.core:   # selective recomputation: the attention core again, on the shard alone
             yield from attention(st, s, r, it, "recompute", core_only=True)
-        done[layer] = done["expert", layer] = yield from attention(st, s, r, it, "backward")
+        done[layer] = done["expert", layer] = yield from attention(st, s, r, it, "backward",
+                                                                       read=read)
         if hook:
             yield from hook("post", layer, True)
         extra = None
@@ -570,8 +621,8 @@ def measure(trace):
     -------
     dict
         ``{"tp": bytes, "pp": bytes, "dp": bytes, "ep": bytes}`` (collectives as
-        nccl-tests counts them, messages as sent), ``"calls"`` per tag, and the trace's
-        metadata (``config``, ``tp``, ``pp``, ``dp``, ``microbatches``, ...).
+        nccl-tests counts them, messages as sent; fused tensor-parallel calls counted),
+        ``"calls"`` per tag, and the trace's metadata (``config``, ``tp``, ``pp``, ``dp``, ``microbatches``, ...).
 
     Examples
     --------
@@ -587,4 +638,7 @@ def measure(trace):
             out[name], out[f"{name}_calls"] = float(trace.size[sel].sum()), int(sel.sum())
         else:
             out[name], out[f"{name}_calls"] = 0.0, 0
+    for _, _, nbytes, count, _ in trace.metadata.get("fused_tp", ()):   # inside compute ops
+        out["tp"] += count * nbytes
+        out["tp_calls"] += count
     return out

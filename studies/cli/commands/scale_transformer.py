@@ -500,4 +500,7 @@ def run(args, perturbation=None):
             + f", {_replicas(r)}" for r in records if r["simulated"] is not None)
               + " (netsim.network.symmetry)"
               + ("; NCCL calls alone on their links replayed once each (netsim.comm.alone)"
-                 if library in ("auto", "nccl") else f"; {library}'s schedules as messages"))
+                 if library in ("auto", "nccl") else f"; {library}'s schedules as messages")
+              + ("; a stage's compute and tensor-parallel calls between pipeline messages "
+                 "as one op (workloads.transformer.fused)"
+                 if any(r.get("tp_fused") for r in records) else ""))

@@ -84,9 +84,10 @@ def check_cp(c, cp):
 
 
 def check_combination(cp, zero=0, fsdp=False, moe=None, compute="flops", memory=False,
-                      tp_overlap=False, param_gather="after", subset=False):
+                      tp_overlap=False, param_gather="after", subset=False, fused=False):
     """Refuse what context parallelism is not modelled with (the module's docstring);
-    ``subset``: a trace of some replicas or shards only (the symmetric replays').
+    ``subset``: a trace of some replicas or shards only (the symmetric replays'); ``fused``:
+    fused tensor-parallel chains (:mod:`workloads.transformer.fused`).
 
     Examples
     --------
@@ -103,7 +104,8 @@ def check_combination(cp, zero=0, fsdp=False, moe=None, compute="flops", memory=
                         (memory, "memory_bandwidth (the memory-traffic rule)"),
                         (tp_overlap, "tp_overlap"), (param_gather != "after",
                                                      "param_gather='overlap'"),
-                        (subset, "replicas or shards (a subset of the ranks)")):
+                        (subset, "replicas or shards (a subset of the ranks)"),
+                        (fused, "tp_seconds (fused tensor-parallel chains)")):
         if given:
             raise WorkloadError(f"context parallelism (cp {cp}) with {what} is not modelled")
 
