@@ -313,6 +313,7 @@ def test_context_parallel_ranks_are_megatrons_order():
     ({"cp": 0}, "cp must be an integer >= 1"),
     ({"cp": 2, "fsdp": True, "dp": 2}, "with ZeRO-3 or FSDP is not modelled"),
     ({"cp": 2, "replicas": 1}, "replicas or shards"),
+    ({"cp": 2, "tp_seconds": lambda op, ranks, nbytes: 0.0}, "fused tensor-parallel chains"),
     ({"cp": 2, "dp": 3}, "global batch")])
 def test_context_parallel_bad_options_are_refused_by_name(kwargs, needle):
     with pytest.raises(WorkloadError, match=needle):
