@@ -198,6 +198,25 @@ def test_nvls_tree_correction_only_on_blackwell_with_x86_hosts():
         pytest.approx(lat + 2**24 / bw, rel=1e-12)
 
 
+def test_small_calls_run_on_fewer_channels():
+    # enqueue.cc topoGetAlgoInfo (v2.30.7-1): nc drops while nBytes < nc x nt x threshold.
+    # Tree LL: nt 512, 8 B a thread -> 4096 B a channel; 16 KiB keeps 4 of 8, 64 KiB all 8.
+    for size, nc in ((8, 1), (1024, 1), (16383, 3), (16384, 4), (20480, 5), (65536, 8)):
+        assert nt.call_channels(TWO_NODES, "allreduce", "tree", "LL", size) == nc
+    # Ring LL: 8 B a thread x 16 ranks, 512 threads -> 65536 B a channel.
+    assert nt.call_channels(TWO_NODES, "allreduce", "ring", "LL", 4 * 65536) == 4
+    # LL128: 640 threads x 8 B = 5120 B a channel; 1 MiB keeps all 8.
+    assert nt.call_channels(TWO_NODES, "allreduce", "tree", "LL128", 20480) == 4
+    assert nt.call_channels(TWO_NODES, "allreduce", "ring", "LL128", 2**20) == 8
+    # Ring Simple on a graph of at most PCI_BW (12 GB/s) runs 256 threads: 16384 B a channel.
+    pcie = Comm(8, 1, 86, {"ring": Graph(2, 6 * GB, 6 * GB, link="pci")})
+    assert nt.call_channels(pcie, "allreduce", "ring", "Simple", 16384) == 1
+    assert nt.call_channels(pcie, "allreduce", "ring", "Simple", 32768) == 2
+    assert nt.call_channels(A100, "allreduce", "ring", "Simple", 32768 * 3) == 3   # 512 threads
+    # NVLS keeps its channels whatever the size.
+    assert nt.call_channels(H100, "allreduce", "nvls", "Simple", 8) == 8
+
+
 def test_choice_follows_size():
     assert nt.choose(A100, "allreduce", 8)[:2] == ("ring", "LL")
     assert nt.choose(A100, "allreduce", 2**30)[:2] == ("ring", "Simple")

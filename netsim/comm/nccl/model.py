@@ -478,6 +478,8 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="pr
     algorithm, protocol, predicted = _choose(comm, hw, op, nbytes, algorithm, protocol)
     if channels is None:
         channels = (_graph(comm, algorithm) or comm.graphs["ring"]).n_channels
+        if algorithm in ("ring", "tree"):   # fewer for a small call (tuning.call_channels)
+            channels = tuning.call_channels(comm, op, algorithm, protocol, nbytes)
     # NCCL allocates at most MAXCHANNELS channels per communicator (search.MAX_CHANNELS).
     channels = check_int(channels, "channels", maximum=search.MAX_CHANNELS, error=NcclModelError)
     cap = _wire_caps(_channel_caps(hw, comm, op, algorithm, protocol, channels),

@@ -25,8 +25,7 @@ PAT (allgather and reduce-scatter at one GPU per node, ``ncclPatEnable``) runs
 on the tree's graph (init.cc hands ``graphs[NCCL_ALGO_PAT]`` the tree graph).
 
 Not modelled: CollNet Direct (CollNet chain is: it needs NCCL's SHARP plugin,
-which a graph of ``sharp`` switches is taken to have), per-call channel reduction
-for small sizes, user overrides (``NCCL_ALGO``/``NCCL_PROTO``), the Power-CPU tree
+which a graph of ``sharp`` switches is taken to have), user overrides (``NCCL_ALGO``/``NCCL_PROTO``), the Power-CPU tree
 adjustment, aggregation of several operations (``numPipeOps`` is 1).
 
 References
@@ -64,7 +63,8 @@ __all__ = [
     "NVLS_EFFICIENCY", "TREE_CORRECTION_FACTOR",
     "NVLINK_BW", "PCI_BW", "CPU_LINK_BW", "SPEEDS", "Graph", "Comm", "Choice",
     "bus_factor", "steps", "nvlink_bw", "pci_bw", "pat_enabled", "search_channels", "raise_tree_intra",
-    "bandwidth", "latency", "net_overhead", "size_factors", "algo_time", "choose",
+    "bandwidth", "latency", "net_overhead", "size_factors", "call_channels", "algo_time",
+    "choose",
 ]
 
 NCCL_VERSION = "v2.30.7-1"
@@ -589,6 +589,64 @@ def size_factors(comm, op, algorithm, protocol, nbytes):
             and size / (comm.graphs["ring"].n_channels * comm.n_ranks) >= 64):
         lat = 1.9 if comm.compcap < 80 else 1.4
     return lat, bw
+
+
+# Threads a channel's block runs per protocol (src/include/device.h: NCCL_LL_MAX_NTHREADS 512,
+# NCCL_LL128_MAX_NTHREADS 640, NCCL_SIMPLE_MAX_NTHREADS 512; tuning.cc gives a ring Simple 256
+# where the ring graph's bwIntra x nChannels is at most PCI_BW) and the bytes a thread must
+# have before NCCL adds a channel (src/include/comm.h NCCL_LL_THREAD_THRESHOLD 8,
+# NCCL_LL128_THREAD_THRESHOLD 8, NCCL_SIMPLE_THREAD_THRESHOLD 64; ring LL x nRanks).
+_MAX_THREADS = types.MappingProxyType({"LL": 512, "LL128": 640, "Simple": 512})
+_THREAD_THRESHOLD = types.MappingProxyType({"LL": 8, "LL128": 8, "Simple": 64})
+
+
+def call_channels(comm, op, algorithm, protocol, nbytes):
+    """Channels NCCL runs one ring or tree call on: fewer than the graph's for small calls.
+
+    enqueue.cc ``topoGetAlgoInfo`` (v2.30.7-1, "Ring/Tree channel tuning"): starting
+    from the graph's channels, NCCL drops one while ``nBytes < nc x nt x
+    threadThreshold`` and ``nc >= 2``, with ``nt`` the protocol's threads a channel
+    (256 for a ring Simple whose graph carries at most ``PCI_BW``, 12 GB/s) and
+    ``threadThreshold`` 8 bytes a thread for LL and LL128 (LL on a ring x nRanks) and 64
+    for Simple. A single call then runs on all ``nc`` channels (``scheduleCollTasksToPlan``
+    spreads one task's traffic over them). NVLS, NVLS tree, CollNet and PAT keep theirs.
+
+    Parameters
+    ----------
+    comm : Comm
+    op, algorithm, protocol : str
+    nbytes : int
+        Message size in bytes (``nBytes``: the whole buffer of an allgather), >= 1.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> c = Comm(8, 1, 70, {"ring": Graph(6, 20e9, 20e9)})
+    >>> call_channels(c, "allreduce", "ring", "LL", 8)          # 8 < 512 x 64 bytes
+    1
+    >>> call_channels(c, "allreduce", "ring", "LL", 2**16)      # 65536 < 3 x 512 x 64
+    2
+    >>> call_channels(c, "allreduce", "ring", "Simple", 2**20)  # 1 MiB >= 6 x 512 x 64
+    6
+    """
+    _check(comm, op, algorithm, protocol)
+    size = check_int(nbytes, "nbytes", error=NcclModelError)
+    nc = comm.graphs["tree" if algorithm == "pat" else algorithm].n_channels
+    if algorithm not in ("ring", "tree"):
+        return nc
+    ring = comm.graphs.get("ring")
+    nt = _MAX_THREADS[protocol]
+    if (algorithm == "ring" and protocol == "Simple" and ring is not None
+            and ring.bw_intra * ring.n_channels <= PCI_BW * _GB):
+        nt = 256
+    threshold = _THREAD_THRESHOLD[protocol] * (comm.n_ranks if (algorithm, protocol) == ("ring", "LL")
+                                                else 1)
+    while size < nc * nt * threshold and nc >= 2:
+        nc -= 1
+    return nc
 
 
 def algo_time(comm, op, algorithm, protocol, nbytes):
