@@ -195,9 +195,8 @@ class _Replay:
         for i, t in enumerate(uniq.tolist()):
             self._at(t, ops[order[bounds[i]:bounds[i + 1]]])
 
-    def _due(self, event):
-        """A timeout fired: have its ops settled at this instant."""
-        item = event.value
+    def _due(self, item):
+        """A timed call ran: have its ops, ``item = (time, [ops, ...])``, settled at this instant."""
         del self.pending[item[0]]
         self._note(item)
 
@@ -219,15 +218,15 @@ class _Replay:
         self.settling = True
         env.call_later(0, None, self._settle)
 
-    def _wake(self, event):
-        """The flow-completion wake-up fired: settle if it is still the current one."""
-        token, t = event.value
+    def _wake(self, item):
+        """The flow-completion wake-up ran: settle if it is still the current one."""
+        token, t = item
         if token == self.wake_token:
             self.wake_time = np.inf
             self._note((t, ()))
 
     # -- one instant ---------------------------------------------------------------------
-    def _settle(self, _event):
+    def _settle(self, _value):
         """The zero-delay timeout of an instant with several events: settle them together."""
         self.settling = False
         items, self.due = self.due, []

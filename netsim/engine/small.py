@@ -335,11 +335,11 @@ def plain_callbacks(rp):
                 delay = 0.0
             call_later(delay, (token, nxt), on_wake)
 
-    def on_due(event):
-        t, lists = event.value
+    def on_due(item):
+        t, lists = item
         # Nothing else due now (as _Replay._note tests it, then calls _instant) and one list
         if rp.settling or not later_than_now() or len(lists) != 1:
-            return general_due(event)
+            return general_due(item)
         del pending[t]  # (first: an op released now may be due at t again, in a new timeout)
         ops = lists[0]
         if len(ops) != 1:
@@ -403,17 +403,17 @@ def plain_callbacks(rp):
         wake(now)
         return None
 
-    def on_wake(event):
-        token, t = event.value
+    def on_wake(item):
+        token, t = item
         if token != rp.wake_token:
             return None
         ends = flows.ends  # then as on_due
         if rp.settling or not later_than_now() or ends is None or flows.on_link is None:
-            return general_wake(event)
+            return general_wake(item)
         now = rp.now if rp.now > t else t
         limit = now + FINISH_RTOL * now
         if limit < flows.first_finish:
-            return general_wake(event)
+            return general_wake(item)
         rp.wake_time = inf
         rp.settles += 1
         rp.now = flows.now = now
