@@ -52,6 +52,10 @@ class ReplayEnvironment(simpy.Environment):
     calls : list
         The heap of pending calls, ``(time, id, callback, value)``: SimPy's heap entry of
         the timeout each stands for, its priority (always normal) left out.
+    ids : iterator of int
+        The event ids SimPy's events and the calls share. A callback running in the drain
+        may push ``(env.now + delay, next(env.ids), callback, value)`` onto ``calls``
+        itself, with ``delay >= 0``: what :meth:`call_later` pushes, without its checks.
 
     Examples
     --------
@@ -68,6 +72,7 @@ class ReplayEnvironment(simpy.Environment):
     def __init__(self, initial_time=0):
         super().__init__(initial_time)
         self.calls = []
+        self.ids = self._eid
         self._draining = False   # the drainer is running: it sees every new call itself
         self._drainer = None     # the drainer's event in SimPy's queue, if any
         self._drainer_at = None  # and its place, (time, id)

@@ -58,7 +58,8 @@ from netsim.engine.flows import SATURATION, FlowTable, check_batch
 from netsim.engine.maxmin import check_sharing
 from netsim.network.compiled import route_loads
 from netsim.engine.environment import ReplayEnvironment
-from netsim.engine.small import FINISH_RTOL, advance_small, plain_callbacks
+from netsim.engine.fused import plain_callbacks
+from netsim.engine.small import FINISH_RTOL, advance_small
 from netsim.engine import transport as _transport
 from netsim.engine.tcp import check_transport, tcp_options
 from netsim.engine.views import op_views
@@ -512,7 +513,7 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
     fused : bool
         In the plain configuration (no TCP, priority classes, rate bounds, send
         queues or progress), run the usual one-op instants in one
-        pass (:func:`netsim.engine.small.plain_callbacks`). Bit-identical either way, so
+        pass (:func:`netsim.engine.fused.plain_callbacks`). Bit-identical either way, so
         this changes only the speed; False runs every small instant through the
         general path (the tests compare the two that way).
     batch : {"auto", "numpy", "compiled"}
