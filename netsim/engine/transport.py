@@ -96,7 +96,7 @@ def enter(rp, ops, bound):
 
 
 def tick_at(rp, t, op):
-    """Run message ``op``'s round-trip instant at exact time ``t`` (a SimPy timeout)."""
+    """Run message ``op``'s round-trip instant at exact time ``t`` (a call of the queue)."""
     rp.env.call_later(t - rp.now, (t, op), lambda item: _tick(rp, item))
 
 
