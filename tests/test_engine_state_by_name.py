@@ -47,7 +47,7 @@ def _unpackings():
 
 def test_every_unpacking_of_a_record_names_its_locals_as_the_fields():
     found = _unpackings()
-    assert len(found) >= 10  # fused.py, flows.py and tcp.py unpack them (not a vacuous pass)
+    assert len(found) >= 10  # small.py, flows.py and tcp.py unpack them (not a vacuous pass)
     for module, line, names, record in found:
         where = f"{module}:{line} unpacks {record.__name__}"
         assert len(names) == len(record._fields), f"{where} into {len(names)} names"

@@ -1,4 +1,4 @@
-"""The small-event path's fused instants (netsim.engine.fused.plain_callbacks) against its general
+"""The small-event path's fused instants (netsim.engine.small.plain_callbacks) against its general
 form: the same replay both ways agrees bit for bit, counters included, and the fused form
 does take the usual desynchronised instants."""
 

@@ -38,8 +38,7 @@ at most ``small_event`` ops and flows (:data:`SMALL_EVENT` by default) runs in
 plain Python, a larger one with compiled loops over the batch
 (:mod:`netsim.engine.kernels`); both give bit-identical results. The plain-Python path
 (:mod:`netsim.engine.small`) runs the usual desynchronised instant (one op due, or one
-flow ending, alone on its links) in one pass from the queue's call
-(:mod:`netsim.engine.fused`), the general
+flow ending, alone on its links) in one pass from the queue's call, the general
 form everything else. :func:`replay` returns
 a :class:`Record`, the interface a second engine implements too: the plain
 reference engine :func:`netsim.engine.reference.replay` returns the same record (and a
@@ -60,8 +59,7 @@ from netsim.engine.flows import SATURATION, FlowTable, check_batch
 from netsim.engine.maxmin import check_sharing
 from netsim.network.compiled import route_loads
 from netsim.engine.environment import ReplayEnvironment
-from netsim.engine.fused import plain_callbacks
-from netsim.engine.small import FINISH_RTOL, advance_small
+from netsim.engine.small import FINISH_RTOL, advance_small, plain_callbacks
 from netsim.engine import transport as _transport
 from netsim.engine.tcp import check_transport, tcp_options
 from netsim.engine.views import op_views
@@ -141,7 +139,7 @@ class _Replay:
             self.qprev = qprev if (qprev >= 0).any() else None
         self.parked = {}
         # The callbacks of the calls of ops due and of the wake-up: the general path's, or in
-        # the plain configuration the fused instants (netsim.engine.fused), which fall back to them.
+        # the plain configuration the fused instants (netsim.engine.small), which fall back to them.
         self.on_due, self.on_wake = self._due, self._wake
         if fused and small_event >= 1 and self.tcp is None and self.priority is None and \
                 self.bound is None and self.qprev is None and progress is None:
@@ -515,7 +513,7 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
     fused : bool
         In the plain configuration (no TCP, priority classes, rate bounds, send
         queues or progress), run the usual one-op instants in one
-        pass (:func:`netsim.engine.fused.plain_callbacks`). Bit-identical either way, so
+        pass (:func:`netsim.engine.small.plain_callbacks`). Bit-identical either way, so
         this changes only the speed; False runs every small instant through the
         general path (the tests compare the two that way).
     batch : {"auto", "numpy", "compiled"}
