@@ -19,11 +19,12 @@ Model (SimGrid's CM02, see :mod:`netsim.engine.maxmin`):
   that instant. Zero-byte messages complete when their latency has elapsed; a
   message between ranks on one node completes at once.
 
-Event handling: the event queue orders the events, in SimPy's order; the engine keeps
-the time. The queue (a :class:`~netsim.engine.environment.ReplayEnvironment`, the one
-place that reads SimPy's internals: a heap of calls, each the heap entry of the SimPy
-timeout it stands for, run inside one SimPy event) runs the replay in time order (equal
-times in the order they were created), but its ``env.now`` adds up rounded delays and can
+Event handling: SimPy orders the events (by its own rule, inside its event loop); the
+engine keeps the time. The event queue (a
+:class:`~netsim.engine.environment.ReplayEnvironment`, the one place that reads SimPy's
+internals: a heap of calls, each the heap entry of the SimPy timeout it stands for, run
+inside one SimPy event) runs the replay in time order (equal times in the order they were
+created), but its ``env.now`` adds up rounded delays and can
 drift an ulp from the time an op is due. So the engine keeps its own exact clock,
 ``_Replay.now``: every distinct future instant ``t`` is one call of the queue,
 created with the delay ``t - now`` and carrying ``t`` itself in its value, with
