@@ -9,7 +9,7 @@ import networkx as nx
 import pytest
 
 from netsim import nccl
-from netsim.comm.nccl import hardware, tuning
+from netsim.comm.nccl import hardware, model, tuning
 from netsim.comm.nccl import NcclModelError
 from topologies.devices import compute_capability
 
@@ -140,8 +140,13 @@ def test_tree_across_two_machines_moves_each_byte_once_each_way():
     comm = tuning.Comm(2, 2, 80, {"tree": tuning.Graph(r.plan.channels, 1e9, 1e9)})
     lat = tuning.latency(comm, "allreduce", "tree", "Simple")
     # Double binary tree of 2 nodes: each node's head sends S/C up (reduce) or down
-    # (broadcast) per channel, S in all, through its one NIC in each direction.
-    assert r.makespan == pytest.approx(lat + S / 12.5e9, rel=1e-9)
+    # (broadcast) per channel, S in all, through its one NIC in each direction. NCCL's model
+    # gives the tree 1 channel x 24 GB/s x 0.92 / 2 = 11.04 GB/s and, at 256 MiB
+    # (log2(S / 64) = 22), treeCorrectionFactor[Simple][22] = 0.9 of it: the call also waits
+    # S / 11.04 GB/s x (1 / 0.9 - 1).
+    assert tuning.bandwidth(model.setup(G).comm, "allreduce", "tree", "Simple") == \
+        pytest.approx(11.04e9, rel=1e-12)
+    assert r.makespan == pytest.approx(lat + S / 12.5e9 + S / 11.04e9 * (1 / 0.9 - 1), rel=1e-9)
     assert r.plan.nodes == 2 and r.plan.algorithm == "tree"
 
 
@@ -168,8 +173,10 @@ def test_ring_across_two_machines_crosses_each_nic_once_per_channel():
     comm = tuning.Comm(4, 2, 80, {"ring": tuning.Graph(2, 1e9, 1e9, latency_inter=0.0)})
     lat = tuning.latency(comm, "allreduce", "ring", "Simple")
     # Each channel's ring crosses from machine 0 to 1 once and back once: per NIC
-    # direction 2 channels x S/2 x 2(n-1)/n = 1.5 S.
-    assert r.makespan == pytest.approx(lat + 1.5 * S / 12.5e9, rel=1e-9)
+    # direction 2 channels x S/2 x 2(n-1)/n = 1.5 S. The latency is NCCL's times its ring
+    # "plateau" factor, 1.4 on sm >= 80 for an inter-node Simple ring allreduce of >= 64 B
+    # per rank-channel (ncclTopoGetAlgoTime, v2.30.7-1).
+    assert r.makespan == pytest.approx(1.4 * lat + 1.5 * S / 12.5e9, rel=1e-9)
 
 
 def test_nvls_moves_one_and_an_eighth_of_the_buffer_each_way_at_nvls_efficiency():
@@ -307,7 +314,13 @@ def test_double_binary_tree_over_four_machines():
     r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple", channels=2)
     comm = tuning.Comm(4, 4, 80, {"tree": tuning.Graph(2, 1e9, 1e9)})
     lat = tuning.latency(comm, "allreduce", "tree", "Simple")
-    assert r.makespan == pytest.approx(lat + 2 * S / 12.5e9, rel=1e-9)
+    # NCCL's tree bandwidth beyond 2 nodes: 1 channel x bwInter 12 GB/s x 0.92 / 2 = 5.52
+    # GB/s, of which treeCorrectionFactor[Simple][22] = 0.9 at 256 MiB: the call waits
+    # S / 5.52 GB/s x (1 / 0.9 - 1) beside its flows.
+    assert tuning.bandwidth(model.setup(G).comm, "allreduce", "tree", "Simple") == \
+        pytest.approx(5.52e9, rel=1e-12)
+    assert r.makespan == pytest.approx(lat + 2 * S / 12.5e9 + S / 5.52e9 * (1 / 0.9 - 1),
+                                       rel=1e-9)
     out = {r.links["src"][i]: r.links["bytes"][i] for i in range(len(r.links["src"]))
            if r.links["dst"][i] == "leaf"}
     assert out == pytest.approx({"nic0": S, "nic1": 2 * S, "nic2": 2 * S, "nic3": S})
@@ -421,3 +434,14 @@ def test_nvls_needs_two_of_the_groups_gpus_on_a_machine():
     assert "nvls_tree" in setup(G, two).comm.graphs
     with pytest.raises(NcclModelError, match="at least 2 of the group's GPUs"):
         nccl.simulate(G, "allreduce", 2**25, ranks=one, algorithm="nvls_tree")
+
+
+def test_a_cpu_node_of_vendor_arm_makes_the_hosts_arm():
+    # NCCL's cpuArch ARM (Grace): the NVLS-tree size correction of Blackwell is x86's only.
+    G = nx.Graph()
+    G.add_nodes_from(["g0", "g1"], kind="gpu", sm=100)
+    G.add_node("c0", kind="cpu", vendor="arm")
+    G.add_edges_from([("g0", "c0"), ("g1", "c0")], bandwidth=64e9, latency=0.0)
+    assert hardware.describe(G).cpu_vendor == "arm"
+    G.nodes["c0"]["vendor"] = "intel"
+    assert hardware.describe(G).cpu_vendor == "intel"

@@ -162,8 +162,10 @@ def test_time_is_latency_plus_bytes_over_bandwidth():
 
 
 def test_tree_correction_factor_and_ring_plateau():
-    # 8 B: log2(8 >> 6) = 0 -> Simple factor 0.9; 4 MiB: log2(65536) = 16 -> 0.7.
-    for size, factor in ((8, .9), (4 * 2**20, .7)):
+    # 64 B: log2(64 >> 6) = 0 -> Simple factor 0.9; 4 MiB: log2(65536) = 16 -> 0.7. 8 B:
+    # 8 >> 6 is 0, whose log2Down is -1 (src/include/bitops.h), and ncclTopoGetAlgoTime
+    # corrects only logSize >= 0: no factor.
+    for size, factor in ((8, 1.0), (64, .9), (4 * 2**20, .7)):
         bw = nt.bandwidth(A100, "allreduce", "tree", "Simple") * factor
         expected = nt.latency(A100, "allreduce", "tree", "Simple") + size / bw
         assert nt.algo_time(A100, "allreduce", "tree", "Simple", size) == pytest.approx(expected)
@@ -171,6 +173,48 @@ def test_tree_correction_factor_and_ring_plateau():
     lat = nt.latency(TWO_NODES, "allreduce", "ring", "Simple") * 1.4
     bw = nt.bandwidth(TWO_NODES, "allreduce", "ring", "Simple")
     assert nt.algo_time(TWO_NODES, "allreduce", "ring", "Simple", size) == pytest.approx(lat + size / bw)
+
+
+def test_nvls_tree_correction_only_on_blackwell_with_x86_hosts():
+    # v2.29+ ncclTopoGetAlgoTime: NVLS tree allreduce gets treeCorrectionFactor below 1 GiB
+    # when minCompCap >= 100 and cpuArch is x86. 16 MiB: log2(2**24 >> 6) = 18 -> Simple 0.7;
+    # 512 MiB: log2(2**23) = 23, the 24th column -> 0.9; 1 GiB: column 24, none.
+    def comm(cc, vendor):
+        return Comm(16, 2, cc, {"nvls_tree": Graph(8, 48 * GB, 48 * GB)}, vendor)
+    assert nt.size_factors(comm(100, "intel"), "allreduce", "nvls_tree", "Simple", 2**24) == \
+        (1.0, .7)
+    assert nt.size_factors(comm(100, "amd"), "allreduce", "nvls_tree", "Simple", 2**29) == \
+        (1.0, .9)
+    assert nt.size_factors(comm(100, "intel"), "allreduce", "nvls_tree", "Simple", 2**30) == \
+        (1.0, 1.0)
+    assert nt.size_factors(comm(100, "arm"), "allreduce", "nvls_tree", "Simple", 2**24) == \
+        (1.0, 1.0)
+    assert nt.size_factors(comm(90, "intel"), "allreduce", "nvls_tree", "Simple", 2**24) == \
+        (1.0, 1.0)
+    c = comm(100, "intel")
+    lat = nt.latency(c, "allreduce", "nvls_tree", "Simple")
+    bw = nt.bandwidth(c, "allreduce", "nvls_tree", "Simple") * .7
+    assert nt.algo_time(c, "allreduce", "nvls_tree", "Simple", 2**24) == \
+        pytest.approx(lat + 2**24 / bw, rel=1e-12)
+
+
+def test_small_calls_run_on_fewer_channels():
+    # enqueue.cc topoGetAlgoInfo (v2.30.7-1): nc drops while nBytes < nc x nt x threshold.
+    # Tree LL: nt 512, 8 B a thread -> 4096 B a channel; 16 KiB keeps 4 of 8, 64 KiB all 8.
+    for size, nc in ((8, 1), (1024, 1), (16383, 3), (16384, 4), (20480, 5), (65536, 8)):
+        assert nt.call_channels(TWO_NODES, "allreduce", "tree", "LL", size) == nc
+    # Ring LL: 8 B a thread x 16 ranks, 512 threads -> 65536 B a channel.
+    assert nt.call_channels(TWO_NODES, "allreduce", "ring", "LL", 4 * 65536) == 4
+    # LL128: 640 threads x 8 B = 5120 B a channel; 1 MiB keeps all 8.
+    assert nt.call_channels(TWO_NODES, "allreduce", "tree", "LL128", 20480) == 4
+    assert nt.call_channels(TWO_NODES, "allreduce", "ring", "LL128", 2**20) == 8
+    # Ring Simple on a graph of at most PCI_BW (12 GB/s) runs 256 threads: 16384 B a channel.
+    pcie = Comm(8, 1, 86, {"ring": Graph(2, 6 * GB, 6 * GB, link="pci")})
+    assert nt.call_channels(pcie, "allreduce", "ring", "Simple", 16384) == 1
+    assert nt.call_channels(pcie, "allreduce", "ring", "Simple", 32768) == 2
+    assert nt.call_channels(A100, "allreduce", "ring", "Simple", 32768 * 3) == 3   # 512 threads
+    # NVLS keeps its channels whatever the size.
+    assert nt.call_channels(H100, "allreduce", "nvls", "Simple", 8) == 8
 
 
 def test_choice_follows_size():

@@ -94,3 +94,25 @@ def test_the_null_model_runs_every_row_at_its_gpus_calibration_share():
     a100 = next(r for r in ROWS if r["gpu"] == "A100")
     assert v.null_share("A100") == pytest.approx(148 / 312, rel=1e-12)
     assert v.model_rate(a100, v.null_time(a100)) <= 148e12 + 1   # recomputation counted too
+
+
+@pytest.mark.parametrize("row, gbps", [("fms-a100-llama2-70b", 400), ("fms-h100-llama2-70b", 800)])
+def test_the_fms_rows_run_at_the_inter_node_bandwidth_their_readme_prints(row, gbps):
+    # "A100 80G 128 GPUs with 400Gbps", "H100 96 GPUs with 800 Gbps": per machine, out of it
+    r = next(r for r in ROWS if r["id"] == row)
+    G = v.cluster(r)
+    nics = [d for a, b, d in G.edges(data=True)
+            if {G.nodes[a]["kind"], G.nodes[b]["kind"]} == {"nic", "switch"}]
+    machines = r["gpus"] // 8
+    assert sum(d["bandwidth"] * d.get("links", 1) for d in nics) == pytest.approx(
+        machines * gbps * 1e9 / 8, rel=1e-12)
+    assert sum(G.nodes[n]["kind"] == "gpu" for n in G) == r["gpus"]
+
+
+def test_the_fms_rows_reduce_in_bf16_and_recompute_every_block():
+    # fms_fsdp at 5e522b4: bfSixteen's reduce_dtype=bfloat16; "Full AC" checkpoints every block
+    for r in ROWS:
+        if r["framework"] == "fms-fsdp":
+            o = v.options(r)
+            assert o["grad_element"] == 2 and o["fsdp"] and o["recompute"] == "full"
+            assert r["global_batch"] == 2 * r["gpus"] and r["micro_batch"] == 2

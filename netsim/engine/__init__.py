@@ -6,7 +6,7 @@ compiled loops, reference) and what state each may touch: docs/engine-design.md.
 Modules
 -------
 bottlenecks The tolerant solve's kernels: re-solve some flows, verify max-min's bottleneck conditions.
-environment The engine's event queue: a SimPy environment with the two operations the engine needs.
+environment The engine's event queue: its own heap of timed calls, run inside SimPy's event loop.
 flow_index  The incremental path's index of flows per link direction, and its component search.
 flows       The messages on the wire and the link directions they load: rates, finishes, statistics.
 kernels     Compiled loops of the engine's batch path.

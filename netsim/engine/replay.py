@@ -19,25 +19,27 @@ Model (SimGrid's CM02, see :mod:`netsim.engine.maxmin`):
   that instant. Zero-byte messages complete when their latency has elapsed; a
   message between ranks on one node completes at once.
 
-Event handling: SimPy orders the events; the engine keeps the time. SimPy's event
-queue (a :class:`~netsim.engine.environment.ReplayEnvironment`, the one place that
-reads SimPy's internals) is what runs the replay in time order (a heap of timeouts,
-equal times in the order they were created), but its ``env.now`` adds up rounded delays and can
+Event handling: SimPy orders the events (by its own rule, inside its event loop); the
+engine keeps the time. The event queue (a
+:class:`~netsim.engine.environment.ReplayEnvironment`, the one place that reads SimPy's
+internals: a heap of calls, each the heap entry of the SimPy timeout it stands for, run
+inside one SimPy event) runs the replay in time order (equal times in the order they were
+created), but its ``env.now`` adds up rounded delays and can
 drift an ulp from the time an op is due. So the engine keeps its own exact clock,
-``_Replay.now``: every distinct future instant ``t`` is one SimPy timeout,
+``_Replay.now``: every distinct future instant ``t`` is one call of the queue,
 created with the delay ``t - now`` and carrying ``t`` itself in its value, with
 the ops whose wait ends then; the network keeps one pending wake-up for its next
 flow completion, carrying its exact time the same way. Every time a result
 reports (an op's start, transfer and end, a link's busy time) is such an exact
 time, never ``env.now``. Everything that happens at one instant is gathered into
-a single *settle* step (a zero-delay timeout, which SimPy runs after every event
+a single *settle* step (a zero-delay call, which runs after every call and event
 already scheduled at that instant): it ends finished flows, releases dependent
 ops and does one rate recomputation (:mod:`netsim.engine.flows`). An instant touching
 at most ``small_event`` ops and flows (:data:`SMALL_EVENT` by default) runs in
 plain Python, a larger one with compiled loops over the batch
 (:mod:`netsim.engine.kernels`); both give bit-identical results. The plain-Python path
 (:mod:`netsim.engine.small`) runs the usual desynchronised instant (one op due, or one
-flow ending, alone on its links) in one pass from SimPy's callback, the general
+flow ending, alone on its links) in one pass from the queue's call, the general
 form everything else. :func:`replay` returns
 a :class:`Record`, the interface a second engine implements too: the plain
 reference engine :func:`netsim.engine.reference.replay` returns the same record (and a
@@ -74,7 +76,7 @@ _NO_OPS = np.zeros(0, np.int64)
 
 
 class _Replay:
-    """State of one replay: ops, their dependencies, SimPy events. Use :func:`replay`."""
+    """State of one replay: ops, their dependencies, its event queue. Use :func:`replay`."""
 
     def __init__(self, trace, net, nodes, seconds, progress=None, link_series=False, ecmp=None,
                  seed=0, priority=None, small_event=SMALL_EVENT, bound=None, tcp=None,
@@ -114,7 +116,7 @@ class _Replay:
         self.start = np.full(n, np.nan)
         self.end = np.full(n, np.nan)
         self.xfer = np.full(n, np.nan)  # when the first byte leaves (latency elapsed)
-        self.pending = {}  # exact time -> the lists of ops due then (its SimPy timeout's)
+        self.pending = {}  # exact time -> the lists of ops due then (its call's value)
         # The engine's exact clock. SimPy's env.now adds up rounded delays, so it can be
         # an ulp away from the time an op is due; results use the exact times.
         self.now = 0.0
@@ -137,8 +139,8 @@ class _Replay:
             qprev = trace.queue_predecessors()
             self.qprev = qprev if (qprev >= 0).any() else None
         self.parked = {}
-        # The SimPy callbacks of ops due and of the wake-up: the general path's, or in the
-        # plain configuration the fused instants (netsim.engine.small), which fall back to them.
+        # The callbacks of the calls of ops due and of the wake-up: the general path's, or in
+        # the plain configuration the fused instants (netsim.engine.small), which fall back to them.
         self.on_due, self.on_wake = self._due, self._wake
         if fused and small_event >= 1 and self.tcp is None and self.priority is None and \
                 self.bound is None and self.qprev is None and progress is None:
@@ -161,9 +163,9 @@ class _Replay:
 
     # -- fixed-time events ------------------------------------------------------------------
     def _at(self, t, ops):
-        """Run ``ops`` (their wait over) at exact time ``t``: one SimPy timeout per distinct t.
+        """Run ``ops`` (their wait over) at exact time ``t``: one call of the queue per distinct t.
 
-        The timeout's value lists the ops due then (arrays, or lists from the small
+        The call's value lists the ops due then (arrays, or lists from the small
         path); later ops due at the same t join it, so everything due at one exact
         time is settled together.
         """
@@ -195,9 +197,8 @@ class _Replay:
         for i, t in enumerate(uniq.tolist()):
             self._at(t, ops[order[bounds[i]:bounds[i + 1]]])
 
-    def _due(self, event):
-        """A timeout fired: have its ops settled at this instant."""
-        item = event.value
+    def _due(self, item):
+        """A timed call ran: have its ops, ``item = (time, [ops, ...])``, settled at this instant."""
         del self.pending[item[0]]
         self._note(item)
 
@@ -209,26 +210,26 @@ class _Replay:
         env = self.env
         if env.later_than_now():
             # Nothing else is scheduled at this instant: settle now, as the zero
-            # delay timeout below would, one SimPy event sooner.
+            # delay call below would, one call sooner.
             self._instant(*item)
             return
-        # A zero delay timeout created now comes after every event already scheduled
-        # at this instant (SimPy orders equal times by creation), so the settle step
+        # A zero delay call made now comes after every call already scheduled at this
+        # instant (equal times run in the order they were made, as in SimPy), so the settle step
         # sees them all.
         self.due.append(item)
         self.settling = True
         env.call_later(0, None, self._settle)
 
-    def _wake(self, event):
-        """The flow-completion wake-up fired: settle if it is still the current one."""
-        token, t = event.value
+    def _wake(self, item):
+        """The flow-completion wake-up ran: settle if it is still the current one."""
+        token, t = item
         if token == self.wake_token:
             self.wake_time = np.inf
             self._note((t, ()))
 
     # -- one instant ---------------------------------------------------------------------
-    def _settle(self, _event):
-        """The zero-delay timeout of an instant with several events: settle them together."""
+    def _settle(self, _value):
+        """The zero-delay call of an instant with several events: settle them together."""
         self.settling = False
         items, self.due = self.due, []
         if len(items) == 1:

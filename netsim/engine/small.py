@@ -9,29 +9,31 @@ bit-identical to each other and to the batch path:
   the engine calls it from its settle step, then re-rates through
   :meth:`netsim.engine.flows.FlowTable.rerate`.
 * :func:`plain_callbacks`, the *fused* one, for the plain configuration (none of
-  those features but the link series): the SimPy callbacks of the engine's two
-  kinds of timeout (ops due at an exact time, the network's wake-up) that run the
-  usual desynchronised instant in one pass, without the layers of the general
-  path. It
+  those features but the link series): the callbacks of the engine's two kinds of
+  call (ops due at an exact time, the network's wake-up) that run the usual
+  desynchronised instant in one pass, without the layers of the general path. It
   handles three instants: a compute op ends and releases ops that wait a time;
   a message's latency ends and it goes on the wire alone on its links; a flow
   ends, its links become empty and what it releases waits a time. Anything else
   (several ops or flows at one instant, an op that waits nothing, a flow sharing
-  a link, a stale heap after a batch, a zero delay settle step pending) it hands
-  to the general path before changing any state (but the clock, which the
+  a link, a stale heap after a batch, a settle step pending at this instant) it
+  hands to the general path before changing any state (but the clock, which the
   general path's clamp sets to the same value), or, once a wake-up has ended its
   flows, to the engine's ``_Replay._proceed`` with what it popped.
 
 The fused form does the same float operations in the same order as the general
 one (the same clock and clamp, the same rate as the smallest capacity, the same
-load accounting, the same SimPy timeouts created in the same order with the same
-delays), so every time, statistic, counter and event is the same; the tests
-replay the same cases both ways and compare bit for bit.
+load accounting, the same calls made in the same order with the same times), so
+every time, statistic, counter and call is the same; the tests replay the same
+cases both ways and compare bit for bit. For speed, a call it makes goes straight
+onto the environment's heap (:class:`~netsim.engine.environment.ReplayEnvironment`:
+an entry ``(env.now + delay, next(env.ids), callback, value)``, what ``call_later``
+pushes, without its checks: its callbacks run inside the environment's drain, and
+every delay they make is at least 0).
 
 Both forms read the replay's columns by name (:mod:`netsim.engine.views`: the replay's
-``views``, the flow table's ``link_views`` and ``flow_views``) and its event queue
-through :class:`~netsim.engine.environment.ReplayEnvironment`'s public methods. Why
-each path exists and what each may touch: ``docs/engine-design.md``.
+``views``, the flow table's ``link_views`` and ``flow_views``). Why each path exists
+and what each may touch: ``docs/engine-design.md``.
 """
 
 import heapq
@@ -153,17 +155,16 @@ def route(rp, pair):
     return known
 
 
-
 def plain_callbacks(rp):
-    """The fused instants of replay ``rp``: its SimPy callbacks ``(on_due, on_wake)``.
+    """The fused instants of replay ``rp``: its calls ``(on_due, on_wake)``.
 
-    ``on_due`` runs a timeout of the engine's ``_Replay._at``, whose value is the
-    exact time and the lists of ops due then; ``on_wake`` the network's wake-up,
-    whose value is its token and exact time. Each runs the usual instant itself,
-    as the general path would (see the module docstring), and hands anything else
-    to ``rp._due`` / ``rp._wake`` / ``rp._instant``, or, after a wake-up popped its
-    flows, to ``rp._proceed``. Only for the plain configuration: no TCP, priority
-    classes, rate bounds, send queues or progress.
+    ``on_due`` runs a call of the engine's ``_Replay._at``, whose value is the exact
+    time and the lists of ops due then; ``on_wake`` the network's wake-up, whose value
+    is its token and exact time. Each runs the usual instant itself, as the general
+    path would (see the module docstring), and hands anything else to ``rp._due`` /
+    ``rp._wake`` / ``rp._instant``, or, after a wake-up popped its flows, to
+    ``rp._proceed``. Only for the plain configuration: no TCP, priority classes, rate
+    bounds, send queues or progress.
 
     Parameters
     ----------
@@ -198,23 +199,36 @@ def plain_callbacks(rp):
      _, _) = rp.views
     cap, load, link_t, busy, saturated, peak_util, peak_flows, full = flows.link_views
     general_due, general_wake, proceed, instant = rp._due, rp._wake, rp._proceed, rp._instant
-    later_than_now, call_later = env.later_than_now, env.call_later
+    later_than_now, calls, ids = env.later_than_now, env.calls, env.ids
     heappush, heappop, inf = heapq.heappush, heapq.heappop, math.inf
     lone = {}  # route -> (padded row, links, sorted links), or None: empty or a link twice
     links_of = [None, None]  # FlowTable.fl_links and a flat memoryview of it
     track = flows.series is not None
     order = {}  # a route's links -> its distinct links, ascending
 
-    def at(t, ops, now):
-        """:meth:`_Replay._at`: ``ops`` due at exact time ``t``, joining its timeout if any."""
+    def alone(pair):
+        """What a lone flow on route ``pair`` needs, or None if the route crosses no link
+        or a link twice: its padded row (a memoryview), its links, its distinct links
+        ascending each with its utilisation at the flow's rate, the rate (the smallest
+        capacity of its links, as FlowTable.rerate's lone flow) and the load it puts on
+        each link (as _set_loads adds it)."""
+        row, links, empty = rp._route_of.get(pair) or route(rp, pair)
+        if empty or len(set(links)) != len(links):
+            return None
+        r = min(map(cap.__getitem__, links))
+        y = 0.0 + r
+        return memoryview(row), links, [(k, y / cap[k]) for k in sorted(links)], r, y
+
+    def at(t, ops, now, clock):
+        """:meth:`_Replay._at`: ``ops`` due at exact time ``t``, joining its call if any."""
         lists = pending.get(t)
         if lists is None:
             lists = pending[t] = [ops]
-            call_later(t - now, (t, lists), on_due)
+            heappush(calls, (clock + (t - now), next(ids), on_due, (t, lists)))
         else:
             lists.append(ops)
 
-    def release(op, now):
+    def release(op, now, clock):
         """Count ``op`` off its successors' waits and schedule the ops it makes ready, if
         each waits a time (True); otherwise change nothing (False), as the general path
         runs an op that waits nothing at once."""
@@ -226,15 +240,15 @@ def plain_callbacks(rp):
                 waiting[s] = w - 1
                 return True
             wait = pair_lat[op_pair[s]] if is_msg[s] else dur[s]
-            if wait == 0:
-                return False
+            if not wait > 0:
+                return False  # waits nothing (or a NaN or negative wait: the general path's)
             waiting[s] = 0
             start[s] = now
             t = now + wait
-            lists = pending.get(t)  # _Replay._at, inlined
+            lists = pending.get(t)  # at(), written out
             if lists is None:
                 lists = pending[t] = [[s]]
-                call_later(t - now, (t, lists), on_due)
+                heappush(calls, (clock + (t - now), next(ids), on_due, (t, lists)))
             else:
                 lists.append([s])
             return True
@@ -253,27 +267,27 @@ def plain_callbacks(rp):
                     ta = pair_lat[op_pair[a]] if is_msg[a] else dur[a]
                 if wb == 1:
                     tb = pair_lat[op_pair[b]] if is_msg[b] else dur[b]
-                if ta == 0 or tb == 0 or ta != ta or tb != tb:
-                    return False  # waits nothing (or NaN: the general path's grouping)
+                if not (ta > 0 and tb > 0):
+                    return False  # waits nothing (or NaN, negative: the general path's)
                 waiting[a] = wa - 1
                 waiting[b] = wb - 1
                 if wa != 1:
                     start[b] = now
-                    at(now + tb, [b], now)
+                    at(now + tb, [b], now, clock)
                 elif wb != 1:
                     start[a] = now
-                    at(now + ta, [a], now)
+                    at(now + ta, [a], now, clock)
                 else:  # both: grouped by time, ascending
                     start[a] = start[b] = now
                     ta, tb = now + ta, now + tb
                     if ta == tb:
-                        at(ta, [a, b], now)
+                        at(ta, [a, b], now, clock)
                     elif ta < tb:
-                        at(ta, [a], now)
-                        at(tb, [b], now)
+                        at(ta, [a], now, clock)
+                        at(tb, [b], now, clock)
                     else:
-                        at(tb, [b], now)
-                        at(ta, [a], now)
+                        at(tb, [b], now, clock)
+                        at(ta, [a], now, clock)
                 return True
         after = [succ[i] for i in range(lo, hi)]
         if len(set(after)) != len(after):
@@ -292,11 +306,12 @@ def plain_callbacks(rp):
         at_times(rp, timed)
         return True
 
-    def set_loads(changed, now, y, flow):
-        """FlowTable._set_loads for links ``changed`` (ascending) that each now carry one
-        ``flow`` at load ``y``, or none (``y`` 0.0)."""
+    def set_loads(changed, now, y):
+        """FlowTable._set_loads for the links of ``changed``, ``(link, utilisation)`` pairs in
+        ascending order, that each now carry one flow at load ``y`` with that utilisation,
+        or none (``y`` 0.0, utilisation None)."""
         moved = [] if track else None
-        for k in changed:  # accounted to now at the old load, then the new one
+        for k, util in changed:  # accounted to now at the old load, then the new one
             dt = now - link_t[k]
             x = load[k]
             if x > 0:
@@ -305,10 +320,9 @@ def plain_callbacks(rp):
                 saturated[k] += dt
             link_t[k] = now
             load[k] = y
-            if flow:  # a load and one flow: the peaks
+            if util is not None:  # a load and one flow: the peaks (util: y / cap[k])
                 if 1 > peak_flows[k]:
                     peak_flows[k] = 1
-                util = y / cap[k]
                 if util > peak_util[k]:
                     peak_util[k] = util
             if track and y != x:
@@ -317,7 +331,7 @@ def plain_callbacks(rp):
             flows.series.append((np.full(len(moved), now), np.array(moved, np.int64),
                                  np.full(len(moved), y)))
 
-    def wake(now):
+    def wake(now, clock):
         """The heap's first valid end as FlowTable.rerate finds it, then the wake-up for it
         as the end of the engine's instant sets it."""
         ends, end_of = flows.ends, flows.end_of
@@ -333,14 +347,14 @@ def plain_callbacks(rp):
             delay = nxt - now
             if 0.0 > delay:  # max(delay, 0.0) without the call
                 delay = 0.0
-            call_later(delay, (token, nxt), on_wake)
+            heappush(calls, (clock + delay, next(ids), on_wake, (token, nxt)))
 
-    def on_due(event):
-        t, lists = event.value
+    def on_due(item):
+        t, lists = item
         # Nothing else due now (as _Replay._note tests it, then calls _instant) and one list
         if rp.settling or not later_than_now() or len(lists) != 1:
-            return general_due(event)
-        del pending[t]  # (first: an op released now may be due at t again, in a new timeout)
+            return general_due(item)
+        del pending[t]  # (first: an op released now may be due at t again, in a new call)
         ops = lists[0]
         if len(ops) != 1:
             return instant(t, lists)
@@ -350,25 +364,25 @@ def plain_callbacks(rp):
             return instant(t, lists)  # a flow ends now too
         # (the clock may move before a fallback: the general path's clamp finds the same now)
         rp.now = flows.now = now
+        clock = env.now
         if not is_msg[op]:  # a compute op ends
-            if not release(op, now):
+            if not release(op, now, clock):
                 return instant(t, lists)
             rp.settles += 1
             end[op] = now
             nxt = flows.first_finish  # no flow changed: the wake-up stays unless it was inf
             if nxt < inf and nxt != rp.wake_time:
-                wake(now)
+                wake(now, clock)
             return None
         pair = op_pair[op]
         known = lone.get(pair, False)
         if known is False:
-            row, links, empty = rp._route_of.get(pair) or route(rp, pair)
-            known = lone[pair] = None if empty or len(set(links)) != len(links) else \
-                (memoryview(row), links, sorted(links))
+            known = lone[pair] = alone(pair)
         on_link, free, sz = flows.on_link, flows._free, size[op]
-        if known is None or sz == 0 or on_link is None or not free or flows.ends is None:
+        ends = flows.ends
+        if known is None or sz == 0 or on_link is None or not free or ends is None:
             return instant(t, lists)
-        row, links, changed = known
+        row, links, changed, r, y = known
         for k in links:
             if on_link[k]:
                 return instant(t, lists)  # shares a link: the general re-rate
@@ -388,8 +402,7 @@ def plain_callbacks(rp):
         flows.route[slot] = links
         for k in links:
             on_link[k].add(slot)
-        r = min(map(cap.__getitem__, links))
-        flows.rate_solves += 1
+        flows.rate_solves += 1  # (its rate r: the smallest capacity of its links)
         rem = sz - 0.0 * (now - now)  # _set_rate on the flow add_one just filled
         if rem < 0.0:
             rem = 0.0
@@ -397,26 +410,28 @@ def plain_callbacks(rp):
         fl_t[slot] = now
         fl_rate[slot] = r
         fl_finish[slot] = e = now + rem / r if r > 0 else inf
-        flows.end_of[slot] = e
-        heappush(flows.ends, (e, slot))
-        set_loads(changed, now, 0.0 + r, True)
-        wake(now)
+        end_of = flows.end_of
+        end_of[slot] = e
+        heappush(ends, (e, slot))
+        set_loads(changed, now, y)
+        wake(now, clock)
         return None
 
-    def on_wake(event):
-        token, t = event.value
+    def on_wake(item):
+        token, t = item
         if token != rp.wake_token:
             return None
         ends = flows.ends  # then as on_due
         if rp.settling or not later_than_now() or ends is None or flows.on_link is None:
-            return general_wake(event)
+            return general_wake(item)
         now = rp.now if rp.now > t else t
         limit = now + FINISH_RTOL * now
         if limit < flows.first_finish:
-            return general_wake(event)
+            return general_wake(item)
         rp.wake_time = inf
         rp.settles += 1
         rp.now = flows.now = now
+        clock = env.now
         # FlowTable.pop_few, with its heap current
         finished, end_of = [], flows.end_of
         while ends and ends[0][0] <= limit:
@@ -446,22 +461,22 @@ def plain_callbacks(rp):
         fl_rate[slot] = 0.0
         if free is not None:
             heappush(free, slot)
-        if not release(op, now):
+        if not release(op, now, clock):
             return proceed((), [op], finished, list(links))
         end[op] = now
         on_link = flows.on_link
         for k in links:
             if len(on_link[k]) != 1:  # others stay on its links: the general re-rate
                 flows.rerate([], finished, list(links), [])
-                return wake(now)
+                return wake(now, clock)
         # FlowTable.rerate's lone finished flow: no rate to solve, its links' loads to 0.
         del route_map[slot]
         for k in links:
             on_link[k].discard(slot)
         changed = order.get(links)
         if changed is None:
-            changed = order[links] = sorted(set(links))
-        set_loads(changed, now, 0.0, False)
-        return wake(now)
+            changed = order[links] = [(k, None) for k in sorted(set(links))]
+        set_loads(changed, now, 0.0)
+        return wake(now, clock)
 
     return on_due, on_wake

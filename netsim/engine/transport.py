@@ -96,13 +96,13 @@ def enter(rp, ops, bound):
 
 
 def tick_at(rp, t, op):
-    """Run message ``op``'s round-trip instant at exact time ``t`` (a SimPy timeout)."""
-    rp.env.call_later(t - rp.now, (t, op), lambda event: _tick(rp, event))
+    """Run message ``op``'s round-trip instant at exact time ``t`` (a call of the queue)."""
+    rp.env.call_later(t - rp.now, (t, op), lambda item: _tick(rp, item))
 
 
-def _tick(rp, event):
-    """A round-trip instant fired: note the message, have the instant settled."""
-    t, op = event.value
+def _tick(rp, item):
+    """A round-trip instant ran: note the message, have the instant settled."""
+    t, op = item
     rp.ticking.append(op)
     rp._note((t, []))
 

@@ -6,13 +6,14 @@ does. This validation takes published runs where the layout, the schedule, the
 recomputation or the scale changes the measured throughput
 (``studies/data/transformer_layouts.csv``, its sources in
 ``studies/data/transformer_layouts.md``): Megatron-Core's H100 weak-scaling table and
-its strong-scaling figure (a 177B GPT at a fixed batch on 96 to 4608 GPUs), and
-torchtitan's Llama runs (FSDP, FSDP + TP) on H100 and A100.
+its strong-scaling figure (a 177B GPT at a fixed batch on 96 to 4608 GPUs),
+torchtitan's Llama runs (FSDP, FSDP + TP) on H100 and A100, and IBM's fms-fsdp Llama 2
+runs (FSDP) on A100 and H100.
 
 For each row the prediction is the time per iteration of the replay of the trace
 (:func:`studies.scaling.transformer.point` with ``simulate=True``, the closed form
-beside it) on ``gpu_cluster:machine=dgx_a100`` or ``dgx_h100`` with the row's GPU
-count. Each block's compute is its GEMMs' times from their shapes
+beside it) on the row's cluster (:func:`cluster`: ``gpu_cluster:machine=dgx_a100`` or
+``dgx_h100``, or the machines of the network a source prints) with the row's GPU count. Each block's compute is its GEMMs' times from their shapes
 (``compute="gemm"``, :mod:`workloads.transformer.gemm`: the datasheet peak, the SMs'
 tile and wave quantisation, the HBM roofline) plus the layer's memory traffic at the
 GPU's HBM bandwidth (:mod:`workloads.transformer.compute`, :data:`HBM`), with ONE
@@ -25,7 +26,7 @@ and ranking. Each row runs its framework's mechanisms as its configuration turns
 them on (:func:`options`): Megatron-Core's TP communication overlap
 (``--tp-comm-overlap``) and its distributed optimizer's overlapped parameter
 allgather (``--overlap-param-gather``), its gradient buckets and fp32 gradient
-reduction; torchtitan's FSDP2 reducing gradients in fp32.
+reduction; torchtitan's FSDP2 reducing gradients in fp32; fms-fsdp's FSDP1 in bf16.
 
 The null model runs every row at its GPU's calibration run's throughput per unit of
 peak (:func:`null_share`: the A100's 148 of 312 TFLOP/s, the H100's the
@@ -60,9 +61,9 @@ from workloads.transformer.flops import config, iteration_flops
 from workloads.transformer.iteration import schedule
 from workloads.transformer.layout import layout
 
-__all__ = ["DATA", "PREDICTED", "NULL_SHARE", "MACHINES", "HBM", "CALIBRATION", "load", "model",
+__all__ = ["DATA", "PREDICTED", "NULL_SHARE", "HBM", "CALIBRATION", "load", "model",
            "measured_time", "model_rate", "null_share", "null_time", "options", "gemm_of",
-           "efficiencies", "predict", "predictions", "save", "cached"]
+           "cluster", "efficiencies", "predict", "predictions", "save", "cached"]
 
 _HERE = pathlib.Path(__file__).resolve().parent.parent / "data"
 #: The measurements: one published run per line (sources in ``transformer_layouts.md``).
@@ -72,8 +73,6 @@ PREDICTED = _HERE / "transformer_layouts_predicted.csv"
 #: The null model's throughput per unit of peak on an A100: Narayanan et al.'s Table 1 calibration
 #: row (:data:`studies.validation.megatron.REFERENCE`, 148 TFLOP/s) over the A100's peak.
 NULL_SHARE = ROWS[REFERENCE].tflops * 1e12 / PEAK
-#: The machine each GPU model runs on (``gpu_cluster:machine=...``).
-MACHINES = {"A100": "dgx_a100", "H100": "dgx_h100"}
 #: Bytes/s of each GPU model's memory, for the layers' memory traffic: the A100 80 GB SXM's
 #: 2,039 GB/s (every A100 row: "A100 80 GB"), the H100 SXM's 3.35 TB/s
 #: (:func:`topologies.devices.hbm_bandwidth`, the datasheets).
@@ -222,6 +221,11 @@ def options(row):
       reduce_dtype=float32)`` (``torchtitan/parallelisms/parallelize_llama.py`` at
       504e7641d; ``--training.mixed_precision_reduce`` "float32" in
       ``torchtitan/config_manager.py`` at 9dec370): the gradients' reduce-scatters in fp32.
+    * ``fms-fsdp`` (foundation-model-stack/fms-fsdp at 5e522b4, the README's table): FSDP1
+      ``FullyShardedDataParallel(sharding_strategy=FULL_SHARD, limit_all_gathers=True)``
+      (``main_training.py``) with ``MixedPrecision(param_dtype=bfloat16,
+      reduce_dtype=bfloat16)`` (``fms_fsdp/policies/mixed_precision.py`` ``bfSixteen``):
+      the gradients' reduce-scatters in bf16 (``grad_element=2``).
 
     Examples
     --------
@@ -238,9 +242,27 @@ def options(row):
                grad_element=4)
     if row["framework"] == "megatron-core":
         out.update(bucket_bytes=4 * max(40e6, 1e6 * row["dp"]), stage_buckets="first")
+    elif row["framework"] == "fms-fsdp":
+        out.update(grad_element=2)
     elif row["framework"] != "torchtitan":
         raise ValueError(f"unknown framework {row['framework']!r} of row {row['id']}")
     return out
+
+
+def cluster(row):
+    """The graph a row runs on: its ``cluster`` (a registry name) with its GPU count.
+
+    DGX A100 and DGX H100 machines for the rows whose sources name NVIDIA's clusters or say
+    nothing of the network; the fms-fsdp rows' machines have the inter-node bandwidth their
+    README prints (``transformer_layouts.md``).
+
+    Examples
+    --------
+    >>> r = next(r for r in load() if r["id"] == "fms-a100-llama2-70b")
+    >>> r["cluster"], cluster(r).graph["name"].startswith("gpu_cluster")
+    ('gpu_cluster:machine=p4d', True)
+    """
+    return topology_factory(row["cluster"])(row["gpus"])
 
 
 def gemm_of(gpu, eta):
@@ -261,7 +283,7 @@ def gemm_of(gpu, eta):
 def _point(row, eta, simulate=False, prices=None):
     """:func:`studies.scaling.transformer.point` of a row at GEMM efficiency ``eta``."""
     c, L = model(row), layout(row["tp"], row["pp"], row["dp"])
-    G = topology_factory(f"gpu_cluster:machine={MACHINES[row['gpu']]}")(row["gpus"])
+    G = cluster(row)
     return point(c, L, G, eta, simulate=simulate, compute="gemm", gemm=gemm_of(row["gpu"], eta),
                  memory_bandwidth=HBM[row["gpu"]], prices=prices, **options(row))
 
@@ -282,7 +304,7 @@ def efficiencies():
         ``{gpu: eta}``.
     """
     r = _row(CALIBRATION["H100"])
-    G = topology_factory(f"gpu_cluster:machine={MACHINES[r['gpu']]}")(r["gpus"])
+    G = cluster(r)
     prices, goal = NcclPrices(G), measured_time(r)
     h100 = brentq(lambda e: _point(r, e, prices=prices)["time"] - goal, 0.2, 1.0, xtol=1e-12,
                   rtol=1e-12)
@@ -311,7 +333,7 @@ def predict(row, etas):
         closed, made, note = rec["time"], rec["simulated"], rec["why"] or ""
     except (KeyError, ValueError) as exc:   # a closed form that fails: say so, replay alone
         c, L = model(row), layout(row["tp"], row["pp"], row["dp"])
-        G = topology_factory(f"gpu_cluster:machine={MACHINES[row['gpu']]}")(row["gpus"])
+        G = cluster(row)
         t = schedule(c, L.tp, L.pp, L.dp, device_flops=eta * peak_of(G, c.precision),
                      compute="gemm", device=gemm_of(row["gpu"], eta),
                      memory_bandwidth=HBM[row["gpu"]], **options(row))

@@ -84,7 +84,8 @@ class Hardware(NamedTuple):
     rail_near: tuple     # per machine, per rail, every rank nearest that NIC
     cpu: tuple           # per rank, the nearest CPU node or None
     intra: str           # "nvlink" when the machines' GPUs are joined by NVLink, else "pci"
-    cpu_vendor: str      # "amd" if a CPU node says ``vendor="amd"``, else "intel"
+    cpu_vendor: str      # "amd" if a CPU node says ``vendor="amd"``, "arm" if one says
+    #                      ``vendor="arm"`` (NCCL's cpuArch ARM: Grace), else "intel"
 
 
 def _compcap(G, node):
@@ -282,7 +283,7 @@ def describe(G, ranks=None, cpu_vendor=None, position=None):
         A graph following the attribute contract of :mod:`netsim.comm.nccl`.
     ranks : sequence of nodes, optional
         The GPU node of each rank (default: every ``kind="gpu"`` node in graph order).
-    cpu_vendor : {"intel", "amd"}, optional
+    cpu_vendor : {"intel", "amd", "arm"}, optional
         The graph's CPU vendor when an earlier call has read it (it is the whole
         graph's: read once per replay, not once per group).
     position : dict, optional
@@ -414,14 +415,15 @@ def effective_graph(G, compcap):
 
 
 def _cpu_vendor(G):
-    """``"amd"`` if a cpu node says so or two sockets are joined by xGMI, else ``"intel"``."""
+    """``"amd"`` if a cpu node says so or two sockets are joined by xGMI, ``"arm"`` if a cpu
+    node says ``vendor="arm"``, else ``"intel"``."""
     for u, v, d in G.edges(data=True):
         if ({G.nodes[u].get("kind"), G.nodes[v].get("kind")} == {"cpu"}
                 and str(d.get("technology", "")).casefold() == "xgmi"):
             return "amd"
     vendors = {str(d.get("vendor", "")).casefold() for _, d in G.nodes(data=True)
                if d.get("kind") == "cpu"}
-    return "amd" if "amd" in vendors else "intel"
+    return "amd" if "amd" in vendors else "arm" if "arm" in vendors else "intel"
 
 
 def nvlink_counts(G, gpus, compcap):

@@ -13,7 +13,11 @@ counted by the engine:
   network plugin's reported latency on every inter-node step,
   :data:`netsim.comm.nccl.hardware.NET_PLUGIN_LATENCY`, and for Simple once more, the
   GPUDirect RDMA flush, on GPUs before compute capability 90 only: NCCL's runtime
-  does not flush from Hopper on, though its tuning charges it), and, when one host thread
+  does not flush from Hopper on, though its tuning charges it), with NCCL's own
+  corrections by size (:func:`netsim.comm.nccl.tuning.size_factors`: the ring's
+  "plateau" latency factor, and the time a tree, or a Blackwell NVLS tree on x86
+  hosts, loses at medium sizes by ``treeCorrectionFactor``, as NCCL's bandwidth
+  figure makes it), and, when one host thread
   launches on every GPU of a machine in turn, the wait for those launches
   (:mod:`netsim.comm.nccl.launch`); every flow waits for it.
 * NCCL pipelines each channel in small chunks, so in the fluid limit every
@@ -58,8 +62,8 @@ counted by the engine:
   (``bwIntra``, ratio 1/2, latency ``2 (ppn - 1) intraLat + interLat``) decides
   whether it runs.
 
-Not modelled: CollNet Direct, NCCL's ``treeCorrectionFactor``, and TCP stacks
-that reduce on the CPU (no cited host-side limit).
+Not modelled: CollNet Direct, and TCP stacks that reduce on the CPU (no cited
+host-side limit).
 """
 
 import math
@@ -290,14 +294,27 @@ def _net_peer_channels(E, hw, r):
     return p2p.net_peer_channels(bws, gpu_bw / 1e9)
 
 
-def _latency(comm, hw, op, algorithm, protocol):
+def _latency(comm, hw, op, algorithm, protocol, nbytes):
+    """Seconds charged for a call beside its flows: NCCL's latency and its size correction.
+
+    A collective pays tuning.cc's latency (the runtime's flush only, :func:`_runtime_flush`)
+    times NCCL's latency factor by size, and the time NCCL's model adds to the call's
+    bandwidth term at this size (:func:`netsim.comm.nccl.tuning.size_factors`: a tree at
+    medium sizes runs at ``treeCorrectionFactor`` of its rate), ``nbytes / bw x (1/f - 1)``
+    with NCCL's bandwidth ``bw``: a wait on no link, as NCCL's source leaves its cause (the
+    pipeline at medium sizes) unnamed.
+    """
     if op in ("alltoall", "sendrecv"):
         # NCCL's tuning has no entry for point-to-point: one ring step inside a machine;
         # across machines the receiver's notice, the data and the proxy's posts (p2p.latency).
         return p2p.latency(protocol, hw.intra, p2p.net_posts(op, hw.machine),
                            comm.graphs["ring"].latency_inter, hw.cpu_vendor,
                            flush=protocol == "Simple" and _runtime_flush(hw))
-    return tuning.latency(comm, op, algorithm, protocol, flush=_runtime_flush(hw))
+    lat = tuning.latency(comm, op, algorithm, protocol, flush=_runtime_flush(hw))
+    lat_factor, bw_factor = tuning.size_factors(comm, op, algorithm, protocol, nbytes)
+    bw = tuning.bandwidth(comm, op, algorithm, protocol)
+    slower = nbytes / bw * (1 / bw_factor - 1) if bw > 0 else 0.0
+    return lat * lat_factor + slower
 
 
 def _runtime_flush(hw):
@@ -461,6 +478,8 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="pr
     algorithm, protocol, predicted = _choose(comm, hw, op, nbytes, algorithm, protocol)
     if channels is None:
         channels = (_graph(comm, algorithm) or comm.graphs["ring"]).n_channels
+        if algorithm in ("ring", "tree"):   # fewer for a small call (tuning.call_channels)
+            channels = tuning.call_channels(comm, op, algorithm, protocol, nbytes)
     # NCCL allocates at most MAXCHANNELS channels per communicator (search.MAX_CHANNELS).
     channels = check_int(channels, "channels", maximum=search.MAX_CHANNELS, error=NcclModelError)
     cap = _wire_caps(_channel_caps(hw, comm, op, algorithm, protocol, channels),
@@ -468,5 +487,5 @@ def plan(s, op, nbytes, algorithm=None, protocol=None, channels=None, launch="pr
     flows = Transfers(hw, WIRE_FACTOR[protocol], s.memory)
     lay_out(s.G, hw, flows, op, algorithm, nbytes, channels, cap, s.sharp)
     return Call(op, nbytes, len(hw.gpus), len(hw.machines), algorithm, protocol, channels,
-                _latency(comm, hw, op, algorithm, protocol), predicted, tuple(flows.flows), wait,
+                _latency(comm, hw, op, algorithm, protocol, nbytes), predicted, tuple(flows.flows), wait,
                 tuple(flows.bounds))

@@ -25,10 +25,8 @@ PAT (allgather and reduce-scatter at one GPU per node, ``ncclPatEnable``) runs
 on the tree's graph (init.cc hands ``graphs[NCCL_ALGO_PAT]`` the tree graph).
 
 Not modelled: CollNet Direct (CollNet chain is: it needs NCCL's SHARP plugin,
-which a graph of ``sharp`` switches is taken to have), per-call channel reduction
-for small sizes, user overrides (``NCCL_ALGO``/``NCCL_PROTO``), the Power-CPU tree
-adjustment, aggregation of several operations (``numPipeOps`` is 1), the
-Blackwell NVLS-tree correction (x86 only, ``treeCorrectionFactor`` on NVLS tree).
+which a graph of ``sharp`` switches is taken to have), user overrides (``NCCL_ALGO``/``NCCL_PROTO``), the Power-CPU tree
+adjustment, aggregation of several operations (``numPipeOps`` is 1).
 
 References
 ----------
@@ -65,7 +63,8 @@ __all__ = [
     "NVLS_EFFICIENCY", "TREE_CORRECTION_FACTOR",
     "NVLINK_BW", "PCI_BW", "CPU_LINK_BW", "SPEEDS", "Graph", "Comm", "Choice",
     "bus_factor", "steps", "nvlink_bw", "pci_bw", "pat_enabled", "search_channels", "raise_tree_intra",
-    "bandwidth", "latency", "net_overhead", "algo_time", "choose",
+    "bandwidth", "latency", "net_overhead", "size_factors", "call_channels", "algo_time",
+    "choose",
 ]
 
 NCCL_VERSION = "v2.30.7-1"
@@ -105,7 +104,7 @@ HW_LAT_US = (
 )
 # llMaxBws, perChMax*Bws (GB/s), nvlsEfficiency: netsim.comm.nccl.limits, re-exported here.
 # tuning.cc ``treeCorrectionFactor``[protocol][log2(bytes / 64)], 64 B .. 512 MiB (24 columns;
-# trees read the first 23).
+# trees read the first 23, NVLS trees on Blackwell x86 all 24: :func:`size_factors`).
 TREE_CORRECTION_FACTOR = (
     (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0,
      1.0, 1.0),
@@ -148,7 +147,12 @@ class Graph(NamedTuple):
 
 
 class Comm(NamedTuple):
-    """A communicator as the tuning model sees it; ``graphs`` maps algorithm -> Graph."""
+    """A communicator as the tuning model sees it; ``graphs`` maps algorithm -> Graph.
+
+    ``cpu_vendor``: ``"intel"`` or ``"amd"`` (x86, NCCL's ``cpuVendor``) or ``"arm"``
+    (NCCL's ``cpuArch`` ARM, which tuning.cc treats as Intel but for the Blackwell NVLS-tree
+    correction of :func:`size_factors`).
+    """
 
     n_ranks: int
     n_nodes: int
@@ -538,12 +542,118 @@ def _log2i(n):  # utils.h log2i: floor(log2(n)), 0 for n <= 1
     return int(n).bit_length() - 1 if n > 0 else 0
 
 
+def size_factors(comm, op, algorithm, protocol, nbytes):
+    """NCCL's corrections of its own model by call size: ``(latency factor, bandwidth factor)``.
+
+    ``ncclTopoGetAlgoTime`` (v2.30.7-1) scales what ``ncclTopoTuneModel`` gives a call
+    by its size, because, in its source's words, "Trees are not perfectly sticking to
+    the model for medium sizes": tree allreduce's bandwidth by ``treeCorrectionFactor``
+    below 512 MiB, NVLS tree allreduce's by the same table below 1 GiB on Blackwell
+    (sm >= 100) with x86 hosts (``cpuArch == NCCL_TOPO_CPU_ARCH_X86``; since v2.29), and
+    the latency of an inter-node Simple ring allreduce by 1.9 (sm < 80) or 1.4 once each
+    rank-channel carries >= 64 bytes ("Plateau effect of ring").
+
+    Parameters
+    ----------
+    comm : Comm
+    op, algorithm, protocol : str
+    nbytes : int
+        Message size in bytes, >= 1.
+
+    Returns
+    -------
+    (float, float)
+        The factor of the latency and of the bandwidth (1.0 where NCCL has none).
+
+    Examples
+    --------
+    >>> t = Comm(16, 2, 80, {"ring": Graph(8, 20e9, 20e9), "tree": Graph(8, 20e9, 20e9)})
+    >>> size_factors(t, "allreduce", "tree", "LL128", 2**20)    # log2(2**20 / 64) = 14
+    (1.0, 0.6)
+    >>> size_factors(t, "allreduce", "ring", "Simple", 2**20)
+    (1.4, 1.0)
+    >>> size_factors(t, "allgather", "ring", "Simple", 2**20)
+    (1.0, 1.0)
+    """
+    _check(comm, op, algorithm, protocol)
+    size = check_int(nbytes, "nbytes", error=NcclModelError)
+    log_size = _log2i(size >> 6) if size >= 64 else -1   # bitops.h log2Down(0) is -1
+    lat, bw = 1.0, 1.0
+    row = TREE_CORRECTION_FACTOR[PROTOCOLS.index(protocol)]
+    if algorithm == "tree" and op == "allreduce" and 0 <= log_size < 23:
+        bw = row[log_size]
+    if (algorithm == "nvls_tree" and op == "allreduce" and 0 <= log_size < 24 and comm.compcap >= 100
+            and comm.cpu_vendor != "arm"):
+        bw = row[log_size]
+    if (algorithm == "ring" and protocol == "Simple" and comm.n_nodes > 1 and op == "allreduce"
+            and size / (comm.graphs["ring"].n_channels * comm.n_ranks) >= 64):
+        lat = 1.9 if comm.compcap < 80 else 1.4
+    return lat, bw
+
+
+# Threads a channel's block runs per protocol (src/include/device.h: NCCL_LL_MAX_NTHREADS 512,
+# NCCL_LL128_MAX_NTHREADS 640, NCCL_SIMPLE_MAX_NTHREADS 512; tuning.cc gives a ring Simple 256
+# where the ring graph's bwIntra x nChannels is at most PCI_BW) and the bytes a thread must
+# have before NCCL adds a channel (src/include/comm.h NCCL_LL_THREAD_THRESHOLD 8,
+# NCCL_LL128_THREAD_THRESHOLD 8, NCCL_SIMPLE_THREAD_THRESHOLD 64; ring LL x nRanks).
+_MAX_THREADS = types.MappingProxyType({"LL": 512, "LL128": 640, "Simple": 512})
+_THREAD_THRESHOLD = types.MappingProxyType({"LL": 8, "LL128": 8, "Simple": 64})
+
+
+def call_channels(comm, op, algorithm, protocol, nbytes):
+    """Channels NCCL runs one ring or tree call on: fewer than the graph's for small calls.
+
+    enqueue.cc ``topoGetAlgoInfo`` (v2.30.7-1, "Ring/Tree channel tuning"): starting
+    from the graph's channels, NCCL drops one while ``nBytes < nc x nt x
+    threadThreshold`` and ``nc >= 2``, with ``nt`` the protocol's threads a channel
+    (256 for a ring Simple whose graph carries at most ``PCI_BW``, 12 GB/s) and
+    ``threadThreshold`` 8 bytes a thread for LL and LL128 (LL on a ring x nRanks) and 64
+    for Simple. A single call then runs on all ``nc`` channels (``scheduleCollTasksToPlan``
+    spreads one task's traffic over them). NVLS, NVLS tree, CollNet and PAT keep theirs.
+
+    Parameters
+    ----------
+    comm : Comm
+    op, algorithm, protocol : str
+    nbytes : int
+        Message size in bytes (``nBytes``: the whole buffer of an allgather), >= 1.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> c = Comm(8, 1, 70, {"ring": Graph(6, 20e9, 20e9)})
+    >>> call_channels(c, "allreduce", "ring", "LL", 8)          # 8 < 512 x 64 bytes
+    1
+    >>> call_channels(c, "allreduce", "ring", "LL", 2**16)      # 65536 < 3 x 512 x 64
+    2
+    >>> call_channels(c, "allreduce", "ring", "Simple", 2**20)  # 1 MiB >= 6 x 512 x 64
+    6
+    """
+    _check(comm, op, algorithm, protocol)
+    size = check_int(nbytes, "nbytes", error=NcclModelError)
+    nc = comm.graphs["tree" if algorithm == "pat" else algorithm].n_channels
+    if algorithm not in ("ring", "tree"):
+        return nc
+    ring = comm.graphs.get("ring")
+    nt = _MAX_THREADS[protocol]
+    if (algorithm == "ring" and protocol == "Simple" and ring is not None
+            and ring.bw_intra * ring.n_channels <= PCI_BW * _GB):
+        nt = 256
+    threshold = _THREAD_THRESHOLD[protocol] * (comm.n_ranks if (algorithm, protocol) == ("ring", "LL")
+                                                else 1)
+    while size < nc * nt * threshold and nc >= 2:
+        nc -= 1
+    return nc
+
+
 def algo_time(comm, op, algorithm, protocol, nbytes):
     """Predicted time of one call: ``ncclTopoGetAlgoTime`` (latency + bytes / bandwidth).
 
-    Tree allreduce gets ``treeCorrectionFactor`` below 512 MiB; inter-node Simple ring
-    allreduce gets the "plateau" latency factor 1.9 (compcap < 80) or 1.4 once
-    each rank-channel carries >= 64 bytes. ``inf`` where NCCL's bandwidth is 0.
+    Both terms scaled by NCCL's corrections by size (:func:`size_factors`). ``inf``
+    where NCCL's bandwidth is 0.
 
     Parameters
     ----------
@@ -569,13 +679,8 @@ def algo_time(comm, op, algorithm, protocol, nbytes):
     if bw == 0:
         return math.inf
     lat = latency(comm, op, algorithm, protocol) / _US
-    log_size = _log2i(size >> 6)
-    if algorithm == "tree" and op == "allreduce" and log_size < 23:
-        bw *= TREE_CORRECTION_FACTOR[PROTOCOLS.index(protocol)][log_size]
-    if (algorithm == "ring" and protocol == "Simple" and comm.n_nodes > 1 and op == "allreduce"
-            and size / (comm.graphs["ring"].n_channels * comm.n_ranks) >= 64):
-        lat *= 1.9 if comm.compcap < 80 else 1.4
-    return (lat + size / (1000 * bw)) * _US
+    lat_factor, bw_factor = size_factors(comm, op, algorithm, protocol, size)
+    return (lat * lat_factor + size / (1000 * bw * bw_factor)) * _US
 
 
 def choose(comm, op, nbytes):
