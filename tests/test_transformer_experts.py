@@ -200,8 +200,8 @@ def test_toy_expert_gradients_are_the_one_rank_models(dp, ep):
 
 
 def test_toy_moe_block_backward_is_the_finite_difference_of_its_forward():
-    from workloads.transformer.toy import _ln, _ln_back, init
-    from workloads.transformer.toy_moe import backward, forward, init_experts
+    from workloads.transformer.toy.dense import _ln, _ln_back, init
+    from workloads.transformer.toy.moe import backward, forward, init_experts
 
     m = moe(3, top_k=2, capacity_factor=2.0)   # no token dropped: the routing is fixed
     w = {k: v.astype(np.float64)

@@ -6,7 +6,7 @@ import pytest
 
 from workloads.transformer.iteration import schedule
 from workloads.transformer.flops import config
-from workloads.transformer.toy import _block_back, _block_partials, init, run
+from workloads.transformer.toy.dense import _block_back, _block_partials, init, run
 
 
 def _comm(t):

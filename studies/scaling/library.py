@@ -54,7 +54,7 @@ def compare(source, workers, topology, model=None, device=None, libraries=("auto
     --------
     >>> st = compare("allreduce", [8], "dgx_h100", iterations=1)
     >>> st["auto"]["records"][0]["plans"], st["mpich"]["records"][0]["plans"]
-    (['nccl ring/LL/12ch'], ['mpich ring'])
+    (['nccl ring/LL/1ch'], ['mpich ring'])
     """
     from topologies.devices import device_flops
 

@@ -1,6 +1,6 @@
 """The toy transformer's mixture-of-experts layers, trained for real under expert parallelism.
 
-:func:`workloads.transformer.toy.run` with ``moe`` makes every ``every``-th
+:func:`workloads.transformer.toy.dense.run` with ``moe`` makes every ``every``-th
 layer's MLP ``E`` expert MLPs (``h -> 4h -> h``, tanh, the dense MLP's
 shapes) and a router ``h x E`` (no bias), as :mod:`workloads.transformer.moe`
 describes. Per micro-batch, each replica routes its ``T = b s`` tokens: the

@@ -29,7 +29,7 @@ import numpy as np
 from netsim.trace.core import TraceBuilder
 
 from workloads.transformer import pipeline as _pipeline
-from workloads.transformer import toy_moe as _moe
+from workloads.transformer.toy import moe as _moe
 from workloads.errors import WorkloadError
 from workloads.transformer.layout import layout as make_layout
 from workloads.transformer.flops import config
@@ -145,7 +145,7 @@ def run(tp=2, pp=2, dp=2, layers=2, hidden=8, heads=2, seq=4, micro_batch=1, glo
 
     With ``moe`` (a :class:`workloads.transformer.moe.Moe`), its layers are
     mixtures of experts over expert-parallel groups of ``ep`` replicas
-    (:mod:`workloads.transformer.toy_moe`; ``tp = 1``), their all-to-alls
+    (:mod:`workloads.transformer.toy.moe`; ``tp = 1``), their all-to-alls
     tagged ``ep``.
 
     Returns
