@@ -13,7 +13,7 @@ import numbers
 
 from netsim.errors import NetsimError
 
-__all__ = ["check_choice", "check_int", "check_real", "is_real"]
+__all__ = ["available_memory", "check_choice", "check_int", "check_real", "is_real"]
 
 
 def is_real(value):
@@ -175,3 +175,32 @@ def check_real(value, name, lo=None, hi=None, strict=False, error=NetsimError):
             kind = "a finite number"
         raise error(f"{name} must be {kind}, got {value!r}")
     return float(value)
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation: MemAvailable of /proc/meminfo.
+
+    Falls back to the physical memory (``os.sysconf``) where there is no
+    /proc/meminfo, and to None where neither is known. The checks that refuse work
+    too large to hold before they start read it (a builder's graph,
+    :func:`topologies._validate.check_size`; the CLI's estimates, through
+    :mod:`studies.memory`).
+
+    Examples
+    --------
+    >>> m = available_memory(); m is None or m > 0
+    True
+    """
+    import os
+
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
