@@ -197,13 +197,7 @@ def write(path, writer, binary=False):
     seconds, leaves ``path`` as it was: a file opened under its own name was left empty
     or cut short, looking written.
 
-    Parameters
-    ----------
-    path : str or path-like
-    writer : callable
-        Called with the open file.
-    binary : bool, optional
-        Open in binary mode (a PNG).
+    The parameters are :func:`~netsim.formats.whole.write_whole`'s (``binary`` for a PNG).
 
     Raises
     ------
