@@ -22,7 +22,7 @@ from netsim.units import format_bandwidth, format_bytes, format_time, parse_byte
 from studies.reports import nccl as nccl_report, nccl_tests as nccl_tests_format
 from studies.cli.console import check_options, check_png, expect
 from studies.registry import COLLECTIVES, parse_topology, spec_gpus, topology_factory
-from studies.scaling.trace_size import check_fits, check_ops
+from studies.scaling.trace_size import check_fits, check_ops, nccl_flow_count
 from studies.reports.text import table
 
 HELP = "one collective: simulated time next to its closed form, and why they differ"
@@ -227,10 +227,13 @@ def _run_nccl(args):
     spec = args.topology or "dgx_h100"
     if args.workers is not None:
         check_int(args.workers, "P")
-    if not args.force:   # the graph's build and a route search from each GPU, before either
-        ranks = args.workers if args.workers is not None else spec_gpus(spec)
+    if not args.force:   # the graph's build, a route search from each GPU and the plan's
+        ranks = args.workers if args.workers is not None else spec_gpus(spec)   # flows
         if ranks is not None:
-            fits = check_ops(0, f"the topology {spec}", topology=spec, ranks=ranks)
+            flows, pairs = nccl_flow_count(args.algorithm, ranks)   # replayed at each size
+            fits = check_ops(flows * len(sizes), f"NCCL's {args.algorithm} on {spec} of "
+                             f"{ranks} GPUs at {len(sizes)} size(s)", noun="flows",
+                             topology=spec, ranks=ranks, pairs=pairs)
             expect(args, fits.get("seconds"), f"NCCL's {args.algorithm} on {spec}")
     if args.workers is not None:
         G = topology_factory(spec)(args.workers)
