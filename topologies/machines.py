@@ -698,7 +698,10 @@ def pcie_box(gpus=8, gpu="RTX4090", gen="gen4", p2p=False, sockets=2, interconne
     """
     fn = "pcie_box"
     gpus = check_int(gpus, f"{fn}: gpus", error=TopologyError)
-    sockets = check_int(sockets, f"{fn}: sockets", maximum=gpus, error=TopologyError)
+    sockets = check_int(sockets, f"{fn}: sockets", error=TopologyError)
+    if sockets > gpus:   # named as two values: the default sockets=2 with gpus=1 is the case
+        raise TopologyError(f"{fn}: sockets={sockets} is more than gpus={gpus}: each socket "
+                            f"holds at least one GPU; give sockets={gpus}, or more gpus")
     socket_links = check_int(socket_links, f"{fn}: socket_links", error=TopologyError)
     gen = _check.choice(fn, "gen", gen, PCIE_X16)
     interconnect = _check.choice(fn, "interconnect", interconnect, CPU_INTERCONNECT)

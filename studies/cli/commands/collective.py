@@ -12,11 +12,12 @@ hosts' cores (:mod:`studies.cli.commands.collective_gloo`).
 import json
 
 from netsim.analysis.collectives import compare, ranks_for
-from netsim.checks import check_int, check_real
+from netsim.checks import check_choice, check_int, check_real
 from netsim.comm.library import LIBRARIES as COMM_LIBRARIES
 from netsim.errors import NetsimError
 from netsim.comm.nccl import OPS as NCCL_OPS
 from netsim.comm.nccl.search import MAX_CHANNELS
+from netsim.comm.nccl.tuning import PROTOCOLS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
 from studies.reports import nccl as nccl_report, nccl_tests as nccl_tests_format
@@ -216,6 +217,8 @@ def _run_nccl(args):
         raise NetsimError("--library nccl needs one of -n/--bytes SIZE or --sizes LO..HI")
     if args.factor is not None and (args.sizes is None or ".." not in args.sizes):
         raise NetsimError("--factor applies to a --sizes LO..HI range")
+    if args.protocol is not None:   # named as the option, not as the trace's "op 0"
+        check_choice(args.protocol, "--protocol", PROTOCOLS)
     if args.channels is not None:  # NCCL's MAXCHANNELS (netsim.comm.nccl.search.MAX_CHANNELS)
         check_int(args.channels, "--channels", maximum=MAX_CHANNELS)
     check_png(args.png)  # before the sweep: a directory or /proc/x.png fails now
