@@ -1,5 +1,6 @@
 """The one integer check, the one real-number check and the one choice check, used by
-every package.
+every package, and the checks of a public function's other arguments (a flag, a
+callback, an array of numbers) before anything uses them.
 
 Each takes the value first, then its name for the message, and the error class
 its caller's users should see (:class:`~netsim.errors.TraceError` for what
@@ -13,7 +14,8 @@ import numbers
 
 from netsim.errors import NetsimError
 
-__all__ = ["check_choice", "check_int", "check_real", "is_real"]
+__all__ = ["available_memory", "check_array", "check_callable", "check_choice", "check_flag",
+           "check_int", "check_real", "is_real"]
 
 
 def is_real(value):
@@ -63,11 +65,16 @@ def check_choice(value, name, known, error=NetsimError):
     Traceback (most recent call last):
     ...
     netsim.errors.NetsimError: unknown mlp []; known: gelu, swiglu
+    >>> import numpy as np
+    >>> check_choice(np.array([1, 2]), "sharing", ("maxmin", "priority"))
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: unknown sharing array([1, 2]); known: maxmin, priority
     """
     try:
         hit = value in known
-    except TypeError:   # an unhashable value (a list, a dict) against a dict or set of names
-        hit = False
+    except (TypeError, ValueError):   # an unhashable value (a list, a dict) against a dict or
+        hit = False                   # set of names; an array, whose == is not one bool
     if not hit:
         raise error(f"unknown {name} {value!r}; known: {', '.join(map(str, known))}")
     return value
@@ -175,3 +182,107 @@ def check_real(value, name, lo=None, hi=None, strict=False, error=NetsimError):
             kind = "a finite number"
         raise error(f"{name} must be {kind}, got {value!r}")
     return float(value)
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation: MemAvailable of /proc/meminfo.
+
+    Falls back to the physical memory (``os.sysconf``) where there is no
+    /proc/meminfo, and to None where neither is known. The checks that refuse work
+    too large to hold before they start read it (a builder's graph,
+    :func:`topologies._validate.check_size`; the CLI's estimates, through
+    :mod:`studies.memory`).
+
+    Examples
+    --------
+    >>> m = available_memory(); m is None or m > 0
+    True
+    """
+    import os
+
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _what(value):
+    """``int 5``: a value's type and its start, for a message."""
+    return f"{type(value).__name__} {value!r:.40}"
+
+
+def check_flag(value, name, error=NetsimError):
+    """``value`` as a bool if it is one (a numpy bool too), else ``error`` naming it.
+
+    Examples
+    --------
+    >>> check_flag(False, "link_series")
+    False
+    >>> check_flag("yes", "link_series")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: link_series must be True or False, got str 'yes'
+    """
+    import numpy as np
+
+    if not isinstance(value, (bool, np.bool_)):
+        raise error(f"{name} must be True or False, got {_what(value)}")
+    return bool(value)
+
+
+def check_callable(value, name, call, error=NetsimError):
+    """``value`` if it is None or callable, else ``error`` saying how it is called.
+
+    Examples
+    --------
+    >>> check_callable(5, "progress", "progress(ops_done)")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: progress must be callable as progress(ops_done), got int 5
+    """
+    if value is not None and not callable(value):
+        raise error(f"{name} must be callable as {call}, got {_what(value)}")
+    return value
+
+
+def check_array(value, name, length, kinds="iu", error=NetsimError):
+    """``value`` as a one-dimensional numpy array of ``length`` numbers of ``kinds``.
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        The argument, for the message.
+    length : int
+        The entries it must have.
+    kinds : str, optional
+        numpy dtype kinds allowed: ``"iu"`` integers (default), ``"iuf"`` real numbers.
+    error : type, optional
+
+    Examples
+    --------
+    >>> check_array([2, 0], "nodes", 2).tolist()
+    [2, 0]
+    >>> check_array(None, "seconds", 3, "iuf")
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: seconds must be a sequence of 3 real numbers, got NoneType None
+    >>> check_array([0.5, 1], "nodes", 2)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: nodes must be a sequence of 2 integers, got list [0.5, 1]
+    """
+    import numpy as np
+
+    arr = None if isinstance(value, (str, bytes, dict)) else np.asarray(value)
+    if arr is None or arr.ndim != 1 or len(arr) != length or arr.dtype.kind not in kinds:
+        raise error(f"{name} must be a sequence of {length} "
+                    f"{'integers' if kinds == 'iu' else 'real numbers'}, got {_what(value)}")
+    return arr

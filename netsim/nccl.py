@@ -23,7 +23,7 @@ Examples
 
 from netsim.comm import library as _library
 from netsim import result as _result
-from netsim.checks import check_int
+from netsim.checks import check_choice, check_int
 from netsim.trace.core import TraceBuilder
 from netsim.comm.nccl import hardware, launch, limits, model, p2p, search, staging, tuning
 from netsim.comm.nccl.model import ALGORITHMS, OPS, WIRE_FACTOR, Plan
@@ -106,8 +106,7 @@ def simulate(G, op, nbytes, ranks=None, algorithm=None, protocol=None, channels=
     >>> round((t.makespan - r.makespan) * 1e6, 6)
     2.0
     """
-    if op not in OPS:
-        raise NcclModelError(f"unknown op {op!r}; known: {', '.join(OPS)}")
+    check_choice(op, "op", OPS, error=NcclModelError)
     nbytes = check_int(nbytes, "nbytes", error=NcclModelError)
     hw = hardware.describe(G, ranks)     # refuses non-gpu ranks and fewer than two
     meta = {"library": "nccl", "op": op}

@@ -34,7 +34,8 @@ import numpy as np
 from netsim.engine import replay as engine
 from netsim.comm import alone as _alone
 from netsim.comm import library as _library
-from netsim.errors import NetsimError
+from netsim.checks import check_array, check_callable, check_flag
+from netsim.errors import TopologyError
 from netsim.network.compiled import as_network
 from netsim.network.symmetry import Quotient
 from netsim.trace.core import HOST_GAP, check_trace
@@ -433,9 +434,15 @@ def simulate(trace, topology, placement=None, device_flops=None, progress=None, 
     True
     """
     check_trace(trace)
-    if progress is not None and not callable(progress):
-        raise NetsimError(f"progress must be callable as progress(ops_done), got "
-                          f"{type(progress).__name__} {progress!r:.40}")
+    check_callable(progress, "progress", "progress(ops_done)")
+    link_series, collapse, exact = (check_flag(link_series, "link_series"),
+                                    check_flag(collapse, "collapse"), check_flag(exact, "exact"))
+    if placement is not None and (isinstance(placement, (str, bytes))
+                                  or not hasattr(placement, "__getitem__")):
+        raise TopologyError(f"placement must be a sequence or dict of the ranks' nodes, got "
+                            f"{type(placement).__name__} {placement!r:.40}")
+    if symmetry is not None:
+        check_array(symmetry, "symmetry (a permutation of the ranks)", trace.ranks)
     _library.check_library(library)
     net = as_network(topology)
     if not trace.num_collectives and symmetry is None:

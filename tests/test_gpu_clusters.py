@@ -178,7 +178,7 @@ def test_one_node_stays_the_plain_machine():
     (lambda: gpu_cluster("p4d", 2, sharp=True), "sharp needs InfiniBand"),
     (lambda: gpu_cluster("p4d", 2, options={"gpus": 4}), "takes no options"),
     (lambda: dgx_h100(nodes=0), "dgx_h100: nodes must be"),
-    (lambda: pcie_box(sockets=9), "sockets must be an integer"),
+    (lambda: pcie_box(sockets=9), "sockets=9 is more than gpus=8"),
     (lambda: pcie_box(gpu="TPU"), "gpu must be one of"),
     (lambda: pcie_tree(p2p="yes"), "p2p must be True or False"),
 ])

@@ -119,6 +119,7 @@ def star(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None, cpu=None, co
     bandwidth = check_real(bandwidth, "star: bandwidth (bytes/s)", lo=0, strict=True,
                            error=TopologyError)
     latency = check_real(latency, "star: latency (s)", lo=0, error=TopologyError)
+    _check.check_size("star", 2 * n + 1, f"n={n}")
     G = nx.Graph(name=f"star({n} hosts, {format_bandwidth(bandwidth)})")
     G.add_nodes_from((f"host{i}" for i in range(n)), kind="host")
     cores = check_int(cores, "star: cores", error=TopologyError)
@@ -195,6 +196,7 @@ def two_tier(
                                   strict=True, error=TopologyError)
     latency = check_real(latency, "two_tier: latency (s)", lo=0, error=TopologyError)
     racks = math.ceil(n / per_rack)
+    _check.check_size("two_tier", 2 * n + 2 * racks + 1, f"n={n}")
     G = nx.Graph(
         name=f"two_tier({n} hosts, {per_rack} per rack, {format_bandwidth(bandwidth)}, "
         f"uplink {format_bandwidth(uplink_bandwidth)})"
@@ -270,6 +272,8 @@ def leaf_spine(
     uplink_bandwidth = check_real(uplink_bandwidth, f"{fn}: uplink_bandwidth (bytes/s)", lo=0,
                                   strict=True, error=TopologyError)
     latency = check_real(latency, f"{fn}: latency (s)", lo=0, error=TopologyError)
+    _check.check_size(fn, 2 * leaves * hosts_per_leaf + leaves * spines + leaves + spines,
+                      f"leaves={leaves}, spines={spines}, hosts_per_leaf={hosts_per_leaf}")
     G = nx.Graph(
         name=f"leaf_spine({leaves} leaves x {hosts_per_leaf} hosts, {spines} spines, "
         f"{format_bandwidth(bandwidth)}, uplink {format_bandwidth(uplink_bandwidth)})"
@@ -347,6 +351,8 @@ def fat_tree(k, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, mtu=None):
     latency = check_real(latency, "fat_tree: latency (s)", lo=0, error=TopologyError)
     half = k // 2
     hosts = k * half * half
+    # k^3/4 hosts, 5k^2/4 switches; k^3/4 host links, k^3/4 edge-agg and k^3/4 agg-core
+    _check.check_size("fat_tree", 4 * hosts + 5 * k * half // 2, f"k={k}")
     G = nx.Graph(name=f"fat_tree(k={k}, {hosts} hosts, {format_bandwidth(bandwidth)})")
     for i in range(hosts):
         G.add_node(f"host{i}", kind="host", pod=i // (half * half))
@@ -406,6 +412,7 @@ def ring(n, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, kind="host"):
                            error=TopologyError)
     latency = check_real(latency, "ring: latency (s)", lo=0, error=TopologyError)
     kind = _check.compute_kind("ring", kind)
+    _check.check_size("ring", 2 * n, f"n={n}")
     # A one-dimensional torus, checked above so that errors name "ring".
     G = torus((n,), bandwidth, latency, kind)
     for _, data in G.nodes(data=True):
@@ -469,6 +476,10 @@ def torus(dims, bandwidth=_HOST_BW, latency=ETHERNET_LATENCY, kind="host"):
     latency = check_real(latency, "torus: latency (s)", lo=0, error=TopologyError)
     kind = _check.compute_kind("torus", kind)
     shape = "x".join(map(str, dims))
+    nodes = math.prod(dims)   # and per dimension a link per node (half of them at size 2)
+    _check.check_size("torus", nodes + sum(nodes if s > 2 else nodes // 2 if s == 2 else 0
+                                           for s in dims),
+                      f"dims={shape}" if len(dims) <= 8 else f"dims of {len(dims)} dimensions")
     G = nx.Graph(name=f"torus({shape} {kind}s, {format_bandwidth(bandwidth)})")
     index = {}
     for i, coord in enumerate(itertools.product(*(range(s) for s in dims))):

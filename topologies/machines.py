@@ -169,6 +169,9 @@ def pcie_tree(
 
     switches = sockets * switches_per_socket
     gpus = switches * gpus_per_switch
+    _check.check_size(fn, 2 * gpus + 2 * switches + sockets + sockets * (sockets - 1) // 2,
+                      f"gpus_per_switch={gpus_per_switch}, switches_per_socket="
+                      f"{switches_per_socket}, sockets={sockets}")
     G = nx.Graph(
         name=f"pcie_tree({gpus} GPUs, {switches} switches, {sockets} sockets, "
         f"PCIe {gen} x16, {interconnect})"
@@ -695,11 +698,16 @@ def pcie_box(gpus=8, gpu="RTX4090", gen="gen4", p2p=False, sockets=2, interconne
     """
     fn = "pcie_box"
     gpus = check_int(gpus, f"{fn}: gpus", error=TopologyError)
-    sockets = check_int(sockets, f"{fn}: sockets", maximum=gpus, error=TopologyError)
+    sockets = check_int(sockets, f"{fn}: sockets", error=TopologyError)
+    if sockets > gpus:   # named as two values: the default sockets=2 with gpus=1 is the case
+        raise TopologyError(f"{fn}: sockets={sockets} is more than gpus={gpus}: each socket "
+                            f"holds at least one GPU; give sockets={gpus}, or more gpus")
     socket_links = check_int(socket_links, f"{fn}: socket_links", error=TopologyError)
     gen = _check.choice(fn, "gen", gen, PCIE_X16)
     interconnect = _check.choice(fn, "interconnect", interconnect, CPU_INTERCONNECT)
     attrs = _gpu_attrs(fn, gpu, p2p)
+    _check.check_size(fn, 2 * gpus + sockets + sockets * (sockets - 1) // 2,
+                      f"gpus={gpus}, sockets={sockets}")
     cluster = _cluster(fn, nodes, network, nic, lambda: pcie_box(
         gpus, gpu, gen, p2p, sockets, interconnect, socket_links))
     if cluster is not None:

@@ -322,6 +322,9 @@ def cluster_of(one, kind, nodes, network="rail", nic=None, sharp=False):
         raise TopologyError(f"{fn}: sharp needs InfiniBand switches, but the NICs are {tech.name}")
     one = _with_nics(one, kind)
     rails = sum(k == "nic" for _, k in one.nodes(data="kind"))
+    # each machine's nodes and edges and a network link per NIC, at least
+    _check.check_size(kind, nodes * (one.number_of_nodes() + one.number_of_edges() + rails),
+                      f"nodes={nodes}")
     gpus = [n for n, k in one.nodes(data="kind") if k == "gpu"]
     rank = {n: i for i, n in enumerate(gpus)}
     rest = [n for n in one if n not in rank]

@@ -174,7 +174,7 @@ def load(name, path=None, split_seed=SPLIT_SEED, test_fraction=0.2, **options):
     ...
     workloads.errors.DatasetError: unknown dataset 'cifar'; known datasets: iris, digits, mnist, sparse
     """
-    if name not in NAMES:
+    if not isinstance(name, str) or name not in NAMES:   # an array has no one ==
         raise DatasetError(f"unknown dataset {name!r}; known datasets: {', '.join(NAMES)}")
     allowed = {"mnist": {"max_train", "max_test"},
                "sparse": {"n_samples", "n_features", "n_clusters", "nnz", "n_classes",

@@ -55,6 +55,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from netsim.checks import check_array, check_callable, check_flag
 from netsim.errors import DeadlockError, NetsimError, TraceError
 from netsim.engine.flows import SATURATION, FlowTable, check_batch
 from netsim.engine.maxmin import check_sharing
@@ -64,7 +65,7 @@ from netsim.engine.small import FINISH_RTOL, advance_small, plain_callbacks
 from netsim.engine import transport as _transport
 from netsim.engine.tcp import check_transport, tcp_options
 from netsim.engine.views import op_views
-from netsim.trace.core import successors
+from netsim.trace.core import check_trace, successors
 
 __all__ = ["FINISH_RTOL", "SATURATION", "SMALL_EVENT", "Record", "replay"]
 
@@ -546,7 +547,8 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
         If some ops can never run.
     NetsimError
         For an unknown ``sharing``, ``transport`` or ``batch``, TCP options without TCP,
-        or an ``exact`` that is not a bool.
+        an ``exact`` or ``link_series`` that is not a bool, or arguments of the wrong
+        kind (``net`` not a Network, ``nodes`` or ``seconds`` not one number per rank or op).
 
     Examples
     --------
@@ -562,6 +564,14 @@ def replay(trace, net, nodes, seconds, progress=None, link_series=False, ecmp=No
     >>> round(rec.makespan, 12), rec.link_bytes.tolist()
     (0.001001, [1000000.0, 0.0])
     """
+    check_trace(trace)
+    if not callable(getattr(net, "routes", None)):   # a Network, or a Quotient of one
+        raise NetsimError(f"net must be a netsim.network.compiled.Network (Network(G)), got "
+                          f"{type(net).__name__} {net!r:.40}")
+    nodes = check_array(nodes, "nodes (the node of each rank)", trace.ranks)
+    seconds = check_array(seconds, "seconds (each op's duration)", trace.num_ops, "iuf")
+    check_callable(progress, "progress", "progress(ops_done)")
+    link_series = check_flag(link_series, "link_series")
     if trace.num_collectives:
         raise TraceError("the engine replays compute ops and messages; a trace with "
                          "collective ops is expanded by its library first (netsim.simulate)")

@@ -32,6 +32,7 @@ import numpy as np
 from netsim.checks import check_int
 from netsim.trace.collop import Specs
 from netsim.errors import TraceError
+from netsim.formats.whole import write_whole
 from netsim.trace.core import COLLECTIVE, MAX_RANKS, MESSAGE, Trace, TraceBuilder, check_trace
 
 __all__ = ["SCHEMA", "load_trace", "save_trace", "check_trace_name"]
@@ -92,7 +93,9 @@ def save_trace(trace, path):
     """Save a trace as JSON (``.json``) or compressed numpy columns (``.npz``).
 
     Saving the same trace twice writes the same bytes (the ``.npz`` members
-    carry a fixed timestamp).
+    carry a fixed timestamp). The file is written whole or not at all
+    (:func:`netsim.formats.whole.write_whole`): an interrupted save leaves ``path`` as
+    it was.
 
     Parameters
     ----------
@@ -120,18 +123,18 @@ def save_trace(trace, path):
               "metadata": {**trace.metadata, "netsim_version": _version()}}
     try:
         if path.endswith(".npz"):
-            _write_npz(path, {"header": np.array(json.dumps(header)), **_arrays(trace)})
+            write_whole(path, lambda f: _write_npz(
+                f, {"header": np.array(json.dumps(header)), **_arrays(trace)}), binary=True)
         else:
-            with open(path, "w") as f:
-                json.dump({**header, "ops": _ops_json(trace)}, f, indent=None,
-                          separators=(",", ":"))
+            write_whole(path, lambda f: json.dump({**header, "ops": _ops_json(trace)}, f,
+                                                  indent=None, separators=(",", ":")))
     except OSError as exc:
         raise TraceError(f"cannot write trace {path}: {exc.strerror or exc}") from None
 
 
-def _write_npz(path, arrays):
+def _write_npz(file, arrays):
     """Like ``numpy.savez_compressed``, but with fixed timestamps: same trace, same bytes."""
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(file, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name, arr in arrays.items():
             info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED

@@ -187,7 +187,7 @@ def check_ecmp(ecmp, seed=0):
     ...
     netsim.errors.TopologyError: unknown ecmp 'split': use None (paths by channel) or 'hash'
     """
-    if ecmp not in ECMP:
+    if not (ecmp is None or isinstance(ecmp, str)) or ecmp not in ECMP:   # an array: no ==
         raise TopologyError(f"unknown ecmp {ecmp!r}: use None (paths by channel) or 'hash'")
     return ecmp, check_int(seed, "ecmp seed", minimum=0, error=TopologyError)
 

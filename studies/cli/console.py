@@ -189,15 +189,15 @@ def write_csv(path, records):
 
 
 def write(path, writer, binary=False):
-    """Open ``path`` for writing and call ``writer(file)``; a failure names the path.
+    """Write ``path`` whole or not at all (:func:`netsim.formats.whole.write_whole`):
+    ``writer(file)`` fills a temporary file beside it, which then replaces it; a failure
+    names the path.
 
-    Parameters
-    ----------
-    path : str or path-like
-    writer : callable
-        Called with the open file.
-    binary : bool, optional
-        Open in binary mode (a PNG).
+    A Ctrl-C (or any error) while ``writer`` runs, as while a large graph is drawn for
+    seconds, leaves ``path`` as it was: a file opened under its own name was left empty
+    or cut short, looking written.
+
+    The parameters are :func:`~netsim.formats.whole.write_whole`'s (``binary`` for a PNG).
 
     Raises
     ------
@@ -211,9 +211,10 @@ def write(path, writer, binary=False):
     ...
     netsim.errors.NetsimError: cannot write /nonexistent/dir/x.txt: No such file or directory
     """
+    from netsim.formats.whole import write_whole
+
     try:
-        with open(path, "wb" if binary else "w") as f:
-            writer(f)
+        write_whole(path, writer, binary)
     except OSError as exc:
         raise NetsimError(f"cannot write {path}: {exc.strerror or exc}") from None
 

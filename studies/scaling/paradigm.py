@@ -57,6 +57,7 @@ from studies.scaling.closed_forms import closed_form
 from studies.scaling.traces import base_recording, check_workers, traces
 from studies.registry import PARADIGMS
 from studies.scaling.study_run import check_study_options
+from studies.scaling.run_length import check_training
 from studies.scaling.trace_size import PROBE, check_ops, grown_ops, grown_ranks, projection_ops
 from studies.scaling.throughput import throughput
 from studies.scaling.windows import combine, plan_windows, sampled_windows, trend
@@ -508,6 +509,11 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
     (16, ['warm-up', 'steady'])
     """
     workers = check_workers(workers)
+    if iterations is not None:
+        iterations = check_int(iterations, "iterations", error=WorkloadError)
+    if not force:   # a window too long to record refused before it is, as the CLI does
+        check_training(options, iterations=iterations,
+                       workers=PROBE[-1] if workers[-1] > PROBE[-1] else base_workers)
     # an option past the run the study stands for, as `netsim record` refuses it
     check_study_options(source, workers, iterations, dataset, model, batch, base_workers,
                         **options)

@@ -36,7 +36,7 @@ from netsim.units import format_bytes
 
 from studies.memory import available_memory, graph_size
 
-__all__ = ["message_count", "pair_count", "fan_in_dependencies", "bytes_per_op",
+__all__ = ["message_count", "pair_count", "nccl_flow_count", "fan_in_dependencies", "bytes_per_op",
            "available_memory", "check_fits", "check_ops", "projection_ops", "grown_ops",
            "grown_ranks", "topology_size", "unequal_paths", "replay_seconds", "PROBE",
            "MESSAGE_SECONDS", "SMALL_MESSAGE_SECONDS", "PRIORITY_MESSAGE_SECONDS", "BATCH_OPS",
@@ -202,6 +202,31 @@ def pair_count(algorithm, P, servers=1):
             "ring_reduce_scatter": P, "alltoall": P * (P - 1), "rd": doubling,
             "rd_allgather": doubling, "rh_reduce_scatter": doubling,
             "rabenseifner": doubling}[algorithm]
+
+
+def nccl_flow_count(op, P):
+    """Flows NCCL's plan of ``op`` on P GPUs holds at the least, and their distinct pairs.
+
+    An all-to-all is NCCL's point-to-point plan: at least one flow from each GPU to each
+    other, P (P - 1), each its own pair (inside one GB200 NVL72 rack at P = 72 exactly
+    5,112; across two racks at P = 144, 103,104, each pair across machines cut into a flow
+    per hop of its staging, 2026-12-07, :meth:`netsim.comm.priced.NcclPrices.plan`), and
+    as many again for each channel beyond one. Any other collective reaches every GPU but
+    its root: at least P - 1 flows over P - 1 pairs (allgather's ring at P = 72: 1,152
+    flows, 16 channels; allreduce's NVLS 4,608).
+
+    Returns
+    -------
+    (int, int)
+        Flows and distinct (source, destination) pairs.
+
+    Examples
+    --------
+    >>> nccl_flow_count("alltoall", 1152), nccl_flow_count("allreduce", 1152)
+    ((1325952, 1325952), (1151, 1151))
+    """
+    n = P * (P - 1) if op == "alltoall" else P - 1
+    return n, n
 
 
 def fan_in_dependencies(algorithm, P, servers=1):

@@ -49,7 +49,14 @@ def check_workers(workers):
     Traceback (most recent call last):
     ...
     workloads.errors.WorkloadError: the worker list must be strictly increasing, got [4, 2]
+    >>> check_workers(8)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: workers must be a sequence of worker counts ([2, 4, 8]), got int 8
     """
+    if isinstance(workers, (str, bytes, dict)) or not hasattr(workers, "__iter__"):
+        raise WorkloadError(f"workers must be a sequence of worker counts ([2, 4, 8]), got "
+                            f"{type(workers).__name__} {workers!r:.40}")
     ws = [int(p) if isinstance(p, (int, np.integer)) and not isinstance(p, bool) else p
           for p in workers]
     if not ws:

@@ -35,6 +35,7 @@ sweep also runs over ``ep``.
 import math
 
 
+import networkx as nx
 import numpy as np
 
 from netsim import simulate as replay
@@ -43,28 +44,30 @@ from netsim.comm.mpich import local_order
 from netsim.comm.priced import NcclPrices
 from netsim.costmodel import alpha_beta
 from netsim.network.compiled import as_network
-from netsim.errors import NetsimError
+from netsim.checks import check_int, check_real
+from netsim.errors import NetsimError, TopologyError
 from netsim.network.automorphism import odometers
 from netsim.network.symmetry import SymmetryError
 from netsim.trace.perturb import perturb
 from netsim.units import format_bytes, format_time
 from topologies.devices import device_flops, device_gemm
 from workloads.errors import WorkloadError
-from workloads.transformer.layout import ep_group, expert_dp_group, layout
+from workloads.transformer.layout import Layout, ep_group, expert_dp_group, layout
 from workloads.transformer.iteration import schedule, shard_shift, shift
 from workloads.transformer.closed import closed_form
-from workloads.transformer.flops import iteration_flops
+from workloads.transformer.flops import Config, iteration_flops
 from workloads.transformer.fused import NotFusable
 from workloads.transformer.moe import iteration_flops_delta, plan as moe_plan
 
 from studies.memory import available_memory
 from studies.scaling.fit import need
+from studies.scaling.traces import check_workers
 from studies.scaling.gaps import slower, why
 from studies.validation.megatron import REFERENCE, ROWS, efficiency_from
 
 __all__ = ["gpus_of", "machines_of", "peak_of", "gemm_of", "links_of", "hop_of", "ring_of",
            "dp_rails", "price_of",
-           "default_efficiency", "point", "replicas_of", "full_replay_ops",
+           "default_efficiency", "check_arguments", "point", "replicas_of", "full_replay_ops",
            "FullReplayRefused", "check_full_replay", "replay_point", "study", "sweep",
            "sweep_layouts", "plot"]
 
@@ -344,6 +347,46 @@ def default_efficiency():
     return efficiency_from(ROWS[REFERENCE], rule="flops")
 
 
+def check_arguments(c, G=..., efficiency=..., L=...):
+    """Refuse, before any work, a model, graph, efficiency or layout of the wrong kind.
+
+    :func:`point`, :func:`study` and :func:`sweep` check their arguments with it first,
+    so that a wrong one is named rather than failing deep inside (``'str' object has no
+    attribute 'precision'``). An argument left out (``...``) is not checked.
+
+    Raises
+    ------
+    WorkloadError
+        ``c`` not a :class:`workloads.transformer.flops.Config`, ``L`` not a
+        :class:`workloads.transformer.layout.Layout`, ``efficiency`` not in (0, 1].
+    TopologyError
+        ``G`` not a networkx graph.
+
+    Examples
+    --------
+    >>> check_arguments("gpt3-13b")
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: c must be a transformer Config (workloads.transformer.flops.get_config('gpt3-13b')), got str 'gpt3-13b'
+    >>> from workloads.transformer.flops import get_config
+    >>> check_arguments(get_config("gpt3-13b"), efficiency=1.5)
+    Traceback (most recent call last):
+    ...
+    workloads.errors.WorkloadError: efficiency must be a number in (0, 1], got 1.5
+    """
+    if not isinstance(c, Config):
+        raise WorkloadError(f"c must be a transformer Config (workloads.transformer.flops."
+                            f"get_config('gpt3-13b')), got {type(c).__name__} {c!r:.40}")
+    if L is not ... and not isinstance(L, Layout):
+        raise WorkloadError(f"L must be a Layout (workloads.transformer.layout.layout(tp, pp, "
+                            f"dp)), got {type(L).__name__} {L!r:.40}")
+    if G is not ... and not isinstance(G, nx.Graph):
+        raise TopologyError(f"G must be a networkx graph (a topologies builder's), got "
+                            f"{type(G).__name__} {G!r:.40}")
+    if efficiency is not ...:
+        check_real(efficiency, "efficiency", 0, 1, strict=(True, False), error=WorkloadError)
+
+
 def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_parallel=False,
           simulate=False, library="auto", chunks=1, zero=0, fsdp=False, moe=None, ep=1,
           first_stage_layers=None, last_stage_layers=None, device=None, compute="flops",
@@ -401,6 +444,7 @@ def point(c, L, G, efficiency, pipeline="1f1b", recompute="full", sequence_paral
     >>> g["compute_rule"], g["mfu"] < r["mfu"]
     ('gemm', True)
     """
+    check_arguments(c, G, efficiency, L)
     peak = peak_of(G, c.precision, device)
     rate = efficiency * peak
     kw = dict(pipeline=pipeline, recompute=recompute, sequence_parallel=sequence_parallel,
@@ -705,6 +749,11 @@ def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):
     ([1, 2], True)
     """
     e = default_efficiency() if efficiency is None else efficiency
+    check_arguments(c, efficiency=e)
+    if not callable(make_topology):
+        raise TopologyError(f"make_topology must be callable as make_topology(P) (a builder), "
+                            f"got {type(make_topology).__name__} {make_topology!r:.40}")
+    workers = check_workers(workers)
     return [point(c, layout(tp, pp, None, world=P, cp=kwargs.get("cp", 1)), make_topology(P),
                   e, **kwargs) for P in workers]
 
@@ -738,6 +787,8 @@ def sweep(c, P, G, efficiency=None, max_tp=8, memory=None, simulate=False, progr
     (True, True)
     """
     e = default_efficiency() if efficiency is None else efficiency
+    check_arguments(c, G, e)
+    P = check_int(P, "P", error=WorkloadError)
     out, prices = [], NcclPrices(G)   # one cache of NCCL's prices for every layout
     def fits(rec):
         return memory is None or rec["memory"] <= memory

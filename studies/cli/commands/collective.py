@@ -12,17 +12,18 @@ hosts' cores (:mod:`studies.cli.commands.collective_gloo`).
 import json
 
 from netsim.analysis.collectives import compare, ranks_for
-from netsim.checks import check_int, check_real
+from netsim.checks import check_choice, check_int, check_real
 from netsim.comm.library import LIBRARIES as COMM_LIBRARIES
 from netsim.errors import NetsimError
 from netsim.comm.nccl import OPS as NCCL_OPS
 from netsim.comm.nccl.search import MAX_CHANNELS
+from netsim.comm.nccl.tuning import PROTOCOLS
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
 from studies.reports import nccl as nccl_report, nccl_tests as nccl_tests_format
 from studies.cli.console import check_options, check_png, expect
 from studies.registry import COLLECTIVES, parse_topology, spec_gpus, topology_factory
-from studies.scaling.trace_size import check_fits, check_ops
+from studies.scaling.trace_size import check_fits, check_ops, nccl_flow_count
 from studies.reports.text import table
 
 HELP = "one collective: simulated time next to its closed form, and why they differ"
@@ -216,6 +217,8 @@ def _run_nccl(args):
         raise NetsimError("--library nccl needs one of -n/--bytes SIZE or --sizes LO..HI")
     if args.factor is not None and (args.sizes is None or ".." not in args.sizes):
         raise NetsimError("--factor applies to a --sizes LO..HI range")
+    if args.protocol is not None:   # named as the option, not as the trace's "op 0"
+        check_choice(args.protocol, "--protocol", PROTOCOLS)
     if args.channels is not None:  # NCCL's MAXCHANNELS (netsim.comm.nccl.search.MAX_CHANNELS)
         check_int(args.channels, "--channels", maximum=MAX_CHANNELS)
     check_png(args.png)  # before the sweep: a directory or /proc/x.png fails now
@@ -227,10 +230,13 @@ def _run_nccl(args):
     spec = args.topology or "dgx_h100"
     if args.workers is not None:
         check_int(args.workers, "P")
-    if not args.force:   # the graph's build and a route search from each GPU, before either
-        ranks = args.workers if args.workers is not None else spec_gpus(spec)
+    if not args.force:   # the graph's build, a route search from each GPU and the plan's
+        ranks = args.workers if args.workers is not None else spec_gpus(spec)   # flows
         if ranks is not None:
-            fits = check_ops(0, f"the topology {spec}", topology=spec, ranks=ranks)
+            flows, pairs = nccl_flow_count(args.algorithm, ranks)   # replayed at each size
+            fits = check_ops(flows * len(sizes), f"NCCL's {args.algorithm} on {spec} of "
+                             f"{ranks} GPUs at {len(sizes)} size(s)", noun="flows",
+                             topology=spec, ranks=ranks, pairs=pairs)
             expect(args, fits.get("seconds"), f"NCCL's {args.algorithm} on {spec}")
     if args.workers is not None:
         G = topology_factory(spec)(args.workers)

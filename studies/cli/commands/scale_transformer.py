@@ -230,6 +230,11 @@ def _layouts(c, args, workers, chunks, experts=None):
     ``--sweep`` every layout :func:`studies.scaling.transformer.sweep` tries at the largest P,
     none of them a refusal naming P."""
     if not args.sweep:
+        if args.pp == 1 and (args.first_stage_layers is not None
+                             or args.last_stage_layers is not None):
+            raise NetsimError("--first-stage-layers and --last-stage-layers split the layers "
+                              "over pipeline stages: they need --pp 2 or more (with --pp 1 one "
+                              "stage holds every layer)")
         out = []
         for P in workers:
             L = layout(args.tp, args.pp, None, world=P, cp=getattr(args, "cp", 1))
