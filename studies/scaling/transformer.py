@@ -43,7 +43,7 @@ from netsim.comm.priced import NcclPrices
 from netsim.costmodel import alpha_beta
 from netsim.network.compiled import as_network
 from netsim.errors import NetsimError
-from netsim.network.automorphism import odometers
+from netsim.network.automorphism import odometers, strides
 from netsim.network.symmetry import SymmetryError
 from netsim.trace.perturb import perturb
 from netsim.units import format_bytes, format_time
@@ -548,7 +548,11 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
       DGX H100, GPU pairs on four PCIe switches) moves each shard's GPU, NIC and rail
       to the next one's. Every data-parallel group maps to another wholesale, so a
       tree needs no symmetry of its own. It fails where the machine has no such cycle
-      or a plan of a tensor-parallel call does not map onto itself.
+      or a plan of a tensor-parallel call does not map onto itself. Then a stride of
+      shards is tried (:func:`netsim.network.automorphism.strides`: ``x -> x + s mod
+      tp``, ``s`` shards of each group simulated, ``shards=s``): at TP 4 on DGX H100s,
+      whose NCCL ring ``0, 1, 2, 3`` no cycle keeping the PCIe pairs maps onto itself,
+      the stride 2 swaps the pairs and maps it.
 
     With experts or a perturbation every rank is replayed. Every NCCL call that runs
     alone on its links is replayed once (``collapse=True``). ``prices`` (the closed
@@ -596,10 +600,14 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
             except SymmetryError as exc:
                 why = str(exc)
         if L.tp > 1 and nccl:
-            s = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, shards=1, **kwargs)
-            for order in odometers(L.tp):
+            traces = {}   # shards kept -> their trace
+            for n, order in [(1, o) for o in odometers(L.tp)] + strides(L.tp):
+                if n not in traces:
+                    traces[n] = schedule(c, L.tp, L.pp, L.dp, device_flops=rate, shards=n,
+                                         **kwargs)
                 try:
-                    return run(s, shard_shift(L.tp, L.pp, L.dp, order)), L.dp, 1, s
+                    return (run(traces[n], shard_shift(L.tp, L.pp, L.dp, order)), L.dp, n,
+                            traces[n])
                 except SymmetryError:
                     continue
         if t is not None:   # priced from the replicas' trace, before the whole
