@@ -452,7 +452,9 @@ def full_replay_ops(t, dp, k, G, placement, prices):
     replicas (the trace holds it once) once. A call inside one machine whose links no other
     group's call uses there (no other group has two members on the machine) is one op, as it
     runs alone (:mod:`netsim.comm.alone`); any other call counts its NCCL plan's flows and
-    the two ops the expansion adds to them.
+    the two ops the expansion adds to them (a call kept as one op only while it meets
+    nothing in time, :func:`netsim.comm.alone.shared_in_time`, at the most the replays
+    expand it to).
     ``prices`` plans as the replay does, so the plans are made once.
 
     Examples
