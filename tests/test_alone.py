@@ -73,16 +73,41 @@ def _shared():
     return b.build()
 
 
-@pytest.mark.parametrize("make", [
-    # tp 4 x dp 2 in one machine: GPU 0's NVLink carries its TP group's calls and its DP ring.
-    lambda: schedule(C, tp=4, dp=2, device_flops=1e14),
-    _shared,
-], ids=["tp and dp on one NVLink", "a message on the calls' NVLink"])
-def test_calls_sharing_a_link_with_other_traffic_stay_expanded(make):
-    G, t = dgx_h100(), make()
+def test_calls_sharing_a_link_with_a_message_stay_expanded():
+    G, t = dgx_h100(), _shared()
     fast = simulate(t, G, placement=_gpus(G, t.ranks), collapse=True)
     assert not fast.expanded.alone.calls
     _same(simulate(t, G, placement=_gpus(G, t.ranks)), fast)
+
+
+def test_calls_sharing_links_with_other_calls_are_one_op_while_they_meet_nothing():
+    # tp 4 x dp 2 in one machine: GPU 0's NVLink carries its TP group's calls and its DP
+    # ring, one after the other: every call is kept as one op on the condition in time.
+    G, t = dgx_h100(), schedule(C, tp=4, dp=2, device_flops=1e14)
+    fast = simulate(t, G, placement=_gpus(G, t.ranks), collapse=True)
+    alone = fast.expanded.alone
+    assert alone.calls and set(alone.calls) == alone.timed
+    _same(simulate(t, G, placement=_gpus(G, t.ranks)), fast)
+
+
+def test_calls_that_met_other_traffic_in_time_are_expanded_again():
+    # tp 4 x dp 16 on 8 machines: NCCL's NVLS tree for the data-parallel buckets shares
+    # the GPUs' NVLink with the tensor-parallel calls of the last backward, at once.
+    from netsim.comm.alone import shared_in_time
+    from netsim.comm.library import expand
+    from netsim.result import replay_expansion
+    from workloads.transformer.flops import get_config
+
+    c = get_config("gpt3-175b", global_batch=16, layers=2)
+    G = gpu_cluster("dgx_h100", 8)
+    t, place = schedule(c, 4, 1, 16, device_flops=1e14), _gpus(G, 64)
+    x = expand(t, G, place, "auto", collapse=True)
+    first = replay_expansion(t, x)
+    met = shared_in_time(first.expanded_ops["start"], first.expanded_ops["end"], x)
+    assert met and met <= x.alone.timed
+    fast = simulate(t, G, placement=place, collapse=True)
+    assert fast.expanded.alone.calls and not met & set(fast.expanded.alone.calls)
+    _same(simulate(t, G, placement=place), fast)
 
 
 def test_calls_of_one_group_that_overlap_are_expanded_again():

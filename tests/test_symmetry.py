@@ -185,3 +185,32 @@ def test_replay_point_takes_the_shards_where_trees_break_the_replicas():
     full = simulate(schedule(c, 8, 1, 64, device_flops=1e14), G, placement=gpus_of(G),
                     collapse=True)
     assert r.makespan == pytest.approx(full.makespan, rel=1e-12)
+
+
+def test_a_stride_of_shards_where_no_cycle_maps_the_tensor_plans():
+    """tp 4, two replicas a machine over 8 machines: NCCL's data-parallel plan is an NVLS
+    tree (no shift of replicas maps it onto itself), the tensor-parallel ring 0, 1, 2, 3
+    shares NVLink with it and no cycle of the four shards that keeps the PCIe pairs maps the
+    ring onto itself; the stride 2 (``0 <-> 2, 1 <-> 3``) does, and two shards of four are
+    simulated: every rank's time and link statistics as the full replay's."""
+    c = get_config("gpt3-175b", global_batch=16, layers=2)
+    L = Layout(4, 1, 16)
+    G = gpu_cluster("dgx_h100", L.world // 8)
+    place = gpus_of(G)
+    whole = schedule(c, L.tp, L.pp, L.dp, device_flops=1e14)
+    full = simulate(whole, G, placement=place, collapse=True)
+    with pytest.raises(SymmetryError, match="nvls_tree plan"):
+        simulate(schedule(c, L.tp, L.pp, L.dp, device_flops=1e14, replicas=2), G,
+                 placement=place, collapse=True, symmetry=shift(L.tp, L.pp, L.dp, 2))
+    with pytest.raises(SymmetryError, match="not symmetric"):
+        simulate(schedule(c, L.tp, L.pp, L.dp, device_flops=1e14, shards=1), G,
+                 placement=place, collapse=True,
+                 symmetry=shard_shift(L.tp, L.pp, L.dp, [2, 3, 1, 0]))
+    t = schedule(c, L.tp, L.pp, L.dp, device_flops=1e14, shards=2)
+    red = simulate(t, G, placement=place, collapse=True,
+                   symmetry=shard_shift(L.tp, L.pp, L.dp, [2, 3, 0, 1]))
+    assert t.num_ops < whole.num_ops
+    _same(full, red, np.flatnonzero(np.arange(L.world) % L.tp < 2))
+    r, k, s, _ = replay_point(c, L, G, 1e14)
+    assert (k, s) == (16, 2)
+    assert r.makespan == pytest.approx(full.makespan, rel=1e-12)

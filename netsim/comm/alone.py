@@ -21,6 +21,16 @@ kept whole, as one op per call, when
    the trace replayed again (:func:`netsim.result.simulate` does this), since
    two calls at once share their links.
 
+A class whose links other classes' NCCL calls cross, and nothing else (a tensor-parallel
+group sharing its GPUs' NVLink with the NVLS part of a data-parallel call), may still run
+alone most of the time: its calls are kept as one op each on a *condition checked in
+time*. After the replay, each such call whose interval met, on one of its links, the
+interval of any flow replayed or of another call kept as one op (:func:`shared_in_time`)
+is expanded again, and the trace replayed again, until no such call met anything: then
+every call kept as one op had its links to itself while it ran, which is what the proof
+below needs (the two replays agree event by event up to the first meeting, and there is
+none).
+
 Under both, the replay is the full one's up to float rounding: an NCCL call
 starts when every member may and ends when its last flow does (its latency op,
 its flows, its end op), so a call alone on its links takes the same seconds
@@ -39,7 +49,7 @@ from netsim.errors import TraceError
 from netsim.trace.core import MESSAGE, TraceBuilder
 
 __all__ = ["Alone", "FusedNotAlone", "collapse", "fuse", "isolated", "overlapping",
-           "add_back"]
+           "shared_in_time", "add_back"]
 
 
 class FusedNotAlone(TraceError):
@@ -50,12 +60,16 @@ class FusedNotAlone(TraceError):
 class Alone(NamedTuple):
     """What :func:`collapse` did: ``calls`` maps each collapsed original op to its plan
     key; ``plans`` maps a plan key to its isolated :class:`Isolated` replay; ``classes``
-    maps a class (its member nodes) to its collapsed original ops; ``fused`` maps a plan
-    key to the calls of it the trace holds inside fused ops (:func:`fuse`), or is None."""
+    maps a class (its member nodes) to its collapsed original ops; ``timed`` holds the
+    collapsed original ops whose links other calls cross, kept as one op only while no
+    replay shows them meeting anything on those links (:func:`shared_in_time`); ``fused``
+    maps a plan key to the calls of it the trace holds inside fused ops (:func:`fuse`), or
+    is None."""
 
     calls: dict
     plans: dict
     classes: dict
+    timed: frozenset = frozenset()
     fused: dict = None
 
 
@@ -74,6 +88,7 @@ class Isolated(NamedTuple):
 #: The per-link columns of :class:`netsim.engine.replay.Record` added back, and how.
 _SUMS = ("link_bytes", "link_messages", "link_busy", "link_saturated")
 _MAXES = ("link_peak_util", "link_peak_flows")
+_FLOATS = ("link_bytes", "link_busy", "link_saturated", "link_peak_util")
 
 
 def isolated(call, net):
@@ -139,7 +154,7 @@ def collapse(a, net, nodes, planned, keep=frozenset(), whole=frozenset(), replay
         Each NCCL call's original op -> ``(plan key, plan)``; the key is
         ``(member nodes, op, bytes, algorithm)``.
     keep : container
-        Classes (member-node tuples) to leave expanded.
+        Classes (member-node tuples) and calls (original ops) to leave expanded.
     whole : container
         Plan keys whose plans hold every flow of a call on a quotient network
         (:func:`netsim.comm.replicas.home_share`): replayed on its base network.
@@ -189,14 +204,20 @@ def collapse(a, net, nodes, planned, keep=frozenset(), whole=frozenset(), replay
         dst.append(np.array([net.node_of(v) for _, v, _ in call.flows], np.int64))
         chan.append(np.full(len(call.flows), trace.channel[i]))
         owner.append(np.full(len(call.flows), cls, np.int64))
-    alone = _alone_classes(net, np.concatenate(src), np.concatenate(dst),
-                           np.concatenate(chan), np.concatenate(owner), len(classes))
+    alone, timed = _alone_classes(net, np.concatenate(src), np.concatenate(dst),
+                                  np.concatenate(chan), np.concatenate(owner), len(classes))
     if hasattr(net, "base"):   # on a quotient: a class's images are other classes too
-        _images_apart(net, planned, classes, alone)
-    out = Alone({}, {}, {})
+        ok = alone | timed
+        _images_apart(net, planned, classes, ok)
+        alone, timed = alone & ok, timed & ok
+    out = Alone({}, {}, {}, set())
     for i, (key, call) in planned.items():
         cls = classes.get(key[0])
-        if cls is None or not alone[cls] or not call.flows or trace.channel[i]:
+        if cls is None or not call.flows or trace.channel[i] or i in keep:
+            continue
+        # a plan kept whole (replayed on the base network) is checked on no links in time
+        on_time = timed[cls] and key not in whole
+        if not (alone[cls] or on_time):
             continue
         if key not in out.plans:
             on = net.base if key in whole else net
@@ -204,6 +225,8 @@ def collapse(a, net, nodes, planned, keep=frozenset(), whole=frozenset(), replay
             out.plans[key] = isolated(call, on) if iso is None else iso
         out.calls[i] = key
         out.classes.setdefault(key[0], []).append(i)
+        if on_time:
+            out.timed.add(i)
     return out
 
 
@@ -213,8 +236,9 @@ def fuse(alone, trace, planned, rows):
     A trace written with fused chains (:mod:`workloads.transformer.fused`) holds, per
     group and kind of call, one call as the collective it is (the witness) and counts
     the others, each summed into a compute op at its seconds alone. They are the
-    replay's only if the witness's class runs alone (:func:`collapse` collapsed it) and
-    its plan alone takes the seconds summed.
+    replay's only if the witness's class runs alone (:func:`collapse` collapsed it, and
+    not on the condition checked in time, which the fused calls cannot be checked on)
+    and its plan alone takes the seconds summed.
 
     Parameters
     ----------
@@ -247,7 +271,7 @@ def fuse(alone, trace, planned, rows):
     """
     witness = {}
     for i in planned:
-        if i in alone.calls:
+        if i in alone.calls and i not in alone.timed:   # alone on its links, not in time only
             spec = trace.specs.row(int(trace.spec[i]))
             witness[tuple(int(x) for x in spec.group), spec.op, float(trace.size[i])] = i
     fused = {}
@@ -292,13 +316,14 @@ def _images_apart(net, planned, classes, alone):
 
 
 def _alone_classes(net, src, dst, chan, owner, n):
-    """Per class: whether no flow outside it crosses any link direction its flows cross.
+    """Per class: whether no flow outside it crosses any link direction its flows cross
+    (alone), and whether only other classes' flows do (alone on a condition in time).
 
     ``owner`` is each flow's class (-1: traffic of no class, which shares with all).
     """
     alone = np.ones(n, bool)
     if n == 0:
-        return alone
+        return alone, ~alone
     pair, links, _ = net.routes(src, dst, channel=chan)
     L = net.num_links
     p_u, o_u = np.unique(np.stack([pair, owner]), axis=1)
@@ -310,7 +335,12 @@ def _alone_classes(net, src, dst, chan, owner, n):
     owners = np.bincount(l_u, minlength=L)   # distinct owners of each link direction
     bad = np.unique(o_l[owners[l_u] > 1])
     alone[bad[bad >= 0]] = False
-    return alone
+    unowned = np.zeros(L, bool)   # link directions traffic of no class crosses
+    unowned[l_u[o_l < 0]] = True
+    timed = ~alone
+    worse = np.unique(o_l[unowned[l_u]])
+    timed[worse[worse >= 0]] = False
+    return alone, timed
 
 
 def overlapping(start, end, x):
@@ -343,7 +373,92 @@ def overlapping(start, end, x):
         s, e = start[ids][order], end[ids][order]
         if (s[1:] < e[:-1]).any():
             bad.add(cls)
-    return bad
+    return bad | shared_in_time(start, end, x)
+
+
+def shared_in_time(start, end, x):
+    """The calls kept as one op on a condition in time (``x.alone.timed``) that met, on
+    one of their links, a flow of the replay or another call kept as one op.
+
+    Each flow (an expanded message: from its start to its end, latency included) and
+    each collapsed call (its op's interval, on the links its isolated replay crossed)
+    occupies its link directions over an interval; two intervals meet when each starts
+    before the other ends.
+
+    Returns
+    -------
+    set of int
+        Original ops, to leave expanded in the next expansion (``keep``).
+
+    Examples
+    --------
+    Two GPUs and a switch; a call kept on condition on link 0, a message on links 0
+    and 1, and another call on link 1:
+
+    >>> from types import SimpleNamespace
+    >>> iso = {k: SimpleNamespace(links=np.array([j])) for j, k in enumerate("ab")}
+    >>> net = SimpleNamespace(num_links=2, routes=lambda s, d, channel=None: (
+    ...     np.zeros(len(s), np.int64), np.array([[0, 1]]), None))
+    >>> t = SimpleNamespace(is_message=np.array([False, False, True]),
+    ...                     rank=np.array([0, 0, 0]), peer=np.array([0, 0, 1]),
+    ...                     channel=np.zeros(3, np.int64))
+    >>> first = np.zeros(9, np.int64); first[8] = 1   # original op 7 became op 0, 8 op 1
+    >>> x = SimpleNamespace(alone=Alone({7: "a", 8: "b"}, iso, {}, {7}), first=first,
+    ...                     trace=t, net=net, nodes=np.array([0, 1]))
+    >>> shared_in_time(np.array([0.0, 0.0, 1.0]), np.array([1.0, 3.0, 2.0]), x)  # touching
+    set()
+    >>> shared_in_time(np.array([0.0, 0.0, 0.5]), np.array([1.0, 3.0, 2.0]), x)
+    {7}
+    """
+    timed = x.alone.timed
+    if not timed:
+        return set()
+    L = x.net.num_links
+    watched = np.zeros(L + 1, bool)   # the link directions a call kept on condition crosses
+    for i in timed:
+        watched[x.alone.plans[x.alone.calls[i]].links] = True
+    link, s, e, tag = [], [], [], []   # one row per (interval, link direction it occupies)
+    by_plan, on_time = {}, np.fromiter(timed, np.int64, len(timed))
+    for i, key in x.alone.calls.items():
+        by_plan.setdefault(key, []).append(i)
+    for key, calls in by_plan.items():
+        ls = x.alone.plans[key].links
+        ls = ls[watched[ls]]
+        if not len(ls):
+            continue
+        calls = np.asarray(calls, np.int64)
+        ops = x.first[calls]
+        link.append(np.tile(ls, len(calls)))
+        s.append(np.repeat(start[ops], len(ls)))
+        e.append(np.repeat(end[ops], len(ls)))
+        mine = np.isin(calls, on_time)
+        tag.append(np.repeat(np.where(mine, calls, -1), len(ls)))
+    t = x.trace
+    msg = np.flatnonzero(t.is_message)
+    if len(msg):
+        pair, links, _ = x.net.routes(x.nodes[t.rank[msg]], x.nodes[t.peer[msg]],
+                                      channel=t.channel[msg])
+        rows = np.flatnonzero(watched[links].any(axis=1))
+        hit = np.flatnonzero(np.isin(pair, rows))
+        sub = links[pair[hit]]
+        keep = watched[sub]
+        link.append(sub[keep])
+        reps = keep.sum(axis=1)
+        s.append(np.repeat(start[msg[hit]], reps))
+        e.append(np.repeat(end[msg[hit]], reps))
+        tag.append(np.full(int(reps.sum()), -1, np.int64))
+    link, s, e, tag = (np.concatenate(v) for v in (link, s, e, tag))
+    # exact comparisons on ranks: each time's place among all of them
+    times, inv = np.unique(np.concatenate([s, e]), return_inverse=True)
+    rs, re = inv[:len(s)], inv[len(s):]
+    order = np.lexsort((rs, link))
+    link, rs, re, tag = link[order], rs[order], re[order], tag[order]
+    base = link * len(times)   # each link direction's ranks apart from the others'
+    earlier = np.maximum.accumulate(base + re)   # the latest end so far, links in order
+    before = np.concatenate([[-1], earlier[:-1]]) > base + rs
+    after = np.zeros(len(link), bool)
+    after[:-1] = (link[1:] == link[:-1]) & (rs[1:] < re[:-1])
+    return set(tag[(before | after) & (tag >= 0)].tolist())
 
 
 def add_back(record, x):
@@ -373,7 +488,9 @@ def add_back(record, x):
     >>> fast.links["bytes"].tolist() == full.links["bytes"].tolist(), fast.stats["messages"]
     (True, 2)
     """
-    cols = {name: getattr(record, name).copy() for name in _SUMS + _MAXES}
+    # bytes and seconds are floats even where the replay moved no flow of its own
+    cols = {name: (getattr(record, name).astype(np.float64) if name in _FLOATS
+                   else getattr(record, name).copy()) for name in _SUMS + _MAXES}
     transfer = record.transfer.copy()
     counts = dict(x.alone.fused or {})   # calls fused into compute ops (:func:`fuse`)
     for i, key in x.alone.calls.items():

@@ -20,7 +20,7 @@ import numpy as np
 
 from netsim.errors import NetsimError
 
-__all__ = ["extend", "check", "odometers"]
+__all__ = ["extend", "check", "odometers", "strides"]
 
 # Of a node's mapped neighbours, the images whose neighbourhoods are intersected to find
 # its image: the smallest few suffice, and the check below verifies every edge anyway.
@@ -195,6 +195,33 @@ def odometers(n):
         if nxt not in out:
             out.append(nxt)
     return out
+
+
+def strides(n):
+    """The shifts ``x -> x + s (mod n)`` of ``n`` positions, ``s`` each proper divisor of
+    ``n`` from the smallest: each moves every block of ``s`` consecutive positions to the
+    next block, so its cycles all have ``n / s`` positions and their smallest are
+    ``0 .. s - 1``.
+
+    Where no cycle through all ``n`` positions (:func:`odometers`) maps what runs on them
+    onto itself, a stride may: NCCL's ring ``0, 1, 2, 3`` through four GPUs is no image of
+    itself under the cycle ``0, 2, 1, 3`` that keeps a DGX H100's PCIe pairs, but is under
+    the stride 2, which swaps the pairs (``0 <-> 2, 1 <-> 3``); then ``s`` positions of
+    each block of ``n`` are simulated, not one.
+
+    Returns
+    -------
+    list of tuple
+        ``(s, next)``: position ``x`` goes to ``next[x]``.
+
+    Examples
+    --------
+    >>> strides(4)
+    [(2, [2, 3, 0, 1])]
+    >>> [s for s, _ in strides(8)]
+    [2, 4]
+    """
+    return [(s, [(x + s) % n for x in range(n)]) for s in range(2, n) if n % s == 0]
 
 
 def _factorisations(n):

@@ -46,7 +46,7 @@ from netsim.costmodel import alpha_beta
 from netsim.network.compiled import as_network
 from netsim.checks import check_int, check_real
 from netsim.errors import NetsimError, TopologyError
-from netsim.network.automorphism import odometers
+from netsim.network.automorphism import odometers, strides
 from netsim.network.symmetry import SymmetryError
 from netsim.trace.perturb import perturb
 from netsim.units import format_bytes, format_time
@@ -541,7 +541,9 @@ def full_replay_ops(t, dp, k, G, placement, prices):
     replicas (the trace holds it once) once. A call inside one machine whose links no other
     group's call uses there (no other group has two members on the machine) is one op, as it
     runs alone (:mod:`netsim.comm.alone`); any other call counts its NCCL plan's flows and
-    the two ops the expansion adds to them.
+    the two ops the expansion adds to them (a call kept as one op only while it meets
+    nothing in time, :func:`netsim.comm.alone.shared_in_time`, at the most the replays
+    expand it to).
     ``prices`` plans as the replay does, so the plans are made once.
 
     Examples
@@ -637,7 +639,11 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
       DGX H100, GPU pairs on four PCIe switches) moves each shard's GPU, NIC and rail
       to the next one's. Every data-parallel group maps to another wholesale, so a
       tree needs no symmetry of its own. It fails where the machine has no such cycle
-      or a plan of a tensor-parallel call does not map onto itself.
+      or a plan of a tensor-parallel call does not map onto itself. Then a stride of
+      shards is tried (:func:`netsim.network.automorphism.strides`: ``x -> x + s mod
+      tp``, ``s`` shards of each group simulated, ``shards=s``): at TP 4 on DGX H100s,
+      whose NCCL ring ``0, 1, 2, 3`` no cycle keeping the PCIe pairs maps onto itself,
+      the stride 2 swaps the pairs and maps it.
 
     With experts, context parallelism (``cp`` in ``kwargs``) or a perturbation every rank is
     replayed. Every NCCL call that runs
@@ -712,10 +718,13 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
             except SymmetryError as exc:
                 why = str(exc)
         if L.tp > 1 and nccl:
-            s = build(shards=1)
-            for order in odometers(L.tp):
+            traces = {}   # shards kept -> their trace
+            for n, order in [(1, o) for o in odometers(L.tp)] + strides(L.tp):
+                if n not in traces:
+                    traces[n] = build(shards=n)
                 try:
-                    return run(s, shard_shift(L.tp, L.pp, L.dp, order), (L.dp, 1), shards=1)
+                    return run(traces[n], shard_shift(L.tp, L.pp, L.dp, order), (L.dp, n),
+                               shards=n)
                 except SymmetryError:
                     continue
         if t is not None:   # priced from the replicas' trace, before the whole
