@@ -675,33 +675,34 @@ def replay_point(c, L, G, rate, library="auto", progress=None, prices=None, noti
     prices = NcclPrices(G) if prices is None else prices
     k = replicas_of(L, G)
     nccl, seconds, t = library != "mpich", None, None
-    fusable = [nccl and L.tp > 1 and not perturbation and cp == 1]
+    fusable = nccl and not perturbation   # the schedule refuses the rest (NotFusable)
 
     def tp_seconds(op, ranks, nbytes):
         return prices.seconds([placement[x] for x in ranks], op, nbytes)
 
     def build(**kw):
         """The trace, its tensor-parallel chains fused where they may be."""
-        if fusable[0]:
+        nonlocal fusable
+        if fusable:
             try:
                 return schedule(c, L.tp, L.pp, L.dp, device_flops=rate, tp_seconds=tp_seconds,
                                 **kw, **kwargs)
             except NotFusable:
-                fusable[0] = False
+                fusable = False
         return schedule(c, L.tp, L.pp, L.dp, device_flops=rate, **kw, **kwargs)
 
     def run(trace, sigma, simulated, **kw):
         """Replay ``trace`` (``simulated``: the replicas and shards it holds); a fused one
         whose calls do not run alone is written unfused (``kw``: :func:`build`'s)."""
-        try:
-            r = replay(trace, G, placement=placement, library=library, collapse=True,
-                       symmetry=sigma, progress=progress, planner=prices)
-        except FusedNotAlone:
-            fusable[0] = False
-            trace = build(**kw)
-            r = replay(trace, G, placement=placement, library=library, collapse=True,
-                       symmetry=sigma, progress=progress, planner=prices)
-        return r, *simulated, trace
+        nonlocal fusable
+        while True:
+            try:
+                r = replay(trace, G, placement=placement, library=library, collapse=True,
+                           symmetry=sigma, progress=progress, planner=prices)
+                return r, *simulated, trace
+            except FusedNotAlone:
+                fusable = False
+                trace = build(**kw)
 
     if perturbation:
         why = "its perturbation makes the replicas differ"

@@ -31,6 +31,7 @@ import os
 
 from netsim.analysis.collectives import compare, ranks_for
 from netsim.errors import NetsimError
+from netsim.formats.whole import write_whole
 from netsim.network.compiled import Network
 from netsim.analysis.saturation import saturation_label, saturation_point
 from netsim.units import format_bytes
@@ -186,12 +187,13 @@ def _sort_output(path, points):
     rows = read_rows(path)
     rank = {point_key(p): i for i, p in enumerate(points)}
     rows.sort(key=lambda r: rank.get(point_key(r), len(rank)))
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", newline="") as f:
+
+    def write(f):
         w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
         w.writerows(rows)
-    os.replace(tmp, path)
+
+    write_whole(path, write)
 
 
 # -- running ---------------------------------------------------------------------------------

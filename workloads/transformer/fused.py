@@ -42,12 +42,12 @@ class NotFusable(WorkloadError):
     """A schedule whose chains something reads apart (:func:`check_fusable`)."""
 
 
-def check_fusable(tp, zero, moe, overlap, gathered, regather, dev, device_flops):
+def check_fusable(tp, zero, moe, overlap, gathered, regather, dev, device_flops, cp=1):
     """Refuse the fused chains where something reads a chain apart.
 
     ZeRO-3's hooks, experts' all-to-alls, the tensor-parallel overlap, the parameter
-    allgathers under the first forward and the scatter/gather's allgathers all join a
-    chain in its middle; FLOPs need the rate to be seconds.
+    allgathers under the first forward, the scatter/gather's allgathers and context
+    parallelism's rings all join a chain in its middle; FLOPs need the rate to be seconds.
 
     Raises
     ------
@@ -67,6 +67,7 @@ def check_fusable(tp, zero, moe, overlap, gathered, regather, dev, device_flops)
                             ("the tensor-parallel overlap", overlap),
                             ("the overlapped parameter allgather", gathered),
                             ("scatter/gather", regather),
+                            ("context parallelism's rings", cp > 1),
                             ("compute in FLOPs without device_flops",
                              not dev and device_flops is None)) if bad]
     if why:
@@ -116,7 +117,7 @@ class Chains:
     def __init__(self, b, groups, last, kept, pad, seconds, element):
         self.b, self.groups, self.last, self.kept, self.pad = b, groups, last, kept, pad
         self.price, self.element = seconds, element
-        self.pending = {}    # (stage, replica) -> [seconds, deps per shard, a call in it, tag, it]
+        self.pending = {}    # (stage, replica) -> its _Chain, not written yet
         self.seen = set()    # (group, op, bytes) whose witness is written
         self.fused = {}      # (group, op, bytes) -> [count, seconds]
 
@@ -124,28 +125,26 @@ class Chains:
         ch = self.pending.get((s, r))
         if ch is None:
             prev = self.last[(s, r)]
-            ch = self.pending[(s, r)] = [0.0, [[] if prev[k] is None else [prev[k]]
-                                               for k in range(self.kept)], False, tag, it]
+            ch = self.pending[(s, r)] = _Chain(
+                [[] if prev[k] is None else [prev[k]] for k in range(self.kept)], tag, it)
         elif tag != "forward":
-            ch[3] = "backward"
+            ch.tag = "backward"
         return ch
 
-    def compute(self, s, r, seconds, extra, it, tag):
-        """Add ``seconds`` of compute on every shard of (s, r), after ``extra`` (per shard).
+    def compute(self, s, r, seconds, inputs, it, tag):
+        """Add ``seconds`` of compute on every shard of (s, r), after ``inputs`` (a list of
+        ops per shard, or None).
 
         Inputs that arrive in the middle of a chain end it first: only a chain's start
         waits for them."""
-        ins = None if extra is None else [
-            [y for y in (x if isinstance(x, tuple) else (x,)) if y is not None]
-            for x in extra[:self.kept]]
         ch = self.pending.get((s, r))
-        if ins and any(ins) and ch is not None and (ch[0] or ch[2]):
+        if inputs and any(inputs) and ch is not None and (ch.seconds or ch.joined):
             self.flush(s, r)
         ch = self._chain(s, r, it, tag)
-        if ins:
+        if inputs:
             for k in range(self.kept):
-                ch[1][k].extend(ins[k])
-        ch[0] += seconds
+                ch.deps[k].extend(inputs[k])
+        ch.seconds += seconds
 
     def call(self, s, r, op, nbytes, it, tag):
         """Add a tensor-parallel call of (s, r): its witness, or its seconds alone."""
@@ -164,24 +163,34 @@ class Chains:
         if entry is None:
             entry = self.fused[key] = [0, self.price(op, group, nbytes)]
         entry[0] += 1
-        ch[0] += entry[1]
-        ch[2] = True
+        ch.seconds += entry[1]
+        ch.joined = True
 
     def flush(self, s, r):
         """Write (s, r)'s pending chain as one op per shard; its shards' last ops."""
         ch = self.pending.pop((s, r), None)
         if ch is None:
             return self.last[(s, r)]
-        seconds, deps, joined, tag, it = ch
-        if joined:   # a call waits for every shard: each shard's chain for all inputs
+        deps = ch.deps
+        if ch.joined:   # a call waits for every shard: each shard's chain for all inputs
             every = list(dict.fromkeys(x for d in deps for x in d))
             deps = [every] * self.kept
         group = self.groups[(s, r)]
-        ops = [self.b.compute(group[k], seconds=seconds, deps=deps[k], iteration=it, tag=tag)
-               for k in range(self.kept)]
+        ops = [self.b.compute(group[k], seconds=ch.seconds, deps=deps[k], iteration=ch.it,
+                              tag=ch.tag) for k in range(self.kept)]
         self.last[(s, r)] = ops = ops + self.pad
         return ops
 
     def counts(self):
         """The fused calls: ``[group, op, bytes, count, seconds]`` rows for the metadata."""
         return [[list(g), op, n, c, sec] for (g, op, n), (c, sec) in self.fused.items()]
+
+
+class _Chain:
+    """A pending chain: its seconds, each shard's inputs, whether a call is in it (then it
+    waits for every shard's), its tag and iteration."""
+
+    __slots__ = ("seconds", "deps", "joined", "tag", "it")
+
+    def __init__(self, deps, tag, it):
+        self.seconds, self.deps, self.joined, self.tag, self.it = 0.0, deps, False, tag, it

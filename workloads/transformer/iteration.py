@@ -208,8 +208,7 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     uneven = {k: v for k, v in (("first_stage_layers", first_stage_layers),
                                 ("last_stage_layers", last_stage_layers)) if v is not None}
     check_combination(cp, zero, fsdp, moe, compute, memory_bandwidth is not None, tp_overlap,
-                      param_gather, replicas is not None or shards is not None,
-                      tp_seconds is not None)
+                      param_gather, replicas is not None or shards is not None)
     L, stages = check(c, tp, pp, dp, pipeline, recompute, bucket_bytes, iterations, chunks,
                       **uneven, cp=cp)
     zstage = check_zero(zero, fsdp, L, inflight_allgathers)
@@ -262,7 +261,8 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
     last = {(s, r): [None] * L.tp for s in range(L.pp) for r in range(L.dp)}
     chains = None
     if tp_seconds is not None:
-        check_fusable(L.tp, zstage, p, overlap, gathered, scatter_gather, dev, device_flops)
+        check_fusable(L.tp, zstage, p, overlap, gathered, scatter_gather, dev, device_flops,
+                      cp)
         chains = Chains(b, groups, last, kept, pad, tp_seconds, c.element)
 
     def block(s, r, flops, it, tag, extra=None, before=True, after=True, kind=None, size=None,
@@ -363,11 +363,13 @@ def schedule(c, tp=1, pp=1, dp=1, pipeline="1f1b", recompute="full", sequence_pa
 def _fused(chains, s, r, it, tag, extra, size, read, seconds, memory, pre, post):
     """One block joining (s, r)'s chain (:class:`workloads.transformer.fused.Chains`):
     [pre call] compute, memory [post call]; its ops when ``read``, else None."""
+    inputs = (None if extra is None else
+              [[x for x in _ops(e) if x is not None] for e in extra[:chains.kept]])
     if pre:
-        chains.compute(s, r, 0.0, extra, it, tag)
+        chains.compute(s, r, 0.0, inputs, it, tag)
         chains.call(s, r, pre, size, it, tag)
-        extra = None
-    chains.compute(s, r, seconds, extra, it, tag)
+        inputs = None
+    chains.compute(s, r, seconds, inputs, it, tag)
     if memory:
         chains.compute(s, r, memory, None, it, tag)
     if post:

@@ -84,10 +84,10 @@ def check_cp(c, cp):
 
 
 def check_combination(cp, zero=0, fsdp=False, moe=None, compute="flops", memory=False,
-                      tp_overlap=False, param_gather="after", subset=False, fused=False):
+                      tp_overlap=False, param_gather="after", subset=False):
     """Refuse what context parallelism is not modelled with (the module's docstring);
-    ``subset``: a trace of some replicas or shards only (the symmetric replays'); ``fused``:
-    fused tensor-parallel chains (:mod:`workloads.transformer.fused`).
+    ``subset``: a trace of some replicas or shards only (the symmetric replays'). Fused
+    tensor-parallel chains are refused by :func:`workloads.transformer.fused.check_fusable`.
 
     Examples
     --------
@@ -104,8 +104,7 @@ def check_combination(cp, zero=0, fsdp=False, moe=None, compute="flops", memory=
                         (memory, "memory_bandwidth (the memory-traffic rule)"),
                         (tp_overlap, "tp_overlap"), (param_gather != "after",
                                                      "param_gather='overlap'"),
-                        (subset, "replicas or shards (a subset of the ranks)"),
-                        (fused, "tp_seconds (fused tensor-parallel chains)")):
+                        (subset, "replicas or shards (a subset of the ranks)")):
         if given:
             raise WorkloadError(f"context parallelism (cp {cp}) with {what} is not modelled")
 
