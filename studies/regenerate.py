@@ -136,12 +136,15 @@ def _megatron(docs, draw):
 
 def _transformer_layouts(docs, draw):
     from studies.validation import transformer_layouts as v
+    from studies.validation import transformer_layouts_noise as noise
     from studies.validation.transformer_layouts_report import markdown, summary_text
 
     if draw:   # the replays take minutes: stored beside the data, which --check compares
         v.save(v.predictions())
+        noise.save({name: noise.setting_sensitivity(name) for name in noise.ALTERNATIVES})
     rows, preds = v.load(), v.cached()
-    return {"layouts-table": markdown(rows, preds), "layouts-summary": summary_text(rows, preds)}
+    return {"layouts-table": markdown(rows, preds), "layouts-summary": summary_text(rows, preds),
+            "layouts-noise": noise.markdown(noise.within_reading(rows, preds), noise.cached())}
 
 
 def _schemes(docs, draw):
@@ -212,7 +215,8 @@ JOBS = MappingProxyType({
                     ("transformer_scaling.png",), _megatron,
                     "Narayanan et al. SC'21 Table 1 against the transformer closed form "
                     "(studies.validation.megatron), seconds"),
-    "transformer-layouts": Job("transformer.md", ("layouts-table", "layouts-summary"), (),
+    "transformer-layouts": Job("transformer.md", ("layouts-table", "layouts-summary",
+                                                  "layouts-noise"), (),
                                _transformer_layouts,
                                "published runs where the layout matters against the simulation "
                                "(studies.validation.transformer_layouts), minutes; --check reads "

@@ -32,7 +32,8 @@ backward     1        every stored tensor is read once, by the backward that nee
 
 It is a lower bound on the real traffic and errs one way: a kernel's reads
 of its inputs in the forward, the gradients the backward writes (the same
-size as the activations) and the cross-entropy's ``b s V`` logits are not
+size as the activations) and the cross-entropy's ``b s V`` logits (the GEMM rule counts
+those on its logit unit, :func:`workloads.transformer.flops.loss_bytes`) are not
 counted, nor the kernels' launch latency; nor is the traffic of the GEMMs
 themselves (their operands stream through HBM while the tensor cores work, and
 stay inside the efficiency). The bandwidth is the datasheet's peak

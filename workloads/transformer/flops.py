@@ -119,6 +119,10 @@ References
    checkpoints", EMNLP 2023, arXiv:2305.13245.
 .. [6] A. Dubey et al. (Llama team, AI @ Meta), "The Llama 3 herd of models",
    arXiv:2407.21783, 2024, Table 3 and section 3.4.1.
+.. [7] NVIDIA Megatron-LM, ``megatron/core/tensor_parallel/cross_entropy.py`` at
+   f2e5db402c (July 2024, core_r0.8.0's code; ``VocabParallelCrossEntropy`` and
+   ``_VocabParallelCrossEntropy``), the loss Megatron-Core runs without
+   ``--cross-entropy-loss-fusion`` (off by default, ``megatron/training/arguments.py``).
 """
 
 from types import MappingProxyType
@@ -133,7 +137,7 @@ __all__ = ["Config", "CONFIGS", "PRECISION_BYTES", "RECOMPUTE", "MLPS", "NORMS",
            "mlp_forward_flops", "attention_core_forward_flops", "logit_forward_flops", "layer_parameter_split",
            "layer_parameters", "embedding_parameters", "parameters", "iteration_flops",
            "activation_bytes", "attention_stored_bytes", "mlp_stored_bytes",
-           "layer_stored_bytes"]
+           "layer_stored_bytes", "loss_bytes"]
 
 #: Bytes per value of each training precision (mixed precision keeps fp16/bf16 activations).
 PRECISION_BYTES = MappingProxyType({"fp32": 4, "fp16": 2, "bf16": 2})
@@ -576,3 +580,38 @@ def layer_stored_bytes(c, tp=1, sequence_parallel=False, selective=False):
     """
     return (attention_stored_bytes(c, tp, sequence_parallel, selective)
             + mlp_stored_bytes(c, tp, sequence_parallel))
+
+
+def loss_bytes(c, tp=1):
+    """Bytes of memory traffic of the loss on the logits, per shard and micro-batch: ``(forward, backward)``.
+
+    The vocabulary-parallel cross-entropy of Megatron-LM [7]_ runs element-wise
+    kernels over the ``N = b s V / t`` logits of a shard, in fp32: it casts the
+    ``e``-byte logits to fp32 (reads ``e N``, writes ``4 N``; nothing at ``e =
+    4``), takes each token's maximum (reads ``4 N``), subtracts it (reads and
+    writes ``4 N``), exponentiates in place (``8 N``), sums (reads ``4 N``) and
+    divides by the sum in place (``8 N``), keeping that softmax for the
+    backward: ``(32 + e + 4) N`` bytes forward, ``38 N`` at ``e = 2``. The
+    backward subtracts one at each token's target (``O(b s)``), multiplies by
+    the incoming gradient in place (``8 N``) and casts the gradient back to
+    the logits' precision (reads ``4 N``, writes ``e N``): ``14 N`` at ``e = 2``.
+    The logit GEMM's own output (its ``e N`` bytes written) is the GEMM's
+    (:func:`netsim.costmodel.gemm.gemm_bytes`), not counted here; nor are the
+    ``O(b s)`` tensors (maxima, sums, targets) and the three small allreduces
+    over the tensor-parallel shards. Megatron-LM v2.5 (2021,
+    ``megatron/mpu/cross_entropy.py``, its ``output.float()`` in
+    ``megatron/model/gpt_model.py``) runs the same kernels.
+
+    Examples
+    --------
+    >>> c = Config(1, 64, 4, 32, 1000, micro_batch=2, precision="bf16")
+    >>> n = 2 * 32 * 1000 / 4
+    >>> loss_bytes(c, 4) == (38 * n, 14 * n)
+    True
+    >>> loss_bytes(c._replace(vocab=0))
+    (0.0, 0.0)
+    """
+    tp = check_int(tp, "tp", error=WorkloadError)
+    n = c.micro_batch * c.seq * c.vocab / tp
+    cast = 0 if c.element >= 4 else c.element + 4
+    return (float((32 + cast) * n), float((8 + cast) * n))

@@ -37,6 +37,13 @@ weight's (or, in the attention core, the other operand's) ``dB = A^T dC``,
 ``(k, n, m)``; twice the forward FLOPs, at their own quantisation. A
 recomputed forward takes the forward's seconds.
 
+The logit unit's seconds also hold the loss on its output: the
+vocabulary-parallel cross-entropy's element-wise kernels over the shard's
+``b s V / t`` logits, in fp32, memory-bound
+(:func:`workloads.transformer.flops.loss_bytes`: 38 bytes a logit forward,
+14 backward, Megatron-LM's kernels) at the device's memory bandwidth.
+:func:`achieved_flops` leaves it out (a profiler's GEMM rate).
+
 Sequence parallelism leaves the shapes as they are (each shard's GEMMs see the
 allgathered ``T`` tokens). Mixture-of-experts layers are not mapped
 (:func:`check_compute` refuses them), nor the non-GEMM work (layer norms,
@@ -56,10 +63,11 @@ from typing import NamedTuple
 from netsim.costmodel.gemm import GemmDevice, gemm_flops, gemm_seconds
 
 from workloads.errors import WorkloadError
-from workloads.transformer.flops import MLPS, qkv_width
+from workloads.transformer.flops import MLPS, loss_bytes, qkv_width
 
 __all__ = ["COMPUTE", "UNITS", "PASSES", "Gemm", "forward_gemms", "backward_gemms",
-           "check_compute", "block_seconds", "block_flops", "achieved_flops", "stage_seconds"]
+           "check_compute", "gemm_seconds_table", "block_seconds", "block_flops", "achieved_flops",
+           "stage_seconds"]
 
 #: The compute-time rules: FLOPs over one rate, or each GEMM's shape.
 COMPUTE = ("flops", "gemm")
@@ -160,7 +168,7 @@ def _seconds(gemms, device, element):
     return sum(gemm_seconds(g.m, g.n, g.k, device, element, g.batch) for g in gemms)
 
 
-def block_seconds(c, tp, device):
+def gemm_seconds_table(c, tp, device):
     """Seconds of each unit's forward and backward GEMMs on one shard, per micro-batch.
 
     Returns
@@ -178,7 +186,7 @@ def block_seconds(c, tp, device):
     >>> from netsim.costmodel import gemm_device
     >>> from workloads.transformer.flops import Config
     >>> d = gemm_device(312e12, 2.039e12, 108, tile=(128, 128))
-    >>> t = block_seconds(Config(1, 4096, 32, 4096, 0), 4, d)
+    >>> t = gemm_seconds_table(Config(1, 4096, 32, 4096, 0), 4, d)
     >>> t["mlp", "forward"] == 2 * 2 * 4096 ** 3 / (312e12 * 1024 / 1080)
     True
     """
@@ -187,6 +195,32 @@ def block_seconds(c, tp, device):
         out[unit, "forward"] = _seconds(gemms, device, c.element)
         out[unit, "backward"] = _seconds([x for g in gemms for x in backward_gemms(g)], device,
                                          c.element)
+    return out
+
+
+def block_seconds(c, tp, device):
+    """Seconds of each unit's forward and backward on one shard, per micro-batch.
+
+    Each unit's GEMMs (:func:`gemm_seconds_table`), and on the logit unit the
+    loss's memory traffic (:func:`workloads.transformer.flops.loss_bytes`) at
+    the device's memory bandwidth: a dict keyed as :func:`gemm_seconds_table`'s.
+
+    Examples
+    --------
+    >>> from netsim.costmodel import gemm_device
+    >>> from workloads.transformer.flops import Config, loss_bytes
+    >>> d = gemm_device(312e12, 2.039e12, 108)
+    >>> c = Config(2, 256, 4, 128, 1024, precision="bf16")
+    >>> t, g = block_seconds(c, 2, d), gemm_seconds_table(c, 2, d)
+    >>> t["logit", "backward"] == g["logit", "backward"] + loss_bytes(c, 2)[1] / 2.039e12
+    True
+    >>> t["mlp", "forward"] == g["mlp", "forward"]
+    True
+    """
+    out = gemm_seconds_table(c, tp, device)
+    forward, backward = loss_bytes(c, tp)
+    out["logit", "forward"] += forward / device.memory_bandwidth
+    out["logit", "backward"] += backward / device.memory_bandwidth
     return out
 
 
@@ -221,7 +255,7 @@ def achieved_flops(c, tp, device):
     >>> achieved_flops(c, 8, d)["mlp"] < achieved_flops(c, 1, d)["mlp"]
     True
     """
-    secs, flops = block_seconds(c, tp, device), block_flops(c, tp)
+    secs, flops = gemm_seconds_table(c, tp, device), block_flops(c, tp)
     return {unit: 3 * flops[unit] / (secs[unit, "forward"] + secs[unit, "backward"])
             for unit in UNITS if flops[unit]}
 
