@@ -434,15 +434,18 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         return None
 
     alone = _alone.collapse(a, net, nodes, planned, keep, whole, replayed) if collapse else None
+    # the symmetry first: a fused trace refused by it would be refused unfused too (its
+    # witnesses are its calls' classes, collapsed or not alike), so the caller tries the next
+    # symmetry rather than building the unfused trace for this one
+    for i, (key, _) in planned.items():
+        if key in whole and (alone is None or i not in alone.calls):
+            raise SymmetryError(f"op {i}: NCCL's plan inside a machine is not symmetric "
+                                f"under the permutation and does not run alone")
     if trace.metadata.get("fused_tp"):   # calls summed into compute ops, each by its witness
         if alone is None:
             raise TraceError("a trace with fused tensor-parallel calls replays with "
                              "collapse=True only")
         alone = _alone.fuse(alone, trace, planned, trace.metadata["fused_tp"])
-    for i, (key, _) in planned.items():
-        if key in whole and (alone is None or i not in alone.calls):
-            raise SymmetryError(f"op {i}: NCCL's plan inside a machine is not symmetric "
-                                f"under the permutation and does not run alone")
     for i, (key, call) in planned.items():
         _nccl_block(a, i, call, None if alone is None or i not in alone.calls
                     else alone.plans[key].seconds)
