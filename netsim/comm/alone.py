@@ -366,13 +366,16 @@ def overlapping(start, end, x):
     >>> overlapping(np.array([0.0, 0.5]), np.array([1.0, 2.0]), x)
     {('g0', 'g1')}
     """
+    classes = list(x.alone.classes)
     bad = set()
-    for cls, ops in x.alone.classes.items():
-        ids = x.first[np.asarray(ops, np.int64)]
-        order = np.argsort(start[ids], kind="stable")
-        s, e = start[ids][order], end[ids][order]
-        if (s[1:] < e[:-1]).any():
-            bad.add(cls)
+    if classes:   # every class's calls by start (stable), one sort for all
+        cls = np.repeat(np.arange(len(classes)), [len(v) for v in x.alone.classes.values()])
+        ids = x.first[np.fromiter((i for v in x.alone.classes.values() for i in v), np.int64,
+                                  len(cls))]
+        order = np.lexsort((start[ids], cls))
+        cls, s, e = cls[order], start[ids][order], end[ids][order]
+        met = (cls[1:] == cls[:-1]) & (s[1:] < e[:-1])
+        bad = {classes[k] for k in np.unique(cls[1:][met]).tolist()}
     return bad | shared_in_time(start, end, x)
 
 
