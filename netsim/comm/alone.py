@@ -47,6 +47,7 @@ import numpy as np
 
 from netsim.errors import TraceError
 from netsim.trace.core import MESSAGE, TraceBuilder
+from netsim.trace.graph import unique_pairs
 
 __all__ = ["Alone", "FusedNotAlone", "collapse", "fuse", "isolated", "overlapping",
            "shared_in_time", "add_back"]
@@ -326,12 +327,12 @@ def _alone_classes(net, src, dst, chan, owner, n):
         return alone, ~alone
     pair, links, _ = net.routes(src, dst, channel=chan)
     L = net.num_links
-    p_u, o_u = np.unique(np.stack([pair, owner]), axis=1)
+    p_u, o_u = unique_pairs(pair, owner)
     hops = links.shape[1]
     lk = links[p_u].reshape(-1)
     ow = np.repeat(o_u, hops)
     real = lk < L
-    l_u, o_l = np.unique(np.stack([lk[real], ow[real]]), axis=1)
+    l_u, o_l = unique_pairs(lk[real], ow[real])
     owners = np.bincount(l_u, minlength=L)   # distinct owners of each link direction
     bad = np.unique(o_l[owners[l_u] > 1])
     alone[bad[bad >= 0]] = False

@@ -24,6 +24,7 @@ whose parts end on each member's own ops, one by one.
 import numpy as np
 
 from netsim.trace.core import COMPUTE, Trace, ranges
+from netsim.trace.graph import unique_pairs
 from netsim.trace.ops import touches
 
 __all__ = ["assemble"]
@@ -182,7 +183,7 @@ def _whole_gates(tr, calls, first, end_of, t_ranks, t_start):
     p_dep = tr.dep_idx[ranges(tr.dep_ptr[calls], ndep)].astype(np.int64)
     value = end_of[p_dep]
     # The call's first op waits for them all, once each.
-    pairs = np.unique(np.stack([first[calls][p_call], value]), axis=1)
+    pairs = unique_pairs(first[calls][p_call], value)
     # Touched members: (pair, rank) for each rank a dependency touches, kept if a member.
     tcnt = t_start[p_dep + 1] - t_start[p_dep]
     t_pair = np.repeat(np.arange(len(p_dep)), tcnt)
@@ -202,7 +203,7 @@ def _whole_gates(tr, calls, first, end_of, t_ranks, t_start):
     vals.append(np.repeat(value[none], glen[c]))
     rows, vals = np.concatenate(rows), np.concatenate(vals)
     if len(rows):
-        rows, vals = np.unique(np.stack([rows, vals]), axis=1)
+        rows, vals = unique_pairs(rows, vals)
     M = len(m_op)
     gate_ptr = np.zeros(M + 1, np.int64)
     np.cumsum(np.bincount(rows, minlength=M), out=gate_ptr[1:])
