@@ -1,4 +1,4 @@
-"""netsim.trace.graph.unique_pairs against numpy's own unique of pairs (the reference)."""
+"""netsim.trace.graph.distinct and unique_pairs against numpy's own unique (the reference)."""
 
 import numpy as np
 import pytest
@@ -16,3 +16,13 @@ def test_unique_pairs_equal_numpys_unique_with_an_axis(seed):
 
 def test_no_pairs():
     assert unique_pairs([], []).shape == (2, 0)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_distinct_equals_numpys_unique(seed):
+    from netsim.trace.graph import distinct
+
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-50, 10**7, int(rng.integers(0, 5000)))
+    got, want = distinct(x), np.unique(x)
+    assert got.dtype == want.dtype and np.array_equal(got, want)

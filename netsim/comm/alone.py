@@ -47,7 +47,7 @@ import numpy as np
 
 from netsim.errors import TraceError
 from netsim.trace.core import MESSAGE, TraceBuilder
-from netsim.trace.graph import unique_pairs
+from netsim.trace.graph import distinct, unique_pairs
 
 __all__ = ["Alone", "FusedNotAlone", "collapse", "fuse", "isolated", "overlapping",
            "shared_in_time", "add_back"]
@@ -311,8 +311,8 @@ def _images_apart(net, planned, classes, alone):
             continue
         _, links, _ = base.routes([base.node_of(u) for u, _, _ in call.flows],
                                   [base.node_of(v) for _, v, _ in call.flows])
-        used = np.unique(links[links < base.num_links])
-        if (net.orbit[used] < net.g).any() or len(np.unique(net.link_rep[used])) < len(used):
+        used = distinct(links[links < base.num_links])
+        if (net.orbit[used] < net.g).any() or len(distinct(net.link_rep[used])) < len(used):
             alone[cls] = False
 
 
@@ -334,12 +334,12 @@ def _alone_classes(net, src, dst, chan, owner, n):
     real = lk < L
     l_u, o_l = unique_pairs(lk[real], ow[real])
     owners = np.bincount(l_u, minlength=L)   # distinct owners of each link direction
-    bad = np.unique(o_l[owners[l_u] > 1])
+    bad = distinct(o_l[owners[l_u] > 1])
     alone[bad[bad >= 0]] = False
     unowned = np.zeros(L, bool)   # link directions traffic of no class crosses
     unowned[l_u[o_l < 0]] = True
     timed = ~alone
-    worse = np.unique(o_l[unowned[l_u]])
+    worse = distinct(o_l[unowned[l_u]])
     timed[worse[worse >= 0]] = False
     return alone, timed
 
@@ -376,7 +376,7 @@ def overlapping(start, end, x):
         order = np.lexsort((start[ids], cls))
         cls, s, e = cls[order], start[ids][order], end[ids][order]
         met = (cls[1:] == cls[:-1]) & (s[1:] < e[:-1])
-        bad = {classes[k] for k in np.unique(cls[1:][met]).tolist()}
+        bad = {classes[k] for k in distinct(cls[1:][met]).tolist()}
     return bad | shared_in_time(start, end, x)
 
 

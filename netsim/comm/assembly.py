@@ -24,7 +24,7 @@ whose parts end on each member's own ops, one by one.
 import numpy as np
 
 from netsim.trace.core import COMPUTE, Trace, ranges
-from netsim.trace.graph import unique_pairs
+from netsim.trace.graph import distinct, unique_pairs
 from netsim.trace.ops import touches
 
 __all__ = ["assemble"]
@@ -216,7 +216,7 @@ def _gate_pairs(group, gates, local, ranks):
     """``(block-local op, expanded op)`` pairs: each entry ``(local[k], ranks[k])`` waits
     for the gates of member ``ranks[k]`` (-1: of every member)."""
     lists = [gates.get(int(r), np.zeros(0, np.int64)) for r in group]
-    lists.append(np.unique(np.concatenate([np.zeros(0, np.int64)] + lists)))
+    lists.append(distinct(np.concatenate([np.zeros(0, np.int64)] + lists)))
     ptr = np.zeros(len(lists) + 1, np.int64)
     np.cumsum([len(x) for x in lists], out=ptr[1:])
     flat = np.concatenate(lists)
@@ -237,7 +237,7 @@ def _gates(tr, i, t_ranks, t_start, resolve):
         touched = [r for r in t_ranks[t_start[d]:t_start[d + 1]].tolist() if r in members]
         for r in (touched or group):
             out.setdefault(r, []).append(resolve(d, r))
-    return {r: np.unique(np.concatenate(v)) for r, v in out.items()}
+    return {r: distinct(np.concatenate(v)) for r, v in out.items()}
 
 
 def _parts(rows):

@@ -58,6 +58,7 @@ from netsim.errors import NcclModelError, TraceError
 from netsim.network.compiled import as_network
 from netsim.network.symmetry import SymmetryError, quotient
 from netsim.trace.core import COMPUTE, MESSAGE, ranges
+from netsim.trace.graph import distinct
 
 __all__ = ["LIBRARIES", "Expansion", "check_library", "choose", "expand", "fold", "mpich_wire",
            "plan_names"]
@@ -235,7 +236,7 @@ def _mpich_block(a, i, spec, nbytes, cache):
         idx=t.dep_idx)
     ends = {int(order[j]): b.ends[b.ends_ptr[j]:b.ends_ptr[j + 1]] for j in range(len(order))}
     ends.update({int(order[j]): np.array([k + n]) for n, j in enumerate(idle.tolist())})
-    ends["all"] = np.unique(np.concatenate(list(ends.values())))
+    ends["all"] = distinct(np.concatenate(list(ends.values())))
     a.ends[i] = ends
     a.gate_rank[i] = (np.concatenate([b.entries, k + np.arange(m)]),
                       np.concatenate([order[b.entry_ranks], order[idle]]))
