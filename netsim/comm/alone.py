@@ -47,6 +47,7 @@ import numpy as np
 
 from netsim.errors import TraceError
 from netsim.trace.core import MESSAGE, TraceBuilder
+from netsim.trace.graph import distinct, unique_pairs
 
 __all__ = ["Alone", "FusedNotAlone", "collapse", "fuse", "isolated", "overlapping",
            "shared_in_time", "add_back"]
@@ -310,8 +311,8 @@ def _images_apart(net, planned, classes, alone):
             continue
         _, links, _ = base.routes([base.node_of(u) for u, _, _ in call.flows],
                                   [base.node_of(v) for _, v, _ in call.flows])
-        used = np.unique(links[links < base.num_links])
-        if (net.orbit[used] < net.g).any() or len(np.unique(net.link_rep[used])) < len(used):
+        used = distinct(links[links < base.num_links])
+        if (net.orbit[used] < net.g).any() or len(distinct(net.link_rep[used])) < len(used):
             alone[cls] = False
 
 
@@ -326,19 +327,19 @@ def _alone_classes(net, src, dst, chan, owner, n):
         return alone, ~alone
     pair, links, _ = net.routes(src, dst, channel=chan)
     L = net.num_links
-    p_u, o_u = np.unique(np.stack([pair, owner]), axis=1)
+    p_u, o_u = unique_pairs(pair, owner)
     hops = links.shape[1]
     lk = links[p_u].reshape(-1)
     ow = np.repeat(o_u, hops)
     real = lk < L
-    l_u, o_l = np.unique(np.stack([lk[real], ow[real]]), axis=1)
+    l_u, o_l = unique_pairs(lk[real], ow[real])
     owners = np.bincount(l_u, minlength=L)   # distinct owners of each link direction
-    bad = np.unique(o_l[owners[l_u] > 1])
+    bad = distinct(o_l[owners[l_u] > 1])
     alone[bad[bad >= 0]] = False
     unowned = np.zeros(L, bool)   # link directions traffic of no class crosses
     unowned[l_u[o_l < 0]] = True
     timed = ~alone
-    worse = np.unique(o_l[unowned[l_u]])
+    worse = distinct(o_l[unowned[l_u]])
     timed[worse[worse >= 0]] = False
     return alone, timed
 
@@ -366,13 +367,16 @@ def overlapping(start, end, x):
     >>> overlapping(np.array([0.0, 0.5]), np.array([1.0, 2.0]), x)
     {('g0', 'g1')}
     """
+    classes = list(x.alone.classes)
     bad = set()
-    for cls, ops in x.alone.classes.items():
-        ids = x.first[np.asarray(ops, np.int64)]
-        order = np.argsort(start[ids], kind="stable")
-        s, e = start[ids][order], end[ids][order]
-        if (s[1:] < e[:-1]).any():
-            bad.add(cls)
+    if classes:   # every class's calls by start (stable), one sort for all
+        cls = np.repeat(np.arange(len(classes)), [len(v) for v in x.alone.classes.values()])
+        ids = x.first[np.fromiter((i for v in x.alone.classes.values() for i in v), np.int64,
+                                  len(cls))]
+        order = np.lexsort((start[ids], cls))
+        cls, s, e = cls[order], start[ids][order], end[ids][order]
+        met = (cls[1:] == cls[:-1]) & (s[1:] < e[:-1])
+        bad = {classes[k] for k in distinct(cls[1:][met]).tolist()}
     return bad | shared_in_time(start, end, x)
 
 

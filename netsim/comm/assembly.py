@@ -24,6 +24,7 @@ whose parts end on each member's own ops, one by one.
 import numpy as np
 
 from netsim.trace.core import COMPUTE, Trace, ranges
+from netsim.trace.graph import distinct, unique_pairs
 from netsim.trace.ops import touches
 
 __all__ = ["assemble"]
@@ -182,7 +183,7 @@ def _whole_gates(tr, calls, first, end_of, t_ranks, t_start):
     p_dep = tr.dep_idx[ranges(tr.dep_ptr[calls], ndep)].astype(np.int64)
     value = end_of[p_dep]
     # The call's first op waits for them all, once each.
-    pairs = np.unique(np.stack([first[calls][p_call], value]), axis=1)
+    pairs = unique_pairs(first[calls][p_call], value)
     # Touched members: (pair, rank) for each rank a dependency touches, kept if a member.
     tcnt = t_start[p_dep + 1] - t_start[p_dep]
     t_pair = np.repeat(np.arange(len(p_dep)), tcnt)
@@ -202,7 +203,7 @@ def _whole_gates(tr, calls, first, end_of, t_ranks, t_start):
     vals.append(np.repeat(value[none], glen[c]))
     rows, vals = np.concatenate(rows), np.concatenate(vals)
     if len(rows):
-        rows, vals = np.unique(np.stack([rows, vals]), axis=1)
+        rows, vals = unique_pairs(rows, vals)
     M = len(m_op)
     gate_ptr = np.zeros(M + 1, np.int64)
     np.cumsum(np.bincount(rows, minlength=M), out=gate_ptr[1:])
@@ -215,7 +216,7 @@ def _gate_pairs(group, gates, local, ranks):
     """``(block-local op, expanded op)`` pairs: each entry ``(local[k], ranks[k])`` waits
     for the gates of member ``ranks[k]`` (-1: of every member)."""
     lists = [gates.get(int(r), np.zeros(0, np.int64)) for r in group]
-    lists.append(np.unique(np.concatenate([np.zeros(0, np.int64)] + lists)))
+    lists.append(distinct(np.concatenate([np.zeros(0, np.int64)] + lists)))
     ptr = np.zeros(len(lists) + 1, np.int64)
     np.cumsum([len(x) for x in lists], out=ptr[1:])
     flat = np.concatenate(lists)
@@ -236,7 +237,7 @@ def _gates(tr, i, t_ranks, t_start, resolve):
         touched = [r for r in t_ranks[t_start[d]:t_start[d + 1]].tolist() if r in members]
         for r in (touched or group):
             out.setdefault(r, []).append(resolve(d, r))
-    return {r: np.unique(np.concatenate(v)) for r, v in out.items()}
+    return {r: distinct(np.concatenate(v)) for r, v in out.items()}
 
 
 def _parts(rows):

@@ -58,6 +58,7 @@ from netsim.errors import NcclModelError, TraceError
 from netsim.network.compiled import as_network
 from netsim.network.symmetry import SymmetryError, quotient
 from netsim.trace.core import COMPUTE, MESSAGE, ranges
+from netsim.trace.graph import distinct
 
 __all__ = ["LIBRARIES", "Expansion", "check_library", "choose", "expand", "fold", "mpich_wire",
            "plan_names"]
@@ -235,7 +236,7 @@ def _mpich_block(a, i, spec, nbytes, cache):
         idx=t.dep_idx)
     ends = {int(order[j]): b.ends[b.ends_ptr[j]:b.ends_ptr[j + 1]] for j in range(len(order))}
     ends.update({int(order[j]): np.array([k + n]) for n, j in enumerate(idle.tolist())})
-    ends["all"] = np.unique(np.concatenate(list(ends.values())))
+    ends["all"] = distinct(np.concatenate(list(ends.values())))
     a.ends[i] = ends
     a.gate_rank[i] = (np.concatenate([b.entries, k + np.arange(m)]),
                       np.concatenate([order[b.entry_ranks], order[idle]]))
@@ -257,26 +258,40 @@ def _nccl_call(a, i, spec, nbytes, planner, options):
                        "latency": call.latency, "tuning_time": call.tuning_time}
 
 
-def _nccl_block(a, i, call, seconds=None):
+def _nccl_block(a, i, call, seconds=None, made=None):
     """NCCL call ``i``'s ops: its latency, its flows, a zero-length end; or, with
-    ``seconds`` (a call that runs alone, :mod:`netsim.comm.alone`), one op of them."""
+    ``seconds`` (a call that runs alone, :mod:`netsim.comm.alone`), one op of them.
+
+    ``made`` (a dict) keeps each plan's columns, made once: calls of one plan differ
+    only in their owner rank (the first and the last op's)."""
     if seconds is not None:
         a.ones[i] = (seconds, a.tag("nccl latency"))
         return
-    owner = int(a.trace.rank[i])
-    a.ends[i] = {"all": np.array([len(call.flows) + 1])}
-    a.gate_rank[i] = ([0], [-1])
     F = len(call.flows)
-    src = [a.relay(u) for u, _, _ in call.flows]
-    dst = [a.relay(v) for _, v, _ in call.flows]
-    a.blocks[i] = dict(
-        kind=[COMPUTE] + [MESSAGE] * F + [COMPUTE], rank=[owner] + src + [owner],
-        peer=[-1] + dst + [-1], size=[0.0] + [b for _, _, b in call.flows] + [0.0],
-        duration=[call.latency + call.launch] + [0.0] * F + [0.0],
-        tag=[a.tag("nccl latency")] + [a.tag("nccl")] * F + [-1],
-        ptr=[0, 0] + list(range(1, F + 1)) + [2 * F + (F == 0)],
-        idx=[0] * F + (list(range(1, F + 1)) if F else [0]),
-        bound=[np.inf] + list(call.bounds) + [np.inf])
+    blk = None if made is None else made.get(id(call))
+    if blk is None:
+        src = [a.relay(u) for u, _, _ in call.flows]
+        dst = [a.relay(v) for _, v, _ in call.flows]
+        blk = dict(
+            kind=np.array([COMPUTE] + [MESSAGE] * F + [COMPUTE], np.uint8),
+            rank=np.array([-1] + src + [-1], np.int64),
+            peer=np.array([-1] + dst + [-1], np.int64),
+            size=np.array([0.0] + [b for _, _, b in call.flows] + [0.0], np.float64),
+            duration=np.array([call.latency + call.launch] + [0.0] * F + [0.0], np.float64),
+            tag=np.array([a.tag("nccl latency")] + [a.tag("nccl")] * F + [-1], np.int64),
+            ptr=np.array([0, 0] + list(range(1, F + 1)) + [2 * F + (F == 0)], np.int64),
+            idx=np.array([0] * F + (list(range(1, F + 1)) if F else [0]), np.int64),
+            bound=np.array([np.inf] + list(call.bounds) + [np.inf], np.float64))
+        if made is not None:
+            made[id(call)] = (call, blk)   # the plan held, so its id is not reused
+    else:
+        blk = blk[1]
+    owner = int(a.trace.rank[i])
+    rank = blk["rank"].copy()
+    rank[0] = rank[-1] = owner
+    a.ends[i] = {"all": np.array([F + 1])}
+    a.gate_rank[i] = ([0], [-1])
+    a.blocks[i] = {**blk, "rank": rank}
 
 
 def _gloo_block(a, i, spec, nbytes, state, options):
@@ -434,18 +449,22 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
         return None
 
     alone = _alone.collapse(a, net, nodes, planned, keep, whole, replayed) if collapse else None
+    # the symmetry first: a fused trace refused by it would be refused unfused too (its
+    # witnesses are its calls' classes, collapsed or not alike), so the caller tries the next
+    # symmetry rather than building the unfused trace for this one
+    for i, (key, _) in planned.items():
+        if key in whole and (alone is None or i not in alone.calls):
+            raise SymmetryError(f"op {i}: NCCL's plan inside a machine is not symmetric "
+                                f"under the permutation and does not run alone")
     if trace.metadata.get("fused_tp"):   # calls summed into compute ops, each by its witness
         if alone is None:
             raise TraceError("a trace with fused tensor-parallel calls replays with "
                              "collapse=True only")
         alone = _alone.fuse(alone, trace, planned, trace.metadata["fused_tp"])
-    for i, (key, _) in planned.items():
-        if key in whole and (alone is None or i not in alone.calls):
-            raise SymmetryError(f"op {i}: NCCL's plan inside a machine is not symmetric "
-                                f"under the permutation and does not run alone")
+    made = {}
     for i, (key, call) in planned.items():
         _nccl_block(a, i, call, None if alone is None or i not in alone.calls
-                    else alone.plans[key].seconds)
+                    else alone.plans[key].seconds, made)
     extra = [net.node_of(x) for x in a.extra_nodes] if net is not None else []
     nodes = np.concatenate([nodes, np.array(extra, np.int64)])
     out, first, count, parts = assemble(a)

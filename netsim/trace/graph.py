@@ -1,4 +1,4 @@
-"""The dependency graph of a trace: successors, cycle check, and index ranges.
+"""The dependency graph of a trace: successors, cycle check, and index ranges, values and pairs.
 
 Kept apart from :mod:`netsim.trace.core` (which re-exports :func:`successors` and
 :func:`ranges`) so that the trace's columns and their validation fit one module.
@@ -8,7 +8,7 @@ import numpy as np
 
 from netsim.errors import TraceError
 
-__all__ = ["check_acyclic", "ranges", "successors"]
+__all__ = ["check_acyclic", "distinct", "ranges", "successors", "unique_pairs"]
 
 
 def successors(trace):
@@ -83,7 +83,7 @@ def check_acyclic(trace):
         if not len(released):
             break
         np.subtract.at(indeg, released, 1)
-        frontier = np.unique(released[indeg[released] == 0])
+        frontier = distinct(released[indeg[released] == 0])
     if done == n:
         return
     # Walk backwards along unfinished dependencies until an op repeats: that is a cycle.
@@ -134,3 +134,67 @@ def ranges(lo, cnt):
     """
     cnt = np.asarray(cnt, np.int64)
     return np.repeat(np.asarray(lo, np.int64) - (np.cumsum(cnt) - cnt), cnt) + np.arange(cnt.sum())
+
+
+def distinct(x):
+    """The sorted distinct values of an integer array: ``np.unique(x)``, by one sort.
+
+    numpy 2.4's ``np.unique`` of integers (with no ``return_*``) goes through a hash table
+    and took 10-15x a sort's time at 10^5-10^6 values on the development machine
+    (benchmarks/README.md, issue 43); a sort and a comparison of neighbours give the same
+    values in the same order and dtype.
+
+    Parameters
+    ----------
+    x : array_like of int
+
+    Returns
+    -------
+    ndarray
+        One-dimensional, increasing.
+
+    Examples
+    --------
+    >>> distinct([3, 1, 3, 2, 1]).tolist()
+    [1, 2, 3]
+    """
+    s = np.sort(np.asarray(x).reshape(-1))
+    if len(s) < 2:
+        return s
+    keep = np.empty(len(s), bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
+def unique_pairs(a, b):
+    """The distinct pairs ``(a[i], b[i])`` of integers, in lexicographic order, as two arrays.
+
+    Equal to ``np.unique(np.stack([a, b]), axis=1)``, found by one sort of one integer per
+    pair (:func:`distinct`);
+    that path is kept where one integer per pair would not fit 63 bits.
+
+    Parameters
+    ----------
+    a, b : array_like of int
+        Of one length.
+
+    Returns
+    -------
+    ndarray of int64
+        Shape ``(2, distinct pairs)``: row 0 the ``a`` values, row 1 the ``b`` values.
+
+    Examples
+    --------
+    >>> unique_pairs([2, 0, 2, 0], [1, -1, 1, 5]).tolist()
+    [[0, 0, 2], [-1, 5, 1]]
+    """
+    a, b = np.asarray(a, np.int64).reshape(-1), np.asarray(b, np.int64).reshape(-1)
+    if not len(a):
+        return np.zeros((2, 0), np.int64)
+    lo_a, lo_b = int(a.min()), int(b.min())
+    span_a, span_b = int(a.max()) - lo_a + 1, int(b.max()) - lo_b + 1
+    if span_a * span_b >= 1 << 62:   # pragma: no cover - beyond any trace's op count
+        return np.unique(np.stack([a, b]), axis=1)
+    key = distinct((a - lo_a) * span_b + (b - lo_b))
+    return np.stack([key // span_b + lo_a, key % span_b + lo_b])

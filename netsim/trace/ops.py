@@ -8,6 +8,7 @@ import numpy as np
 from netsim.checks import check_int
 from netsim.errors import TraceError
 from netsim.trace.core import Trace, check_trace, ranges
+from netsim.trace.graph import distinct
 
 __all__ = ["concat", "repeat", "terminal_ops", "touches"]
 
@@ -167,7 +168,7 @@ def _root_deps_by_touch(nxt, is_root, t_ops, bounds):
     deps = t_ops[ranges(bounds[ranks], cnt)]
     owner = np.repeat(ops, cnt)
     span = np.int64(max(int(t_ops.max()) + 1, 1) if len(t_ops) else 1)
-    keys = np.unique(owner * span + deps)
+    keys = distinct(owner * span + deps)
     return np.bincount(keys // span, minlength=nxt.num_ops), keys % span
 
 

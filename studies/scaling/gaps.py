@@ -19,7 +19,7 @@ end.
 import numpy as np
 
 from netsim.comm.priced import NcclPrices
-from netsim.costmodel import alpha_beta, hockney
+from netsim.costmodel import alpha_beta
 
 from workloads.transformer.prices import MPICH
 
@@ -74,48 +74,87 @@ def slower(trace, result, G, placement, prices=None, hop=None, rtol=1e-6):
     # the network the replay ran on: under NCCL the effective graph
     net = result.expanded.net if result.expanded is not None else G
     ops = result.ops
-    rows = {}
-
-    def add(tag, op, alone, took):
-        row = rows.setdefault((tag, op), {"tag": tag, "op": op, "calls": 0, "slower": 0,
-                                          "alone": 0.0, "replay": 0.0})
-        row["calls"] += 1
-        row["slower"] += bool(took > alone * (1 + rtol) + 1e-15)
-        row["alone"] += alone
-        row["replay"] += took
-
-    tags = list(trace.tags)
-    hops = {}
+    tags, rows = list(trace.tags), {}
     msg = np.flatnonzero(trace.is_message)
-    for i in msg.tolist():
-        tag = _tag(tags, trace.tag[i])
-        given = hop.get(tag) if isinstance(hop, dict) else hop
-        key = (placement[int(trace.rank[i])], placement[int(trace.peer[i])], given)
-        if key not in hops:
-            hops[key] = given or alpha_beta(net, placement=list(key[:2]))
-        add(tag, "message", hockney(float(trace.size[i]), *hops[key]),
-            float(ops["end"][i] - ops["start"][i]))
+    if len(msg):   # one (alpha, beta) per sender's node, receiver's node and tag
+        pairs, at = np.unique(np.stack([trace.rank[msg], trace.peer[msg], trace.tag[msg]]),
+                              axis=1, return_inverse=True)
+        hops, ab = {}, []
+        for r, q, k in pairs.T.tolist():
+            given = hop.get(_tag(tags, k)) if isinstance(hop, dict) else hop
+            key = (placement[r], placement[q], given)
+            if key not in hops:
+                hops[key] = given or alpha_beta(net, placement=list(key[:2]))
+            ab.append(hops[key])
+        alpha, beta = np.array(ab, np.float64).reshape(-1, 2).T
+        at = at.reshape(-1)
+        _add(rows, tags, trace.tag[msg], ["message"], np.zeros(len(msg), np.int64),
+             alpha[at] + trace.size[msg] * beta[at],   # Hockney's alpha + n beta, each hop
+             ops["end"][msg] - ops["start"][msg], rtol)
     calls = result.collectives
-    cache, prices = {}, prices or NcclPrices(G)
-    # a call the replay kept as one op ran as its plan alone (netsim.comm.alone), which the
-    # replay priced already: its isolated seconds are the price, not replayed again
-    collapsed = getattr(result.expanded, "alone", None)
-    for k, i in enumerate(np.asarray(calls["op"], np.int64).tolist()):
-        spec = trace.specs.row(int(trace.spec[i]))
-        if collapsed is not None and i in collapsed.calls:
-            alone = collapsed.plans[collapsed.calls[i]].seconds
+    op = np.asarray(calls["op"], np.int64)
+    if len(op):
+        alone = np.full(len(op), np.nan)
+        # a call the replay kept as one op ran as its plan alone (netsim.comm.alone), which
+        # the replay priced already: its isolated seconds are the price, not replayed again
+        collapsed = getattr(result.expanded, "alone", None)
+        if collapsed is not None and collapsed.calls:
+            seconds = np.full(trace.num_ops, np.nan)
+            kept = np.zeros(trace.num_ops, bool)
+            for i, key in collapsed.calls.items():
+                seconds[i], kept[i] = collapsed.plans[key].seconds, True
+            alone, done = seconds[op], kept[op]
         else:
-            members = [placement[r] for r in spec.group]
-            nbytes, lib = float(trace.size[i]), str(calls["library"][k])
-            key = (tuple(members), spec.op, nbytes, lib)
-            if key not in cache:
-                cache[key] = _alone(lib, members, spec, nbytes, net, prices)
-            alone = cache[key]
-        if alone is not None:
-            add(_tag(tags, trace.tag[i]), spec.op, alone,
-                float(calls["end"][k] - calls["ready"][k]))
+            done = np.zeros(len(op), bool)
+        rest = np.flatnonzero(~done)
+        cache, prices = {}, prices or NcclPrices(G)
+        lib = np.asarray(calls["library"]).astype(str)
+        spec, size = trace.spec[op], trace.size[op]
+        if len(rest):   # one price per spec, size and library
+            _, first, at = np.unique(np.stack([spec[rest], size[rest].view(np.int64),
+                                               np.unique(lib[rest], return_inverse=True)[1]
+                                               .reshape(-1)]), axis=1, return_index=True,
+                                     return_inverse=True)
+            price = np.empty(len(first))
+            for u, k in enumerate(rest[first].tolist()):
+                s = trace.specs.row(int(spec[k]))
+                members, nbytes = [placement[r] for r in s.group], float(size[k])
+                key = (tuple(members), s.op, nbytes, str(lib[k]))
+                if key not in cache:
+                    cache[key] = _alone(key[3], members, s, nbytes, net, prices)
+                price[u] = np.nan if cache[key] is None else cache[key]
+            alone[rest] = price[at.reshape(-1)]
+        kinds, at = np.unique(spec, return_inverse=True)   # each spec's op, coded
+        of = [trace.specs.row(int(j)).op for j in kinds.tolist()]
+        names = sorted(set(of))
+        code = np.array([names.index(x) for x in of], np.int64)[at.reshape(-1)]
+        ok = ~np.isnan(alone)   # a call with no price (gloo's, MPICH's trees) is no row
+        _add(rows, tags, trace.tag[op][ok], names, code[ok], alone[ok],
+             (np.asarray(calls["end"], np.float64) - np.asarray(calls["ready"], np.float64))[ok],
+             rtol)
     out = [r for r in rows.values() if r["slower"]]
     return sorted(out, key=lambda r: r["alone"] - r["replay"])
+
+
+def _add(rows, tags, tag, names, code, alone, took, rtol):
+    """Add to ``rows`` (by tag and op, in order of first appearance) each element's call or
+    hop: its seconds ``alone`` and those it ``took``, summed in order."""
+    if not len(alone):
+        return
+    _, first, at = np.unique(np.stack([tag, code]), axis=1, return_index=True,
+                             return_inverse=True)
+    at = at.reshape(-1)
+    for u in np.argsort(first, kind="stable").tolist():
+        sel = at == u
+        j = int(first[u])
+        row = rows.setdefault((_tag(tags, int(tag[j])), names[int(code[j])]),
+                              {"tag": _tag(tags, int(tag[j])), "op": names[int(code[j])],
+                               "calls": 0, "slower": 0, "alone": 0.0, "replay": 0.0})
+        a, t = alone[sel], took[sel]
+        row["calls"] += int(sel.sum())
+        row["slower"] += int((t > a * (1 + rtol) + 1e-15).sum())
+        row["alone"] += float(np.cumsum(a)[-1])   # in order, as one by one
+        row["replay"] += float(np.cumsum(t)[-1])
 
 
 def _tag(tags, k):
