@@ -40,17 +40,16 @@ def new_state(count, slots):
 
 
 @njit(cache=True)
-def set_bottleneck(g, b, state, links, pad):
+def set_bottleneck(g, b, nb, nu, bn, links, pad):
     """Flow ``g``'s known bottleneck becomes ``b`` (-1: unknown) in ``state``'s counts.
 
     Examples
     --------
     >>> state = new_state(np.array([1, 1, 0]), 1)
-    >>> set_bottleneck(0, 1, state, np.array([[0, 1]]), 2)
+    >>> set_bottleneck(0, 1, *state[5:], np.array([[0, 1]]), 2)
     >>> state[5].tolist(), state[6].tolist(), state[7].tolist()
     ([0, 1, 0], [0, 0, 0], [1])
     """
-    nb, nu, bn = state[5], state[6], state[7]
     old = bn[g]
     if old == b:
         return
@@ -87,18 +86,18 @@ def find_bottlenecks(comp, links, rate, bound, cap, load, state, pad, eps):
     >>> state[7].tolist()
     [0]
     """
-    lmax, lnum = state[1], state[2]
+    lmax, lnum, nb, nu, bn = state[1], state[2], state[5], state[6], state[7]
     sat = 1 - eps
     bounded = bound.shape[0] > 0
     for s in comp:
         x = rate[s]
         if bounded and x >= bound[s] * sat:
-            set_bottleneck(s, pad, state, links, pad)
+            set_bottleneck(s, pad, nb, nu, bn, links, pad)
             continue
         for h in range(links.shape[1]):
             k = links[s, h]
             if k != pad and lnum[k] > 0 and load[k] >= cap[k] * sat and x >= lmax[k] * sat:
-                set_bottleneck(s, k, state, links, pad)
+                set_bottleneck(s, k, nb, nu, bn, links, pad)
                 break
 
 
@@ -138,9 +137,9 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
     bottleneck, with per link how many flows have it as theirs or have none known (a
     link's flows are checked only for those). A touched link's new load is its
     old one plus its re-solved flows' change; it is summed over its flows after
-    :data:`DRIFT` updates, or when a condition needs its exact largest rate. If it
-    succeeds, the re-solved flows and the held flows its last round checked get the
-    bottlenecks it found.
+    :data:`DRIFT` updates, or when a condition needs its exact largest rate. A flow
+    it verifies (re-solved, or held) gets the bottleneck it was verified at; if it gives
+    up, the exact path's :func:`~netsim.engine.tolerant.exact_links` forgets them.
 
     Parameters
     ----------
@@ -223,10 +222,6 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
     bounded = bound.shape[0] > 0
     sat = 1 - eps
     s_list = np.empty(in_s.shape[0], np.int64)
-    bk = np.empty(in_s.shape[0], np.int64)  # a bottleneck found for each flow of S
-    v_flow = np.empty(in_s.shape[0] * hops, np.int64)  # held flows checked in this round,
-    v_link = np.empty(in_s.shape[0] * hops, np.int64)  # and the bottleneck each has
-    nv = 0
     s_rel = np.empty(mark.shape[0], np.int64)
     ns = 0
     for s in added:
@@ -249,7 +244,6 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
         if ns > limit or rounds > 8 or work > budget:
             ok = False
             break
-        nv = 0
         for i in range(ns):
             for h in range(hops):
                 nt = push_link(links[s_list[i], h], pad, mark, touched, nt)
@@ -261,7 +255,6 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
             t_max[k] = 0.0  # their largest after
             flag[k] = 0  # (1 once summed over its flows in this round)
             s_in[k] = 0  # its flows in S
-            s_rel[k] = 0  # those that have it as their known bottleneck, or none known
         for i in range(ns):
             f = s_list[i]
             for h in range(hops):
@@ -269,8 +262,6 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
                 if k != pad:
                     acc[k] += rate[f]
                     s_in[k] += 1
-                    if bn[f] == k or bn[f] < 0:
-                        s_rel[k] += 1
         for j in range(nt):
             k = touched[j]
             r = cap[k] - (load[k] - gone[k] - acc[k])
@@ -319,7 +310,7 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
             f = s_list[i]
             x = new_rate[f]
             if bounded and x >= bound[f] * sat:
-                bk[f] = pad
+                set_bottleneck(f, pad, nb, nu, bn, links, pad)
                 continue
             good = False
             for h in range(hops):
@@ -334,7 +325,7 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
                     flag[k] = 1
                 if t_load[k] >= cap[k] * sat and x >= t_max[k] * sat:
                     good = True
-                    bk[f] = k
+                    set_bottleneck(f, k, nb, nu, bn, links, pad)
                     break
             if good:
                 continue
@@ -392,7 +383,19 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
         # a link that was saturated and is no longer, or has a faster flow than before (a
         # flow whose bottleneck it was keeps it otherwise, and a flow whose bottleneck is
         # elsewhere keeps that one unless it is touched, and checked, too); and only the
-        # flows at its largest rate before (the others were not the largest there).
+        # flows at its largest rate before (the others were not the largest there); and
+        # only the flows that may have had it as their bottleneck (see new_state; a flow is
+        # given the one it is verified at as soon as it is: if that link changes in a later
+        # round, the link's own check finds the flow, and if the solve gives up, the exact
+        # path forgets them).
+        for j in range(nt):
+            s_rel[touched[j]] = 0  # the flows of S that have it as theirs, or none known
+        for i in range(ns):
+            f = s_list[i]
+            for h in range(hops):
+                k = links[f, h]
+                if k != pad and (bn[f] == k or bn[f] < 0):
+                    s_rel[k] += 1
         for j in range(nt):
             k = touched[j]
             if load[k] < cap[k] * sat:
@@ -420,9 +423,7 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
                 if x < top:
                     continue
                 if bounded and x >= bound[g] * sat:
-                    v_flow[nv] = g
-                    v_link[nv] = pad
-                    nv += 1
+                    set_bottleneck(g, pad, nb, nu, bn, links, pad)
                     continue
                 good = False
                 for h in range(hops):
@@ -451,9 +452,7 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
                             ld, mx = t_load[k2], t_max[k2]
                     if ld >= cap[k2] * sat and x >= mx * sat:
                         good = True
-                        v_flow[nv] = g
-                        v_link[nv] = k2
-                        nv += 1
+                        set_bottleneck(g, k2, nb, nu, bn, links, pad)
                         break
                 if not good:
                     in_s[g] = True
@@ -465,11 +464,6 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
                 break
         if not grew or not ok:
             break
-    if ok:  # the bottlenecks the last round found
-        for i in range(ns):
-            set_bottleneck(s_list[i], bk[s_list[i]], state, links, pad)
-        for i in range(nv):
-            set_bottleneck(v_flow[i], v_link[i], state, links, pad)
     comp = s_list[:ns].copy()
     rates = np.empty(ns)
     for i in range(ns):

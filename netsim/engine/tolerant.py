@@ -88,6 +88,7 @@ def exact_links(comp, changed, links, rate, state, pad, summed):
     ([3.0, 3.0, 0.0], [2, 1, 0])
     """
     count, lmax, lnum, drift, gone = state[:5]
+    nb, nu, bn = state[5], state[6], state[7]
     for k in changed:
         lmax[k] = 0.0
         lnum[k] = 0
@@ -95,7 +96,7 @@ def exact_links(comp, changed, links, rate, state, pad, summed):
         if summed:
             drift[k] = 0
     for s in comp:
-        set_bottleneck(s, -1, state, links, pad)
+        set_bottleneck(s, -1, nb, nu, bn, links, pad)
         r = rate[s]
         for h in range(links.shape[1]):
             k = links[s, h]
@@ -124,10 +125,10 @@ def enter(slots, links, rate, state, pad, sign):
     ([1, 0], [1, 0])
     """
     count, lmax, lnum, drift, gone = state[:5]
-    nu = state[6]
+    nb, nu, bn = state[5], state[6], state[7]
     for s in slots:
         if sign < 0:
-            set_bottleneck(s, -1, state, links, pad)
+            set_bottleneck(s, -1, nb, nu, bn, links, pad)
         for h in range(links.shape[1]):
             k = links[s, h]
             if k == pad:
