@@ -7,6 +7,11 @@ the exact batch path and to the plain-Python reference engine
 and end, on random traces with every instant a batch, jittered all-gathers on stars
 whose up and down links tie, rate bounds and TCP. Each check also asserts that the
 tolerant solve ran (and succeeded) on the case, so that it cannot pass by falling back.
+After every tolerant solve, each flow's known bottleneck (the link, or its rate bound,
+where the solve verified its condition; an instant scans a link that changed only for the
+flows that may have had it as theirs) is recomputed from the flow table's own rates, and
+each link's counts from the flows (the ``known`` fixture): a stale bottleneck or a wrong
+count would let the scan skip a flow whose rate must change.
 Priority classes and the numpy loops always solve exactly: bit for bit the exact replay.
 A fresh process (no compiled kernels loaded) gives the same bits as a warm one.
 """
@@ -16,6 +21,7 @@ import pytest
 
 from netsim import Network, TraceBuilder
 from netsim.engine import reference
+from netsim.engine import flows as flows_module
 from netsim.engine import tolerant
 from netsim.engine.replay import replay
 from netsim.errors import NetsimError
@@ -25,9 +31,70 @@ from random_cases import random_case, star as _star
 RTOL = 1e-9
 
 
+SAT = 1 - tolerant.TOLERANCE
+
+
+def _check(table):
+    """Every active flow's known bottleneck holds; the per-link counts are the flows'."""
+    solver = table._solver
+    if solver is None or solver.state is None or table._lists is None:
+        return 0
+    count, _, _, _, _, nb, nu, bn = solver.state
+    pad = solver.pad
+    active = np.flatnonzero(table.fl_active)
+    rate, links = table.fl_rate, table.fl_links
+    load = np.zeros(pad + 1)
+    top = np.zeros(pad + 1)
+    np.add.at(load, links[active].ravel(), np.repeat(rate[active], links.shape[1]))
+    np.maximum.at(top, links[active].ravel(), np.repeat(rate[active], links.shape[1]))
+    want_nb = np.zeros(pad + 1, np.int64)
+    want_nu = np.zeros(pad + 1, np.int64)
+    known = 0
+    for s in active.tolist():
+        b = int(bn[s])
+        on = [k for k in links[s].tolist() if k != pad]
+        if b < 0:
+            for k in on:
+                want_nu[k] += 1
+            continue
+        known += 1
+        want_nb[b] += 1
+        if b == pad:
+            assert rate[s] >= table.fl_bound[s] * SAT * (1 - 1e-12), s
+            continue
+        assert b in on, (s, b)
+        # saturated and the largest rate there, within the tolerance (and the rounding of
+        # a sum of a few hundred rates)
+        assert load[b] >= table.cap[b] * SAT * (1 - 1e-12), (s, b, load[b], table.cap[b])
+        assert rate[s] >= top[b] * SAT * (1 - 1e-12), (s, b, rate[s], top[b])
+    assert np.array_equal(nb[:pad], want_nb[:pad])
+    assert np.array_equal(nu[:pad], want_nu[:pad])
+    assert np.array_equal(count[:pad], np.bincount(links[active].ravel(),
+                                                   minlength=pad + 1)[:pad])
+    return known
+
+
 @pytest.fixture
-def solves(monkeypatch):
-    """Counts the tolerant solves that succeeded during a test."""
+def known(monkeypatch):
+    """After each tolerant solve that succeeded, checks the flow table's known bottlenecks
+    and counts (:func:`_check`); the known bottlenecks seen at each."""
+    seen = []
+    rerate = flows_module.FlowTable._rerate_tolerant
+
+    def checking(self, added, removed):
+        done = rerate(self, added, removed)
+        if done:
+            seen.append(_check(self))
+        return done
+
+    monkeypatch.setattr(flows_module.FlowTable, "_rerate_tolerant", checking)
+    return seen
+
+
+@pytest.fixture
+def solves(monkeypatch, known):
+    """Counts the tolerant solves that succeeded during a test (each also checked by
+    :func:`known`)."""
     done = []
     solve = tolerant.solve
 
@@ -88,13 +155,14 @@ def test_random_traces_with_rate_bounds_agree_with_the_exact_and_reference(seed,
 
 @pytest.mark.parametrize("uneven", [False, True])
 @pytest.mark.parametrize("seed", range(4))
-def test_a_jittered_all_gather_on_a_star_agrees(seed, uneven, solves):
+def test_a_jittered_all_gather_on_a_star_agrees(seed, uneven, solves, known):
     """Equal links tie (a flow's up and down links share alike): the verification's hard case."""
     G = _star(10, uneven)
     exact, inexact, args = _replays(_jittered_allgather(10, seed), G)
     _agree(exact, inexact)
     _agree(reference.replay(*args), inexact)
     assert sum(solves) >= 5  # the tolerant solve did the instants, not the fallback
+    assert max(known) > 0  # and knew bottlenecks
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -162,7 +230,7 @@ def test_a_solve_by_hand():
     index_add(np.array([0, 1]), links, pad, head, nxt, prv)
     cap, rate = np.array([10.0, 4.0, 100.0, np.inf]), np.array([10.0, 0.0])
     load = np.array([10.0, 0.0, 10.0, 0.0])
-    state = tolerant.new_state(np.array([2, 1, 1, 0]))
+    state = tolerant.new_state(np.array([2, 1, 1, 0]), 2)
     tolerant.exact_links(np.array([0]), np.array([0, 2]), links, rate, state, pad, True)
     z, b, i = np.zeros, (lambda n: np.zeros(n, bool)), (lambda: np.zeros(4, np.int64))
     ok, comp, rates, changed, new_load, _ = tolerant.solve(

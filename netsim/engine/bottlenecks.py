@@ -11,25 +11,94 @@ from numba import njit
 
 from netsim.engine.kernels import account, fill_bounded, push_link, rebase
 
-__all__ = ["DRIFT", "apply", "new_state", "solve"]
+__all__ = ["DRIFT", "apply", "find_bottlenecks", "new_state", "set_bottleneck", "solve"]
 
 #: A link's load is summed over its flows after this many updates by a change (each
 #: rounds in its last bit), so that a sum's error stays far below the tolerance.
 DRIFT = 256
 
 
-def new_state(count):
-    """The per-link state of :func:`~netsim.engine.bottlenecks.solve` for links with ``count`` flows, largest rates unknown.
+def new_state(count, slots):
+    """The state of :func:`~netsim.engine.bottlenecks.solve` for links with ``count`` flows, largest rates unknown,
+    and a flow table of ``slots`` slots whose flows' bottlenecks are unknown.
+
+    Per link: ``count``, ``lmax``, ``lnum``, ``drift``, ``gone`` (see :func:`solve`),
+    ``nb`` (how many flows have it as their known bottleneck) and ``nu`` (how many of its
+    flows have none known); per slot: ``bn``, the flow's known bottleneck (a link, the pad
+    for a flow at its rate bound, -1 unknown).
 
     Examples
     --------
-    >>> [a.tolist() for a in new_state(np.array([2, 0]))]
-    [[2, 0], [inf, 0.0], [0, 0], [0, 0], [0.0, 0.0]]
+    >>> [a.tolist() for a in new_state(np.array([2, 0]), 3)]
+    [[2, 0], [inf, 0.0], [0, 0], [0, 0], [0.0, 0.0], [0, 0], [2, 0], [-1, -1, -1]]
     """
     count = np.asarray(count, np.int64)
     lmax = np.where(count > 0, np.inf, 0.0)
     n = len(count)
-    return count, lmax, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n)
+    return (count, lmax, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n),
+            np.zeros(n, np.int64), count.copy(), np.full(slots, -1, np.int64))
+
+
+@njit(cache=True)
+def set_bottleneck(g, b, nb, nu, bn, links, pad):
+    """Flow ``g``'s known bottleneck becomes ``b`` (-1: unknown) in ``state``'s counts.
+
+    Examples
+    --------
+    >>> state = new_state(np.array([1, 1, 0]), 1)
+    >>> set_bottleneck(0, 1, *state[5:], np.array([[0, 1]]), 2)
+    >>> state[5].tolist(), state[6].tolist(), state[7].tolist()
+    ([0, 1, 0], [0, 0, 0], [1])
+    """
+    old = bn[g]
+    if old == b:
+        return
+    if old >= 0:
+        nb[old] -= 1
+    else:
+        for h in range(links.shape[1]):
+            if links[g, h] != pad:
+                nu[links[g, h]] -= 1
+    if b >= 0:
+        nb[b] += 1
+    else:
+        for h in range(links.shape[1]):
+            if links[g, h] != pad:
+                nu[links[g, h]] += 1
+    bn[g] = b
+
+
+@njit(cache=True)
+def find_bottlenecks(comp, links, rate, bound, cap, load, state, pad, eps):
+    """Each flow of ``comp`` its bottleneck in ``state``, after an exact solve: a link of its
+    path saturated within ``eps`` where no flow is faster by more than ``eps`` (the links'
+    largest rates exact), or the pad if it is at its rate bound (``bound`` empty: none).
+
+    Examples
+    --------
+    Flow 0 on links 0 (10 B/s, saturated) and 1 (100 B/s) at 10 B/s:
+
+    >>> state = new_state(np.array([1, 1, 0]), 1)
+    >>> state[1][:2], state[2][:2] = 10.0, 1  # (as exact_links leaves them)
+    >>> find_bottlenecks(np.array([0]), np.array([[1, 0]]), np.array([10.0]), np.zeros(0),
+    ...                  np.array([10.0, 100.0, np.inf]), np.array([10.0, 10.0, 0.0]),
+    ...                  state, 2, 1e-12)
+    >>> state[7].tolist()
+    [0]
+    """
+    lmax, lnum, nb, nu, bn = state[1], state[2], state[5], state[6], state[7]
+    sat = 1 - eps
+    bounded = bound.shape[0] > 0
+    for s in comp:
+        x = rate[s]
+        if bounded and x >= bound[s] * sat:
+            set_bottleneck(s, pad, nb, nu, bn, links, pad)
+            continue
+        for h in range(links.shape[1]):
+            k = links[s, h]
+            if k != pad and lnum[k] > 0 and load[k] >= cap[k] * sat and x >= lmax[k] * sat:
+                set_bottleneck(s, k, nb, nu, bn, links, pad)
+                break
 
 
 @njit(cache=True)
@@ -62,11 +131,15 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
     """The rates after an instant, re-solving only the flows it changes (see :mod:`netsim.engine.tolerant`).
 
     What it knows of each link without visiting its flows (``state``, kept by
-    :func:`apply`, :func:`exact_links` and :func:`leave`): how many flows it carries, an
+    :func:`apply`, :func:`~netsim.engine.tolerant.exact_links` and :func:`~netsim.engine.tolerant.enter`): how many flows it carries, an
     upper bound of their largest rate (exact while some flow is known to have it), and how
-    many times its load was updated rather than summed. A touched link's new load is its
+    many times its load was updated rather than summed; and of each flow its known
+    bottleneck, with per link how many flows have it as theirs or have none known (a
+    link's flows are checked only for those). A touched link's new load is its
     old one plus its re-solved flows' change; it is summed over its flows after
-    :data:`DRIFT` updates, or when a condition needs its exact largest rate.
+    :data:`DRIFT` updates, or when a condition needs its exact largest rate. A flow
+    it verifies (re-solved, or held) gets the bottleneck it was verified at; if it gives
+    up, the exact path's :func:`~netsim.engine.tolerant.exact_links` forgets them.
 
     Parameters
     ----------
@@ -86,7 +159,9 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
     state : tuple of ndarray
         Per link id: ``count`` (flows), ``lmax`` (the upper bound), ``lnum`` (how many
         flows have rate ``lmax``; 0: unknown, ``lmax`` only bounds), ``drift`` (updates),
-        ``gone`` (the rates of the flows that left it since its load was last set).
+        ``gone`` (the rates of the flows that left it since its load was last set),
+        ``nb`` and ``nu`` (how many flows have it as their known bottleneck, and have
+        none known); per slot ``bn`` (see :func:`new_state`).
     pad : int
         The filler of ``links``.
     limit : int
@@ -131,7 +206,7 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
     >>> head, nxt, prv = np.full(4, -1), np.zeros(4, np.int64), np.zeros(4, np.int64)
     >>> index_add(np.array([0, 1]), links, 3, head, nxt, prv)
     >>> cap, rate = np.array([10.0, 4.0, 100.0, np.inf]), np.array([4.0, 0.0])
-    >>> load, state = np.array([4.0, 4.0, 0.0, 0.0]), new_state(np.array([2, 1, 1, 0]))
+    >>> load, state = np.array([4.0, 4.0, 0.0, 0.0]), new_state(np.array([2, 1, 1, 0]), 2)
     >>> state[1][:2], state[2][:2] = 4.0, 1  # links 0 and 1: one flow at 4
     >>> f, b, i = (lambda n: np.zeros(n)), (lambda n: np.zeros(n, np.bool_)), np.zeros(4, np.int64)
     >>> ok, comp, rates, changed, new_load, summed = solve(
@@ -141,11 +216,13 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
     >>> ok, comp.tolist(), rates.tolist(), changed.tolist(), new_load.tolist()
     (True, [1], [6.0], [0, 2], [10.0, 6.0])
     """
-    count, lmax, lnum, drift, gone = state
+    count, lmax, lnum, drift, gone = state[:5]
+    nb, nu, bn = state[5], state[6], state[7]
     hops = links.shape[1]
     bounded = bound.shape[0] > 0
     sat = 1 - eps
     s_list = np.empty(in_s.shape[0], np.int64)
+    s_rel = np.empty(mark.shape[0], np.int64)
     ns = 0
     for s in added:
         if not in_s[s]:
@@ -233,6 +310,7 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
             f = s_list[i]
             x = new_rate[f]
             if bounded and x >= bound[f] * sat:
+                set_bottleneck(f, pad, nb, nu, bn, links, pad)
                 continue
             good = False
             for h in range(hops):
@@ -247,6 +325,7 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
                     flag[k] = 1
                 if t_load[k] >= cap[k] * sat and x >= t_max[k] * sat:
                     good = True
+                    set_bottleneck(f, k, nb, nu, bn, links, pad)
                     break
             if good:
                 continue
@@ -304,7 +383,19 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
         # a link that was saturated and is no longer, or has a faster flow than before (a
         # flow whose bottleneck it was keeps it otherwise, and a flow whose bottleneck is
         # elsewhere keeps that one unless it is touched, and checked, too); and only the
-        # flows at its largest rate before (the others were not the largest there).
+        # flows at its largest rate before (the others were not the largest there); and
+        # only the flows that may have had it as their bottleneck (see new_state; a flow is
+        # given the one it is verified at as soon as it is: if that link changes in a later
+        # round, the link's own check finds the flow, and if the solve gives up, the exact
+        # path forgets them).
+        for j in range(nt):
+            s_rel[touched[j]] = 0  # the flows of S that have it as theirs, or none known
+        for i in range(ns):
+            f = s_list[i]
+            for h in range(hops):
+                k = links[f, h]
+                if k != pad and (bn[f] == k or bn[f] < 0):
+                    s_rel[k] += 1
         for j in range(nt):
             k = touched[j]
             if load[k] < cap[k] * sat:
@@ -318,16 +409,21 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
                     flag[k] = 1
                 if t_max[k] <= o_max[k]:
                     continue
+            if nb[k] + nu[k] == s_rel[k]:
+                continue  # no held flow has it as its known bottleneck, and none has none known
             top = o_max[k] * sat  # (o_max -1, not known: every flow)
             work += count[k]
             e = head[k]
             while e >= 0:
                 g = e // hops
                 e = nxt[e]
-                if in_s[g]:
-                    continue
+                if in_s[g] or (bn[g] >= 0 and bn[g] != k):
+                    continue  # (a known bottleneck elsewhere holds, or is touched and checked)
                 x = rate[g]
-                if x < top or (bounded and x >= bound[g] * sat):
+                if x < top:
+                    continue
+                if bounded and x >= bound[g] * sat:
+                    set_bottleneck(g, pad, nb, nu, bn, links, pad)
                     continue
                 good = False
                 for h in range(hops):
@@ -356,6 +452,7 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
                             ld, mx = t_load[k2], t_max[k2]
                     if ld >= cap[k2] * sat and x >= mx * sat:
                         good = True
+                        set_bottleneck(g, k2, nb, nu, bn, links, pad)
                         break
                 if not good:
                     in_s[g] = True
@@ -363,8 +460,9 @@ def solve(added, removed, head, nxt, links, rate, bound, cap, load, state, pad, 
                     ns += 1
                     grew = True
             if ns > limit or work > budget:
+                ok = False  # (the other touched links not checked)
                 break
-        if not grew:
+        if not grew or not ok:
             break
     comp = s_list[:ns].copy()
     rates = np.empty(ns)
@@ -408,7 +506,7 @@ def apply(comp, rates, changed, new_load, summed, t_max, s_num, state, now, rem,
     >>> f = lambda x: np.array(x, np.float64)
     >>> rem, rate, since, finish = f([1000.0]), f([0.0]), f([1.0]), f([np.inf])
     >>> load, t, busy, sat, peak = (f([0.0, 0.0]) for _ in range(5))
-    >>> state, none = new_state(np.array([1, 0])), np.zeros(2, np.int64)
+    >>> state, none = new_state(np.array([1, 0]), 1), np.zeros(2, np.int64)
     >>> state[1][0] = 0.0  # link 0's flow: rate 0 so far
     >>> moved, new = apply(np.array([0]), f([100.0]), np.array([0]), f([100.0]),
     ...     np.zeros(1, np.bool_), f([0.0, 0.0]), none, state, 1.0, rem, rate, since, finish,
@@ -417,7 +515,7 @@ def apply(comp, rates, changed, new_load, summed, t_max, s_num, state, now, rem,
     >>> finish.tolist(), load.tolist(), moved.tolist(), new.tolist(), state[1].tolist()
     ([11.0], [100.0, 0.0], [0], [100.0], [100.0, 0.0])
     """
-    count, lmax, lnum, drift, gone = state
+    count, lmax, lnum, drift, gone = state[:5]
     hops = links.shape[1]
     for i in range(comp.shape[0]):
         s = comp[i]

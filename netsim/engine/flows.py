@@ -459,7 +459,8 @@ class FlowTable:
             self._lists = (head, np.empty(n, np.int64), np.empty(n, np.int64))
             self.kernels().index_build(self.fl_active, self.fl_links, self.L, *self._lists)
             if self._solver is not None:  # its state of each link, kept beside the lists
-                self._solver.rebuild(self.fl_active, self.fl_links, self.fl_rate, self.load)
+                self._solver.rebuild(self.fl_active, self.fl_links, self.fl_rate,
+                                     self.fl_bound if self.bounded else _NO_BOUND, self.load)
         return self._lists
 
     def _component_scan(self, added, removed):
@@ -503,7 +504,8 @@ class FlowTable:
         if len(moved):
             self.series.append((np.full(len(moved), self.now), moved, moved_load))
         if self._solver is not None and self._lists is not None:  # (exact=False)
-            self._solver.solved(comp, changed, self.fl_links, self.fl_rate)
+            self._solver.solved(comp, changed, self.fl_links, self.fl_rate,
+                                self.fl_bound if self.bounded else _NO_BOUND, self.load)
         if self.ends is not None and len(comp):
             self._push_ends(zip(self.fl_finish[comp].tolist(), comp.tolist()))
 

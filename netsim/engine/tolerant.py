@@ -32,7 +32,14 @@ is above the rounding of a sum of a few thousand rates: a rate found here is wit
 about ``TOLERANCE`` times the flows on its bottleneck of the exact solve's.
 
 What it touches: the flows it re-solves and the links they cross or that a flow left,
-plus the flows of a link that lost its saturation or gained a faster flow. A flow is
+plus, of a link that lost its saturation or gained a faster flow, the flows that may have
+had it as their bottleneck. For that it keeps each flow's *known bottleneck*: the link
+(or its rate bound) where the last solve verified its condition, or where
+:func:`~netsim.engine.bottlenecks.find_bottlenecks` found it after an exact solve, or none
+(a flow that has just started). A held flow whose known bottleneck is another link keeps
+it: that link is untouched, or touched and still saturated with no faster flow, or
+touched and scanned itself. Per link it counts the flows that have it as their known
+bottleneck and the flows with none known, and skips the scan where both are zero. A flow is
 rebased (its bytes left brought to now) and given a new end only when its rate changes,
 and a link's busy and saturated time are accounted only when its load changes. To avoid
 visiting every flow of a touched link, it keeps per link (:class:`Solver`, beside the
@@ -55,7 +62,8 @@ what the process had loaded; strict priority classes, and ``batch="numpy"``
 import numpy as np
 from numba import njit
 
-from netsim.engine.bottlenecks import DRIFT, apply, new_state, solve
+from netsim.engine.bottlenecks import (DRIFT, apply, find_bottlenecks, new_state,
+                                        set_bottleneck, solve)
 from netsim.engine.maxmin import SHARE_CUT
 
 __all__ = ["DRIFT", "TOLERANCE", "Solver", "enter", "exact_links", "new_state"]
@@ -67,18 +75,20 @@ TOLERANCE = 1e-12
 @njit(cache=True)
 def exact_links(comp, changed, links, rate, state, pad, summed):
     """After an exact solve of flows ``comp`` (every flow on links ``changed``): those links'
-    largest rates in :func:`~netsim.engine.bottlenecks.solve`'s ``state``, and, if ``summed``, their loads as sums.
+    largest rates in :func:`~netsim.engine.bottlenecks.solve`'s ``state``, and, if ``summed``, their loads as sums;
+    the flows' bottlenecks unknown.
 
     Examples
     --------
     >>> import numpy as np
-    >>> state = new_state(np.array([2, 1, 0]))
+    >>> state = new_state(np.array([2, 1, 0]), 2)
     >>> exact_links(np.array([0, 1]), np.array([0, 1]), np.array([[0, 1], [0, 2]]),
     ...             np.array([3.0, 3.0]), state, 2, True)
     >>> state[1].tolist(), state[2].tolist()
     ([3.0, 3.0, 0.0], [2, 1, 0])
     """
-    count, lmax, lnum, drift, gone = state
+    count, lmax, lnum, drift, gone = state[:5]
+    nb, nu, bn = state[5], state[6], state[7]
     for k in changed:
         lmax[k] = 0.0
         lnum[k] = 0
@@ -86,6 +96,7 @@ def exact_links(comp, changed, links, rate, state, pad, summed):
         if summed:
             drift[k] = 0
     for s in comp:
+        set_bottleneck(s, -1, nb, nu, bn, links, pad)
         r = rate[s]
         for h in range(links.shape[1]):
             k = links[s, h]
@@ -103,23 +114,27 @@ def enter(slots, links, rate, state, pad, sign):
     """Flows ``slots`` join (``sign`` 1) or leave (-1) their links in :func:`~netsim.engine.bottlenecks.solve`'s ``state``.
 
     A leaving flow's rate goes to the link's ``gone``, and if it is the link's known largest
-    rate it counts off it; a joining one has rate 0.
+    rate it counts off it; a joining one has rate 0. Either has no bottleneck known.
 
     Examples
     --------
     >>> import numpy as np
-    >>> state = new_state(np.array([0, 0]))
+    >>> state = new_state(np.array([0, 0]), 1)
     >>> enter(np.array([0]), np.array([[0]]), np.array([0.0]), state, 1, 1)
-    >>> state[0].tolist()
-    [1, 0]
+    >>> state[0].tolist(), state[6].tolist()
+    ([1, 0], [1, 0])
     """
-    count, lmax, lnum, drift, gone = state
+    count, lmax, lnum, drift, gone = state[:5]
+    nb, nu, bn = state[5], state[6], state[7]
     for s in slots:
+        if sign < 0:
+            set_bottleneck(s, -1, nb, nu, bn, links, pad)
         for h in range(links.shape[1]):
             k = links[s, h]
             if k == pad:
                 continue
             count[k] += sign
+            nu[k] += sign
             if sign < 0:
                 gone[k] += rate[s]
                 if rate[s] == lmax[k] and lnum[k] > 0:
@@ -157,7 +172,7 @@ class Solver:
     >>> index_build(active, links, 2, head, nxt, prv)
     >>> load = np.array([10.0, 0.0, 0.0])
     >>> solver = Solver(cap, 0.99)
-    >>> solver.rebuild(active, links, rate, load)
+    >>> solver.rebuild(active, links, rate, np.zeros(0), load)
     >>> rem, t, finish = np.array([50.0, 8.0]), np.zeros(2), np.full(2, np.inf)
     >>> stats = [np.zeros(3) for _ in range(4)] + [np.zeros(3, np.int64)]
     >>> solver.rerate(np.array([1]), np.zeros(0, np.int64), head, nxt, active, links, rate,
@@ -175,28 +190,34 @@ class Solver:
         self.state = None
         self.scratch = None
 
-    def rebuild(self, active, links, rate, load):
-        """The state of each link from the active flows (their ``links`` and ``rate``) and
-        the links' ``load`` (which may still hold flows that have ended: their ``gone``)."""
+    def rebuild(self, active, links, rate, bound, load):
+        """The state of each link from the active flows (their ``links``, ``rate`` and
+        ``bound``, empty if none) and the links' ``load`` (which may still hold flows that
+        have ended: their ``gone``); each flow's bottleneck from the flows' loads."""
         slots = np.flatnonzero(active)
         size = len(self.cap)
         count = np.bincount(links[slots].ravel(), minlength=size)[:size]
-        count, lmax, lnum, _, gone = new_state(count)
-        self.state = (count, lmax, lnum, self.drift, gone)
+        count, lmax, lnum, _, gone, nb, nu, bn = new_state(count, len(active))
+        self.state = (count, lmax, lnum, self.drift, gone, nb, nu, bn)
         exact_links(slots, np.arange(self.pad), links, rate, self.state, self.pad, False)
         summed = np.bincount(links[slots].ravel(), minlength=size,
                              weights=np.repeat(rate[slots], links.shape[1]))[:size]
         gone[:] = load - summed
+        find_bottlenecks(slots, links, rate, bound, self.cap, summed, self.state, self.pad,
+                         TOLERANCE)
 
     def enter(self, slots, links, rate, sign):
         """Flows ``slots`` join (``sign`` 1) or leave (-1) the lists (:func:`enter`)."""
         if self.state is not None:
             enter(slots, links, rate, self.state, self.pad, sign)
 
-    def solved(self, comp, changed, links, rate):
-        """The exact path solved ``comp``, every flow on links ``changed`` (:func:`exact_links`)."""
+    def solved(self, comp, changed, links, rate, bound, load):
+        """The exact path solved ``comp``, every flow on links ``changed`` (:func:`exact_links`;
+        then :func:`~netsim.engine.bottlenecks.find_bottlenecks` on the links' ``load``)."""
         if self.state is not None:
             exact_links(comp, changed, links, rate, self.state, self.pad, True)
+            find_bottlenecks(comp, links, rate, bound, self.cap, load, self.state, self.pad,
+                             TOLERANCE)
 
     def rerate(self, added, removed, head, nxt, active, links, rate, bound, rem, since, finish,
                now, load, link_t, busy, saturated, peak_util, peak_flows, series):
