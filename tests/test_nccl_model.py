@@ -180,14 +180,31 @@ def test_ring_across_two_machines_crosses_each_nic_once_per_channel():
 
 
 def test_nvls_moves_one_and_an_eighth_of_the_buffer_each_way_at_nvls_efficiency():
+    # Forced on 16 channels, twice the search's 8, each channel's own rate (the next test)
+    # adds up to twice NCCL's figure, so the port binds: 9/8 of the buffer each way.
     G = switch_box(8)
     S = 2**30
-    r = nccl.simulate(G, "allreduce", S)
-    assert (r.plan.algorithm, r.plan.protocol) == ("nvls", "Simple")
+    r = nccl.simulate(G, "allreduce", S, channels=16)
+    assert (r.plan.algorithm, r.plan.protocol, r.plan.channels) == ("nvls", "Simple", 16)
     port = 450e9 * tuning.nvlink_bw(90) / 25e9
     lat = tuning.HW_LAT_US[NVL][tuning.NCCL_ALGO_ORDER.index("nvls")][2] * US
     want = lat + S * 9 / 8 / (port * nccl.model.NVLS_EFFICIENCY[90])
     assert r.makespan == pytest.approx(want, rel=1e-9)
+
+
+def test_nvls_channels_run_at_nccls_own_nvls_bandwidth_per_channel():
+    # NCCL's search on 18 NVLinks at 20.6 GB/s finds 8 NVLS channels at bwIntra 40 and
+    # bwInter 60 GB/s (9 x 40 fits the 370.8 GB/s port); tuning.cc gives each channel
+    # min(bwIntra x 0.85 x (8 - 1) / 8 x 2, bwInter) = 59.5 GB/s of busbw, 8/14 of it
+    # algbw. The channels together (272 GB/s) are below the port's 370.8 x 0.85 x 8/9
+    # (280.2 GB/s), so they set the time.
+    G = switch_box(8)
+    S = 2**30
+    r = nccl.simulate(G, "allreduce", S)
+    assert (r.plan.algorithm, r.plan.channels) == ("nvls", 8)
+    per_channel = min(40e9 * 0.85 * 7 / 8 * 2, 60e9) * 8 / 14
+    lat = tuning.HW_LAT_US[NVL][tuning.NCCL_ALGO_ORDER.index("nvls")][2] * US
+    assert r.makespan == pytest.approx(lat + S / (8 * per_channel), rel=1e-9)
 
 
 def test_alltoall_posts_every_peer_at_once():

@@ -72,7 +72,9 @@ def channel_cap(comm, algorithm, protocol, channels):
     channel's share once each way. Trees are not capped: tuning.cc gives a tree
     algbw = busbw / 2 even where both directions of an edge run at once, so what
     its per-channel tree caps (``perChMaxTreeBws``, ``perChMaxTreeLL128Bws``) mean
-    for one flow is not determined by the source. Ring Simple, NVLS and point-to-point have none.
+    for one flow is not determined by the source. Ring Simple and NVLS tree inside a machine
+    have none; NVLS and point-to-point channels are credited with NCCL's per-channel figure of
+    their graph by :mod:`netsim.comm.nccl.model`, which needs the tuning model.
 
     Parameters
     ----------

@@ -53,7 +53,8 @@ counted by the engine:
   (``perChMaxRingLL128Bw``) in tuning.cc, and an NVLS tree channel's flows
   across machines to ``perChMaxNVLSTreeBw`` (:mod:`netsim.comm.nccl.limits`;
   tree caps are not applied, see there), as a rate bound of that flow in the
-  engine (:func:`_wire_caps`).
+  engine (:func:`_wire_caps`); an NVLS channel inside one machine moves its share
+  at most at the NVLS bandwidth per channel of NCCL's tuning (:func:`_channel_caps`).
 * CollNet chain (SHARP): where every rail's network switch says ``sharp=True``
   (:func:`netsim.comm.nccl.hardware.sharp_switches`), as if NCCL's SHARP plugin were
   loaded, each machine runs the tree's chains and each channel's head sends its
@@ -337,13 +338,23 @@ def _channel_caps(hw, comm, op, algorithm, protocol, channels):
     Point-to-point: each channel is credited with the per-channel bandwidth of
     NCCL's ring graph, as its tuning model credits every channel of a graph
     (tuning.cc ``busBw = nChannels * bw``): ``bwIntra`` toward a peer in the same
-    machine, ``bwInter`` toward another. Collectives: the GPU-side limits of
-    tuning.cc (:func:`netsim.comm.nccl.limits.channel_cap`).
+    machine, ``bwInter`` toward another. NVLS inside one machine: likewise, each
+    channel is credited with the NVLS bus bandwidth per channel NCCL's tuning gives it
+    (v2.30.7-1 tuning.cc, "Convert to NVLS busBW/channel": the search's ``bwIntra`` x
+    ``nvlsEfficiency`` x (nChannels - 1) / nChannels, x 2 for allreduce, at most
+    ``bwInter``), as the rate of its share of the call's bytes
+    (:func:`netsim.comm.nccl.tuning.bandwidth` over the graph's channels); the flows
+    of an NVLS port carry ``(n + 1) / n`` of that share, so :func:`lay_out` scales it.
+    Other collectives: the GPU-side limits of tuning.cc
+    (:func:`netsim.comm.nccl.limits.channel_cap`).
     """
     ring, wire = comm.graphs["ring"], WIRE_FACTOR[protocol]   # the graph's bw is on the wire
     if algorithm == "p2p":
         return lambda a, b: (ring.bw_intra if hw.machine[a] == hw.machine[b]
                              else ring.bw_inter) / wire
+    if algorithm == "nvls":
+        per_channel = tuning.bandwidth(comm, op, "nvls", protocol) / comm.graphs["nvls"].n_channels
+        return (lambda a, b: per_channel) if per_channel > 0 else None
     cap = limits.channel_cap(comm, algorithm, protocol, channels)
     return None if cap is None else (lambda a, b: cap)
 

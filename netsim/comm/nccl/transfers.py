@@ -117,12 +117,17 @@ class Transfers:
             self._flow(u, v, nbytes)
             self._flow(v, u, nbytes)
 
-    def to_switch(self, a, switch, nbytes):
-        """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency)."""
+    def to_switch(self, a, switch, nbytes, bound=None):
+        """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency).
+
+        ``bound`` (bytes/s of ``nbytes``, or None) holds both flows to their channel's
+        rate; it is scaled by the NVLS efficiency as the bytes are.
+        """
         eff = NVLS_EFFICIENCY[100 if self.hw.compcap >= 100 else 90]
         g = self.hw.gpus[a]
-        self._flow(g, switch, nbytes / eff)
-        self._flow(switch, g, nbytes / eff)
+        bound = None if bound is None else bound / eff
+        self._flow(g, switch, nbytes / eff, bound)
+        self._flow(switch, g, nbytes / eff, bound)
 
 
 def _half(bound):
@@ -254,7 +259,10 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, cap, sharp):
                 flows.add(a, b, share * per_hop, rail=c, bound=cap(a, b))
         elif algorithm == "nvls":
             for a in range(n):
-                flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
+                # the channel's share moves at its rate (cap), so each port's (n + 1) / n
+                bound = cap(a, a)
+                flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n,
+                                None if bound is None else bound * (n + 1) / n)
         elif algorithm == "pat":
             _pat_flows(flows, n, op, share, c, cap)
         elif algorithm == "collnet_chain":   # chains in each machine, SHARP across
