@@ -136,18 +136,32 @@ def two_machines(gpus=1, nic_bw=12.5e9, nvls=False, model="A100", tech="HDR"):
 def test_tree_across_two_machines_moves_each_byte_once_each_way():
     G = two_machines()
     S = 2**28
-    r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple")
-    comm = tuning.Comm(2, 2, 80, {"tree": tuning.Graph(r.plan.channels, 1e9, 1e9)})
-    lat = tuning.latency(comm, "allreduce", "tree", "Simple")
     # Double binary tree of 2 nodes: each node's head sends S/C up (reduce) or down
     # (broadcast) per channel, S in all, through its one NIC in each direction. NCCL's model
     # gives the tree 1 channel x 24 GB/s x 0.92 / 2 = 11.04 GB/s and, at 256 MiB
     # (log2(S / 64) = 22), treeCorrectionFactor[Simple][22] = 0.9 of it: the call also waits
-    # S / 11.04 GB/s x (1 / 0.9 - 1).
+    # S / 11.04 GB/s x (1 / 0.9 - 1). Forced on 2 channels, each held to that 11.04 GB/s
+    # (22.08 together), the 12.5 GB/s NIC is what binds.
+    r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple", channels=2)
+    comm = tuning.Comm(2, 2, 80, {"tree": tuning.Graph(1, 1e9, 1e9)})
+    lat = tuning.latency(comm, "allreduce", "tree", "Simple")
     assert tuning.bandwidth(model.setup(G).comm, "allreduce", "tree", "Simple") == \
         pytest.approx(11.04e9, rel=1e-12)
     assert r.makespan == pytest.approx(lat + S / 12.5e9 + S / 11.04e9 * (1 / 0.9 - 1), rel=1e-9)
-    assert r.plan.nodes == 2 and r.plan.algorithm == "tree"
+    assert r.plan.nodes == 2 and r.plan.algorithm == "tree" and r.plan.channels == 2
+
+
+def test_a_tree_channel_moves_its_share_at_nccls_own_tree_rate():
+    # On the search's one channel, NCCL's tree figure (11.04 GB/s of algbw) is below the
+    # 12.5 GB/s NIC: the channel's share moves at it, every flow of the channel held to it
+    # times the part of the share the flow carries (half on each tree's network edge).
+    G = two_machines()
+    S = 2**28
+    r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple")
+    comm = tuning.Comm(2, 2, 80, {"tree": tuning.Graph(1, 1e9, 1e9)})
+    lat = tuning.latency(comm, "allreduce", "tree", "Simple")
+    assert r.plan.channels == 1
+    assert r.makespan == pytest.approx(lat + S / 11.04e9 + S / 11.04e9 * (1 / 0.9 - 1), rel=1e-9)
 
 
 def test_the_efa_plugins_latency_is_added_to_every_inter_node_step():
