@@ -136,18 +136,32 @@ def two_machines(gpus=1, nic_bw=12.5e9, nvls=False, model="A100", tech="HDR"):
 def test_tree_across_two_machines_moves_each_byte_once_each_way():
     G = two_machines()
     S = 2**28
-    r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple")
-    comm = tuning.Comm(2, 2, 80, {"tree": tuning.Graph(r.plan.channels, 1e9, 1e9)})
-    lat = tuning.latency(comm, "allreduce", "tree", "Simple")
     # Double binary tree of 2 nodes: each node's head sends S/C up (reduce) or down
     # (broadcast) per channel, S in all, through its one NIC in each direction. NCCL's model
     # gives the tree 1 channel x 24 GB/s x 0.92 / 2 = 11.04 GB/s and, at 256 MiB
     # (log2(S / 64) = 22), treeCorrectionFactor[Simple][22] = 0.9 of it: the call also waits
-    # S / 11.04 GB/s x (1 / 0.9 - 1).
+    # S / 11.04 GB/s x (1 / 0.9 - 1). Forced on 2 channels, each held to that 11.04 GB/s
+    # (22.08 together), the 12.5 GB/s NIC is what binds.
+    r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple", channels=2)
+    comm = tuning.Comm(2, 2, 80, {"tree": tuning.Graph(1, 1e9, 1e9)})
+    lat = tuning.latency(comm, "allreduce", "tree", "Simple")
     assert tuning.bandwidth(model.setup(G).comm, "allreduce", "tree", "Simple") == \
         pytest.approx(11.04e9, rel=1e-12)
     assert r.makespan == pytest.approx(lat + S / 12.5e9 + S / 11.04e9 * (1 / 0.9 - 1), rel=1e-9)
-    assert r.plan.nodes == 2 and r.plan.algorithm == "tree"
+    assert r.plan.nodes == 2 and r.plan.algorithm == "tree" and r.plan.channels == 2
+
+
+def test_a_tree_channel_moves_its_share_at_nccls_own_tree_rate():
+    # On the search's one channel, NCCL's tree figure (11.04 GB/s of algbw) is below the
+    # 12.5 GB/s NIC: the channel's share moves at it, every flow of the channel held to it
+    # times the part of the share the flow carries (half on each tree's network edge).
+    G = two_machines()
+    S = 2**28
+    r = nccl.simulate(G, "allreduce", S, algorithm="tree", protocol="Simple")
+    comm = tuning.Comm(2, 2, 80, {"tree": tuning.Graph(1, 1e9, 1e9)})
+    lat = tuning.latency(comm, "allreduce", "tree", "Simple")
+    assert r.plan.channels == 1
+    assert r.makespan == pytest.approx(lat + S / 11.04e9 + S / 11.04e9 * (1 / 0.9 - 1), rel=1e-9)
 
 
 def test_the_efa_plugins_latency_is_added_to_every_inter_node_step():
@@ -180,14 +194,31 @@ def test_ring_across_two_machines_crosses_each_nic_once_per_channel():
 
 
 def test_nvls_moves_one_and_an_eighth_of_the_buffer_each_way_at_nvls_efficiency():
+    # Forced on 16 channels, twice the search's 8, each channel's own rate (the next test)
+    # adds up to twice NCCL's figure, so the port binds: 9/8 of the buffer each way.
     G = switch_box(8)
     S = 2**30
-    r = nccl.simulate(G, "allreduce", S)
-    assert (r.plan.algorithm, r.plan.protocol) == ("nvls", "Simple")
+    r = nccl.simulate(G, "allreduce", S, channels=16)
+    assert (r.plan.algorithm, r.plan.protocol, r.plan.channels) == ("nvls", "Simple", 16)
     port = 450e9 * tuning.nvlink_bw(90) / 25e9
     lat = tuning.HW_LAT_US[NVL][tuning.NCCL_ALGO_ORDER.index("nvls")][2] * US
     want = lat + S * 9 / 8 / (port * nccl.model.NVLS_EFFICIENCY[90])
     assert r.makespan == pytest.approx(want, rel=1e-9)
+
+
+def test_nvls_channels_run_at_nccls_own_nvls_bandwidth_per_channel():
+    # NCCL's search on 18 NVLinks at 20.6 GB/s finds 8 NVLS channels at bwIntra 40 and
+    # bwInter 60 GB/s (9 x 40 fits the 370.8 GB/s port); tuning.cc gives each channel
+    # min(bwIntra x 0.85 x (8 - 1) / 8 x 2, bwInter) = 59.5 GB/s of busbw, 8/14 of it
+    # algbw. The channels together (272 GB/s) are below the port's 370.8 x 0.85 x 8/9
+    # (280.2 GB/s), so they set the time.
+    G = switch_box(8)
+    S = 2**30
+    r = nccl.simulate(G, "allreduce", S)
+    assert (r.plan.algorithm, r.plan.channels) == ("nvls", 8)
+    per_channel = min(40e9 * 0.85 * 7 / 8 * 2, 60e9) * 8 / 14
+    lat = tuning.HW_LAT_US[NVL][tuning.NCCL_ALGO_ORDER.index("nvls")][2] * US
+    assert r.makespan == pytest.approx(lat + S / (8 * per_channel), rel=1e-9)
 
 
 def test_alltoall_posts_every_peer_at_once():

@@ -69,10 +69,13 @@ def channel_cap(comm, algorithm, protocol, channels):
     ``llMaxBw / channels`` and ring LL128 ``perChMaxRingLL128Bw``. An NVLS tree
     channel's algorithm bandwidth is ``perChMaxNVLSTreeBw x nRanks / (2 (nRanks -
     1))``, the rate of its flows across machines, which carry the
-    channel's share once each way. Trees are not capped: tuning.cc gives a tree
+    channel's share once each way. Trees get nothing here: tuning.cc gives a tree
     algbw = busbw / 2 even where both directions of an edge run at once, so what
     its per-channel tree caps (``perChMaxTreeBws``, ``perChMaxTreeLL128Bws``) mean
-    for one flow is not determined by the source. Ring Simple, NVLS and point-to-point have none.
+    for one flow is not determined by the source; :mod:`netsim.comm.nccl.model`
+    holds a tree channel's share (not a flow) to NCCL's per-channel tree bandwidth,
+    which includes them, as it does an NVLS channel's and a point-to-point channel's
+    (it needs the tuning model). Ring Simple and NVLS tree inside a machine have none.
 
     Parameters
     ----------

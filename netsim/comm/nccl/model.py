@@ -51,9 +51,11 @@ counted by the engine:
 * GPU-side limits: a ring channel's flow out of a GPU is held to NCCL's
   per-channel limit of LL (``llMaxBw`` / channels) and LL128
   (``perChMaxRingLL128Bw``) in tuning.cc, and an NVLS tree channel's flows
-  across machines to ``perChMaxNVLSTreeBw`` (:mod:`netsim.comm.nccl.limits`;
-  tree caps are not applied, see there), as a rate bound of that flow in the
-  engine (:func:`_wire_caps`).
+  across machines to ``perChMaxNVLSTreeBw`` (:mod:`netsim.comm.nccl.limits`),
+  as a rate bound of that flow in the engine (:func:`_wire_caps`); an NVLS channel
+  inside one machine and a tree channel move their share at most at the bandwidth
+  per channel NCCL's tuning gives the algorithm (:func:`_channel_caps`: a tree's
+  includes ``perChMaxTreeBw`` and ``perChMaxTreeLL128Bw``).
 * CollNet chain (SHARP): where every rail's network switch says ``sharp=True``
   (:func:`netsim.comm.nccl.hardware.sharp_switches`), as if NCCL's SHARP plugin were
   loaded, each machine runs the tree's chains and each channel's head sends its
@@ -75,7 +77,7 @@ import networkx as nx
 from netsim.network.compiled import Network
 from netsim.checks import check_choice, check_int
 from netsim.comm.nccl import hardware, launch as _launch, limits, p2p, search, staging, tuning
-from netsim.comm.nccl.transfers import NVLS_EFFICIENCY, Transfers, lay_out
+from netsim.comm.nccl.transfers import NVLS_EFFICIENCY, RING_SHARE, Transfers, lay_out
 from netsim.comm.nccl.tuning import NcclModelError
 from netsim.trace.collop import NCCL_HINTS
 from netsim.trace.collop import OPS as TRACE_OPS
@@ -331,21 +333,44 @@ def _runtime_flush(hw):
     return hw.compcap < 90
 
 
-def _channel_caps(hw, comm, op, algorithm, protocol, channels):
-    """Bytes/s of data one flow of a channel may carry out of a GPU, or None: ``cap(a, b)``.
+# The algorithms whose channels move their share at most at NCCL's own per-channel figure.
+_AT_NCCLS_RATE = ("nvls", "tree")
 
-    Point-to-point: each channel is credited with the per-channel bandwidth of
-    NCCL's ring graph, as its tuning model credits every channel of a graph
-    (tuning.cc ``busBw = nChannels * bw``): ``bwIntra`` toward a peer in the same
-    machine, ``bwInter`` toward another. Collectives: the GPU-side limits of
-    tuning.cc (:func:`netsim.comm.nccl.limits.channel_cap`).
+
+def _channel_caps(hw, comm, op, algorithm, protocol, channels):
+    """Bytes/s at which one channel may move its share of the call, or None: ``cap(a, b)``.
+
+    :func:`netsim.comm.nccl.transfers.lay_out` bounds each flow of the channel by this
+    rate times the part of the share the flow carries. Point-to-point: each channel is
+    credited with the per-channel bandwidth of NCCL's ring graph, as its tuning model
+    credits every channel of a graph (tuning.cc ``busBw = nChannels * bw``):
+    ``bwIntra`` toward a peer in the same machine, ``bwInter`` toward another.
+    Collectives: likewise, each channel moves its share at most at the algorithm
+    bandwidth per channel NCCL's tuning gives the plan
+    (:func:`netsim.comm.nccl.tuning.bandwidth` over the graph's channels: the search's
+    per-channel speed with tuning.cc's factors and caps of the algorithm and protocol,
+    e.g. "Convert to NVLS busBW/channel" for NVLS), and within the GPU-side limits of
+    tuning.cc as :func:`netsim.comm.nccl.limits.channel_cap` reads them (a ring's LL cap
+    is per call, so on fewer channels than the graph's each gets more of it).
     """
     ring, wire = comm.graphs["ring"], WIRE_FACTOR[protocol]   # the graph's bw is on the wire
     if algorithm == "p2p":
         return lambda a, b: (ring.bw_intra if hw.machine[a] == hw.machine[b]
                              else ring.bw_inter) / wire
-    cap = limits.channel_cap(comm, algorithm, protocol, channels)
-    return None if cap is None else (lambda a, b: cap)
+    rates = []
+    if algorithm in _AT_NCCLS_RATE:
+        figure = tuning.bandwidth(comm, op, algorithm, protocol) / _graph(comm, algorithm).n_channels
+        if figure > 0:
+            rates.append(figure)
+    limit = limits.channel_cap(comm, algorithm, protocol, channels)
+    if limit is not None:   # a ring's limit is a hop's rate; the rest are the share's
+        n = len(hw.gpus)
+        rates.append(limit / RING_SHARE[op](n) if algorithm == "ring" and op in RING_SHARE
+                     else limit)
+    if not rates:
+        return None
+    rate = min(rates)
+    return lambda a, b: rate
 
 
 def _wire_caps(cap, wire):

@@ -16,13 +16,20 @@ import types
 
 from netsim.comm.nccl import hardware, limits
 
-__all__ = ["NVLS_EFFICIENCY", "Transfers", "lay_out"]
+__all__ = ["NVLS_EFFICIENCY", "RING_SHARE", "Transfers", "lay_out"]
 
 # Share of the NVLink rate NVLS transfers (multimem load-reduce and multicast store) reach:
 # ``nvlsEfficiency`` in src/graph/tuning.cc of NCCL v2.30.7-1 (Hopper 0.85, Blackwell 0.74;
 # :data:`netsim.comm.nccl.limits.NVLS_EFFICIENCY`). NVLS flows carry their bytes / this share.
 NVLS_EFFICIENCY = types.MappingProxyType({90: limits.NVLS_EFFICIENCY[2],
                                           100: limits.NVLS_EFFICIENCY[3]})
+
+
+#: The part of a channel's share each hop of a ring carries: ``2 (n-1)/n`` for allreduce,
+#: ``(n-1)/n`` for allgather and reduce-scatter, the whole share for broadcast and reduce.
+RING_SHARE = types.MappingProxyType({"allreduce": lambda n: 2 * (n - 1) / n,
+                                     "allgather": lambda n: (n - 1) / n,
+                                     "reduce_scatter": lambda n: (n - 1) / n})
 
 
 def _whole(nbytes):
@@ -100,12 +107,13 @@ class Transfers:
                 self._flow(u, v, nbytes, bound)
                 bound = None
 
-    def to_sharp(self, a, rail, switch, nbytes):
+    def to_sharp(self, a, rail, switch, nbytes, bound=None):
         """CollNet: rank ``a`` to its rail's SHARP switch and back, ``nbytes`` each way.
 
         The way out is ``a``'s NIC of that rail (through the NIC's GPU over NVLink when
         ``a`` is not next to it, as :meth:`add` does); the switch reduces what every
-        machine sends and returns the result to each.
+        machine sends and returns the result to each. ``bound`` (wire bytes/s, or None)
+        holds the first leg each way, out of ``a``'s GPU and out of the switch.
         """
         hw, m = self.hw, self.hw.machine[a]
         r = rail % len(hw.nics[m])
@@ -113,21 +121,26 @@ class Transfers:
         if hw.p2p and a not in hw.rail_near[m][r]:
             way.append(hw.gpus[hw.rail_gpu[m][r]])
         way += [hw.nics[m][r], switch]
-        for u, v in zip(way, way[1:]):
-            self._flow(u, v, nbytes)
-            self._flow(v, u, nbytes)
+        for k, (u, v) in enumerate(zip(way, way[1:])):
+            self._flow(u, v, nbytes, bound if k == 0 else None)
+            self._flow(v, u, nbytes, bound if k == len(way) - 2 else None)
 
-    def to_switch(self, a, switch, nbytes):
-        """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency)."""
+    def to_switch(self, a, switch, nbytes, bound=None):
+        """NVLS: rank ``a`` to its NVSwitch and back, ``nbytes`` each way (NVLS efficiency).
+
+        ``bound`` (bytes/s of ``nbytes``, or None) holds both flows to their channel's
+        rate; it is scaled by the NVLS efficiency as the bytes are.
+        """
         eff = NVLS_EFFICIENCY[100 if self.hw.compcap >= 100 else 90]
         g = self.hw.gpus[a]
-        self._flow(g, switch, nbytes / eff)
-        self._flow(switch, g, nbytes / eff)
+        bound = None if bound is None else bound / eff
+        self._flow(g, switch, nbytes / eff, bound)
+        self._flow(switch, g, nbytes / eff, bound)
 
 
-def _half(bound):
-    """Half a flow's rate bound (None: unbounded)."""
-    return None if bound is None else bound / 2
+def _times(bound, factor):
+    """A channel's rate bound for a flow carrying ``factor`` of its share (None: unbounded)."""
+    return None if bound is None else bound * factor
 
 
 def _local_rings(G, hw, channels):
@@ -197,7 +210,7 @@ def _pat_flows(flows, n, op, share, c, cap):
         blocks = min(d, n - d)
         for a in range(n):
             b = (a + d) % n if op == "allgather" else (a - d) % n
-            flows.add(a, b, share * blocks / n, rail=c, bound=cap(a, b))
+            flows.add(a, b, share * blocks / n, rail=c, bound=_times(cap(a, b), blocks / n))
         d *= 2
 
 
@@ -217,8 +230,11 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, cap, sharp):
         The call's bytes (nccl-tests' count).
     channels : int
     cap : callable
-        ``cap(a, b)``: the rate bound (wire bytes/s) of a channel's flow out of
-        rank ``a``'s GPU toward rank ``b`` (its GPU-side limit), or None.
+        ``cap(a, b)``: the rate (wire bytes/s) at which a channel may move its share
+        of the call out of rank ``a``'s GPU toward rank ``b``, or None: each flow is
+        bound to it times the part of the share it carries (a ring hop ``2 (n-1)/n``
+        of it for allreduce, an NVLS port ``(n + 1)/n``, a tree's network edge half);
+        a point-to-point flow is its channel's whole share.
     sharp : sequence or None
         The SHARP switch of each rail (CollNet chain only).
 
@@ -245,23 +261,23 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, cap, sharp):
     for c in range(channels):
         if algorithm == "ring":
             order = _ring_order(hw, local, c)
-            per_hop = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n,
-                       "reduce_scatter": (n - 1) / n}.get(op, 1.0)
+            per_hop = RING_SHARE[op](n) if op in RING_SHARE else 1.0
             for i, a in enumerate(order):
                 b = order[(i + 1) % n]
                 if (op == "broadcast" and b == 0) or (op == "reduce" and a == 0):
                     continue  # the chain stops at (or starts from) the root
-                flows.add(a, b, share * per_hop, rail=c, bound=cap(a, b))
+                flows.add(a, b, share * per_hop, rail=c, bound=_times(cap(a, b), per_hop))
         elif algorithm == "nvls":
             for a in range(n):
-                flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n)
+                flows.to_switch(a, hw.nvswitch[0], share * (n + 1) / n,
+                                _times(cap(a, a), (n + 1) / n))
         elif algorithm == "pat":
             _pat_flows(flows, n, op, share, c, cap)
         elif algorithm == "collnet_chain":   # chains in each machine, SHARP across
             for m in range(len(hw.machines)):
                 chain = _chain(hw, local, m, c)
                 _chain_flows(flows, chain, share, c, cap)
-                flows.to_sharp(chain[0], c, sharp[c % len(sharp)], share)
+                flows.to_sharp(chain[0], c, sharp[c % len(sharp)], share, cap(chain[0], chain[0]))
         else:  # tree, nvls_tree: chains (or NVLS) in each machine, binary tree across
             heads = []
             for m, members in enumerate(hw.machines):
@@ -270,6 +286,7 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, cap, sharp):
                 if algorithm == "nvls_tree":
                     k = len(members)
                     for a in members:
+                        # unbounded: tuning.cc's NVLS-tree limit is the network's
                         flows.to_switch(a, hw.nvswitch[m], share * (k + 1) / k)
                 else:
                     _chain_flows(flows, chain, share, c, cap)
@@ -284,5 +301,5 @@ def lay_out(G, hw, flows, op, algorithm, nbytes, channels, cap, sharp):
                 for k, p in enumerate(parents):
                     if p >= 0:
                         up, down = heads[k], heads[p]
-                        flows.add(up, down, share / 2, rail=c, bound=_half(cap(up, down)))
-                        flows.add(down, up, share / 2, rail=c, bound=_half(cap(down, up)))
+                        flows.add(up, down, share / 2, rail=c, bound=_times(cap(up, down), 0.5))
+                        flows.add(down, up, share / 2, rail=c, bound=_times(cap(down, up), 0.5))
