@@ -59,7 +59,7 @@ from netsim.network.compiled import as_network
 from netsim.network.symmetry import SymmetryError, quotient
 from netsim.trace.core import COMPUTE, MESSAGE, ranges
 
-__all__ = ["LIBRARIES", "Expansion", "check_library", "choose", "expand", "fold", "mpich_wire",
+__all__ = ["LIBRARIES", "Expansion", "check_library", "check_applies", "choose", "expand", "fold", "mpich_wire",
            "plan_names"]
 
 LIBRARIES = ("auto", "mpich", "nccl", "gloo")
@@ -100,6 +100,50 @@ def check_library(library):
     'nccl'
     """
     check_choice(library, "library", LIBRARIES, error=TraceError)
+    return library
+
+
+def check_applies(library, trace, what="the trace"):
+    """Refuse a library named for a trace that has no collective op to expand.
+
+    A library only expands collectives; a trace of point-to-point messages (a parameter
+    server's pushes and pulls) replays the same under any of them, so naming one
+    (``"mpich"``, ``"nccl"``, ``"gloo"``) would change nothing and is refused rather than
+    silently dropped. ``"auto"``, the default, always passes.
+
+    Parameters
+    ----------
+    library : str
+        One of :data:`LIBRARIES`.
+    trace : Trace
+    what : str, optional
+        The trace's name for the message (``"ps-sync's trace"``).
+
+    Returns
+    -------
+    str
+        ``library``.
+
+    Raises
+    ------
+    TraceError
+        When ``library`` is not ``"auto"`` and ``trace`` has no collective.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2); _ = b.message(0, 1, 100)
+    >>> check_applies("auto", b.build())
+    'auto'
+    >>> check_applies("nccl", b.build(), "ps-sync's trace")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: library 'nccl' expands collectives and ps-sync's trace has none ...
+    """
+    check_library(library)
+    if library != "auto" and not trace.num_collectives:
+        raise TraceError(f"library {library!r} expands collectives and {what} has none (its "
+                         f"messages are point-to-point): it would change nothing")
     return library
 
 

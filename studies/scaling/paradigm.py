@@ -41,7 +41,7 @@ from netsim.comm import collectives
 from netsim import costmodel
 from netsim.analysis.collectives import fit_scaling
 from netsim.checks import check_int
-from netsim.comm.library import mpich_wire, plan_names
+from netsim.comm.library import check_applies, mpich_wire, plan_names
 from netsim.network.compiled import as_network
 from netsim.trace.perturb import perturb
 from netsim.analysis.scaling_laws import K_LIMIT, REL_TOL, fit_terms
@@ -532,6 +532,9 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         return None if k is None or k == t.metadata["hyper"].get("segments") else {"segments": k}
 
     base = base_recording(source, seed, dataset, model, batch, base_workers, **options)
+    named = f"{source}'s trace" if isinstance(source, str) and source in PARADIGMS else "the trace"
+    if base is not None:   # before the probes and replays: a library that would expand nothing
+        check_applies(library, base, named)
     declared = (PARADIGMS[base.metadata["paradigm"]].phases(base)
                 if base is not None and base.metadata.get("paradigm") in PARADIGMS
                 else Phases())
@@ -570,6 +573,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         ts = traces(base if base is not None else source, workers, iterations=n, seed=seed,
                     dataset=dataset, model=model, batch=batch, base_workers=base_workers,
                     device_flops=device_flops, retune=retune, start=start, **options)
+        check_applies(library, ts[0], named)   # recorded at every P: no base to check before
         figures[(start, n)] = [_point(_strong(t, workers[0] / P) if strong else t, topology,
                                       perturbation, library, tune, transport)
                                for P, t in zip(workers, ts)]
