@@ -80,3 +80,72 @@ def test_an_nccl_refusal_names_the_option_not_op_0(capsys, argv, message):
 
     assert main(argv) == 2
     assert capsys.readouterr().err == message
+
+
+@pytest.mark.parametrize("argv, message", [
+    # a study's own traces: no "op 8:" of a trace the user never wrote
+    (["scale", "allreduce", "-P", "2,4", "--library", "nccl"],
+     "netsim: error: library 'nccl' needs every member on a gpu node; rank 0 sits on a 'host' "
+     "node\n"),
+    (["scale", "allreduce", "-P", "8,16", "--library", "gloo", "--topology", "dgx_h100"],
+     "netsim: error: library 'gloo' runs on hosts' cores; rank 0 sits on a 'gpu' node (use "
+     "library 'nccl' there)\n"),
+])
+def test_a_library_off_its_nodes_is_refused_without_an_op_number(capsys, argv, message):
+    from studies.cli.parser import main
+
+    assert main(argv) == 2
+    assert capsys.readouterr().err == message
+
+
+def test_overlap_refuses_nccl_on_its_star_of_hosts_before_recording(capsys, monkeypatch):
+    import workloads
+
+    monkeypatch.setattr(workloads, "record", lambda *a, **k: pytest.fail("recorded"))
+    one_line_error(capsys, ["overlap", "--library", "nccl"],
+                   "library 'nccl' needs every member on a gpu node")
+
+
+@pytest.mark.parametrize("spec, message", [
+    # the example adds n=8 to mtu=10, which no Ethernet carries: the builder's refusal follows
+    ("star:mtu=10", "topology star needs n (e.g. star:n=8); with it, star: mtu 10 is not a "
+                    "TCP/IPv4-over-Ethernet MTU (MTU must be an integer >= 53, got 10)"),
+    ("gpu_cluster:machine=bogus", "topology gpu_cluster needs nodes (e.g. gpu_cluster:nodes=8); "
+                                  "with it, gpu_cluster: machine must be one of"),
+    # valid options given: the example keeps them and builds
+    ("star:bandwidth=10Gbps", "topology star needs n (e.g. star:n=8,bandwidth=10Gbps)"),
+    # a unit's refusal names the option it was given for
+    ("star:n=4,latency=-1", "star: latency=-1: time must be a finite non-negative number, "
+                            "got '-1'"),
+])
+def test_a_topology_spec_refusal_suggests_only_what_builds(capsys, spec, message):
+    one_line_error(capsys, ["topology", spec], message)
+
+
+def test_the_suggestion_with_valid_options_builds():
+    from studies.registry import parse_topology
+
+    assert parse_topology("star:n=8,bandwidth=10Gbps").number_of_nodes() == 9
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--algorithm", "ring"], "--algorithm applies to kineto profiles, not to chakra"),
+    (["--steps", "0..1", "--force"], "--steps, --force apply to kineto profiles, not to chakra"),
+])
+def test_import_chakra_refuses_kineto_options_even_at_their_default(capsys, tmp_path, extra,
+                                                                    message):
+    from netsim.formats.chakra import save_chakra
+
+    save_chakra(_messages_only(), str(tmp_path / "et"))
+    one_line_error(capsys, ["import", "chakra", str(tmp_path / "et"), "-o",
+                            str(tmp_path / "t.npz"), *extra], message)
+
+
+def test_export_refuses_an_output_folder_that_is_its_trace(capsys, tmp_path):
+    from netsim import save_trace
+
+    t = str(tmp_path / "t.json")
+    save_trace(_messages_only(), t)
+    before = open(t).read()
+    one_line_error(capsys, ["export", "chakra", t, "-o", t], f"-o {t} is the input")
+    assert open(t).read() == before

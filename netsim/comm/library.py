@@ -59,7 +59,7 @@ from netsim.network.compiled import as_network
 from netsim.network.symmetry import SymmetryError, quotient
 from netsim.trace.core import COMPUTE, MESSAGE, ranges
 
-__all__ = ["LIBRARIES", "Expansion", "check_library", "check_applies", "choose", "expand", "fold", "mpich_wire",
+__all__ = ["LIBRARIES", "Expansion", "check_library", "check_applies", "check_placed", "choose", "expand", "fold", "mpich_wire",
            "plan_names"]
 
 LIBRARIES = ("auto", "mpich", "nccl", "gloo")
@@ -201,6 +201,48 @@ def choose(library, spec, kinds, op=None):
             and spec.algorithm not in MPICH_ONLY:
         return "nccl"
     return "mpich"
+
+
+def check_placed(library, G, ranks, placement=None):
+    """Refuse, before a replay, a library that cannot run on the nodes its ranks sit on.
+
+    :func:`choose` refuses it at the first collective of an expansion, naming that op
+    (``op 8: library 'nccl' needs every member on a gpu node``), which reads as a fault of
+    a trace the user never wrote when a study built it; this asks the same of a call over
+    every rank, naming no op.
+
+    Parameters
+    ----------
+    library : str
+        One of :data:`LIBRARIES`.
+    G : networkx.Graph
+    ranks : int
+        Ranks of the replay, on ``placement`` or else the graph's first compute nodes
+        (:func:`netsim.network.placement.compute_nodes`).
+    placement : sequence, optional
+
+    Raises
+    ------
+    NcclModelError, TraceError
+        As :func:`choose`.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_nodes_from(["h0", "h1"], kind="host"); G.add_edge("h0", "h1")
+    >>> check_placed("mpich", G, 2)
+    >>> check_placed("nccl", G, 2)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NcclModelError: library 'nccl' needs every member on a gpu node; rank 0 sits on a 'host' node
+    """
+    from netsim.network.placement import compute_nodes
+    from netsim.trace.collop import Spec
+
+    nodes = list(placement) if placement is not None else compute_nodes(G)[:ranks]
+    kinds = [G.nodes[n].get("kind") for n in nodes]
+    choose(check_library(library), Spec("allreduce", tuple(range(len(nodes))), -1, None, 0, 0),
+           kinds)
 
 
 class _Assembly:

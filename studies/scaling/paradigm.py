@@ -41,7 +41,7 @@ from netsim.comm import collectives
 from netsim import costmodel
 from netsim.analysis.collectives import fit_scaling
 from netsim.checks import check_int
-from netsim.comm.library import check_applies, mpich_wire, plan_names
+from netsim.comm.library import check_applies, check_placed, mpich_wire, plan_names
 from netsim.network.compiled import as_network
 from netsim.trace.perturb import perturb
 from netsim.analysis.scaling_laws import K_LIMIT, REL_TOL, fit_terms
@@ -194,6 +194,8 @@ def _measure(trace, G, perturbation=None, library="auto", transport="fluid"):
     NCCL ran them, the closed form's communication is NCCL's own (:func:`nccl_closed_form`).
     ``transport`` is the simulation's (:func:`netsim.simulate`).
     """
+    if trace.num_collectives:   # named as the option, not as the first collective's op
+        check_placed(library, G, trace.ranks)
     replayed = perturb(trace, **perturbation) if perturbation else trace
     net = as_network(G)  # one route cache for the replay and the closed form
     res = simulate(replayed, net, link_series=True, library=library, transport=transport)

@@ -14,7 +14,7 @@ import re
 from netsim.checks import check_int
 
 from studies.cli.console import UsageError, check_not_read, check_writable, log
-from studies.cli.options import add_force_argument
+from studies.cli.options import add_force_argument, given_options
 from studies.scaling.trace_size import check_ops, projection_ops
 
 HELP = "import a PyTorch profiler (Kineto) or Chakra ET trace as a netsim trace"
@@ -125,14 +125,12 @@ def run(args):
 
     steps = parse_steps(args.steps)
     if args.format == "chakra":
-        unused = [name for name, on in (("--steps", steps is not None),
-                                        ("--symmetric", args.symmetric),
-                                        ("--algorithm", args.algorithm != "ring")) if on]
-        unused += [name for name, on in (("--ranks", args.ranks is not None),
-                                          ("--batch-scale", args.batch_scale is not None),
-                                          ("--force", args.force)) if on]
+        given = given_options(args, add_arguments)   # --algorithm ring too: its default
+        unused = [given[dest] for dest in ("steps", "symmetric", "algorithm", "ranks",
+                                           "batch_scale", "force") if dest in given]
         if unused:
-            raise UsageError(f"{', '.join(unused)} apply to kineto profiles, not to chakra")
+            verb = "applies" if len(unused) == 1 else "apply"
+            raise UsageError(f"{', '.join(unused)} {verb} to kineto profiles, not to chakra")
         if len(args.inputs) != 1:  # was after a raise, never reached: extra inputs were ignored
             raise UsageError("chakra: give one directory of .et files")
     for flag, given in (("--batch-scale", args.batch_scale is not None), ("--force", args.force)):
