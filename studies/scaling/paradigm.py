@@ -314,9 +314,24 @@ def check_sweep_point(point, topology):
     opts = _point_options(point)[0]
     probe = [_record_point(point, opts, p).trace for p in PROBE]
     counts = [projection_ops(t, t.ranks) for t in probe]
+    ranks = grown_ranks([t.ranks for t in probe], P)
     check_ops(grown_ops(counts, P), f"{point['name']} at P = {P} (grown from its recordings at "
               f"P = {', '.join(map(str, PROBE))})", instead="a smaller P", topology=topology,
-              ranks=grown_ranks([t.ranks for t in probe], P), small=True)
+              ranks=ranks, small=True, component=_component(probe, ranks))
+
+
+def _component(probe, ranks):
+    """Flows a small-event instant of the replay re-rates: every rank's, when the traces hold
+    collectives (their rings chain the ranks through shared links), else a few (0).
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2); _ = b.collective("allreduce", [0, 1], 1000)
+    >>> _component([b.build()], 1024)
+    1024
+    """
+    return ranks if any(t.num_collectives for t in probe) else 0
 
 
 def sweep_point(point, topology):
@@ -563,11 +578,12 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         counts = [projection_ops(t, t.ranks) * windows[0][1] / n for t in probe]
         for P in workers:
             if P > PROBE[-1]:
+                ranks = grown_ranks([t.ranks for t in probe], P)
                 seconds += check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its "
                                      f"traces at P = {', '.join(map(str, PROBE))})",
-                                     instead="a smaller P", topology=topology,
-                                     ranks=grown_ranks([t.ranks for t in probe], P),
-                                     small=True)["seconds"]  # compute ops desynchronise them
+                                     instead="a smaller P", topology=topology, ranks=ranks,
+                                     small=True,   # compute ops desynchronise them
+                                     component=_component(probe, ranks))["seconds"]
     if expect is not None and not force:
         expect(seconds)
     figures = {}
