@@ -149,3 +149,27 @@ def test_export_refuses_an_output_folder_that_is_its_trace(capsys, tmp_path):
     before = open(t).read()
     one_line_error(capsys, ["export", "chakra", t, "-o", t], f"-o {t} is the input")
     assert open(t).read() == before
+
+
+def test_import_prices_a_projected_groups_members_before_projecting(capsys, tmp_path,
+                                                                  monkeypatch):
+    # A 2-rank profile of one allreduce projected to 10^8 ranks is one op, which passed the
+    # op count, but its group holds 10^8 members: 10^8 x 164 B = 16.4 GB (it held 6.5 GB
+    # after 43 s when stopped), over 8.59 GB here; nothing projected.
+    import json
+
+    import netsim.trace.reproject as rp
+
+    from tests.test_cli_new_features_refuse_bad_input import _kernel_doc
+
+    prof = tmp_path / "prof"
+    prof.mkdir()
+    for r in (0, 1):
+        (prof / f"rank{r}.json").write_text(json.dumps(_kernel_doc({"rank": r,
+                                                                     "world_size": 2})))
+    monkeypatch.setattr(rp, "reproject", lambda *a, **k: pytest.fail("projected"))
+    monkeypatch.setattr("studies.scaling.trace_size.available_memory", lambda: 2**33)
+    one_line_error(capsys, ["import", "kineto", str(prof), "--ranks", "100000000", "-o",
+                            str(tmp_path / "t.npz")],
+                   "the job at 100000000 ranks would hold 1e+08 members in its collectives' "
+                   "groups, 16.4 GB at 164 B each, over the 8.59 GB")
