@@ -168,7 +168,7 @@ def test_import_prices_a_projected_groups_members_before_projecting(capsys, tmp_
         (prof / f"rank{r}.json").write_text(json.dumps(_kernel_doc({"rank": r,
                                                                      "world_size": 2})))
     monkeypatch.setattr(rp, "reproject", lambda *a, **k: pytest.fail("projected"))
-    monkeypatch.setattr("studies.scaling.trace_size.available_memory", lambda: 2**33)
+    monkeypatch.setattr("studies.scaling.run_length.available_memory", lambda: 2**33)
     one_line_error(capsys, ["import", "kineto", str(prof), "--ranks", "100000000", "-o",
                             str(tmp_path / "t.npz")],
                    "the job at 100000000 ranks would hold 1e+08 members in its collectives' "

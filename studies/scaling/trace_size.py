@@ -37,8 +37,7 @@ from netsim.units import format_bytes
 from studies.memory import available_memory, graph_size
 
 __all__ = ["message_count", "pair_count", "nccl_flow_count", "fan_in_dependencies", "bytes_per_op",
-           "available_memory", "check_fits", "check_ops", "check_members", "MEMBER_BYTES",
-           "MEMBER_SECONDS", "projection_ops", "grown_ops",
+           "available_memory", "check_fits", "check_ops", "projection_ops", "grown_ops",
            "grown_ranks", "topology_size", "unequal_paths", "replay_seconds", "PROBE",
            "MESSAGE_SECONDS", "SMALL_MESSAGE_SECONDS", "COMPONENT_FLOW_SECONDS",
            "PRIORITY_MESSAGE_SECONDS", "BATCH_OPS",
@@ -455,73 +454,6 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
                 + f" at {BUILD_SECONDS * 1e6:g} us each (figures of "
                   f"benchmarks/README.md); use {instead}, or --force to try anyway")
     return out
-
-
-MEMBER_BYTES = 164
-"""Peak bytes per member of a collective's group in a projected trace
-(:func:`netsim.trace.reproject.reproject`, written by ``netsim import kineto --ranks``): a
-2-rank profile's one allreduce projected to 10^6 and 4 x 10^6 ranks peaked at 164 MB and
-645 MB (``/usr/bin/time``, 2026-12-08): (645,336 - 164,396) kB over the 3 x 10^6 members
-between them. ``benchmarks/README.md``, "The work estimate"."""
-
-MEMBER_SECONDS = 2.46e-6
-"""CPU seconds per member of a projected collective's group, from the same two runs (3.19 s
-and 10.56 s of CPU: 7.37 s over 3 x 10^6 members)."""
-
-
-def check_members(members, what, instead="fewer ranks", limit=None, time_limit=TIME_LIMIT):
-    """Refuse, in one line, a projection whose collectives' groups would not fit or take too long.
-
-    A projected collective over every rank holds each member in its group: a 2-rank profile
-    projected to 10^8 ranks is one op (what :func:`check_ops` counts) but 10^8 members, 16 GB
-    and about 4 minutes at :data:`MEMBER_BYTES` and :data:`MEMBER_SECONDS` each.
-
-    Parameters
-    ----------
-    members : int
-        Group members over all the projected collectives.
-    what : str
-        The work, for the message.
-    instead : str, optional
-        What to try instead.
-    limit : int, optional
-        Bytes allowed (default :func:`available_memory`; None there: no memory check).
-    time_limit : float, optional
-        CPU seconds allowed (None: no time check).
-
-    Returns
-    -------
-    float
-        The estimated CPU seconds.
-
-    Raises
-    ------
-    NetsimError
-        Naming the members, the bytes or seconds and the limit.
-
-    Examples
-    --------
-    >>> round(check_members(10**6, "a job", limit=10**9), 2)
-    2.46
-    >>> check_members(10**8, "the job at 100000000 ranks", limit=2**33)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    netsim.errors.NetsimError: the job at 100000000 ranks would hold 1e+08 members in its collectives' groups, 16.4 GB at 164 B each, over the 8.59 GB ...
-    """
-    nbytes = members * MEMBER_BYTES
-    limit = available_memory() if limit is None else limit
-    seconds = members * MEMBER_SECONDS
-    if limit is not None and nbytes > limit:
-        raise NetsimError(f"{what} would hold {members:.3g} members in its collectives' groups, "
-                          f"{format_bytes(nbytes)} at {MEMBER_BYTES} B each, over the "
-                          f"{format_bytes(limit)} of memory available; use {instead}, or "
-                          f"--force to try anyway")
-    if time_limit is not None and seconds > time_limit:
-        raise NetsimError(f"{what} would take about {seconds:.3g} s of CPU for {members:.3g} "
-                          f"members in its collectives' groups at {MEMBER_SECONDS * 1e6:g} us "
-                          f"each, over the {time_limit:.0f} s allowed; use {instead}, or "
-                          f"--force to try anyway")
-    return seconds
 
 
 def replay_seconds(messages, sources, elements, pairs=0, deps=0, small=False, passes=1,

@@ -15,7 +15,8 @@ from netsim.checks import check_int
 
 from studies.cli.console import UsageError, check_not_read, check_writable, expect, log
 from studies.cli.options import add_force_argument, given_options
-from studies.scaling.trace_size import check_members, check_ops, projection_ops
+from studies.scaling.run_length import check_members
+from studies.scaling.trace_size import check_ops, projection_ops
 
 HELP = "import a PyTorch profiler (Kineto) or Chakra ET trace as a netsim trace"
 """One line for ``netsim --help``."""
@@ -165,8 +166,7 @@ def run(args):
                 check_ops(projection_ops(trace, args.ranks, expanded=False), what,
                           instead="fewer --ranks")
                 # one op per collective, but each holds its members: 10^8 ranks held 10 GB
-                seconds = check_members(trace.num_collectives * args.ranks, what,
-                                        instead="fewer --ranks")
+                seconds = check_members(trace.num_collectives * args.ranks, what)
                 expect(args, seconds, what)
             trace = reproject(trace, args.ranks, batch_scale=1.0 if args.batch_scale is None
                               else args.batch_scale)
