@@ -23,7 +23,7 @@ from types import MappingProxyType
 import topologies
 import workloads
 from netsim.analysis.collectives import NAMED_SCHEDULES
-from netsim.errors import TopologyError, UnitError
+from netsim.errors import NetsimError, TopologyError, UnitError
 from netsim.units import parse_bandwidth, parse_shape, parse_spec, parse_time
 from workloads.models import MODELS
 
@@ -189,14 +189,48 @@ def _spec(spec):
     for key, value in options.items():
         if key not in params:
             raise TopologyError(f"{name} has no option {key!r}; options: {', '.join(params)}")
-        kwargs[key] = _convert(key, value, params[key].default)
+        try:
+            kwargs[key] = _convert(key, value, params[key].default)
+        except UnitError as exc:   # "time must be ... got '-1'" named no option
+            if isinstance(exc, TopologyError):
+                raise
+            raise TopologyError(f"{name}: {key}={value}: {exc}") from None
     missing = [k for k, p in params.items() if p.default is inspect.Parameter.empty
                and p.kind is not p.VAR_KEYWORD and p.kind is not p.VAR_POSITIONAL and k not in kwargs]
     if missing:
-        example = ",".join(f"{k}={_EXAMPLES.get(k, 8)}" for k in missing)
-        raise TopologyError(f"topology {name} needs {', '.join(missing)} (e.g. {name}:{example}"
-                            f"{',' + rest if rest else ''})")
+        _refuse_missing(name, builder, kwargs, missing, rest)
     return name, builder, kwargs
+
+
+def _refuse_missing(name, builder, kwargs, missing, rest):
+    """Refuse a spec that lacks required options, with an example that builds.
+
+    The example adds the missing options (:data:`_EXAMPLES`) to those given; it is
+    built first (its size checked before), and where the options given make it fail
+    (``star:mtu=10``, ``gpu_cluster:machine=bogus``) the example shows the missing
+    options alone and the failure follows, rather than offering a spec that would not
+    build.
+
+    Examples
+    --------
+    >>> _refuse_missing("star", topologies.star, {"mtu": 10}, ["n"], "mtu=10")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TopologyError: topology star needs n (e.g. star:n=8); with it, star: mtu 10 ...
+    """
+    example = ",".join(f"{k}={_EXAMPLES.get(k, 8)}" for k in missing)
+    params = inspect.signature(builder).parameters
+    trial = {**kwargs, **{k: _convert(k, str(_EXAMPLES.get(k, 8)), params[k].default)
+                          for k in missing}}
+    try:
+        _check_size(name, builder, trial)
+        builder(**trial)
+    except (NetsimError, ValueError, TypeError) as exc:
+        raise TopologyError(f"topology {name} needs {', '.join(missing)} (e.g. {name}:"
+                            f"{example}); with it, {exc}") from None
+    raise TopologyError(f"topology {name} needs {', '.join(missing)} (e.g. {name}:{example}"
+                        f"{',' + rest if rest else ''})")
 
 
 #: An integer option at least this large has the graph's size estimated before it is built.

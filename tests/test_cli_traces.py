@@ -52,7 +52,7 @@ def test_export_then_import_chakra_replays_the_same(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, needle", [
     (["import", "kineto", "x", "-o", "t.npz", "--steps", "5..2"], "--steps must be A..B"),
-    (["import", "chakra", "d", "-o", "t.npz", "--steps", "2..3"], "apply to kineto"),
+    (["import", "chakra", "d", "-o", "t.npz", "--steps", "2..3"], "applies to kineto"),
     (["import", "chakra", "nowhere", "-o", "t.npz"], "nowhere"),
     (["import", "kineto", "missing.json", "-o", "t.npz"], "missing.json"),
     (["export", "chakra", "missing.npz", "-o", "et"], "missing.npz"),

@@ -242,3 +242,35 @@ def test_a_ring_on_unequal_paths_is_priced_a_few_messages_at_a_time(spec, graph,
                 + elements * BUILD_SECONDS)
     assert check_fits("ring", P, topology=spec)["seconds"] == pytest.approx(expected, rel=1e-12)
     assert unequal_paths(G, P) == (each == SMALL_MESSAGE_SECONDS)
+
+
+def test_a_small_event_instant_is_priced_by_the_flows_it_re_rates():
+    from studies.scaling.trace_size import (COMPONENT_FLOW_SECONDS, SMALL_MESSAGE_SECONDS,
+                                            replay_seconds)
+
+    # 10^6 ops, no route steps: 16.7 us each alone, 16.7 + 1024 x 0.022 = 39.228 us each
+    # with a component of 1024 flows; the batch path's messages take no component cost
+    assert replay_seconds(10**6, 0, 0, small=True) == pytest.approx(16.7)
+    assert replay_seconds(10**6, 0, 0, small=True, component=1024) == pytest.approx(39.228)
+    assert replay_seconds(10**6, 0, 0, component=1024) == pytest.approx(2.9)
+    assert (SMALL_MESSAGE_SECONDS, COMPONENT_FLOW_SECONDS) == (16.7e-6, 22e-9)
+
+
+@pytest.mark.parametrize("paradigm, component", [
+    ("allreduce", 64),   # its ring allreduces chain every rank's flows
+    ("ps-sync", 0),      # pushes and pulls: no collective, a few flows an instant
+])
+def test_a_paradigm_with_collectives_is_priced_by_its_component(monkeypatch, tmp_path,
+                                                                 paradigm, component):
+    import studies.scaling.paradigm as ps
+    from studies.cli.parser import main
+
+    seen = []
+
+    def recorded(*args, **kwargs):
+        seen.append(kwargs.get("component"))
+        raise _WorkStarted
+    monkeypatch.setattr(ps, "check_ops", recorded)
+    with pytest.raises(_WorkStarted):
+        main(["scale", paradigm, "-P", "64", "--png", str(tmp_path / "s.png"), "-q"])
+    assert seen == [component]

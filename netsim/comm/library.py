@@ -60,7 +60,7 @@ from netsim.network.symmetry import SymmetryError, quotient
 from netsim.trace.core import COMPUTE, MESSAGE, ranges
 from netsim.trace.graph import distinct
 
-__all__ = ["LIBRARIES", "Expansion", "check_library", "choose", "expand", "fold", "mpich_wire",
+__all__ = ["LIBRARIES", "Expansion", "check_library", "check_applies", "check_placed", "choose", "expand", "fold", "mpich_wire",
            "plan_names"]
 
 LIBRARIES = ("auto", "mpich", "nccl", "gloo")
@@ -101,6 +101,50 @@ def check_library(library):
     'nccl'
     """
     check_choice(library, "library", LIBRARIES, error=TraceError)
+    return library
+
+
+def check_applies(library, trace, what="the trace"):
+    """Refuse a library named for a trace that has no collective op to expand.
+
+    A library only expands collectives; a trace of point-to-point messages (a parameter
+    server's pushes and pulls) replays the same under any of them, so naming one
+    (``"mpich"``, ``"nccl"``, ``"gloo"``) would change nothing and is refused rather than
+    silently dropped. ``"auto"``, the default, always passes.
+
+    Parameters
+    ----------
+    library : str
+        One of :data:`LIBRARIES`.
+    trace : Trace
+    what : str, optional
+        The trace's name for the message (``"ps-sync's trace"``).
+
+    Returns
+    -------
+    str
+        ``library``.
+
+    Raises
+    ------
+    TraceError
+        When ``library`` is not ``"auto"`` and ``trace`` has no collective.
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2); _ = b.message(0, 1, 100)
+    >>> check_applies("auto", b.build())
+    'auto'
+    >>> check_applies("nccl", b.build(), "ps-sync's trace")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.TraceError: library 'nccl' expands collectives and ps-sync's trace has none ...
+    """
+    check_library(library)
+    if library != "auto" and not trace.num_collectives:
+        raise TraceError(f"library {library!r} expands collectives and {what} has none (its "
+                         f"messages are point-to-point): it would change nothing")
     return library
 
 
@@ -158,6 +202,48 @@ def choose(library, spec, kinds, op=None):
             and spec.algorithm not in MPICH_ONLY:
         return "nccl"
     return "mpich"
+
+
+def check_placed(library, G, ranks, placement=None):
+    """Refuse, before a replay, a library that cannot run on the nodes its ranks sit on.
+
+    :func:`choose` refuses it at the first collective of an expansion, naming that op
+    (``op 8: library 'nccl' needs every member on a gpu node``), which reads as a fault of
+    a trace the user never wrote when a study built it; this asks the same of a call over
+    every rank, naming no op.
+
+    Parameters
+    ----------
+    library : str
+        One of :data:`LIBRARIES`.
+    G : networkx.Graph
+    ranks : int
+        Ranks of the replay, on ``placement`` or else the graph's first compute nodes
+        (:func:`netsim.network.placement.compute_nodes`).
+    placement : sequence, optional
+
+    Raises
+    ------
+    NcclModelError, TraceError
+        As :func:`choose`.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.Graph(); G.add_nodes_from(["h0", "h1"], kind="host"); G.add_edge("h0", "h1")
+    >>> check_placed("mpich", G, 2)
+    >>> check_placed("nccl", G, 2)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NcclModelError: library 'nccl' needs every member on a gpu node; rank 0 sits on a 'host' node
+    """
+    from netsim.network.placement import compute_nodes
+    from netsim.trace.collop import Spec
+
+    nodes = list(placement) if placement is not None else compute_nodes(G)[:ranks]
+    kinds = [G.nodes[n].get("kind") for n in nodes]
+    choose(check_library(library), Spec("allreduce", tuple(range(len(nodes))), -1, None, 0, 0),
+           kinds)
 
 
 class _Assembly:

@@ -26,7 +26,7 @@ from workloads.paradigms import schemes
 from workloads.paradigms.allreduce import COLLECTIVES
 from workloads.errors import ProjectionError, WorkloadError
 from workloads.models import resize
-from netsim.comm.library import mpich_wire
+from netsim.comm.library import check_placed, mpich_wire
 
 from studies.scaling.paradigm import nccl_closed_form
 
@@ -136,6 +136,8 @@ def study(target=TARGET, dataset="digits", workers=4, max_epochs=6, seed=0, topo
                 continue
             G = make(trace.ranks)
             alpha, beta = costmodel.alpha_beta(G, trace=trace)
+            if trace.num_collectives:   # not as the first collective's op
+                check_placed(library, G, trace.ranks)
             res = simulate(trace, G, library=library)
             cf = nccl_closed_form(schemes.closed_form(trace, alpha, beta), res, trace)
             row[f"time_{name}"] = res.makespan

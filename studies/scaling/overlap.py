@@ -34,6 +34,7 @@ import numpy as np
 
 from netsim import costmodel
 from netsim.checks import check_int, check_real
+from netsim.comm.library import check_placed
 from netsim.result import simulate
 from netsim.trace.core import COMPUTE
 from topologies import ETHERNET, ETHERNET_LATENCY, star
@@ -129,6 +130,7 @@ def overlap_study(models=("resnet50", "bert-large"), networks=("10GbE", "100GbE"
     iterations = check_int(iterations, "iterations", error=WorkloadError)
     device_flops = check_real(device_flops, "device_flops", lo=0, strict=True,
                               error=WorkloadError)
+    check_placed(library, star(2), 2)   # hosts: --library nccl refused before any recording
     recorded = {mode: workloads.record(
         "allreduce", workers=2, epochs=1, overlap=mode, bucket_bytes=bucket_bytes,
         partition_bytes=partition_bytes if mode == "priority" else None).trace

@@ -41,7 +41,7 @@ from netsim.comm import collectives
 from netsim import costmodel
 from netsim.analysis.collectives import fit_scaling
 from netsim.checks import check_int
-from netsim.comm.library import mpich_wire, plan_names
+from netsim.comm.library import check_applies, check_placed, mpich_wire, plan_names
 from netsim.network.compiled import as_network
 from netsim.trace.perturb import perturb
 from netsim.analysis.scaling_laws import K_LIMIT, REL_TOL, fit_terms
@@ -194,6 +194,8 @@ def _measure(trace, G, perturbation=None, library="auto", transport="fluid"):
     NCCL ran them, the closed form's communication is NCCL's own (:func:`nccl_closed_form`).
     ``transport`` is the simulation's (:func:`netsim.simulate`).
     """
+    if trace.num_collectives:   # named as the option, not as the first collective's op
+        check_placed(library, G, trace.ranks)
     replayed = perturb(trace, **perturbation) if perturbation else trace
     net = as_network(G)  # one route cache for the replay and the closed form
     res = simulate(replayed, net, link_series=True, library=library, transport=transport)
@@ -312,9 +314,24 @@ def check_sweep_point(point, topology):
     opts = _point_options(point)[0]
     probe = [_record_point(point, opts, p).trace for p in PROBE]
     counts = [projection_ops(t, t.ranks) for t in probe]
+    ranks = grown_ranks([t.ranks for t in probe], P)
     check_ops(grown_ops(counts, P), f"{point['name']} at P = {P} (grown from its recordings at "
               f"P = {', '.join(map(str, PROBE))})", instead="a smaller P", topology=topology,
-              ranks=grown_ranks([t.ranks for t in probe], P), small=True)
+              ranks=ranks, small=True, component=_component(probe, ranks))
+
+
+def _component(probe, ranks):
+    """Flows a small-event instant of the replay re-rates: every rank's, when the traces hold
+    collectives (their rings chain the ranks through shared links), else a few (0).
+
+    Examples
+    --------
+    >>> from netsim import TraceBuilder
+    >>> b = TraceBuilder(2); _ = b.collective("allreduce", [0, 1], 1000)
+    >>> _component([b.build()], 1024)
+    1024
+    """
+    return ranks if any(t.num_collectives for t in probe) else 0
 
 
 def sweep_point(point, topology):
@@ -532,6 +549,9 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         return None if k is None or k == t.metadata["hyper"].get("segments") else {"segments": k}
 
     base = base_recording(source, seed, dataset, model, batch, base_workers, **options)
+    named = f"{source}'s trace" if isinstance(source, str) and source in PARADIGMS else "the trace"
+    if base is not None:   # before the probes and replays: a library that would expand nothing
+        check_applies(library, base, named)
     declared = (PARADIGMS[base.metadata["paradigm"]].phases(base)
                 if base is not None and base.metadata.get("paradigm") in PARADIGMS
                 else Phases())
@@ -558,11 +578,12 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         counts = [projection_ops(t, t.ranks) * windows[0][1] / n for t in probe]
         for P in workers:
             if P > PROBE[-1]:
+                ranks = grown_ranks([t.ranks for t in probe], P)
                 seconds += check_ops(grown_ops(counts, P), f"{source} at P = {P} (grown from its "
                                      f"traces at P = {', '.join(map(str, PROBE))})",
-                                     instead="a smaller P", topology=topology,
-                                     ranks=grown_ranks([t.ranks for t in probe], P),
-                                     small=True)["seconds"]  # compute ops desynchronise them
+                                     instead="a smaller P", topology=topology, ranks=ranks,
+                                     small=True,   # compute ops desynchronise them
+                                     component=_component(probe, ranks))["seconds"]
     if expect is not None and not force:
         expect(seconds)
     figures = {}
@@ -570,6 +591,7 @@ def study(source, workers, topology, model=None, device_flops=None, iterations=N
         ts = traces(base if base is not None else source, workers, iterations=n, seed=seed,
                     dataset=dataset, model=model, batch=batch, base_workers=base_workers,
                     device_flops=device_flops, retune=retune, start=start, **options)
+        check_applies(library, ts[0], named)   # recorded at every P: no base to check before
         figures[(start, n)] = [_point(_strong(t, workers[0] / P) if strong else t, topology,
                                       perturbation, library, tune, transport)
                                for P, t in zip(workers, ts)]

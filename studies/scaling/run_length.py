@@ -20,7 +20,8 @@ from studies.scaling.trace_size import TIME_LIMIT, check_ops
 
 __all__ = ["EPOCH_SECONDS", "WEIGHT_SECONDS", "SAMPLES", "SEED_SECONDS", "PASS_SECONDS",
            "PASS_BYTES", "LAYER_SECONDS", "LAYER_BYTES", "check_count", "check_passes",
-           "check_layers", "model_copies", "check_widths",
+           "check_layers", "model_copies", "check_widths", "MEMBER_BYTES", "MEMBER_SECONDS",
+           "check_members",
            "check_training"]
 
 EPOCH_SECONDS = 1.8e-3
@@ -197,6 +198,45 @@ def check_count(count, unit_seconds, what, unit, time_limit=TIME_LIMIT):
             f"{unit_seconds * 1e3:.3g} ms each, the cheapest measured in benchmarks/README.md), "
             f"over the {time_limit:.0f} s allowed; use fewer, or --force to try anyway")
     return seconds
+
+
+MEMBER_BYTES = 164
+"""Peak bytes per member of a collective's group in a projected trace
+(:func:`netsim.trace.reproject.reproject`, written by ``netsim import kineto --ranks``): a
+2-rank profile's one allreduce projected to 10^6 and 4 x 10^6 ranks peaked at 164 MB and
+645 MB (``/usr/bin/time``, 2026-12-08): (645,336 - 164,396) kB over the 3 x 10^6 members
+between them. ``benchmarks/README.md``, "The work estimate"."""
+
+MEMBER_SECONDS = 2.46e-6
+"""CPU seconds per member of a projected collective's group, from the same two runs (3.19 s
+and 10.56 s of CPU: 7.37 s over 3 x 10^6 members)."""
+
+
+def check_members(members, what, limit=None, time_limit=TIME_LIMIT):
+    """Refuse a projection whose collectives' groups would not fit, or take over the hour.
+
+    A projected collective over every rank holds each member in its group: a 2-rank profile
+    projected to 10^8 ranks is one op (what :func:`studies.scaling.trace_size.check_ops`
+    counts) but 10^8 members, 16.4 GB and about 4 minutes at :data:`MEMBER_BYTES` and
+    :data:`MEMBER_SECONDS` each.
+
+    Returns
+    -------
+    float
+        The estimated CPU seconds.
+
+    Examples
+    --------
+    >>> round(check_members(10**6, "a job", limit=10**9), 2)
+    2.46
+    >>> check_members(10**8, "the job at 100000000 ranks", limit=2**33)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: the job at 100000000 ranks would hold 1e+08 members in its collectives' groups, 16.4 GB at 164 B each, over the 8.59 GB ...
+    """
+    _check_memory(members, MEMBER_BYTES, limit, f"{what} would hold {members:.3g} members in "
+                  f"its collectives' groups", "fewer --ranks")
+    return check_count(members, MEMBER_SECONDS, what, "group member", time_limit)
 
 
 def model_copies(workers):

@@ -39,7 +39,8 @@ from studies.memory import available_memory, graph_size
 __all__ = ["message_count", "pair_count", "nccl_flow_count", "fan_in_dependencies", "bytes_per_op",
            "available_memory", "check_fits", "check_ops", "projection_ops", "grown_ops",
            "grown_ranks", "topology_size", "unequal_paths", "replay_seconds", "PROBE",
-           "MESSAGE_SECONDS", "SMALL_MESSAGE_SECONDS", "PRIORITY_MESSAGE_SECONDS", "BATCH_OPS",
+           "MESSAGE_SECONDS", "SMALL_MESSAGE_SECONDS", "COMPONENT_FLOW_SECONDS",
+           "PRIORITY_MESSAGE_SECONDS", "BATCH_OPS",
            "PAIR_SECONDS", "DEP_SECONDS", "BUILD_SECONDS", "ROUTE_SECONDS", "TIME_LIMIT"]
 
 PROBE = (8, 16)
@@ -59,6 +60,18 @@ SMALL_MESSAGE_SECONDS = 16.7e-6
 pipeline on 9 ranks or fewer; a paradigm's trace, whose compute ops desynchronise the
 ranks): each instant takes the engine's plain-Python small-event path). ``benchmarks/README.md``, "The work estimate", calibration row "lp, star, P = 8,
 k = 10000" (16.7 and 16.9 us); the desynchronised ring of the same page costs 17.8-21.5 us."""
+
+COMPONENT_FLOW_SECONDS = 22e-9
+"""CPU seconds per op and per flow of the component a small-event instant re-rates, over
+:data:`SMALL_MESSAGE_SECONDS`. A paradigm whose trace holds collectives (BSP-SGD's ring
+allreduces, one per layer or bucket, several in flight while the backward pass runs) chains
+every rank's flows through the links the collectives share, so each instant re-rates a
+component of about P flows, and the ranks desynchronise (each message ends at its own
+instant): the cost per op grows with P (16.5, 28.0, 47.4 us at P = 256, 512, 1024 for
+``netsim scale allreduce``). ``benchmarks/README.md``, "The work estimate", calibration row
+"scale allreduce, star, P = 512" (27.96 and 31.46 us per op in two runs, the lower taken,
+less :data:`SMALL_MESSAGE_SECONDS`, over 512 flows: 22.0 ns); a parameter server's pushes
+end together (one instant for all) and take none of it."""
 
 PRIORITY_MESSAGE_SECONDS = 74e-6
 """CPU seconds per message of a replay with strict-priority sharing and many pieces in flight
@@ -338,7 +351,8 @@ def _few_at_a_time(algorithm, P):
 
 
 def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology=None,
-              ranks=None, time_limit=TIME_LIMIT, pairs=None, deps=0, small=False, passes=1):
+              ranks=None, time_limit=TIME_LIMIT, pairs=None, deps=0, small=False, passes=1,
+              component=0):
     """Refuse, in one line, ``ops`` trace ops that would not fit in memory.
 
     Parameters
@@ -374,6 +388,10 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
         Route searches per source (default one: a command's replay and closed form share
         one compiled topology and its route cache; 0: nothing is replayed, the topology
         is only built).
+    component : int, optional
+        Flows of the component each small-event instant re-rates (with ``small``; priced
+        at :data:`COMPONENT_FLOW_SECONDS` per op and flow): P for a paradigm whose
+        collectives chain every rank's flows; 0 (default) for a few flows.
 
     Returns
     -------
@@ -415,7 +433,8 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
     out = {"messages": ops, "bytes": nbytes + (topo["bytes"] if topo else 0), "limit": limit}
     if topo:
         small = small or topo.get("unequal", False)  # desynchronised by unequal paths
-        seconds = (replay_seconds(ops, ranks, topo["elements"], pairs or 0, deps, small, passes)
+        seconds = (replay_seconds(ops, ranks, topo["elements"], pairs or 0, deps, small, passes,
+                                  component)
                    + topo["elements"] * BUILD_SECONDS)
         out.update(topology=topo, seconds=seconds)
         if time_limit is not None and seconds > time_limit:
@@ -423,6 +442,8 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
             raise NetsimError(
                 f"{what} would take about {seconds:.3g} s of CPU, over the "
                 f"{time_limit:.0f} s allowed: {ops:.3g} {noun} at {each * 1e6:g} us each"
+                + (f" and {COMPONENT_FLOW_SECONDS * 1e9:g} ns per op for each of the {component} "
+                   f"flows an instant re-rates" if small and component else "")
                 + (f", {pairs:.3g} distinct pairs at {PAIR_SECONDS * 1e6:g} us" if pairs else "")
                 + (f", {deps:.3g} fan-in dependencies at {DEP_SECONDS * 1e6:g} us" if deps else "")
                 + (f", route searches from {ranks} sources"
@@ -435,11 +456,12 @@ def check_ops(ops, what, noun="ops", instead="fewer ranks", limit=None, topology
     return out
 
 
-def replay_seconds(messages, sources, elements, pairs=0, deps=0, small=False, passes=1):
+def replay_seconds(messages, sources, elements, pairs=0, deps=0, small=False, passes=1,
+                   component=0):
     """CPU seconds a replay takes: messages, pairs, dependencies and route searches at their costs.
 
-    ``messages`` x :data:`MESSAGE_SECONDS` (:data:`SMALL_MESSAGE_SECONDS` when ``small``)
-    + ``pairs`` x :data:`PAIR_SECONDS` + ``deps`` x :data:`DEP_SECONDS` + ``passes`` x
+    ``messages`` x :data:`MESSAGE_SECONDS` (when ``small``, :data:`SMALL_MESSAGE_SECONDS`
+    + ``component`` x :data:`COMPONENT_FLOW_SECONDS`) + ``pairs`` x :data:`PAIR_SECONDS` + ``deps`` x :data:`DEP_SECONDS` + ``passes`` x
     ``sources`` x ``elements`` x :data:`ROUTE_SECONDS` (one route search per message source
     over the topology's nodes and edges).
 
@@ -459,6 +481,8 @@ def replay_seconds(messages, sources, elements, pairs=0, deps=0, small=False, pa
         The messages run a few at a time.
     passes : int, optional
         Route searches per source.
+    component : int, optional
+        Flows each small-event instant re-rates (with ``small``).
 
     Returns
     -------
@@ -468,8 +492,12 @@ def replay_seconds(messages, sources, elements, pairs=0, deps=0, small=False, pa
     --------
     >>> round(replay_seconds(4.3e6, 2**20 + 1, 2**21 + 1))  # ps-sync at P = 2^20 on a star
     38276
+    >>> round(replay_seconds(4089900, 1025, 2051, small=True, component=1024))  # allreduce
+    160
     """
-    return (messages * (SMALL_MESSAGE_SECONDS if small else MESSAGE_SECONDS)
+    each = (SMALL_MESSAGE_SECONDS + component * COMPONENT_FLOW_SECONDS if small
+            else MESSAGE_SECONDS)
+    return (messages * each
             + pairs * PAIR_SECONDS + deps * DEP_SECONDS
             + passes * sources * elements * ROUTE_SECONDS)
 

@@ -16,8 +16,9 @@ from netsim.checks import check_choice, check_int, check_real
 from netsim.comm.library import LIBRARIES as COMM_LIBRARIES
 from netsim.errors import NetsimError
 from netsim.comm.nccl import OPS as NCCL_OPS
+from netsim.comm.nccl.model import ALGORITHMS as NCCL_ALGORITHMS
 from netsim.comm.nccl.search import MAX_CHANNELS
-from netsim.comm.nccl.tuning import PROTOCOLS
+from netsim.comm.nccl.tuning import PROTOCOLS, NcclModelError
 from netsim.units import format_bandwidth, format_bytes, format_time, parse_bytes
 
 from studies.reports import nccl as nccl_report, nccl_tests as nccl_tests_format
@@ -203,6 +204,30 @@ def _devices(G, ranks):
     return out
 
 
+def _named(message, args):
+    """An NCCL model's refusal of the command's one call, named by the options it came from.
+
+    The call is the trace's op 0, which the user never wrote: ``op 0: algorithm 'p2p' is for
+    alltoall and sendrecv, not allreduce`` reads ``--algorithm p2p: algorithm 'p2p' is for
+    ...``, and with no option to blame the prefix goes.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> a = argparse.Namespace(nccl_algorithm="p2p", protocol=None)
+    >>> _named("op 0: algorithm 'p2p' is for alltoall and sendrecv, not allreduce", a)
+    "--algorithm p2p: algorithm 'p2p' is for alltoall and sendrecv, not allreduce"
+    >>> _named("op 0: NCCL moves whole bytes", argparse.Namespace(nccl_algorithm=None,
+    ...                                                          protocol=None))
+    'NCCL moves whole bytes'
+    """
+    message = message.removeprefix("op 0: ")
+    given = [f"{flag} {value}" for flag, value in (("--algorithm", args.nccl_algorithm),
+                                                    ("--protocol", args.protocol))
+             if value is not None and str(value) in message]
+    return f"{', '.join(given)}: {message}" if given else message
+
+
 def _run_nccl(args):
     """``--library nccl``: one size (a summary) or a sweep (a table), and the PNG."""
     if args.algorithm not in NCCL_OPS:
@@ -219,6 +244,8 @@ def _run_nccl(args):
         raise NetsimError("--factor applies to a --sizes LO..HI range")
     if args.protocol is not None:   # named as the option, not as the trace's "op 0"
         check_choice(args.protocol, "--protocol", PROTOCOLS)
+    if args.nccl_algorithm is not None:
+        check_choice(args.nccl_algorithm, "--algorithm", NCCL_ALGORITHMS)
     if args.channels is not None:  # NCCL's MAXCHANNELS (netsim.comm.nccl.search.MAX_CHANNELS)
         check_int(args.channels, "--channels", maximum=MAX_CHANNELS)
     check_png(args.png)  # before the sweep: a directory or /proc/x.png fails now
@@ -256,9 +283,12 @@ def _run_nccl(args):
         if not sizes:
             raise NetsimError(f"every size rounds to 0 bytes as nccl-tests rounds "
                               f"{args.algorithm} over {len(ranks)} ranks (16 bytes per rank)")
-    records = nccl_report.sweep(G, args.algorithm, [int(s) for s in sizes], ranks=ranks,
-                                algorithm=args.nccl_algorithm, protocol=args.protocol,
-                                channels=args.channels)
+    try:
+        records = nccl_report.sweep(G, args.algorithm, [int(s) for s in sizes], ranks=ranks,
+                                    algorithm=args.nccl_algorithm, protocol=args.protocol,
+                                    channels=args.channels)
+    except NcclModelError as exc:   # the one call is the trace's "op 0": name the option
+        raise NcclModelError(_named(str(exc), args)) from None
     measured = nccl_report.measured_rows(G, args.algorithm, ranks)
     if args.json:
         import sys

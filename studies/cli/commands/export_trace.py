@@ -8,7 +8,7 @@
 import sys
 import warnings
 
-from studies.cli.console import log
+from studies.cli.console import check_not_read, log
 
 HELP = "export a netsim trace as Chakra execution traces (one .et per rank)"
 """One line for ``netsim --help``."""
@@ -61,6 +61,7 @@ def run(args):
     from netsim.formats.tracefile import load_trace
 
     check_prefix(args.prefix)  # before the trace is read: no file may leave the directory
+    check_not_read({"-o": args.output}, [args.trace])   # -o t.json: "File exists" said less
     trace = load_trace(args.trace)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -13,8 +13,9 @@ import re
 
 from netsim.checks import check_int
 
-from studies.cli.console import UsageError, check_not_read, check_writable, log
-from studies.cli.options import add_force_argument
+from studies.cli.console import UsageError, check_not_read, check_writable, expect, log
+from studies.cli.options import add_force_argument, given_options
+from studies.scaling.run_length import check_members
 from studies.scaling.trace_size import check_ops, projection_ops
 
 HELP = "import a PyTorch profiler (Kineto) or Chakra ET trace as a netsim trace"
@@ -125,14 +126,12 @@ def run(args):
 
     steps = parse_steps(args.steps)
     if args.format == "chakra":
-        unused = [name for name, on in (("--steps", steps is not None),
-                                        ("--symmetric", args.symmetric),
-                                        ("--algorithm", args.algorithm != "ring")) if on]
-        unused += [name for name, on in (("--ranks", args.ranks is not None),
-                                          ("--batch-scale", args.batch_scale is not None),
-                                          ("--force", args.force)) if on]
+        given = given_options(args, add_arguments)   # --algorithm ring too: its default
+        unused = [given[dest] for dest in ("steps", "symmetric", "algorithm", "ranks",
+                                           "batch_scale", "force") if dest in given]
         if unused:
-            raise UsageError(f"{', '.join(unused)} apply to kineto profiles, not to chakra")
+            verb = "applies" if len(unused) == 1 else "apply"
+            raise UsageError(f"{', '.join(unused)} {verb} to kineto profiles, not to chakra")
         if len(args.inputs) != 1:  # was after a raise, never reached: extra inputs were ignored
             raise UsageError("chakra: give one directory of .et files")
     for flag, given in (("--batch-scale", args.batch_scale is not None), ("--force", args.force)):
@@ -163,8 +162,12 @@ def run(args):
             recorded = trace.ranks
             check_int(args.ranks, "--ranks")
             if not args.force:  # the projected trace grows with the ranks
-                check_ops(projection_ops(trace, args.ranks, expanded=False),
-                          f"the job at {args.ranks} ranks", instead="fewer --ranks")
+                what = f"the job at {args.ranks} ranks"
+                check_ops(projection_ops(trace, args.ranks, expanded=False), what,
+                          instead="fewer --ranks")
+                # one op per collective, but each holds its members: 10^8 ranks held 10 GB
+                seconds = check_members(trace.num_collectives * args.ranks, what)
+                expect(args, seconds, what)
             trace = reproject(trace, args.ranks, batch_scale=1.0 if args.batch_scale is None
                               else args.batch_scale)
             log(args, f"projected the {recorded}-rank job to {trace.ranks} ranks")

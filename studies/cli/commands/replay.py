@@ -133,6 +133,7 @@ def run(args):
     from netsim.checks import check_int, check_real
     from netsim.result import simulate
     from netsim.trace.core import HOST_GAP
+    from netsim.comm.library import check_applies
     from netsim.formats.tracefile import load_trace
 
     if args.device_flops is not None:
@@ -163,6 +164,7 @@ def run(args):
     check_not_read({"--csv": args.csv, "--timeline": args.timeline},
                    [args.trace, args.topology if os.path.isfile(args.topology) else None])
     trace = load_trace(args.trace)
+    check_applies(getattr(args, "library", "auto"), trace, args.trace)
     if getattr(args, "compare", False) and not trace.metadata.get("measured_rank_step_times"):
         raise UsageError(f"--compare: {args.trace} holds no measurements to compare with "
                          "(import a PyTorch profile with netsim import kineto)")
