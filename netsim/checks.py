@@ -237,8 +237,9 @@ def check_flag(value, name, error=NetsimError):
     return bool(value)
 
 
-def check_callable(value, name, call, error=NetsimError):
-    """``value`` if it is None or callable, else ``error`` saying how it is called.
+def check_callable(value, name, call, error=NetsimError, optional=True):
+    """``value`` if it is callable (or None where ``optional``), else ``error`` saying how
+    it is called.
 
     Examples
     --------
@@ -246,8 +247,12 @@ def check_callable(value, name, call, error=NetsimError):
     Traceback (most recent call last):
     ...
     netsim.errors.NetsimError: progress must be callable as progress(ops_done), got int 5
+    >>> check_callable(None, "make_topology", "make_topology(P)", optional=False)
+    Traceback (most recent call last):
+    ...
+    netsim.errors.NetsimError: make_topology must be callable as make_topology(P), got NoneType None
     """
-    if value is not None and not callable(value):
+    if not callable(value) and (value is not None or not optional):
         raise error(f"{name} must be callable as {call}, got {_what(value)}")
     return value
 

@@ -344,40 +344,33 @@ def _nccl_call(a, i, spec, nbytes, planner, options):
                        "latency": call.latency, "tuning_time": call.tuning_time}
 
 
-def _nccl_block(a, i, call, seconds=None, made=None):
-    """NCCL call ``i``'s ops: its latency, its flows, a zero-length end; or, with
-    ``seconds`` (a call that runs alone, :mod:`netsim.comm.alone`), one op of them.
+def _nccl_columns(a, call):
+    """The columns of an NCCL plan's ops (its latency, its flows, a zero-length end), the
+    owner rank left -1: every call of the plan shares them (:func:`_nccl_block`)."""
+    F = len(call.flows)
+    return dict(
+        kind=np.array([COMPUTE] + [MESSAGE] * F + [COMPUTE], np.uint8),
+        rank=np.array([-1] + [a.relay(u) for u, _, _ in call.flows] + [-1], np.int64),
+        peer=np.array([-1] + [a.relay(v) for _, v, _ in call.flows] + [-1], np.int64),
+        size=np.array([0.0] + [b for _, _, b in call.flows] + [0.0], np.float64),
+        duration=np.array([call.latency + call.launch] + [0.0] * F + [0.0], np.float64),
+        tag=np.array([a.tag("nccl latency")] + [a.tag("nccl")] * F + [-1], np.int64),
+        ptr=np.array([0, 0] + list(range(1, F + 1)) + [2 * F + (F == 0)], np.int64),
+        idx=np.array([0] * F + (list(range(1, F + 1)) if F else [0]), np.int64),
+        bound=np.array([np.inf] + list(call.bounds) + [np.inf], np.float64))
 
-    ``made`` (a dict) keeps each plan's columns, made once: calls of one plan differ
-    only in their owner rank (the first and the last op's)."""
+
+def _nccl_block(a, i, columns, seconds=None):
+    """NCCL call ``i``'s ops: its plan's ``columns`` (:func:`_nccl_columns`) on its owner
+    rank; or, with ``seconds`` (a call that runs alone, :mod:`netsim.comm.alone`), one op."""
     if seconds is not None:
         a.ones[i] = (seconds, a.tag("nccl latency"))
         return
-    F = len(call.flows)
-    blk = None if made is None else made.get(id(call))
-    if blk is None:
-        src = [a.relay(u) for u, _, _ in call.flows]
-        dst = [a.relay(v) for _, v, _ in call.flows]
-        blk = dict(
-            kind=np.array([COMPUTE] + [MESSAGE] * F + [COMPUTE], np.uint8),
-            rank=np.array([-1] + src + [-1], np.int64),
-            peer=np.array([-1] + dst + [-1], np.int64),
-            size=np.array([0.0] + [b for _, _, b in call.flows] + [0.0], np.float64),
-            duration=np.array([call.latency + call.launch] + [0.0] * F + [0.0], np.float64),
-            tag=np.array([a.tag("nccl latency")] + [a.tag("nccl")] * F + [-1], np.int64),
-            ptr=np.array([0, 0] + list(range(1, F + 1)) + [2 * F + (F == 0)], np.int64),
-            idx=np.array([0] * F + (list(range(1, F + 1)) if F else [0]), np.int64),
-            bound=np.array([np.inf] + list(call.bounds) + [np.inf], np.float64))
-        if made is not None:
-            made[id(call)] = (call, blk)   # the plan held, so its id is not reused
-    else:
-        blk = blk[1]
-    owner = int(a.trace.rank[i])
-    rank = blk["rank"].copy()
-    rank[0] = rank[-1] = owner
-    a.ends[i] = {"all": np.array([F + 1])}
+    rank = columns["rank"].copy()
+    rank[0] = rank[-1] = int(a.trace.rank[i])
+    a.ends[i] = {"all": np.array([len(rank) - 1])}
     a.gate_rank[i] = ([0], [-1])
-    a.blocks[i] = {**blk, "rank": rank}
+    a.blocks[i] = {**columns, "rank": rank}
 
 
 def _gloo_block(a, i, spec, nbytes, state, options):
@@ -547,10 +540,14 @@ def expand(trace, topology, placement=None, library="auto", nccl_options=None,
             raise TraceError("a trace with fused tensor-parallel calls replays with "
                              "collapse=True only")
         alone = _alone.fuse(alone, trace, planned, trace.metadata["fused_tp"])
-    made = {}
+    columns = {}   # plan key -> its columns, made once for its calls
     for i, (key, call) in planned.items():
-        _nccl_block(a, i, call, None if alone is None or i not in alone.calls
-                    else alone.plans[key].seconds, made)
+        if alone is not None and i in alone.calls:
+            _nccl_block(a, i, None, alone.plans[key].seconds)
+        else:
+            if key not in columns:
+                columns[key] = _nccl_columns(a, call)
+            _nccl_block(a, i, columns[key])
     extra = [net.node_of(x) for x in a.extra_nodes] if net is not None else []
     nodes = np.concatenate([nodes, np.array(extra, np.int64)])
     out, first, count, parts = assemble(a)

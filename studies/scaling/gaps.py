@@ -94,27 +94,20 @@ def slower(trace, result, G, placement, prices=None, hop=None, rtol=1e-6):
     calls = result.collectives
     op = np.asarray(calls["op"], np.int64)
     if len(op):
-        alone = np.full(len(op), np.nan)
         # a call the replay kept as one op ran as its plan alone (netsim.comm.alone), which
         # the replay priced already: its isolated seconds are the price, not replayed again
+        seconds = np.full(trace.num_ops, np.nan)
         collapsed = getattr(result.expanded, "alone", None)
-        if collapsed is not None and collapsed.calls:
-            seconds = np.full(trace.num_ops, np.nan)
-            kept = np.zeros(trace.num_ops, bool)
-            for i, key in collapsed.calls.items():
-                seconds[i], kept[i] = collapsed.plans[key].seconds, True
-            alone, done = seconds[op], kept[op]
-        else:
-            done = np.zeros(len(op), bool)
-        rest = np.flatnonzero(~done)
+        for i, key in ({} if collapsed is None else collapsed.calls).items():
+            seconds[i] = collapsed.plans[key].seconds
+        alone = seconds[op]
+        rest = np.flatnonzero(np.isnan(alone))
         cache, prices = {}, prices or NcclPrices(G)
         lib = np.asarray(calls["library"]).astype(str)
         spec, size = trace.spec[op], trace.size[op]
-        if len(rest):   # one price per spec, size and library
-            _, first, at = np.unique(np.stack([spec[rest], size[rest].view(np.int64),
-                                               np.unique(lib[rest], return_inverse=True)[1]
-                                               .reshape(-1)]), axis=1, return_index=True,
-                                     return_inverse=True)
+        if len(rest):   # one price per spec and size (which choose the call's library)
+            _, first, at = np.unique(np.stack([spec[rest], size[rest].view(np.int64)]), axis=1,
+                                     return_index=True, return_inverse=True)
             price = np.empty(len(first))
             for u, k in enumerate(rest[first].tolist()):
                 s = trace.specs.row(int(spec[k]))

@@ -44,7 +44,7 @@ from netsim.comm.mpich import local_order
 from netsim.comm.priced import NcclPrices
 from netsim.costmodel import alpha_beta
 from netsim.network.compiled import as_network
-from netsim.checks import check_int, check_real
+from netsim.checks import check_callable, check_int, check_real
 from netsim.errors import NetsimError, TopologyError
 from netsim.network.automorphism import odometers, strides
 from netsim.network.symmetry import SymmetryError
@@ -760,9 +760,8 @@ def study(c, tp, pp, workers, make_topology, efficiency=None, **kwargs):
     """
     e = default_efficiency() if efficiency is None else efficiency
     check_arguments(c, efficiency=e)
-    if not callable(make_topology):
-        raise TopologyError(f"make_topology must be callable as make_topology(P) (a builder), "
-                            f"got {type(make_topology).__name__} {make_topology!r:.40}")
+    check_callable(make_topology, "make_topology", "make_topology(P) (a builder)",
+                   error=TopologyError, optional=False)
     workers = check_workers(workers)
     return [point(c, layout(tp, pp, None, world=P, cp=kwargs.get("cp", 1)), make_topology(P),
                   e, **kwargs) for P in workers]
